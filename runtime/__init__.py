@@ -1,0 +1,89 @@
+"""yieldmcp's runtime: tools as generators of effects, interpreted on trio.
+
+Write a tool as a generator function taking a pydantic params model and a
+:class:`Context`; yield effects built by the context; return the result::
+
+    @tool(elicits={"confirm": Confirm})
+    def book(params: Trip, ctx: Context) -> Op[str]:
+        answer = yield from ctx.elicit("confirm", f"Book {params.city}?")
+        tip = yield from ctx.sample(f"One travel tip for {params.city}")
+        return tip.text if answer.accepted else "cancelled"
+
+Run it with :func:`run` against any :class:`Executor` (an MCP session, a
+provider, or ``runtime.testing.ScriptedPeer``). This package imports nothing from
+``bridge``, ``encoders`` or ``decoders``.
+"""
+
+from ._driver import Executor as Executor
+from ._driver import drive as drive
+from ._driver import run as run
+from ._stepper import Stepper as Stepper
+from .context import Context as Context
+from .context import ElicitKey as ElicitKey
+from .effects import Branch as Branch
+from .effects import Clock as Clock
+from .effects import Effect as Effect
+from .effects import Elicit as Elicit
+from .effects import ElicitUrl as ElicitUrl
+from .effects import Limits as Limits
+from .effects import LocalQuestion as LocalQuestion
+from .effects import Log as Log
+from .effects import Notice as Notice
+from .effects import Op as Op
+from .effects import PeerQuestion as PeerQuestion
+from .effects import Progress as Progress
+from .effects import Question as Question
+from .effects import RandomBits as RandomBits
+from .effects import RunBefore as RunBefore
+from .effects import Sample as Sample
+from .errors import BranchDepthExceeded as BranchDepthExceeded
+from .errors import BranchTimeout as BranchTimeout
+from .errors import InvalidAnswer as InvalidAnswer
+from .errors import InvalidEffect as InvalidEffect
+from .errors import InvalidMessages as InvalidMessages
+from .errors import InvalidTool as InvalidTool
+from .errors import LimitExceeded as LimitExceeded
+from .errors import SampleValidationError as SampleValidationError
+from .errors import TokenBudgetExceeded as TokenBudgetExceeded
+from .errors import ToolError as ToolError
+from .errors import YieldMCPError as YieldMCPError
+from .journal import Journal as Journal
+from .messages import Audio as Audio
+from .messages import Image as Image
+from .messages import Message as Message
+from .messages import ModelPreferences as ModelPreferences
+from .messages import NamedTool as NamedTool
+from .messages import Text as Text
+from .messages import ToolCall as ToolCall
+from .messages import ToolResult as ToolResult
+from .messages import ToolSpec as ToolSpec
+from .messages import ToolUse as ToolUse
+from .messages import Usage as Usage
+from .replies import ElicitReply as ElicitReply
+from .replies import SampleReply as SampleReply
+from .requests import ElicitationRequest as ElicitationRequest
+from .requests import SamplingRequest as SamplingRequest
+from .results import ElicitResult as ElicitResult
+from .results import ElicitUrlResult as ElicitUrlResult
+from .results import Exchange as Exchange
+from .results import ParseError as ParseError
+from .results import SampleResult as SampleResult
+from .results import SchemaResult as SchemaResult
+from .results import ToolsResult as ToolsResult
+from .tools import Tool as Tool
+from .tools import handoff as handoff
+from .tools import tool as tool
+
+__all__ = [
+    "Audio", "Branch", "BranchDepthExceeded", "BranchTimeout", "Clock", "Context",
+    "Effect", "ElicitKey", "Elicit", "ElicitReply", "ElicitationRequest", "ElicitResult", "ElicitUrl",
+    "ElicitUrlResult", "Exchange", "Executor", "Image", "InvalidAnswer",
+    "InvalidEffect", "InvalidMessages", "InvalidTool", "Journal", "LimitExceeded",
+    "Limits", "LocalQuestion", "Log", "Message", "ModelPreferences", "NamedTool",
+    "Notice", "Op", "ParseError", "PeerQuestion", "Progress", "Question",
+    "RandomBits", "RunBefore", "Sample", "SampleReply", "SampleResult",
+    "SamplingRequest",
+    "SampleValidationError", "SchemaResult", "Stepper", "Text", "TokenBudgetExceeded",
+    "Tool", "ToolCall", "ToolError", "ToolResult", "ToolSpec", "ToolUse",
+    "ToolsResult", "Usage", "YieldMCPError", "drive", "handoff", "run", "tool",
+]

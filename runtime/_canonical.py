@@ -1,0 +1,30 @@
+"""Canonical JSON and digests: the identity of a question.
+
+A question (an effect's fingerprint) is identified by the sha256 of its canonical
+JSON: keys sorted, no whitespace, UTF-8, non-finite floats refused. Replay pins
+every recorded answer to this digest, so the same question always hashes the
+same, across processes and machines.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+__all__ = ["canonical_json", "digest"]
+
+
+def canonical_json(value: Any) -> bytes:
+    """``value`` as compact, sorted-key UTF-8 JSON (raises on non-JSON values)."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        allow_nan=False,
+    ).encode()
+
+
+def digest(value: Any) -> str:
+    """A short, URL-safe sha256 digest of ``value``'s canonical JSON."""
+    raw = hashlib.sha256(canonical_json(value)).digest()
+    return base64.urlsafe_b64encode(raw[:18]).decode()

@@ -1,0 +1,217 @@
+"""The trio driver: runs a stepper against an executor, concurrently.
+
+The stepper decides; this module waits. Every pending peer question runs in its
+own cancel scope inside the call's nursery, so sibling branches can sample at
+the same time; a withdrawn question has its scope cancelled (the executor sees
+``trio.Cancelled`` and, for MCP, tells the peer). Local questions are answered
+inline. A branch's time limit is a timer task that reports back on expiry.
+
+If the call itself is cancelled, every generator is closed first (their
+``finally`` blocks run) and then ``trio.Cancelled`` propagates.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
+
+import attrs
+import trio
+
+from ._stepper import (
+    Ask,
+    Cancelled,
+    Event,
+    Finished,
+    Raised,
+    Returned,
+    StartTimer,
+    Stepper,
+    StopTimer,
+    Tell,
+    Withdraw,
+)
+from .effects import LocalQuestion, Notice, PeerQuestion
+from .errors import InternalError
+from .journal import Journal
+from .tools import Tool
+
+__all__ = ["Executor", "run"]
+
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """What answers a tool's questions: an MCP peer, a provider, a script.
+
+    ``perform`` may take as long as it needs and is cancelled (with
+    ``trio.Cancelled``) when the question is withdrawn. ``notify`` delivers
+    fire-and-forget notices in the order the tool produced them.
+    """
+
+    async def perform(self, key: str, question: PeerQuestion[Any]) -> Any: ...
+
+    async def notify(self, key: str, notice: Notice) -> None: ...
+
+
+@attrs.frozen
+class _Done:
+    key: str
+    reply: Any = None
+    error: BaseException | None = None
+
+
+@attrs.frozen
+class _Expired:
+    key: str
+
+
+async def run(
+    tool: Tool[Any, R],
+    arguments: Mapping[str, Any] | Any,
+    executor: Executor,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], float] = time.time,
+    rng: random.Random | None = None,
+) -> R:
+    """Run ``tool`` with ``arguments``, answering its questions with ``executor``.
+
+    Args:
+        tool: the tool to run.
+        arguments: a mapping validated by the tool's params model, or the model.
+        executor: answers samples and elicitations, receives notices.
+        journal: record every answer here; recorded answers are replayed.
+        clock: source of ``ctx.now()``; rng: source of ``ctx.random()``.
+
+    Returns:
+        The tool's result.
+
+    Raises:
+        pydantic.ValidationError: if ``arguments`` do not match the params model.
+        Exception: whatever the tool raises.
+    """
+    params = tool.parse_arguments(arguments)
+    stepper = Stepper(tool.program(params), tool.context(), journal=journal)
+    return await drive(stepper, executor, clock=clock, rng=rng or random.Random())
+
+
+async def drive(
+    stepper: Stepper,
+    executor: Executor,
+    *,
+    clock: Callable[[], float] = time.time,
+    rng: random.Random | None = None,
+) -> Any:
+    """Run an unstarted ``stepper`` to its outcome (see :func:`run`)."""
+    return await _Driver(stepper, executor, clock, rng or random.Random()).run()
+
+
+class _Driver:
+    def __init__(
+        self,
+        stepper: Stepper,
+        executor: Executor,
+        clock: Callable[[], float],
+        rng: random.Random,
+    ) -> None:
+        self.stepper = stepper
+        self.executor = executor
+        self.clock = clock
+        self.rng = rng
+        self.scopes: dict[str, trio.CancelScope] = {}
+        self.timers: dict[str, trio.CancelScope] = {}
+        self.send, self.receive = trio.open_memory_channel[_Done | _Expired](math.inf)
+
+    async def run(self) -> Any:
+        try:
+            async with trio.open_nursery() as nursery:
+                self.stepper.start()
+                while True:
+                    await self._handle(nursery, self.stepper.events())
+                    if self.stepper.outcome is not None:
+                        nursery.cancel_scope.cancel()
+                        break
+                    self._feed(await self.receive.receive())
+        finally:
+            # On cancellation (or a crash here) close every generator first.
+            self.stepper.cancel()
+        return _unwrap(self.stepper)
+
+    async def _handle(self, nursery: trio.Nursery, events: list[Event]) -> None:
+        while events:
+            for event in events:
+                await self._one(nursery, event)
+            events = self.stepper.events()
+
+    async def _one(self, nursery: trio.Nursery, event: Event) -> None:
+        match event:
+            case Ask(key, question) if isinstance(question, LocalQuestion):
+                self._answer_locally(key, question)
+            case Ask(key, question):
+                scope = trio.CancelScope()
+                self.scopes[key] = scope
+                nursery.start_soon(self._perform, key, question, scope)
+            case Tell(key, notice):
+                await self.executor.notify(key, notice)
+            case Withdraw(key):
+                self.scopes.pop(key).cancel()
+            case StartTimer(key, seconds):
+                scope = trio.CancelScope()
+                self.timers[key] = scope
+                nursery.start_soon(self._timer, key, seconds, scope)
+            case StopTimer(key):
+                self.timers.pop(key).cancel()
+            case Finished():
+                pass
+
+    def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
+        try:
+            reply = question.compute(self.clock, self.rng.getrandbits)
+        except Exception as exc:
+            self.stepper.fail(key, exc)
+        else:
+            self.stepper.answer(key, reply)
+
+    async def _perform(
+        self, key: str, question: PeerQuestion[Any], scope: trio.CancelScope
+    ) -> None:
+        with scope:
+            try:
+                reply = await self.executor.perform(key, question)
+            except Exception as exc:
+                self.send.send_nowait(_Done(key, error=exc))
+            else:
+                self.send.send_nowait(_Done(key, reply))
+
+    async def _timer(self, key: str, seconds: float, scope: trio.CancelScope) -> None:
+        with scope:
+            await trio.sleep(seconds)
+            self.send.send_nowait(_Expired(key))
+
+    def _feed(self, message: _Done | _Expired) -> None:
+        if isinstance(message, _Expired):
+            self.timers.pop(message.key, None)
+            self.stepper.expire(message.key)
+            return
+        self.scopes.pop(message.key, None)
+        if not self.stepper.is_pending(message.key):
+            return  # withdrawn while the answer was in flight: drop it
+        if message.error is not None:
+            self.stepper.fail(message.key, message.error)
+        else:
+            self.stepper.answer(message.key, message.reply)
+
+
+def _unwrap(stepper: Stepper) -> Any:
+    outcome = stepper.outcome
+    if isinstance(outcome, Returned):
+        return outcome.value
+    if isinstance(outcome, Raised):
+        raise outcome.error
+    if isinstance(outcome, Cancelled):
+        raise InternalError("the call was cancelled without trio.Cancelled")
+    raise InternalError("the stepper stopped without an outcome")

@@ -1,0 +1,239 @@
+"""Turning a model's reply into a ``SampleResult``, and correcting it on retry.
+
+Structured output is read from the ``__schema__`` tool call's input when the
+client honoured the meta-tool, and otherwise from JSON in the reply's text (a
+naive client that passed the tool to a model that answered in prose, possibly
+inside a code fence). Either way the data is validated against the pydantic
+model; failure is a ``ParseError`` value, never an exception.
+
+The retry helpers build the *corrective* conversation that ``sample_schema`` and
+``sample_tools`` send next: the failed answer followed by what was wrong with it,
+always in MCP-valid shape (a tool use is answered by an error tool result; a
+prose answer is followed by a user message with the hint).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+import jsonschema
+from pydantic import BaseModel, ValidationError
+
+from ._canonical import canonical_json
+from .messages import (
+    SCHEMA_TOOL_NAME,
+    Message,
+    Text,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    ToolUse,
+)
+from .replies import SampleReply
+from .results import Exchange, ParseError, SampleResult
+
+P = TypeVar("P")
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def resolve_sample(effect: Any, reply: SampleReply, key: str) -> SampleResult[Any]:
+    """The result ``effect`` (a ``Sample``) yields for ``reply``."""
+    if effect.schema is None:
+        return _plain(effect, reply)
+    return _structured(effect, reply, key)
+
+
+def _response(reply: SampleReply) -> Message:
+    return Message("assistant", reply.content or (Text(""),))
+
+
+def _plain(effect: Any, reply: SampleReply) -> SampleResult[Any]:
+    calls = tuple(ToolCall(u.id, u.name, dict(u.input)) for u in reply.tool_uses)
+    response = _response(reply)
+    request: Message = effect.messages[-1]
+    exchange = Exchange(
+        messages=(request, response), history=(*effect.messages, response)
+    )
+    return SampleResult(
+        text=reply.text,
+        content=reply.content,
+        model=reply.model,
+        stop_reason="toolUse" if calls else reply.stop_reason,
+        tool_calls=calls,
+        usage=reply.usage,
+        exchange=exchange,
+    )
+
+
+def _structured(effect: Any, reply: SampleReply, key: str) -> SampleResult[Any]:
+    model = cast(type[BaseModel], effect.schema)
+    uses = [u for u in reply.tool_uses if u.name == SCHEMA_TOOL_NAME]
+    if uses:
+        data: Any = dict(uses[0].input)
+        raw = canonical_json(data).decode()
+        parsed, error = _validate(model, data, raw)
+    else:
+        raw = reply.text
+        parsed, error = _from_text(model, raw)
+    request: Message = effect.messages[-1]
+    messages = _structured_messages(reply, uses, parsed, error, key, request)
+    return SampleResult(
+        text=reply.text,
+        content=reply.content,
+        model=reply.model,
+        stop_reason=reply.stop_reason,
+        parsed=parsed,
+        parse_error=error,
+        usage=reply.usage,
+        exchange=Exchange(messages=messages, history=(*effect.messages, *messages[1:])),
+    )
+
+
+def _structured_messages(
+    reply: SampleReply,
+    uses: list[ToolUse],
+    parsed: BaseModel | None,
+    error: ParseError | None,
+    key: str,
+    request: Message,
+) -> tuple[Message, ...]:
+    if uses:
+        use = uses[0]
+        texts = tuple(b for b in reply.content if isinstance(b, Text) and b.text)
+        response = Message("assistant", (*texts, use))
+    elif parsed is not None:
+        # Prose JSON from a naive client: record it as the tool call it stands for.
+        use = ToolUse(
+            "call_" + re.sub(r"[^A-Za-z0-9_-]", "_", key),
+            SCHEMA_TOOL_NAME,
+            parsed.model_dump(mode="json"),
+        )
+        response = Message("assistant", (use,))
+    else:
+        return (request, _response(reply))
+    ack = ToolResult(
+        use.id,
+        "Received." if error is None else error.message,
+        is_error=error is not None,
+    )
+    return (request, response, Message("user", (ack,)))
+
+
+def _validate(
+    model: type[BaseModel], data: Any, raw: str
+) -> tuple[BaseModel | None, ParseError | None]:
+    try:
+        return model.model_validate(data), None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        return None, ParseError(
+            message=f"does not match {model.__name__}: {problems}", raw_text=raw
+        )
+
+
+def _from_text(
+    model: type[BaseModel], text: str
+) -> tuple[BaseModel | None, ParseError | None]:
+    data = _json_in(text)
+    if data is None:
+        return None, ParseError(
+            message=f"no JSON object found; expected a call to {SCHEMA_TOOL_NAME}",
+            raw_text=text,
+        )
+    return _validate(model, data, text)
+
+
+def _json_in(text: str) -> Any:
+    candidates = [m.group(1) for m in _FENCE.finditer(text)]
+    candidates.append(text)
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+# --- retries ----------------------------------------------------------------------------
+
+
+def schema_retry_messages(result: SampleResult[Any]) -> tuple[Message, ...]:
+    """The conversation to send after a structured answer failed to parse."""
+    history = result.exchange.history
+    if history[-1].role == "user":
+        return history  # ends with the error tool_result naming the problem
+    assert result.parse_error is not None
+    hint = (
+        f"That answer was not valid: {result.parse_error.message}. Reply by "
+        f"calling the {SCHEMA_TOOL_NAME} tool with arguments matching its schema."
+    )
+    return (*history, Message.user(hint))
+
+
+def tool_call_problems(
+    calls: Sequence[ToolCall], tools: Sequence[ToolSpec]
+) -> dict[str, str]:
+    """What is wrong with each call (by id): unknown tool or invalid arguments."""
+    by_name = {t.name: t for t in tools}
+    problems: dict[str, str] = {}
+    for call in calls:
+        spec = by_name.get(call.name)
+        if spec is None:
+            problems[call.id] = (
+                f"there is no tool named {call.name!r}; choose one of "
+                f"{sorted(by_name)}"
+            )
+            continue
+        error = _first_schema_error(spec.input_schema, call.arguments)
+        if error is not None:
+            problems[call.id] = f"invalid arguments for {call.name!r}: {error}"
+    return problems
+
+
+def tools_retry_messages(
+    result: SampleResult[Any], problems: Mapping[str, str], tools: Sequence[ToolSpec]
+) -> tuple[Message, ...]:
+    """The conversation to send after ``sample_tools`` got no usable call."""
+    history = result.exchange.history
+    if not result.tool_calls:
+        names = ", ".join(t.name for t in tools)
+        return (*history, Message.user(f"You must call one of these tools: {names}."))
+    answers = tuple(
+        ToolResult(
+            call.id,
+            problems.get(call.id, "Not run: another call in this turn was invalid."),
+            is_error=True,
+        )
+        for call in result.tool_calls
+    )
+    return (*history, Message("user", answers))
+
+
+def _first_schema_error(schema: Mapping[str, Any], instance: Any) -> str | None:
+    error = jsonschema.exceptions.best_match(_validator(canonical_json(schema)).iter_errors(
+        instance
+    ))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "<root>"
+    return f"{where}: {error.message}"
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: bytes) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema)

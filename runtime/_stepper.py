@@ -1,0 +1,519 @@
+"""The sans-IO interpreter: steps tool generators, owns branch semantics.
+
+Theory of operation
+-------------------
+A call is a tree of *frames*. The root frame runs the tool's generator; a
+``Branch`` effect parks its frame and starts one child frame per child. The
+stepper advances frames until each is parked on something only the outside world
+can supply, and reports what it needs as *events*:
+
+* ``Ask(key, question)``: answer with :meth:`Stepper.answer` or :meth:`fail`.
+* ``Tell(key, notice)``: deliver a log/progress notice; nothing comes back.
+* ``Withdraw(key)``: a pending question is no longer wanted (its frame was
+  cancelled); a late answer must not be delivered.
+* ``StartTimer(key, seconds)`` / ``StopTimer(key)``: a branch's time limit; call
+  :meth:`expire` when it runs out.
+* ``Finished(outcome)``: the call is over.
+
+It never waits and never imports trio: the driver (``_driver.py``) turns the
+events into I/O, the MRTR carrier turns pending ``Ask``s into ``inputRequests``.
+
+Rules (the single source of truth for both protocol eras):
+
+1. Every yield gets a key: the frame's prefix plus its yield ordinal. The root's
+   yields are ``"0"``, ``"1"``...; child ``i`` of the branch at key ``k`` has the
+   prefix ``"k.i/"``. Keys are stable for the same program and answers.
+2. Children start left to right in one step. Results return in child order.
+3. The first child failure cancels its running siblings: their subtrees are
+   closed in reverse start order (``finally`` runs), their pending questions are
+   withdrawn, and an ``ExceptionGroup`` is thrown into the parent at the yield.
+4. A limit failure (depth, tokens, time) cancels the same way and throws the
+   limit's own error, bare.
+5. With a journal, a question whose key is recorded with the same digest is
+   answered from the journal with no event; a changed question is asked again.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Generator
+from typing import Any, Final, final
+
+import attrs
+
+from ._canonical import digest
+from .effects import Branch, Notice, Progress, Question, Sample
+from .errors import (
+    BranchDepthExceeded,
+    BranchTimeout,
+    InvalidEffect,
+    LocalProtocolError,
+    ProgressNotIncreasing,
+    TokenBudgetExceeded,
+)
+from .journal import Journal
+from .replies import SampleReply
+
+__all__ = [
+    "Ask",
+    "Cancelled",
+    "Event",
+    "Finished",
+    "Outcome",
+    "Raised",
+    "Returned",
+    "StartTimer",
+    "Stepper",
+    "StopTimer",
+    "Tell",
+    "Withdraw",
+]
+
+
+# --- events and outcomes ---------------------------------------------------------------
+
+
+@final
+@attrs.frozen
+class Ask:
+    key: str
+    question: Question[Any]
+
+
+@final
+@attrs.frozen
+class Tell:
+    key: str
+    notice: Notice
+
+
+@final
+@attrs.frozen
+class Withdraw:
+    key: str
+
+
+@final
+@attrs.frozen
+class StartTimer:
+    key: str
+    seconds: float
+
+
+@final
+@attrs.frozen
+class StopTimer:
+    key: str
+
+
+@final
+@attrs.frozen
+class Returned:
+    value: Any
+
+
+@final
+@attrs.frozen
+class Raised:
+    error: BaseException
+
+
+@final
+@attrs.frozen
+class Cancelled:
+    pass
+
+
+Outcome = Returned | Raised | Cancelled
+
+
+@final
+@attrs.frozen
+class Finished:
+    outcome: Outcome
+
+
+Event = Ask | Tell | Withdraw | StartTimer | StopTimer | Finished
+
+_SEND: Final = 0
+_THROW: Final = 1
+
+
+# --- frames ------------------------------------------------------------------------------
+
+
+class _Frame:
+    __slots__ = ("depth", "done", "gen", "index", "ordinal", "parent", "prefix", "waiting")
+
+    def __init__(
+        self, gen: Generator[Any, Any, Any], prefix: str, parent: _Branch | None,
+        index: int, depth: int,
+    ) -> None:
+        self.gen = gen
+        self.prefix = prefix
+        self.parent = parent
+        self.index = index
+        self.depth = depth  # number of enclosing branches
+        self.ordinal = 0
+        self.waiting: str | None = None
+        self.done = False
+
+
+class _Branch:
+    __slots__ = (
+        "children", "depth", "depth_bound", "frame", "key", "limits", "remaining",
+        "results", "timed", "tokens",
+    )
+
+    def __init__(self, key: str, frame: _Frame, effect: Branch, depth_bound: int | None):
+        self.key = key
+        self.frame = frame
+        self.limits = effect.limits
+        self.depth = frame.depth + 1
+        self.depth_bound = depth_bound
+        self.children: list[_Frame] = []
+        self.results: list[Any] = []
+        self.remaining = 0
+        self.tokens = 0
+        self.timed = effect.limits is not None and effect.limits.timeout is not None
+
+
+def _bad_yield(value: object) -> InvalidEffect:
+    if isinstance(value, Generator):
+        hint = "a generator; did you mean `yield from` instead of `yield`?"
+    elif callable(value):
+        hint = "a callable; did you forget to call it, or mean `yield from f(...)`?"
+    else:
+        hint = "not an effect; yield effects built by the context (ctx.sample(...))."
+    return InvalidEffect(f"a tool yielded {value!r}, which is {hint}")
+
+
+# --- the stepper -----------------------------------------------------------------------
+
+
+@final
+class Stepper:
+    """Interprets one call of a tool program. Pure: no I/O, no clock, no trio.
+
+    Args:
+        program: called once with ``context`` to produce the root generator.
+        context: handed to the program and to every branch child.
+        journal: record answers here; answer recorded questions from it.
+    """
+
+    def __init__(
+        self,
+        program: Callable[[Any], Generator[Any, Any, Any]],
+        context: Any,
+        *,
+        journal: Journal | None = None,
+    ) -> None:
+        self._program = program
+        self._context = context
+        self.journal = journal
+        self._events: list[Event] = []
+        self._work: collections.deque[tuple[_Frame, int, Any]] = collections.deque()
+        self._pending: dict[str, tuple[_Frame, Question[Any], str | None]] = {}
+        self._branches: dict[str, _Branch] = {}
+        self._root: _Frame | None = None
+        self._last_progress: float | None = None
+        self.outcome: Outcome | None = None
+
+    # --- driving ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the program until every frame waits on the outside world."""
+        if self._root is not None:
+            raise LocalProtocolError("this stepper has already started")
+        try:
+            gen = self._program(self._context)
+        except Exception as exc:
+            self._finish(Raised(exc))
+            return
+        self._root = _Frame(gen, "", None, 0, 0)
+        self._work.append((self._root, _SEND, None))
+        self._run()
+
+    def events(self) -> list[Event]:
+        """The events produced since the last call, oldest first."""
+        events, self._events = self._events, []
+        return events
+
+    def pending(self) -> dict[str, Question[Any]]:
+        """The questions waiting for an answer, by key."""
+        return {key: q for key, (_f, q, _d) in self._pending.items()}
+
+    def is_pending(self, key: str) -> bool:
+        return key in self._pending
+
+    def answer(self, key: str, reply: Any) -> None:
+        """Deliver ``reply`` for the pending question ``key`` and run on."""
+        frame, question, dig = self._take(key)
+        if self.journal is not None:
+            if dig is None:
+                dig = digest(question.fingerprint())
+            self.journal.record(key, dig, question.reply_to_json(reply))
+        self._deliver(frame, key, question, reply)
+        self._run()
+
+    def fail(self, key: str, error: BaseException) -> None:
+        """Raise ``error`` into the frame waiting on ``key`` and run on."""
+        frame, _question, _dig = self._take(key)
+        self._work.append((frame, _THROW, error))
+        self._run()
+
+    def expire(self, key: str) -> None:
+        """The time limit of the branch at ``key`` ran out (ignored if it ended)."""
+        branch = self._branches.get(key)
+        if branch is None:
+            return
+        seconds = branch.limits.timeout if branch.limits else None
+        error = BranchTimeout(
+            f"branch {key!r} exceeded its time limit of {seconds} s", branch_key=key
+        )
+        self._abort(branch, error, group=False)
+        self._run()
+
+    def cancel(self) -> None:
+        """Cancel the whole call: close every generator, withdraw every question."""
+        if self.outcome is not None:
+            return
+        errors: list[BaseException] = []
+        if self._root is not None and not self._root.done:
+            self._close(self._root, errors)
+        self._work.clear()
+        self._finish(Cancelled())
+
+    # --- internals -------------------------------------------------------------------
+
+    def _take(self, key: str) -> tuple[_Frame, Question[Any], str | None]:
+        try:
+            entry = self._pending.pop(key)
+        except KeyError:
+            raise LocalProtocolError(f"no question is pending at key {key!r}") from None
+        entry[0].waiting = None
+        return entry
+
+    def _finish(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        self._events.append(Finished(outcome))
+
+    def _run(self) -> None:
+        work = self._work
+        while work:
+            frame, mode, value = work.popleft()
+            if frame.done:
+                continue
+            try:
+                if mode == _SEND:
+                    effect = frame.gen.send(value)
+                else:
+                    effect = frame.gen.throw(value)
+            except StopIteration as stop:
+                self._returned(frame, stop.value)
+            except Exception as exc:
+                self._raised(frame, exc)
+            else:
+                self._dispatch(frame, effect)
+
+    def _dispatch(self, frame: _Frame, effect: object) -> None:
+        key = f"{frame.prefix}{frame.ordinal}"
+        frame.ordinal += 1
+        if isinstance(effect, Question):
+            self._ask(frame, key, effect)
+        elif isinstance(effect, Notice):
+            self._tell(frame, key, effect)
+        elif isinstance(effect, Branch):
+            self._branch(frame, key, effect)
+        else:
+            self._work.append((frame, _THROW, _bad_yield(effect)))
+
+    def _ask(self, frame: _Frame, key: str, question: Question[Any]) -> None:
+        dig: str | None = None
+        journal = self.journal
+        if journal is not None:
+            dig = digest(question.fingerprint())
+            recorded = journal.lookup(key, dig)
+            if recorded is not None:
+                try:
+                    reply = question.reply_from_json(recorded)
+                except Exception as exc:
+                    self._work.append((frame, _THROW, exc))
+                    return
+                self._deliver(frame, key, question, reply)
+                return
+        self._pending[key] = (frame, question, dig)
+        frame.waiting = key
+        self._events.append(Ask(key, question))
+
+    def _deliver(self, frame: _Frame, key: str, question: Question[Any], reply: Any) -> None:
+        if isinstance(question, Sample) and isinstance(reply, SampleReply):
+            self._charge(frame, question, reply)
+            if frame.done:
+                return
+        try:
+            result = question.resolve(reply, key)
+        except Exception as exc:
+            self._work.append((frame, _THROW, exc))
+        else:
+            self._work.append((frame, _SEND, result))
+
+    def _tell(self, frame: _Frame, key: str, notice: Notice) -> None:
+        if isinstance(notice, Progress):
+            last = self._last_progress
+            if last is not None and notice.progress <= last:
+                error = ProgressNotIncreasing(
+                    f"progress must increase: got {notice.progress} after {last}"
+                )
+                self._work.append((frame, _THROW, error))
+                return
+            self._last_progress = notice.progress
+        journal = self.journal
+        if journal is None or journal.note(key):
+            self._events.append(Tell(key, notice))
+        self._work.append((frame, _SEND, None))
+
+    # --- branches --------------------------------------------------------------------
+
+    def _branch(self, frame: _Frame, key: str, effect: Branch) -> None:
+        bound = self._depth_bound(frame, effect)
+        if bound is not None and frame.depth + 1 > bound:
+            error = BranchDepthExceeded(
+                f"branch {key!r} would nest {frame.depth + 1} deep, over its limit "
+                f"of {bound}", branch_key=key,
+            )
+            self._work.append((frame, _THROW, error))
+            return
+        branch = _Branch(key, frame, effect, bound)
+        try:
+            gens = self._start_children(effect)
+        except Exception as exc:
+            self._work.append((frame, _THROW, ExceptionGroup(f"branch {key!r}", [exc])))
+            return
+        frame.waiting = key
+        if not gens:
+            self._work.append((frame, _SEND, ()))
+            return
+        self._branches[key] = branch
+        branch.results = [None] * len(gens)
+        branch.remaining = len(gens)
+        for index, gen in enumerate(gens):
+            child = _Frame(gen, f"{key}.{index}/", branch, index, branch.depth)
+            branch.children.append(child)
+            self._work.append((child, _SEND, None))
+        if branch.timed:
+            assert effect.limits is not None and effect.limits.timeout is not None
+            self._events.append(StartTimer(key, effect.limits.timeout))
+
+    def _depth_bound(self, frame: _Frame, effect: Branch) -> int | None:
+        inherited = frame.parent.depth_bound if frame.parent is not None else None
+        own = effect.limits.max_depth if effect.limits is not None else None
+        if own is None:
+            return inherited
+        own_bound = frame.depth + own
+        return own_bound if inherited is None else min(inherited, own_bound)
+
+    def _start_children(self, effect: Branch) -> list[Generator[Any, Any, Any]]:
+        gens: list[Generator[Any, Any, Any]] = []
+        try:
+            for factory in effect.children:
+                gen = factory(self._context)
+                if not isinstance(gen, Generator):
+                    raise InvalidEffect(
+                        f"branch child {factory!r} returned {gen!r}, not a generator; "
+                        f"children must be generator functions taking the context"
+                    )
+                gens.append(gen)
+        except BaseException:
+            for gen in reversed(gens):
+                gen.close()
+            raise
+        return gens
+
+    def _returned(self, frame: _Frame, value: Any) -> None:
+        frame.done = True
+        branch = frame.parent
+        if branch is None:
+            self._finish(Returned(value))
+            return
+        branch.results[frame.index] = value
+        branch.remaining -= 1
+        if branch.remaining == 0:
+            del self._branches[branch.key]
+            if branch.timed:
+                self._events.append(StopTimer(branch.key))
+            branch.frame.waiting = None
+            self._work.append((branch.frame, _SEND, tuple(branch.results)))
+
+    def _raised(self, frame: _Frame, error: Exception) -> None:
+        frame.done = True
+        if frame.parent is None:
+            self._finish(Raised(error))
+            return
+        self._abort(frame.parent, error, group=True)
+
+    def _abort(self, branch: _Branch, error: Exception, *, group: bool) -> None:
+        """Cancel ``branch``'s running children and throw ``error`` into its parent."""
+        teardown: list[BaseException] = []
+        for child in reversed(branch.children):
+            if not child.done:
+                self._close(child, teardown)
+        self._branches.pop(branch.key, None)
+        if branch.timed:
+            self._events.append(StopTimer(branch.key))
+        branch.frame.waiting = None
+        if group or teardown:
+            thrown: Exception = ExceptionGroup(
+                f"branch {branch.key!r} failed", [error, *teardown]
+            )
+        else:
+            thrown = error
+        self._work.append((branch.frame, _THROW, thrown))
+
+    def _close(self, frame: _Frame, errors: list[BaseException]) -> None:
+        """Close ``frame`` and everything under it, innermost first."""
+        waiting = frame.waiting
+        if waiting is not None:
+            nested = self._branches.pop(waiting, None)
+            if nested is not None:
+                for child in reversed(nested.children):
+                    if not child.done:
+                        self._close(child, errors)
+                if nested.timed:
+                    self._events.append(StopTimer(nested.key))
+            elif self._pending.pop(waiting, None) is not None:
+                self._events.append(Withdraw(waiting))
+            frame.waiting = None
+        frame.done = True
+        try:
+            frame.gen.close()
+        except Exception as exc:
+            errors.append(exc)
+
+    # --- token budgets ------------------------------------------------------------------
+
+    def _charge(self, frame: _Frame, question: Sample[Any], reply: SampleReply) -> None:
+        tokens = _tokens(question, reply)
+        exceeded: _Branch | None = None
+        branch = frame.parent
+        while branch is not None:
+            branch.tokens += tokens
+            limit = branch.limits.max_tokens if branch.limits else None
+            if limit is not None and branch.tokens > limit:
+                exceeded = branch  # keep walking: the outermost one wins
+            branch = branch.frame.parent
+        if exceeded is not None:
+            limit = exceeded.limits.max_tokens if exceeded.limits else None
+            error = TokenBudgetExceeded(
+                f"branch {exceeded.key!r} used {exceeded.tokens} tokens, over its "
+                f"budget of {limit}", branch_key=exceeded.key,
+            )
+            self._abort(exceeded, error, group=False)
+
+
+def _tokens(question: Sample[Any], reply: SampleReply) -> int:
+    if reply.usage is not None:
+        return reply.usage.total
+    chars = sum(len(m.text) for m in question.messages) + len(reply.text)
+    return chars // 4 + 1
+

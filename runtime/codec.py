@@ -1,0 +1,170 @@
+"""JSON forms of the canonical values, in MCP's wire spelling.
+
+Blocks and messages serialise exactly as MCP spells them (``mimeType``,
+``toolUseId``, ``isError``, ``structuredContent``, ``_meta``), so the journal, the
+testing kit and the MCP encoder share one mapping. This module is pure and does
+no validation beyond shape: MCP wire validation happens with the official models
+in ``encoders``/``decoders``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from .errors import RemoteProtocolError
+from .messages import Audio, Block, Image, Message, Text, ToolResult, ToolUse, Usage
+from .replies import ElicitReply, SampleReply
+
+__all__ = [
+    "USAGE_META_KEY",
+    "block_from_json",
+    "block_to_json",
+    "elicit_reply_from_json",
+    "elicit_reply_to_json",
+    "message_from_json",
+    "message_to_json",
+    "sample_reply_from_json",
+    "sample_reply_to_json",
+]
+
+JSONObject = dict[str, Any]
+
+USAGE_META_KEY = "io.yieldmcp/usage"
+"""``_meta`` key under which yieldmcp hosts report token usage of a sample."""
+
+
+def _with_meta(out: JSONObject, meta: Mapping[str, Any] | None) -> JSONObject:
+    if meta is not None:
+        out["_meta"] = dict(meta)
+    return out
+
+
+def block_to_json(block: Block) -> JSONObject:
+    """The MCP content-block JSON for ``block``."""
+    match block:
+        case Text(text=text):
+            out: JSONObject = {"type": "text", "text": text}
+        case Image(data=data, mime_type=mime):
+            out = {"type": "image", "data": data, "mimeType": mime}
+        case Audio(data=data, mime_type=mime):
+            out = {"type": "audio", "data": data, "mimeType": mime}
+        case ToolUse(id=id_, name=name, input=input_):
+            out = {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
+        case ToolResult():
+            out = {
+                "type": "tool_result",
+                "toolUseId": block.tool_use_id,
+                "content": [block_to_json(c) for c in block.content],
+            }
+            if block.is_error:
+                out["isError"] = True
+            if block.structured_content is not None:
+                out["structuredContent"] = block.structured_content
+    return _with_meta(out, block.meta)
+
+
+def block_from_json(data: Mapping[str, Any]) -> Block:
+    """The block for MCP content JSON ``data`` (RemoteProtocolError if malformed)."""
+    try:
+        return _block_from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RemoteProtocolError(f"malformed content block: {exc!r}") from None
+
+
+def _block_from_json(data: Mapping[str, Any]) -> Block:
+    meta = data.get("_meta")
+    kind = data["type"]
+    if kind == "text":
+        return Text(data["text"], meta=meta)
+    if kind == "image":
+        return Image(data["data"], data["mimeType"], meta=meta)
+    if kind == "audio":
+        return Audio(data["data"], data["mimeType"], meta=meta)
+    if kind == "tool_use":
+        return ToolUse(data["id"], data["name"], dict(data["input"]), meta=meta)
+    if kind == "tool_result":
+        content = [_block_from_json(c) for c in data.get("content", ())]
+        return ToolResult(
+            data["toolUseId"],
+            cast(Any, content),
+            is_error=bool(data.get("isError", False)),
+            structured_content=data.get("structuredContent"),
+            meta=meta,
+        )
+    raise ValueError(f"unknown content type {kind!r}")
+
+
+def _content_list(content: Any) -> list[Mapping[str, Any]]:
+    # MCP allows a single block or a list of blocks.
+    return [content] if isinstance(content, Mapping) else list(content)
+
+
+def message_to_json(message: Message) -> JSONObject:
+    """The MCP ``SamplingMessage`` JSON for ``message`` (content always a list)."""
+    return {"role": message.role, "content": [block_to_json(b) for b in message.content]}
+
+
+def message_from_json(data: Mapping[str, Any]) -> Message:
+    """The message for MCP ``SamplingMessage`` JSON (single block or list)."""
+    blocks = tuple(block_from_json(c) for c in _content_list(data["content"]))
+    return Message(data["role"], blocks)
+
+
+def sample_reply_to_json(reply: SampleReply) -> JSONObject:
+    """``reply`` as an MCP ``CreateMessageResult``-shaped object."""
+    out: JSONObject = {
+        "role": "assistant",
+        "content": [block_to_json(b) for b in reply.content],
+        "model": reply.model,
+    }
+    if reply.stop_reason is not None:
+        out["stopReason"] = reply.stop_reason
+    if reply.usage is not None:
+        out["_meta"] = {
+            USAGE_META_KEY: {
+                "inputTokens": reply.usage.input_tokens,
+                "outputTokens": reply.usage.output_tokens,
+            }
+        }
+    return out
+
+
+def sample_reply_from_json(data: Mapping[str, Any]) -> SampleReply:
+    """The reply for ``CreateMessageResult``-shaped JSON (RemoteProtocolError)."""
+    try:
+        blocks = tuple(_block_from_json(c) for c in _content_list(data["content"]))
+        usage_json = (data.get("_meta") or {}).get(USAGE_META_KEY)
+        usage = (
+            Usage(int(usage_json["inputTokens"]), int(usage_json["outputTokens"]))
+            if usage_json
+            else None
+        )
+        return SampleReply(
+            content=blocks,
+            model=str(data["model"]),
+            stop_reason=data.get("stopReason"),
+            usage=usage,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RemoteProtocolError(f"malformed sampling result: {exc!r}") from None
+
+
+def elicit_reply_to_json(reply: ElicitReply) -> JSONObject:
+    """``reply`` as an MCP ``ElicitResult`` object."""
+    out: JSONObject = {"action": reply.action}
+    if reply.content is not None:
+        out["content"] = dict(reply.content)
+    return out
+
+
+def elicit_reply_from_json(data: Mapping[str, Any]) -> ElicitReply:
+    """The reply for ``ElicitResult`` JSON (RemoteProtocolError if malformed)."""
+    try:
+        content = data.get("content")
+        return ElicitReply(
+            action=data["action"],
+            content=None if content is None else dict(content),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RemoteProtocolError(f"malformed elicitation result: {exc!r}") from None

@@ -1,0 +1,346 @@
+"""The ``Context`` a tool receives: the spelling of every effect.
+
+Each method either *builds* an effect (``sample``, ``elicit``, ``log``, …) or is a
+small generator composed of effects (``sample_schema``, ``sample_tools``,
+``random``). Use them the same way: ``result = yield from ctx.sample(...)``.
+
+A context belongs to one tool: it knows the tool's declared ``elicits``, so
+``ctx.elicit("pick_move", ...)`` can find the model to ask for. It holds no
+per-call state and performs no I/O; the interpreter does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Any, Generic, Literal, TypeVar, final, overload
+
+import attrs
+from pydantic import BaseModel
+
+from ._sampling import (
+    schema_retry_messages,
+    tool_call_problems,
+    tools_retry_messages,
+)
+from .effects import (
+    Branch,
+    Clock,
+    Effect,
+    Elicit,
+    ElicitUrl,
+    Limits,
+    Log,
+    LogLevel,
+    Op,
+    Progress,
+    RandomBits,
+    Sample,
+)
+from .errors import InvalidEffect, SampleValidationError
+from .messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
+from .results import SampleResult, SchemaResult, ToolsResult
+
+__all__ = ["Context", "ElicitKey"]
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+E = TypeVar("E")
+
+IncludeContext = Literal["none", "thisServer", "allServers"]
+Child = Callable[["Context"], Generator[Any, Any, T]]
+
+
+@final
+@attrs.frozen
+class ElicitKey(Generic[M]):
+    """A typed elicitation key: ``ctx.elicit(PICK_MOVE, ...)`` returns ``ElicitResult[Move]``.
+
+    Declare it in the tool's ``elicits`` (``elicits=[PICK_MOVE]``).
+    """
+
+    name: str
+    model: type[M]
+
+
+def _messages(prompt: str | None, messages: Sequence[Message] | None) -> tuple[Message, ...]:
+    if (prompt is None) == (messages is None):
+        raise InvalidEffect("sample: pass exactly one of `prompt` or `messages`")
+    if prompt is not None:
+        return (Message.user(prompt),)
+    assert messages is not None
+    return tuple(messages)
+
+
+@final
+class Context:
+    """Builds effects for one tool. Tools receive it as their ``ctx`` argument."""
+
+    __slots__ = ("_elicits",)
+
+    def __init__(self, elicits: Mapping[str, type[BaseModel]] | None = None) -> None:
+        self._elicits: Mapping[str, type[BaseModel]] = dict(elicits or {})
+
+    # --- sampling ------------------------------------------------------------------------
+
+    @overload
+    def sample(
+        self,
+        prompt: str | None = None,
+        *,
+        schema: type[M],
+        messages: Sequence[Message] | None = None,
+        system_prompt: str | None = None,
+        max_tokens: int = 1024,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] = (),
+        model_preferences: ModelPreferences | None = None,
+        include_context: IncludeContext | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Sample[M]: ...
+
+    @overload
+    def sample(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Message] | None = None,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice | None = None,
+        system_prompt: str | None = None,
+        max_tokens: int = 1024,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] = (),
+        model_preferences: ModelPreferences | None = None,
+        include_context: IncludeContext | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Sample[None]: ...
+
+    def sample(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Message] | None = None,
+        schema: type[Any] | None = None,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice | None = None,
+        system_prompt: str | None = None,
+        max_tokens: int = 1024,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] = (),
+        model_preferences: ModelPreferences | None = None,
+        include_context: IncludeContext | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Sample[Any]:
+        """Ask the client's model for a message (``sampling/createMessage``).
+
+        Pass ``prompt`` (one user message) or ``messages`` (a conversation of MCP
+        content blocks). ``schema=Model`` asks for structured output: the result
+        has ``parsed`` or ``parse_error``. ``tools=[...]`` lets the model call
+        tools: the result has ``tool_calls``. The two are mutually exclusive.
+        """
+        return Sample(
+            messages=_messages(prompt, messages),
+            schema=schema,
+            tools=tuple(tools),
+            tool_choice=tool_choice,
+            system_prompt=system_prompt,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop_sequences=tuple(stop_sequences),
+            model_preferences=model_preferences,
+            include_context=include_context,
+            metadata=metadata,
+        )
+
+    def sample_schema(
+        self,
+        prompt: str | None = None,
+        *,
+        schema: type[M],
+        retries: int = 2,
+        messages: Sequence[Message] | None = None,
+        **options: Any,
+    ) -> Op[SchemaResult[M]]:
+        """Structured output, guaranteed: retry with a corrective hint until valid.
+
+        Raises:
+            SampleValidationError: after ``retries + 1`` invalid answers.
+        """
+        _check_retries(retries)
+        conversation = _messages(prompt, messages)
+        result: SampleResult[M] | None = None
+        for attempt in range(1, retries + 2):
+            result = yield from self.sample(messages=conversation, schema=schema, **options)
+            if result.parsed is not None:
+                return SchemaResult(
+                    parsed=result.parsed,
+                    text=result.text,
+                    model=result.model,
+                    stop_reason=result.stop_reason,
+                    usage=result.usage,
+                    exchange=result.exchange,
+                    attempts=attempt,
+                )
+            conversation = schema_retry_messages(result)
+        assert result is not None and result.parse_error is not None
+        raise SampleValidationError(
+            "sample_schema", retries + 1, result, result.parse_error.message
+        )
+
+    def sample_tools(
+        self,
+        prompt: str | None = None,
+        *,
+        tools: Sequence[ToolSpec],
+        tool_choice: Literal["auto", "required"] | NamedTool = "required",
+        retries: int = 2,
+        messages: Sequence[Message] | None = None,
+        **options: Any,
+    ) -> Op[ToolsResult]:
+        """Tool calls, guaranteed: at least one call, to an offered tool, with valid
+        arguments; otherwise retry with a corrective hint.
+
+        Raises:
+            SampleValidationError: after ``retries + 1`` unusable answers.
+        """
+        _check_retries(retries)
+        if not tools:
+            raise InvalidEffect("sample_tools needs at least one tool")
+        conversation = _messages(prompt, messages)
+        result: SampleResult[None] | None = None
+        reason = ""
+        for attempt in range(1, retries + 2):
+            result = yield from self.sample(
+                messages=conversation, tools=tools, tool_choice=tool_choice, **options
+            )
+            problems = tool_call_problems(result.tool_calls, tools)
+            if result.tool_calls and not problems:
+                return ToolsResult(
+                    tool_calls=result.tool_calls,
+                    text=result.text,
+                    model=result.model,
+                    stop_reason="toolUse",
+                    usage=result.usage,
+                    exchange=result.exchange,
+                    attempts=attempt,
+                )
+            reason = "; ".join(problems.values()) or "the model called no tool"
+            conversation = tools_retry_messages(result, problems, tools)
+        assert result is not None
+        raise SampleValidationError("sample_tools", retries + 1, result, reason)
+
+    # --- elicitation ---------------------------------------------------------------------
+
+    @overload
+    def elicit(self, key: ElicitKey[M], message: str, **context: Any) -> Elicit[M]: ...
+
+    @overload
+    def elicit(self, key: str, message: str, **context: Any) -> Elicit[Any]: ...
+
+    def elicit(self, key: ElicitKey[Any] | str, message: str, **context: Any) -> Elicit[Any]:
+        """Ask the user to fill in the form declared as ``key`` in ``elicits``.
+
+        Extra keyword arguments travel with the request as ``x-model-context``.
+        The result's ``action`` is ``"accept"`` (with validated ``content``),
+        ``"decline"`` or ``"cancel"``.
+        """
+        name = key.name if isinstance(key, ElicitKey) else key
+        model = self._elicits.get(name)
+        if model is None:
+            raise InvalidEffect(
+                f"elicit: {name!r} is not declared in this tool's elicits "
+                f"(declared: {sorted(self._elicits)}); add it to @tool(elicits=...)"
+            )
+        if isinstance(key, ElicitKey) and key.model is not model:
+            raise InvalidEffect(
+                f"elicit: {name!r} is declared with {model.__name__}, not "
+                f"{key.model.__name__}"
+            )
+        return Elicit(key=name, message=message, model=model, context=context)
+
+    def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None) -> ElicitUrl:
+        """Ask the user to complete a flow at ``url`` (URL mode; for sensitive data)."""
+        return ElicitUrl(
+            message=message, url=url, elicitation_id=elicitation_id or uuid.uuid4().hex
+        )
+
+    # --- notices -----------------------------------------------------------------------
+
+    def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> Log:
+        """Send a log message to the client (``notifications/message``)."""
+        return Log(level=level, data=data, logger=logger)
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> Progress:
+        """Report progress (``notifications/progress``); it must increase each time."""
+        return Progress(progress=progress, total=total, message=message)
+
+    # --- time and randomness --------------------------------------------------------------
+
+    def now(self) -> Clock:
+        """The wall-clock time in seconds, recorded so replays see the same value."""
+        return Clock()
+
+    def random(self) -> Op[float]:
+        """A float in [0, 1), recorded so replays see the same value."""
+        bits = yield from RandomBits(53)
+        return bits / (1 << 53)
+
+    def choice(self, items: Sequence[T]) -> Op[T]:
+        """One of ``items``, chosen at random, recorded so replays agree."""
+        if not items:
+            raise InvalidEffect("choice needs at least one item")
+        bits = yield from RandomBits(64)
+        return items[bits % len(items)]
+
+    # --- branch ------------------------------------------------------------------------
+
+    @overload
+    def branch(self, a: Child[A], /, *, limits: Limits | None = None) -> Effect[tuple[A]]: ...
+
+    @overload
+    def branch(
+        self, a: Child[A], b: Child[B], /, *, limits: Limits | None = None
+    ) -> Effect[tuple[A, B]]: ...
+
+    @overload
+    def branch(
+        self, a: Child[A], b: Child[B], c: Child[C], /, *, limits: Limits | None = None
+    ) -> Effect[tuple[A, B, C]]: ...
+
+    @overload
+    def branch(
+        self,
+        a: Child[A],
+        b: Child[B],
+        c: Child[C],
+        d: Child[D],
+        /,
+        *,
+        limits: Limits | None = None,
+    ) -> Effect[tuple[A, B, C, D]]: ...
+
+    @overload
+    def branch(
+        self, *children: Child[T], limits: Limits | None = None
+    ) -> Effect[tuple[T, ...]]: ...
+
+    def branch(self, *children: Child[Any], limits: Limits | None = None) -> Effect[Any]:
+        """Run ``children`` concurrently; results come back in child order.
+
+        Each child is called with this context and must return a generator (a
+        generator function, or ``lambda ctx: helper(ctx, ...)``). The first
+        failure cancels the siblings and raises an ``ExceptionGroup``.
+        """
+        return Branch(children=children, limits=limits)
+
+
+def _check_retries(retries: int) -> None:
+    if not (isinstance(retries, int) and retries >= 0):
+        raise InvalidEffect(f"retries must be a non-negative int, got {retries!r}")

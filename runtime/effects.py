@@ -1,0 +1,604 @@
+"""Effects: the values a tool yields, and what each one means.
+
+An effect is a frozen attrs value. A tool yields it (``x = yield from effect``
+for the typed form, or ``x = yield effect``) and the interpreter sends back the
+result. Effects fall into four families:
+
+* **Peer questions** (:class:`Sample`, :class:`Elicit`, :class:`ElicitUrl`) are
+  answered by the executor: the MCP client, a provider, or a scripted peer.
+* **Local questions** (:class:`Clock`, :class:`RandomBits`, :class:`RunBefore`)
+  are answered by the runtime itself, but journaled like peer questions, so a
+  replayed tool sees the same time, the same random numbers and the same
+  ``before()`` result.
+* **Notices** (:class:`Log`, :class:`Progress`) are sent and not answered.
+* :class:`Branch` runs child generators concurrently.
+
+Cancellation policy, for every question: while it is waiting for its answer, a
+cancelled question is *withdrawn* (live MCP sends ``notifications/cancelled`` and
+ignores a late reply). Once an answer is accepted it is committed before the
+tool sees it; it cannot be cancelled half-delivered.
+
+Each question knows how to fingerprint itself (the canonical JSON of what is
+asked, whose digest pins a recorded answer to it), how to turn a reply into the
+tool's result (validating it), and how to (de)serialise its reply for a journal.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast, final
+
+import attrs
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from . import codec
+from ._canonical import canonical_json
+from ._elicit_schema import elicitation_schema
+from .errors import InvalidAnswer, InvalidEffect, RemoteProtocolError
+from .messages import (
+    SCHEMA_TOOL_NAME,
+    Message,
+    ModelPreferences,
+    NamedTool,
+    Text,
+    ToolChoice,
+    ToolResult,
+    ToolSpec,
+    ToolUse,
+    validate_messages,
+)
+from .replies import ElicitReply, SampleReply
+from .requests import ElicitationRequest, SamplingRequest
+from .results import ElicitResult, ElicitUrlResult, Exchange, SampleResult
+
+__all__ = [
+    "LOG_LEVELS",
+    "Branch",
+    "Clock",
+    "Effect",
+    "Elicit",
+    "ElicitUrl",
+    "Limits",
+    "LocalQuestion",
+    "Log",
+    "LogLevel",
+    "Notice",
+    "Op",
+    "PeerQuestion",
+    "Progress",
+    "Question",
+    "RandomBits",
+    "RunBefore",
+    "Sample",
+]
+
+R = TypeVar("R", covariant=True)
+P = TypeVar("P")
+M = TypeVar("M", bound=BaseModel)
+JSON: TypeAlias = Any
+
+LogLevel: TypeAlias = Literal[
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+]
+LOG_LEVELS: tuple[LogLevel, ...] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+)
+
+
+class Effect(Generic[R]):
+    """Base of every effect. ``yield from effect`` evaluates to its result ``R``."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Generator[Effect[R], Any, R]:
+        result = yield self
+        return cast(R, result)
+
+
+Op: TypeAlias = Generator[Effect[Any], Any, P]
+"""A computation that yields effects and returns ``P`` (a tool body, a helper)."""
+
+
+class Question(Effect[R]):
+    """An effect that waits for an answer (a *reply*), which the journal records."""
+
+    __slots__ = ()
+
+    def fingerprint(self) -> JSON:
+        """Canonical JSON of what is asked; its digest pins recorded answers."""
+        raise NotImplementedError
+
+    def resolve(self, reply: Any, key: str) -> R:
+        """The tool's result for ``reply`` (validates; may raise InvalidAnswer)."""
+        raise NotImplementedError
+
+    def reply_to_json(self, reply: Any) -> JSON:
+        return reply
+
+    def reply_from_json(self, data: JSON) -> Any:
+        return data
+
+
+class PeerQuestion(Question[R]):
+    """A question answered by the executor (the MCP peer, a provider, a script)."""
+
+    __slots__ = ()
+
+
+class LocalQuestion(Question[R]):
+    """A question the runtime answers itself; journaled so replays agree."""
+
+    __slots__ = ()
+
+    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
+        raise NotImplementedError
+
+
+class Notice(Effect[None]):
+    """A fire-and-forget effect (log, progress); the tool gets ``None`` back."""
+
+    __slots__ = ()
+
+
+def _id_safe(key: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", key)
+
+
+# --- sample -------------------------------------------------------------------------
+
+
+def _check_sample(s: Sample[Any]) -> None:
+    if not s.messages:
+        raise InvalidEffect("sample needs a prompt or at least one message")
+    if s.schema is not None and s.tools:
+        raise InvalidEffect(
+            "sample: `schema` and `tools` are mutually exclusive; use `schema` for "
+            "one structured answer, `tools` to let the model pick calls"
+        )
+    if s.schema is not None and not (
+        isinstance(s.schema, type) and issubclass(s.schema, BaseModel)
+    ):
+        raise InvalidEffect(f"sample: schema must be a pydantic model, got {s.schema!r}")
+    if s.tool_choice is not None and not s.tools:
+        raise InvalidEffect("sample: `tool_choice` needs `tools`")
+    if s.tool_choice is not None and not isinstance(s.tool_choice, NamedTool) and (
+        s.tool_choice not in ("auto", "required", "none")
+    ):
+        raise InvalidEffect(
+            f"sample: tool_choice must be 'auto', 'required', 'none' or "
+            f"NamedTool(name), got {s.tool_choice!r}"
+        )
+    names = [t.name for t in s.tools]
+    if len(set(names)) != len(names):
+        raise InvalidEffect(f"sample: tool names must be unique, got {names}")
+    if SCHEMA_TOOL_NAME in names:
+        raise InvalidEffect(
+            f"sample: {SCHEMA_TOOL_NAME!r} is reserved for structured output; pass "
+            f"schema= instead"
+        )
+    if isinstance(s.tool_choice, NamedTool) and s.tool_choice.name not in names:
+        raise InvalidEffect(
+            f"sample: tool_choice names {s.tool_choice.name!r}, not among {names}"
+        )
+    if not (isinstance(s.max_tokens, int) and s.max_tokens >= 1):
+        raise InvalidEffect(f"sample: max_tokens must be a positive int, got {s.max_tokens!r}")
+    if s.temperature is not None and not (
+        isinstance(s.temperature, int | float) and math.isfinite(s.temperature)
+        and s.temperature >= 0
+    ):
+        raise InvalidEffect(f"sample: temperature must be >= 0, got {s.temperature!r}")
+    validate_messages(s.messages, tool_names=names if s.tools else None)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Sample(PeerQuestion[SampleResult[P]], Generic[P]):
+    """Ask the client's model for a message (MCP ``sampling/createMessage``).
+
+    Every field is forwarded. With ``schema`` (a pydantic model) the model is asked
+    for structured output through the reserved ``__schema__`` tool with tool
+    choice *required*; the answer is read back from that tool call's input, or from
+    JSON text when a naive client replies in prose, and validated: the result holds
+    ``parsed`` or a ``parse_error``, never an exception. With ``tools`` the result
+    lists ``tool_calls``. ``schema`` and ``tools`` are mutually exclusive.
+    """
+
+    messages: tuple[Message, ...] = attrs.field(converter=tuple)
+    system_prompt: str | None = None
+    max_tokens: int = 1024
+    temperature: float | None = None
+    stop_sequences: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    model_preferences: ModelPreferences | None = None
+    include_context: Literal["none", "thisServer", "allServers"] | None = None
+    tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tuple)
+    tool_choice: ToolChoice | None = None
+    schema: type[P] | None = None
+    metadata: Mapping[str, Any] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        _check_sample(self)
+
+    @property
+    def schema_tool(self) -> ToolSpec | None:
+        """The ``__schema__`` meta-tool standing for ``schema`` on the wire."""
+        if self.schema is None:
+            return None
+        model = cast(type[BaseModel], self.schema)
+        return _schema_tool(model)
+
+    def request(self) -> SamplingRequest:
+        """This sample as data: ``schema`` becomes the required ``__schema__`` tool."""
+        schema_tool = self.schema_tool
+        return SamplingRequest(
+            messages=self.messages,
+            system_prompt=self.system_prompt,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            stop_sequences=self.stop_sequences,
+            model_preferences=self.model_preferences,
+            include_context=self.include_context,
+            tools=self.tools if schema_tool is None else (schema_tool,),
+            tool_choice=self.tool_choice if schema_tool is None else "required",
+            metadata=self.metadata,
+        )
+
+    def fingerprint(self) -> JSON:
+        prefs = self.model_preferences
+        return {
+            "effect": "sample",
+            "messages": [codec.message_to_json(m) for m in self.messages],
+            "systemPrompt": self.system_prompt,
+            "maxTokens": self.max_tokens,
+            "temperature": self.temperature,
+            "stopSequences": list(self.stop_sequences),
+            "modelPreferences": None if prefs is None else attrs.asdict(prefs),
+            "includeContext": self.include_context,
+            "tools": [_tool_json(t) for t in self.tools],
+            "toolChoice": _choice_json(self.tool_choice),
+            "schema": None if self.schema_tool is None else _tool_json(self.schema_tool),
+            "metadata": None if self.metadata is None else dict(self.metadata),
+        }
+
+    def resolve(self, reply: Any, key: str) -> SampleResult[P]:
+        from ._sampling import resolve_sample
+
+        if not isinstance(reply, SampleReply):
+            raise RemoteProtocolError(f"a sample was answered with {reply!r}")
+        return resolve_sample(self, reply, key)
+
+    def reply_to_json(self, reply: Any) -> JSON:
+        return codec.sample_reply_to_json(cast(SampleReply, reply))
+
+    def reply_from_json(self, data: JSON) -> Any:
+        return codec.sample_reply_from_json(data)
+
+
+def _tool_json(tool: ToolSpec) -> JSON:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": dict(tool.input_schema),
+    }
+
+
+def _choice_json(choice: ToolChoice | None) -> JSON:
+    return {"name": choice.name} if isinstance(choice, NamedTool) else choice
+
+
+_SCHEMA_TOOLS: dict[type[BaseModel], ToolSpec] = {}
+
+
+def _schema_tool(model: type[BaseModel]) -> ToolSpec:
+    spec = _SCHEMA_TOOLS.get(model)
+    if spec is None:
+        spec = ToolSpec(
+            name=SCHEMA_TOOL_NAME,
+            description=(
+                "Respond with structured data matching this schema by calling "
+                "this tool."
+            ),
+            input_schema=model.model_json_schema(),
+        )
+        _SCHEMA_TOOLS[model] = spec
+    return spec
+
+
+# --- elicit -------------------------------------------------------------------------
+
+
+def _json_context(instance: Any, attribute: Any, value: Mapping[str, Any]) -> None:
+    try:
+        canonical_json(dict(value))
+    except (TypeError, ValueError) as exc:
+        raise InvalidEffect(
+            f"elicit: context values must be JSON-serialisable: {exc}"
+        ) from None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
+    """Ask the user to fill in a form (MCP ``elicitation/create``, form mode).
+
+    ``key`` names one of the tool's declared ``elicits``; ``model`` is its pydantic
+    model, whose flat JSON Schema is the ``requestedSchema``. Accepted content is
+    validated against ``model`` (failure raises :class:`InvalidAnswer` at the
+    ``yield``); decline and cancel are results, not exceptions. ``context`` is
+    extra JSON travelling with the request as ``x-model-context``.
+
+    Never elicit secrets (passwords, API keys, payment data) in form mode; use
+    :class:`ElicitUrl` for those.
+    """
+
+    key: str
+    message: str = attrs.field(validator=attrs.validators.min_len(1))
+    model: type[M]
+    context: Mapping[str, Any] = attrs.field(factory=dict[str, Any], validator=_json_context)
+
+    @property
+    def requested_schema(self) -> Mapping[str, Any]:
+        return elicitation_schema(self.model)
+
+    def request(self) -> ElicitationRequest:
+        """This elicitation as data: the form's JSON Schema, key and context."""
+        return ElicitationRequest(
+            message=self.message,
+            requested_schema=self.requested_schema,
+            key=self.key,
+            context=self.context,
+        )
+
+    def fingerprint(self) -> JSON:
+        return {
+            "effect": "elicit",
+            "key": self.key,
+            "message": self.message,
+            "requestedSchema": self.requested_schema,
+            "context": dict(self.context),
+        }
+
+    def resolve(self, reply: Any, key: str) -> ElicitResult[M]:
+        if not isinstance(reply, ElicitReply):
+            raise RemoteProtocolError(f"an elicitation was answered with {reply!r}")
+        content: M | None = None
+        if reply.action == "accept":
+            try:
+                content = self.model.model_validate(dict(reply.content or {}))
+            except ValidationError as exc:
+                raise InvalidAnswer(
+                    f"elicitation {self.key!r}: the accepted content does not match "
+                    f"{self.model.__name__}: {_summary(exc)}"
+                ) from None
+        return ElicitResult(
+            action=reply.action, content=content, exchange=self._exchange(reply, key)
+        )
+
+    def _exchange(self, reply: ElicitReply, key: str) -> Exchange:
+        use = ToolUse(
+            f"elicit_{_id_safe(key)}",
+            self.key,
+            {"message": self.message, **self.context},
+        )
+        answer = codec.elicit_reply_to_json(reply)
+        result = ToolResult(use.id, canonical_json(answer).decode())
+        messages = (Message("assistant", (use,)), Message("user", (result,)))
+        return Exchange(messages=messages, history=messages)
+
+    def reply_to_json(self, reply: Any) -> JSON:
+        return codec.elicit_reply_to_json(cast(ElicitReply, reply))
+
+    def reply_from_json(self, data: JSON) -> Any:
+        return codec.elicit_reply_from_json(data)
+
+
+def _summary(exc: ValidationError) -> str:
+    parts = [
+        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+        for err in exc.errors(include_url=False)
+    ]
+    return "; ".join(parts)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ElicitUrl(PeerQuestion[ElicitUrlResult]):
+    """Ask the user to complete a flow at ``url`` out of band (URL-mode elicitation).
+
+    Use this, not a form, for anything sensitive. ``elicitation_id`` identifies the
+    flow; it is not part of the fingerprint, so replays with a fresh id still match.
+    """
+
+    message: str = attrs.field(validator=attrs.validators.min_len(1))
+    url: str = attrs.field(validator=attrs.validators.min_len(1))
+    elicitation_id: str
+
+    def request(self) -> ElicitationRequest:
+        """This URL elicitation as data."""
+        return ElicitationRequest(
+            message=self.message,
+            mode="url",
+            url=self.url,
+            elicitation_id=self.elicitation_id,
+        )
+
+    def fingerprint(self) -> JSON:
+        return {"effect": "elicit_url", "message": self.message, "url": self.url}
+
+    def resolve(self, reply: Any, key: str) -> ElicitUrlResult:
+        if not isinstance(reply, ElicitReply):
+            raise RemoteProtocolError(f"a URL elicitation was answered with {reply!r}")
+        return ElicitUrlResult(action=reply.action, elicitation_id=self.elicitation_id)
+
+    def reply_to_json(self, reply: Any) -> JSON:
+        return codec.elicit_reply_to_json(cast(ElicitReply, reply))
+
+    def reply_from_json(self, data: JSON) -> Any:
+        return codec.elicit_reply_from_json(data)
+
+
+# --- local questions ------------------------------------------------------------------
+
+
+@final
+@attrs.frozen
+class Clock(LocalQuestion[float]):
+    """Read the wall clock (seconds since the epoch), recorded for replay."""
+
+    def fingerprint(self) -> JSON:
+        return {"effect": "clock"}
+
+    def resolve(self, reply: Any, key: str) -> float:
+        return float(reply)
+
+    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
+        return clock()
+
+
+@final
+@attrs.frozen
+class RandomBits(LocalQuestion[int]):
+    """Draw a random non-negative integer of ``bits`` bits, recorded for replay."""
+
+    bits: int = attrs.field(default=64, validator=attrs.validators.in_(range(1, 257)))
+
+    def fingerprint(self) -> JSON:
+        return {"effect": "random", "bits": self.bits}
+
+    def resolve(self, reply: Any, key: str) -> int:
+        return int(reply)
+
+    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
+        return bits(self.bits)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class RunBefore(LocalQuestion[Any]):
+    """Run a handoff tool's ``before(params)`` once; its result is journaled.
+
+    ``adapter`` serialises the result for the journal (built from ``before``'s
+    return annotation), so a replayed ``client`` sees an equal value.
+    """
+
+    tool: str
+    before: Callable[[Any], Any]
+    params: BaseModel
+    adapter: TypeAdapter[Any] = attrs.field(eq=False, repr=False)
+
+    def fingerprint(self) -> JSON:
+        return {
+            "effect": "before",
+            "tool": self.tool,
+            "params": self.params.model_dump(mode="json"),
+        }
+
+    def resolve(self, reply: Any, key: str) -> Any:
+        return reply
+
+    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
+        return self.before(self.params)
+
+    def reply_to_json(self, reply: Any) -> JSON:
+        return self.adapter.dump_python(reply, mode="json")
+
+    def reply_from_json(self, data: JSON) -> Any:
+        return self.adapter.validate_python(data)
+
+
+# --- notices --------------------------------------------------------------------------
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Log(Notice):
+    """Send a log message (MCP ``notifications/message``) at ``level``.
+
+    Messages below the client's chosen level are dropped by the server layer.
+    """
+
+    level: LogLevel = attrs.field(validator=attrs.validators.in_(LOG_LEVELS))
+    data: Any
+    logger: str | None = None
+
+
+def _finite(instance: Any, attribute: Any, value: float | None) -> None:
+    if value is not None and not (isinstance(value, int | float) and math.isfinite(value)):
+        raise InvalidEffect(f"progress: {attribute.name} must be a finite number")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Progress(Notice):
+    """Report progress (MCP ``notifications/progress``); must increase per call."""
+
+    progress: float = attrs.field(validator=_finite)
+    total: float | None = attrs.field(default=None, validator=_finite)
+    message: str | None = None
+
+
+# --- branch ---------------------------------------------------------------------------
+
+
+def _positive(instance: Any, attribute: Any, value: float | None) -> None:
+    if value is not None and not (
+        isinstance(value, int | float) and math.isfinite(value) and value > 0
+    ):
+        raise InvalidEffect(f"Limits.{attribute.name} must be positive, got {value!r}")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Limits:
+    """Bounds on a branch: each is enforced, each with its own error.
+
+    Attributes:
+        max_depth: how many levels of branches may nest, counting this one
+            (1 means the children may not branch). Exceeding it raises
+            :class:`~runtime.errors.BranchDepthExceeded` where the inner branch
+            was yielded.
+        max_tokens: total tokens the branch's samples may use (reported usage, or
+            an estimate of a quarter-token per character when a peer reports
+            none). Exceeding it cancels the branch and raises
+            :class:`~runtime.errors.TokenBudgetExceeded`.
+        timeout: wall-clock seconds; on expiry the branch is cancelled and
+            :class:`~runtime.errors.BranchTimeout` raised.
+    """
+
+    max_depth: int | None = attrs.field(default=None, validator=_positive)
+    max_tokens: int | None = attrs.field(default=None, validator=_positive)
+    timeout: float | None = attrs.field(default=None, validator=_positive)
+
+
+def _check_children(instance: Any, attribute: Any, value: tuple[Any, ...]) -> None:
+    for child in value:
+        if not callable(child):
+            hint = (
+                " (it is a started generator: pass the function, e.g. "
+                "`lambda ctx: child(ctx)`)"
+                if isinstance(child, Generator)
+                else ""
+            )
+            raise InvalidEffect(
+                f"branch children must be callables taking the context, got "
+                f"{child!r}{hint}"
+            )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Branch(Effect[tuple[Any, ...]]):
+    """Run ``children`` concurrently, with nursery semantics.
+
+    Each child is a callable taking the context and returning a generator. All
+    start together (left to right); the result is their return values *in child
+    order*. The first child to fail cancels its siblings (their generators are
+    closed, in reverse start order, so ``finally`` blocks run) and the branch
+    raises an ``ExceptionGroup`` at the ``yield``. No child outlives the branch.
+    """
+
+    children: tuple[Callable[[Any], Generator[Any, Any, Any]], ...] = attrs.field(
+        converter=tuple, validator=_check_children
+    )
+    limits: Limits | None = None

@@ -1,0 +1,199 @@
+"""Every exception yieldmcp raises, in one hierarchy.
+
+The root is :class:`YieldMCPError`. Definition-time misuse also subclasses
+``TypeError`` (or ``ValueError``) so that ordinary ``except TypeError`` code keeps
+working. Expected outcomes are *values*, not exceptions: an elicitation that the
+user declines is an ``ElicitResult`` with ``action == "decline"``, and a model
+answer that fails a schema is a ``SampleResult`` with a ``parse_error``.
+
+Protocol errors follow h11's split: :class:`LocalProtocolError` means *we* tried
+something illegal, :class:`RemoteProtocolError` means the peer did. A JSON-RPC
+error answered by the peer is a :class:`PeerError` carrying the wire ``code``,
+``message`` and ``data``. The one place that maps exceptions onto JSON-RPC error
+objects lives in ``bridge``; nothing here knows about the wire.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, final
+
+if TYPE_CHECKING:
+    from .results import SampleResult
+
+__all__ = [
+    "BranchDepthExceeded",
+    "BranchTimeout",
+    "BrokenSessionError",
+    "CapabilityError",
+    "ClosedSessionError",
+    "InternalError",
+    "InvalidAnswer",
+    "InvalidEffect",
+    "InvalidMessages",
+    "InvalidTool",
+    "LimitExceeded",
+    "LocalProtocolError",
+    "PeerError",
+    "ProgressNotIncreasing",
+    "ProtocolError",
+    "RemoteProtocolError",
+    "RequestTimeout",
+    "SampleValidationError",
+    "ScriptExhausted",
+    "TokenBudgetExceeded",
+    "ToolError",
+    "YieldMCPError",
+]
+
+
+class YieldMCPError(Exception):
+    """Root of every exception raised by yieldmcp."""
+
+
+# --- definition-time and programming errors ------------------------------------
+
+
+class InvalidTool(YieldMCPError, TypeError):
+    """A tool definition is malformed (caught when the tool is defined)."""
+
+
+class InvalidEffect(YieldMCPError, TypeError):
+    """A tool yielded something that is not an effect, or built one wrongly."""
+
+
+class InvalidMessages(YieldMCPError, ValueError):
+    """A conversation handed to ``sample`` breaks the MCP message rules."""
+
+
+class ProgressNotIncreasing(YieldMCPError, ValueError):
+    """A ``progress`` effect did not increase on the previous one of the call."""
+
+
+class ToolError(YieldMCPError):
+    """Raise inside a tool to fail the call with exactly this message.
+
+    Any exception escaping a tool fails the call; this one says the message is
+    meant for the caller (it becomes the text of an ``isError`` result verbatim).
+    """
+
+
+# --- sampling helpers -----------------------------------------------------------
+
+
+@final
+class SampleValidationError(YieldMCPError):
+    """``sample_schema`` / ``sample_tools`` ran out of retries.
+
+    Attributes:
+        method: ``"sample_schema"`` or ``"sample_tools"``.
+        attempts: how many samples were made (``retries + 1``).
+        last_result: the last ``SampleResult`` received, for inspection.
+    """
+
+    def __init__(
+        self, method: str, attempts: int, last_result: SampleResult[Any], reason: str
+    ) -> None:
+        super().__init__(
+            f"{method} gave up after {attempts} attempt(s): {reason}. Inspect "
+            f".last_result for the model's final answer, or raise `retries`."
+        )
+        self.method = method
+        self.attempts = attempts
+        self.last_result = last_result
+        self.reason = reason
+
+
+# --- answers and limits -----------------------------------------------------------
+
+
+class InvalidAnswer(YieldMCPError, ValueError):
+    """An answer to an effect failed validation (e.g. elicited content vs. model).
+
+    Raised into the tool at the ``yield`` that asked the question; the tool may
+    catch it. Model output that fails a ``schema`` never raises this: it comes
+    back as ``SampleResult.parse_error`` instead.
+    """
+
+
+class LimitExceeded(YieldMCPError):
+    """A ``branch`` limit was exceeded; the branch's children were cancelled."""
+
+    def __init__(self, message: str, *, branch_key: str) -> None:
+        super().__init__(message)
+        self.branch_key = branch_key
+
+
+@final
+class BranchDepthExceeded(LimitExceeded):
+    """A ``branch`` would nest deeper than its ``Limits.max_depth`` allows."""
+
+
+@final
+class TokenBudgetExceeded(LimitExceeded):
+    """The samples inside a ``branch`` used more than ``Limits.max_tokens``."""
+
+
+@final
+class BranchTimeout(LimitExceeded):
+    """A ``branch`` ran longer than ``Limits.timeout`` seconds."""
+
+
+# --- peers and sessions -------------------------------------------------------------
+
+
+class ProtocolError(YieldMCPError):
+    """A protocol rule was broken. Abstract: raise a Local or Remote subclass."""
+
+    def __init__(self, *args: object) -> None:
+        if type(self) is ProtocolError:
+            raise TypeError(
+                "ProtocolError is abstract; raise LocalProtocolError (we broke a "
+                "rule) or RemoteProtocolError (the peer did)"
+            )
+        super().__init__(*args)
+
+
+class LocalProtocolError(ProtocolError):
+    """We tried to do something the protocol forbids."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer sent something the protocol forbids."""
+
+
+class PeerError(YieldMCPError):
+    """The peer answered a request with a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"peer error {code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class CapabilityError(YieldMCPError):
+    """The peer did not declare a capability this request needs."""
+
+    def __init__(self, message: str, *, required: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.required = required
+
+
+class RequestTimeout(YieldMCPError, TimeoutError):
+    """A request we sent was not answered in time (and was cancelled)."""
+
+
+class ClosedSessionError(YieldMCPError):
+    """*We* closed the session; it cannot be used any more."""
+
+
+class BrokenSessionError(YieldMCPError):
+    """The peer or the transport broke the session (EOF, disconnect, crash)."""
+
+
+class ScriptExhausted(YieldMCPError, LookupError):
+    """A scripted test peer was asked a question it has no answer for."""
+
+
+class InternalError(YieldMCPError):
+    """A bug in yieldmcp itself; please report it with the traceback."""

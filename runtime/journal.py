@@ -1,0 +1,100 @@
+"""The journal: every answered question, keyed and pinned to its digest.
+
+A journal makes a tool call replayable. Each entry maps an effect key (the
+branch path plus yield ordinal, e.g. ``"3.1/0"``) to the digest of the question
+asked there and the JSON of the reply. Re-running the tool against the journal
+reaches the same point with no executor calls: a question whose key is recorded
+with the same digest is answered from the journal; a question that *changed*
+(same key, different digest) is asked again and its stale entry dropped.
+
+Notices (log, progress) are recorded by key only, so a replay does not repeat
+them. The journal is plain JSON (:meth:`to_json` / :meth:`from_json`); sealing it
+for transport is the bridge's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, final
+
+import attrs
+
+__all__ = ["Journal", "JournalEntry"]
+
+
+@final
+@attrs.frozen
+class JournalEntry:
+    """One answered question: the digest of what was asked and the reply JSON."""
+
+    digest: str
+    reply: Any
+
+
+@final
+class Journal:
+    """Answers recorded during a call, for replay. Not thread-safe; one per call."""
+
+    __slots__ = ("_entries", "_notices", "hits")
+
+    def __init__(
+        self,
+        entries: Mapping[str, JournalEntry] | None = None,
+        notices: set[str] | None = None,
+    ) -> None:
+        self._entries: dict[str, JournalEntry] = dict(entries or {})
+        self._notices: set[str] = set(notices or ())
+        self.hits = 0  # questions answered from the journal, for tests and stats
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    @property
+    def entries(self) -> Mapping[str, JournalEntry]:
+        return dict(self._entries)
+
+    def lookup(self, key: str, digest: str) -> Any | None:
+        """The reply JSON recorded at ``key`` for this digest, else None.
+
+        A recorded entry whose digest differs is dropped: the question changed.
+        """
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if entry.digest != digest:
+            del self._entries[key]
+            return None
+        self.hits += 1
+        return entry.reply
+
+    def record(self, key: str, digest: str, reply: Any) -> None:
+        self._entries[key] = JournalEntry(digest, reply)
+
+    def note(self, key: str) -> bool:
+        """Record notice ``key``; True if it is new (and so should be sent)."""
+        if key in self._notices:
+            return False
+        self._notices.add(key)
+        return True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answers": {k: [e.digest, e.reply] for k, e in self._entries.items()},
+            "notices": sorted(self._notices),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Journal:
+        """A journal from :meth:`to_json` output (ValueError if malformed)."""
+        try:
+            answers = {
+                str(k): JournalEntry(str(v[0]), v[1])
+                for k, v in dict(data["answers"]).items()
+            }
+            notices = {str(n) for n in data["notices"]}
+        except (KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"malformed journal: {exc!r}") from None
+        return cls(answers, notices)

@@ -1,0 +1,138 @@
+"""Results: what a tool receives back at the ``yield`` of an effect.
+
+Expected outcomes are values here, never exceptions: a schema the model failed
+is ``SampleResult.parse_error``; a declined elicitation is
+``ElicitResult(action="decline")``. Every sample and elicitation also carries an
+:class:`Exchange`, the messages to append to a running conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar, final
+
+import attrs
+
+from .messages import Block, Message, ToolCall, Usage
+from .replies import ElicitAction
+
+__all__ = [
+    "ElicitResult",
+    "ElicitUrlResult",
+    "Exchange",
+    "ParseError",
+    "SampleResult",
+    "SchemaResult",
+    "ToolsResult",
+]
+
+P = TypeVar("P")
+M = TypeVar("M")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ParseError:
+    """Why structured output failed: the validator's ``message`` and ``raw_text``."""
+
+    message: str
+    raw_text: str
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Exchange:
+    """One interaction, as messages ready for a conversation history.
+
+    ``messages`` is ``[request, response]`` for text and tool calls, and
+    ``[request, tool_use, tool_result]`` for structured output (the result is an
+    acknowledgement the runtime writes, so the history stays MCP-valid).
+    ``history`` is the whole conversation: what was sent, then the new messages.
+    """
+
+    messages: tuple[Message, ...]
+    history: tuple[Message, ...]
+
+    @property
+    def request(self) -> Message:
+        return self.messages[0]
+
+    @property
+    def response(self) -> Message:
+        return self.messages[1]
+
+
+@final
+@attrs.frozen(kw_only=True)
+class SampleResult(Generic[P]):
+    """The result of ``sample``.
+
+    ``tool_calls`` lists the model's calls to offered tools (``stop_reason`` is
+    ``"toolUse"`` when there are any). With ``schema=``, exactly one of ``parsed``
+    and ``parse_error`` is set.
+    """
+
+    text: str
+    content: tuple[Block, ...]
+    model: str
+    stop_reason: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    parsed: P | None = None
+    parse_error: ParseError | None = None
+    usage: Usage | None = None
+    exchange: Exchange
+
+
+@final
+@attrs.frozen(kw_only=True)
+class SchemaResult(Generic[P]):
+    """The result of ``sample_schema``: ``parsed`` is always a valid value."""
+
+    parsed: P
+    text: str
+    model: str
+    stop_reason: str | None
+    usage: Usage | None
+    exchange: Exchange
+    attempts: int
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ToolsResult:
+    """The result of ``sample_tools``: at least one valid call to an offered tool."""
+
+    tool_calls: tuple[ToolCall, ...]
+    text: str
+    model: str
+    stop_reason: str | None
+    usage: Usage | None
+    exchange: Exchange
+    attempts: int
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ElicitResult(Generic[M]):
+    """The result of ``elicit``: ``action`` and, on accept, validated ``content``."""
+
+    action: ElicitAction
+    content: M | None
+    exchange: Exchange
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ElicitUrlResult:
+    """The result of ``elicit_url``: whether the user agreed to open the URL."""
+
+    action: ElicitAction
+    elicitation_id: str
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+

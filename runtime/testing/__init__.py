@@ -1,0 +1,28 @@
+"""Run tools against scripted answers: no network, no model, no client.
+
+* :class:`ScriptedPeer` answers every question from a script (replies, callables
+  or exceptions) and records what it was asked. It is an ``Executor`` for
+  :func:`runtime.run` and also works synchronously with :func:`run_scripted`.
+* :class:`HeldPeer` holds every question until the test releases it, so a test
+  (or Hypothesis, with ``st.data()``) can choose the order answers arrive in.
+* :func:`text`, :func:`tool_calls`, :func:`structured`, :func:`accept`,
+  :func:`decline` and :func:`cancel` build replies.
+* ``runtime.testing.strategies`` has Hypothesis strategies for answers (it needs
+  ``hypothesis``, installed with the ``test`` extra).
+"""
+
+from ._peers import Asked as Asked
+from ._peers import HeldPeer as HeldPeer
+from ._peers import ScriptedPeer as ScriptedPeer
+from ._peers import run_scripted as run_scripted
+from ._replies import accept as accept
+from ._replies import cancel as cancel
+from ._replies import decline as decline
+from ._replies import structured as structured
+from ._replies import text as text
+from ._replies import tool_calls as tool_calls
+
+__all__ = [
+    "Asked", "HeldPeer", "ScriptedPeer", "accept", "cancel", "decline",
+    "run_scripted", "structured", "text", "tool_calls",
+]

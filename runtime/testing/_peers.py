@@ -1,0 +1,241 @@
+"""Scripted executors for tests, and a synchronous runner over the stepper."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import random
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeAlias, TypeVar, final
+
+import attrs
+import trio
+
+from .._stepper import (
+    Ask,
+    Finished,
+    Raised,
+    Returned,
+    StartTimer,
+    Stepper,
+    StopTimer,
+    Tell,
+    Withdraw,
+)
+from ..effects import Elicit, ElicitUrl, LocalQuestion, Notice, PeerQuestion, Sample
+from ..errors import InternalError, ScriptExhausted
+from ..journal import Journal
+from ..tools import Tool
+
+__all__ = ["Asked", "HeldPeer", "ScriptedPeer", "run_scripted"]
+
+R = TypeVar("R")
+
+Answer: TypeAlias = Any | BaseException | Callable[[Any], Any]
+"""A reply, an exception to raise instead, or a callable computing either."""
+
+
+@final
+@attrs.frozen
+class Asked:
+    """One question a peer was asked, with its key."""
+
+    key: str
+    question: PeerQuestion[Any]
+
+
+def _queue(answers: Iterable[Answer] | Answer) -> collections.deque[Answer] | Answer:
+    if callable(answers) or isinstance(answers, BaseException):
+        return answers
+    if isinstance(answers, Iterable) and not isinstance(answers, str | bytes | Mapping):
+        return collections.deque(answers)
+    return collections.deque([answers])
+
+
+@final
+class ScriptedPeer:
+    """Answers questions from a script and records everything it is asked.
+
+    Args:
+        samples: replies for ``sample``, in order; or one callable
+            ``(Sample) -> reply`` answering every sample.
+        elicits: per elicitation key, replies in order or a callable.
+        urls: replies for URL elicitations, in order or a callable.
+
+    A scripted answer that is an exception instance is raised instead (to play a
+    failing peer). Running out of answers raises ScriptExhausted into the tool.
+    """
+
+    def __init__(
+        self,
+        *,
+        samples: Iterable[Answer] | Answer = (),
+        elicits: Mapping[str, Iterable[Answer] | Answer] | None = None,
+        urls: Iterable[Answer] | Answer = (),
+    ) -> None:
+        self._samples = _queue(samples)
+        self._elicits = {k: _queue(v) for k, v in (elicits or {}).items()}
+        self._urls = _queue(urls)
+        self.asked: list[Asked] = []
+        self.notices: list[tuple[str, Notice]] = []
+
+    def reply_for(self, key: str, question: PeerQuestion[Any]) -> Any:
+        """The scripted reply to ``question`` (synchronous; raises scripted errors)."""
+        self.asked.append(Asked(key, question))
+        source = self._source(question)
+        if isinstance(source, collections.deque):
+            if not source:
+                raise ScriptExhausted(
+                    f"the script has no more answers for {_describe(question)} "
+                    f"(asked at key {key!r})"
+                )
+            answer = source.popleft()
+        else:
+            answer = source
+        if callable(answer) and not isinstance(answer, BaseException):
+            answer = answer(question)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def _source(self, question: PeerQuestion[Any]) -> Any:
+        if isinstance(question, Sample):
+            return self._samples
+        if isinstance(question, Elicit):
+            if question.key not in self._elicits:
+                raise ScriptExhausted(f"the script has no answers for elicit {question.key!r}")
+            return self._elicits[question.key]
+        if isinstance(question, ElicitUrl):
+            return self._urls
+        raise ScriptExhausted(f"the script cannot answer {question!r}")
+
+    async def perform(self, key: str, question: PeerQuestion[Any]) -> Any:
+        await trio.lowlevel.checkpoint()
+        return self.reply_for(key, question)
+
+    async def notify(self, key: str, notice: Notice) -> None:
+        self.notices.append((key, notice))
+
+    @property
+    def samples(self) -> list[Sample[Any]]:
+        """Every sample asked, in order."""
+        return [a.question for a in self.asked if isinstance(a.question, Sample)]
+
+
+def _describe(question: PeerQuestion[Any]) -> str:
+    if isinstance(question, Elicit):
+        return f"elicit {question.key!r}"
+    return type(question).__name__.lower()
+
+
+def run_scripted(
+    tool: Tool[Any, R],
+    arguments: Mapping[str, Any] | Any,
+    peer: ScriptedPeer,
+    *,
+    journal: Journal | None = None,
+    clock: Callable[[], float] = lambda: 0.0,
+    rng: random.Random | None = None,
+) -> R:
+    """Run ``tool`` to completion synchronously, answering from ``peer``.
+
+    No trio, no threads: the stepper is driven directly, which makes this usable
+    from plain functions and Hypothesis tests. Branch time limits never fire
+    here (no time passes); use :func:`runtime.run` to test them.
+    """
+    params = tool.parse_arguments(arguments)
+    stepper = Stepper(tool.program(params), tool.context(), journal=journal)
+    bits = (rng or random.Random(0)).getrandbits
+    stepper.start()
+    events = stepper.events()
+    while events:
+        for event in events:
+            match event:
+                case Ask(key, question):
+                    if isinstance(question, LocalQuestion):
+                        compute = functools.partial(question.compute, clock, bits)
+                    else:
+                        assert isinstance(question, PeerQuestion)
+                        compute = functools.partial(peer.reply_for, key, question)
+                    _settle(stepper, key, compute)
+                case Tell(key, notice):
+                    peer.notices.append((key, notice))
+                case Withdraw() | StartTimer() | StopTimer() | Finished():
+                    pass
+        events = stepper.events()
+    outcome = stepper.outcome
+    if isinstance(outcome, Returned):
+        return outcome.value
+    if isinstance(outcome, Raised):
+        raise outcome.error
+    raise InternalError(f"run_scripted ended without a result: {outcome!r}")
+
+
+def _settle(stepper: Stepper, key: str, compute: Callable[[], Any]) -> None:
+    if not stepper.is_pending(key):
+        return  # withdrawn by an earlier answer in this batch
+    try:
+        reply = compute()
+    except Exception as exc:
+        stepper.fail(key, exc)
+    else:
+        stepper.answer(key, reply)
+
+
+@final
+class HeldPeer:
+    """An executor that holds each question until the test releases it.
+
+    ``await peer.wait_pending(n)`` waits until ``n`` questions are held;
+    ``peer.release(key, reply)`` answers one (an exception instance is raised
+    into the tool instead). Questions withdrawn by the runtime are listed in
+    ``withdrawn``; every question ever asked is in ``asked``.
+    """
+
+    def __init__(self) -> None:
+        self.asked: list[Asked] = []
+        self.withdrawn: list[str] = []
+        self.notices: list[tuple[str, Notice]] = []
+        self._held: dict[str, tuple[PeerQuestion[Any], trio.Event]] = {}
+        self._answers: dict[str, Any] = {}
+        self._changed = trio.Event()
+
+    @property
+    def held(self) -> dict[str, PeerQuestion[Any]]:
+        """The questions currently waiting, by key (in the order asked)."""
+        return {k: q for k, (q, _e) in self._held.items()}
+
+    async def wait_pending(self, count: int) -> None:
+        """Wait until at least ``count`` questions are held."""
+        while len(self._held) < count:
+            await self._changed.wait()
+
+    def release(self, key: str, answer: Any) -> None:
+        """Answer the held question ``key`` with a reply or an exception."""
+        _question, event = self._held.pop(key)
+        self._answers[key] = answer
+        event.set()
+
+    async def perform(self, key: str, question: PeerQuestion[Any]) -> Any:
+        self.asked.append(Asked(key, question))
+        event = trio.Event()
+        self._held[key] = (question, event)
+        self._signal()
+        try:
+            await event.wait()
+        except trio.Cancelled:
+            self._held.pop(key, None)
+            self.withdrawn.append(key)
+            self._signal()
+            raise
+        answer = self._answers.pop(key)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    async def notify(self, key: str, notice: Notice) -> None:
+        self.notices.append((key, notice))
+
+    def _signal(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()

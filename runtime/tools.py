@@ -1,0 +1,353 @@
+"""Defining tools: the ``@tool`` decorator and the ``handoff`` builder.
+
+A tool is a generator function ``fn(params, ctx)`` whose ``params`` is a pydantic
+model (its JSON Schema becomes the tool's ``inputSchema``). A plain function that
+returns without yielding is a tool too. A return annotation ``Op[Model]`` (or
+``output=Model``) makes the result structured (``outputSchema`` +
+``structuredContent``).
+
+The *handoff* form splits a tool in three: ``before(params) -> H`` runs once and
+its result is journaled (so a replayed call sees the same value), the generator
+``client(handoff, ctx)`` does the interactive part, and ``after(handoff, result)``
+formats the final value.
+
+Everything checkable is checked here, when the tool is defined: the params
+model, every ``elicits`` model (flat MCP form schemas only), the name. A
+definition error raises :class:`~runtime.errors.InvalidTool` naming the problem.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import re
+import typing
+from collections.abc import Callable, Generator, Iterable, Mapping
+from typing import Any, Generic, TypeVar, cast, final, get_type_hints, overload
+
+import attrs
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from ._elicit_schema import elicitation_schema
+from .context import Context, ElicitKey
+from .effects import Op, RunBefore
+from .errors import InvalidTool
+
+__all__ = ["Tool", "handoff", "tool"]
+
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R")
+H = TypeVar("H")
+CR = TypeVar("CR")
+
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+Elicits = Mapping[str, type[BaseModel]] | Iterable[ElicitKey[Any]]
+
+
+class _NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@final
+@attrs.frozen(kw_only=True, eq=False)
+class Tool(Generic[P, R]):
+    """A defined tool. Run it with ``runtime.run`` or serve it with ``bridge``.
+
+    Attributes:
+        name: the MCP tool name.
+        description: shown to the model choosing tools.
+        params: the pydantic model of the arguments.
+        output: the type of the result (a pydantic model makes it structured).
+        elicits: the declared elicitation forms, by key.
+    """
+
+    name: str
+    description: str | None
+    params: type[P]
+    output: Any
+    elicits: Mapping[str, type[BaseModel]]
+    title: str | None = None
+    annotations: Mapping[str, Any] | None = None
+    _body: Callable[[P, Context], Op[R]] = attrs.field(alias="body", repr=False)
+    _output_adapter: TypeAdapter[Any] | None = attrs.field(
+        alias="output_adapter", repr=False
+    )
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments (``inputSchema``)."""
+        return self.params.model_json_schema()
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of a structured result (``outputSchema``), if any."""
+        if isinstance(self.output, type) and issubclass(self.output, BaseModel):
+            return self.output.model_json_schema()
+        return None
+
+    def parse_arguments(self, arguments: Mapping[str, Any] | P | None) -> P:
+        """Validate ``arguments`` into the params model (raises ValidationError)."""
+        if isinstance(arguments, self.params):
+            return arguments
+        return self.params.model_validate(dict(arguments or {}))
+
+    def context(self) -> Context:
+        """A context that knows this tool's elicitation forms."""
+        return Context(self.elicits)
+
+    def program(self, params: P) -> Callable[[Context], Op[R]]:
+        """A factory for this tool's effect generator, bound to ``params``."""
+
+        def start(ctx: Context) -> Op[R]:
+            return self._run(params, ctx)
+
+        return start
+
+    def _run(self, params: P, ctx: Context) -> Op[R]:
+        produced: Any = self._body(params, ctx)
+        if isinstance(produced, Generator):
+            produced = yield from cast(Op[R], produced)
+        if self._output_adapter is None:
+            return cast(R, produced)
+        try:
+            return cast(R, self._output_adapter.validate_python(produced))
+        except ValidationError as exc:
+            raise TypeError(
+                f"tool {self.name!r} returned a value that is not a valid "
+                f"{self.output!r}: {exc.error_count()} error(s): "
+                f"{exc.errors(include_url=False)[0]['msg']}"
+            ) from None
+
+
+# --- @tool ---------------------------------------------------------------------------
+
+
+@overload
+def tool(fn: Callable[[P, Context], Op[R]], /) -> Tool[P, R]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    params: type[BaseModel] | None = None,
+    elicits: Elicits | None = None,
+    output: Any = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    params: type[BaseModel] | None = None,
+    elicits: Elicits | None = None,
+    output: Any = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> Any:
+    """Define a tool from ``fn(params, ctx)`` (a generator function, or a plain one).
+
+    ``params`` defaults to the annotation of ``fn``'s first parameter; a function
+    taking only ``ctx`` has no arguments. ``output`` defaults to ``R`` from a
+    return annotation ``Op[R]``. ``description`` defaults to the docstring.
+
+    Raises:
+        InvalidTool: if the definition is malformed (see the message).
+    """
+
+    def define(fn: Callable[..., Any]) -> Tool[Any, Any]:
+        params_model, takes_params = _params_of(fn, params)
+        body = fn if takes_params else _drop_params(fn)
+        return _make(
+            name=name or fn.__name__,
+            description=description if description is not None else _doc(fn),
+            params=params_model,
+            output=output if output is not None else _returned_type(fn),
+            elicits=elicits,
+            body=body,
+            title=title,
+            annotations=annotations,
+        )
+
+    return define if fn is None else define(fn)
+
+
+def _make(
+    *,
+    name: str,
+    description: str | None,
+    params: type[BaseModel],
+    output: Any,
+    elicits: Elicits | None,
+    body: Callable[..., Any],
+    title: str | None,
+    annotations: Mapping[str, Any] | None,
+) -> Tool[Any, Any]:
+    if not _NAME.match(name):
+        raise InvalidTool(
+            f"tool name {name!r} must be 1-128 characters of [A-Za-z0-9_.-]"
+        )
+    return Tool(
+        name=name,
+        description=description,
+        params=params,
+        output=output,
+        elicits=_elicits(name, elicits),
+        body=body,
+        output_adapter=_adapter(name, output),
+        title=title,
+        annotations=annotations,
+    )
+
+
+def _elicits(tool_name: str, elicits: Elicits | None) -> dict[str, type[BaseModel]]:
+    if elicits is None:
+        return {}
+    if isinstance(elicits, Mapping):
+        pairs = list(cast(Mapping[str, type[BaseModel]], elicits).items())
+    else:
+        pairs = [(k.name, k.model) for k in cast(Iterable[ElicitKey[Any]], elicits)]
+    out: dict[str, type[BaseModel]] = {}
+    for key, model in pairs:
+        if not isinstance(key, str) or not key:
+            raise InvalidTool(f"tool {tool_name!r}: elicits keys must be non-empty str")
+        try:
+            elicitation_schema(model)
+        except InvalidTool as exc:
+            raise InvalidTool(f"tool {tool_name!r}, elicits[{key!r}]: {exc}") from None
+        out[key] = model
+    return out
+
+
+def _adapter(name: str, output: Any) -> TypeAdapter[Any] | None:
+    if output is None:
+        return None
+    try:
+        return TypeAdapter(output)
+    except Exception as exc:
+        raise InvalidTool(f"tool {name!r}: output type {output!r}: {exc}") from None
+
+
+def _doc(fn: Callable[..., Any]) -> str | None:
+    doc = inspect.getdoc(fn)
+    return doc or None
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return get_type_hints(fn)
+    except Exception as exc:
+        raise InvalidTool(
+            f"cannot read the annotations of {fn.__qualname__}: {exc}"
+        ) from None
+
+
+def _params_of(
+    fn: Callable[..., Any], explicit: type[BaseModel] | None
+) -> tuple[type[BaseModel], bool]:
+    positional = [
+        p for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(positional) not in (1, 2):
+        raise InvalidTool(
+            f"{fn.__qualname__} must take (params, ctx) or (ctx); it takes "
+            f"{[p.name for p in positional]}"
+        )
+    takes_params = len(positional) == 2
+    if not takes_params:
+        return explicit or _NoParams, False
+    model = explicit or _hints(fn).get(positional[0].name)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise InvalidTool(
+            f"{fn.__qualname__}: annotate the first parameter with a pydantic "
+            f"model (or pass params=Model); got {model!r}"
+        )
+    return model, True
+
+
+def _drop_params(fn: Callable[[Context], Any]) -> Callable[[Any, Context], Any]:
+    def body(params: Any, ctx: Context) -> Any:
+        return fn(ctx)
+
+    return body
+
+
+def _returned_type(fn: Callable[..., Any]) -> Any:
+    """``R`` from ``Op[R]`` / ``Generator[Y, S, R]``, or a plain return type."""
+    hint = _hints(fn).get("return")
+    if hint is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (collections.abc.Generator, typing.Generator):
+        args = typing.get_args(hint)
+        hint = args[2] if len(args) == 3 else None
+    if hint in (Any, type(None), None) or isinstance(hint, TypeVar):
+        return None
+    return hint
+
+
+def _before_params(before: Callable[..., Any], hints: Mapping[str, Any]) -> type[BaseModel]:
+    names = list(inspect.signature(before).parameters)
+    model = hints.get(names[0]) if len(names) == 1 else None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise InvalidTool(
+            f"handoff: before must take one parameter annotated with a pydantic "
+            f"model, e.g. `def before(params: PlayParams) -> Side`; "
+            f"{before.__qualname__} takes {names}"
+        )
+    return model
+
+
+# --- handoff --------------------------------------------------------------------------
+
+
+def handoff(
+    *,
+    before: Callable[[P], H],
+    client: Callable[[H, Context], Op[CR]],
+    after: Callable[[H, CR], R],
+    name: str | None = None,
+    description: str | None = None,
+    elicits: Elicits | None = None,
+    output: Any = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> Tool[P, R]:
+    """Define a tool in three phases: ``before`` → ``client`` → ``after``.
+
+    ``before(params)`` runs once, on the server; its result is journaled (annotate
+    its return type so it can be recorded faithfully). ``client(handoff, ctx)`` is
+    the effect generator. ``after(handoff, client_result)`` runs once, when the
+    client part returns, and produces the tool's result. ``name`` defaults to the
+    name of ``client``, ``params`` to the annotation of ``before``'s parameter.
+    """
+    hints = _hints(before)
+    params_model = _before_params(before, hints)
+    handoff_adapter = TypeAdapter(hints.get("return", Any))
+    tool_name = name or client.__name__
+
+    def body(params: Any, ctx: Context) -> Op[R]:
+        value = yield RunBefore(
+            tool=tool_name, before=before, params=params, adapter=handoff_adapter
+        )
+        result = yield from client(value, ctx)
+        return after(value, result)
+
+    return _make(
+        name=tool_name,
+        description=description if description is not None else _doc(client),
+        params=params_model,
+        output=output if output is not None else _returned_type(after),
+        elicits=elicits,
+        body=body,
+        title=title,
+        annotations=annotations,
+    )
