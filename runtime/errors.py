@@ -36,6 +36,8 @@ __all__ = [
     "PeerError",
     "ProgressNotIncreasing",
     "ProtocolError",
+    "ProviderConfigError",
+    "ProviderError",
     "RemoteProtocolError",
     "RequestTimeout",
     "SampleValidationError",
@@ -193,6 +195,34 @@ class BrokenSessionError(YieldMCPError):
 
 class ScriptExhausted(YieldMCPError, LookupError):
     """A scripted test peer was asked a question it has no answer for."""
+
+
+class ProviderError(YieldMCPError):
+    """A model provider's HTTP API refused or failed a request.
+
+    ``provider`` names the API (``"openai"``, ``"anthropic"``, ...); ``status`` is
+    the HTTP status when there was one (``None`` for a failure reported inside a
+    successful response or stream, or a broken connection); ``code`` is the
+    provider's own error code or type when it sent one. The message never
+    contains the API key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status: int | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(f"{provider}: {message}")
+        self.provider = provider
+        self.status = status
+        self.code = code
+
+
+class ProviderConfigError(YieldMCPError, ValueError):
+    """A provider spec or its environment is unusable (unknown prefix, no key)."""
 
 
 class InternalError(YieldMCPError):
