@@ -38,11 +38,15 @@ from .effects import RunBefore as RunBefore
 from .effects import Sample as Sample
 from .errors import BranchDepthExceeded as BranchDepthExceeded
 from .errors import BranchTimeout as BranchTimeout
+from .errors import CapabilityError as CapabilityError
 from .errors import InvalidAnswer as InvalidAnswer
 from .errors import InvalidEffect as InvalidEffect
 from .errors import InvalidMessages as InvalidMessages
 from .errors import InvalidTool as InvalidTool
 from .errors import LimitExceeded as LimitExceeded
+from .errors import PeerError as PeerError
+from .errors import ProgressNotIncreasing as ProgressNotIncreasing
+from .errors import RequestTimeout as RequestTimeout
 from .errors import SampleValidationError as SampleValidationError
 from .errors import TokenBudgetExceeded as TokenBudgetExceeded
 from .errors import ToolError as ToolError
@@ -75,15 +79,63 @@ from .tools import handoff as handoff
 from .tools import tool as tool
 
 __all__ = [
-    "Audio", "Branch", "BranchDepthExceeded", "BranchTimeout", "Clock", "Context",
-    "Effect", "ElicitKey", "Elicit", "ElicitReply", "ElicitationRequest", "ElicitResult", "ElicitUrl",
-    "ElicitUrlResult", "Exchange", "Executor", "Image", "InvalidAnswer",
-    "InvalidEffect", "InvalidMessages", "InvalidTool", "Journal", "LimitExceeded",
-    "Limits", "LocalQuestion", "Log", "Message", "ModelPreferences", "NamedTool",
-    "Notice", "Op", "ParseError", "PeerQuestion", "Progress", "Question",
-    "RandomBits", "RunBefore", "Sample", "SampleReply", "SampleResult",
+    "Audio",
+    "Branch",
+    "BranchDepthExceeded",
+    "BranchTimeout",
+    "Clock",
+    "Context",
+    "Effect",
+    "ElicitKey",
+    "Elicit",
+    "ElicitReply",
+    "ElicitationRequest",
+    "ElicitResult",
+    "ElicitUrl",
+    "ElicitUrlResult",
+    "Exchange",
+    "Executor",
+    "Image",
+    "InvalidAnswer",
+    "InvalidEffect",
+    "InvalidMessages",
+    "InvalidTool",
+    "Journal",
+    "LimitExceeded",
+    "Limits",
+    "LocalQuestion",
+    "Log",
+    "Message",
+    "ModelPreferences",
+    "NamedTool",
+    "Notice",
+    "Op",
+    "ParseError",
+    "PeerQuestion",
+    "Progress",
+    "Question",
+    "RandomBits",
+    "RunBefore",
+    "Sample",
+    "SampleReply",
+    "SampleResult",
     "SamplingRequest",
-    "SampleValidationError", "SchemaResult", "Stepper", "Text", "TokenBudgetExceeded",
-    "Tool", "ToolCall", "ToolError", "ToolResult", "ToolSpec", "ToolUse",
-    "ToolsResult", "Usage", "YieldMCPError", "drive", "handoff", "run", "tool",
+    "SampleValidationError",
+    "SchemaResult",
+    "Stepper",
+    "Text",
+    "TokenBudgetExceeded",
+    "Tool",
+    "ToolCall",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "ToolUse",
+    "ToolsResult",
+    "Usage",
+    "YieldMCPError",
+    "drive",
+    "handoff",
+    "run",
+    "tool",
 ]

@@ -19,7 +19,10 @@ __all__ = ["canonical_json", "digest"]
 def canonical_json(value: Any) -> bytes:
     """``value`` as compact, sorted-key UTF-8 JSON (raises on non-JSON values)."""
     return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        value,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
         allow_nan=False,
     ).encode()
 

@@ -16,7 +16,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import attrs
 import trio
@@ -154,7 +154,8 @@ class _Driver:
             case Ask(key, question):
                 scope = trio.CancelScope()
                 self.scopes[key] = scope
-                nursery.start_soon(self._perform, key, question, scope)
+                peer_question = cast(PeerQuestion[Any], question)
+                nursery.start_soon(self._perform, key, peer_question, scope)
             case Tell(key, notice):
                 await self.executor.notify(key, notice)
             case Withdraw(key):
@@ -164,7 +165,9 @@ class _Driver:
                 self.timers[key] = scope
                 nursery.start_soon(self._timer, key, seconds, scope)
             case StopTimer(key):
-                self.timers.pop(key).cancel()
+                timer = self.timers.pop(key, None)
+                if timer is not None:  # None once the timer itself fired
+                    timer.cancel()
             case Finished():
                 pass
 

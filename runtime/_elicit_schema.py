@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -80,10 +80,12 @@ def _strip_optional(
     prop: Mapping[str, Any], defs: Mapping[str, Any]
 ) -> Mapping[str, Any]:
     """``X | None`` becomes ``X``: absence is how a form leaves a field empty."""
-    options = prop.get("anyOf")
+    options: Any = prop.get("anyOf")
     if not isinstance(options, list):
         return prop
-    kept = [o for o in options if o.get("type") != "null"]
+    kept: list[Mapping[str, Any]] = [
+        o for o in cast(list[Mapping[str, Any]], options) if o.get("type") != "null"
+    ]
     if len(kept) != 1:
         return prop
     rest = {k: v for k, v in prop.items() if k != "anyOf"}
@@ -100,8 +102,9 @@ def _single_select(
         if not all(isinstance(o.get("const"), str) for o in options):
             raise _flat_error(model, name, prop)
         out = _pick(prop, _COMMON_KEYS, type="string")
-        out["oneOf"] = [{"const": o["const"], "title": o.get("title", o["const"])}
-                        for o in options]
+        out["oneOf"] = [
+            {"const": o["const"], "title": o.get("title", o["const"])} for o in options
+        ]
         return out
     values = prop["enum"]
     if not all(isinstance(v, str) for v in values):
@@ -121,21 +124,25 @@ def _multi_select(
     defs: Mapping[str, Any],
 ) -> dict[str, Any]:
     items = _deref(prop.get("items", {}), defs)
-    values = items.get("enum")
-    if not (isinstance(values, list) and all(isinstance(v, str) for v in values)):
+    values: Any = items.get("enum")
+    if not (isinstance(values, list) and all(isinstance(v, str) for v in values)):  # pyright: ignore[reportUnknownVariableType]
         raise _flat_error(model, name, prop)
     out = _pick(prop, (*_COMMON_KEYS, "minItems", "maxItems"), type="array")
-    out["items"] = {"type": "string", "enum": list(values)}
+    out["items"] = {"type": "string", "enum": list(cast(list[str], values))}
     return out
 
 
-def _pick(prop: Mapping[str, Any], keys: tuple[str, ...], **fixed: Any) -> dict[str, Any]:
+def _pick(
+    prop: Mapping[str, Any], keys: tuple[str, ...], **fixed: Any
+) -> dict[str, Any]:
     out = dict(fixed)
     out.update({k: prop[k] for k in keys if k in prop})
     return out
 
 
-def _flat_error(model: type[BaseModel], name: str, prop: Mapping[str, Any]) -> InvalidTool:
+def _flat_error(
+    model: type[BaseModel], name: str, prop: Mapping[str, Any]
+) -> InvalidTool:
     return InvalidTool(
         f"{model.__name__}.{name} cannot be elicited: MCP forms take only flat "
         f"fields of str, int, float, bool, a str Enum/Literal, or a list of one "

@@ -20,7 +20,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-import jsonschema
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
+from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 from pydantic import BaseModel, ValidationError
 
 from ._canonical import canonical_json
@@ -163,11 +167,11 @@ def _json_in(text: str) -> Any:
         except ValueError:
             continue
         if isinstance(value, dict):
-            return value
+            return cast(dict[str, Any], value)
     return None
 
 
-# --- retries ----------------------------------------------------------------------------
+# --- retries ------------------------------------------------------------------------
 
 
 def schema_retry_messages(result: SampleResult[Any]) -> tuple[Message, ...]:
@@ -193,8 +197,7 @@ def tool_call_problems(
         spec = by_name.get(call.name)
         if spec is None:
             problems[call.id] = (
-                f"there is no tool named {call.name!r}; choose one of "
-                f"{sorted(by_name)}"
+                f"there is no tool named {call.name!r}; choose one of {sorted(by_name)}"
             )
             continue
         error = _first_schema_error(spec.input_schema, call.arguments)
@@ -208,9 +211,20 @@ def tools_retry_messages(
 ) -> tuple[Message, ...]:
     """The conversation to send after ``sample_tools`` got no usable call."""
     history = result.exchange.history
+    offered = {t.name for t in tools}
+    names = ", ".join(sorted(offered))
     if not result.tool_calls:
-        names = ", ".join(t.name for t in tools)
         return (*history, Message.user(f"You must call one of these tools: {names}."))
+    if any(call.name not in offered for call in result.tool_calls):
+        # A call to a tool that was never offered cannot stay in an MCP-valid
+        # history (tool uses must name offered tools), so restate it as text.
+        attempted = ", ".join(
+            f"{c.name}({canonical_json(dict(c.arguments)).decode()})"
+            for c in result.tool_calls
+        )
+        restated = Message.assistant(f"{result.text}[I called: {attempted}]")
+        hint = "; ".join(problems.values())
+        return (*history[:-1], restated, Message.user(f"{hint}. Call one of: {names}."))
     answers = tuple(
         ToolResult(
             call.id,
@@ -223,9 +237,8 @@ def tools_retry_messages(
 
 
 def _first_schema_error(schema: Mapping[str, Any], instance: Any) -> str | None:
-    error = jsonschema.exceptions.best_match(_validator(canonical_json(schema)).iter_errors(
-        instance
-    ))
+    errors = _validator(canonical_json(schema)).iter_errors(instance)
+    error = cast("SchemaError | None", best_match(errors))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "<root>"
@@ -233,7 +246,7 @@ def _first_schema_error(schema: Mapping[str, Any], instance: Any) -> str | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _validator(schema_json: bytes) -> jsonschema.protocols.Validator:
+def _validator(schema_json: bytes) -> Validator:
     schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls = validator_for(schema, default=Draft202012Validator)
     return cls(schema)

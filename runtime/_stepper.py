@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Generator
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
 import attrs
 
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 
-# --- events and outcomes ---------------------------------------------------------------
+# --- events and outcomes ------------------------------------------------------------
 
 
 @final
@@ -139,15 +139,28 @@ _SEND: Final = 0
 _THROW: Final = 1
 
 
-# --- frames ------------------------------------------------------------------------------
+# --- frames -------------------------------------------------------------------------
 
 
 class _Frame:
-    __slots__ = ("depth", "done", "gen", "index", "ordinal", "parent", "prefix", "waiting")
+    __slots__ = (
+        "depth",
+        "done",
+        "gen",
+        "index",
+        "ordinal",
+        "parent",
+        "prefix",
+        "waiting",
+    )
 
     def __init__(
-        self, gen: Generator[Any, Any, Any], prefix: str, parent: _Branch | None,
-        index: int, depth: int,
+        self,
+        gen: Generator[Any, Any, Any],
+        prefix: str,
+        parent: _Branch | None,
+        index: int,
+        depth: int,
     ) -> None:
         self.gen = gen
         self.prefix = prefix
@@ -161,11 +174,21 @@ class _Frame:
 
 class _Branch:
     __slots__ = (
-        "children", "depth", "depth_bound", "frame", "key", "limits", "remaining",
-        "results", "timed", "tokens",
+        "children",
+        "depth",
+        "depth_bound",
+        "frame",
+        "key",
+        "limits",
+        "remaining",
+        "results",
+        "timed",
+        "tokens",
     )
 
-    def __init__(self, key: str, frame: _Frame, effect: Branch, depth_bound: int | None):
+    def __init__(
+        self, key: str, frame: _Frame, effect: Branch, depth_bound: int | None
+    ):
         self.key = key
         self.frame = frame
         self.limits = effect.limits
@@ -188,7 +211,7 @@ def _bad_yield(value: object) -> InvalidEffect:
     return InvalidEffect(f"a tool yielded {value!r}, which is {hint}")
 
 
-# --- the stepper -----------------------------------------------------------------------
+# --- the stepper --------------------------------------------------------------------
 
 
 @final
@@ -278,7 +301,7 @@ class Stepper:
         """Cancel the whole call: close every generator, withdraw every question."""
         if self.outcome is not None:
             return
-        errors: list[BaseException] = []
+        errors: list[Exception] = []
         if self._root is not None and not self._root.done:
             self._close(self._root, errors)
         self._work.clear()
@@ -320,7 +343,7 @@ class Stepper:
         key = f"{frame.prefix}{frame.ordinal}"
         frame.ordinal += 1
         if isinstance(effect, Question):
-            self._ask(frame, key, effect)
+            self._ask(frame, key, cast(Question[Any], effect))
         elif isinstance(effect, Notice):
             self._tell(frame, key, effect)
         elif isinstance(effect, Branch):
@@ -346,13 +369,14 @@ class Stepper:
         frame.waiting = key
         self._events.append(Ask(key, question))
 
-    def _deliver(self, frame: _Frame, key: str, question: Question[Any], reply: Any) -> None:
-        if isinstance(question, Sample) and isinstance(reply, SampleReply):
-            self._charge(frame, question, reply)
-            if frame.done:
-                return
+    def _deliver(
+        self, frame: _Frame, key: str, question: Question[Any], reply: Any
+    ) -> None:
+        self._charge(frame, question, reply)
+        if frame.done:
+            return
         try:
-            result = question.resolve(reply, key)
+            result: Any = question.resolve(reply, key)
         except Exception as exc:
             self._work.append((frame, _THROW, exc))
         else:
@@ -380,7 +404,8 @@ class Stepper:
         if bound is not None and frame.depth + 1 > bound:
             error = BranchDepthExceeded(
                 f"branch {key!r} would nest {frame.depth + 1} deep, over its limit "
-                f"of {bound}", branch_key=key,
+                f"of {bound}",
+                branch_key=key,
             )
             self._work.append((frame, _THROW, error))
             return
@@ -402,7 +427,8 @@ class Stepper:
             branch.children.append(child)
             self._work.append((child, _SEND, None))
         if branch.timed:
-            assert effect.limits is not None and effect.limits.timeout is not None
+            assert effect.limits is not None
+            assert effect.limits.timeout is not None
             self._events.append(StartTimer(key, effect.limits.timeout))
 
     def _depth_bound(self, frame: _Frame, effect: Branch) -> int | None:
@@ -417,18 +443,23 @@ class Stepper:
         gens: list[Generator[Any, Any, Any]] = []
         try:
             for factory in effect.children:
-                gen = factory(self._context)
-                if not isinstance(gen, Generator):
-                    raise InvalidEffect(
-                        f"branch child {factory!r} returned {gen!r}, not a generator; "
-                        f"children must be generator functions taking the context"
-                    )
-                gens.append(gen)
+                gens.append(self._start_child(factory))
         except BaseException:
             for gen in reversed(gens):
                 gen.close()
             raise
         return gens
+
+    def _start_child(
+        self, factory: Callable[[Any], Generator[Any, Any, Any]]
+    ) -> Generator[Any, Any, Any]:
+        gen = factory(self._context)
+        if not isinstance(gen, Generator):
+            raise InvalidEffect(
+                f"branch child {factory!r} returned {gen!r}, not a generator; "
+                f"children must be generator functions taking the context"
+            )
+        return gen
 
     def _returned(self, frame: _Frame, value: Any) -> None:
         frame.done = True
@@ -454,7 +485,7 @@ class Stepper:
 
     def _abort(self, branch: _Branch, error: Exception, *, group: bool) -> None:
         """Cancel ``branch``'s running children and throw ``error`` into its parent."""
-        teardown: list[BaseException] = []
+        teardown: list[Exception] = []
         for child in reversed(branch.children):
             if not child.done:
                 self._close(child, teardown)
@@ -470,7 +501,7 @@ class Stepper:
             thrown = error
         self._work.append((branch.frame, _THROW, thrown))
 
-    def _close(self, frame: _Frame, errors: list[BaseException]) -> None:
+    def _close(self, frame: _Frame, errors: list[Exception]) -> None:
         """Close ``frame`` and everything under it, innermost first."""
         waiting = frame.waiting
         if waiting is not None:
@@ -490,10 +521,12 @@ class Stepper:
         except Exception as exc:
             errors.append(exc)
 
-    # --- token budgets ------------------------------------------------------------------
+    # --- token budgets ---------------------------------------------------------------
 
-    def _charge(self, frame: _Frame, question: Sample[Any], reply: SampleReply) -> None:
-        tokens = _tokens(question, reply)
+    def _charge(self, frame: _Frame, question: Question[Any], reply: Any) -> None:
+        if frame.parent is None or not isinstance(reply, SampleReply):
+            return
+        tokens = _tokens(cast(Sample[Any], question), reply)
         exceeded: _Branch | None = None
         branch = frame.parent
         while branch is not None:
@@ -506,7 +539,8 @@ class Stepper:
             limit = exceeded.limits.max_tokens if exceeded.limits else None
             error = TokenBudgetExceeded(
                 f"branch {exceeded.key!r} used {exceeded.tokens} tokens, over its "
-                f"budget of {limit}", branch_key=exceeded.key,
+                f"budget of {limit}",
+                branch_key=exceeded.key,
             )
             self._abort(exceeded, error, group=False)
 
@@ -516,4 +550,3 @@ def _tokens(question: Sample[Any], reply: SampleReply) -> int:
         return reply.usage.total
     chars = sum(len(m.text) for m in question.messages) + len(reply.text)
     return chars // 4 + 1
-

@@ -102,7 +102,10 @@ def _content_list(content: Any) -> list[Mapping[str, Any]]:
 
 def message_to_json(message: Message) -> JSONObject:
     """The MCP ``SamplingMessage`` JSON for ``message`` (content always a list)."""
-    return {"role": message.role, "content": [block_to_json(b) for b in message.content]}
+    return {
+        "role": message.role,
+        "content": [block_to_json(b) for b in message.content],
+    }
 
 
 def message_from_json(data: Mapping[str, Any]) -> Message:
@@ -134,7 +137,8 @@ def sample_reply_from_json(data: Mapping[str, Any]) -> SampleReply:
     """The reply for ``CreateMessageResult``-shaped JSON (RemoteProtocolError)."""
     try:
         blocks = tuple(_block_from_json(c) for c in _content_list(data["content"]))
-        usage_json = (data.get("_meta") or {}).get(USAGE_META_KEY)
+        meta: Any = data.get("_meta") or {}
+        usage_json: Any = meta.get(USAGE_META_KEY)
         usage = (
             Usage(int(usage_json["inputTokens"]), int(usage_json["outputTokens"]))
             if usage_json

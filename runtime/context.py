@@ -58,16 +58,18 @@ Child = Callable[["Context"], Generator[Any, Any, T]]
 @final
 @attrs.frozen
 class ElicitKey(Generic[M]):
-    """A typed elicitation key: ``ctx.elicit(PICK_MOVE, ...)`` returns ``ElicitResult[Move]``.
+    """A typed elicitation key, declared in a tool's ``elicits=[PICK_MOVE]``.
 
-    Declare it in the tool's ``elicits`` (``elicits=[PICK_MOVE]``).
+    ``ctx.elicit(PICK_MOVE, ...)`` then returns ``ElicitResult[Move]``.
     """
 
     name: str
     model: type[M]
 
 
-def _messages(prompt: str | None, messages: Sequence[Message] | None) -> tuple[Message, ...]:
+def _messages(
+    prompt: str | None, messages: Sequence[Message] | None
+) -> tuple[Message, ...]:
     if (prompt is None) == (messages is None):
         raise InvalidEffect("sample: pass exactly one of `prompt` or `messages`")
     if prompt is not None:
@@ -85,7 +87,7 @@ class Context:
     def __init__(self, elicits: Mapping[str, type[BaseModel]] | None = None) -> None:
         self._elicits: Mapping[str, type[BaseModel]] = dict(elicits or {})
 
-    # --- sampling ------------------------------------------------------------------------
+    # --- sampling --------------------------------------------------------------------
 
     @overload
     def sample(
@@ -175,7 +177,9 @@ class Context:
         conversation = _messages(prompt, messages)
         result: SampleResult[M] | None = None
         for attempt in range(1, retries + 2):
-            result = yield from self.sample(messages=conversation, schema=schema, **options)
+            result = yield from self.sample(
+                messages=conversation, schema=schema, **options
+            )
             if result.parsed is not None:
                 return SchemaResult(
                     parsed=result.parsed,
@@ -187,7 +191,8 @@ class Context:
                     attempts=attempt,
                 )
             conversation = schema_retry_messages(result)
-        assert result is not None and result.parse_error is not None
+        assert result is not None
+        assert result.parse_error is not None
         raise SampleValidationError(
             "sample_schema", retries + 1, result, result.parse_error.message
         )
@@ -234,7 +239,7 @@ class Context:
         assert result is not None
         raise SampleValidationError("sample_tools", retries + 1, result, reason)
 
-    # --- elicitation ---------------------------------------------------------------------
+    # --- elicitation -----------------------------------------------------------------
 
     @overload
     def elicit(self, key: ElicitKey[M], message: str, **context: Any) -> Elicit[M]: ...
@@ -242,7 +247,9 @@ class Context:
     @overload
     def elicit(self, key: str, message: str, **context: Any) -> Elicit[Any]: ...
 
-    def elicit(self, key: ElicitKey[Any] | str, message: str, **context: Any) -> Elicit[Any]:
+    def elicit(
+        self, key: ElicitKey[Any] | str, message: str, **context: Any
+    ) -> Elicit[Any]:
         """Ask the user to fill in the form declared as ``key`` in ``elicits``.
 
         Extra keyword arguments travel with the request as ``x-model-context``.
@@ -263,13 +270,15 @@ class Context:
             )
         return Elicit(key=name, message=message, model=model, context=context)
 
-    def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None) -> ElicitUrl:
+    def elicit_url(
+        self, message: str, url: str, *, elicitation_id: str | None = None
+    ) -> ElicitUrl:
         """Ask the user to complete a flow at ``url`` (URL mode; for sensitive data)."""
         return ElicitUrl(
             message=message, url=url, elicitation_id=elicitation_id or uuid.uuid4().hex
         )
 
-    # --- notices -----------------------------------------------------------------------
+    # --- notices ---------------------------------------------------------------------
 
     def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> Log:
         """Send a log message to the client (``notifications/message``)."""
@@ -281,7 +290,7 @@ class Context:
         """Report progress (``notifications/progress``); it must increase each time."""
         return Progress(progress=progress, total=total, message=message)
 
-    # --- time and randomness --------------------------------------------------------------
+    # --- time and randomness ---------------------------------------------------------
 
     def now(self) -> Clock:
         """The wall-clock time in seconds, recorded so replays see the same value."""
@@ -299,10 +308,12 @@ class Context:
         bits = yield from RandomBits(64)
         return items[bits % len(items)]
 
-    # --- branch ------------------------------------------------------------------------
+    # --- branch ----------------------------------------------------------------------
 
     @overload
-    def branch(self, a: Child[A], /, *, limits: Limits | None = None) -> Effect[tuple[A]]: ...
+    def branch(
+        self, a: Child[A], /, *, limits: Limits | None = None
+    ) -> Effect[tuple[A]]: ...
 
     @overload
     def branch(
@@ -331,7 +342,9 @@ class Context:
         self, *children: Child[T], limits: Limits | None = None
     ) -> Effect[tuple[T, ...]]: ...
 
-    def branch(self, *children: Child[Any], limits: Limits | None = None) -> Effect[Any]:
+    def branch(
+        self, *children: Child[Any], limits: Limits | None = None
+    ) -> Effect[Any]:
         """Run ``children`` concurrently; results come back in child order.
 
         Each child is called with this context and must return a generator (a

@@ -42,7 +42,6 @@ from .messages import (
     Message,
     ModelPreferences,
     NamedTool,
-    Text,
     ToolChoice,
     ToolResult,
     ToolSpec,
@@ -83,7 +82,14 @@ LogLevel: TypeAlias = Literal[
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
 ]
 LOG_LEVELS: tuple[LogLevel, ...] = (
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
 )
 
 
@@ -160,11 +166,15 @@ def _check_sample(s: Sample[Any]) -> None:
     if s.schema is not None and not (
         isinstance(s.schema, type) and issubclass(s.schema, BaseModel)
     ):
-        raise InvalidEffect(f"sample: schema must be a pydantic model, got {s.schema!r}")
+        raise InvalidEffect(
+            f"sample: schema must be a pydantic model, got {s.schema!r}"
+        )
     if s.tool_choice is not None and not s.tools:
         raise InvalidEffect("sample: `tool_choice` needs `tools`")
-    if s.tool_choice is not None and not isinstance(s.tool_choice, NamedTool) and (
-        s.tool_choice not in ("auto", "required", "none")
+    if (
+        s.tool_choice is not None
+        and not isinstance(s.tool_choice, NamedTool)
+        and (s.tool_choice not in ("auto", "required", "none"))
     ):
         raise InvalidEffect(
             f"sample: tool_choice must be 'auto', 'required', 'none' or "
@@ -183,9 +193,12 @@ def _check_sample(s: Sample[Any]) -> None:
             f"sample: tool_choice names {s.tool_choice.name!r}, not among {names}"
         )
     if not (isinstance(s.max_tokens, int) and s.max_tokens >= 1):
-        raise InvalidEffect(f"sample: max_tokens must be a positive int, got {s.max_tokens!r}")
+        raise InvalidEffect(
+            f"sample: max_tokens must be a positive int, got {s.max_tokens!r}"
+        )
     if s.temperature is not None and not (
-        isinstance(s.temperature, int | float) and math.isfinite(s.temperature)
+        isinstance(s.temperature, int | float)
+        and math.isfinite(s.temperature)
         and s.temperature >= 0
     ):
         raise InvalidEffect(f"sample: temperature must be >= 0, got {s.temperature!r}")
@@ -257,7 +270,9 @@ class Sample(PeerQuestion[SampleResult[P]], Generic[P]):
             "includeContext": self.include_context,
             "tools": [_tool_json(t) for t in self.tools],
             "toolChoice": _choice_json(self.tool_choice),
-            "schema": None if self.schema_tool is None else _tool_json(self.schema_tool),
+            "schema": None
+            if self.schema_tool is None
+            else _tool_json(self.schema_tool),
             "metadata": None if self.metadata is None else dict(self.metadata),
         }
 
@@ -335,7 +350,9 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
     key: str
     message: str = attrs.field(validator=attrs.validators.min_len(1))
     model: type[M]
-    context: Mapping[str, Any] = attrs.field(factory=dict[str, Any], validator=_json_context)
+    context: Mapping[str, Any] = attrs.field(
+        factory=dict[str, Any], validator=_json_context
+    )
 
     @property
     def requested_schema(self) -> Mapping[str, Any]:
@@ -438,7 +455,7 @@ class ElicitUrl(PeerQuestion[ElicitUrlResult]):
         return codec.elicit_reply_from_json(data)
 
 
-# --- local questions ------------------------------------------------------------------
+# --- local questions ----------------------------------------------------------------
 
 
 @final
@@ -507,7 +524,7 @@ class RunBefore(LocalQuestion[Any]):
         return self.adapter.validate_python(data)
 
 
-# --- notices --------------------------------------------------------------------------
+# --- notices ------------------------------------------------------------------------
 
 
 @final
@@ -524,7 +541,9 @@ class Log(Notice):
 
 
 def _finite(instance: Any, attribute: Any, value: float | None) -> None:
-    if value is not None and not (isinstance(value, int | float) and math.isfinite(value)):
+    if value is not None and not (
+        isinstance(value, int | float) and math.isfinite(value)
+    ):
         raise InvalidEffect(f"progress: {attribute.name} must be a finite number")
 
 
@@ -538,7 +557,7 @@ class Progress(Notice):
     message: str | None = None
 
 
-# --- branch ---------------------------------------------------------------------------
+# --- branch -------------------------------------------------------------------------
 
 
 def _positive(instance: Any, attribute: Any, value: float | None) -> None:

@@ -52,7 +52,7 @@ class YieldMCPError(Exception):
     """Root of every exception raised by yieldmcp."""
 
 
-# --- definition-time and programming errors ------------------------------------
+# --- definition-time and programming errors -----------------------------------------
 
 
 class InvalidTool(YieldMCPError, TypeError):
@@ -79,7 +79,7 @@ class ToolError(YieldMCPError):
     """
 
 
-# --- sampling helpers -----------------------------------------------------------
+# --- sampling helpers ---------------------------------------------------------------
 
 
 @final
@@ -105,7 +105,7 @@ class SampleValidationError(YieldMCPError):
         self.reason = reason
 
 
-# --- answers and limits -----------------------------------------------------------
+# --- answers and limits -------------------------------------------------------------
 
 
 class InvalidAnswer(YieldMCPError, ValueError):

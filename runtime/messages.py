@@ -260,7 +260,7 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
 
-# --- validation ----------------------------------------------------------------
+# --- validation ---------------------------------------------------------------------
 
 
 def validate_messages(

@@ -135,4 +135,3 @@ class ElicitUrlResult:
     @property
     def accepted(self) -> bool:
         return self.action == "accept"
-

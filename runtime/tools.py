@@ -120,7 +120,7 @@ class Tool(Generic[P, R]):
             ) from None
 
 
-# --- @tool ---------------------------------------------------------------------------
+# --- @tool --------------------------------------------------------------------------
 
 
 @overload
@@ -166,7 +166,7 @@ def tool(
         params_model, takes_params = _params_of(fn, params)
         body = fn if takes_params else _drop_params(fn)
         return _make(
-            name=name or fn.__name__,
+            name=fn.__name__ if name is None else name,
             description=description if description is not None else _doc(fn),
             params=params_model,
             output=output if output is not None else _returned_type(fn),
@@ -213,7 +213,7 @@ def _elicits(tool_name: str, elicits: Elicits | None) -> dict[str, type[BaseMode
     if isinstance(elicits, Mapping):
         pairs = list(cast(Mapping[str, type[BaseModel]], elicits).items())
     else:
-        pairs = [(k.name, k.model) for k in cast(Iterable[ElicitKey[Any]], elicits)]
+        pairs = [(k.name, k.model) for k in elicits]
     out: dict[str, type[BaseModel]] = {}
     for key, model in pairs:
         if not isinstance(key, str) or not key:
@@ -245,7 +245,9 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
         return get_type_hints(fn)
     except Exception as exc:
         raise InvalidTool(
-            f"cannot read the annotations of {fn.__qualname__}: {exc}"
+            f"cannot read the annotations of {fn.__qualname__}: {exc}. Models named "
+            f"in annotations must be importable from the function's module (not "
+            f"local to another function), or passed explicitly (params=, output=)"
         ) from None
 
 
@@ -253,7 +255,8 @@ def _params_of(
     fn: Callable[..., Any], explicit: type[BaseModel] | None
 ) -> tuple[type[BaseModel], bool]:
     positional = [
-        p for p in inspect.signature(fn).parameters.values()
+        p
+        for p in inspect.signature(fn).parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
     if len(positional) not in (1, 2):
@@ -294,7 +297,9 @@ def _returned_type(fn: Callable[..., Any]) -> Any:
     return hint
 
 
-def _before_params(before: Callable[..., Any], hints: Mapping[str, Any]) -> type[BaseModel]:
+def _before_params(
+    before: Callable[..., Any], hints: Mapping[str, Any]
+) -> type[BaseModel]:
     names = list(inspect.signature(before).parameters)
     model = hints.get(names[0]) if len(names) == 1 else None
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -306,7 +311,7 @@ def _before_params(before: Callable[..., Any], hints: Mapping[str, Any]) -> type
     return model
 
 
-# --- handoff --------------------------------------------------------------------------
+# --- handoff ------------------------------------------------------------------------
 
 
 def handoff(
@@ -332,7 +337,7 @@ def handoff(
     hints = _hints(before)
     params_model = _before_params(before, hints)
     handoff_adapter = TypeAdapter(hints.get("return", Any))
-    tool_name = name or client.__name__
+    tool_name = client.__name__ if name is None else name
 
     def body(params: Any, ctx: Context) -> Op[R]:
         value = yield RunBefore(

@@ -23,6 +23,14 @@ from ._replies import text as text
 from ._replies import tool_calls as tool_calls
 
 __all__ = [
-    "Asked", "HeldPeer", "ScriptedPeer", "accept", "cancel", "decline",
-    "run_scripted", "structured", "text", "tool_calls",
+    "Asked",
+    "HeldPeer",
+    "ScriptedPeer",
+    "accept",
+    "cancel",
+    "decline",
+    "run_scripted",
+    "structured",
+    "text",
+    "tool_calls",
 ]

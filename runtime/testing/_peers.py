@@ -6,7 +6,7 @@ import collections
 import functools
 import random
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeAlias, TypeVar, final
+from typing import Any, TypeAlias, TypeVar, cast, final
 
 import attrs
 import trio
@@ -44,12 +44,12 @@ class Asked:
     question: PeerQuestion[Any]
 
 
-def _queue(answers: Iterable[Answer] | Answer) -> collections.deque[Answer] | Answer:
+def _queue(answers: Any) -> Any:
     if callable(answers) or isinstance(answers, BaseException):
         return answers
     if isinstance(answers, Iterable) and not isinstance(answers, str | bytes | Mapping):
-        return collections.deque(answers)
-    return collections.deque([answers])
+        return collections.deque[Any](cast(Iterable[Any], answers))
+    return collections.deque[Any]([answers])
 
 
 @final
@@ -89,7 +89,7 @@ class ScriptedPeer:
                     f"the script has no more answers for {_describe(question)} "
                     f"(asked at key {key!r})"
                 )
-            answer = source.popleft()
+            answer: Any = cast(collections.deque[Any], source).popleft()
         else:
             answer = source
         if callable(answer) and not isinstance(answer, BaseException):
@@ -103,7 +103,9 @@ class ScriptedPeer:
             return self._samples
         if isinstance(question, Elicit):
             if question.key not in self._elicits:
-                raise ScriptExhausted(f"the script has no answers for elicit {question.key!r}")
+                raise ScriptExhausted(
+                    f"the script has no answers for elicit {question.key!r}"
+                )
             return self._elicits[question.key]
         if isinstance(question, ElicitUrl):
             return self._urls
@@ -119,7 +121,12 @@ class ScriptedPeer:
     @property
     def samples(self) -> list[Sample[Any]]:
         """Every sample asked, in order."""
-        return [a.question for a in self.asked if isinstance(a.question, Sample)]
+        found: list[Sample[Any]] = []
+        for asked in self.asked:
+            question: Any = asked.question
+            if isinstance(question, Sample):
+                found.append(cast(Sample[Any], question))
+        return found
 
 
 def _describe(question: PeerQuestion[Any]) -> str:

@@ -21,7 +21,10 @@ def _next_id() -> str:
 
 
 def text(
-    value: str, *, model: str = "scripted", stop_reason: str = "endTurn",
+    value: str,
+    *,
+    model: str = "scripted",
+    stop_reason: str = "endTurn",
     usage: Usage | None = None,
 ) -> SampleReply:
     """A model reply made of one text block."""
@@ -47,19 +50,26 @@ def tool_calls(
 
 
 def structured(
-    value: BaseModel | Mapping[str, Any], *, model: str = "scripted",
+    value: BaseModel | Mapping[str, Any],
+    *,
+    model: str = "scripted",
     usage: Usage | None = None,
 ) -> SampleReply:
     """A structured-output reply: a ``__schema__`` call whose input is ``value``."""
-    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
+    data = (
+        value.model_dump(mode="json") if isinstance(value, BaseModel) else dict(value)
+    )
     use = ToolUse(_next_id(), SCHEMA_TOOL_NAME, data)
     return SampleReply(content=(use,), model=model, stop_reason="toolUse", usage=usage)
 
 
-def accept(content: BaseModel | Mapping[str, Any] | None = None, /, **fields: Any) -> ElicitReply:
+def accept(
+    content: BaseModel | Mapping[str, Any] | None = None, /, **fields: Any
+) -> ElicitReply:
     """The user submitted the form with ``content`` (a model, a dict or keywords)."""
     data = (
-        content.model_dump(mode="json") if isinstance(content, BaseModel)
+        content.model_dump(mode="json")
+        if isinstance(content, BaseModel)
         else dict(content or {})
     )
     data.update(fields)

@@ -1,0 +1,27 @@
+"""Shared test configuration: Hypothesis profiles and example loading.
+
+Profiles: ``ci`` (the default; bounded so the suite stays fast), ``dev`` (fewer
+examples) and ``soak`` (many more, for long runs). Choose with
+``HYPOTHESIS_PROFILE=soak``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=25, deadline=None)
+settings.register_profile(
+    "soak",
+    max_examples=5000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

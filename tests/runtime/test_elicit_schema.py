@@ -1,0 +1,100 @@
+"""Elicitation forms: pydantic models mapped onto MCP's flat form schemas."""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from runtime import InvalidTool, tool
+from runtime._elicit_schema import elicitation_schema
+
+
+class Colour(str, enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Form(BaseModel):
+    name: str = Field(min_length=1, max_length=20, description="Your name")
+    email: str = Field(json_schema_extra={"format": "email"})
+    age: int = Field(ge=0, le=150, default=30)
+    score: float
+    subscribed: bool = False
+    colour: Colour
+    size: Literal["s", "m", "l"] = "m"
+    nickname: str | None = None
+    tags: list[Literal["a", "b"]] = Field(default_factory=list, min_length=1)
+
+
+def test_a_flat_model_maps_to_mcp_primitive_schemas() -> None:
+    assert elicitation_schema(Form) == {
+        "type": "object",
+        "properties": {
+            "name": {
+                "type": "string", "title": "Name", "description": "Your name",
+                "minLength": 1, "maxLength": 20,
+            },
+            "email": {"type": "string", "title": "Email", "format": "email"},
+            "age": {
+                "type": "integer", "title": "Age", "minimum": 0, "maximum": 150,
+                "default": 30,
+            },
+            "score": {"type": "number", "title": "Score"},
+            "subscribed": {"type": "boolean", "title": "Subscribed", "default": False},
+            "colour": {"type": "string", "title": "Colour", "enum": ["red", "blue"]},
+            "size": {"type": "string", "title": "Size", "default": "m",
+                     "enum": ["s", "m", "l"]},
+            "nickname": {"type": "string", "title": "Nickname"},
+            "tags": {"type": "array", "title": "Tags", "minItems": 1,
+                     "items": {"type": "string", "enum": ["a", "b"]}},
+        },
+        "required": ["name", "email", "score", "colour"],
+    }  # fmt: skip
+
+
+def test_dates_keep_their_format() -> None:
+    import datetime as dt
+
+    class When(BaseModel):
+        day: dt.date
+
+    assert elicitation_schema(When)["properties"]["day"] == {
+        "type": "string", "title": "Day", "format": "date",
+    }  # fmt: skip
+
+
+class Inner(BaseModel):
+    x: int
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [Inner, list[int], dict[str, str], int | str, list[Inner]],
+    ids=["nested-model", "list-of-int", "dict", "union", "list-of-models"],
+)
+def test_non_flat_fields_are_refused_at_definition(annotation: object) -> None:
+    Bad = type(  # noqa: N806
+        "Bad", (BaseModel,), {"__annotations__": {"field": annotation}}
+    )
+
+    with pytest.raises(InvalidTool, match=r"elicits\['bad'\].*Bad.field"):
+
+        @tool(elicits={"bad": Bad})
+        def t(ctx: object) -> None:
+            return None
+
+
+def test_enums_must_have_string_values() -> None:
+    class Numbers(BaseModel):
+        n: Literal[1, 2]
+
+    with pytest.raises(InvalidTool, match="string values"):
+        elicitation_schema(Numbers)
+
+
+def test_elicits_values_must_be_models() -> None:
+    with pytest.raises(InvalidTool, match="pydantic model classes"):
+        elicitation_schema(dict)  # type: ignore[arg-type]

@@ -1,0 +1,126 @@
+"""Defining tools: inference from annotations and definition-time errors."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
+from runtime import Context, InvalidTool, Op, handoff, tool
+from runtime.testing import ScriptedPeer, run_scripted
+
+
+class Args(BaseModel):
+    """Arguments."""
+
+    city: str = Field(description="Where")
+
+
+class Out(BaseModel):
+    answer: str
+
+
+def test_params_output_name_and_description_are_inferred() -> None:
+    @tool
+    def forecast(params: Args, ctx: Context) -> Op[Out]:
+        """Forecast the weather."""
+        yield ctx.log("info", params.city)
+        return Out(answer="sunny")
+
+    assert forecast.name == "forecast"
+    assert forecast.description == "Forecast the weather."
+    assert forecast.params is Args
+    assert forecast.input_schema == Args.model_json_schema()
+    assert forecast.output_schema == Out.model_json_schema()
+    assert run_scripted(forecast, {"city": "Oslo"}, ScriptedPeer()) == Out(answer="sunny")
+
+
+def test_explicit_options_override_inference() -> None:
+    @tool(name="wx.v2", description="d", params=Args, output=Out, title="Weather")
+    def forecast(params, ctx):  # type: ignore[no-untyped-def]
+        return {"answer": "rain"}
+
+    assert (forecast.name, forecast.description, forecast.title) == ("wx.v2", "d", "Weather")
+    # The output adapter validates (and converts) what the tool returns.
+    assert run_scripted(forecast, {"city": "x"}, ScriptedPeer()) == Out(answer="rain")
+
+
+def test_a_tool_taking_only_ctx_has_no_arguments() -> None:
+    @tool
+    def ping(ctx: Context) -> str:
+        return "pong"
+
+    assert ping.input_schema["properties"] == {}
+    with pytest.raises(ValidationError):
+        ping.parse_arguments({"unexpected": 1})
+
+
+def test_arguments_are_validated_against_the_params_model() -> None:
+    @tool
+    def t(params: Args, ctx: Context) -> str:
+        return params.city
+
+    with pytest.raises(ValidationError):
+        run_scripted(t, {"city": 3}, ScriptedPeer())
+
+
+def test_a_result_that_breaks_the_output_type_fails_the_call() -> None:
+    @tool
+    def t(ctx: Context) -> Op[Out]:
+        yield ctx.log("info", "x")
+        return {"wrong": 1}  # type: ignore[return-value]
+
+    with pytest.raises(TypeError, match="not a valid"):
+        run_scripted(t, {}, ScriptedPeer())
+
+
+@pytest.mark.parametrize("name", ["", "has space", "x" * 129, "comma,name"])
+def test_bad_tool_names_are_refused(name: str) -> None:
+    with pytest.raises(InvalidTool, match="1-128 characters"):
+
+        @tool(name=name)
+        def t(ctx: Context) -> None:
+            return None
+
+
+def test_the_first_parameter_must_be_a_pydantic_model() -> None:
+    with pytest.raises(InvalidTool, match="pydantic"):
+
+        @tool
+        def t(params: dict, ctx: Context) -> None:  # type: ignore[type-arg]
+            return None
+
+
+def test_wrong_arity_is_refused() -> None:
+    with pytest.raises(InvalidTool, match=r"\(params, ctx\) or \(ctx\)"):
+
+        @tool
+        def t(a: Args, b: Context, c: int) -> None:
+            return None
+
+
+def test_handoff_infers_params_from_before_and_output_from_after() -> None:
+    def before(params: Args) -> str:
+        return params.city
+
+    def client(city: str, ctx: Context) -> Op[int]:
+        yield ctx.log("info", city)
+        return len(city)
+
+    def after(city: str, n: int) -> Out:
+        return Out(answer=f"{city}:{n}")
+
+    t = handoff(before=before, client=client, after=after)
+    assert (t.name, t.params, t.output) == ("client", Args, Out)
+    assert run_scripted(t, {"city": "Rome"}, ScriptedPeer()) == Out(answer="Rome:4")
+
+
+def test_handoff_before_must_take_one_model() -> None:
+    def before(a: int) -> int:
+        return a
+
+    def client(h: int, ctx: Context) -> Op[int]:
+        return h
+        yield  # pragma: no cover
+
+    with pytest.raises(InvalidTool, match="before must take one parameter"):
+        handoff(before=before, client=client, after=lambda h, r: r)
