@@ -74,7 +74,9 @@ async def test_cancelling_the_call_closes_every_generator() -> None:
     @tool
     def guarded(ctx: Context) -> Op[object]:
         try:
-            return (yield from ctx.branch(lambda c: child(c, "a"), lambda c: child(c, "b")))
+            return (
+                yield from ctx.branch(lambda c: child(c, "a"), lambda c: child(c, "b"))
+            )
         finally:
             finalized.append("root")
 

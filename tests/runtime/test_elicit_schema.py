@@ -12,7 +12,7 @@ from runtime import InvalidTool, tool
 from runtime._elicit_schema import elicitation_schema
 
 
-class Colour(str, enum.Enum):
+class Colour(enum.StrEnum):
     RED = "red"
     BLUE = "blue"
 
@@ -76,9 +76,7 @@ class Inner(BaseModel):
     ids=["nested-model", "list-of-int", "dict", "union", "list-of-models"],
 )
 def test_non_flat_fields_are_refused_at_definition(annotation: object) -> None:
-    Bad = type(  # noqa: N806
-        "Bad", (BaseModel,), {"__annotations__": {"field": annotation}}
-    )
+    Bad = type("Bad", (BaseModel,), {"__annotations__": {"field": annotation}})
 
     with pytest.raises(InvalidTool, match=r"elicits\['bad'\].*Bad.field"):
 

@@ -106,7 +106,9 @@ def test_first_failure_cancels_siblings_in_reverse_order_and_raises_a_group() ->
     def fan(ctx: Context) -> Op[str]:
         try:
             yield from ctx.branch(
-                lambda c: child(c, "a"), lambda c: child(c, "b"), failing,
+                lambda c: child(c, "a"),
+                lambda c: child(c, "b"),
+                failing,
                 lambda c: child(c, "d"),
             )
         except ExceptionGroup as group:
@@ -173,7 +175,7 @@ def test_a_child_factory_must_return_a_generator() -> None:
     assert info.group_contains(InvalidEffect, match="not a generator")
 
 
-# --- limits --------------------------------------------------------------------------
+# --- limits -------------------------------------------------------------------------
 
 
 def nest(ctx: Context, depth: int) -> Op[int]:
@@ -205,30 +207,37 @@ def test_token_budget_cancels_the_branch_and_raises_bare() -> None:
     def spend(ctx: Context) -> Op[str]:
         try:
             yield from ctx.branch(
-                lambda c: echo(c, "a"), lambda c: echo(c, "b"),
+                lambda c: echo(c, "a"),
+                lambda c: echo(c, "b"),
                 limits=Limits(max_tokens=10),
             )
         except TokenBudgetExceeded as exceeded:
             return f"over in {exceeded.branch_key}"
         return "within budget"
 
-    peer = ScriptedPeer(samples=[text("x", usage=Usage(4, 4)), text("y", usage=Usage(2, 2))])
+    peer = ScriptedPeer(
+        samples=[text("x", usage=Usage(4, 4)), text("y", usage=Usage(2, 2))]
+    )
     assert run_scripted(spend, {}, peer) == "over in 0"
-    peer = ScriptedPeer(samples=[text("x", usage=Usage(1, 1)), text("y", usage=Usage(1, 1))])
+    peer = ScriptedPeer(
+        samples=[text("x", usage=Usage(1, 1)), text("y", usage=Usage(1, 1))]
+    )
     assert run_scripted(spend, {}, peer) == "within budget"
 
 
 def test_token_estimates_apply_when_no_usage_is_reported() -> None:
     @tool
     def spend(ctx: Context) -> Op[str]:
-        (r,) = yield from ctx.branch(lambda c: echo(c, "x" * 80), limits=Limits(max_tokens=10))
+        (r,) = yield from ctx.branch(
+            lambda c: echo(c, "x" * 80), limits=Limits(max_tokens=10)
+        )
         return r
 
     with pytest.raises(TokenBudgetExceeded):
         run_scripted(spend, {}, ScriptedPeer(samples=[text("y" * 80)]))
 
 
-# --- elicitation, notices, time --------------------------------------------------------
+# --- elicitation, notices, time -----------------------------------------------------
 
 
 class Confirm(BaseModel):
@@ -259,7 +268,7 @@ def test_elicit_outcomes_are_values(reply: object, expected: str) -> None:
 
 def test_accepted_content_that_breaks_the_model_raises_invalid_answer() -> None:
     peer = ScriptedPeer(elicits={"confirm": [accept(ok="perhaps")]})
-    with pytest.raises(InvalidAnswer, match="confirm.*ok"):
+    with pytest.raises(InvalidAnswer, match=r"confirm.*ok"):
         run_scripted(confirm, {}, peer)
 
 
@@ -286,7 +295,7 @@ def test_notices_are_delivered_in_order_and_progress_must_increase() -> None:
     assert [k for k, _ in peer.notices] == ["0", "1", "2"]
 
 
-# --- journal and replay ----------------------------------------------------------------
+# --- journal and replay -------------------------------------------------------------
 
 
 @tool(elicits={"confirm": Confirm})
@@ -309,7 +318,8 @@ def test_replay_from_a_journal_asks_nothing_and_returns_the_same() -> None:
     restored = Journal.from_json(journal.to_json())
     again = run_scripted(journaled, {}, silent, journal=restored, clock=lambda: 99.0)
     assert again == first
-    assert silent.asked == [] and silent.notices == []
+    assert silent.asked == []
+    assert silent.notices == []
     assert restored.hits == 5
 
 
@@ -355,9 +365,9 @@ def test_handoff_before_runs_once_and_its_result_is_journaled() -> None:
 
     game = handoff(before=before, client=client, after=after, name="game")
     journal = Journal()
-    assert run_scripted(game, {"n": 1}, ScriptedPeer(samples=by_prompt), journal=journal) == (
-        "m11:YOU ARE M11"
-    )
+    assert run_scripted(
+        game, {"n": 1}, ScriptedPeer(samples=by_prompt), journal=journal
+    ) == ("m11:YOU ARE M11")
     again = run_scripted(game, {"n": 1}, ScriptedPeer(), journal=journal)
     assert again == "m11:YOU ARE M11"
     assert calls == [1]

@@ -46,7 +46,11 @@ def test_an_unanswered_trailing_tool_use_is_rejected() -> None:
 def test_tool_results_must_follow_the_tool_use_immediately() -> None:
     with pytest.raises(InvalidMessages, match="only ToolResult"):
         validate_messages(
-            [Message.assistant(USE), Message.user("interjection"), Message("user", (RESULT,))]
+            [
+                Message.assistant(USE),
+                Message.user("interjection"),
+                Message("user", (RESULT,)),
+            ]
         )
 
 

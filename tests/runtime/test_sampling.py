@@ -46,15 +46,24 @@ def one(effect: object, reply: SampleReply, key: str = "0") -> object:
 def test_plain_text_result_and_its_two_message_exchange() -> None:
     sample = ctx.sample("hello", system_prompt="be brief")
     result = sample.resolve(text("hi there", model="m1"), "0")
-    assert (result.text, result.model, result.stop_reason) == ("hi there", "m1", "endTurn")
+    assert (result.text, result.model, result.stop_reason) == (
+        "hi there",
+        "m1",
+        "endTurn",
+    )
     assert result.tool_calls == ()
-    assert result.exchange.messages == (Message.user("hello"), Message.assistant("hi there"))
+    assert result.exchange.messages == (
+        Message.user("hello"),
+        Message.assistant("hi there"),
+    )
     assert result.exchange.history == result.exchange.messages
 
 
 def test_tool_calls_come_back_with_tool_use_stop_reason() -> None:
     sample = ctx.sample("find x", tools=[LOOKUP])
-    reply = SampleReply(content=(ToolUse("c1", "lookup", {"q": "x"}),), stop_reason="other")
+    reply = SampleReply(
+        content=(ToolUse("c1", "lookup", {"q": "x"}),), stop_reason="other"
+    )
     result = sample.resolve(reply, "0")
     assert [(c.id, c.name, dict(c.arguments)) for c in result.tool_calls] == [
         ("c1", "lookup", {"q": "x"})
@@ -69,7 +78,8 @@ def test_structured_output_is_read_from_the_schema_tool_call() -> None:
     assert result.parse_error is None
     request, use, ack = result.exchange.messages
     assert request == Message.user("move?")
-    assert isinstance(use.content[0], ToolUse) and use.content[0].name == "__schema__"
+    assert isinstance(use.content[0], ToolUse)
+    assert use.content[0].name == "__schema__"
     assert ack == Message("user", (ToolResult(use.content[0].id, "Received."),))
 
 
@@ -95,7 +105,8 @@ def test_invalid_structured_output_is_a_parse_error_not_an_exception() -> None:
     assert "cell" in result.parse_error.message
     assert result.parse_error.raw_text == '{"cell":11}'
     ack = result.exchange.messages[2].content[0]
-    assert isinstance(ack, ToolResult) and ack.is_error
+    assert isinstance(ack, ToolResult)
+    assert ack.is_error
 
 
 def test_prose_without_json_is_a_parse_error_with_a_two_message_exchange() -> None:
@@ -116,8 +127,14 @@ def test_schema_and_tools_are_mutually_exclusive() -> None:
         ({}, "exactly one of"),
         ({"prompt": "x", "messages": [Message.user("x")]}, "exactly one of"),
         ({"prompt": "x", "tool_choice": "required"}, "needs `tools`"),
-        ({"prompt": "x", "tools": [LOOKUP], "tool_choice": NamedTool("nope")}, "not among"),
-        ({"prompt": "x", "tools": [LOOKUP], "tool_choice": "sometimes"}, "tool_choice must"),
+        (
+            {"prompt": "x", "tools": [LOOKUP], "tool_choice": NamedTool("nope")},
+            "not among",
+        ),
+        (
+            {"prompt": "x", "tools": [LOOKUP], "tool_choice": "sometimes"},
+            "tool_choice must",
+        ),
         ({"prompt": "x", "tools": [LOOKUP, LOOKUP]}, "unique"),
         ({"prompt": "x", "tools": [ToolSpec(name="__schema__")]}, "reserved"),
         ({"prompt": "x", "max_tokens": 0}, "max_tokens"),
@@ -138,7 +155,11 @@ def test_every_field_reaches_the_request() -> None:
         include_context="thisServer", metadata={"k": 1},
     )  # fmt: skip
     request = sample.request()
-    assert (request.system_prompt, request.max_tokens, request.temperature) == ("s", 7, 0.5)
+    assert (request.system_prompt, request.max_tokens, request.temperature) == (
+        "s",
+        7,
+        0.5,
+    )
     assert request.stop_sequences == ("END",)
     assert request.tool_choice == NamedTool("lookup")
     assert request.tools == (LOOKUP,)
@@ -164,14 +185,18 @@ def pick(ctx: Context) -> Op[int]:
 
 
 def test_sample_schema_retries_with_a_hint_until_valid() -> None:
-    peer = ScriptedPeer(samples=[text("no idea"), structured({"cell": 9}), structured({"cell": 5})])
+    peer = ScriptedPeer(
+        samples=[text("no idea"), structured({"cell": 9}), structured({"cell": 5})]
+    )
     assert run_scripted(pick, {}, peer) == 53
     first, second, third = peer.samples
     assert first.messages == (Message.user("pick a cell"),)
     hint = second.messages[-1]
-    assert hint.role == "user" and "not valid" in hint.text
+    assert hint.role == "user"
+    assert "not valid" in hint.text
     error_ack = third.messages[-1].content[0]
-    assert isinstance(error_ack, ToolResult) and error_ack.is_error
+    assert isinstance(error_ack, ToolResult)
+    assert error_ack.is_error
     assert "cell" in error_ack.content[0].text  # type: ignore[union-attr]
 
 
@@ -212,7 +237,8 @@ def test_sample_tools_answers_invalid_calls_with_error_results() -> None:
     )
     assert run_scripted(choose, {}, peer) == "z@2"
     correction = peer.samples[1].messages[-1].content[0]
-    assert isinstance(correction, ToolResult) and correction.is_error
+    assert isinstance(correction, ToolResult)
+    assert correction.is_error
     assert "invalid arguments" in correction.content[0].text  # type: ignore[union-attr]
 
 
@@ -225,10 +251,12 @@ def test_sample_tools_rejects_arguments_that_break_the_input_schema() -> None:
 
 def test_usage_is_carried_to_the_result() -> None:
     result = ctx.sample("x").resolve(text("y", usage=Usage(3, 4)), "0")
-    assert result.usage == Usage(3, 4) and result.usage.total == 7
+    assert result.usage == Usage(3, 4)
+    assert result.usage.total == 7
 
 
 def test_content_blocks_survive_into_the_result() -> None:
     reply = SampleReply(content=(Text("a", meta={"sig": "s"}), Text("b")))
     result = ctx.sample("x").resolve(reply, "0")
-    assert result.content == reply.content and result.text == "ab"
+    assert result.content == reply.content
+    assert result.text == "ab"

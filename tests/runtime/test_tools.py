@@ -31,7 +31,9 @@ def test_params_output_name_and_description_are_inferred() -> None:
     assert forecast.params is Args
     assert forecast.input_schema == Args.model_json_schema()
     assert forecast.output_schema == Out.model_json_schema()
-    assert run_scripted(forecast, {"city": "Oslo"}, ScriptedPeer()) == Out(answer="sunny")
+    assert run_scripted(forecast, {"city": "Oslo"}, ScriptedPeer()) == Out(
+        answer="sunny"
+    )
 
 
 def test_explicit_options_override_inference() -> None:
@@ -39,7 +41,11 @@ def test_explicit_options_override_inference() -> None:
     def forecast(params, ctx):  # type: ignore[no-untyped-def]
         return {"answer": "rain"}
 
-    assert (forecast.name, forecast.description, forecast.title) == ("wx.v2", "d", "Weather")
+    assert (forecast.name, forecast.description, forecast.title) == (
+        "wx.v2",
+        "d",
+        "Weather",
+    )
     # The output adapter validates (and converts) what the tool returns.
     assert run_scripted(forecast, {"city": "x"}, ScriptedPeer()) == Out(answer="rain")
 
