@@ -1,0 +1,193 @@
+"""OpenAI Chat Completions response → ``SampleReply``, whole or streamed.
+
+Owns reading a ``ChatCompletion`` body (:func:`decode_response`) and
+accumulating ``ChatCompletionChunk`` events (:class:`StreamAccumulator`), also
+for OpenAI-compatible servers. Pure: parsing SSE lines and HTTP live in
+``bridge.providers``. Requests are built by ``encoders.openai``.
+
+Mapping: the first choice's ``content`` (and ``refusal``) become text;
+``tool_calls`` become ``ToolUse`` blocks (arguments are a JSON string: see
+``decoders._common`` for invalid ones and missing ids). ``finish_reason``
+``stop`` → ``endTurn`` (a stop sequence cannot be told apart), ``length`` →
+``maxTokens``, ``content_filter`` → ``refusal``; ``toolUse`` whenever there are
+calls, whatever the finish reason says. Usage is ``prompt_tokens`` /
+``completion_tokens``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from runtime.errors import ProviderError, RemoteProtocolError
+from runtime.messages import Block, Text, ToolUse, Usage
+from runtime.replies import SampleReply
+
+from ._common import (
+    JSONObject,
+    finish_reply,
+    items,
+    lookup,
+    malformed,
+    obj,
+    parse_arguments,
+)
+
+__all__ = ["StreamAccumulator", "decode_response"]
+
+PROVIDER = "openai"
+
+_STOP = {
+    "stop": "endTurn",
+    "length": "maxTokens",
+    "tool_calls": "endTurn",
+    "function_call": "endTurn",
+    "content_filter": "refusal",
+}
+
+
+def decode_response(
+    body: Mapping[str, Any], *, structured: bool = False
+) -> SampleReply:
+    """The reply for a ``ChatCompletion`` JSON body.
+
+    Args:
+        body: the parsed response JSON.
+        structured: the request asked for structured output.
+
+    Raises:
+        RemoteProtocolError: the body is not a chat completion.
+    """
+    with malformed(PROVIDER):
+        choice = body["choices"][0]
+        message = choice["message"]
+        blocks: list[Block] = [
+            Text(text)
+            for text in (message.get("content"), message.get("refusal"))
+            if text
+        ]
+        blocks += [_call(call) for call in items(message.get("tool_calls"))]
+        stop = lookup(_STOP, choice.get("finish_reason"))
+        if message.get("refusal"):
+            stop = "refusal"
+        return finish_reply(
+            blocks,
+            model=body.get("model"),
+            stop=stop,
+            usage=_usage(body.get("usage")),
+            structured=structured,
+            seed=body.get("id"),
+        )
+
+
+def _call(call: Mapping[str, Any]) -> ToolUse:
+    function = call["function"]
+    arguments = parse_arguments(function.get("arguments"))
+    return ToolUse(call.get("id") or "", function["name"], arguments)
+
+
+def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
+    if not usage:
+        return None
+    return Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+
+
+@attrs.define
+class StreamAccumulator:
+    """Accumulates ``ChatCompletionChunk`` events into one reply.
+
+    Feed each SSE ``data`` payload, parsed, to :meth:`feed`, and call
+    :meth:`feed_done` on the ``[DONE]`` sentinel. Text deltas are concatenated;
+    tool-call fragments are concatenated per ``index`` (later fragments carry
+    no id or name), so the reply only ever holds whole calls.
+    """
+
+    structured: bool = False
+    _head: JSONObject = attrs.field(factory=dict[str, Any], init=False)
+    _texts: dict[str, str] = attrs.field(factory=dict[str, str], init=False)
+    _calls: dict[int, JSONObject] = attrs.field(
+        factory=dict[int, JSONObject], init=False
+    )
+    _finish: str | None = attrs.field(default=None, init=False)
+    _usage: Any = attrs.field(default=None, init=False)
+    _done: bool = attrs.field(default=False, init=False)
+
+    def feed(self, chunk: Mapping[str, Any]) -> None:
+        """Take one parsed chunk.
+
+        Raises:
+            ProviderError: the stream carried an error object.
+            RemoteProtocolError: the chunk is malformed.
+        """
+        if "error" in chunk:
+            raise _stream_error(chunk["error"])
+        with malformed(PROVIDER):
+            for key in ("id", "model"):
+                self._head.setdefault(key, chunk.get(key))
+            self._usage = chunk.get("usage") or self._usage
+            for choice in items(chunk.get("choices")):
+                if choice.get("index", 0) == 0:
+                    self._choice(choice)
+
+    def _choice(self, choice: Mapping[str, Any]) -> None:
+        delta = obj(choice.get("delta"))
+        for key in ("content", "refusal"):
+            if delta.get(key):
+                self._texts[key] = self._texts.get(key, "") + delta[key]
+        for fragment in items(delta.get("tool_calls")):
+            self._fragment(fragment)
+        self._finish = choice.get("finish_reason") or self._finish
+
+    def _fragment(self, fragment: Mapping[str, Any]) -> None:
+        slot = self._calls.setdefault(
+            fragment["index"], {"id": "", "name": "", "arguments": ""}
+        )
+        slot["id"] = slot["id"] or fragment.get("id") or ""
+        function = obj(fragment.get("function"))
+        slot["name"] += function.get("name") or ""
+        slot["arguments"] += function.get("arguments") or ""
+
+    def feed_done(self) -> None:
+        """Take the ``[DONE]`` sentinel that ends the stream."""
+        self._done = True
+
+    def finish(self) -> SampleReply:
+        """The reply for everything fed.
+
+        Raises:
+            RemoteProtocolError: the stream ended before its finish reason or
+                before ``[DONE]`` (it was truncated).
+        """
+        if self._finish is None or not self._done:
+            raise RemoteProtocolError(
+                f"{PROVIDER}: the stream ended early (no finish_reason or [DONE])"
+            )
+        message: JSONObject = {"role": "assistant", **self._texts}
+        if self._calls:
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": _function(c)}
+                for _, c in sorted(self._calls.items())
+            ]
+        body: JSONObject = {
+            **self._head,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": self._finish}
+            ],
+            "usage": self._usage,
+        }
+        return decode_response(body, structured=self.structured)
+
+
+def _function(call: JSONObject) -> JSONObject:
+    return {"name": call["name"], "arguments": call["arguments"]}
+
+
+def _stream_error(error: Any) -> ProviderError:
+    fields = obj(error)
+    return ProviderError(
+        str(fields.get("message") or error),
+        provider=PROVIDER,
+        code=fields.get("code") or fields.get("type"),
+    )
