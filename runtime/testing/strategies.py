@@ -1,0 +1,334 @@
+"""Hypothesis strategies for answers: what a model, a user or a peer might say.
+
+* :func:`from_schema` generates JSON values for a (common subset of) JSON Schema.
+* :func:`sample_replies` generates model replies for a ``Sample``: valid ones
+  (text; tool calls to offered tools with schema-valid arguments; structured
+  output as a ``__schema__`` call or as JSON prose), or invalid ones (unknown
+  tools, arguments or structured data that break the schema, prose).
+* :func:`elicit_replies` generates accept (with valid, or invalid, content),
+  decline and cancel.
+* :func:`failures` generates peer failures; :func:`answers` mixes them in.
+* :func:`run_in_drawn_order` runs a tool with a :class:`HeldPeer` and releases
+  its questions in an order drawn from ``st.data()``.
+
+This module needs ``hypothesis`` (the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import trio
+import trio.testing
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel
+
+from ..effects import Elicit, PeerQuestion, Sample
+from ..errors import PeerError, RequestTimeout
+from ..messages import SCHEMA_TOOL_NAME, Text, ToolUse
+from ..replies import ElicitReply, SampleReply
+from ..tools import Tool
+from ._peers import HeldPeer
+
+__all__ = [
+    "answers",
+    "elicit_replies",
+    "failures",
+    "from_schema",
+    "run_in_drawn_order",
+    "sample_replies",
+]
+
+_ids = st.integers(min_value=0, max_value=10**9).map(lambda n: f"call_{n}")
+_texts = st.text(max_size=40)
+
+
+# --- JSON Schema -> values ------------------------------------------------------------
+
+
+def from_schema(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+    """Values valid against ``schema`` (a common subset; results are checked)."""
+    is_valid = _checker(schema)
+    defs: Mapping[str, Any] = schema.get("$defs", {})
+    return _values(schema, defs).filter(is_valid)
+
+
+def _checker(schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+    validator = Draft202012Validator(dict(schema))
+
+    def is_valid(value: Any) -> bool:
+        return bool(validator.is_valid(value))  # pyright: ignore[reportUnknownMemberType]
+
+    return is_valid
+
+
+def _values(
+    schema: Mapping[str, Any], defs: Mapping[str, Any]
+) -> st.SearchStrategy[Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _values(defs[ref.rsplit("/", 1)[-1]], defs)
+    if "const" in schema:
+        return st.just(schema["const"])
+    if "enum" in schema:
+        return st.sampled_from(list(schema["enum"]))
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = cast(list[Mapping[str, Any]], schema[key])
+            return st.one_of([_values(o, defs) for o in options])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = cast(list[str], kind)
+        return st.one_of([_values({**schema, "type": k}, defs) for k in kinds])
+    maker = _MAKERS.get(str(kind))
+    return maker(schema, defs) if maker else _any_json()
+
+
+def _string(
+    schema: Mapping[str, Any], defs: Mapping[str, Any]
+) -> st.SearchStrategy[Any]:
+    fmt = schema.get("format")
+    if fmt == "date":
+        return st.dates().map(lambda d: d.isoformat())
+    if fmt == "date-time":
+        return st.datetimes().map(lambda d: d.isoformat() + "Z")
+    if fmt == "email":
+        return st.from_regex(r"\A[a-z]{1,8}@[a-z]{1,8}\.com\Z")
+    if fmt == "uri":
+        return st.from_regex(r"\Ahttps://[a-z]{1,8}\.example/[a-z]{0,8}\Z")
+    return st.text(
+        min_size=schema.get("minLength", 0),
+        max_size=schema.get("maxLength", max(20, schema.get("minLength", 0))),
+    )
+
+
+def _number(
+    schema: Mapping[str, Any], defs: Mapping[str, Any]
+) -> st.SearchStrategy[Any]:
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    if schema.get("type") == "integer":
+        return st.integers(
+            min_value=None if low is None else math.ceil(low),
+            max_value=None if high is None else math.floor(high),
+        )
+    return st.floats(
+        min_value=low, max_value=high, allow_nan=False, allow_infinity=False
+    )
+
+
+def _array(
+    schema: Mapping[str, Any], defs: Mapping[str, Any]
+) -> st.SearchStrategy[Any]:
+    items = _values(schema.get("items", {}), defs)
+    return st.lists(
+        items,
+        min_size=schema.get("minItems", 0),
+        max_size=schema.get("maxItems", 4),
+        unique=bool(schema.get("uniqueItems")),
+    )
+
+
+def _object(
+    schema: Mapping[str, Any], defs: Mapping[str, Any]
+) -> st.SearchStrategy[Any]:
+    properties = cast(Mapping[str, Mapping[str, Any]], schema.get("properties", {}))
+    required = set(cast(list[str], schema.get("required", [])))
+    return st.fixed_dictionaries(
+        {k: _values(v, defs) for k, v in properties.items() if k in required},
+        optional={
+            k: _values(v, defs) for k, v in properties.items() if k not in required
+        },
+    )
+
+
+def _any_json() -> st.SearchStrategy[Any]:
+    scalars = st.none() | st.booleans() | st.integers() | _texts
+    return st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(_texts, inner, max_size=3)
+        ),
+        max_leaves=6,
+    )
+
+
+_MAKERS: dict[
+    str, Callable[[Mapping[str, Any], Mapping[str, Any]], st.SearchStrategy[Any]]
+] = {
+    "string": _string,
+    "integer": _number,
+    "number": _number,
+    "boolean": lambda schema, defs: st.booleans(),
+    "null": lambda schema, defs: st.none(),
+    "array": _array,
+    "object": _object,
+}
+
+
+def _invalid_for(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+    is_valid = _checker(schema)
+    return _any_json().filter(lambda v: not is_valid(v))
+
+
+# --- replies ------------------------------------------------------------------------
+
+
+def _reply(*blocks: Any, stop: str = "endTurn") -> SampleReply:
+    return SampleReply(content=tuple(blocks), model="hypothesis", stop_reason=stop)
+
+
+def _calls(name: str, inputs: st.SearchStrategy[Any]) -> st.SearchStrategy[ToolUse]:
+    def build(call_id: str, data: Any) -> ToolUse:
+        return ToolUse(call_id, name, data)
+
+    return st.builds(build, _ids, inputs)
+
+
+def _called(uses: list[ToolUse]) -> SampleReply:
+    return _reply(*uses, stop="toolUse")
+
+
+def sample_replies(
+    sample: Sample[Any], *, valid: bool | None = None
+) -> st.SearchStrategy[SampleReply]:
+    """Replies a model might give to ``sample``: valid, invalid, or both (None)."""
+    parts: list[st.SearchStrategy[SampleReply]] = []
+    if valid is not False:
+        parts.append(_valid_sample_replies(sample))
+    if valid is not True:
+        parts.append(_invalid_sample_replies(sample))
+    return st.one_of(parts)
+
+
+def _valid_sample_replies(sample: Sample[Any]) -> st.SearchStrategy[SampleReply]:
+    schema_tool = sample.schema_tool
+    if schema_tool is not None:
+        data = from_schema(schema_tool.input_schema)
+        as_call = _calls(SCHEMA_TOOL_NAME, data).map(lambda u: _called([u]))
+        as_prose = data.map(lambda d: _reply(Text(json.dumps(d))))
+        return as_call | as_prose
+    if sample.tools and sample.tool_choice != "none":
+        calls = st.one_of(
+            [_calls(tool.name, from_schema(tool.input_schema)) for tool in sample.tools]
+        )
+        return st.lists(calls, min_size=1, max_size=3, unique_by=lambda u: u.id).map(
+            _called
+        )
+    return _texts.map(lambda t: _reply(Text(t)))
+
+
+def _invalid_sample_replies(sample: Sample[Any]) -> st.SearchStrategy[SampleReply]:
+    prose = _texts.filter(lambda t: "{" not in t).map(lambda t: _reply(Text(t)))
+    schema_tool = sample.schema_tool
+    if schema_tool is not None:
+        bad = _invalid_for(schema_tool.input_schema).filter(
+            lambda v: isinstance(v, dict)
+        )
+        return prose | _calls(SCHEMA_TOOL_NAME, bad).map(lambda u: _called([u]))
+    if sample.tools:
+        names = {t.name for t in sample.tools}
+        unknown_names = st.from_regex(r"\A[a-z]{1,8}\Z").filter(
+            lambda n: n not in names
+        )
+        unknown = unknown_names.flatmap(lambda n: _calls(n, st.just({})))
+        return prose | unknown.map(lambda u: _called([u]))
+    return st.just(_reply(stop="maxTokens"))
+
+
+def elicit_replies(
+    elicit: Elicit[Any], *, valid: bool | None = None
+) -> st.SearchStrategy[ElicitReply]:
+    """accept (with valid/invalid content), decline and cancel for ``elicit``."""
+    refusals = st.sampled_from(
+        [ElicitReply(action="decline"), ElicitReply(action="cancel")]
+    )
+    parts: list[st.SearchStrategy[ElicitReply]] = []
+    if valid is not False:
+        content = from_schema(elicit.requested_schema).filter(
+            lambda c: _model_accepts(elicit.model, c)
+        )
+        parts.append(content.map(lambda c: ElicitReply(action="accept", content=c)))
+        parts.append(refusals)
+    if valid is not True:
+        bad = _invalid_for(elicit.requested_schema).filter(
+            lambda v: isinstance(v, dict)
+        )
+        parts.append(bad.map(lambda c: ElicitReply(action="accept", content=c)))
+    return st.one_of(parts)
+
+
+def _model_accepts(model: type[BaseModel], content: Any) -> bool:
+    try:
+        model.model_validate(content)
+    except ValueError:
+        return False
+    return True
+
+
+def failures() -> st.SearchStrategy[BaseException]:
+    """Ways a peer fails a question: JSON-RPC errors and timeouts."""
+    peer_errors = st.builds(
+        PeerError,
+        st.sampled_from([-1, -32600, -32602, -32603]),
+        st.text(min_size=1, max_size=20),
+    )
+    return peer_errors | st.just(RequestTimeout("the peer did not answer in time"))
+
+
+def answers(question: PeerQuestion[Any]) -> st.SearchStrategy[Any]:
+    """Anything that could come back for ``question``: replies or failures."""
+    if isinstance(question, Sample):
+        replies: st.SearchStrategy[Any] = sample_replies(cast(Sample[Any], question))
+    elif isinstance(question, Elicit):
+        replies = elicit_replies(cast(Elicit[Any], question))
+    else:
+        replies = st.sampled_from(
+            [ElicitReply(action=a) for a in ("accept", "decline", "cancel")]
+        )
+    return replies | failures()
+
+
+# --- orderings ----------------------------------------------------------------------
+
+
+async def run_in_drawn_order(
+    tool: Tool[Any, Any],
+    arguments: Mapping[str, Any],
+    data: st.DataObject,
+    answer: Callable[[PeerQuestion[Any]], Any] | None = None,
+) -> Any:
+    """Run ``tool``, releasing its held questions in an order drawn from ``data``.
+
+    Each answer is ``answer(question)`` or, by default, drawn from
+    :func:`answers`. Returns the tool's result; raises what the tool raises.
+    """
+    from .._driver import run
+
+    peer = HeldPeer()
+    outcome: list[Any] = []
+    failure: list[BaseException] = []
+
+    async def call() -> None:
+        try:
+            outcome.append(await run(tool, arguments, peer))
+        except Exception as error:
+            failure.append(error)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(call)
+        while True:
+            await trio.testing.wait_all_tasks_blocked()
+            if outcome or failure or not peer.held:
+                break
+            key = data.draw(st.sampled_from(sorted(peer.held)), label="release")
+            question = peer.held[key]
+            reply = answer(question) if answer else data.draw(answers(question))
+            peer.release(key, reply)
+    if failure:
+        raise failure[0]
+    return outcome[0] if outcome else None
