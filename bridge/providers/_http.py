@@ -1,0 +1,265 @@
+"""``HttpProvider``: one sampling request over HTTP, with retries and timeouts.
+
+Owns the I/O of calling a provider: POSTing the encoded body with httpx (which
+runs on trio through anyio), reading a whole JSON response or an SSE / NDJSON
+stream into a stream accumulator, retrying 429 and 5xx answers and broken
+connections with exponential backoff (honouring ``Retry-After``), and turning
+every failure into a ``runtime.errors`` exception whose text never contains the
+API key. Does not build or read wire JSON itself (``encoders``/``decoders``
+do) and does not choose a provider (``_spec`` does).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Protocol, cast, final
+
+import attrs
+import httpx
+import httpx_sse
+import trio
+
+from runtime.errors import ProviderError, RemoteProtocolError, RequestTimeout
+from runtime.replies import SampleReply
+from runtime.requests import SamplingRequest
+
+from ._apis import Accumulator, Api
+
+__all__ = ["HttpProvider", "Provider", "Retry"]
+
+logger = logging.getLogger("yieldmcp.providers")
+
+_MAX_RETRY_AFTER = 60.0
+
+
+class Provider(Protocol):
+    """Anything that answers a sampling request with a model's reply."""
+
+    async def complete(self, request: SamplingRequest) -> SampleReply:
+        """The model's reply to ``request``."""
+        ...
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Retry:
+    """Retry policy: ``max_retries`` after the first try, exponential backoff.
+
+    The n-th retry waits ``base_delay * 2**n`` seconds, at most ``max_delay``,
+    unless the provider sent ``Retry-After`` (or ``retry-after-ms``) of at most
+    a minute, which is waited instead. No jitter, so tests are deterministic.
+    """
+
+    max_retries: int = 2
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt`` (0-based)."""
+        if retry_after is not None and 0 <= retry_after <= _MAX_RETRY_AFTER:
+            return retry_after
+        return min(self.base_delay * 2**attempt, self.max_delay)
+
+
+class _Retryable(Exception):
+    def __init__(self, error: Exception, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+@final
+@attrs.frozen(kw_only=True)
+class HttpProvider:
+    """A :class:`Provider` speaking one provider API over HTTP.
+
+    ``client`` lets callers share a connection pool (they then close it);
+    otherwise each call opens and closes its own. ``sleep`` waits between
+    retries (tests pass a recorder). ``api_key`` is never shown in ``repr``.
+    """
+
+    api: Api
+    model: str
+    base_url: str
+    api_key: str | None = attrs.field(default=None, repr=False)
+    stream: bool = False
+    timeout: float = 60.0
+    retry: Retry = Retry()
+    client: httpx.AsyncClient | None = attrs.field(default=None, repr=False, eq=False)
+    sleep: Callable[[float], Awaitable[None]] = attrs.field(
+        default=trio.sleep, repr=False, eq=False
+    )
+
+    async def complete(self, request: SamplingRequest) -> SampleReply:
+        """The model's reply to ``request``.
+
+        Raises:
+            ProviderError: the provider refused or failed the request.
+            RequestTimeout: no answer within ``timeout`` seconds, every try.
+            RemoteProtocolError: the answer was malformed or cut short.
+            InvalidMessages, LocalProtocolError: the request cannot be encoded
+                for this API.
+        """
+        body = self.api.encode(request, self.model, self.stream)
+        structured = request.schema_tool is not None
+        async with self._open_client() as client:
+            attempt = 0
+            while True:
+                try:
+                    return await self._attempt(client, body, structured)
+                except _Retryable as failure:
+                    if attempt >= self.retry.max_retries:
+                        raise failure.error from None
+                    delay = self.retry.delay(attempt, failure.retry_after)
+                    logger.warning(
+                        "%s: %s; retry %d in %.2fs",
+                        self.api.name,
+                        failure.error,
+                        attempt + 1,
+                        delay,
+                    )
+                    attempt += 1
+                    await self.sleep(delay)
+
+    @asynccontextmanager
+    async def _open_client(self) -> AsyncGenerator[httpx.AsyncClient, None]:
+        if self.client is not None:
+            yield self.client
+            return
+        async with httpx.AsyncClient() as client:
+            yield client
+
+    async def _attempt(
+        self, client: httpx.AsyncClient, body: Any, structured: bool
+    ) -> SampleReply:
+        url = self.base_url.rstrip("/") + self.api.path(self.model, self.stream)
+        headers = {"Content-Type": "application/json", **self.api.headers(self.api_key)}
+        logger.debug("%s: POST %s", self.api.name, self._redact(url))
+        try:
+            async with client.stream(
+                "POST", url, json=body, headers=headers, timeout=self.timeout
+            ) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise self._status_error(response)
+                if self.stream:
+                    return await self._read_stream(response, structured)
+                await response.aread()
+                return self.api.decode(self._json(response.content), structured)
+        except httpx.TimeoutException:
+            error = RequestTimeout(
+                f"{self.api.name}: no answer within {self.timeout}s from "
+                f"{self._redact(url)}"
+            )
+            raise _Retryable(error) from None
+        except httpx.RemoteProtocolError:
+            error = RemoteProtocolError(
+                f"{self.api.name}: the connection closed in the middle of the answer"
+            )
+            raise _Retryable(error) from None
+        except httpx.TransportError as exc:
+            error = ProviderError(
+                f"connection to {self._redact(url)} failed: "
+                f"{self._redact(type(exc).__name__ + ': ' + str(exc))}",
+                provider=self.api.name,
+            )
+            raise _Retryable(error) from None
+
+    async def _read_stream(
+        self, response: httpx.Response, structured: bool
+    ) -> SampleReply:
+        accumulator = self.api.accumulator(structured)
+        if self.api.framing == "ndjson":
+            async for line in response.aiter_lines():
+                if line.strip():
+                    self._feed(accumulator, line)
+            return accumulator.finish()
+        try:
+            async for event in httpx_sse.EventSource(response).aiter_sse():
+                if event.data:
+                    self._feed(accumulator, event.data)
+        except httpx_sse.SSEError as exc:
+            raise RemoteProtocolError(f"{self.api.name}: {exc}") from None
+        return accumulator.finish()
+
+    def _feed(self, accumulator: Accumulator, data: str) -> None:
+        try:
+            self.api.feed(accumulator, data)
+        except json.JSONDecodeError:
+            raise RemoteProtocolError(
+                f"{self.api.name}: a stream event is not JSON: "
+                f"{self._redact(data[:200])}"
+            ) from None
+
+    def _json(self, content: bytes) -> Mapping[str, Any]:
+        try:
+            value = json.loads(content)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise RemoteProtocolError(
+                f"{self.api.name}: the response is not a JSON object: "
+                f"{self._redact(content[:200].decode(errors='replace'))}"
+            )
+        return value  # pyright: ignore[reportUnknownVariableType]
+
+    def _status_error(self, response: httpx.Response) -> Exception:
+        message, code = _error_fields(response)
+        error = ProviderError(
+            f"HTTP {response.status_code}: {self._redact(message)}",
+            provider=self.api.name,
+            status=response.status_code,
+            code=code,
+        )
+        if response.status_code == 429 or response.status_code >= 500:
+            return _Retryable(error, _retry_after(response.headers))
+        return error
+
+    def _redact(self, text: str) -> str:
+        if self.api_key:
+            text = text.replace(self.api_key, "[REDACTED]")
+        return text
+
+
+def _error_fields(response: httpx.Response) -> tuple[str, str | None]:
+    try:
+        body: Any = response.json()
+    except ValueError:
+        return response.text[:500] or response.reason_phrase, None
+    error: Any = (
+        cast("dict[str, Any]", body).get("error") if isinstance(body, dict) else None
+    )
+    if isinstance(error, str):
+        return error, None
+    if isinstance(error, dict):
+        fields: dict[str, Any] = error  # pyright: ignore[reportUnknownVariableType]
+        code = fields.get("code") or fields.get("type") or fields.get("status")
+        message = str(fields.get("message") or response.reason_phrase)
+        return message, None if code is None else str(code)
+    return response.text[:500], None
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return float(milliseconds) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - time.time()
