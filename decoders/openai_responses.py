@@ -63,7 +63,7 @@ def decode_response(
     if body.get("status") == "failed":
         raise _failure(body.get("error"))
     with malformed(PROVIDER):
-        blocks, refused = _blocks(items(body.get("output")))
+        blocks, refused = _blocks(items(body["output"]))
         return finish_reply(
             blocks,
             model=body.get("model"),

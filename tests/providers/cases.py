@@ -83,7 +83,9 @@ CASES: dict[str, SamplingRequest] = {
                 "user",
                 (
                     ToolResult("call_paris", "18°C, sunny"),
-                    ToolResult("call_atlantis", "unknown city: Atlantis", is_error=True),
+                    ToolResult(
+                        "call_atlantis", "unknown city: Atlantis", is_error=True
+                    ),
                 ),
             ),
         ],
@@ -137,7 +139,9 @@ def encode(provider: str, request: SamplingRequest, *, stream: bool = False) -> 
     if provider == "openai":
         return encoders.openai.encode_request(request, model=model, stream=stream)
     if provider == "openai_responses":
-        return encoders.openai_responses.encode_request(request, model=model, stream=stream)
+        return encoders.openai_responses.encode_request(
+            request, model=model, stream=stream
+        )
     if provider == "anthropic":
         return encoders.anthropic.encode_request(request, model=model, stream=stream)
     if provider == "ollama":

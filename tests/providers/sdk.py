@@ -19,7 +19,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NotRequired, Required
 
 import anthropic.types
 import ollama
@@ -31,7 +31,7 @@ from google.genai import types as genai
 from openai.types.chat import completion_create_params
 from openai.types.responses import response_create_params
 from pydantic import BaseModel, TypeAdapter
-from typing_extensions import NotRequired, ReadOnly, Required, is_typeddict
+from typing_extensions import ReadOnly, is_typeddict
 
 PROVIDERS = ("openai", "openai_responses", "anthropic", "ollama", "gemini")
 
@@ -67,12 +67,18 @@ def typed_errors(value: Any, tp: Any, path: str = "$") -> list[str]:
     if origin in _SEQUENCES:
         if not isinstance(value, list):
             return [f"{path}: expected a list"]
-        return [e for i, v in enumerate(value) for e in typed_errors(v, args[0], f"{path}[{i}]")]
+        return [
+            e
+            for i, v in enumerate(value)
+            for e in typed_errors(v, args[0], f"{path}[{i}]")
+        ]
     if origin in _MAPPINGS or tp in _MAPPINGS:
         if not isinstance(value, dict):
             return [f"{path}: expected an object"]
         inner = args[1] if args else Any
-        return [e for k, v in value.items() for e in typed_errors(v, inner, f"{path}.{k}")]
+        return [
+            e for k, v in value.items() for e in typed_errors(v, inner, f"{path}.{k}")
+        ]
     return _scalar_errors(value, tp, path)
 
 
@@ -94,8 +100,7 @@ def _union_errors(value: Any, members: Iterable[Any], path: str) -> list[str]:
     attempts = [typed_errors(value, m, path) for m in members]
     if any(not a for a in attempts):
         return []
-    best = min(attempts, key=len)
-    return best
+    return min(attempts, key=len)
 
 
 def _typeddict_errors(value: Any, tp: Any, path: str) -> list[str]:
@@ -138,14 +143,23 @@ def unknown_keys(data: Any, instance: Any, path: str = "$") -> list[str]:
             if key not in wire:
                 found.append(f"{path}.{key}")
             else:
-                found += unknown_keys(item, getattr(instance, wire[key]), f"{path}.{key}")
+                found += unknown_keys(
+                    item, getattr(instance, wire[key]), f"{path}.{key}"
+                )
         return found
     if isinstance(instance, list | tuple) and isinstance(data, list):
-        return [e for i, (d, v) in enumerate(zip(data, instance, strict=False))
-                for e in unknown_keys(d, v, f"{path}[{i}]")]
+        return [
+            e
+            for i, (d, v) in enumerate(zip(data, instance, strict=False))
+            for e in unknown_keys(d, v, f"{path}[{i}]")
+        ]
     if isinstance(instance, dict) and isinstance(data, dict):
-        return [e for k, d in data.items() if k in instance
-                for e in unknown_keys(d, instance[k], f"{path}.{k}")]
+        return [
+            e
+            for k, d in data.items()
+            if k in instance
+            for e in unknown_keys(d, instance[k], f"{path}.{k}")
+        ]
     return []
 
 
@@ -153,7 +167,9 @@ def _generic(path: str) -> str:
     return re.sub(r"\[\d+\]", "[]", path)
 
 
-def check_model(data: Any, validate: Callable[[Any], Any], allow: Iterable[str] = ()) -> Any:
+def check_model(
+    data: Any, validate: Callable[[Any], Any], allow: Iterable[str] = ()
+) -> Any:
     """Validate ``data`` and fail on any key the model does not know."""
     instance = validate(data)
     extra = [p for p in unknown_keys(data, instance) if _generic(p) not in set(allow)]
@@ -206,7 +222,8 @@ def validate_event(provider: str, event: Mapping[str, Any]) -> None:
             check_model(event, _ANTHROPIC_EVENT.validate_python)
     elif provider == "ollama" and "error" in event:
         # The server's mid-stream error line (routes.go); no SDK type exists.
-        assert set(event) == {"error"} and isinstance(event["error"], str)
+        assert set(event) == {"error"}
+        assert isinstance(event["error"], str)
     elif provider == "ollama":
         check_model(event, ollama.ChatResponse.model_validate, _OLLAMA_SERVER_ONLY)
     else:
@@ -218,26 +235,46 @@ def request_errors(provider: str, body: Mapping[str, Any]) -> list[str]:
     stream = bool(body.get("stream"))
     if provider == "openai":
         params = completion_create_params
-        tp = params.CompletionCreateParamsStreaming if stream else params.CompletionCreateParamsNonStreaming
+        tp = (
+            params.CompletionCreateParamsStreaming
+            if stream
+            else params.CompletionCreateParamsNonStreaming
+        )
         return typed_errors(dict(body), tp)
     if provider == "openai_responses":
         params = response_create_params
-        tp = params.ResponseCreateParamsStreaming if stream else params.ResponseCreateParamsNonStreaming
+        tp = (
+            params.ResponseCreateParamsStreaming
+            if stream
+            else params.ResponseCreateParamsNonStreaming
+        )
         return typed_errors(dict(body), tp)
     if provider == "anthropic":
         params = message_create_params
-        tp = params.MessageCreateParamsStreaming if stream else params.MessageCreateParamsNonStreaming
+        tp = (
+            params.MessageCreateParamsStreaming
+            if stream
+            else params.MessageCreateParamsNonStreaming
+        )
         return typed_errors(dict(body), tp)
     if provider == "ollama":
         return _ollama_request_errors(body)
     return _gemini_request_errors(body)
 
 
-_OLLAMA_MESSAGE_SERVER_ONLY = ("$.tool_call_id", "$.tool_calls[].id", "$.tool_calls[].function.index")
+_OLLAMA_MESSAGE_SERVER_ONLY = (
+    "$.tool_call_id",
+    "$.tool_calls[].id",
+    "$.tool_calls[].function.index",
+)
 
 
 def _ollama_request_errors(body: Mapping[str, Any]) -> list[str]:
-    errors = [f"$.{k}: unknown key" for k in body if k not in ollama_types.ChatRequest.model_fields]
+    errors = [
+        f"$.{k}: unknown key"
+        for k in body
+        if k not in ollama_types.ChatRequest.model_fields
+    ]
     for message in body.get("messages", ()):
         # The SDK wraps each base64 image in an Image model; the wire has strings.
         images = [{"value": image} for image in message.get("images", ())]
@@ -248,7 +285,9 @@ def _ollama_request_errors(body: Mapping[str, Any]) -> list[str]:
         function = {k: v for k, v in tool["function"].items() if k != "parameters"}
         check_model({**tool, "function": function}, ollama.Tool.model_validate)
     check_model(body.get("options", {}), ollama.Options.model_validate)
-    ollama_types.ChatRequest.model_validate({k: v for k, v in body.items() if k != "messages"})
+    ollama_types.ChatRequest.model_validate(
+        {k: v for k, v in body.items() if k != "messages"}
+    )
     return errors
 
 

@@ -70,7 +70,9 @@ def test_openai_stream_asks_for_usage() -> None:
 
 
 def test_openai_reasoning_models_get_no_temperature_and_a_developer_prompt() -> None:
-    request = SamplingRequest(messages=[ASK], system_prompt="Be brief.", temperature=0.5)
+    request = SamplingRequest(
+        messages=[ASK], system_prompt="Be brief.", temperature=0.5
+    )
     body = encoders.openai.encode_request(request, model="o4-mini")
     assert "temperature" not in body
     assert body["messages"][0] == {"role": "developer", "content": "Be brief."}
@@ -89,7 +91,9 @@ def test_openai_sends_tool_result_images_in_a_following_user_message() -> None:
         messages=[
             ASK,
             Message.assistant(ToolUse("call_1", "get_weather", {"city": "Paris"})),
-            Message("user", (ToolResult("call_1", (Text("map"), Image(PNG, "image/png"))),)),
+            Message(
+                "user", (ToolResult("call_1", (Text("map"), Image(PNG, "image/png"))),)
+            ),
         ],
         tools=(WEATHER,),
     )
@@ -166,7 +170,9 @@ def test_responses_sends_tool_result_images_natively() -> None:
         messages=[
             ASK,
             Message.assistant(ToolUse("call_1", "get_weather", {"city": "Paris"})),
-            Message("user", (ToolResult("call_1", (Text("map"), Image(PNG, "image/png"))),)),
+            Message(
+                "user", (ToolResult("call_1", (Text("map"), Image(PNG, "image/png"))),)
+            ),
         ],
         tools=(WEATHER,),
     )
