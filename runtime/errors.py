@@ -39,11 +39,13 @@ __all__ = [
     "ProviderConfigError",
     "ProviderError",
     "RemoteProtocolError",
+    "RequestError",
     "RequestTimeout",
     "SampleValidationError",
     "ScriptExhausted",
     "TokenBudgetExceeded",
     "ToolError",
+    "UrlElicitationRequired",
     "YieldMCPError",
 ]
 
@@ -171,6 +173,34 @@ class PeerError(YieldMCPError):
         self.code = code
         self.message = message
         self.data = data
+
+
+class RequestError(YieldMCPError):
+    """Answer the request being handled with this JSON-RPC error.
+
+    Raise it from a request handler (or a tool, for errors the protocol defines
+    as request failures rather than tool errors) to choose the wire ``code``,
+    ``message`` and ``data`` exactly.
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class UrlElicitationRequired(YieldMCPError):
+    """A tool cannot go on until the user completes these URL elicitations.
+
+    Raised from a tool, it fails the call with JSON-RPC error ``-32042``
+    (2025-11-25) listing ``elicitations`` (``ElicitUrl`` effects), so the client
+    can send the user there and retry the call.
+    """
+
+    def __init__(self, elicitations: list[Any], message: str | None = None) -> None:
+        super().__init__(message or "This request requires completing a URL flow.")
+        self.elicitations = elicitations
 
 
 class CapabilityError(YieldMCPError):

@@ -1,0 +1,206 @@
+"""JSON-RPC 2.0 messages: parsing, classification, serialisation. Sans-IO.
+
+This module turns bytes into one of five frozen values — :class:`Request`,
+:class:`Notification`, :class:`Response`, :class:`ErrorResponse`, or
+:class:`Invalid` (input that deserves an error reply) — and values back into
+compact bytes with no embedded newline. It knows nothing about MCP.
+
+Id hygiene (after the MCP SDK's dispatcher): ids are ints or strings, never
+``null``, floats or booleans (``True`` would alias ``1``). A response id of
+``"7"`` correlates with our request ``7``: peers sometimes echo ids as strings.
+Batches are refused: MCP since 2025-06-18 sends one message per frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, TypeAlias, TypeGuard, cast, final
+
+import attrs
+import pydantic_core
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "ErrorData",
+    "ErrorResponse",
+    "Invalid",
+    "Message",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "coerce_id",
+    "dumps",
+    "parse",
+]
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+
+RequestId: TypeAlias = int | str
+
+
+@final
+@attrs.frozen
+class ErrorData:
+    """A JSON-RPC error object."""
+
+    code: int
+    message: str
+    data: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            out["data"] = self.data
+        return out
+
+
+@final
+@attrs.frozen
+class Request:
+    id: RequestId
+    method: str
+    params: Mapping[str, Any] | None = None
+
+
+@final
+@attrs.frozen
+class Notification:
+    method: str
+    params: Mapping[str, Any] | None = None
+
+
+@final
+@attrs.frozen
+class Response:
+    id: RequestId
+    result: Any
+
+
+@final
+@attrs.frozen
+class ErrorResponse:
+    id: RequestId | None
+    error: ErrorData
+
+
+@final
+@attrs.frozen
+class Invalid:
+    """Input we must answer with ``error`` (echoing ``id`` when we could read it)."""
+
+    id: RequestId | None
+    error: ErrorData
+
+
+Message: TypeAlias = Request | Notification | Response | ErrorResponse
+
+
+def _is_id(value: object) -> TypeGuard[RequestId]:
+    return isinstance(value, str) or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
+
+
+def coerce_id(value: object) -> RequestId | None:
+    """A response id as we would have minted it: ``"7"`` becomes ``7``."""
+    if isinstance(value, str) and value.isdigit() and value.isascii():
+        return int(value)
+    return value if _is_id(value) else None
+
+
+def parse(data: bytes | str) -> Message | Invalid:
+    """Classify one JSON-RPC message. Never raises: bad input becomes Invalid."""
+    try:
+        value: Any = pydantic_core.from_json(data)
+    except ValueError:
+        return Invalid(None, ErrorData(PARSE_ERROR, "Parse error: not valid JSON"))
+    if not isinstance(value, dict):
+        kind = (
+            "batches are not supported" if isinstance(value, list) else "not an object"
+        )
+        return Invalid(None, ErrorData(INVALID_REQUEST, f"Invalid request: {kind}"))
+    return _classify(cast(dict[str, Any], value))
+
+
+def _classify(value: dict[str, Any]) -> Message | Invalid:
+    raw_id = value.get("id")
+    has_id = "id" in value
+    if value.get("jsonrpc") != "2.0":
+        return _invalid(raw_id, 'jsonrpc must be "2.0"')
+    method = value.get("method")
+    if method is not None:
+        return _request_or_notification(value, method, raw_id, has_id)
+    if not (has_id and _is_id(raw_id)):
+        return _invalid(raw_id, "a response needs an int or string id")
+    if "result" in value and "error" not in value:
+        return Response(raw_id, value["result"])
+    if "error" in value and "result" not in value:
+        error = _error_data(value["error"])
+        return ErrorResponse(raw_id, error) if error else _invalid(raw_id, "bad error")
+    return _invalid(raw_id, "a response needs exactly one of result and error")
+
+
+def _request_or_notification(
+    value: dict[str, Any], method: Any, raw_id: Any, has_id: bool
+) -> Message | Invalid:
+    if not isinstance(method, str):
+        return _invalid(raw_id, "method must be a string")
+    params: Any = value.get("params")
+    if params is not None and not isinstance(params, dict):
+        return _invalid(raw_id, "params must be an object")
+    params = cast(dict[str, Any] | None, params)
+    if not has_id:
+        return Notification(method, params)
+    if not _is_id(raw_id):
+        return _invalid(None, "id must be an int or a string")
+    return Request(raw_id, method, params)
+
+
+def _invalid(raw_id: Any, why: str) -> Invalid:
+    request_id = raw_id if _is_id(raw_id) else None
+    return Invalid(request_id, ErrorData(INVALID_REQUEST, f"Invalid request: {why}"))
+
+
+def _error_data(value: Any) -> ErrorData | None:
+    if not isinstance(value, dict):
+        return None
+    error = cast(dict[str, Any], value)
+    code, message = error.get("code"), error.get("message")
+    if not (isinstance(code, int) and not isinstance(code, bool)):
+        return None
+    return ErrorData(
+        code, message if isinstance(message, str) else "", error.get("data")
+    )
+
+
+def to_json(message: Message) -> dict[str, Any]:
+    """The JSON object for ``message``."""
+    match message:
+        case Request(id=request_id, method=method, params=params):
+            out: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if params is not None:
+                out["params"] = params
+            return out
+        case Notification(method=method, params=params):
+            out = {"jsonrpc": "2.0", "method": method}
+            if params is not None:
+                out["params"] = params
+            return out
+        case Response(id=request_id, result=result):
+            return {"jsonrpc": "2.0", "id": request_id, "result": result}
+        case ErrorResponse(id=request_id, error=error):
+            return {"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}
+
+
+def dumps(message: Message) -> bytes:
+    """Compact UTF-8 JSON for ``message``; never contains a newline."""
+    return pydantic_core.to_json(to_json(message))

@@ -1,0 +1,289 @@
+"""The MCP server: what it offers, and how each request is answered.
+
+:class:`Server` holds the tools, resources, resource templates and prompts and
+answers MCP requests for them. It speaks both protocol eras on one connection:
+
+* **2025-11-25 and older (handshake era):** ``initialize`` negotiates a version
+  and the client's capabilities for the connection; ``tools/call`` runs the tool
+  live, sending ``sampling/createMessage`` and ``elicitation/create`` to the
+  client mid-call (:mod:`bridge._live`).
+* **2026-07-28 (modern era):** a request whose ``_meta`` carries
+  ``io.modelcontextprotocol/protocolVersion`` is self-contained; it is answered
+  by :mod:`bridge._modern`.
+
+Per-connection state (negotiated version, capabilities, log level,
+subscriptions) lives in :class:`Connection`, one per stdio process or HTTP
+session. Transports create connections; the server itself holds no connection.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Final, cast, final
+
+import trio
+
+from runtime import Tool
+from runtime.effects import LOG_LEVELS
+from runtime.errors import RequestError
+
+from . import _methods
+from ._live import CallScope
+from .catalog import Prompt, Resource, ResourceTemplate
+from .jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    Notification,
+    Request,
+)
+from .session import Session, Transport
+
+__all__ = ["HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE", "Connection", "Server"]
+
+HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_HANDSHAKE: Final = "2025-11-25"
+MODERN_VERSION: Final = "2026-07-28"
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+
+
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("yieldmcp")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.0.0"
+
+
+@final
+class Server:
+    """Tools, resources and prompts, served over MCP.
+
+    Args:
+        name, version, title: the server's ``serverInfo``.
+        instructions: optional usage hints for the client's model.
+        sampling_timeout: seconds to wait for a client's sampling answer
+            (``None``: until the call is cancelled).
+        elicitation_timeout: the same for elicitation (people are slow).
+    """
+
+    def __init__(
+        self,
+        items: Iterable[Any] = (),
+        *,
+        name: str = "yieldmcp",
+        version: str | None = None,
+        title: str | None = None,
+        instructions: str | None = None,
+        sampling_timeout: float | None = None,
+        elicitation_timeout: float | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version or _package_version()
+        self.title = title
+        self.instructions = instructions
+        self.sampling_timeout = sampling_timeout
+        self.elicitation_timeout = elicitation_timeout
+        self.tools: dict[str, Tool[Any, Any]] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: list[ResourceTemplate] = []
+        self.prompts: dict[str, Prompt] = {}
+        self.add(*items)
+
+    def add(self, *items: Any) -> None:
+        """Offer tools, resources, resource templates and prompts."""
+        for item in items:
+            match item:
+                case Tool():
+                    self._unique(self.tools, item.name, "tool")[item.name] = item
+                case Resource():
+                    self._unique(self.resources, item.uri, "resource")[item.uri] = item
+                case ResourceTemplate():
+                    self.templates.append(item)
+                case Prompt():
+                    self._unique(self.prompts, item.name, "prompt")[item.name] = item
+                case _:
+                    raise TypeError(
+                        f"a Server offers Tool, Resource, ResourceTemplate and Prompt "
+                        f"values, got {item!r}"
+                    )
+
+    @staticmethod
+    def _unique(table: dict[str, Any], key: str, kind: str) -> dict[str, Any]:
+        if key in table:
+            raise ValueError(f"two {kind}s are named {key!r}")
+        return table
+
+    def server_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
+        return info
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {"logging": {}, "completions": {}}
+        caps["tools"] = {"listChanged": False}
+        caps["resources"] = {"subscribe": True, "listChanged": False}
+        caps["prompts"] = {"listChanged": False}
+        return caps
+
+    def connection(self) -> Connection:
+        """A fresh per-connection handler for a :class:`Session`."""
+        return Connection(self)
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one connection until its transport ends."""
+        await Session(transport, self.connection()).run()
+
+    async def serve_stdio(self) -> None:
+        """Serve this process's stdin/stdout until stdin closes."""
+        from .transports.stdio import stdio_transport
+
+        await self.serve(stdio_transport())
+
+
+Handler = Callable[["Connection", Request, Session], Awaitable[Any]]
+
+
+@final
+class Connection:
+    """One client's connection: its negotiated era, capabilities and settings."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.protocol_version: str | None = None
+        self.client_capabilities: Mapping[str, Any] = {}
+        self.client_info: Mapping[str, Any] | None = None
+        self.initialized = False
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.closed_event = trio.Event()
+
+    # --- Handler protocol ------------------------------------------------------------
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        params = request.params or {}
+        meta = params.get("_meta")
+        if request.method == "server/discover" or (
+            isinstance(meta, Mapping) and PROTOCOL_VERSION_META in meta
+        ):
+            from . import _modern
+
+            return await _modern.handle(self.server, request, session)
+        if request.method == "initialize":
+            return self._initialize(params)
+        if request.method == "ping":
+            return {}
+        if self.protocol_version is None:
+            raise RequestError(
+                INVALID_REQUEST,
+                f"{request.method} before initialize: send initialize first",
+            )
+        handler = _LEGACY.get(request.method)
+        if handler is None:
+            raise RequestError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        return await handler(self, request, session)
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None:
+        if notification.method == "notifications/initialized":
+            self.initialized = True
+
+    def closed(self, session: Session) -> None:
+        self.closed_event.set()
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        requested: Any = params.get("protocolVersion")
+        capabilities: Any = params.get("capabilities", {})
+        if not isinstance(requested, str) or not isinstance(capabilities, dict):
+            raise RequestError(
+                INVALID_PARAMS, "initialize needs protocolVersion and capabilities"
+            )
+        version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
+        self.protocol_version = version
+        self.client_capabilities = cast(dict[str, Any], capabilities)
+        info: Any = params.get("clientInfo")
+        self.client_info = (
+            cast(dict[str, Any], info) if isinstance(info, dict) else None
+        )
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.server.capabilities(),
+            "serverInfo": self.server.server_info(),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def scope(self, request: Request) -> CallScope:
+        """The call scope of a legacy request on this connection."""
+        return CallScope(
+            era="2025-11-25",
+            request_id=request.id,
+            client_capabilities=self.client_capabilities,
+            progress_token=_methods.progress_token(request.params),
+            log_level=self.log_level,
+        )
+
+
+# --- legacy-only methods ------------------------------------------------------------
+
+
+async def _set_level(conn: Connection, request: Request, session: Session) -> Any:
+    level = (request.params or {}).get("level")
+    if level not in LOG_LEVELS:
+        raise RequestError(
+            INVALID_PARAMS,
+            f"unknown log level {level!r}; use one of {list(LOG_LEVELS)}",
+        )
+    conn.log_level = level
+    return {}
+
+
+async def _subscribe(conn: Connection, request: Request, session: Session) -> Any:
+    conn.subscriptions.add(_methods.uri_param(request.params))
+    return {}
+
+
+async def _unsubscribe(conn: Connection, request: Request, session: Session) -> Any:
+    conn.subscriptions.discard(_methods.uri_param(request.params))
+    return {}
+
+
+async def _call_tool(conn: Connection, request: Request, session: Session) -> Any:
+    return await _methods.call_tool_live(
+        conn.server, request, session, conn.scope(request)
+    )
+
+
+async def _get_prompt(conn: Connection, request: Request, session: Session) -> Any:
+    return await _methods.get_prompt_live(
+        conn.server, request, session, conn.scope(request)
+    )
+
+
+def _static(
+    method: Callable[[Server, Mapping[str, Any], str], Any],
+) -> Handler:
+    async def handle(conn: Connection, request: Request, session: Session) -> Any:
+        return method(conn.server, request.params or {}, "2025-11-25")
+
+    return handle
+
+
+_LEGACY: dict[str, Handler] = {
+    "tools/list": _static(_methods.list_tools),
+    "tools/call": _call_tool,
+    "resources/list": _static(_methods.list_resources),
+    "resources/templates/list": _static(_methods.list_templates),
+    "resources/read": _static(_methods.read_resource),
+    "resources/subscribe": _subscribe,
+    "resources/unsubscribe": _unsubscribe,
+    "prompts/list": _static(_methods.list_prompts),
+    "prompts/get": _get_prompt,
+    "completion/complete": _static(_methods.complete),
+    "logging/setLevel": _set_level,
+}

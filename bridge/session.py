@@ -1,0 +1,384 @@
+"""A JSON-RPC session over any transport, in both directions at once.
+
+The session owns request-id correlation, the receive loop, one task per
+incoming request, cancellation in both directions, timeouts on the requests it
+sends, ``ping``, and the single point where a handler's exception becomes an
+error reply (``bridge._errors``). It is deliberately not MCP-aware: methods are
+strings and params are dicts; the MCP server and client sit on top.
+
+Rules:
+
+* Our request ids are ints from a counter; a response id ``"7"`` matches ``7``.
+* The pending table is cleaned in ``finally``: a request that times out, is
+  cancelled, or whose session breaks never leaks an entry.
+* If the caller of :meth:`Session.request` is cancelled or times out, the peer is
+  sent ``notifications/cancelled`` (shielded, best effort) and a late reply is
+  dropped.
+* An incoming ``notifications/cancelled`` cancels the matching handler task; no
+  response is sent for it.
+* When the transport ends (EOF, disconnect) the peer is gone: every incoming
+  request that is waiting on (or later needs) a reply from the peer is
+  cancelled; the others may finish for ``drain_timeout`` seconds and their
+  replies are written if the transport still takes them; then whatever is
+  left is cancelled. Requests we sent without a related incoming request fail
+  with :class:`~runtime.errors.BrokenSessionError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+from collections.abc import Mapping
+from typing import Any, Protocol, final
+
+import attrs
+import trio
+
+from runtime.errors import (
+    BrokenSessionError,
+    ClosedSessionError,
+    PeerError,
+    RequestTimeout,
+)
+
+from ._errors import error_data
+from .jsonrpc import (
+    INVALID_REQUEST,
+    ErrorData,
+    ErrorResponse,
+    Invalid,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    coerce_id,
+    parse,
+)
+
+__all__ = ["Handler", "Session", "Transport"]
+
+_CANCELLED = "notifications/cancelled"
+_CLOSED_ERRORS = (
+    trio.BrokenResourceError,
+    trio.ClosedResourceError,
+    BrokenSessionError,
+)
+
+
+class Transport(Protocol):
+    """Moves whole messages. ``related`` names the request a message belongs to
+    (HTTP routes it onto that request's response stream; stdio ignores it)."""
+
+    async def receive(self) -> bytes:
+        """The next message's bytes; raises ``trio.EndOfChannel`` at the end."""
+        ...
+
+    async def send(
+        self, message: Message, *, related: RequestId | None = None
+    ) -> None: ...
+
+
+class Handler(Protocol):
+    """What the session calls for incoming traffic (the MCP server or client)."""
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        """The result for ``request``; raise to answer with an error."""
+        ...
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None: ...
+
+    def closed(self, session: Session) -> None:
+        """The transport ended (called once, synchronously, before teardown)."""
+        ...
+
+
+@attrs.define
+class _Slot:
+    event: trio.Event = attrs.field(factory=trio.Event)
+    result: Any = None
+    error: BaseException | None = None
+
+    def settle(self, result: Any = None, error: BaseException | None = None) -> None:
+        if not self.event.is_set():
+            self.result, self.error = result, error
+            self.event.set()
+
+
+@final
+class Session:
+    """One JSON-RPC connection. Start it with :meth:`run` in a nursery.
+
+    Args:
+        transport: moves the bytes.
+        handler: answers incoming requests and notifications.
+        request_timeout: default seconds to wait for a reply to our requests
+            (``None``: wait until cancelled).
+        cancel_grace: seconds allowed for sending ``notifications/cancelled``.
+        drain_timeout: after the transport ends, seconds to let incoming
+            requests that do not need the peer finish.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        handler: Handler,
+        *,
+        request_timeout: float | None = None,
+        cancel_grace: float = 1.0,
+        drain_timeout: float = 5.0,
+    ) -> None:
+        self.transport = transport
+        self.handler = handler
+        self.request_timeout = request_timeout
+        self.cancel_grace = cancel_grace
+        self.drain_timeout = drain_timeout
+        self._ids = itertools.count(1)
+        self._pending: dict[RequestId, _Slot] = {}
+        self._related: dict[RequestId, RequestId | None] = {}
+        self._eof = False
+        self._idle = trio.Event()
+        self._incoming: dict[RequestId, trio.CancelScope] = {}
+        self._nursery: trio.Nursery | None = None
+        self._closed = False
+        self.broken = trio.Event()
+
+    # --- running ---------------------------------------------------------------------
+
+    async def run(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Receive until the transport ends; then cancel and fail what is left."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started()
+                await self._receive_loop()
+                await self._drain()
+                nursery.cancel_scope.cancel()
+        finally:
+            self._close()
+
+    async def _receive_loop(self) -> None:
+        while True:
+            try:
+                data = await self.transport.receive()
+            except (trio.EndOfChannel, *_CLOSED_ERRORS):
+                return
+            await self._dispatch(data)
+
+    async def _drain(self) -> None:
+        """The peer is gone: cancel calls that need it, let the others finish."""
+        self._eof = True
+        for request_id, related in list(self._related.items()):
+            slot = self._pending.get(request_id)
+            if related is not None and related in self._incoming:
+                self._incoming[related].cancel()
+            elif slot is not None:
+                slot.settle(error=BrokenSessionError("the peer disconnected"))
+        if self._incoming:
+            with trio.move_on_after(self.drain_timeout):
+                await self._idle.wait()
+
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.broken.set()
+        for slot in self._pending.values():
+            slot.settle(error=BrokenSessionError("the session ended before the reply"))
+        self.handler.closed(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # --- incoming --------------------------------------------------------------------
+
+    async def _dispatch(self, data: bytes) -> None:
+        message = parse(data)
+        match message:
+            case Request():
+                self._start_request(message)
+            case Notification(method=method, params=params) if method == _CANCELLED:
+                self._cancel_incoming(params or {})
+            case Notification():
+                await self.handler.handle_notification(message, self)
+            case Response(id=raw_id, result=result):
+                self._settle(raw_id, result=result)
+            case ErrorResponse(id=raw_id, error=error):
+                if raw_id is not None:
+                    self._settle(
+                        raw_id, error=PeerError(error.code, error.message, error.data)
+                    )
+            case Invalid(id=request_id, error=error):
+                await self._send_quietly(ErrorResponse(request_id, error), request_id)
+
+    def _start_request(self, request: Request) -> None:
+        assert self._nursery is not None
+        if request.id in self._incoming:
+            error = ErrorData(
+                INVALID_REQUEST, f"request id {request.id!r} is already in use"
+            )
+            self._nursery.start_soon(
+                self._send_quietly, ErrorResponse(request.id, error), None
+            )
+            return
+        scope = trio.CancelScope()
+        self._incoming[request.id] = scope
+        self._nursery.start_soon(self._answer, request, scope)
+
+    async def _answer(self, request: Request, scope: trio.CancelScope) -> None:
+        try:
+            reply: Message | None = None
+            with scope:
+                try:
+                    result = await self.handler.handle_request(request, self)
+                except Exception as exc:
+                    reply = ErrorResponse(request.id, error_data(exc))
+                else:
+                    reply = Response(request.id, result)
+            if reply is not None and not scope.cancelled_caught:
+                await self._send_quietly(reply, request.id)
+        finally:
+            if self._incoming.get(request.id) is scope:
+                del self._incoming[request.id]
+            if not self._incoming:
+                self._idle.set()
+
+    def _cancel_incoming(self, params: Mapping[str, Any]) -> None:
+        request_id = params.get("requestId")
+        scope = (
+            self._incoming.get(request_id)
+            if isinstance(request_id, int | str)
+            else None
+        )
+        if scope is None and isinstance(request_id, str):
+            scope = self._incoming.get(coerce_id(request_id) or request_id)
+        if scope is not None:
+            scope.cancel()
+
+    def _settle(
+        self,
+        raw_id: RequestId,
+        *,
+        result: Any = None,
+        error: BaseException | None = None,
+    ) -> None:
+        request_id = coerce_id(raw_id)
+        slot = self._pending.get(request_id) if request_id is not None else None
+        if slot is not None:  # otherwise: a late reply to a cancelled request
+            slot.settle(result, error)
+
+    def cancel_request(self, request_id: RequestId) -> bool:
+        """Cancel the handler of incoming request ``request_id``, if running."""
+        scope = self._incoming.get(request_id)
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    @property
+    def in_flight(self) -> int:
+        """How many incoming requests are being handled."""
+        return len(self._incoming)
+
+    @property
+    def outstanding(self) -> list[RequestId]:
+        """Ids of our requests still waiting for a reply."""
+        return list(self._pending)
+
+    # --- outgoing --------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        related: RequestId | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Send a request and wait for its result.
+
+        Raises:
+            PeerError: the peer answered with an error object.
+            RequestTimeout: no reply within ``timeout`` (the peer was told to
+                cancel).
+            BrokenSessionError: the session ended first.
+            ClosedSessionError: the session had already ended.
+        """
+        if self._closed:
+            raise ClosedSessionError("the session is closed")
+        if self._eof:
+            await self._peer_gone(related)
+        request_id = next(self._ids)
+        slot = _Slot()
+        self._pending[request_id] = slot
+        self._related[request_id] = related
+        limit = timeout if timeout is not None else self.request_timeout
+        try:
+            await self.transport.send(
+                Request(request_id, method, params), related=related
+            )
+            with trio.move_on_after(math.inf if limit is None else limit) as timer:
+                await slot.event.wait()
+            if timer.cancelled_caught:
+                await self._cancel_remote(
+                    request_id, f"timed out after {limit} s", related
+                )
+                raise RequestTimeout(f"{method} got no reply within {limit} s")
+        except trio.Cancelled:
+            if not slot.event.is_set():
+                await self._cancel_remote(request_id, "cancelled", related)
+            raise
+        except _CLOSED_ERRORS as exc:
+            raise BrokenSessionError(
+                f"could not send {method}: the transport is closed"
+            ) from exc
+        finally:
+            self._pending.pop(request_id, None)
+            self._related.pop(request_id, None)
+        if slot.error is not None:
+            raise slot.error
+        return slot.result
+
+    async def _peer_gone(self, related: RequestId | None) -> None:
+        """A request after the peer left: cancel the call that needs it."""
+        scope = self._incoming.get(related) if related is not None else None
+        if scope is not None:
+            scope.cancel()
+            await trio.lowlevel.checkpoint()  # raises Cancelled
+        raise BrokenSessionError("the peer disconnected")
+
+    async def notify(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        related: RequestId | None = None,
+    ) -> None:
+        """Send a notification (raises BrokenSessionError if the transport is gone)."""
+        try:
+            await self.transport.send(Notification(method, params), related=related)
+        except _CLOSED_ERRORS as exc:
+            raise BrokenSessionError(
+                f"could not send {method}: the transport is closed"
+            ) from exc
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        await self.request("ping", None, timeout=timeout)
+
+    async def _cancel_remote(
+        self, request_id: RequestId, reason: str, related: RequestId | None
+    ) -> None:
+        note = Notification(_CANCELLED, {"requestId": request_id, "reason": reason})
+        with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_grace):
+            await self._send_quietly(note, related)
+
+    async def _send_quietly(self, message: Message, related: RequestId | None) -> None:
+        """Send, ignoring a transport that is already gone (nothing to tell)."""
+        with contextlib.suppress(*_CLOSED_ERRORS):
+            await self.transport.send(message, related=related)

@@ -1,0 +1,1 @@
+"""Transports: how JSON-RPC messages move (memory, stdio, Streamable HTTP)."""
