@@ -18,9 +18,10 @@ session. Transports create connections; the server itself holds no connection.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Final, cast, final
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from typing import Any, Final, Literal, cast, final
 
 import trio
 
@@ -88,10 +89,14 @@ class Server:
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
+        self._listeners: set[trio.MemorySendChannel[ListKind]] = set()
         self.add(*items)
 
     def add(self, *items: Any) -> None:
-        """Offer tools, resources, resource templates and prompts."""
+        """Offer tools, resources, resource templates and prompts.
+
+        Listeners (see :meth:`listen`) hear which lists changed.
+        """
         for item in items:
             match item:
                 case Tool():
@@ -107,6 +112,43 @@ class Server:
                         f"a Server offers Tool, Resource, ResourceTemplate and Prompt "
                         f"values, got {item!r}"
                     )
+            self._changed(_kind_of(item))
+
+    def remove(self, *items: Any) -> None:
+        """Stop offering these items; listeners hear which lists changed."""
+        for item in items:
+            match item:
+                case Tool():
+                    self.tools.pop(item.name, None)
+                case Resource():
+                    self.resources.pop(item.uri, None)
+                case ResourceTemplate():
+                    self.templates = [t for t in self.templates if t is not item]
+                case Prompt():
+                    self.prompts.pop(item.name, None)
+                case _:
+                    raise TypeError(f"cannot remove {item!r}")
+            self._changed(_kind_of(item))
+
+    @contextlib.contextmanager
+    def listen(self) -> Generator[trio.MemoryReceiveChannel[ListKind]]:
+        """Within the block, a channel of list changes (``"tools"``, ...).
+
+        Changes are dropped, not queued without bound, for a listener that has
+        fallen 64 behind.
+        """
+        send, receive = trio.open_memory_channel[ListKind](64)
+        self._listeners.add(send)
+        try:
+            yield receive
+        finally:
+            self._listeners.discard(send)
+            send.close()
+
+    def _changed(self, kind: ListKind) -> None:
+        for listener in list(self._listeners):
+            with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
+                listener.send_nowait(kind)
 
     @staticmethod
     def _unique(table: dict[str, Any], key: str, kind: str) -> dict[str, Any]:
@@ -122,9 +164,9 @@ class Server:
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"logging": {}, "completions": {}}
-        caps["tools"] = {"listChanged": False}
-        caps["resources"] = {"subscribe": True, "listChanged": False}
-        caps["prompts"] = {"listChanged": False}
+        caps["tools"] = {"listChanged": True}
+        caps["resources"] = {"subscribe": True, "listChanged": True}
+        caps["prompts"] = {"listChanged": True}
         return caps
 
     def connection(self) -> Connection:
@@ -143,6 +185,13 @@ class Server:
 
 
 Handler = Callable[["Connection", Request, Session], Awaitable[Any]]
+ListKind = Literal["tools", "prompts", "resources"]
+
+
+def _kind_of(item: Any) -> ListKind:
+    if isinstance(item, Tool):
+        return "tools"
+    return "prompts" if isinstance(item, Prompt) else "resources"
 
 
 @final
