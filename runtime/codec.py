@@ -17,6 +17,8 @@ from .messages import Audio, Block, Image, Message, Text, ToolResult, ToolUse, U
 from .replies import ElicitReply, SampleReply
 
 __all__ = [
+    "CONTEXT_META_KEY",
+    "ELICIT_KEY_META_KEY",
     "USAGE_META_KEY",
     "block_from_json",
     "block_to_json",
@@ -32,6 +34,12 @@ JSONObject = dict[str, Any]
 
 USAGE_META_KEY = "io.yieldmcp/usage"
 """``_meta`` key under which yieldmcp hosts report token usage of a sample."""
+
+ELICIT_KEY_META_KEY = "io.yieldmcp/key"
+"""``_meta`` key under which yieldmcp servers share a form's elicitation key."""
+
+CONTEXT_META_KEY = "x-model-context"
+"""``_meta`` key under which yieldmcp servers send an elicitation's context."""
 
 
 def _with_meta(out: JSONObject, meta: Mapping[str, Any] | None) -> JSONObject:

@@ -1,0 +1,485 @@
+"""MCP wire encoding: canonical values to the JSON yieldmcp sends, per protocol era.
+
+Owns the MCP spelling of what a yieldmcp server sends (``sampling/createMessage``
+and ``elicitation/create`` params, tool definitions and ``tools/call`` results)
+and of what a yieldmcp host answers (``CreateMessageResult``, ``ElicitResult``).
+Blocks and messages are spelled by :mod:`runtime.codec`; this module adds the
+request- and result-level shape and the differences between the two eras:
+
+* ``"2025-11-25"``: URL elicitation carries ``elicitationId``; a tool's
+  ``outputSchema`` and every ``structuredContent`` must be JSON objects.
+* ``"2026-07-28"``: no ``elicitationId``; ``structuredContent`` may be any JSON
+  value; ``CallToolResult`` carries ``resultType: "complete"``.
+
+Every output is checked against the era's official ``mcp-types`` model (strict,
+wire names only) before it is returned, so a failure here is a
+:class:`~runtime.errors.LocalProtocolError`: we were about to break the protocol.
+
+Decisions a reader should know:
+
+* MCP's ``toolChoice`` has only ``auto``, ``required`` and ``none``. A
+  ``NamedTool(name)`` choice is encoded faithfully as *offering only that tool*
+  with mode ``required``; a decoder sees ``required`` and a single tool.
+* The tool's elicitation key and its extra context travel in the params'
+  ``_meta`` as ``io.yieldmcp/key`` and ``x-model-context``. Both eras' schemas
+  accept extra ``_meta`` keys (2026-07-28 declares no ``_meta`` on elicitation
+  params but does not forbid additional properties), and both names are valid
+  ``_meta`` key names.
+* Tool results may contain MCP resources. Rather than inventing a second type,
+  a tool returns the official public models ``mcp_types.ResourceLink`` or
+  ``mcp_types.EmbeddedResource`` (alongside runtime ``Text``/``Image``/``Audio``
+  blocks); a plain ``dict`` is always *data*, never mistaken for a block.
+
+It does not send anything, mint JSON-RPC ids, choose the era (the bridge passes
+it), wrap requests for 2026-07-28 ``inputRequests``, or decode anything (see
+:mod:`decoders.mcp`).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any, Literal, TypeAlias, cast
+
+import mcp_types
+import mcp_types._v2025_11_25 as _v2025
+import mcp_types._v2026_07_28 as _v2026
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from runtime import codec
+from runtime.errors import LocalProtocolError
+from runtime.messages import (
+    Audio,
+    Image,
+    Message,
+    ModelPreferences,
+    NamedTool,
+    Text,
+    ToolChoice,
+    ToolResult,
+    ToolSpec,
+    ToolUse,
+)
+from runtime.replies import ElicitReply, SampleReply
+from runtime.requests import ElicitationRequest, SamplingRequest
+from runtime.tools import Tool
+
+__all__ = [
+    "ERAS",
+    "Era",
+    "ResultBlock",
+    "elicit_result",
+    "elicitation_params",
+    "sample_result",
+    "sampling_params",
+    "tool_definition",
+    "tool_error",
+    "tool_result",
+]
+
+JSONObject = dict[str, Any]
+
+Era: TypeAlias = Literal["2025-11-25", "2026-07-28"]
+"""The MCP protocol era a payload is shaped for."""
+
+ERAS: tuple[Era, ...] = ("2025-11-25", "2026-07-28")
+
+ResultBlock: TypeAlias = (
+    Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
+)
+"""What a tool may return as ``CallToolResult`` content (alone or in a list)."""
+
+_RESULT_BLOCKS = (
+    Text,
+    Image,
+    Audio,
+    mcp_types.ResourceLink,
+    mcp_types.EmbeddedResource,
+)
+_WIRE: dict[str, ModuleType] = {"2025-11-25": _v2025, "2026-07-28": _v2026}
+
+
+# --- sampling (server side) -----------------------------------------------------------
+
+
+def sampling_params(
+    request: SamplingRequest, *, era: Era, meta: Mapping[str, Any] | None = None
+) -> JSONObject:
+    """The ``sampling/createMessage`` params for ``request``.
+
+    A message with one block sends it as a single object, otherwise as a list.
+    Empty optional fields are omitted. ``NamedTool(name)`` is sent as offering
+    only that tool with ``toolChoice: {"mode": "required"}``.
+
+    Args:
+        request: what to ask the client's model.
+        era: the negotiated protocol era.
+        meta: the params' ``_meta`` (e.g. a ``progressToken``), sent as given.
+
+    Raises:
+        LocalProtocolError: the request cannot be sent as valid MCP in ``era``
+            (e.g. a non-object tool-result ``structuredContent`` in 2025-11-25).
+    """
+    wire = _wire(era)
+    tools, choice = _tools_and_choice(request)
+    out: JSONObject = {
+        "messages": [_message(m) for m in request.messages],
+        "maxTokens": request.max_tokens,
+    }
+    _put(out, "systemPrompt", request.system_prompt)
+    if request.temperature is not None:
+        out["temperature"] = _finite(request.temperature, "temperature")
+    if request.stop_sequences:
+        out["stopSequences"] = list(request.stop_sequences)
+    if request.model_preferences is not None:
+        out["modelPreferences"] = _preferences(request.model_preferences)
+    _put(out, "includeContext", request.include_context)
+    if request.metadata is not None:
+        out["metadata"] = dict(request.metadata)
+    if tools:
+        out["tools"] = [_sampling_tool(t) for t in tools]
+    if choice is not None:
+        out["toolChoice"] = {"mode": choice}
+    if meta is not None:
+        out["_meta"] = dict(meta)
+    return _checked(
+        wire.CreateMessageRequestParams, out, "sampling/createMessage params"
+    )
+
+
+def _message(message: Message) -> JSONObject:
+    out = codec.message_to_json(message)
+    if len(out["content"]) == 1:
+        out["content"] = out["content"][0]
+    return out
+
+
+def _tools_and_choice(
+    request: SamplingRequest,
+) -> tuple[Sequence[ToolSpec], Literal["auto", "required", "none"] | None]:
+    choice: ToolChoice | None = request.tool_choice
+    if not isinstance(choice, NamedTool):
+        return request.tools, choice
+    named = [t for t in request.tools if t.name == choice.name]
+    if not named:
+        raise LocalProtocolError(
+            f"tool_choice names {choice.name!r}, which is not among the offered "
+            f"tools {[t.name for t in request.tools]}"
+        )
+    # MCP cannot name a tool: offering only that one and requiring a call is the
+    # faithful equivalent.
+    return named, "required"
+
+
+def _sampling_tool(spec: ToolSpec) -> JSONObject:
+    out: JSONObject = {"name": spec.name}
+    _put(out, "description", spec.description)
+    out["inputSchema"] = copy.deepcopy(dict(spec.input_schema))
+    return out
+
+
+def _preferences(prefs: ModelPreferences) -> JSONObject:
+    out: JSONObject = {}
+    if prefs.hints:
+        out["hints"] = [{"name": h} for h in prefs.hints]
+    _put(out, "costPriority", prefs.cost_priority)
+    _put(out, "speedPriority", prefs.speed_priority)
+    _put(out, "intelligencePriority", prefs.intelligence_priority)
+    return out
+
+
+def sample_result(reply: SampleReply, *, era: Era) -> JSONObject:
+    """The ``CreateMessageResult`` a host answers with (role ``assistant``).
+
+    One block is sent as a single object, several (or none) as a list; usage,
+    when known, travels in ``_meta["io.yieldmcp/usage"]``.
+
+    Raises:
+        LocalProtocolError: ``reply`` cannot be sent as valid MCP in ``era``.
+    """
+    out = codec.sample_reply_to_json(reply)
+    if len(out["content"]) == 1:
+        out["content"] = out["content"][0]
+    return _checked(_wire(era).CreateMessageResult, out, "sampling result")
+
+
+# --- elicitation ----------------------------------------------------------------------
+
+
+def elicitation_params(
+    request: ElicitationRequest, *, era: Era, meta: Mapping[str, Any] | None = None
+) -> JSONObject:
+    """The ``elicitation/create`` params for ``request``.
+
+    Form mode sends ``mode``, ``message`` and ``requestedSchema``; URL mode sends
+    ``mode``, ``message``, ``url`` and, in 2025-11-25 only, ``elicitationId``.
+    ``request.key`` and a non-empty ``request.context`` are added to ``meta`` as
+    ``_meta["io.yieldmcp/key"]`` and ``_meta["x-model-context"]``.
+
+    Raises:
+        LocalProtocolError: the request cannot be sent as valid MCP in ``era``
+            (a URL elicitation without ``url``, or without ``elicitation_id`` in
+            2025-11-25; a form schema that is not flat and primitive).
+    """
+    wire = _wire(era)
+    if request.mode == "form":
+        out: JSONObject = {
+            "mode": "form",
+            "message": request.message,
+            "requestedSchema": copy.deepcopy(dict(request.requested_schema)),
+        }
+        model: type[BaseModel] = wire.ElicitRequestFormParams
+        _check_form_schema(era, out["requestedSchema"])
+    else:
+        out = _url_params(request, era)
+        model = wire.ElicitRequestURLParams
+    merged = dict(meta or {})
+    if request.key is not None:
+        merged[codec.ELICIT_KEY_META_KEY] = request.key
+    if request.context:
+        merged[codec.CONTEXT_META_KEY] = dict(request.context)
+    if meta is not None or merged:
+        out["_meta"] = merged
+    return _checked(model, out, f"elicitation/create params ({request.mode} mode)")
+
+
+def _url_params(request: ElicitationRequest, era: Era) -> JSONObject:
+    if request.url is None:
+        raise LocalProtocolError("a URL elicitation needs a url")
+    out: JSONObject = {"mode": "url", "message": request.message, "url": request.url}
+    if era == "2025-11-25":
+        if request.elicitation_id is None:
+            raise LocalProtocolError(
+                "a 2025-11-25 URL elicitation needs an elicitation_id (the client "
+                "uses it to match notifications/elicitation/complete)"
+            )
+        out["elicitationId"] = request.elicitation_id
+    return out
+
+
+@functools.cache
+def _primitive_schemas(era: str) -> TypeAdapter[Any]:
+    field: Any = _wire(era).PrimitiveSchemaDefinition
+    return TypeAdapter(cast(Any, dict)[str, field])
+
+
+def _check_form_schema(era: Era, schema: JSONObject) -> None:
+    try:
+        _primitive_schemas(era).validate_python(
+            schema.get("properties", {}), strict=True, by_alias=True, by_name=False
+        )
+    except ValidationError as exc:
+        raise LocalProtocolError(
+            f"requestedSchema is not a flat form of primitive fields: {_summary(exc)}"
+        ) from None
+
+
+def elicit_result(reply: ElicitReply) -> JSONObject:
+    """The ``ElicitResult`` a host answers with (the same in both eras).
+
+    Integral floats in the content are sent as integers: the official
+    ``schema.json`` types answer values as ``integer`` although the TypeScript
+    schema says ``number``. Other floats are sent as they are (see
+    PROTOCOL.md §3.2).
+
+    Raises:
+        LocalProtocolError: ``reply`` declines or cancels but carries content.
+    """
+    if reply.content is not None and reply.action != "accept":
+        raise LocalProtocolError(
+            f"an elicitation answered {reply.action!r} carries no content; only "
+            f"'accept' may"
+        )
+    out = codec.elicit_reply_to_json(reply)
+    if "content" in out:
+        out["content"] = {k: _integral(v) for k, v in out["content"].items()}
+    return _checked(_v2025.ElicitResult, out, "elicitation result")
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# --- tools (server side) --------------------------------------------------------------
+
+
+def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
+    """The MCP ``Tool`` object ``tools/list`` returns for ``tool``.
+
+    ``inputSchema`` is the params model's JSON Schema. ``outputSchema`` is the
+    output model's serialization schema when the tool's output is a pydantic
+    model, except in 2025-11-25 when that schema's root is not an object (then
+    it is omitted, and so is ``structuredContent`` in :func:`tool_result`).
+
+    Raises:
+        LocalProtocolError: the definition is not valid MCP in ``era``.
+    """
+    out: JSONObject = {"name": tool.name}
+    _put(out, "title", tool.title)
+    _put(out, "description", tool.description)
+    out["inputSchema"] = tool.input_schema
+    output = _output_schema(tool.output, era)
+    if output is not None:
+        out["outputSchema"] = copy.deepcopy(output)
+    if tool.annotations is not None:
+        out["annotations"] = dict(tool.annotations)
+    return _checked(_wire(era).Tool, out, f"tool {tool.name!r} definition")
+
+
+def _output_schema(output: Any, era: str) -> JSONObject | None:
+    if not (isinstance(output, type) and issubclass(output, BaseModel)):
+        return None
+    return _model_output_schema(output, era)
+
+
+@functools.cache
+def _model_output_schema(output: type[BaseModel], era: str) -> JSONObject | None:
+    schema = output.model_json_schema(mode="serialization")
+    if era == "2025-11-25" and schema.get("type") != "object":
+        return None
+    return schema
+
+
+def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
+    """The ``CallToolResult`` for ``value``, returned by ``tool``.
+
+    * a ``str``: one text block;
+    * ``None``: no content;
+    * a :data:`ResultBlock` or a non-empty list/tuple of them: that content;
+    * anything else (a pydantic model, a dict, a list, a number...): its JSON
+      as one text block, and as ``structuredContent`` whenever the era allows
+      that value (any JSON in 2026-07-28, objects only in 2025-11-25).
+
+    Raises:
+        LocalProtocolError: the value cannot be sent (not JSON-serialisable,
+            content mixed with data, sampling-only blocks such as ``ToolUse``).
+    """
+    content, structured = _result_parts(value, tool.name)
+    out: JSONObject = {"content": content}
+    if structured is not None and (era == "2026-07-28" or isinstance(structured, dict)):
+        out["structuredContent"] = structured
+    elif _output_schema(tool.output, era) is not None:
+        raise LocalProtocolError(
+            f"tool {tool.name!r} declares an outputSchema but returned "
+            f"{type(value).__name__}, which has no structured content"
+        )
+    if era == "2026-07-28":
+        out["resultType"] = "complete"
+    return _checked(_wire(era).CallToolResult, out, f"tool {tool.name!r} result")
+
+
+def tool_error(message: str, *, era: Era) -> JSONObject:
+    """A failed ``CallToolResult``: ``message`` as text with ``isError: true``."""
+    out: JSONObject = {"content": [{"type": "text", "text": message}], "isError": True}
+    if era == "2026-07-28":
+        out["resultType"] = "complete"
+    return _checked(_wire(era).CallToolResult, out, "tool error result")
+
+
+def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any]:
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}], None
+    if value is None:
+        return [], None
+    blocks = _as_blocks(value, tool_name)
+    if blocks is not None:
+        return [_result_block(b) for b in blocks], None
+    try:
+        data = to_jsonable_python(value, by_alias=True)
+        text = json.dumps(
+            data, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+    except (PydanticSerializationError, ValueError) as exc:
+        raise LocalProtocolError(
+            f"tool {tool_name!r} returned a {type(value).__name__} that is not "
+            f"JSON-serialisable: {exc}"
+        ) from None
+    return [{"type": "text", "text": text}], data
+
+
+def _as_blocks(value: Any, tool_name: str) -> list[Any] | None:
+    if isinstance(value, _RESULT_BLOCKS):
+        return [value]
+    if isinstance(value, ToolUse | ToolResult):
+        raise LocalProtocolError(
+            f"tool {tool_name!r} returned a {type(value).__name__} block, which "
+            f"belongs to sampling conversations, not to tool results"
+        )
+    if not isinstance(value, list | tuple) or not value:
+        return None
+    items = cast(Sequence[Any], value)
+    flags = [isinstance(v, _RESULT_BLOCKS) for v in items]
+    if all(flags):
+        return list(items)
+    if any(flags):
+        raise LocalProtocolError(
+            f"tool {tool_name!r} returned a list mixing content blocks with other "
+            f"values; return only blocks (Text, Image, Audio, ResourceLink, "
+            f"EmbeddedResource) or only data"
+        )
+    return None
+
+
+def _result_block(block: ResultBlock) -> JSONObject:
+    if isinstance(block, Text | Image | Audio):
+        return codec.block_to_json(block)
+    return block.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# --- shared ---------------------------------------------------------------------------
+
+
+def _wire(era: str) -> Any:
+    try:
+        return _WIRE[era]
+    except KeyError:
+        raise LocalProtocolError(
+            f"unknown MCP era {era!r}; expected one of {list(ERAS)}"
+        ) from None
+
+
+def _put(out: JSONObject, key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value
+
+
+def _finite(value: float, name: str) -> float:
+    if not math.isfinite(value):
+        raise LocalProtocolError(f"{name} must be a finite number, got {value!r}")
+    return value
+
+
+def _checked(model: type[BaseModel], data: JSONObject, what: str) -> JSONObject:
+    try:
+        model.model_validate(data, strict=True, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        raise LocalProtocolError(
+            f"{what} would not be valid MCP: {_summary(exc)}"
+        ) from None
+    return data
+
+
+def _summary(exc: ValidationError, limit: int = 3) -> str:
+    """pydantic's errors, short: union branches whose ``type`` tag did not match
+    are dropped, so the error in the branch that applies is the one shown."""
+    errors = exc.errors(include_url=False, include_input=False)
+    wrong = [
+        e["loc"][:-1]
+        for e in errors
+        if e["loc"][-1:] == ("type",) and e["type"] == "literal_error"
+    ]
+    kept = [e for e in errors if not any(e["loc"][: len(w)] == w for w in wrong)]
+    shown = kept or errors
+    parts = [
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
+        for e in shown[:limit]
+    ]
+    more = f" (and {len(shown) - limit} more)" if len(shown) > limit else ""
+    return "; ".join(parts) + more
