@@ -1,0 +1,435 @@
+"""MCP wire decoding: the JSON a peer sends, validated, to canonical values.
+
+Owns the reading of what an MCP peer sends yieldmcp: a client's
+``CreateMessageResult`` and ``ElicitResult`` (server side), a server's
+``sampling/createMessage`` and ``elicitation/create`` params (host side) and a
+server's ``CallToolResult`` (client side). Blocks and messages are read by
+:mod:`runtime.codec`; this module validates first, with the official
+``mcp-types`` models (strict, wire names only), so anything malformed becomes a
+:class:`~runtime.errors.RemoteProtocolError` with a short summary. Decoders
+raise nothing else, whatever JSON they are given.
+
+Decoders take no era: they accept what *either* era's schema accepts (a
+2025-11-25 URL elicitation with ``elicitationId``, a 2026-07-28 one without;
+object or any-JSON ``structuredContent``; ``CallToolResult`` with or without
+``resultType``). Rules the wire models cannot express are checked here:
+
+* a sampling result must come from the ``assistant``;
+* a sampling conversation must follow MCP's tool-use rules
+  (:func:`runtime.messages.validate_messages`);
+* an accepted form answer must match the requested schema (JSON Schema 2020-12,
+  formats not asserted). Numbers follow the TypeScript schema: a float answers a
+  ``number`` field although the generated ``schema.json`` types answers as
+  ``integer`` (PROTOCOL.md §3.2); ``30.0`` answers an ``integer`` field.
+
+Documented normalisations (what a round trip through the encoders loses):
+block ``annotations`` and message-level ``_meta`` are dropped; a sampling tool
+keeps only ``name``, ``description`` and ``inputSchema``; model hints without a
+name are dropped; ``toolChoice: {}`` reads as no choice; content sent with a
+decline, a cancel or a URL-mode answer is dropped. ``tool_result`` blocks inside
+sampling messages may hold only text, image and audio (yieldmcp's ``ToolResult``
+cannot carry resources); resources are refused with a clear error.
+
+It does not decide what to do with a decoded value, check capabilities, or read
+JSON-RPC envelopes (the bridge does).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias, cast, final
+
+import attrs
+import jsonschema
+import mcp_types
+import mcp_types._v2025_11_25 as _v2025
+import mcp_types._v2026_07_28 as _v2026
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from runtime import codec
+from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
+from runtime.messages import (
+    Audio,
+    Image,
+    ModelPreferences,
+    Text,
+    ToolChoice,
+    ToolSpec,
+    validate_messages,
+)
+from runtime.replies import ElicitReply, SampleReply
+from runtime.requests import ElicitationRequest, SamplingRequest
+
+__all__ = [
+    "ResultBlock",
+    "ToolCallResult",
+    "call_tool_result",
+    "elicit_reply",
+    "elicitation_request",
+    "sample_reply",
+    "sampling_request",
+]
+
+JSONObject = dict[str, Any]
+
+ResultBlock: TypeAlias = (
+    Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
+)
+"""A content block of a ``CallToolResult``."""
+
+_BOTH: tuple[Any, ...] = (_v2026, _v2025)
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ToolCallResult:
+    """A server's answer to ``tools/call`` (MCP ``CallToolResult``), client side.
+
+    It lives here, not in ``runtime``, because its content may hold MCP
+    resources (``mcp_types.ResourceLink``, ``mcp_types.EmbeddedResource``),
+    which no other protocol has.
+    """
+
+    content: tuple[ResultBlock, ...] = ()
+    structured_content: Any = None
+    is_error: bool = False
+
+    @property
+    def text(self) -> str:
+        """The concatenated text of the ``Text`` blocks."""
+        return "".join(b.text for b in self.content if isinstance(b, Text))
+
+
+# --- server side: answers from the client ---------------------------------------------
+
+
+def sample_reply(result: object) -> SampleReply:
+    """The reply in a client's ``CreateMessageResult``.
+
+    Content may be one block or a list; usage is read from
+    ``_meta["io.yieldmcp/usage"]`` when present.
+
+    Raises:
+        RemoteProtocolError: ``result`` is not a valid sampling result.
+    """
+    data = _object(result, "sampling result")
+    _validate("CreateMessageResult", data, "sampling result")
+    if data["role"] != "assistant":
+        raise RemoteProtocolError(
+            f"a sampling result must have role 'assistant', got {data['role']!r}"
+        )
+    _check_blocks(_content_list(data["content"]))
+    _check_usage(data.get("_meta"))
+    return codec.sample_reply_from_json(data)
+
+
+def _check_usage(meta: Any) -> None:
+    values: JSONObject = cast(JSONObject, meta) if isinstance(meta, dict) else {}
+    usage: Any = values.get(codec.USAGE_META_KEY)
+    if usage is None:
+        return
+    counts: JSONObject = cast(JSONObject, usage) if isinstance(usage, dict) else {}
+    for name in ("inputTokens", "outputTokens"):
+        value: Any = counts.get(name)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            raise RemoteProtocolError(
+                f"_meta[{codec.USAGE_META_KEY!r}].{name} must be a non-negative "
+                f"integer, got {value!r}"
+            )
+
+
+def elicit_reply(result: object, request: ElicitationRequest) -> ElicitReply:
+    """The reply in a client's ``ElicitResult`` to ``request``.
+
+    Accepted form content is validated against ``request.requested_schema``.
+    Content sent with ``decline``/``cancel``, or in URL mode, is dropped.
+
+    Raises:
+        RemoteProtocolError: ``result`` is not a valid ``ElicitResult``, or the
+            accepted content does not match the requested schema (the message
+            names the field).
+    """
+    data = _object(result, "elicitation result")
+    _validate("ElicitResult", data, "elicitation result")
+    action = data["action"]
+    if action != "accept" or request.mode == "url":
+        return ElicitReply(action=action)
+    content: JSONObject | None = data.get("content")
+    _check_answer(request.requested_schema, content or {})
+    return ElicitReply(action="accept", content=content)
+
+
+def _check_answer(schema: Mapping[str, Any], content: JSONObject) -> None:
+    validator = _answer_validator(json.dumps(schema, sort_keys=True))
+    found: list[jsonschema.ValidationError] = list(
+        validator.iter_errors(content)  # pyright: ignore[reportUnknownMemberType]
+    )
+    if not found:
+        return
+    error = min(found, key=lambda e: [str(p) for p in e.path])
+    expected: Any = error.validator_value
+    if error.validator == "required" and isinstance(expected, list):
+        missing = [p for p in cast(list[Any], expected) if p not in content]
+        field, reason = (missing or ["?"])[0], "is required but missing"
+    else:
+        field, reason = (list(error.path) or ["?"])[0], _short(error.message)
+    raise RemoteProtocolError(
+        f"the accepted elicitation content does not match the requested schema: "
+        f"field {field!r} {reason}"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _answer_validator(schema_json: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(schema_json))
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- host side: requests from the server ----------------------------------------------
+
+
+def sampling_request(params: object) -> SamplingRequest:
+    """The request in a server's ``sampling/createMessage`` params.
+
+    The params' ``_meta`` (e.g. a progress token) is left to the caller.
+
+    Raises:
+        RemoteProtocolError: ``params`` are not valid, or the conversation breaks
+            MCP's tool-use rules.
+    """
+    data = _object(params, "sampling/createMessage params")
+    _validate("CreateMessageRequestParams", data, "sampling/createMessage params")
+    for message in data["messages"]:
+        _check_blocks(_content_list(message["content"]))
+    messages = tuple(codec.message_from_json(m) for m in data["messages"])
+    try:
+        validate_messages(messages)
+        tools = tuple(_tool_spec(t) for t in data.get("tools") or ())
+    except (InvalidMessages, InvalidEffect) as exc:
+        raise RemoteProtocolError(f"invalid sampling request: {exc}") from None
+    return SamplingRequest(
+        messages=messages,
+        system_prompt=data.get("systemPrompt"),
+        max_tokens=data["maxTokens"],
+        temperature=data.get("temperature"),
+        stop_sequences=tuple(data.get("stopSequences") or ()),
+        model_preferences=_preferences(data.get("modelPreferences")),
+        include_context=data.get("includeContext"),
+        tools=tools,
+        tool_choice=_choice(data.get("toolChoice")),
+        metadata=data.get("metadata"),
+    )
+
+
+def _tool_spec(tool: JSONObject) -> ToolSpec:
+    return ToolSpec(
+        name=tool["name"],
+        description=tool.get("description"),
+        input_schema=tool["inputSchema"],
+    )
+
+
+def _choice(choice: JSONObject | None) -> ToolChoice | None:
+    return None if choice is None else choice.get("mode")
+
+
+def _preferences(prefs: JSONObject | None) -> ModelPreferences | None:
+    if prefs is None:
+        return None
+    hints: list[JSONObject] = prefs.get("hints") or []
+    return ModelPreferences(
+        hints=tuple(h["name"] for h in hints if h.get("name") is not None),
+        cost_priority=prefs.get("costPriority"),
+        speed_priority=prefs.get("speedPriority"),
+        intelligence_priority=prefs.get("intelligencePriority"),
+    )
+
+
+def elicitation_request(params: object) -> ElicitationRequest:
+    """The request in a server's ``elicitation/create`` params.
+
+    ``mode`` defaults to ``"form"``. The tool's key and context are recovered
+    from ``_meta["io.yieldmcp/key"]`` and ``_meta["x-model-context"]``.
+
+    Raises:
+        RemoteProtocolError: ``params`` are not valid (including a form schema
+            that is not a flat object of primitive fields).
+    """
+    data = _object(params, "elicitation/create params")
+    mode = data.get("mode", "form")
+    key, context = _yieldmcp_meta(data.get("_meta"))
+    if mode == "url":
+        _validate("ElicitRequestURLParams", data, "elicitation/create params")
+        return ElicitationRequest(
+            message=data["message"],
+            mode="url",
+            url=data["url"],
+            elicitation_id=_optional_str(data, "elicitationId"),
+            key=key,
+            context=context,
+        )
+    if mode != "form":
+        raise RemoteProtocolError(f"unknown elicitation mode {mode!r}")
+    _validate("ElicitRequestFormParams", data, "elicitation/create params")
+    schema: JSONObject = data["requestedSchema"]
+    _check_form_schema(schema)
+    return ElicitationRequest(
+        message=data["message"], requested_schema=schema, key=key, context=context
+    )
+
+
+def _yieldmcp_meta(meta: Any) -> tuple[str | None, JSONObject]:
+    if meta is None:
+        return None, {}
+    if not isinstance(meta, dict):
+        raise RemoteProtocolError("elicitation/create params: _meta must be an object")
+    values = cast(JSONObject, meta)
+    key = _optional_str(values, codec.ELICIT_KEY_META_KEY)
+    context = values.get(codec.CONTEXT_META_KEY, {})
+    if not isinstance(context, dict):
+        raise RemoteProtocolError(
+            f"_meta[{codec.CONTEXT_META_KEY!r}] must be an object, got "
+            f"{type(context).__name__}"
+        )
+    return key, cast(JSONObject, context)
+
+
+def _optional_str(data: JSONObject, name: str) -> str | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, str):
+        raise RemoteProtocolError(
+            f"{name} must be a string, got {type(value).__name__}"
+        )
+    return value
+
+
+def _check_form_schema(schema: JSONObject) -> None:
+    properties = schema.get("properties", {})
+    for wire in _BOTH:
+        try:
+            _primitive_schemas(wire).validate_python(
+                properties, strict=True, by_alias=True, by_name=False
+            )
+            break
+        except ValidationError:
+            continue
+    else:
+        raise RemoteProtocolError(
+            "requestedSchema must be a flat object of primitive fields (string, "
+            "number, integer, boolean, enum)"
+        )
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise RemoteProtocolError(
+            f"requestedSchema is not a valid JSON Schema: {_short(exc.message)}"
+        ) from None
+
+
+@functools.cache
+def _primitive_schemas(wire: Any) -> TypeAdapter[Any]:
+    field: Any = wire.PrimitiveSchemaDefinition
+    return TypeAdapter(cast(Any, dict)[str, field])
+
+
+# --- client side: results from a server -----------------------------------------------
+
+
+def call_tool_result(result: object) -> ToolCallResult:
+    """The outcome in a server's ``CallToolResult``.
+
+    A missing ``resultType`` reads as ``"complete"`` (older servers); any other
+    value (``"input_required"``, ``"task"``) must be handled by the caller before
+    decoding, and is refused here.
+
+    Raises:
+        RemoteProtocolError: ``result`` is not a valid, complete tool result.
+    """
+    data = _object(result, "tool result")
+    _validate("CallToolResult", data, "tool result")
+    kind = data.get("resultType", "complete")
+    if kind != "complete":
+        raise RemoteProtocolError(
+            f"expected a complete tool result, got resultType {kind!r}; interim "
+            f"results are for the caller to handle before decoding"
+        )
+    return ToolCallResult(
+        content=tuple(_result_block(b) for b in data["content"]),
+        structured_content=data.get("structuredContent"),
+        is_error=data.get("isError") is True,
+    )
+
+
+def _result_block(block: JSONObject) -> ResultBlock:
+    kind = block["type"]
+    if kind == "resource_link":
+        return mcp_types.ResourceLink.model_validate(block)
+    if kind == "resource":
+        return mcp_types.EmbeddedResource.model_validate(block)
+    return cast(ResultBlock, codec.block_from_json(block))
+
+
+# --- shared ---------------------------------------------------------------------------
+
+
+def _object(value: object, what: str) -> JSONObject:
+    if not isinstance(value, dict):
+        raise RemoteProtocolError(
+            f"{what} must be a JSON object, got {type(value).__name__}"
+        )
+    return cast(JSONObject, value)
+
+
+def _content_list(content: Any) -> list[JSONObject]:
+    return [content] if isinstance(content, dict) else list(content)
+
+
+def _check_blocks(blocks: Sequence[JSONObject]) -> None:
+    for block in blocks:
+        if block["type"] != "tool_result":
+            continue
+        for inner in block["content"]:
+            if inner["type"] not in ("text", "image", "audio"):
+                raise RemoteProtocolError(
+                    f"tool_result content of type {inner['type']!r} is not "
+                    f"supported in sampling messages (only text, image and audio)"
+                )
+
+
+def _validate(type_name: str, data: JSONObject, what: str) -> None:
+    """Accept ``data`` if either era's model of ``type_name`` accepts it."""
+    first: ValidationError | None = None
+    for wire in _BOTH:
+        model: type[BaseModel] = getattr(wire, type_name)
+        try:
+            model.model_validate(data, strict=True, by_alias=True, by_name=False)
+        except ValidationError as exc:
+            first = first or exc
+            continue
+        return
+    assert first is not None
+    raise RemoteProtocolError(f"malformed {what}: {_summary(first)}") from None
+
+
+def _summary(exc: ValidationError, limit: int = 3) -> str:
+    """pydantic's errors, short: union branches whose ``type`` tag did not match
+    are dropped, so the error in the branch that applies is the one shown."""
+    errors = exc.errors(include_url=False, include_input=False)
+    wrong = [
+        e["loc"][:-1]
+        for e in errors
+        if e["loc"][-1:] == ("type",) and e["type"] == "literal_error"
+    ]
+    kept = [e for e in errors if not any(e["loc"][: len(w)] == w for w in wrong)]
+    shown = kept or errors
+    parts = [
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
+        for e in shown[:limit]
+    ]
+    more = f" (and {len(shown) - limit} more)" if len(shown) > limit else ""
+    return "; ".join(parts) + more
