@@ -23,7 +23,7 @@ import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 import jsonschema
 
@@ -74,13 +74,15 @@ def _validator(era: str, type_name: str) -> jsonschema.Draft202012Validator:
 
 def errors(era: str, type_name: str, instance: Any) -> list[str]:
     """Every violation of ``type_name`` by ``instance``, as ``path: message``."""
-    found = _validator(era, type_name).iter_errors(instance)
+    validator = _validator(era, type_name)
+    found = validator.iter_errors(instance)  # pyright: ignore[reportUnknownMemberType]
     return sorted(f"{e.json_path}: {e.message}" for e in found)
 
 
 def is_valid(era: str, type_name: str, instance: Any) -> bool:
     """Whether ``instance`` is a valid ``type_name`` of ``era``."""
-    return _validator(era, type_name).is_valid(instance)
+    validator = _validator(era, type_name)
+    return bool(validator.is_valid(instance))  # pyright: ignore[reportUnknownMemberType]
 
 
 def validate(era: str, type_name: str, instance: Any) -> None:
@@ -92,7 +94,7 @@ def validate(era: str, type_name: str, instance: Any) -> None:
         )
 
 
-# --- whole messages ---------------------------------------------------------------
+# --- whole messages -------------------------------------------------------------------
 
 
 @functools.cache
@@ -135,7 +137,11 @@ def result_type(era: str, method: str, result: Any = None) -> str:
 
 
 def _result_kind(result: Any) -> Any:
-    return result.get("resultType") if isinstance(result, dict) else None
+    return (
+        cast(dict[str, Any], result).get("resultType")
+        if isinstance(result, dict)
+        else None
+    )
 
 
 def _not_a_request(era: str, method: str) -> str:
