@@ -53,6 +53,10 @@ class Accumulator(Protocol):
     def finish(self) -> SampleReply: ...
 
 
+def _feed_json(accumulator: Accumulator, data: str) -> None:
+    accumulator.feed(json.loads(data))
+
+
 @final
 @attrs.frozen(kw_only=True)
 class Api:
@@ -71,13 +75,7 @@ class Api:
     encode: Callable[[SamplingRequest, str, bool], JSONObject]
     decode: Callable[[Mapping[str, Any], bool], SampleReply]
     accumulator: Callable[[bool], Accumulator]
-    feed: Callable[[Any, str], None] = attrs.field(
-        default=lambda a, d: _feed_json(a, d)
-    )
-
-
-def _feed_json(accumulator: Accumulator, data: str) -> None:
-    accumulator.feed(json.loads(data))
+    feed: Callable[[Any, str], None] = attrs.field(default=_feed_json)
 
 
 def _bearer(key: str | None) -> dict[str, str]:
