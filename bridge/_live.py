@@ -1,20 +1,23 @@
-"""The live executor: a tool's questions become server→client MCP requests.
+"""Questions as MCP requests: capability checks, encoding, and live delivery.
 
-Used for the 2025-11-25 era (and earlier handshake versions), where a server
-may send ``sampling/createMessage`` and ``elicitation/create`` to the client in
-the middle of a ``tools/call``. Every request and notification is *related* to
-the call's request id, so over HTTP it travels on that call's response stream.
+Both eras ask the client the same questions with the same payloads; only the
+delivery differs. This module owns what they share — which capability each
+question needs (:func:`check_capabilities`), the request it becomes
+(:func:`question_request`), how its answer is decoded (:func:`decode_answer`),
+and how notices become notifications (:func:`notice_notification`) — plus the
+2025-11-25 delivery: :class:`LiveExecutor` sends server→client requests in the
+middle of a ``tools/call``, each *related* to the call so that over HTTP it
+travels on the call's response stream.
 
-Capability checks happen here, before anything is sent: no sampling request to
-a client that did not declare ``sampling``, no tools in sampling without
-``sampling.tools``, no form elicitation without ``elicitation`` (form), no URL
-elicitation without ``elicitation.url``. Each refusal is a
-:class:`~runtime.errors.CapabilityError` raised into the tool, which fails the
-call with a clear message unless the tool handles it.
+Capability rules: no sampling request to a client that did not declare
+``sampling``; no tools in sampling without ``sampling.tools``; no form
+elicitation without ``elicitation`` (form); no URL elicitation without
+``elicitation.url``; no ``roots/list`` without ``roots``. A refusal is a
+:class:`~runtime.errors.CapabilityError` raised into the tool, at the yield.
 
 Structured output degrades gracefully: a client that samples but did not
 declare ``sampling.tools`` gets the schema as an instruction in the system
-prompt and the answer is read back from JSON text.
+prompt, and the answer is read back from JSON text.
 """
 
 from __future__ import annotations
@@ -27,7 +30,17 @@ import attrs
 
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
-from runtime import Elicit, ElicitUrl, Log, Notice, PeerQuestion, Progress, Sample
+from runtime import (
+    Elicit,
+    ElicitUrl,
+    ListRoots,
+    Log,
+    Notice,
+    PeerQuestion,
+    Progress,
+    Sample,
+)
+from runtime.codec import roots_reply_from_json
 from runtime.effects import LOG_LEVELS
 from runtime.errors import CapabilityError
 from runtime.messages import ToolResult, ToolUse
@@ -36,19 +49,31 @@ from runtime.requests import SamplingRequest
 from .jsonrpc import RequestId
 from .session import Session
 
-__all__ = ["CallScope", "LiveExecutor", "log_allowed"]
+__all__ = [
+    "CallScope",
+    "LiveExecutor",
+    "check_capabilities",
+    "decode_answer",
+    "notice_notification",
+    "question_request",
+]
 
 
 @final
 @attrs.define(kw_only=True)
 class CallScope:
-    """What a call knows about its caller: era, capabilities, progress, logging."""
+    """What a call knows about its caller: era, capabilities, progress, logging.
+
+    ``log_level`` is the minimum level to send; ``None`` sends every level.
+    ``logging`` False sends none (a 2026-07-28 request that did not opt in).
+    """
 
     era: mcp_encode.Era
     request_id: RequestId
     client_capabilities: Mapping[str, Any]
     progress_token: str | int | None = None
     log_level: str | None = None
+    logging: bool = True
 
     def capability(self, *path: str) -> bool:
         node: Any = self.client_capabilities
@@ -62,126 +87,101 @@ class CallScope:
         return node is not None
 
 
-def log_allowed(level: str, threshold: str | None) -> bool:
-    """Whether a message at ``level`` passes the client's chosen ``threshold``."""
-    if threshold is None:
-        return True
-    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)  # type: ignore[arg-type]
+# --- what each question needs and becomes ------------------------------------------
 
 
-@final
-class LiveExecutor:
-    """Answers a tool's questions by asking the client over ``session``."""
-
-    def __init__(
-        self,
-        session: Session,
-        scope: CallScope,
-        *,
-        sampling_timeout: float | None = None,
-        elicitation_timeout: float | None = None,
-    ) -> None:
-        self.session = session
-        self.scope = scope
-        self.sampling_timeout = sampling_timeout
-        self.elicitation_timeout = elicitation_timeout
-        self._last_progress: float | None = None
-
-    async def perform(self, key: str, question: PeerQuestion[Any]) -> Any:
-        if isinstance(question, Sample):
-            return await self._sample(cast(Sample[Any], question))
-        if isinstance(question, Elicit | ElicitUrl):
-            return await self._elicit(cast(Elicit[Any] | ElicitUrl, question))
-        raise CapabilityError(
-            f"an MCP client cannot answer {type(question).__name__}", required={}
-        )
-
-    async def _sample(self, sample: Sample[Any]) -> Any:
-        scope = self.scope
+def check_capabilities(question: PeerQuestion[Any], scope: CallScope) -> None:
+    """Raise CapabilityError if the client cannot be asked ``question``."""
+    if isinstance(question, Sample):
         if not scope.capability("sampling"):
             raise CapabilityError(
                 "the client did not declare the sampling capability, so this tool "
                 "cannot ask its model; connect with a client that supports sampling",
                 required={"sampling": {}},
             )
-        request = self._fit_to_client(sample.request())
-        params = mcp_encode.sampling_params(request, era=scope.era)
-        result = await self.session.request(
-            "sampling/createMessage",
-            params,
-            related=scope.request_id,
-            timeout=self.sampling_timeout,
-        )
-        return mcp_decode.sample_reply(result)
-
-    def _fit_to_client(self, request: SamplingRequest) -> SamplingRequest:
-        if request.include_context not in (None, "none") and not self.scope.capability(
-            "sampling", "context"
-        ):
-            raise CapabilityError(
-                "include_context needs the client's sampling.context capability",
-                required={"sampling": {"context": {}}},
-            )
-        if not _uses_tools(request) or self.scope.capability("sampling", "tools"):
-            return request
-        schema_tool = request.schema_tool
-        if schema_tool is not None and not _has_tool_blocks(request):
-            instruction = (
-                "Respond with only a JSON object that matches this JSON Schema, "
-                f"and nothing else:\n{json.dumps(dict(schema_tool.input_schema))}"
-            )
-            system = (
-                f"{request.system_prompt}\n\n{instruction}"
-                if request.system_prompt
-                else instruction
-            )
-            return attrs.evolve(
-                request, tools=(), tool_choice=None, system_prompt=system
-            )
-        raise CapabilityError(
-            "the client did not declare sampling.tools, so this tool cannot offer "
-            "tools to its model",
-            required={"sampling": {"tools": {}}},
-        )
-
-    async def _elicit(self, question: Elicit[Any] | ElicitUrl) -> Any:
-        scope = self.scope
-        request = question.request()
-        if request.mode == "url" and not scope.capability("elicitation", "url"):
+        _fit_to_client(cast(Sample[Any], question).request(), scope)
+    elif isinstance(question, ElicitUrl):
+        if not scope.capability("elicitation", "url"):
             raise CapabilityError(
                 "the client did not declare URL-mode elicitation (elicitation.url)",
                 required={"elicitation": {"url": {}}},
             )
-        if request.mode == "form" and not _supports_forms(scope):
+    elif isinstance(question, Elicit):
+        if not _supports_forms(scope):
             raise CapabilityError(
-                "the client did not declare the elicitation capability, so this tool "
-                "cannot ask the user; connect with a client that supports elicitation",
+                "the client did not declare the elicitation capability, so this "
+                "tool cannot ask the user; connect with a client that supports "
+                "elicitation",
                 required={"elicitation": {}},
             )
-        params = mcp_encode.elicitation_params(request, era=scope.era)
-        result = await self.session.request(
-            "elicitation/create",
-            params,
-            related=scope.request_id,
-            timeout=self.elicitation_timeout,
+    elif isinstance(question, ListRoots) and not scope.capability("roots"):
+        raise CapabilityError(
+            "the client did not declare the roots capability", required={"roots": {}}
         )
-        return mcp_decode.elicit_reply(result, request)
 
-    async def notify(self, key: str, notice: Notice) -> None:
-        scope = self.scope
-        if isinstance(notice, Log):
-            if log_allowed(notice.level, scope.log_level):
-                await self.session.notify(
-                    "notifications/message",
-                    _log_params(notice),
-                    related=scope.request_id,
-                )
-        elif isinstance(notice, Progress) and scope.progress_token is not None:
-            await self.session.notify(
-                "notifications/progress",
-                _progress_params(notice, scope.progress_token),
-                related=scope.request_id,
-            )
+
+def question_request(
+    question: PeerQuestion[Any], scope: CallScope
+) -> tuple[str, dict[str, Any] | None]:
+    """The MCP method and params that ask ``question`` (after the checks)."""
+    if isinstance(question, Sample):
+        request = _fit_to_client(cast(Sample[Any], question).request(), scope)
+        return "sampling/createMessage", mcp_encode.sampling_params(
+            request, era=scope.era
+        )
+    if isinstance(question, Elicit | ElicitUrl):
+        elicit = cast(Elicit[Any] | ElicitUrl, question)
+        return "elicitation/create", mcp_encode.elicitation_params(
+            elicit.request(), era=scope.era
+        )
+    if isinstance(question, ListRoots):
+        return "roots/list", None
+    raise CapabilityError(
+        f"an MCP client cannot answer {type(question).__name__}", required={}
+    )
+
+
+def decode_answer(question: PeerQuestion[Any], result: Any) -> Any:
+    """The runtime reply for the client's ``result`` (RemoteProtocolError if bad)."""
+    if isinstance(question, Sample):
+        return mcp_decode.sample_reply(result)
+    if isinstance(question, Elicit | ElicitUrl):
+        elicit = cast(Elicit[Any] | ElicitUrl, question)
+        return mcp_decode.elicit_reply(result, elicit.request())
+    if not isinstance(result, dict):
+        from runtime.errors import RemoteProtocolError
+
+        raise RemoteProtocolError("a roots/list result must be an object")
+    return roots_reply_from_json(cast(dict[str, Any], result))
+
+
+def _fit_to_client(request: SamplingRequest, scope: CallScope) -> SamplingRequest:
+    if request.include_context not in (None, "none") and not scope.capability(
+        "sampling", "context"
+    ):
+        raise CapabilityError(
+            "include_context needs the client's sampling.context capability",
+            required={"sampling": {"context": {}}},
+        )
+    if not _uses_tools(request) or scope.capability("sampling", "tools"):
+        return request
+    schema_tool = request.schema_tool
+    if schema_tool is not None and not _has_tool_blocks(request):
+        instruction = (
+            "Respond with only a JSON object that matches this JSON Schema, "
+            f"and nothing else:\n{json.dumps(dict(schema_tool.input_schema))}"
+        )
+        system = (
+            f"{request.system_prompt}\n\n{instruction}"
+            if request.system_prompt
+            else instruction
+        )
+        return attrs.evolve(request, tools=(), tool_choice=None, system_prompt=system)
+    raise CapabilityError(
+        "the client did not declare sampling.tools, so this tool cannot offer "
+        "tools to its model",
+        required={"sampling": {"tools": {}}},
+    )
 
 
 def _supports_forms(scope: CallScope) -> bool:
@@ -208,17 +208,71 @@ def _has_tool_blocks(request: SamplingRequest) -> bool:
     )
 
 
-def _log_params(notice: Log) -> dict[str, Any]:
-    params: dict[str, Any] = {"level": notice.level, "data": notice.data}
-    if notice.logger is not None:
-        params["logger"] = notice.logger
-    return params
+# --- notices ----------------------------------------------------------------------
 
 
-def _progress_params(notice: Progress, token: str | int) -> dict[str, Any]:
-    params: dict[str, Any] = {"progressToken": token, "progress": notice.progress}
-    if notice.total is not None:
-        params["total"] = notice.total
-    if notice.message is not None:
-        params["message"] = notice.message
-    return params
+def notice_notification(
+    notice: Notice, scope: CallScope
+) -> tuple[str, dict[str, Any]] | None:
+    """The notification a notice becomes for this caller, or None to send none."""
+    if isinstance(notice, Log):
+        if not scope.logging or not _level_allowed(notice.level, scope.log_level):
+            return None
+        params: dict[str, Any] = {"level": notice.level, "data": notice.data}
+        if notice.logger is not None:
+            params["logger"] = notice.logger
+        return "notifications/message", params
+    if isinstance(notice, Progress) and scope.progress_token is not None:
+        params = {"progressToken": scope.progress_token, "progress": notice.progress}
+        if notice.total is not None:
+            params["total"] = notice.total
+        if notice.message is not None:
+            params["message"] = notice.message
+        return "notifications/progress", params
+    return None
+
+
+def _level_allowed(level: str, threshold: str | None) -> bool:
+    if threshold not in LOG_LEVELS:
+        return True
+    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)  # type: ignore[arg-type]
+
+
+# --- live delivery (2025-11-25) -----------------------------------------------------
+
+
+@final
+class LiveExecutor:
+    """Answers a tool's questions by asking the client over ``session``."""
+
+    def __init__(
+        self,
+        session: Session,
+        scope: CallScope,
+        *,
+        sampling_timeout: float | None = None,
+        elicitation_timeout: float | None = None,
+    ) -> None:
+        self.session = session
+        self.scope = scope
+        self.sampling_timeout = sampling_timeout
+        self.elicitation_timeout = elicitation_timeout
+
+    async def perform(self, key: str, question: PeerQuestion[Any]) -> Any:
+        check_capabilities(question, self.scope)
+        method, params = question_request(question, self.scope)
+        timeout = (
+            self.sampling_timeout
+            if method == "sampling/createMessage"
+            else self.elicitation_timeout
+        )
+        result = await self.session.request(
+            method, params, related=self.scope.request_id, timeout=timeout
+        )
+        return decode_answer(question, result)
+
+    async def notify(self, key: str, notice: Notice) -> None:
+        notification = notice_notification(notice, self.scope)
+        if notification is not None:
+            method, params = notification
+            await self.session.notify(method, params, related=self.scope.request_id)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .server import Server
 
 __all__ = [
+    "arguments",
     "call_tool_live",
     "complete",
     "describe_failure",
@@ -69,7 +70,7 @@ def uri_param(params: Mapping[str, Any] | None) -> str:
     return _str_param(params, "uri")
 
 
-def _arguments(params: Mapping[str, Any]) -> Mapping[str, Any]:
+def arguments(params: Mapping[str, Any]) -> Mapping[str, Any]:
     arguments: Any = params.get("arguments")
     if arguments is None:
         return {}
@@ -103,7 +104,7 @@ def resolve_tool(
     tool = server.tools.get(name)
     if tool is None:
         raise RequestError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
-    return tool, tool.parse_arguments(_arguments(params))
+    return tool, tool.parse_arguments(arguments(params))
 
 
 async def call_tool_live(
@@ -234,11 +235,11 @@ async def get_prompt_live(
     item = server.prompts.get(name)
     if item is None:
         raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
-    arguments = item.program.parse_arguments(_arguments(params))
+    parsed = item.program.parse_arguments(arguments(params))
     executor = LiveExecutor(
         session, scope, elicitation_timeout=server.elicitation_timeout
     )
-    value = await run(item.program, arguments, executor)
+    value = await run(item.program, parsed, executor)
     return prompt_result(value, item.description)
 
 

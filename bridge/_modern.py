@@ -1,23 +1,213 @@
-"""The 2026-07-28 era: self-contained requests, answered without a session."""
+"""The 2026-07-28 era: every request is self-contained; no session state.
+
+A modern request carries, in ``params._meta``, the protocol version and the
+client's capabilities (and optionally its info, a log level and a progress
+token). This module validates that envelope, answers ``server/discover``, and
+answers the other methods with ``resultType`` (and the cache hints the list
+and read results need). Calls that need the client run as multi-round calls
+(:mod:`bridge._rounds`): they return ``input_required`` instead of sending
+requests. Methods removed in 2026-07-28 (``initialize``, ``ping``,
+``logging/setLevel``, ``resources/subscribe``...) are unknown here.
+
+Errors: a missing envelope is ``-32602``; an unsupported version ``-32022``
+(with ``supported`` and ``requested``); an unknown method ``-32601``; a tool
+that needs a capability the client did not declare, and does not handle the
+refusal itself, fails the request with ``-32021`` (``requiredCapabilities``).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, cast
 
-from runtime.errors import RequestError
+from encoders import mcp as mcp_encode
+from runtime import Notice
+from runtime.errors import CapabilityError, RequestError, UrlElicitationRequired
 
-from .jsonrpc import Request
+from . import _methods
+from ._live import CallScope, notice_notification
+from ._rounds import Complete, run_round
+from .jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Request
 from .session import Session
 
 if TYPE_CHECKING:
     from .server import Server
 
-UNSUPPORTED_PROTOCOL_VERSION = -32022
+__all__ = ["MODERN_VERSIONS", "handle"]
+
+MODERN_VERSIONS: Final = ("2026-07-28",)
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+MISSING_CLIENT_CAPABILITY: Final = -32021
+PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+_ERA: Final = "2026-07-28"
+
+log = logging.getLogger("yieldmcp")
+
+Method = Callable[["Server", Request, Session, CallScope], Awaitable[dict[str, Any]]]
 
 
 async def handle(server: Server, request: Request, session: Session) -> Any:
-    raise RequestError(
-        UNSUPPORTED_PROTOCOL_VERSION,
-        "Unsupported protocol version",
-        {"supported": [], "requested": "2026-07-28"},
+    """The result of a modern ``request`` (raises RequestError for errors)."""
+    scope = _envelope(request)
+    method = _METHODS.get(request.method)
+    if method is None:
+        raise RequestError(METHOD_NOT_FOUND, "Method not found", request.method)
+    result = await method(server, request, session, scope)
+    result.setdefault("resultType", "complete")
+    meta = result.setdefault("_meta", {})
+    meta[SERVER_INFO] = server.server_info()
+    return result
+
+
+def _envelope(request: Request) -> CallScope:
+    meta: Any = (request.params or {}).get("_meta")
+    meta = cast(dict[str, Any], meta) if isinstance(meta, dict) else {}
+    missing = [k for k in (PROTOCOL_VERSION, CLIENT_CAPABILITIES) if k not in meta]
+    if missing:
+        keys = ", ".join(missing)
+        raise RequestError(
+            INVALID_PARAMS,
+            f"params._meta is missing the required envelope key(s): {keys}",
+        )
+    version: Any = meta[PROTOCOL_VERSION]
+    if version not in MODERN_VERSIONS:
+        raise RequestError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": list(MODERN_VERSIONS), "requested": str(version)},
+        )
+    capabilities: Any = meta[CLIENT_CAPABILITIES]
+    if not isinstance(capabilities, dict):
+        raise RequestError(INVALID_PARAMS, f"{CLIENT_CAPABILITIES} must be an object")
+    level: Any = meta.get(LOG_LEVEL)
+    return CallScope(
+        era=_ERA,
+        request_id=request.id,
+        client_capabilities=cast(dict[str, Any], capabilities),
+        progress_token=_methods.progress_token(request.params),
+        log_level=level if isinstance(level, str) else None,
+        logging=isinstance(level, str),
     )
+
+
+# --- methods -------------------------------------------------------------------------
+
+
+async def _discover(
+    server: Server, request: Request, session: Session, scope: CallScope
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "supportedVersions": list(MODERN_VERSIONS),
+        "capabilities": server.capabilities(),
+        **_cache_hints(),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+def _cache_hints() -> dict[str, Any]:
+    # Lists may change (add/remove), so nothing is cached across calls.
+    return {"ttlMs": 0, "cacheScope": "private"}
+
+
+def _listing(
+    body: Callable[[Server, Mapping[str, Any], str], dict[str, Any]],
+    *,
+    cacheable: bool,
+) -> Method:
+    async def method(
+        server: Server, request: Request, session: Session, scope: CallScope
+    ) -> dict[str, Any]:
+        result = body(server, request.params or {}, _ERA)
+        if cacheable:
+            result.update(_cache_hints())
+        return result
+
+    return method
+
+
+def _notifier(
+    session: Session, scope: CallScope
+) -> Callable[[Notice], Awaitable[None]]:
+    async def notify(notice: Notice) -> None:
+        notification = notice_notification(notice, scope)
+        if notification is not None:
+            method, params = notification
+            await session.notify(method, params, related=scope.request_id)
+
+    return notify
+
+
+async def _call_tool(
+    server: Server, request: Request, session: Session, scope: CallScope
+) -> dict[str, Any]:
+    params = request.params or {}
+    tool, arguments = _methods.resolve_tool(server, params)
+    try:
+        outcome = await run_round(
+            tool, arguments, params, purpose="tools/call", scope=scope,
+            sealer=server.sealer, notify=_notifier(session, scope),
+        )  # fmt: skip
+    except (RequestError, UrlElicitationRequired):
+        raise
+    except CapabilityError as exc:
+        raise _missing_capability(exc) from None
+    except Exception as exc:
+        log.info("tool %s failed", tool.name, exc_info=exc)
+        return mcp_encode.tool_error(_methods.describe_failure(exc), era=_ERA)
+    if isinstance(outcome, Complete):
+        return mcp_encode.tool_result(outcome.value, tool, era=_ERA)
+    return _input_required(outcome.input_requests, outcome.request_state)
+
+
+async def _get_prompt(
+    server: Server, request: Request, session: Session, scope: CallScope
+) -> dict[str, Any]:
+    params = request.params or {}
+    name: Any = params.get("name")
+    prompt = server.prompts.get(name) if isinstance(name, str) else None
+    if prompt is None:
+        raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
+    arguments = prompt.program.parse_arguments(_methods.arguments(params))
+    try:
+        outcome = await run_round(
+            prompt.program, arguments, params, purpose="prompts/get", scope=scope,
+            sealer=server.sealer, notify=_notifier(session, scope),
+        )  # fmt: skip
+    except CapabilityError as exc:
+        raise _missing_capability(exc) from None
+    if isinstance(outcome, Complete):
+        return _methods.prompt_result(outcome.value, prompt.description)
+    return _input_required(outcome.input_requests, outcome.request_state)
+
+
+def _input_required(requests: dict[str, Any], state: str) -> dict[str, Any]:
+    return {
+        "resultType": "input_required",
+        "inputRequests": requests,
+        "requestState": state,
+    }
+
+
+def _missing_capability(exc: CapabilityError) -> RequestError:
+    return RequestError(
+        MISSING_CLIENT_CAPABILITY, str(exc), {"requiredCapabilities": exc.required}
+    )
+
+
+_METHODS: dict[str, Method] = {
+    "server/discover": _discover,
+    "tools/list": _listing(_methods.list_tools, cacheable=True),
+    "tools/call": _call_tool,
+    "resources/list": _listing(_methods.list_resources, cacheable=True),
+    "resources/templates/list": _listing(_methods.list_templates, cacheable=True),
+    "resources/read": _listing(_methods.read_resource, cacheable=True),
+    "prompts/list": _listing(_methods.list_prompts, cacheable=True),
+    "prompts/get": _get_prompt,
+    "completion/complete": _listing(_methods.complete, cacheable=False),
+}

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, cast, final
 
 import trio
@@ -40,6 +40,7 @@ from .jsonrpc import (
     Request,
 )
 from .session import Session, Transport
+from .state_token import Sealer
 
 __all__ = ["HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE", "Connection", "Server"]
 
@@ -66,6 +67,10 @@ class Server:
         sampling_timeout: seconds to wait for a client's sampling answer
             (``None``: until the call is cancelled).
         elicitation_timeout: the same for elicitation (people are slow).
+        state_keys: keys sealing 2026-07-28 ``requestState`` (the first seals,
+            all open); default ``YIELDMCP_STATE_KEY`` or a random key. Workers
+            that share a key can resume each other's calls.
+        state_ttl: seconds a sealed ``requestState`` stays valid.
     """
 
     def __init__(
@@ -78,6 +83,8 @@ class Server:
         instructions: str | None = None,
         sampling_timeout: float | None = None,
         elicitation_timeout: float | None = None,
+        state_keys: Sequence[bytes] | None = None,
+        state_ttl: float = 3600.0,
     ) -> None:
         self.name = name
         self.version = version or _package_version()
@@ -85,6 +92,7 @@ class Server:
         self.instructions = instructions
         self.sampling_timeout = sampling_timeout
         self.elicitation_timeout = elicitation_timeout
+        self.sealer = Sealer(state_keys, ttl=state_ttl)
         self.tools: dict[str, Tool[Any, Any]] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []

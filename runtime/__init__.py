@@ -26,6 +26,7 @@ from .effects import Effect as Effect
 from .effects import Elicit as Elicit
 from .effects import ElicitUrl as ElicitUrl
 from .effects import Limits as Limits
+from .effects import ListRoots as ListRoots
 from .effects import LocalQuestion as LocalQuestion
 from .effects import Log as Log
 from .effects import Notice as Notice
@@ -64,6 +65,8 @@ from .messages import ToolSpec as ToolSpec
 from .messages import ToolUse as ToolUse
 from .messages import Usage as Usage
 from .replies import ElicitReply as ElicitReply
+from .replies import Root as Root
+from .replies import RootsReply as RootsReply
 from .replies import SampleReply as SampleReply
 from .requests import ElicitationRequest as ElicitationRequest
 from .requests import SamplingRequest as SamplingRequest
@@ -103,6 +106,7 @@ __all__ = [
     "Journal",
     "LimitExceeded",
     "Limits",
+    "ListRoots",
     "LocalQuestion",
     "Log",
     "Message",
@@ -115,6 +119,8 @@ __all__ = [
     "Progress",
     "Question",
     "RandomBits",
+    "Root",
+    "RootsReply",
     "RunBefore",
     "Sample",
     "SampleReply",

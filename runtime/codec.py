@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from .errors import RemoteProtocolError
 from .messages import Audio, Block, Image, Message, Text, ToolResult, ToolUse, Usage
-from .replies import ElicitReply, SampleReply
+from .replies import ElicitReply, Root, RootsReply, SampleReply
 
 __all__ = [
     "CONTEXT_META_KEY",
@@ -25,6 +25,8 @@ __all__ = [
     "elicit_reply_from_json",
     "elicit_reply_to_json",
     "message_from_json",
+    "roots_reply_from_json",
+    "roots_reply_to_json",
     "message_to_json",
     "sample_reply_from_json",
     "sample_reply_to_json",
@@ -180,3 +182,23 @@ def elicit_reply_from_json(data: Mapping[str, Any]) -> ElicitReply:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RemoteProtocolError(f"malformed elicitation result: {exc!r}") from None
+
+
+def roots_reply_to_json(reply: RootsReply) -> JSONObject:
+    """``reply`` as an MCP ``ListRootsResult`` object."""
+    roots: list[JSONObject] = []
+    for root in reply.roots:
+        entry: JSONObject = {"uri": root.uri}
+        if root.name is not None:
+            entry["name"] = root.name
+        roots.append(entry)
+    return {"roots": roots}
+
+
+def roots_reply_from_json(data: Mapping[str, Any]) -> RootsReply:
+    """The reply for ``ListRootsResult`` JSON (RemoteProtocolError if malformed)."""
+    try:
+        roots: list[Any] = list(data["roots"])
+        return RootsReply(tuple(Root(str(r["uri"]), r.get("name")) for r in roots))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RemoteProtocolError(f"malformed roots result: {exc!r}") from None

@@ -30,6 +30,7 @@ from .effects import (
     Elicit,
     ElicitUrl,
     Limits,
+    ListRoots,
     Log,
     LogLevel,
     Op,
@@ -269,6 +270,10 @@ class Context:
                 f"{key.model.__name__}"
             )
         return Elicit(key=name, message=message, model=model, context=context)
+
+    def list_roots(self) -> ListRoots:
+        """Ask the client which roots (file:// URIs) it exposes."""
+        return ListRoots()
 
     def elicit_url(
         self, message: str, url: str, *, elicitation_id: str | None = None

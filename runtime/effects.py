@@ -48,13 +48,14 @@ from .messages import (
     ToolUse,
     validate_messages,
 )
-from .replies import ElicitReply, SampleReply
+from .replies import ElicitReply, Root, RootsReply, SampleReply
 from .requests import ElicitationRequest, SamplingRequest
 from .results import ElicitResult, ElicitUrlResult, Exchange, SampleResult
 
 __all__ = [
     "LOG_LEVELS",
     "Branch",
+    "ListRoots",
     "Clock",
     "Effect",
     "Elicit",
@@ -453,6 +454,26 @@ class ElicitUrl(PeerQuestion[ElicitUrlResult]):
 
     def reply_from_json(self, data: JSON) -> Any:
         return codec.elicit_reply_from_json(data)
+
+
+@final
+@attrs.frozen
+class ListRoots(PeerQuestion[tuple[Root, ...]]):
+    """Ask the client which roots (directories, repositories) it exposes."""
+
+    def fingerprint(self) -> JSON:
+        return {"effect": "roots"}
+
+    def resolve(self, reply: Any, key: str) -> tuple[Root, ...]:
+        if not isinstance(reply, RootsReply):
+            raise RemoteProtocolError(f"roots/list was answered with {reply!r}")
+        return reply.roots
+
+    def reply_to_json(self, reply: Any) -> JSON:
+        return codec.roots_reply_to_json(cast(RootsReply, reply))
+
+    def reply_from_json(self, data: JSON) -> Any:
+        return codec.roots_reply_from_json(data)
 
 
 # --- local questions ----------------------------------------------------------------

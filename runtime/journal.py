@@ -15,11 +15,22 @@ for transport is the bridge's job.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, final
+from typing import TYPE_CHECKING, Any, final
 
 import attrs
 
-__all__ = ["Journal", "JournalEntry"]
+from ._canonical import digest
+
+if TYPE_CHECKING:
+    from .effects import Question
+
+
+def question_digest(question: Question[Any]) -> str:
+    """The digest that pins answers to ``question`` (sha256 of its fingerprint)."""
+    return digest(question.fingerprint())
+
+
+__all__ = ["Journal", "JournalEntry", "question_digest"]
 
 
 @final

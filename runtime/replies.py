@@ -16,7 +16,7 @@ import attrs
 
 from .messages import Block, Text, ToolUse, Usage
 
-__all__ = ["ElicitAction", "ElicitReply", "SampleReply"]
+__all__ = ["ElicitAction", "ElicitReply", "Root", "RootsReply", "SampleReply"]
 
 ElicitAction: TypeAlias = Literal["accept", "decline", "cancel"]
 
@@ -55,3 +55,20 @@ class ElicitReply:
         validator=attrs.validators.in_(("accept", "decline", "cancel"))
     )
     content: Mapping[str, Any] | None = None
+
+
+@final
+@attrs.frozen
+class Root:
+    """A root the client exposes: a ``file://`` URI and an optional name."""
+
+    uri: str
+    name: str | None = None
+
+
+@final
+@attrs.frozen
+class RootsReply:
+    """A client's answer to ``roots/list``."""
+
+    roots: tuple[Root, ...] = attrs.field(converter=tuple)

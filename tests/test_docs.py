@@ -22,7 +22,7 @@ def test_python_blocks_run(doc: Path) -> None:
     namespace: dict[str, object] = {"__name__": f"doc_{doc.stem}"}
     for index, block in enumerate(BLOCK.findall(doc.read_text())):
         code = compile(block, f"{doc.name}[block {index}]", "exec")
-        exec(code, namespace)  # noqa: S102 - running our own documentation
+        exec(code, namespace)
     for name, value in list(namespace.items()):
         if name.startswith("test_") and callable(value):
             value()

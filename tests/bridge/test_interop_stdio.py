@@ -1,8 +1,11 @@
 """Interop: the official ``mcp`` SDK client drives our server over stdio.
 
 The server is a real subprocess (``yieldmcp serve``); the SDK's sampling and
-elicitation callbacks answer the tools' live requests, and the results must
-arrive typed in our tools.
+elicitation callbacks answer the tools' questions, and the results must arrive
+typed in our tools. Every test runs in both protocol eras: ``legacy``
+(2025-11-25, live server→client requests) and ``2026-07-28`` (multi-round
+``input_required`` results that the SDK answers and retries), with the same
+tool code and the same expected results.
 """
 
 from __future__ import annotations
@@ -72,9 +75,17 @@ async def elicitation(
     return types.ElicitResult(action="accept", content={"ok": True, "note": "sure"})
 
 
-def client(**extra: Any) -> Client:
+MODES = ["legacy", "2026-07-28"]
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def client(mode: str, **extra: Any) -> Client:
     options: dict[str, Any] = {
-        "mode": "legacy",
+        "mode": mode,
         "sampling_callback": sampling,
         "sampling_capabilities": types.SamplingCapability(
             tools=types.SamplingToolsCapability()
@@ -92,9 +103,9 @@ def text_of(result: types.CallToolResult) -> str:
     return block.text
 
 
-async def test_tools_are_listed_with_their_schemas() -> None:
+async def test_tools_are_listed_with_their_schemas(mode: str) -> None:
     with trio.fail_after(30):
-        async with client() as session:
+        async with client(mode) as session:
             listed = await session.list_tools()
     tools = {t.name: t for t in listed.tools}
     assert set(tools) == {"ask", "weather", "agent", "confirm", "chatty", "fails"}
@@ -103,35 +114,35 @@ async def test_tools_are_listed_with_their_schemas() -> None:
     assert tools["ask"].input_schema["required"] == ["prompt"]
 
 
-async def test_plain_sampling_round_trip() -> None:
+async def test_plain_sampling_round_trip(mode: str) -> None:
     with trio.fail_after(30):
-        async with client() as session:
+        async with client(mode) as session:
             result = await session.call_tool("ask", {"prompt": "hi"})
     assert text_of(result) == "sdk-model:echo hi (Be brief., 50)"
 
 
-async def test_structured_sampling_arrives_parsed() -> None:
+async def test_structured_sampling_arrives_parsed(mode: str) -> None:
     with trio.fail_after(30):
-        async with client() as session:
+        async with client(mode) as session:
             result = await session.call_tool("weather", {"prompt": "weather?"})
     assert result.structured_content == {"city": "Oslo", "celsius": 4}
 
 
-async def test_tool_use_then_tool_result_then_final_turn() -> None:
+async def test_tool_use_then_tool_result_then_final_turn(mode: str) -> None:
     with trio.fail_after(30):
-        async with client() as session:
+        async with client(mode) as session:
             result = await session.call_tool("agent", {"prompt": "tell me"})
     assert text_of(result) == "trio|final after facts about trio"
 
 
-async def test_elicitation_arrives_validated() -> None:
+async def test_elicitation_arrives_validated(mode: str) -> None:
     with trio.fail_after(30):
-        async with client() as session:
+        async with client(mode) as session:
             result = await session.call_tool("confirm", {"prompt": "Proceed?"})
     assert text_of(result) == "accept:True:sure"
 
 
-async def test_logs_and_progress_reach_the_client() -> None:
+async def test_logs_and_progress_reach_the_client(mode: str) -> None:
     logs: list[Any] = []
     progress: list[tuple[float, float | None, str | None]] = []
 
@@ -144,7 +155,7 @@ async def test_logs_and_progress_reach_the_client() -> None:
         progress.append((value, total, message))
 
     with trio.fail_after(30):
-        async with client(logging_callback=on_log) as session:
+        async with client(mode, logging_callback=on_log, log_level="info") as session:
             result = await session.call_tool(
                 "chatty", {}, progress_callback=on_progress
             )
@@ -157,27 +168,36 @@ async def test_logs_and_progress_reach_the_client() -> None:
     ]
 
 
-async def test_a_failing_tool_is_an_error_result() -> None:
+async def test_a_failing_tool_is_an_error_result(mode: str) -> None:
     with trio.fail_after(30):
-        async with client() as session:
+        async with client(mode) as session:
             result = await session.call_tool("fails", {})
     assert result.is_error
     assert "this tool always fails" in result.content[0].text  # type: ignore[union-attr]
 
 
-async def test_a_client_without_sampling_gets_a_clear_tool_error() -> None:
-    with trio.fail_after(30):
-        async with Client(SERVER, mode="legacy") as session:
-            result = await session.call_tool("ask", {"prompt": "hi"})
-    assert result.is_error
-    assert "sampling capability" in result.content[0].text  # type: ignore[union-attr]
-
-
-async def test_an_unknown_tool_is_a_protocol_error() -> None:
+async def test_a_client_without_sampling_is_refused_clearly(mode: str) -> None:
     from mcp.shared.exceptions import MCPError
 
     with trio.fail_after(30):
-        async with client() as session:
+        async with Client(SERVER, mode=mode) as session:
+            if mode == "legacy":  # a tool error, as 2025-11-25 has no better code
+                result = await session.call_tool("ask", {"prompt": "hi"})
+                assert result.is_error
+                message = result.content[0].text  # type: ignore[union-attr]
+            else:  # 2026-07-28: MissingRequiredClientCapability
+                with pytest.raises(MCPError) as info:
+                    await session.call_tool("ask", {"prompt": "hi"})
+                assert info.value.error.code == -32021
+                message = info.value.error.message
+    assert "sampling capability" in message
+
+
+async def test_an_unknown_tool_is_a_protocol_error(mode: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    with trio.fail_after(30):
+        async with client(mode) as session:
             with pytest.raises(MCPError) as info:
                 await session.call_tool("nope", {})
     assert info.value.error.code == -32602
