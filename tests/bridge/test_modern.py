@@ -140,21 +140,34 @@ async def test_a_tool_use_conversation_takes_two_rounds_of_sampling() -> None:
         assert [t["name"] for t in sampling["params"]["tools"]] == ["lookup"]
         use = {
             "role": "assistant",
-            "content": [{"type": "tool_use", "id": "u1", "name": "lookup", "input": {"query": "trio"}}],
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "u1",
+                    "name": "lookup",
+                    "input": {"query": "trio"},
+                }
+            ],
             "model": "m",
             "stopReason": "toolUse",
-        }  # fmt: skip
+        }
         second = await call(
-            peer, "agent", {"prompt": "go"},
-            inputResponses={"sample": use}, requestState=first["requestState"],
-        )  # fmt: skip
+            peer,
+            "agent",
+            {"prompt": "go"},
+            inputResponses={"sample": use},
+            requestState=first["requestState"],
+        )
         final_request = second["inputRequests"]["sample"]["params"]
         assert final_request["messages"][-1]["content"]["type"] == "tool_result"
         assert final_request["toolChoice"] == {"mode": "none"}
         third = await call(
-            peer, "agent", {"prompt": "go"},
-            inputResponses={"sample": SAMPLE_ANSWER}, requestState=second["requestState"],
-        )  # fmt: skip
+            peer,
+            "agent",
+            {"prompt": "go"},
+            inputResponses={"sample": SAMPLE_ANSWER},
+            requestState=second["requestState"],
+        )
     assert third["content"][0]["text"] == "trio|hello"
     assert second["requestState"] != first["requestState"]
 
@@ -185,14 +198,20 @@ async def test_concurrent_branch_questions_are_asked_in_one_round() -> None:
             for key in keys
         }
         partial = await call(
-            peer, "fan_out", {},
-            inputResponses={keys[1]: answers[keys[1]]}, requestState=first["requestState"],
-        )  # fmt: skip
+            peer,
+            "fan_out",
+            {},
+            inputResponses={keys[1]: answers[keys[1]]},
+            requestState=first["requestState"],
+        )
         assert sorted(partial["inputRequests"]) == [keys[0], keys[2]]
         done = await call(
-            peer, "fan_out", {},
-            inputResponses=answers, requestState=partial["requestState"],
-        )  # fmt: skip
+            peer,
+            "fan_out",
+            {},
+            inputResponses=answers,
+            requestState=partial["requestState"],
+        )
     assert done["content"][0]["text"] == "012"
 
 
@@ -200,28 +219,34 @@ async def test_a_missing_response_asks_again_and_extra_keys_are_ignored() -> Non
     async with wire_peer(server()) as peer:
         first = await call(peer, "confirm", {"prompt": "?"})
         again = await call(
-            peer, "confirm", {"prompt": "?"},
+            peer,
+            "confirm",
+            {"prompt": "?"},
             inputResponses={"unrelated": {"action": "accept"}},
             requestState=first["requestState"],
-        )  # fmt: skip
+        )
         assert list(again["inputRequests"]) == ["confirm"]
         done = await call(
-            peer, "confirm", {"prompt": "?"},
+            peer,
+            "confirm",
+            {"prompt": "?"},
             inputResponses={
                 "confirm": {"action": "decline"},
                 "extra": {"action": "accept", "content": {"x": 1}},
             },
             requestState=again["requestState"],
-        )  # fmt: skip
+        )
     assert done["content"][0]["text"] == "decline"
 
 
 async def test_the_first_round_accepts_a_response_matched_by_key() -> None:
     async with wire_peer(server()) as peer:
         done = await call(
-            peer, "confirm", {"prompt": "?"},
+            peer,
+            "confirm",
+            {"prompt": "?"},
             inputResponses={"confirm": {"action": "accept", "content": {"ok": False}}},
-        )  # fmt: skip
+        )
     assert done["content"][0]["text"] == "accept:False:"
 
 
@@ -241,9 +266,13 @@ async def test_content_outside_the_schema_is_invalid_params() -> None:
     async with wire_peer(server()) as peer:
         with pytest.raises(PeerError) as info:
             await call(
-                peer, "confirm", {"prompt": "?"},
-                inputResponses={"confirm": {"action": "accept", "content": {"ok": "y"}}},
-            )  # fmt: skip
+                peer,
+                "confirm",
+                {"prompt": "?"},
+                inputResponses={
+                    "confirm": {"action": "accept", "content": {"ok": "y"}}
+                },
+            )
     assert info.value.code == -32602
 
 
@@ -262,9 +291,12 @@ async def test_tampered_states_all_get_one_uniform_error() -> None:
         for state in _tamper(first["requestState"]):
             with pytest.raises(PeerError) as info:
                 await call(
-                    peer, "confirm", {"prompt": "?"},
-                    inputResponses={"confirm": {"action": "decline"}}, requestState=state,
-                )  # fmt: skip
+                    peer,
+                    "confirm",
+                    {"prompt": "?"},
+                    inputResponses={"confirm": {"action": "decline"}},
+                    requestState=state,
+                )
             errors.append((info.value.code, info.value.message, info.value.data))
     assert len(set(map(repr, errors))) == 1
     assert errors[0][0] == -32602
@@ -288,10 +320,12 @@ async def test_an_expired_state_is_rejected() -> None:
         now[0] += 61
         with pytest.raises(PeerError) as info:
             await call(
-                peer, "confirm", {"prompt": "?"},
+                peer,
+                "confirm",
+                {"prompt": "?"},
                 inputResponses={"confirm": {"action": "decline"}},
                 requestState=first["requestState"],
-            )  # fmt: skip
+            )
     assert info.value.message == "Invalid or expired requestState"
 
 
@@ -304,13 +338,23 @@ async def test_the_state_carries_answers_sealed_not_in_clear() -> None:
         first = await call(peer, "agent", {"prompt": "go"})
         use = {
             "role": "assistant",
-            "content": [{"type": "tool_use", "id": "u1", "name": "lookup", "input": {"query": secret}}],
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "u1",
+                    "name": "lookup",
+                    "input": {"query": secret},
+                }
+            ],
             "model": "m",
-        }  # fmt: skip
+        }
         second = await call(
-            peer, "agent", {"prompt": "go"},
-            inputResponses={"sample": use}, requestState=first["requestState"],
-        )  # fmt: skip
+            peer,
+            "agent",
+            {"prompt": "go"},
+            inputResponses={"sample": use},
+            requestState=first["requestState"],
+        )
     state = second["requestState"]
     raw = base64.urlsafe_b64decode(state.removeprefix("v1."))
     assert secret not in state
@@ -326,10 +370,12 @@ async def test_another_worker_with_the_same_key_resumes_the_call() -> None:
     ):
         first = await call(one, "confirm", {"prompt": "?"})
         done = await call(
-            two, "confirm", {"prompt": "?"},
+            two,
+            "confirm",
+            {"prompt": "?"},
             inputResponses={"confirm": {"action": "accept", "content": {"ok": True}}},
             requestState=first["requestState"],
-        )  # fmt: skip
+        )
     assert done["content"][0]["text"] == "accept:True:"
 
 
@@ -341,10 +387,12 @@ async def test_a_worker_with_another_key_rejects_the_state() -> None:
         first = await call(one, "confirm", {"prompt": "?"})
         with pytest.raises(PeerError):
             await call(
-                two, "confirm", {"prompt": "?"},
+                two,
+                "confirm",
+                {"prompt": "?"},
                 inputResponses={"confirm": {"action": "decline"}},
                 requestState=first["requestState"],
-            )  # fmt: skip
+            )
 
 
 class Topic(BaseModel):
@@ -368,9 +416,12 @@ async def test_a_changed_question_is_asked_again_not_answered_stale() -> None:
     ):
         first = await call(old, "versioned", {"topic": "x"})
         again = await call(
-            new, "versioned", {"topic": "x"},
-            inputResponses={"sample": SAMPLE_ANSWER}, requestState=first["requestState"],
-        )  # fmt: skip
+            new,
+            "versioned",
+            {"topic": "x"},
+            inputResponses={"sample": SAMPLE_ANSWER},
+            requestState=first["requestState"],
+        )
     assert again["resultType"] == "input_required"
     message = again["inputRequests"]["sample"]["params"]["messages"][0]
     assert message["content"]["text"] == "new question"
