@@ -25,6 +25,7 @@ import base64
 import binascii
 import hashlib
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +46,7 @@ _PREFIX: Final = "v1."
 _MAX_TOKEN: Final = 4 * 1024 * 1024
 _NONCE: Final = 12
 _KID: Final = 4
+_B64URL: Final = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def invalid_state() -> RequestError:
@@ -69,6 +71,27 @@ def _decode_key(text: str) -> bytes:
     if len(key) != 32:
         raise ValueError(f"{KEY_ENV}: keys must be 32 bytes, got {len(key)}")
     return key
+
+
+def _b64encode(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _b64decode(text: str) -> bytes | None:
+    """Strict, canonical base64url: anything but the exact encoding is refused.
+
+    Lenient decoders stop at padding or skip stray characters, which would let
+    a tampered token (``<state>-TAMPERED``) decode to the original bytes.
+    """
+    if not _B64URL.fullmatch(text):
+        return None
+    try:
+        data = base64.b64decode(
+            text + "=" * (-len(text) % 4), altchars=b"-_", validate=True
+        )
+    except (binascii.Error, ValueError):
+        return None
+    return data if _b64encode(data) == text else None
 
 
 def _kid(key: bytes) -> bytes:
@@ -112,7 +135,7 @@ class Sealer:
         kid, aead = self._sealing
         nonce = secrets.token_bytes(_NONCE)
         sealed = aead.encrypt(nonce, pydantic_core.to_json(body), purpose.encode())
-        return _PREFIX + base64.urlsafe_b64encode(kid + nonce + sealed).decode()
+        return _PREFIX + _b64encode(kid + nonce + sealed)
 
     def open(self, token: object, *, purpose: str) -> dict[str, Any]:
         """The payload sealed in ``token`` for ``purpose``.
@@ -124,10 +147,9 @@ class Sealer:
             raise invalid_state()
         if not token.startswith(_PREFIX):
             raise invalid_state()
-        try:
-            raw = base64.urlsafe_b64decode(token[len(_PREFIX) :])
-        except (binascii.Error, ValueError):
-            raise invalid_state() from None
+        raw = _b64decode(token[len(_PREFIX) :])
+        if raw is None:
+            raise invalid_state()
         kid, nonce, sealed = raw[:_KID], raw[_KID : _KID + _NONCE], raw[_KID + _NONCE :]
         aead = self._opening.get(kid)
         if aead is None or len(nonce) != _NONCE:

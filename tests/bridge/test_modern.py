@@ -49,7 +49,7 @@ SAMPLE_ANSWER = {
 }
 
 
-# --- envelope and discovery ----------------------------------------------------------
+# --- envelope and discovery ---------------------------------------------------------
 
 
 async def test_discover_lists_versions_capabilities_and_identity() -> None:
@@ -109,7 +109,7 @@ async def test_lists_carry_result_type_and_cache_hints() -> None:
     )
 
 
-# --- multi-round calls ------------------------------------------------------------------
+# --- multi-round calls --------------------------------------------------------------
 
 
 async def test_an_elicitation_round_trip() -> None:
@@ -276,7 +276,7 @@ async def test_content_outside_the_schema_is_invalid_params() -> None:
     assert info.value.code == -32602
 
 
-# --- sealed state -----------------------------------------------------------------------
+# --- sealed state -------------------------------------------------------------------
 
 
 def _tamper(state: str) -> list[str]:
@@ -356,7 +356,8 @@ async def test_the_state_carries_answers_sealed_not_in_clear() -> None:
             requestState=first["requestState"],
         )
     state = second["requestState"]
-    raw = base64.urlsafe_b64decode(state.removeprefix("v1."))
+    body = state.removeprefix("v1.")
+    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
     assert secret not in state
     assert secret.encode() not in raw
     assert secret in str(srv.sealer.open(state, purpose="tools/call"))
@@ -427,7 +428,7 @@ async def test_a_changed_question_is_asked_again_not_answered_stale() -> None:
     assert message["content"]["text"] == "new question"
 
 
-# --- capabilities, notices ----------------------------------------------------------------
+# --- capabilities, notices ----------------------------------------------------------
 
 
 async def test_an_undeclared_capability_fails_with_32021() -> None:
