@@ -153,7 +153,7 @@ async def test_progress_and_logs_reach_the_caller(era: str) -> None:
     assert progress == [1, 2, 3]
 
 
-# --- against the official SDK's server -------------------------------------------------
+# --- against the official SDK's server ----------------------------------------------
 
 SDK_SERVER = [sys.executable, str(ROOT / "tests/fixtures/sdk_server.py")]
 
@@ -207,18 +207,20 @@ async def test_a_server_killed_mid_call_is_reported_not_hung() -> None:
 
     model = Stalling()
     with trio.fail_after(30):
-        async with spawn(command, cwd=str(ROOT)) as (transport, process):
-            async with Client.connect(transport, era="legacy", sampler=model) as client:
-                async with trio.open_nursery() as nursery:
-                    failures: list[BaseException] = []
+        failures: list[BaseException] = []
+        async with (
+            spawn(command, cwd=str(ROOT)) as (transport, process),
+            Client.connect(transport, era="legacy", sampler=model) as client,
+            trio.open_nursery() as nursery,
+        ):
 
-                    async def call() -> None:
-                        try:
-                            await client.call_tool("ask", {"prompt": "hi"})
-                        except BrokenSessionError as exc:
-                            failures.append(exc)
+            async def call() -> None:
+                try:
+                    await client.call_tool("ask", {"prompt": "hi"})
+                except BrokenSessionError as exc:
+                    failures.append(exc)
 
-                    nursery.start_soon(call)
-                    await model.asked.wait()
-                    process.kill()
+            nursery.start_soon(call)
+            await model.asked.wait()
+            process.kill()
     assert len(failures) == 1
