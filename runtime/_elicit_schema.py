@@ -2,7 +2,10 @@
 
 MCP form elicitation only accepts a flat object whose properties are primitive:
 strings (optionally with ``format``), numbers, integers, booleans, single-select
-enums and multi-select enum arrays. This module maps a model's JSON Schema onto
+enums (plain ``enum``, titled ``oneOf`` of ``const``/``title``, or the legacy
+``enum`` + ``enumNames``) and multi-select arrays (``items.enum``, or titled
+``items.anyOf``). Titled forms come from ``json_schema_extra`` on a ``str`` /
+``list[str]`` field. This module maps a model's JSON Schema onto
 exactly those shapes (keeping only the keywords MCP defines) and refuses anything
 else with an error naming the field and why, at tool-definition time.
 
@@ -114,6 +117,15 @@ def _single_select(
         )
     out = _pick(prop, _COMMON_KEYS, type="string")
     out["enum"] = list(values)
+    names: Any = prop.get("enumNames")
+    if names is not None:  # the legacy titled form (MCP LegacyTitledEnumSchema)
+        if not (
+            isinstance(names, list)
+            and len(cast(list[Any], names)) == len(values)
+            and all(isinstance(n, str) for n in cast(list[Any], names))
+        ):
+            raise _flat_error(model, name, prop)
+        out["enumNames"] = list(cast(list[str], names))
     return out
 
 
@@ -124,12 +136,28 @@ def _multi_select(
     defs: Mapping[str, Any],
 ) -> dict[str, Any]:
     items = _deref(prop.get("items", {}), defs)
+    out = _pick(prop, (*_COMMON_KEYS, "minItems", "maxItems"), type="array")
+    titled: Any = items.get("anyOf")
+    if isinstance(titled, list):  # MCP TitledMultiSelectEnumSchema
+        options = cast(list[Any], titled)
+        if not options or not all(_is_titled_option(o) for o in options):
+            raise _flat_error(model, name, prop)
+        out["items"] = {
+            "anyOf": [{"const": o["const"], "title": o["title"]} for o in options]
+        }
+        return out
     values: Any = items.get("enum")
     if not (isinstance(values, list) and all(isinstance(v, str) for v in values)):  # pyright: ignore[reportUnknownVariableType]
         raise _flat_error(model, name, prop)
-    out = _pick(prop, (*_COMMON_KEYS, "minItems", "maxItems"), type="array")
     out["items"] = {"type": "string", "enum": list(cast(list[str], values))}
     return out
+
+
+def _is_titled_option(option: Any) -> bool:
+    if not isinstance(option, dict):
+        return False
+    entry = cast(dict[str, Any], option)
+    return isinstance(entry.get("const"), str) and isinstance(entry.get("title"), str)
 
 
 def _pick(

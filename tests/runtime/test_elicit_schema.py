@@ -96,3 +96,62 @@ def test_enums_must_have_string_values() -> None:
 def test_elicits_values_must_be_models() -> None:
     with pytest.raises(InvalidTool, match="pydantic model classes"):
         elicitation_schema(dict)  # type: ignore[arg-type]
+
+
+class Titled(BaseModel):
+    legacy: str = Field(json_schema_extra={"enum": ["s", "l"], "enumNames": ["S", "L"]})
+    picks: list[str] = Field(
+        json_schema_extra={
+            "items": {
+                "anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]
+            }
+        }
+    )
+
+
+def test_legacy_enum_names_and_titled_multi_select_are_kept() -> None:
+    schema = elicitation_schema(Titled)
+    assert schema["properties"]["legacy"] == {
+        "type": "string",
+        "title": "Legacy",
+        "enum": ["s", "l"],
+        "enumNames": ["S", "L"],
+    }
+    assert schema["properties"]["picks"] == {
+        "type": "array",
+        "title": "Picks",
+        "items": {
+            "anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"enum": ["s", "l"], "enumNames": ["S"]},
+        {"enum": ["s", "l"], "enumNames": [1, 2]},
+    ],
+)
+def test_enum_names_must_match_the_values(extra: dict[str, object]) -> None:
+    class Bad(BaseModel):
+        size: str = Field(json_schema_extra=extra)  # type: ignore[arg-type]
+
+    with pytest.raises(InvalidTool, match=r"Bad\.size"):
+        elicitation_schema(Bad)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        {"anyOf": []},
+        {"anyOf": [{"const": "a"}]},
+        {"anyOf": [{"const": 1, "title": "x"}]},
+    ],
+)
+def test_titled_multi_select_options_need_const_and_title(items: object) -> None:
+    class Bad(BaseModel):
+        picks: list[str] = Field(json_schema_extra={"items": items})  # type: ignore[dict-item]
+
+    with pytest.raises(InvalidTool, match=r"Bad\.picks"):
+        elicitation_schema(Bad)
