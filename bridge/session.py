@@ -30,7 +30,7 @@ import contextlib
 import itertools
 import math
 from collections.abc import Mapping
-from typing import Any, Protocol, final
+from typing import Any, Protocol, final, runtime_checkable
 
 import attrs
 import trio
@@ -57,7 +57,7 @@ from .jsonrpc import (
     parse,
 )
 
-__all__ = ["Handler", "Session", "Transport"]
+__all__ = ["Handler", "ReleasingTransport", "Session", "Transport"]
 
 _CANCELLED = "notifications/cancelled"
 _CLOSED_ERRORS = (
@@ -78,6 +78,15 @@ class Transport(Protocol):
     async def send(
         self, message: Message, *, related: RequestId | None = None
     ) -> None: ...
+
+
+@runtime_checkable
+class ReleasingTransport(Transport, Protocol):
+    """A transport whose per-request streams can be closed and resumed (HTTP)."""
+
+    async def release_stream(self, related: RequestId) -> None:
+        """Close the stream carrying request ``related``'s traffic for now."""
+        ...
 
 
 class Handler(Protocol):
@@ -367,6 +376,15 @@ class Session:
             raise BrokenSessionError(
                 f"could not send {method}: the transport is closed"
             ) from exc
+
+    async def release_stream(self, related: RequestId) -> None:
+        """Let the transport close incoming request ``related``'s response stream.
+
+        The request goes on; the peer resumes the stream later (SSE polling).
+        A transport that cannot resume streams ignores it.
+        """
+        if isinstance(self.transport, ReleasingTransport):
+            await self.transport.release_stream(related)
 
     async def ping(self, *, timeout: float | None = None) -> None:
         await self.request("ping", None, timeout=timeout)

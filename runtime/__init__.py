@@ -35,6 +35,7 @@ from .effects import PeerQuestion as PeerQuestion
 from .effects import Progress as Progress
 from .effects import Question as Question
 from .effects import RandomBits as RandomBits
+from .effects import ReleaseStream as ReleaseStream
 from .effects import RunBefore as RunBefore
 from .effects import Sample as Sample
 from .errors import BranchDepthExceeded as BranchDepthExceeded
@@ -119,6 +120,7 @@ __all__ = [
     "Progress",
     "Question",
     "RandomBits",
+    "ReleaseStream",
     "Root",
     "RootsReply",
     "RunBefore",

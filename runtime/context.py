@@ -36,6 +36,7 @@ from .effects import (
     Op,
     Progress,
     RandomBits,
+    ReleaseStream,
     Sample,
 )
 from .errors import InvalidEffect, SampleValidationError
@@ -294,6 +295,12 @@ class Context:
     ) -> Progress:
         """Report progress (``notifications/progress``); it must increase each time."""
         return Progress(progress=progress, total=total, message=message)
+
+    def release_stream(self) -> ReleaseStream:
+        """Let the transport close this call's response stream for now; the
+        client reconnects and resumes it (HTTP SSE polling; a no-op elsewhere).
+        """
+        return ReleaseStream()
 
     # --- time and randomness ---------------------------------------------------------
 

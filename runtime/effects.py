@@ -70,6 +70,7 @@ __all__ = [
     "Progress",
     "Question",
     "RandomBits",
+    "ReleaseStream",
     "RunBefore",
     "Sample",
 ]
@@ -576,6 +577,20 @@ class Progress(Notice):
     progress: float = attrs.field(validator=_finite)
     total: float | None = attrs.field(default=None, validator=_finite)
     message: str | None = None
+
+
+@final
+@attrs.frozen
+class ReleaseStream(Notice):
+    """Let the transport close this call's response stream; the call goes on.
+
+    Over 2025-11-25 Streamable HTTP the call's SSE stream is closed after its
+    priming event, and the client resumes it later (``GET`` + ``Last-Event-ID``)
+    to receive what the call sent meanwhile and its result: SSE polling
+    (SEP-1699). Yield it before a long wait so the client does not hold a
+    connection open. Transports that cannot resume a stream (stdio, the
+    2026-07-28 path, clients older than 2025-11-25) ignore it.
+    """
 
 
 # --- branch -------------------------------------------------------------------------

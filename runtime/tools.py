@@ -4,7 +4,10 @@ A tool is a generator function ``fn(params, ctx)`` whose ``params`` is a pydanti
 model (its JSON Schema becomes the tool's ``inputSchema``). A plain function that
 returns without yielding is a tool too. A return annotation ``Op[Model]`` (or
 ``output=Model``) makes the result structured (``outputSchema`` +
-``structuredContent``).
+``structuredContent``). ``input_schema=`` advertises a hand-written JSON Schema
+verbatim instead of the model's (for what pydantic cannot express, such as
+``$anchor`` or ``if``/``then``/``else``); arguments are then checked against it
+with ``jsonschema`` before the params model sees them.
 
 The *handoff* form splits a tool in three: ``before(params) -> H`` runs once and
 its result is journaled (so a replayed call sees the same value), the generator
@@ -19,6 +22,7 @@ definition error raises :class:`~runtime.errors.InvalidTool` naming the problem.
 from __future__ import annotations
 
 import collections.abc
+import copy
 import inspect
 import re
 import typing
@@ -26,12 +30,13 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any, Generic, TypeVar, cast, final, get_type_hints, overload
 
 import attrs
+import jsonschema
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from ._elicit_schema import elicitation_schema
 from .context import Context, ElicitKey
 from .effects import Op, RunBefore
-from .errors import InvalidTool
+from .errors import InvalidTool, RequestError
 
 __all__ = ["Tool", "handoff", "tool"]
 
@@ -47,6 +52,15 @@ Elicits = Mapping[str, type[BaseModel]] | Iterable[ElicitKey[Any]]
 
 class _NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class _AnyParams(BaseModel):
+    """The arguments of a tool whose explicit ``input_schema`` checks them."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+_INVALID_PARAMS = -32602
 
 
 @final
@@ -73,10 +87,17 @@ class Tool(Generic[P, R]):
     _output_adapter: TypeAdapter[Any] | None = attrs.field(
         alias="output_adapter", repr=False
     )
+    _schema_validator: Any = attrs.field(
+        default=None, alias="schema_validator", repr=False
+    )
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the arguments (``inputSchema``)."""
+        """The JSON Schema of the arguments (``inputSchema``): the explicit
+        ``input_schema`` verbatim (a copy), else the params model's."""
+        if self._schema_validator is not None:
+            schema: dict[str, Any] = self._schema_validator.schema
+            return copy.deepcopy(schema)
         return self.params.model_json_schema()
 
     @property
@@ -90,7 +111,10 @@ class Tool(Generic[P, R]):
         """Validate ``arguments`` into the params model (raises ValidationError)."""
         if isinstance(arguments, self.params):
             return arguments
-        return self.params.model_validate(dict(arguments or {}))
+        data = dict(arguments or {})
+        if self._schema_validator is not None:
+            _check_schema_arguments(self._schema_validator, data)
+        return self.params.model_validate(data)
 
     def context(self) -> Context:
         """A context that knows this tool's elicitation forms."""
@@ -128,6 +152,18 @@ def tool(fn: Callable[[P, Context], Op[R]], /) -> Tool[P, R]: ...
 
 
 @overload
+def tool(fn: Callable[[Context], Op[R]], /) -> Tool[BaseModel, R]: ...
+
+
+@overload
+def tool(fn: Callable[[P, Context], R], /) -> Tool[P, R]: ...
+
+
+@overload
+def tool(fn: Callable[[Context], R], /) -> Tool[BaseModel, R]: ...
+
+
+@overload
 def tool(
     *,
     name: str | None = None,
@@ -137,6 +173,7 @@ def tool(
     output: Any = None,
     title: str | None = None,
     annotations: Mapping[str, Any] | None = None,
+    input_schema: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
 
 
@@ -151,6 +188,7 @@ def tool(
     output: Any = None,
     title: str | None = None,
     annotations: Mapping[str, Any] | None = None,
+    input_schema: Mapping[str, Any] | None = None,
 ) -> Any:
     """Define a tool from ``fn(params, ctx)`` (a generator function, or a plain one).
 
@@ -158,12 +196,19 @@ def tool(
     taking only ``ctx`` has no arguments. ``output`` defaults to ``R`` from a
     return annotation ``Op[R]``. ``description`` defaults to the docstring.
 
+    ``input_schema`` (a JSON Schema 2020-12 object schema) is advertised as the
+    tool's ``inputSchema`` exactly as given; arguments that fail it are refused
+    with JSON-RPC error -32602 before ``params`` validates them. Without a
+    ``params`` model, the tool receives a model carrying every argument as an
+    extra field (``params.model_extra``).
+
     Raises:
         InvalidTool: if the definition is malformed (see the message).
     """
 
     def define(fn: Callable[..., Any]) -> Tool[Any, Any]:
-        params_model, takes_params = _params_of(fn, params)
+        default = _NoParams if input_schema is None else _AnyParams
+        params_model, takes_params = _params_of(fn, params, default)
         body = fn if takes_params else _drop_params(fn)
         return _make(
             name=fn.__name__ if name is None else name,
@@ -174,6 +219,7 @@ def tool(
             body=body,
             title=title,
             annotations=annotations,
+            input_schema=input_schema,
         )
 
     return define if fn is None else define(fn)
@@ -189,6 +235,7 @@ def _make(
     body: Callable[..., Any],
     title: str | None,
     annotations: Mapping[str, Any] | None,
+    input_schema: Mapping[str, Any] | None = None,
 ) -> Tool[Any, Any]:
     if not _NAME.match(name):
         raise InvalidTool(
@@ -204,7 +251,36 @@ def _make(
         output_adapter=_adapter(name, output),
         title=title,
         annotations=annotations,
+        schema_validator=_schema_validator(name, input_schema),
     )
+
+
+def _schema_validator(
+    name: str, schema: Mapping[str, Any] | None
+) -> jsonschema.Draft202012Validator | None:
+    if schema is None:
+        return None
+    if schema.get("type") != "object":
+        raise InvalidTool(f"tool {name!r}: input_schema must have type 'object'")
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise InvalidTool(
+            f"tool {name!r}: input_schema is invalid: {exc.message}"
+        ) from None
+    return jsonschema.Draft202012Validator(copy.deepcopy(dict(schema)))
+
+
+def _check_schema_arguments(validator: Any, arguments: dict[str, Any]) -> None:
+    # jsonschema's messages echo values and schema internals; say only where.
+    errors: list[Any] = list(validator.iter_errors(arguments))
+    where = sorted({str(e.json_path) for e in errors})
+    if where:
+        raise RequestError(
+            _INVALID_PARAMS,
+            f"Invalid params: arguments do not match the tool's inputSchema at "
+            f"{', '.join(where)}",
+        )
 
 
 def _elicits(tool_name: str, elicits: Elicits | None) -> dict[str, type[BaseModel]]:
@@ -252,7 +328,9 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _params_of(
-    fn: Callable[..., Any], explicit: type[BaseModel] | None
+    fn: Callable[..., Any],
+    explicit: type[BaseModel] | None,
+    default: type[BaseModel] = _NoParams,
 ) -> tuple[type[BaseModel], bool]:
     positional = [
         p
@@ -266,7 +344,7 @@ def _params_of(
         )
     takes_params = len(positional) == 2
     if not takes_params:
-        return explicit or _NoParams, False
+        return explicit or default, False
     model = explicit or _hints(fn).get(positional[0].name)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise InvalidTool(

@@ -130,3 +130,71 @@ def test_handoff_before_must_take_one_model() -> None:
 
     with pytest.raises(InvalidTool, match="before must take one parameter"):
         handoff(before=before, client=client, after=lambda h, r: r)
+
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {"n": {"$anchor": "num", "type": "integer", "minimum": 0}},
+    "properties": {"a": {"$ref": "#/$defs/n"}, "b": {"type": "string"}},
+    "if": {"required": ["a"]},
+    "then": {"required": ["b"]},
+    "additionalProperties": False,
+}
+
+
+def test_an_explicit_input_schema_is_advertised_verbatim_and_enforced() -> None:
+    from runtime.errors import RequestError
+
+    @tool(input_schema=SCHEMA)
+    def raw(ctx: Context) -> str:
+        """Raw schema."""
+        return "ok"
+
+    assert raw.input_schema == SCHEMA
+    assert raw.input_schema is not raw.input_schema  # a copy each time
+    params = raw.parse_arguments({"a": 1, "b": "x"})
+    assert params.model_extra == {"a": 1, "b": "x"}
+    for bad in ({"a": -1, "b": "x"}, {"a": 1}, {"c": 1}):
+        with pytest.raises(RequestError) as info:
+            raw.parse_arguments(bad)
+        assert info.value.code == -32602
+        assert "$" in info.value.message  # names where, not what jsonschema said
+
+
+def test_an_explicit_input_schema_also_feeds_a_params_model() -> None:
+    @tool(input_schema={"type": "object", "properties": {"city": {"type": "string"}}})
+    def weather(params: Args, ctx: Context) -> str:
+        """Weather."""
+        return params.city
+
+    assert weather.parse_arguments({"city": "Oslo"}) == Args(city="Oslo")
+    with pytest.raises(ValidationError):
+        weather.parse_arguments({})
+
+
+@pytest.mark.parametrize(
+    "schema", [{"type": "array"}, {"type": "object", "properties": {"a": {"type": 3}}}]
+)
+def test_a_malformed_input_schema_is_refused_at_definition(
+    schema: dict[str, object],
+) -> None:
+    with pytest.raises(InvalidTool, match="input_schema"):
+
+        @tool(input_schema=schema)
+        def bad(ctx: Context) -> str:
+            return ""
+
+
+def test_release_stream_is_a_notice_the_executor_sees() -> None:
+    from runtime import ReleaseStream
+
+    @tool
+    def polls(ctx: Context) -> Op[str]:
+        """Releases its stream."""
+        yield ctx.release_stream()
+        return "done"
+
+    peer = ScriptedPeer()
+    assert run_scripted(polls, {}, peer) == "done"
+    assert [n for _, n in peer.notices] == [ReleaseStream()]
