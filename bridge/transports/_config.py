@@ -1,0 +1,43 @@
+"""The bounds and settings of the Streamable HTTP endpoint, in one value.
+
+Every queue and store the transport keeps is bounded by a field here, so a
+misbehaving client costs a known amount of memory. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any, final
+
+import attrs
+
+__all__ = ["HttpLimits"]
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not value > 0:
+        raise ValueError(f"HttpLimits.{attribute.name} must be positive, got {value!r}")
+
+
+@final
+@attrs.frozen(kw_only=True)
+class HttpLimits:
+    """Bounds of the HTTP transport. The defaults suit one local user.
+
+    Attributes:
+        max_body: largest request body in bytes (larger: 413).
+        max_sessions: live 2025-11-25 sessions at once (more: 503).
+        session_idle_timeout: seconds a session with no request and no open
+            stream lives on; then it ends and its calls are cancelled.
+        event_capacity: SSE events kept per session for resumption; a client
+            that falls further behind loses its stream (never silently).
+        inbox_size: client messages queued per session before a POST waits.
+        retry_ms: the ``retry:`` sent in priming events (how long a client
+            waits before resuming a stream the server closed).
+    """
+
+    max_body: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+    max_sessions: int = attrs.field(default=256, validator=_positive)
+    session_idle_timeout: float = attrs.field(default=30 * 60.0, validator=_positive)
+    event_capacity: int = attrs.field(default=1024, validator=_positive)
+    inbox_size: int = attrs.field(default=32, validator=_positive)
+    retry_ms: int = attrs.field(default=1000, validator=_positive)

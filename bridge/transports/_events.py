@@ -1,0 +1,173 @@
+"""A bounded store of one HTTP session's SSE events, by stream. Sans-IO.
+
+Every message the server sends on a legacy (2025-11-25) session is appended
+here before any HTTP response carries it, so a client that lost a stream can
+resume it with ``GET`` + ``Last-Event-ID`` and see every later event of *that*
+stream exactly once.
+
+Theory of operation:
+
+* A *stream* is a small int: ``0`` is the standalone (``GET``) stream, and each
+  POSTed request gets a fresh one from :meth:`EventStore.open_stream`.
+* Event ids are ``"<stream>-<seq>"`` with ``seq`` from one counter per session,
+  so ids are unique in the session and name their stream (PROTOCOL.md §5.2).
+  :meth:`EventStore.mark` reserves a seq without storing anything: that is the
+  id of a priming event, a resumption point that is never replayed.
+* The store holds at most ``capacity`` events; the oldest are evicted first. A
+  reader whose next event was evicted gets :class:`EventsLost` rather than a
+  silent gap.
+* A stream is *finished* once its final event (the response) is stored; a
+  finished stream whose events have all been evicted is forgotten.
+
+It owns ids, order, bounds and replay; it does not wait, frame SSE, or know
+which HTTP response (if any) is attached to a stream.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Final, final
+
+import attrs
+
+__all__ = ["STANDALONE", "EventStore", "EventsLost", "StoredEvent", "UnknownEvent"]
+
+STANDALONE: Final = 0
+"""The stream of messages unrelated to any request (the ``GET`` stream)."""
+
+
+class UnknownEvent(LookupError):
+    """A ``Last-Event-ID`` that is malformed or names no stream of this session."""
+
+
+class EventsLost(LookupError):
+    """Events after the reader's position were evicted: resuming would skip them."""
+
+
+@final
+@attrs.frozen
+class StoredEvent:
+    stream: int
+    seq: int
+    data: bytes
+    final: bool = False
+
+    @property
+    def id(self) -> str:
+        return event_id(self.stream, self.seq)
+
+
+def event_id(stream: int, seq: int) -> str:
+    return f"{stream}-{seq}"
+
+
+def parse_event_id(value: str) -> tuple[int, int]:
+    """``(stream, seq)`` from an id we minted; raises UnknownEvent otherwise."""
+    stream, sep, seq = value.partition("-")
+    if not (sep and stream.isdigit() and seq.isdigit()):
+        raise UnknownEvent(f"{value!r} is not an event id of this server")
+    if not (stream.isascii() and seq.isascii()):
+        raise UnknownEvent(f"{value!r} is not an event id of this server")
+    return int(stream), int(seq)
+
+
+@attrs.define
+class _Log:
+    events: collections.deque[StoredEvent] = attrs.field(
+        factory=collections.deque[StoredEvent]
+    )
+    evicted_through: int = -1  # the highest seq evicted from this stream
+    finished: bool = False
+
+
+@final
+class EventStore:
+    """One session's events, at most ``capacity`` of them."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        if capacity < 1:
+            raise ValueError("an event store needs a capacity of at least 1")
+        self.capacity = capacity
+        self._seq = 0
+        self._next_stream = STANDALONE + 1
+        self._logs: dict[int, _Log] = {STANDALONE: _Log()}
+        self._order: collections.deque[StoredEvent] = collections.deque()
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def open_stream(self) -> int:
+        """A new stream's number."""
+        stream = self._next_stream
+        self._next_stream += 1
+        self._logs[stream] = _Log()
+        return stream
+
+    def mark(self, stream: int) -> str:
+        """Reserve a position on ``stream``: the id of a priming event."""
+        self._log(stream)
+        self._seq += 1
+        return event_id(stream, self._seq)
+
+    def position(self) -> int:
+        """The seq of the newest event or mark (read live events after it)."""
+        return self._seq
+
+    def append(self, stream: int, data: bytes, *, final: bool = False) -> StoredEvent:
+        """Store one event; evict the oldest if full. Returns what was stored."""
+        log = self._log(stream)
+        if log.finished:
+            raise ValueError(f"stream {stream} already has its final event")
+        self._seq += 1
+        stored = StoredEvent(stream, self._seq, data, final)
+        log.events.append(stored)
+        log.finished = final
+        self._order.append(stored)
+        while len(self._order) > self.capacity:
+            self._evict()
+        return stored
+
+    def _evict(self) -> None:
+        old = self._order.popleft()
+        log = self._logs[old.stream]
+        log.events.popleft()
+        log.evicted_through = old.seq
+        if log.finished and not log.events and old.stream != STANDALONE:
+            del self._logs[old.stream]
+
+    def _log(self, stream: int) -> _Log:
+        log = self._logs.get(stream)
+        if log is None:
+            raise UnknownEvent(f"stream {stream} is unknown or expired")
+        return log
+
+    def locate(self, last_event_id: str) -> tuple[int, int]:
+        """The ``(stream, seq)`` a ``Last-Event-ID`` resumes from.
+
+        Raises:
+            UnknownEvent: not one of this session's ids, or long forgotten.
+        """
+        stream, seq = parse_event_id(last_event_id)
+        if seq > self._seq:
+            raise UnknownEvent(f"{last_event_id!r} was never sent")
+        self._log(stream)
+        return stream, seq
+
+    def read(self, stream: int, after: int) -> list[StoredEvent]:
+        """``stream``'s events with a seq above ``after``, oldest first.
+
+        Raises:
+            EventsLost: some of them were evicted.
+            UnknownEvent: the stream is forgotten.
+        """
+        log = self._log(stream)
+        if log.evicted_through > after:
+            raise EventsLost(
+                f"events of stream {stream} after seq {after} were evicted"
+            )
+        return [e for e in log.events if e.seq > after]
+
+    def finished(self, stream: int) -> bool:
+        """Whether ``stream``'s final event has been stored."""
+        log = self._logs.get(stream)
+        return log is None or log.finished

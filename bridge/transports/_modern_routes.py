@@ -1,0 +1,239 @@
+"""The 2026-07-28 side of the ``/mcp`` endpoint: one self-contained POST at a time.
+
+A modern request carries everything it needs (``_meta`` envelope, headers), so
+each POST gets a throwaway :class:`~bridge.session.Session` and
+:class:`~bridge.server.Connection` whose transport (:class:`_OneShot`) delivers
+exactly that request and routes what the handler sends back onto this POST's
+response:
+
+* the response alone → ``application/json``, with the HTTP status its error
+  code maps to (:func:`~bridge.transports._ladder.http_status`);
+* a notification first (progress, logs) → ``text/event-stream``: the
+  notifications, then the response;
+* a server→client *request* never goes on a modern stream (the handler must
+  use an InputRequiredResult instead): the send fails.
+
+Closing the HTTP stream cancels the request (2026 semantics). Before any of
+this, the header ladder (``_ladder``) runs. ``subscriptions/listen`` is answered
+here, as a long-lived SSE stream of list-change notifications, each tagged with
+the subscription id. Notifications POSTed by the client are accepted (202) and
+dropped: there is no session for them to affect.
+
+What a modern request *means* is the business of :mod:`bridge._modern`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, cast, final
+
+import trio
+
+from runtime.errors import LocalProtocolError
+from runtime.tools import Tool
+
+from ..jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    ErrorData,
+    ErrorResponse,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    dumps,
+)
+from ..session import Session
+from . import _asgi, _ladder
+from ._asgi import Receive, Send, SseResponse
+
+if TYPE_CHECKING:
+    from ..server import ListKind, Server
+
+__all__ = ["SUPPORTED", "post"]
+
+SUPPORTED: Final = ("2026-07-28",)
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+_FILTERS: Final[Mapping[str, str]] = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+
+
+async def _error(send: Send, request_id: RequestId | None, error: ErrorData) -> None:
+    body = dumps(ErrorResponse(request_id, error))
+    status = _ladder.http_status(error.code)
+    await _asgi.respond(send, status, body, content_type=_asgi.JSON)
+
+
+async def post(
+    server: Server,
+    headers: Mapping[str, str],
+    message: Message,
+    data: bytes,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """Answer one modern POST (the body is already parsed into ``message``)."""
+    if isinstance(message, Notification):
+        await _asgi.respond(send, 202)
+        return
+    if not isinstance(message, Request):
+        error = ErrorData(INVALID_REQUEST, "Invalid request: expected a request")
+        await _error(send, None, error)
+        return
+    lookup = functools.partial(_header_params, server)
+    problem = _ladder.check(headers, message, SUPPORTED, lookup)
+    if problem is not None:
+        await _error(send, message.id, problem)
+    elif message.method == "subscriptions/listen" and _has_envelope(message):
+        await _listen(server, message, receive, send)
+    else:
+        await _answer(server, message, data, receive, send)
+
+
+def _has_envelope(request: Request) -> bool:
+    meta: Any = (request.params or {}).get("_meta")
+    return isinstance(meta, Mapping) and _ladder.CLIENT_CAPABILITIES in meta
+
+
+def _header_params(server: Server, tool_name: str) -> Mapping[str, str]:
+    tool = server.tools.get(tool_name)
+    return {} if tool is None else _tool_header_params(tool)
+
+
+@functools.lru_cache(maxsize=256)
+def _tool_header_params(tool: Tool[Any, Any]) -> Mapping[str, str]:
+    # A tool's schema is fixed once defined; building it is not free.
+    return _ladder.header_params(tool.input_schema)
+
+
+# --- one request ----------------------------------------------------------------------
+
+
+async def _answer(
+    server: Server, request: Request, data: bytes, receive: Receive, send: Send
+) -> None:
+    transport = _OneShot(request.id, data, send)
+    session = Session(transport, server.connection(), drain_timeout=0)
+    async with trio.open_nursery() as nursery:
+
+        async def cancel_on_disconnect() -> None:
+            await _asgi.wait_disconnect(receive)
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(cancel_on_disconnect)
+        await session.run()
+        await transport.finish()
+        nursery.cancel_scope.cancel()
+
+
+@final
+class _OneShot:
+    """A transport carrying one request in and its answer out, over one POST."""
+
+    def __init__(self, request_id: RequestId, data: bytes, send: Send) -> None:
+        self._request_id = request_id
+        self._data: bytes | None = data
+        self._send = send
+        self._sse = SseResponse(send)
+        self._done = trio.Event()
+        self._lock = trio.Lock()
+
+    async def receive(self) -> bytes:
+        if self._data is not None:
+            data, self._data = self._data, None
+            return data
+        # The session must not see EOF before the answer is out: EOF cancels
+        # work that needs the peer, and ends the drain.
+        await self._done.wait()
+        raise trio.EndOfChannel
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        if isinstance(message, Request):
+            raise LocalProtocolError(
+                f"cannot send {message.method} on a 2026-07-28 HTTP response stream: "
+                f"ask the client with an InputRequiredResult instead"
+            )
+        async with self._lock:
+            if self._done.is_set():
+                raise trio.ClosedResourceError("this request was already answered")
+            if isinstance(message, Response | ErrorResponse):
+                await self._final(message)
+            else:
+                await self._sse.event(dumps(message))
+
+    async def _final(self, message: Response | ErrorResponse) -> None:
+        # Only once the answer is written may receive() report EOF: EOF lets
+        # the session cancel its tasks, this one included.
+        try:
+            if self._sse.started:
+                await self._sse.event(dumps(message))
+                await self._sse.end()
+                return
+            status = 200
+            if isinstance(message, ErrorResponse):
+                status = _ladder.http_status(message.error.code)
+            body = dumps(message)
+            await _asgi.respond(self._send, status, body, content_type=_asgi.JSON)
+        finally:
+            self._done.set()
+
+    async def finish(self) -> None:
+        """After the session: end a response the handler never completed."""
+        async with self._lock:
+            if not self._done.is_set():
+                self._done.set()
+                if self._sse.started:
+                    await self._sse.end()
+                else:
+                    error = ErrorData(-32603, "Internal error: no response")
+                    await _error(self._send, self._request_id, error)
+
+
+# --- subscriptions/listen -------------------------------------------------------------
+
+
+async def _listen(
+    server: Server, request: Request, receive: Receive, send: Send
+) -> None:
+    wanted: Any = (request.params or {}).get("notifications")
+    if not isinstance(wanted, Mapping):
+        error = ErrorData(INVALID_PARAMS, "subscriptions/listen needs notifications")
+        await _error(send, request.id, error)
+        return
+    honoured = {
+        name: True
+        for name in _FILTERS.values()
+        if cast(Mapping[str, Any], wanted).get(name) is True
+    }
+    tag = {SUBSCRIPTION_ID: request.id}
+    sse = SseResponse(send)
+    with server.listen() as changes:
+        ack = {"_meta": tag, "notifications": honoured}
+        await sse.event(
+            dumps(Notification("notifications/subscriptions/acknowledged", ack))
+        )
+        async with trio.open_nursery() as nursery:
+
+            async def cancel_on_disconnect() -> None:
+                await _asgi.wait_disconnect(receive)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(cancel_on_disconnect)
+            await _relay(changes, honoured, tag, sse)
+
+
+async def _relay(
+    changes: trio.MemoryReceiveChannel[ListKind],
+    honoured: Mapping[str, bool],
+    tag: Mapping[str, Any],
+    sse: SseResponse,
+) -> None:
+    async for kind in changes:
+        if honoured.get(_FILTERS[kind]):
+            note = Notification(f"notifications/{kind}/list_changed", {"_meta": tag})
+            await sse.event(dumps(note))

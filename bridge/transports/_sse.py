@@ -1,0 +1,130 @@
+"""Server-Sent Events framing, sans-IO: events to bytes, and bytes back to events.
+
+:func:`encode` writes one event (``id:``, ``event:``, ``retry:``, ``data:``
+lines and the blank line that ends it); :class:`SseParser` is its inverse, fed
+arbitrary chunks, following the WHATWG ``text/event-stream`` rules we need
+(``\\n``, ``\\r\\n`` and ``\\r`` line ends; comments; a leading space after the
+colon is stripped; multi-line data is joined with ``\\n``). The parser exists
+for tests and for clients; the server only encodes.
+
+It knows nothing about JSON-RPC or MCP, and it never waits.
+"""
+
+from __future__ import annotations
+
+from typing import final
+
+import attrs
+
+__all__ = ["SseEvent", "SseParser", "encode"]
+
+
+@final
+@attrs.frozen
+class SseEvent:
+    """One dispatched event. ``data`` is ``""`` for an event with empty data;
+    ``id`` is the event's own ``id:`` field (``None`` if it had none)."""
+
+    data: str = ""
+    event: str | None = None
+    id: str | None = None
+    retry: int | None = None
+
+
+def _field_safe(value: str, name: str) -> str:
+    # A line break would end the field early and let the rest be read as
+    # another field (SSE injection); ids and event names never need one.
+    if "\n" in value or "\r" in value or "\0" in value:
+        raise ValueError(f"an SSE {name} cannot contain a line break or NUL")
+    return value
+
+
+def encode(
+    data: str | bytes = "",
+    *,
+    event: str | None = None,
+    id: str | None = None,
+    retry: int | None = None,
+) -> bytes:
+    """The bytes of one SSE event; multi-line ``data`` becomes several lines.
+
+    Raises:
+        ValueError: ``event`` or ``id`` holds a line break, or ``retry`` is
+            negative.
+    """
+    text = data.decode() if isinstance(data, bytes) else data
+    lines: list[str] = []
+    if id is not None:
+        lines.append(f"id: {_field_safe(id, 'id')}")
+    if event is not None:
+        lines.append(f"event: {_field_safe(event, 'event name')}")
+    if retry is not None:
+        if retry < 0:
+            raise ValueError("an SSE retry must be a non-negative number of ms")
+        lines.append(f"retry: {retry}")
+    normalised = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines.extend(f"data: {line}" for line in normalised.split("\n"))
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+@final
+class SseParser:
+    """Incremental ``text/event-stream`` parser: ``feed`` bytes, get events."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+        self._cr = False
+        self._data: list[str] = []
+        self._event: str | None = None
+        self._id: str | None = None
+        self._retry: int | None = None
+        self._has_fields = False
+
+    def feed(self, chunk: bytes | str) -> list[SseEvent]:
+        """Add ``chunk``; return the events it completed, in order."""
+        text = chunk.decode() if isinstance(chunk, bytes) else chunk
+        events: list[SseEvent] = []
+        for char in text:
+            if self._cr and char == "\n":  # the \n of a \r\n pair
+                self._cr = False
+                continue
+            self._cr = char == "\r"
+            if char in "\r\n":
+                self._line(self._pending, events)
+                self._pending = ""
+            else:
+                self._pending += char
+        return events
+
+    def _line(self, line: str, events: list[SseEvent]) -> None:
+        if not line:
+            self._dispatch(events)
+            return
+        if line.startswith(":"):
+            return  # a comment (keep-alive)
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        self._has_fields = True
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self._id = value
+        elif name == "retry" and value.isdigit() and value.isascii():
+            self._retry = int(value)
+
+    def _dispatch(self, events: list[SseEvent]) -> None:
+        if self._has_fields:
+            events.append(
+                SseEvent(
+                    data="\n".join(self._data),
+                    event=self._event,
+                    id=self._id,
+                    retry=self._retry,
+                )
+            )
+        # Unlike a browser's lastEventId, ``id`` is per event: tests want to
+        # see exactly which events carried one.
+        self._data, self._event, self._id, self._retry = [], None, None, None
+        self._has_fields = False

@@ -1,0 +1,221 @@
+"""Streamable HTTP: a server's MCP endpoint at ``/mcp``, served by hypercorn on trio.
+
+:func:`serve_http` is the entry point (``yieldmcp serve FILE --http HOST:PORT``
+calls it); :class:`McpHttpApp` is the ASGI application it serves, usable with
+any trio ASGI server. Both protocol eras share the endpoint, routed by header
+as the reference SDK does:
+
+* ``MCP-Protocol-Version`` present and not a handshake version (2024-11-05 …
+  2025-11-25) → the 2026-07-28 path (``_modern_routes``): stateless POSTs,
+  header ladder, GET/DELETE → 405;
+* otherwise → the 2025-11-25 path (``_legacy_routes``): sessions, SSE streams,
+  resumption, DELETE.
+
+Before either, every request passes the same checks: Host and Origin (DNS
+rebinding, ``_guard``), and for a POST ``Content-Type: application/json``, an
+acceptable ``Accept``, a body of at most ``HttpLimits.max_body`` bytes, and
+JSON-RPC syntax (400 with the JSON-RPC error, echoing the id when readable).
+
+Request bodies are never logged. This module owns routing and the server's
+lifetime; it does not answer MCP methods.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, final
+
+import trio
+
+from ..jsonrpc import ErrorResponse, Invalid, Message, dumps, parse
+from . import _asgi, _modern_routes
+from ._asgi import Receive, Scope, Send
+from ._config import HttpLimits
+from ._guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
+from ._legacy_routes import LegacyEndpoint
+
+if TYPE_CHECKING:
+    from ..server import Server
+
+__all__ = ["ENDPOINT", "HttpLimits", "McpHttpApp", "is_modern", "serve_http"]
+
+log = logging.getLogger("yieldmcp.http")
+
+ENDPOINT = "/mcp"
+_HANDSHAKE_VERSIONS = frozenset(
+    {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+)
+_WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+
+
+def is_modern(headers: Mapping[str, str]) -> bool:
+    """Whether a request belongs to the 2026-07-28 path (by its version header)."""
+    version = headers.get("mcp-protocol-version")
+    return version is not None and version not in _HANDSHAKE_VERSIONS
+
+
+async def _plain(send: Send, status: int, text: str, **headers: str) -> None:
+    extra = [(k.replace("_", "-"), v) for k, v in headers.items()]
+    await _asgi.respond(
+        send, status, text.encode(), content_type="text/plain", headers=extra
+    )
+
+
+@final
+class McpHttpApp:
+    """The ASGI application serving ``server`` at ``/mcp``.
+
+    Args:
+        server: what to serve.
+        nursery: where 2025-11-25 sessions run (they outlive the requests that
+            start them); cancelling it ends them all.
+        guard: the Host/Origin policy.
+        limits: bounds on bodies, sessions, queues and stores.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        nursery: trio.Nursery,
+        *,
+        guard: Guard | None = None,
+        limits: HttpLimits | None = None,
+    ) -> None:
+        self.server = server
+        self.guard = guard or Guard()
+        self.limits = limits or HttpLimits()
+        self.legacy = LegacyEndpoint(server, self.limits, nursery)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = _asgi.header_map(scope)
+        rejection = self.guard.check(headers)
+        if rejection is not None:
+            await _plain(send, rejection.status, rejection.reason)
+            return
+        if scope["path"] != ENDPOINT:
+            await _plain(send, 404, f"Not Found: the MCP endpoint is {ENDPOINT}")
+            return
+        method = scope["method"]
+        modern = is_modern(headers)
+        if method == "POST":
+            await self._post(headers, modern, receive, send)
+        elif modern and method in ("GET", "DELETE"):
+            await _plain(send, 405, "Method Not Allowed in 2026-07-28", allow="POST")
+        elif method == "GET":
+            await self.legacy.get(headers, receive, send)
+        elif method == "DELETE":
+            await self.legacy.delete(headers, send)
+        else:
+            await _plain(send, 405, "Method Not Allowed", allow="GET, POST, DELETE")
+
+    async def _post(
+        self, headers: Mapping[str, str], modern: bool, receive: Receive, send: Send
+    ) -> None:
+        parsed = await self._read_message(headers, receive, send)
+        if parsed is None:
+            return
+        message, data = parsed
+        if modern:
+            await _modern_routes.post(
+                self.server, headers, message, data, receive, send
+            )
+        else:
+            await self.legacy.post(headers, message, data, receive, send)
+
+    async def _read_message(
+        self, headers: Mapping[str, str], receive: Receive, send: Send
+    ) -> tuple[Message, bytes] | None:
+        """The POSTed JSON-RPC message, or None after answering an error."""
+        if not json_content_type(headers):
+            await _plain(send, 415, "Unsupported Media Type: use application/json")
+            return None
+        if not (
+            accepts(headers, "application/json")
+            or accepts(headers, "text/event-stream")
+        ):
+            await _plain(send, 406, "Not Acceptable: accept JSON or an event stream")
+            return None
+        try:
+            data = await _asgi.read_body(receive, headers, self.limits.max_body)
+        except _asgi.BodyTooLarge:
+            await _plain(send, 413, "Payload Too Large")
+            return None
+        except _asgi.Disconnected:
+            return None
+        message = parse(data)
+        if isinstance(message, Invalid):
+            body = dumps(ErrorResponse(message.id, message.error))
+            await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
+            return None
+        return message, data
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    # Nothing to set up or tear down: sessions live in the caller's nursery.
+    while True:
+        event = await receive()
+        if event["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif event["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _bind(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+async def serve_http(
+    server: Server,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    allowed_origins: Iterable[str] = (),
+    allowed_hosts: Iterable[str] = (),
+    limits: HttpLimits | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled.
+
+    Bind to loopback (the default) unless the server must be reachable from
+    elsewhere; then also list the names clients will use in ``allowed_hosts``.
+
+    Args:
+        server: the tools, resources and prompts to serve.
+        host: the address to bind (``127.0.0.1``; ``::1`` for IPv6).
+        port: the TCP port (0: any free port; see ``task_status``).
+        allowed_origins: browser origins (``scheme://host[:port]``) allowed
+            besides loopback ones.
+        allowed_hosts: ``Host`` names accepted besides loopback ones and
+            ``host`` itself.
+        limits: bounds on bodies, sessions, queues and stores.
+        task_status: started with the endpoint's URL (``nursery.start``).
+    """
+    import hypercorn.trio
+    from hypercorn.config import Config
+
+    # hypercorn types apps with its own TypedDicts; ours speaks plain dicts.
+    serve: Any = getattr(hypercorn.trio, "serve")  # noqa: B009
+
+    config = Config()
+    config.bind = [_bind(host, port)]
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.accesslog = None
+    hosts = [*allowed_hosts] + ([] if host in _WILDCARDS else [host])
+    guard = Guard(allowed_hosts=hosts, allowed_origins=allowed_origins)
+    async with trio.open_nursery() as nursery:
+        app = McpHttpApp(server, nursery, guard=guard, limits=limits)
+        binds: Any = await nursery.start(functools.partial(serve, app, config))
+        url = f"{binds[0]}{ENDPOINT}"
+        log.info("serving MCP at %s", url)
+        if host not in LOOPBACK_HOSTS:
+            log.warning("listening on %s: reachable beyond this machine", host)
+        task_status.started(url)
