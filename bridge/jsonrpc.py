@@ -1,9 +1,11 @@
 """JSON-RPC 2.0 messages: parsing, classification, serialisation. Sans-IO.
 
-This module turns bytes into one of five frozen values — :class:`Request`,
-:class:`Notification`, :class:`Response`, :class:`ErrorResponse`, or
-:class:`Invalid` (input that deserves an error reply) — and values back into
-compact bytes with no embedded newline. It knows nothing about MCP.
+This module turns bytes into one of six frozen values — :class:`Request`,
+:class:`Notification`, :class:`Response`, :class:`ErrorResponse`,
+:class:`Invalid` (input that deserves an error reply) or :class:`Ignored` (a
+response-shaped message that is unusable; responses are never answered, or two
+peers could trade error replies forever) — and values back into compact bytes
+with no embedded newline. It knows nothing about MCP.
 
 Id hygiene (after the MCP SDK's dispatcher): ids are ints or strings, never
 ``null``, floats or booleans (``True`` would alias ``1``). A response id of
@@ -27,6 +29,7 @@ __all__ = [
     "PARSE_ERROR",
     "ErrorData",
     "ErrorResponse",
+    "Ignored",
     "Invalid",
     "Message",
     "Notification",
@@ -101,6 +104,14 @@ class Invalid:
     error: ErrorData
 
 
+@final
+@attrs.frozen
+class Ignored:
+    """A response-shaped message we cannot use and must not answer."""
+
+    reason: str
+
+
 Message: TypeAlias = Request | Notification | Response | ErrorResponse
 
 
@@ -117,7 +128,7 @@ def coerce_id(value: object) -> RequestId | None:
     return value if _is_id(value) else None
 
 
-def parse(data: bytes | str) -> Message | Invalid:
+def parse(data: bytes | str) -> Message | Invalid | Ignored:
     """Classify one JSON-RPC message. Never raises: bad input becomes Invalid."""
     try:
         value: Any = pydantic_core.from_json(data)
@@ -131,22 +142,35 @@ def parse(data: bytes | str) -> Message | Invalid:
     return _classify(cast(dict[str, Any], value))
 
 
-def _classify(value: dict[str, Any]) -> Message | Invalid:
+def _classify(value: dict[str, Any]) -> Message | Invalid | Ignored:
     raw_id = value.get("id")
     has_id = "id" in value
-    if value.get("jsonrpc") != "2.0":
+    if value.get("jsonrpc") != "2.0" and "method" in value:
         return _invalid(raw_id, 'jsonrpc must be "2.0"')
     method = value.get("method")
     if method is not None:
         return _request_or_notification(value, method, raw_id, has_id)
-    if not (has_id and _is_id(raw_id)):
-        return _invalid(raw_id, "a response needs an int or string id")
-    if "result" in value and "error" not in value:
+    if "result" in value or "error" in value:
+        return _response(value, raw_id)
+    return _invalid(raw_id, "a message needs a method, or a result or an error")
+
+
+def _response(value: dict[str, Any], raw_id: Any) -> Message | Ignored:
+    """A response is never answered, however malformed: that way lie loops."""
+    if value.get("jsonrpc") != "2.0":
+        return Ignored('a response with jsonrpc other than "2.0"')
+    if "result" in value and "error" in value:
+        return Ignored("a response with both result and error")
+    if "result" in value:
+        if not _is_id(raw_id):
+            return Ignored("a result without an int or string id")
         return Response(raw_id, value["result"])
-    if "error" in value and "result" not in value:
-        error = _error_data(value["error"])
-        return ErrorResponse(raw_id, error) if error else _invalid(raw_id, "bad error")
-    return _invalid(raw_id, "a response needs exactly one of result and error")
+    error = _error_data(value["error"])
+    if error is None:
+        return Ignored("a response with a malformed error object")
+    if raw_id is None or _is_id(raw_id):
+        return ErrorResponse(raw_id, error)
+    return Ignored("an error response whose id is not an int, a string or null")
 
 
 def _request_or_notification(

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any, Protocol, final, runtime_checkable
@@ -47,6 +48,7 @@ from .jsonrpc import (
     INVALID_REQUEST,
     ErrorData,
     ErrorResponse,
+    Ignored,
     Invalid,
     Message,
     Notification,
@@ -58,6 +60,8 @@ from .jsonrpc import (
 )
 
 __all__ = ["Handler", "ReleasingTransport", "Session", "Transport"]
+
+log = logging.getLogger("yieldmcp")
 
 _CANCELLED = "notifications/cancelled"
 _CLOSED_ERRORS = (
@@ -225,6 +229,8 @@ class Session:
                     )
             case Invalid(id=request_id, error=error):
                 await self._send_quietly(ErrorResponse(request_id, error), request_id)
+            case Ignored(reason=reason):
+                log.debug("ignored a message from the peer: %s", reason)
 
     def _start_request(self, request: Request) -> None:
         assert self._nursery is not None
