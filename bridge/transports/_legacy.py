@@ -206,6 +206,7 @@ class HttpSession:
         # it replays them all.
         priming = self.store.mark(number)
         follower = Follower(number, parse_event_id(priming)[1], self._attach(stream))
+        follower.state = stream
         await self._inbox.send(data)
         return follower
 
@@ -216,7 +217,9 @@ class HttpSession:
         self.touch()
         stream = self._streams.get(number)
         token = 0 if stream is None else self._attach(stream)
-        return Follower(number, after, token)
+        follower = Follower(number, after, token)
+        follower.state = stream
+        return follower
 
     def standalone_busy(self) -> bool:
         return self._streams[STANDALONE].active > 0
@@ -228,7 +231,9 @@ class HttpSession:
 
     def release_limit(self, follower: Follower) -> int | None:
         """The position after which this follower must stop, if released."""
-        stream = self._streams.get(follower.stream)
+        # From the follower's own reference: a finished stream has left
+        # ``_streams``, but a release before its end still applies.
+        stream = follower.state
         return None if stream is None else stream.releases.get(follower.token)
 
     async def wait(self, follower: Follower) -> str | None:
@@ -274,16 +279,19 @@ class HttpSession:
             self.touch()
 
     async def _write_available(self, follower: Follower, write: Write) -> str | None:
+        """Write every stored event the follower may; say if the stream ended."""
         limit = self.release_limit(follower)
-        for event in self.store.read(follower.stream, follower.after):
-            if limit is not None and event.seq > limit:
-                return StreamEnd.RELEASED
-            await write(event)
-            follower.after = event.seq
-            if event.final:
-                return StreamEnd.FINAL
+        while events := self.store.read(follower.stream, follower.after):
+            for event in events:
+                if limit is not None and event.seq > limit:
+                    return StreamEnd.RELEASED
+                await write(event)
+                follower.after = event.seq
+                if event.final:
+                    return StreamEnd.FINAL
+            limit = self.release_limit(follower)  # writing let the tool run on
         if self.store.finished(follower.stream):
-            return StreamEnd.FINAL
+            return StreamEnd.FINAL  # resumed after the final event
         return None if limit is None else StreamEnd.RELEASED
 
 
@@ -294,3 +302,4 @@ class Follower:
     stream: int
     after: int
     token: int  # which follower of the stream this is (the newest one writes)
+    state: _Stream | None = None

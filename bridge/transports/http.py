@@ -29,7 +29,16 @@ from typing import TYPE_CHECKING, Any, final
 
 import trio
 
-from ..jsonrpc import ErrorResponse, Invalid, Message, dumps, parse
+from ..jsonrpc import (
+    ErrorResponse,
+    Invalid,
+    Message,
+    Notification,
+    Request,
+    Response,
+    dumps,
+    parse,
+)
 from . import _asgi, _modern_routes
 from ._asgi import Receive, Scope, Send
 from ._config import HttpLimits
@@ -154,6 +163,10 @@ class McpHttpApp:
         if isinstance(message, Invalid):
             body = dumps(ErrorResponse(message.id, message.error))
             await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
+            return None
+        if not isinstance(message, Request | Notification | Response | ErrorResponse):
+            # A response we cannot use (parse says: do not answer it in JSON-RPC).
+            await _plain(send, 400, "Bad Request: unusable JSON-RPC response")
             return None
         return message, data
 
