@@ -12,6 +12,7 @@ It knows nothing about JSON-RPC or MCP, and it never waits.
 
 from __future__ import annotations
 
+import codecs
 from typing import final
 
 import attrs
@@ -72,6 +73,8 @@ class SseParser:
     """Incremental ``text/event-stream`` parser: ``feed`` bytes, get events."""
 
     def __init__(self) -> None:
+        # A chunk may end inside a multi-byte UTF-8 character.
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
         self._pending = ""
         self._cr = False
         self._data: list[str] = []
@@ -82,7 +85,7 @@ class SseParser:
 
     def feed(self, chunk: bytes | str) -> list[SseEvent]:
         """Add ``chunk``; return the events it completed, in order."""
-        text = chunk.decode() if isinstance(chunk, bytes) else chunk
+        text = self._decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
         events: list[SseEvent] = []
         for char in text:
             if self._cr and char == "\n":  # the \n of a \r\n pair

@@ -1,0 +1,395 @@
+"""The sans-IO parts of the HTTP transport: SSE framing, event store, guard, ladder."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+)
+
+from bridge.jsonrpc import Request
+from bridge.transports._events import (
+    STANDALONE,
+    EventsLost,
+    EventStore,
+    UnknownEvent,
+    parse_event_id,
+)
+from bridge.transports._guard import Guard, accepts, json_content_type
+from bridge.transports._ladder import (
+    HEADER_MISMATCH,
+    UNSUPPORTED_VERSION,
+    check,
+    decode_param,
+    encode_param,
+    header_params,
+    http_status,
+)
+from bridge.transports._sse import SseEvent, SseParser, encode
+
+# --- SSE ------------------------------------------------------------------------------
+
+_field = st.text(
+    st.characters(blacklist_characters="\r\n\0", blacklist_categories=("Cs",)),
+    max_size=20,
+)
+_data = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+
+
+def _chunks(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(data) + 1) for c in cuts})
+    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+
+
+@given(
+    events=st.lists(
+        st.tuples(
+            _data,
+            st.none() | _field,
+            st.none() | _field,
+            st.none() | st.integers(0, 10**6),
+        ),
+        max_size=5,
+    ),
+    cuts=st.lists(st.integers(0, 10**4), max_size=8),
+)
+def test_encoded_events_parse_back_from_any_chunking(
+    events: list[tuple[str, str | None, str | None, int | None]], cuts: list[int]
+) -> None:
+    wire = b"".join(encode(d, event=e, id=i, retry=r) for d, e, i, r in events)
+    parser = SseParser()
+    parsed: list[SseEvent] = []
+    for chunk in _chunks(wire, cuts):
+        parsed.extend(parser.feed(chunk))
+    expected = [
+        SseEvent(d.replace("\r\n", "\n").replace("\r", "\n"), e, i, r)
+        for d, e, i, r in events
+    ]
+    assert parsed == expected
+
+
+def test_a_priming_event_has_an_id_a_retry_and_empty_data() -> None:
+    assert encode("", id="1-2", retry=100) == b"id: 1-2\nretry: 100\ndata: \n\n"
+    assert SseParser().feed(encode("", id="1-2", retry=100)) == [
+        SseEvent("", None, "1-2", 100)
+    ]
+
+
+def test_the_parser_skips_comments_and_understands_every_line_ending() -> None:
+    stream = b": keep-alive\r\nid: 7\revent: message\r\ndata: a\ndata:b\n\n"
+    assert SseParser().feed(stream) == [SseEvent("a\nb", "message", "7")]
+
+
+@pytest.mark.parametrize("bad", ["a\nb", "a\rb", "a\0"])
+def test_ids_and_names_cannot_smuggle_fields(bad: str) -> None:
+    with pytest.raises(ValueError, match="line break"):
+        encode("x", id=bad)
+    with pytest.raises(ValueError, match="line break"):
+        encode("x", event=bad)
+
+
+# --- the event store ------------------------------------------------------------------
+
+
+class StoreMachine(RuleBasedStateMachine):
+    """The store against a model: every event of a stream, in order, forever."""
+
+    streams = Bundle("streams")
+
+    @initialize(capacity=st.integers(1, 8))
+    def start(self, capacity: int) -> None:
+        self.store = EventStore(capacity)
+        self.model: dict[int, list[tuple[int, bytes, bool]]] = {STANDALONE: []}
+        self.ids: set[str] = set()
+
+    @rule(target=streams)
+    def open_stream(self) -> int:
+        number = self.store.open_stream()
+        assert number not in self.model
+        self.model[number] = []
+        return number
+
+    @rule(stream=streams, data=st.binary(max_size=4), final=st.booleans())
+    def append(self, stream: int, data: bytes, final: bool) -> None:
+        if self.model[stream] and self.model[stream][-1][2]:
+            with pytest.raises((ValueError, UnknownEvent)):
+                self.store.append(stream, data, final=final)
+            return
+        stored = self.store.append(stream, data, final=final)
+        assert stored.id not in self.ids
+        self.ids.add(stored.id)
+        self.model[stream].append((stored.seq, data, final))
+
+    @rule(stream=streams)
+    def mark(self, stream: int) -> None:
+        try:
+            mark = self.store.mark(stream)
+        except UnknownEvent:
+            assert self.model[stream]
+            assert self.model[stream][-1][2]
+            return
+        assert mark not in self.ids
+        self.ids.add(mark)
+
+    @rule(stream=streams, start=st.integers(0, 40))
+    def read(self, stream: int, start: int) -> None:
+        expected = [(s, d, f) for s, d, f in self.model[stream] if s > start]
+        try:
+            got = self.store.read(stream, start)
+        except EventsLost:
+            return  # allowed only if something after `start` was evicted
+        except UnknownEvent:
+            assert self.model[stream][-1][2]  # a finished stream, forgotten
+            return
+        assert [(e.seq, e.data, e.final) for e in got] == expected
+
+    @invariant()
+    def bounded(self) -> None:
+        assert len(self.store) <= self.store.capacity
+
+
+TestEventStore = StoreMachine.TestCase
+
+
+def test_a_reader_behind_the_bound_is_told_events_were_lost() -> None:
+    store = EventStore(2)
+    stream = store.open_stream()
+    first = store.append(stream, b"1")
+    store.append(stream, b"2")
+    store.append(stream, b"3")
+    with pytest.raises(EventsLost):
+        store.read(stream, first.seq - 1)
+    assert [e.data for e in store.read(stream, first.seq)] == [b"2", b"3"]
+
+
+@pytest.mark.parametrize("bad", ["", "x", "1-", "-1", "1-2-3", "\u0661-\u0662", "99-1"])
+def test_foreign_event_ids_are_unknown(bad: str) -> None:
+    store = EventStore()
+    with pytest.raises(UnknownEvent):
+        store.locate(bad)
+
+
+def test_event_ids_name_their_stream() -> None:
+    store = EventStore()
+    stream = store.open_stream()
+    stored = store.append(stream, b"x")
+    assert parse_event_id(stored.id) == (stream, stored.seq)
+    assert store.locate(stored.id) == (stream, stored.seq)
+
+
+# --- the guard ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"host": "127.0.0.1:8000"}, None),
+        ({"host": "localhost"}, None),
+        ({"host": "[::1]:9"}, None),
+        ({"host": "LOCALHOST:1", "origin": "http://127.0.0.1:5173"}, None),
+        ({"host": "localhost", "origin": "https://[::1]"}, None),
+        ({}, 421),
+        ({"host": "evil.example.com"}, 421),
+        ({"host": "127.0.0.1.evil.com:80"}, 421),
+        ({"host": "evil.example.com", "origin": "http://evil.example.com"}, 421),
+        ({"host": "127.0.0.1", "origin": "http://evil.example.com"}, 403),
+        ({"host": "127.0.0.1", "origin": "http://localhost.evil.com"}, 403),
+        ({"host": "127.0.0.1", "origin": "null"}, 403),
+        ({"host": "127.0.0.1", "origin": "http://127.0.0.1:bad"}, 403),
+        ({"host": "127.0.0.1", "origin": "file://localhost"}, 403),
+    ],
+)
+def test_only_loopback_hosts_and_origins_pass_by_default(
+    headers: dict[str, str], status: int | None
+) -> None:
+    rejection = Guard().check(headers)
+    assert (rejection and rejection.status) == status
+
+
+def test_operators_can_allow_more_hosts_and_origins() -> None:
+    guard = Guard(allowed_hosts=["mcp.lan"], allowed_origins=["https://app.example/"])
+    assert (
+        guard.check({"host": "mcp.lan:8000", "origin": "https://app.example"}) is None
+    )
+    assert guard.check({"host": "other.lan"}) is not None
+
+
+def test_media_type_checks() -> None:
+    assert json_content_type({"content-type": "application/json; charset=utf-8"})
+    assert not json_content_type({"content-type": "text/plain"})
+    assert not json_content_type({})
+    assert accepts({}, "text/event-stream")
+    assert accepts({"accept": "application/*"}, "application/json")
+    assert not accepts({"accept": "text/html"}, "application/json")
+
+
+# --- the modern header ladder ---------------------------------------------------------
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+GOOD = {"mcp-protocol-version": "2026-07-28"}
+
+
+def _request(method: str, **params: Any) -> Request:
+    return Request(7, method, {"_meta": META, **params})
+
+
+def _lookup(tool: str) -> dict[str, str]:
+    return {"region": "Region", "count": "Count"} if tool == "t" else {}
+
+
+def _check(headers: dict[str, str], request: Request) -> int | None:
+    error = check(headers, request, ("2026-07-28",), _lookup)
+    return None if error is None else error.code
+
+
+def test_a_request_with_matching_headers_passes() -> None:
+    request = _request("tools/call", name="t", arguments={"region": "eu", "count": 3})
+    headers = {
+        **GOOD,
+        "mcp-method": "tools/call",
+        "mcp-name": " t\t",
+        "mcp-param-region": "eu",
+        "mcp-param-count": "3",
+    }
+    assert _check(headers, request) is None
+
+
+@pytest.mark.parametrize(
+    ("headers", "code"),
+    [
+        (
+            {"mcp-protocol-version": "2025-11-25", "mcp-method": "tools/list"},
+            HEADER_MISMATCH,
+        ),
+        ({"mcp-method": "tools/list"}, HEADER_MISMATCH),
+        ({**GOOD}, HEADER_MISMATCH),
+        ({**GOOD, "mcp-method": "TOOLS/LIST"}, HEADER_MISMATCH),
+        ({**GOOD, "mcp-method": "tools/list, tools/list"}, HEADER_MISMATCH),
+    ],
+)
+def test_version_and_method_headers_must_match(
+    headers: dict[str, str], code: int
+) -> None:
+    assert _check(headers, _request("tools/list")) == code
+
+
+def test_an_unsupported_version_names_what_is_supported() -> None:
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": "v999"}
+    request = Request("a", "server/discover", {"_meta": meta})
+    error = check({"mcp-protocol-version": "v999"}, request, ("2026-07-28",), _lookup)
+    assert error is not None
+    assert error.code == UNSUPPORTED_VERSION
+    assert error.data == {"supported": ["2026-07-28"], "requested": "v999"}
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [None, {}, {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}],
+)
+def test_an_incomplete_envelope_is_left_to_the_handler(meta: Any) -> None:
+    params = {} if meta is None else {"_meta": meta}
+    assert (
+        check({}, Request(1, "server/discover", params), ("2026-07-28",), _lookup)
+        is None
+    )
+
+
+@pytest.mark.parametrize("name", [None, "wrong", "  other  "])
+def test_mcp_name_must_match(name: str | None) -> None:
+    headers = {**GOOD, "mcp-method": "resources/read"}
+    if name is not None:
+        headers["mcp-name"] = name
+    assert (
+        _check(headers, _request("resources/read", uri="test://x")) == HEADER_MISMATCH
+    )
+
+
+@pytest.mark.parametrize(
+    ("sent", "arguments", "ok"),
+    [
+        ({"region": "=?base64?SGVsbG8=?="}, {"region": "Hello"}, True),
+        ({"region": "=?base64?SGVsbG8?="}, {"region": "Hello"}, False),
+        ({"region": "=?base64?SGVs!!!bG8=?="}, {"region": "Hello"}, False),
+        ({"region": "SGVsbG8="}, {"region": "SGVsbG8="}, True),
+        ({"region": "=?base64?SGVsbG8="}, {"region": "=?base64?SGVsbG8="}, True),
+        ({"region": "=?base64?/w==?="}, {"region": "\xff"}, False),
+        ({"region": ""}, {"region": ""}, True),
+        ({}, {"region": "test-value"}, False),
+        ({"region": "x"}, {}, False),
+        ({}, {}, True),
+        ({}, {"region": None}, True),
+        ({"count": "true"}, {"count": True}, True),
+        ({"count": "3"}, {"count": 3}, True),
+        ({"count": "4"}, {"count": 3}, False),
+    ],
+)
+def test_param_headers_carry_the_argument(
+    sent: dict[str, str], arguments: dict[str, Any], ok: bool
+) -> None:
+    headers = {**GOOD, "mcp-method": "tools/call", "mcp-name": "t"}
+    headers.update({f"mcp-param-{k}": v for k, v in sent.items()})
+    code = _check(headers, _request("tools/call", name="t", arguments=arguments))
+    assert (code is None) == ok
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",))))
+def test_encoded_params_decode_to_the_same_text(text: str) -> None:
+    encoded = encode_param(text)
+    assert decode_param(encoded) == text
+    assert all(" " <= c <= "~" for c in encoded)
+    assert encoded == encoded.strip(" \t")
+
+
+@given(st.binary())
+def test_decoding_accepts_only_canonical_base64(data: bytes) -> None:
+    wrapped = f"=?base64?{base64.b64encode(data).decode()}?="
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        with pytest.raises(ValueError, match="base64"):
+            decode_param(wrapped)
+    else:
+        assert decode_param(wrapped) == text
+
+
+def test_header_params_come_from_x_mcp_header_properties() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "query": {"type": "string"},
+            "bad": {"type": "string", "x-mcp-header": ""},
+        },
+    }
+    assert header_params(schema) == {"region": "Region"}
+    assert header_params({"type": "object"}) == {}
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        (-32700, 400),
+        (-32600, 400),
+        (-32602, 400),
+        (-32020, 400),
+        (-32021, 400),
+        (-32022, 400),
+        (-32601, 404),
+        (-32603, 200),
+        (-32042, 200),
+    ],
+)
+def test_error_codes_map_to_http_statuses(code: int, status: int) -> None:
+    assert http_status(code) == status
