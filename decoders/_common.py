@@ -35,6 +35,7 @@ import attrs
 
 from runtime.codec import block_to_json
 from runtime.errors import RemoteProtocolError
+from runtime.messages import RAW_ARGUMENTS_KEY as RAW_ARGUMENTS_KEY
 from runtime.messages import SCHEMA_TOOL_NAME, Block, Text, ToolUse, Usage
 from runtime.replies import SampleReply
 
@@ -52,9 +53,6 @@ __all__ = [
 ]
 
 JSONObject = dict[str, Any]
-
-RAW_ARGUMENTS_KEY = "__raw__"
-"""Key of a call's ``input`` holding arguments that were not a JSON object."""
 
 
 def parse_arguments(raw: str | None) -> JSONObject:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from ._canonical import canonical_json
 from .messages import (
+    RAW_ARGUMENTS_KEY,
     SCHEMA_TOOL_NAME,
     Message,
     Text,
@@ -198,6 +199,12 @@ def tool_call_problems(
         if spec is None:
             problems[call.id] = (
                 f"there is no tool named {call.name!r}; choose one of {sorted(by_name)}"
+            )
+            continue
+        if set(call.arguments) == {RAW_ARGUMENTS_KEY}:
+            problems[call.id] = (
+                f"the arguments for {call.name!r} were not valid JSON: "
+                f"{str(call.arguments[RAW_ARGUMENTS_KEY])[:200]!r}"
             )
             continue
         error = _first_schema_error(spec.input_schema, call.arguments)

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from .errors import InvalidEffect, InvalidMessages
 
 __all__ = [
+    "RAW_ARGUMENTS_KEY",
     "SCHEMA_TOOL_NAME",
     "Audio",
     "Block",
@@ -48,6 +49,10 @@ Role: TypeAlias = Literal["user", "assistant"]
 
 SCHEMA_TOOL_NAME = "__schema__"
 """Reserved tool name carrying structured output on the wire (see ``sample``)."""
+
+RAW_ARGUMENTS_KEY = "__raw__"
+"""A tool call whose arguments were not valid JSON carries the text under this key
+as its only input, so retries can see and correct the model's mistake."""
 
 _M = TypeVar("_M", bound=BaseModel)
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -97,10 +102,19 @@ class ToolUse:
     meta: Mapping[str, Any] | None = _meta_field()
 
 
-def _to_result_content(value: Iterable[Text | Image | Audio] | str) -> tuple[Any, ...]:
+def _to_result_content(
+    value: Iterable[Text | Image | Audio | str] | str,
+) -> tuple[Any, ...]:
     if isinstance(value, str):
         return (Text(value),)
-    return tuple(value)
+    blocks = tuple(Text(v) if isinstance(v, str) else v for v in value)
+    for block in blocks:
+        if not isinstance(block, Text | Image | Audio):
+            raise InvalidMessages(
+                f"tool result content must be Text, Image or Audio blocks (or str), "
+                f"got {block!r}"
+            )
+    return blocks
 
 
 @final

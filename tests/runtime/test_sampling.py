@@ -8,12 +8,14 @@ from pydantic import BaseModel, Field
 from runtime import (
     Context,
     InvalidEffect,
+    InvalidMessages,
     Message,
     NamedTool,
     Op,
     SampleReply,
     SampleValidationError,
     Text,
+    ToolCall,
     ToolResult,
     ToolSpec,
     ToolUse,
@@ -260,3 +262,19 @@ def test_content_blocks_survive_into_the_result() -> None:
     result = ctx.sample("x").resolve(reply, "0")
     assert result.content == reply.content
     assert result.text == "ab"
+
+
+def test_unparseable_tool_arguments_are_a_problem_without_required_fields() -> None:
+    from runtime._sampling import tool_call_problems
+    from runtime.messages import RAW_ARGUMENTS_KEY
+
+    loose = ToolSpec(name="loose", input_schema={"type": "object"})
+    calls = (ToolCall("c1", "loose", {RAW_ARGUMENTS_KEY: "{not json"}),)
+    assert "not valid JSON" in tool_call_problems(calls, [loose])["c1"]
+
+
+def test_tool_result_content_accepts_strings_among_blocks() -> None:
+    result = ToolResult("t1", ("text", Text("more")))
+    assert result.content == (Text("text"), Text("more"))
+    with pytest.raises(InvalidMessages):
+        ToolResult("t1", (ToolUse("x", "y", {}),))  # type: ignore[arg-type]
