@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, final
 
+import pydantic_core
+
+from ..jsonrpc import ErrorData, RequestId
 from . import _sse
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "Scope",
     "Send",
     "SseResponse",
+    "error_body",
     "header_map",
     "read_body",
     "respond",
@@ -87,6 +91,18 @@ async def wait_disconnect(receive: Receive) -> None:
     """Return once the client has gone away (after the body was read)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+def error_body(request_id: RequestId | None, error: ErrorData) -> bytes:
+    """A JSON-RPC error response, compact; without ``id`` when it is unknown.
+
+    JSON-RPC says ``"id": null`` there, but the MCP schemas type ``id`` as a
+    string or number (and optional), so null fails their validation.
+    """
+    body: dict[str, Any] = {"jsonrpc": "2.0", "error": error.to_json()}
+    if request_id is not None:
+        body["id"] = request_id
+    return pydantic_core.to_json(body)
 
 
 def _raw(headers: Iterable[tuple[str, str]]) -> list[tuple[bytes, bytes]]:

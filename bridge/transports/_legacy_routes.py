@@ -34,7 +34,6 @@ from ..jsonrpc import (
     ErrorResponse,
     Message,
     Request,
-    dumps,
     parse,
 )
 from . import _asgi
@@ -72,7 +71,7 @@ async def _json_error(
     send: Send, status: int, request_id: object, code: int, message: str
 ) -> None:
     rid = request_id if isinstance(request_id, int | str) else None
-    body = dumps(ErrorResponse(rid, ErrorData(code, message)))
+    body = _asgi.error_body(rid, ErrorData(code, message))
     await _asgi.respond(send, status, body, content_type=_asgi.JSON)
 
 

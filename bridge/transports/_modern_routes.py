@@ -64,7 +64,7 @@ _FILTERS: Final[Mapping[str, str]] = {
 
 
 async def _error(send: Send, request_id: RequestId | None, error: ErrorData) -> None:
-    body = dumps(ErrorResponse(request_id, error))
+    body = _asgi.error_body(request_id, error)
     status = _ladder.http_status(error.code)
     await _asgi.respond(send, status, body, content_type=_asgi.JSON)
 

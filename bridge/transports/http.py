@@ -36,7 +36,6 @@ from ..jsonrpc import (
     Notification,
     Request,
     Response,
-    dumps,
     parse,
 )
 from . import _asgi, _modern_routes
@@ -161,7 +160,7 @@ class McpHttpApp:
             return None
         message = parse(data)
         if isinstance(message, Invalid):
-            body = dumps(ErrorResponse(message.id, message.error))
+            body = _asgi.error_body(message.id, message.error)
             await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
             return None
         if not isinstance(message, Request | Notification | Response | ErrorResponse):
