@@ -1,0 +1,97 @@
+"""Resuming a 2026-07-28 call from a sealed 10-answer journal, server side.
+
+The state is made by playing the first 11 rounds of ``elicit_n`` (11
+questions) against the server directly; the timed round sends that state (10
+answers) with the answer to the 11th question, so the server opens the seal,
+replays the 10 answers (each decoded and validated again), takes the 11th and
+returns the result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bridge import _rounds
+from bridge._live import CallScope
+from bridge.jsonrpc import Request
+from bridge.server import Connection, Server
+from bridge.session import Session
+from bridge.transports.memory import memory_pair
+
+from ._stats import now
+from .ours import make_server
+
+__all__ = ["handle_request", "run_round"]
+
+CAPABILITIES: dict[str, Any] = {"elicitation": {"form": {}}}
+ENVELOPE: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
+}
+ANSWER = {"action": "accept", "content": {"n": 1}}
+
+
+async def _prepare() -> tuple[Server, Connection, Session, dict[str, Any]]:
+    server = make_server()
+    connection = server.connection()
+    session = Session(memory_pair()[0], connection)
+    params: dict[str, Any] = {
+        "name": "elicit_n", "arguments": {"count": 11}, "_meta": ENVELOPE,
+    }  # fmt: skip
+    for i in range(11):
+        result = await connection.handle_request(
+            Request(i, "tools/call", params), session
+        )
+        assert result["resultType"] == "input_required", result
+        params = {
+            **params,
+            "inputResponses": {"step": ANSWER},
+            "requestState": result["requestState"],
+        }
+    return server, connection, session, params
+
+
+async def _timed(fn: Any, seconds: float) -> float:
+    for _ in range(3):
+        await fn()
+    n, start = 0, now()
+    while True:
+        await fn()
+        n += 1
+        if n >= 10 and now() - start >= seconds:
+            return (now() - start) / n
+
+
+async def handle_request(seconds: float) -> float:
+    """Seconds for the whole ``tools/call`` round (envelope, seal, replay, result)."""
+    _server, connection, session, params = await _prepare()
+    request = Request(99, "tools/call", params)
+
+    async def once() -> None:
+        result = await connection.handle_request(request, session)
+        assert result["content"][0]["text"] == "11", result
+
+    return await _timed(once, seconds)
+
+
+async def run_round(seconds: float) -> float:
+    """Seconds for ``bridge._rounds.run_round`` alone (seal, replay, finish)."""
+    server, _connection, _session, params = await _prepare()
+    tool = server.tools["elicit_n"]
+    arguments = tool.parse_arguments(params["arguments"])
+    scope = CallScope(
+        era="2026-07-28", request_id=99,
+        client_capabilities=CAPABILITIES,
+    )  # fmt: skip
+
+    async def notify(notice: Any) -> None:
+        pass
+
+    async def once() -> None:
+        outcome = await _rounds.run_round(
+            tool, arguments, params, purpose="tools/call", scope=scope,
+            sealer=server.sealer, notify=notify,
+        )  # fmt: skip
+        assert isinstance(outcome, _rounds.Complete), outcome
+
+    return await _timed(once, seconds)

@@ -1,0 +1,438 @@
+"""yieldmcp against the official ``mcp`` SDK: the same work on both stacks, one run.
+
+Usage::
+
+    python benchmarks/compare_mcp.py [--quick] [--rows PREFIX,...] [--json-only]
+
+Rows (each is a median over repeated batches; stacks are interleaved batch by
+batch so that background load hits both alike; the IQR of the batches, as a
+fraction of the median, is the row's noise):
+
+* ``mem.*``: in-memory, sequential, 2025-11-25 era: ``plain`` (a tool call with
+  no effect), ``sample1`` (one sampling round trip), ``sample10`` (ten). Ours:
+  our client and server over ``memory_pair()`` (JSON on the wire). SDK:
+  ``mcp.Client(server, mode="legacy")`` (its in-memory transport passes
+  message objects, no JSON), on asyncio and on trio; the faster is the baseline.
+* ``stdio.*``: the same over a spawned server process (each stack's own client).
+* ``http.*``: the same over loopback Streamable HTTP, 32 concurrent clients; one
+  raw JSON-RPC-over-HTTP client (httpx) drives both servers, so the row compares
+  servers. Time per call = wall time / calls.
+* ``park.1k``: heap per parked call (tracemalloc), both servers; ``park.100k``:
+  RSS growth for 100,000 parked calls, ours only (see ``parked.py``).
+* ``mrtr.rounds10``: 2026-07-28 era, in memory, a call answered over 10 input
+  rounds, both stacks; ``mrtr.resume``: ours, server side, one ``tools/call``
+  round that opens a sealed state holding 10 answers, replays them, and takes
+  the 11th answer to the result (``mrtr.run_round``: the same, ``run_round`` alone).
+
+Ratios are SDK / ours (higher is better for us), except memory (bytes, SDK /
+ours as well). The last line of output is one JSON object with every ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import anyio  # noqa: E402
+import attrs  # noqa: E402
+import trio  # noqa: E402
+
+from benchmarks import _stats, ours, parked, sdk  # noqa: E402
+from benchmarks._stats import Sample  # noqa: E402
+
+TOOLS = {"plain": "echo", "sample1": "sample1", "sample10": "sample10"}
+ARGS = {"text": "hi"}
+
+
+@attrs.define
+class Settings:
+    repeats: int
+    batch_seconds: float
+    stdio_repeats: int
+    http_seconds: float
+    http_clients: int = 32
+    park_small: int = 1_000
+    park_large: int = 100_000
+
+
+QUICK = Settings(repeats=5, batch_seconds=0.12, stdio_repeats=3, http_seconds=1.5)
+FULL = Settings(repeats=11, batch_seconds=0.3, stdio_repeats=7, http_seconds=4.0)
+
+
+@attrs.define
+class Row:
+    key: str
+    title: str
+    unit: str
+    target: str
+    ours: Sample = attrs.field(factory=Sample)
+    sdk: Sample = attrs.field(factory=Sample)
+    sdk_alt: Sample = attrs.field(factory=Sample)  # the SDK on its other backend
+    note: str = ""
+
+    @property
+    def baseline(self) -> Sample:
+        if self.sdk_alt.values and self.sdk_alt.median < self.sdk.median:
+            return self.sdk_alt
+        return self.sdk
+
+    @property
+    def ratio(self) -> float | None:
+        if not self.ours.values or not self.baseline.values:
+            return None
+        return self.baseline.median / self.ours.median
+
+
+# --- timing helpers -------------------------------------------------------------
+
+
+async def _timed_batch(call: Callable[[], Awaitable[Any]], seconds: float) -> float:
+    """Seconds per call over a batch lasting about ``seconds`` (≥ 10 calls)."""
+    for _ in range(3):
+        await call()  # warm
+    n, start = 0, _stats.now()
+    while True:
+        await call()
+        n += 1
+        elapsed = _stats.now() - start
+        if n >= 10 and elapsed >= seconds:
+            return elapsed / n
+
+
+def _run_trio(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    return trio.run(fn, *args)
+
+
+def _run_asyncio(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    return anyio.run(fn, *args, backend="asyncio")
+
+
+# --- in-memory, 2025-11-25 ------------------------------------------------------
+
+
+async def _mem_ours(names: Sequence[str], seconds: float) -> dict[str, float]:
+    out: dict[str, float] = {}
+    async with ours.in_memory("legacy") as client:
+        for name in names:
+            tool = TOOLS[name]
+            out[name] = await _timed_batch(
+                lambda tool=tool: client.call_tool(tool, ARGS), seconds
+            )
+    return out
+
+
+async def _mem_sdk(names: Sequence[str], seconds: float) -> dict[str, float]:
+    out: dict[str, float] = {}
+    async with sdk.client(sdk.server, "legacy") as client:
+        for name in names:
+            tool = TOOLS[name]
+            out[name] = await _timed_batch(
+                lambda tool=tool: client.call_tool(tool, ARGS), seconds
+            )
+    return out
+
+
+def bench_memory(rows: dict[str, Row], s: Settings) -> None:
+    names = [n for n in TOOLS if f"mem.{n}" in rows]
+    if not names:
+        return
+    for _ in range(s.repeats):
+        for name, value in _run_trio(_mem_ours, names, s.batch_seconds).items():
+            rows[f"mem.{name}"].ours.add(value)
+        for name, value in _run_asyncio(_mem_sdk, names, s.batch_seconds).items():
+            rows[f"mem.{name}"].sdk.add(value)
+        for name, value in _run_trio(_mem_sdk, names, s.batch_seconds).items():
+            rows[f"mem.{name}"].sdk_alt.add(value)
+    for name in names:
+        row = rows[f"mem.{name}"]
+        which = "trio" if row.baseline is row.sdk_alt else "asyncio"
+        row.note = (
+            f"SDK baseline on {which} (asyncio {_us(row.sdk.median)} µs, "
+            f"trio {_us(row.sdk_alt.median)} µs)"
+        )
+
+
+# --- stdio ----------------------------------------------------------------------
+
+
+async def _stdio_ours(names: Sequence[str], seconds: float) -> dict[str, float]:
+    from bridge.client import Client
+    from bridge.transports.process import spawn
+
+    out: dict[str, float] = {}
+    async with (
+        spawn(ours.stdio_command(), cwd=str(ROOT)) as (transport, _process),
+        Client.connect(
+            transport, era="legacy", sampler=ours.Model(), elicitation=ours.Steps()
+        ) as client,
+    ):
+        for name in names:
+            tool = TOOLS[name]
+            out[name] = await _timed_batch(
+                lambda tool=tool: client.call_tool(tool, ARGS), seconds
+            )
+    return out
+
+
+async def _stdio_sdk(names: Sequence[str], seconds: float) -> dict[str, float]:
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(ROOT / "benchmarks/sdk.py"), "stdio"],
+        cwd=str(ROOT),
+    )  # fmt: skip
+    out: dict[str, float] = {}
+    async with sdk.client(params, "legacy") as client:
+        for name in names:
+            tool = TOOLS[name]
+            out[name] = await _timed_batch(
+                lambda tool=tool: client.call_tool(tool, ARGS), seconds
+            )
+    return out
+
+
+def bench_stdio(rows: dict[str, Row], s: Settings) -> None:
+    names = [n for n in TOOLS if f"stdio.{n}" in rows]
+    if not names:
+        return
+    for _ in range(s.stdio_repeats):
+        for name, value in _run_trio(_stdio_ours, names, s.batch_seconds).items():
+            rows[f"stdio.{name}"].ours.add(value)
+        for name, value in _run_asyncio(_stdio_sdk, names, s.batch_seconds).items():
+            rows[f"stdio.{name}"].sdk.add(value)
+
+
+# --- loopback HTTP --------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start(command: list[str], port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError(f"server did not start: {' '.join(command)}")
+
+
+def bench_http(rows: dict[str, Row], s: Settings) -> None:
+    names = [n for n in TOOLS if f"http.{n}" in rows]
+    if not names:
+        return
+    if importlib.util.find_spec("bridge.transports.http") is None:
+        for name in names:
+            rows[f"http.{name}"].note = "skipped: bridge/transports/http.py missing"
+        return
+    from benchmarks import _http
+
+    servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+    try:
+        for stack, command in (("ours", ours.http_command), ("sdk", _sdk_http)):
+            port = _free_port()
+            servers[stack] = (
+                _start(command(port), port),
+                f"http://127.0.0.1:{port}/mcp",
+            )
+        for _ in range(s.repeats):
+            for stack in ("ours", "sdk"):
+                url = servers[stack][1]
+                result = _run_trio(
+                    _http.measure, url, [TOOLS[n] for n in names],
+                    s.http_clients, s.http_seconds / len(names),
+                )  # fmt: skip
+                for name in names:
+                    getattr(rows[f"http.{name}"], stack).add(result[TOOLS[name]])
+    finally:
+        for process, _url in servers.values():
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _sdk_http(port: int) -> list[str]:
+    return [sys.executable, str(ROOT / "benchmarks/sdk.py"), "http", str(port)]
+
+
+# --- parked calls ---------------------------------------------------------------
+
+
+def bench_parked(rows: dict[str, Row], s: Settings) -> None:
+    if "park.1k" in rows:
+        row = rows["park.1k"]
+        for _ in range(3):
+            row.ours.add(_run_trio(parked.park_ours, s.park_small, "tracemalloc"))
+            row.sdk.add(_run_asyncio(parked.park_sdk, s.park_small, "tracemalloc"))
+    if "park.100k" in rows:
+        # A fresh process, so the RSS growth is not hidden by freed memory.
+        code = (
+            "import sys, trio; sys.path.insert(0, sys.argv[1]);"
+            "from benchmarks import parked;"
+            "print(trio.run(parked.park_ours, int(sys.argv[2]), 'rss'))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(ROOT), str(s.park_large)],
+            capture_output=True, text=True, check=True, cwd=ROOT,
+        )  # fmt: skip
+        rows["park.100k"].ours.add(float(out.stdout.split()[-1]) * s.park_large)
+
+
+# --- 2026-07-28 -----------------------------------------------------------------
+
+
+async def _rounds_ours(seconds: float) -> float:
+    async with ours.in_memory("2026-07-28") as client:
+        return await _timed_batch(lambda: client.call_tool("elicit10", ARGS), seconds)
+
+
+async def _rounds_sdk(seconds: float) -> float:
+    async with sdk.client(sdk.server, "2026-07-28") as client:
+        return await _timed_batch(lambda: client.call_tool("elicit10", ARGS), seconds)
+
+
+def bench_mrtr(rows: dict[str, Row], s: Settings) -> None:
+    from benchmarks import _resume
+
+    for _ in range(s.repeats):
+        if "mrtr.rounds10" in rows:
+            rows["mrtr.rounds10"].ours.add(_run_trio(_rounds_ours, s.batch_seconds))
+            rows["mrtr.rounds10"].sdk.add(_run_asyncio(_rounds_sdk, s.batch_seconds))
+        if "mrtr.resume" in rows:
+            rows["mrtr.resume"].ours.add(
+                _run_trio(_resume.handle_request, s.batch_seconds)
+            )
+        if "mrtr.run_round" in rows:
+            rows["mrtr.run_round"].ours.add(
+                _run_trio(_resume.run_round, s.batch_seconds)
+            )
+
+
+# --- report ---------------------------------------------------------------------
+
+
+def _rows() -> list[Row]:
+    t = "≥ 8x"
+    return [
+        Row("mem.plain", "in-memory: plain tools/call", "µs", t),
+        Row("mem.sample1", "in-memory: tool sampling once", "µs", t),
+        Row("mem.sample10", "in-memory: tool sampling 10x", "µs", t),
+        Row("stdio.plain", "stdio: plain tools/call", "µs", "≥ 3x"),
+        Row("stdio.sample1", "stdio: tool sampling once", "µs", "≥ 3x"),
+        Row("stdio.sample10", "stdio: tool sampling 10x", "µs", "≥ 3x"),
+        Row("http.plain", "HTTP x32: plain tools/call", "µs", "≥ 3x"),
+        Row("http.sample1", "HTTP x32: tool sampling once", "µs", "≥ 3x"),
+        Row("http.sample10", "HTTP x32: tool sampling 10x", "µs", "≥ 3x"),
+        Row("park.1k", "parked call, 1,000 (heap/call)", "KB", "≤ 4 KB"),
+        Row("park.100k", "100,000 parked calls (RSS)", "MB", "< 1 GB"),
+        Row("mrtr.rounds10", "2026: call with 10 input rounds", "µs", "-"),
+        Row("mrtr.resume", "2026: resume, 10-answer journal", "µs", "≤ 100 µs"),
+        Row("mrtr.run_round", "2026: the same, run_round only", "µs", "-"),
+    ]
+
+
+def _us(value: float) -> str:
+    return f"{value * 1e6:,.0f}" if value == value else "-"
+
+
+def _fmt(row: Row, sample: Sample) -> str:
+    if not sample.values:
+        return "-"
+    if row.unit == "KB":
+        return f"{sample.median / 1024:,.1f}"
+    if row.unit == "MB":
+        return f"{sample.median / 2**20:,.0f}"
+    return _us(sample.median)
+
+
+def _noise(sample: Sample) -> str:
+    return f"±{sample.spread * 100:.0f}%" if len(sample.values) > 1 else "-"
+
+
+def report(rows: list[Row], settings: Settings, started: float) -> str:
+    lines = [
+        "| row | unit | yieldmcp | noise | mcp SDK | noise | SDK/ours | target |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        ratio = row.ratio
+        lines.append(
+            f"| {row.title} | {row.unit} | {_fmt(row, row.ours)} | "
+            f"{_noise(row.ours)} | {_fmt(row, row.baseline)} | "
+            f"{_noise(row.baseline)} | "
+            f"{'-' if ratio is None else f'{ratio:.1f}x'} | {row.target} |"
+        )
+    notes = [f"- {row.key}: {row.note}" for row in rows if row.note]
+    import mcp
+
+    header = (
+        f"{platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, mcp {getattr(mcp, '__version__', '2.x')}, "
+        f"trio {trio.__version__}; repeats {settings.repeats}; "
+        f"{time.perf_counter() - started:.0f} s; load average "
+        f"{os.getloadavg()[0]:.2f}"
+    )
+    return "\n".join([header, "", *lines, "", *notes])
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="finish in < 2 min")
+    parser.add_argument(
+        "--rows", default="", help="comma-separated row prefixes (mem,park.1k,...)"
+    )
+    args = parser.parse_args(argv)
+    settings = QUICK if args.quick else FULL
+    every = _rows()
+    wanted = [p for p in args.rows.split(",") if p]
+    chosen = [
+        r for r in every if not wanted or any(r.key.startswith(p) for p in wanted)
+    ]
+    rows = {r.key: r for r in chosen}
+    started = time.perf_counter()
+    bench_memory(rows, settings)
+    bench_mrtr(rows, settings)
+    bench_parked(rows, settings)
+    bench_stdio(rows, settings)
+    bench_http(rows, settings)
+    print(report(chosen, settings, started))
+    ratios: dict[str, Any] = {}
+    for row in chosen:
+        ratio = row.ratio
+        ratios[row.key] = {
+            "ours": row.ours.median if row.ours.values else None,
+            "sdk": row.baseline.median if row.baseline.values else None,
+            "ratio": None if ratio is None else round(ratio, 2),
+            "noise": round(row.ours.spread, 3) if len(row.ours.values) > 1 else None,
+        }
+    print(json.dumps({"ratios": ratios}, separators=(",", ":")))
+
+
+if __name__ == "__main__":
+    main()
