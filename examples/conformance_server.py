@@ -221,7 +221,11 @@ class Enums(BaseModel):
     titledSingle: str = Field(
         json_schema_extra={
             "oneOf": _titled(
-                {"low": "Low Priority", "medium": "Medium Priority", "high": "High Priority"}
+                {
+                    "low": "Low Priority",
+                    "medium": "Medium Priority",
+                    "high": "High Priority",
+                }
             )
         }
     )
