@@ -21,7 +21,7 @@ from bridge import _live
 from bridge.server import Server
 from bridge.transports.http import HttpLimits
 from runtime import Notice, ReleaseStream
-from tests.bridge.http_kit import LEGACY, Raw, SseReader, message_of, served
+from tests.bridge.http_kit import Raw, SseReader, message_of, served
 from tests.fixtures import http_tools
 
 # Tests that abandon a stream mid-way (a "disconnect") leave httpx's inner
@@ -409,5 +409,12 @@ async def test_other_paths_and_methods_are_refused(raw: Raw) -> None:
     assert get_without_accept.status_code == 406
 
 
-def test_the_legacy_era_is_checked_against_its_schema() -> None:
-    assert LEGACY == "2025-11-25"
+async def test_sessions_are_bounded() -> None:
+    limits = HttpLimits(max_sessions=1)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        with trio.fail_after(10):
+            await Raw(http, url).initialize()
+            second = await Raw(http, url).post(
+                Raw(http, url).request(1, "initialize", {})
+            )
+    assert second.status_code == 503

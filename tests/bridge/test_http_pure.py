@@ -393,3 +393,35 @@ def test_header_params_come_from_x_mcp_header_properties() -> None:
 )
 def test_error_codes_map_to_http_statuses(code: int, status: int) -> None:
     assert http_status(code) == status
+
+
+@given(
+    region=st.text(st.characters(blacklist_categories=("Cs",))),
+    count=st.integers() | st.booleans(),
+)
+def test_whatever_a_client_mirrors_passes_the_ladder(region: str, count: int) -> None:
+    arguments = {"region": region, "count": count}
+    headers = {
+        **GOOD,
+        "mcp-method": "tools/call",
+        "mcp-name": "t",
+        "mcp-param-region": encode_param(region),
+        "mcp-param-count": encode_param(
+            str(count).lower() if isinstance(count, bool) else str(count)
+        ),
+    }
+    assert (
+        _check(headers, _request("tools/call", name="t", arguments=arguments)) is None
+    )
+
+
+@given(region=st.text(max_size=10), sent=st.text(max_size=10))
+def test_a_header_that_decodes_to_another_value_is_refused(
+    region: str, sent: str
+) -> None:
+    headers = {**GOOD, "mcp-method": "tools/call", "mcp-name": "t"}
+    headers["mcp-param-region"] = encode_param(sent)
+    code = _check(
+        headers, _request("tools/call", name="t", arguments={"region": region})
+    )
+    assert (code is None) == (region == sent)
