@@ -418,3 +418,23 @@ async def test_sessions_are_bounded() -> None:
                 Raw(http, url).request(1, "initialize", {})
             )
     assert second.status_code == 503
+
+
+async def test_an_idle_session_expires_and_its_calls_are_cancelled() -> None:
+    limits = HttpLimits(session_idle_timeout=0.3)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        raw = Raw(http, url)
+        with trio.fail_after(10):
+            await raw.initialize()
+            async with raw.stream(
+                "POST", _call(raw, 1, "wait_forever", tag="idle")
+            ) as (
+                _,
+                reader,
+            ):
+                await _priming(reader, retry=1000)
+                await reader.next()
+            await trio.sleep(1)  # idle time is the behaviour under test
+            expired = await raw.post(raw.request(2, "tools/list"))
+    assert expired.status_code == 404
+    assert "idle" in http_tools.CLEANED
