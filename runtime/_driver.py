@@ -1,10 +1,22 @@
 """The trio driver: runs a stepper against an executor, concurrently.
 
-The stepper decides; this module waits. Every pending peer question runs in its
-own cancel scope inside the call's nursery, so sibling branches can sample at
-the same time; a withdrawn question has its scope cancelled (the executor sees
-``trio.Cancelled`` and, for MCP, tells the peer). Local questions are answered
-inline. A branch's time limit is a timer task that reports back on expiry.
+The stepper decides; this module waits. It runs in two modes:
+
+* **Serial** (how every call starts): while at most one peer question is
+  outstanding and no branch timer runs, nothing can happen but that question's
+  answer, so the driver asks it inline, in the caller's task: no nursery, no
+  task per question, no channel. A sequential tool (most tools) never leaves
+  this mode, and a parked call costs only its coroutine frames.
+* **Concurrent** (from the first step that leaves two questions outstanding,
+  or starts a timer, until the call ends): every pending peer question runs in
+  its own cancel scope inside the call's nursery, so sibling branches can
+  sample at the same time; a withdrawn question has its scope cancelled (the
+  executor sees ``trio.Cancelled`` and, for MCP, tells the peer). A branch's
+  time limit is a timer task that reports back on expiry.
+
+Both modes handle events in the order the stepper produced them: notices are
+delivered inline, local questions are answered inline, and peer questions are
+asked after the notices of the same step.
 
 If the call itself is cancelled, every generator is closed first (their
 ``finally`` blocks run) and then ``trio.Cancelled`` propagates.
@@ -96,7 +108,7 @@ async def run(
     """
     params = tool.parse_arguments(arguments)
     stepper = Stepper(tool.program(params), tool.context(), journal=journal)
-    return await drive(stepper, executor, clock=clock, rng=rng or random.Random())
+    return await drive(stepper, executor, clock=clock, rng=rng)
 
 
 async def drive(
@@ -106,40 +118,114 @@ async def drive(
     clock: Callable[[], float] = time.time,
     rng: random.Random | None = None,
 ) -> Any:
-    """Run an unstarted ``stepper`` to its outcome (see :func:`run`)."""
-    return await _Driver(stepper, executor, clock, rng or random.Random()).run()
+    """Run an unstarted ``stepper`` to its outcome (see :func:`run`).
+
+    Without ``rng``, a fresh ``random.Random()`` is made the first time the
+    tool asks for randomness.
+    """
+    return await _Driver(stepper, executor, clock, rng).run()
 
 
 class _Driver:
+    __slots__ = (
+        "_rng",
+        "clock",
+        "executor",
+        "scopes",
+        "send",
+        "stepper",
+        "timers",
+    )
+
     def __init__(
         self,
         stepper: Stepper,
         executor: Executor,
         clock: Callable[[], float],
-        rng: random.Random,
+        rng: random.Random | None,
     ) -> None:
         self.stepper = stepper
         self.executor = executor
         self.clock = clock
-        self.rng = rng
+        self._rng = rng
+        # Concurrent mode only (see the module doc):
         self.scopes: dict[str, trio.CancelScope] = {}
         self.timers: dict[str, trio.CancelScope] = {}
-        self.send, self.receive = trio.open_memory_channel[_Done | _Expired](math.inf)
+        self.send: trio.MemorySendChannel[_Done | _Expired] | None = None
 
     async def run(self) -> Any:
         try:
-            async with trio.open_nursery() as nursery:
-                self.stepper.start()
-                while True:
-                    await self._handle(nursery, self.stepper.events())
-                    if self.stepper.outcome is not None:
-                        nursery.cancel_scope.cancel()
-                        break
-                    self._feed(await self.receive.receive())
+            self.stepper.start()
+            deferred = await self._serial()
+            if self.stepper.outcome is None:
+                await self._concurrent(deferred)
         finally:
             # On cancellation (or a crash here) close every generator first.
             self.stepper.cancel()
         return _unwrap(self.stepper)
+
+    async def _serial(self) -> list[Ask | StartTimer]:
+        """Run while one question at a time is outstanding, asking it inline.
+
+        Returns the asks and timers, in event order, that need the concurrent
+        mode (empty once the call has an outcome).
+        """
+        stepper = self.stepper
+        while True:
+            deferred: list[Ask | StartTimer] = []
+            events = stepper.events()
+            while events:
+                for event in events:
+                    await self._serial_one(event, deferred)
+                events = stepper.events()
+            if stepper.outcome is not None:
+                return []
+            if len(deferred) != 1 or not isinstance(deferred[0], Ask):
+                return deferred
+            key, question = (
+                deferred[0].key,
+                cast(PeerQuestion[Any], deferred[0].question),
+            )
+            try:
+                reply = await self.executor.perform(key, question)
+            except Exception as exc:
+                stepper.fail(key, exc)
+            else:
+                stepper.answer(key, reply)
+
+    async def _serial_one(self, event: Event, deferred: list[Ask | StartTimer]) -> None:
+        match event:
+            case Ask(key, question) if isinstance(question, LocalQuestion):
+                self._answer_locally(key, question)
+            case Ask() | StartTimer():
+                deferred.append(event)
+            case Tell(key, notice):
+                await self.executor.notify(key, notice)
+            case Withdraw(key):
+                # Asked in this same step: never sent, so drop it.
+                deferred[:] = [
+                    d for d in deferred if not (isinstance(d, Ask) and d.key == key)
+                ]
+            case StopTimer(key):
+                deferred[:] = [
+                    d
+                    for d in deferred
+                    if not (isinstance(d, StartTimer) and d.key == key)
+                ]
+            case Finished():
+                pass
+
+    async def _concurrent(self, deferred: list[Ask | StartTimer]) -> None:
+        self.send, receive = trio.open_memory_channel[_Done | _Expired](math.inf)
+        async with trio.open_nursery() as nursery:
+            for event in deferred:
+                await self._one(nursery, event)
+            while True:
+                await self._handle(nursery, self.stepper.events())
+                if self.stepper.outcome is not None:
+                    nursery.cancel_scope.cancel()
+                    break
+                self._feed(await receive.receive())
 
     async def _handle(self, nursery: trio.Nursery, events: list[Event]) -> None:
         while events:
@@ -172,8 +258,10 @@ class _Driver:
                 pass
 
     def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
+        if self._rng is None:
+            self._rng = random.Random()
         try:
-            reply = question.compute(self.clock, self.rng.getrandbits)
+            reply = question.compute(self.clock, self._rng.getrandbits)
         except Exception as exc:
             self.stepper.fail(key, exc)
         else:
@@ -183,6 +271,7 @@ class _Driver:
         self, key: str, question: PeerQuestion[Any], scope: trio.CancelScope
     ) -> None:
         with scope:
+            assert self.send is not None
             try:
                 reply = await self.executor.perform(key, question)
             except Exception as exc:
@@ -193,6 +282,7 @@ class _Driver:
     async def _timer(self, key: str, seconds: float, scope: trio.CancelScope) -> None:
         with scope:
             await trio.sleep(seconds)
+            assert self.send is not None
             self.send.send_nowait(_Expired(key))
 
     def _feed(self, message: _Done | _Expired) -> None:
