@@ -8,9 +8,10 @@ from collections.abc import Sequence
 
 import attrs
 
-__all__ = ["Sample", "iqr", "median", "now"]
+__all__ = ["Sample", "cpu", "iqr", "median", "now"]
 
 now = time.perf_counter
+cpu = time.process_time
 
 
 def median(values: Sequence[float]) -> float:
