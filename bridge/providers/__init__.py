@@ -6,6 +6,8 @@ APIs (OpenAI Chat Completions and Responses, Anthropic Messages, Ollama
 ``/api/chat``, Gemini ``generateContent``) with httpx on trio, using the pure
 ``encoders``/``decoders`` for the wire JSON. :func:`provider_from_spec` builds
 one from ``"openai:gpt-4o-mini"`` and the usual environment variables.
+:func:`value_from_schema` draws a JSON value for a JSON Schema from a seeded
+``random.Random``.
 
 This package owns HTTP, retries, timeouts and configuration; it owns no wire
 mapping and no MCP session logic.
@@ -21,6 +23,7 @@ from ._apis import openai_responses_api as openai_responses_api
 from ._http import HttpProvider as HttpProvider
 from ._http import Provider as Provider
 from ._http import Retry as Retry
+from ._jsongen import value_from_schema as value_from_schema
 from ._spec import PREFIXES as PREFIXES
 from ._spec import ollama_base_url as ollama_base_url
 from ._spec import provider_from_spec as provider_from_spec
@@ -39,4 +42,5 @@ __all__ = [
     "openai_chat_api",
     "openai_responses_api",
     "provider_from_spec",
+    "value_from_schema",
 ]
