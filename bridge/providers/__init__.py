@@ -6,8 +6,9 @@ APIs (OpenAI Chat Completions and Responses, Anthropic Messages, Ollama
 ``/api/chat``, Gemini ``generateContent``) with httpx on trio, using the pure
 ``encoders``/``decoders`` for the wire JSON. :func:`provider_from_spec` builds
 one from ``"openai:gpt-4o-mini"`` and the usual environment variables.
-:func:`value_from_schema` draws a JSON value for a JSON Schema from a seeded
-``random.Random``.
+:class:`OfflineModel` (``"offline"``, ``"offline:<seed>"``) answers every
+request deterministically with no network, for demos and tests;
+:func:`value_from_schema` is the JSON-Schema value generator it uses.
 
 This package owns HTTP, retries, timeouts and configuration; it owns no wire
 mapping and no MCP session logic.
@@ -27,12 +28,14 @@ from ._jsongen import value_from_schema as value_from_schema
 from ._spec import PREFIXES as PREFIXES
 from ._spec import ollama_base_url as ollama_base_url
 from ._spec import provider_from_spec as provider_from_spec
+from .offline import OfflineModel as OfflineModel
 
 __all__ = [
     "ANTHROPIC_VERSION",
     "PREFIXES",
     "Api",
     "HttpProvider",
+    "OfflineModel",
     "Provider",
     "Retry",
     "anthropic_api",

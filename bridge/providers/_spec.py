@@ -16,7 +16,10 @@ prefix                 key                                 base URL (default)
                        ``GOOGLE_API_KEY``                  (generativelanguage API)
 =====================  ==================================  ===========================
 
-Does no I/O: it only builds an ``HttpProvider``.
+``offline`` (or ``offline:<seed>``) needs nothing: it is the
+:class:`~bridge.providers.offline.OfflineModel`, which answers without a network.
+
+Does no I/O: it only builds an ``HttpProvider`` (or an ``OfflineModel``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ._apis import (
     openai_responses_api,
 )
 from ._http import HttpProvider, Retry
+from .offline import OfflineModel
 
 __all__ = ["PREFIXES", "provider_from_spec"]
 
@@ -79,7 +83,7 @@ _ENTRIES = {
     ),
 }
 
-PREFIXES = tuple(_ENTRIES)
+PREFIXES = (*_ENTRIES, "offline")
 """The provider prefixes :func:`provider_from_spec` knows."""
 
 
@@ -91,12 +95,13 @@ def provider_from_spec(
     timeout: float = 60.0,
     retry: Retry | None = None,
     client: httpx.AsyncClient | None = None,
-) -> HttpProvider:
+) -> HttpProvider | OfflineModel:
     """The provider for ``spec``, e.g. ``"openai:gpt-4o-mini"``.
 
     Args:
         spec: ``<prefix>:<model>``; the model may itself contain colons
-            (``ollama:llama3.2:3b``).
+            (``ollama:llama3.2:3b``). ``offline`` or ``offline:<seed>`` is the
+            offline model (the other arguments do not apply to it).
         env: where to read keys and base URLs (default ``os.environ``).
         stream: ask for streamed answers (accumulated into one reply).
         timeout: seconds to wait for each network step.
@@ -108,6 +113,8 @@ def provider_from_spec(
     """
     environ = os.environ if env is None else env
     prefix, _, model = spec.partition(":")
+    if prefix == "offline":
+        return _offline(spec, model)
     entry = _ENTRIES.get(prefix)
     if entry is None or not model:
         raise ProviderConfigError(
@@ -132,6 +139,16 @@ def provider_from_spec(
         retry=retry or Retry(),
         client=client,
     )
+
+
+def _offline(spec: str, seed: str) -> OfflineModel:
+    try:
+        return OfflineModel(int(seed or "0"))
+    except ValueError:
+        raise ProviderConfigError(
+            f"bad provider spec {spec!r}: expected 'offline' or 'offline:<seed>' "
+            f"with an integer seed"
+        ) from None
 
 
 def ollama_base_url(host: str) -> str:
