@@ -29,11 +29,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import math
 from collections.abc import Mapping
 from typing import Any, Protocol, final, runtime_checkable
 
-import attrs
 import trio
 
 from runtime.errors import (
@@ -109,16 +107,43 @@ class Handler(Protocol):
         ...
 
 
-@attrs.define
+@final
 class _Slot:
-    event: trio.Event = attrs.field(factory=trio.Event)
-    result: Any = None
-    error: BaseException | None = None
+    """Where the reply to one of our requests lands; one task waits on it.
+
+    The waiting task is parked directly (``wait_task_rescheduled``) rather than
+    through a ``trio.Event``: a request has exactly one waiter, so an Event's
+    parking lot is pure overhead on every request.
+    """
+
+    __slots__ = ("_waiter", "done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self._waiter: trio.lowlevel.Task | None = None
 
     def settle(self, result: Any = None, error: BaseException | None = None) -> None:
-        if not self.event.is_set():
-            self.result, self.error = result, error
-            self.event.set()
+        if self.done:
+            return
+        self.done = True
+        self.result, self.error = result, error
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            trio.lowlevel.reschedule(waiter)
+
+    async def wait(self) -> None:
+        """Until settled (a checkpoint, like ``trio.Event.wait``)."""
+        if self.done:
+            await trio.lowlevel.checkpoint()
+            return
+        self._waiter = trio.lowlevel.current_task()
+        await trio.lowlevel.wait_task_rescheduled(self._abort)
+
+    def _abort(self, _raise_cancel: Any) -> trio.lowlevel.Abort:
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
 
 @final
@@ -338,15 +363,18 @@ class Session:
             await self.transport.send(
                 Request(request_id, method, params), related=related
             )
-            with trio.move_on_after(math.inf if limit is None else limit) as timer:
-                await slot.event.wait()
-            if timer.cancelled_caught:
-                await self._cancel_remote(
-                    request_id, f"timed out after {limit} s", related
-                )
-                raise RequestTimeout(f"{method} got no reply within {limit} s")
+            if limit is None:
+                await slot.wait()
+            else:
+                with trio.move_on_after(limit) as timer:
+                    await slot.wait()
+                if timer.cancelled_caught:
+                    await self._cancel_remote(
+                        request_id, f"timed out after {limit} s", related
+                    )
+                    raise RequestTimeout(f"{method} got no reply within {limit} s")
         except trio.Cancelled:
-            if not slot.event.is_set():
+            if not slot.done:
                 await self._cancel_remote(request_id, "cancelled", related)
             raise
         except _CLOSED_ERRORS as exc:
