@@ -16,15 +16,19 @@ from typing import Any
 __all__ = ["canonical_json", "digest"]
 
 
+# One encoder for every call: json.dumps with non-default options builds a new
+# JSONEncoder each time, which costs more than encoding a small question.
+_ENCODER = json.JSONEncoder(
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=False,
+    allow_nan=False,
+)
+
+
 def canonical_json(value: Any) -> bytes:
     """``value`` as compact, sorted-key UTF-8 JSON (raises on non-JSON values)."""
-    return json.dumps(
-        value,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    ).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def digest(value: Any) -> str:

@@ -150,8 +150,11 @@ class Notice(Effect[None]):
     __slots__ = ()
 
 
+_NOT_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
 def _id_safe(key: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", key)
+    return _NOT_ID.sub("_", key)
 
 
 # --- sample -------------------------------------------------------------------------
@@ -326,6 +329,8 @@ def _schema_tool(model: type[BaseModel]) -> ToolSpec:
 
 
 def _json_context(instance: Any, attribute: Any, value: Mapping[str, Any]) -> None:
+    if not value:
+        return  # {} is JSON; most elicitations carry no context
     try:
         canonical_json(dict(value))
     except (TypeError, ValueError) as exc:
