@@ -38,6 +38,7 @@ from runtime import (
     Notice,
     PeerQuestion,
     Progress,
+    ReleaseStream,
     Sample,
 )
 from runtime.codec import roots_reply_from_json
@@ -272,6 +273,9 @@ class LiveExecutor:
         return decode_answer(question, result)
 
     async def notify(self, key: str, notice: Notice) -> None:
+        if isinstance(notice, ReleaseStream):
+            await self.session.release_stream(self.scope.request_id)
+            return
         notification = notice_notification(notice, self.scope)
         if notification is not None:
             method, params = notification

@@ -222,7 +222,11 @@ def to_json(message: Message) -> dict[str, Any]:
         case Response(id=request_id, result=result):
             return {"jsonrpc": "2.0", "id": request_id, "result": result}
         case ErrorResponse(id=request_id, error=error):
-            return {"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}
+            # An unknown id is left out: MCP's schemas refuse a null id.
+            out = {"jsonrpc": "2.0", "error": error.to_json()}
+            if request_id is not None:
+                out["id"] = request_id
+            return out
 
 
 def dumps(message: Message) -> bytes:

@@ -6,7 +6,7 @@ misbehaving client costs a known amount of memory. Nothing here does I/O.
 
 from __future__ import annotations
 
-from typing import Any, final
+from typing import Any, Literal, final
 
 import attrs
 
@@ -33,6 +33,11 @@ class HttpLimits:
         inbox_size: client messages queued per session before a POST waits.
         retry_ms: the ``retry:`` sent in priming events (how long a client
             waits before resuming a stream the server closed).
+        stream_responses: how a 2025-11-25 request is answered: ``"always"``
+            as an SSE stream with a priming event, so every response can be
+            resumed after a dropped connection (what the reference SDK does);
+            ``"when-needed"`` as plain JSON when the response is the first
+            thing the server sends for it (cheaper, not resumable).
     """
 
     max_body: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
@@ -41,3 +46,6 @@ class HttpLimits:
     event_capacity: int = attrs.field(default=1024, validator=_positive)
     inbox_size: int = attrs.field(default=32, validator=_positive)
     retry_ms: int = attrs.field(default=1000, validator=_positive)
+    stream_responses: Literal["always", "when-needed"] = attrs.field(
+        default="always", validator=attrs.validators.in_(("always", "when-needed"))
+    )

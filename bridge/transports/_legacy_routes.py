@@ -6,10 +6,10 @@ What each method does (PROTOCOL.md §5.2, notes/conformance-fixtures.md §2):
   from :mod:`secrets`); every other POST needs the header (400 without it, 404
   for a session that is unknown or gone). A notification or a response from
   the client is queued and answered 202. A request is answered with
-  ``application/json`` when its response is the first thing the server sends
-  for it, and otherwise with an SSE stream: a priming event (id + ``retry:``,
-  only for clients on 2025-11-25 or later), then ``event: message`` frames,
-  ending after the response.
+  an SSE stream: a priming event (id + ``retry:``, only for clients on
+  2025-11-25 or later), then ``event: message`` frames, ending after the
+  response; with ``HttpLimits(stream_responses="when-needed")`` a response that
+  is the first thing the server sends for it is plain ``application/json``.
 * ``GET`` opens the standalone SSE stream (409 if one is open), or with
   ``Last-Event-ID`` resumes the stream that id belongs to.
 * ``DELETE`` ends the session and cancels its calls.
@@ -266,7 +266,13 @@ class _Answer:
             return
         first = self.http.peek(self.follower) if why is None else None
         limit = self.http.release_limit(self.follower)
-        if first is not None and first.final and (limit is None or first.seq <= limit):
+        plain = self.limits.stream_responses == "when-needed"
+        if (
+            plain
+            and first is not None
+            and first.final
+            and (limit is None or first.seq <= limit)
+        ):
             self.succeeded = not isinstance(parse(first.data), ErrorResponse)
             await _asgi.respond(
                 self.send,

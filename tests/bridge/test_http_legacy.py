@@ -17,10 +17,8 @@ import pytest
 import trio
 import trio.testing
 
-from bridge import _live
 from bridge.server import Server
 from bridge.transports.http import HttpLimits
-from runtime import Notice, ReleaseStream
 from tests.bridge.http_kit import Raw, SseReader, message_of, served
 from tests.fixtures import http_tools
 
@@ -30,6 +28,9 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
 ]
+
+
+WHEN_NEEDED = HttpLimits(stream_responses="when-needed")
 
 
 def server() -> Server:
@@ -45,7 +46,12 @@ def server() -> Server:
 
 @pytest.fixture
 async def raw() -> AsyncIterator[Raw]:
-    async with served(server()) as url, httpx.AsyncClient(timeout=10) as http:
+    # These tests pin the JSON-or-SSE rule; the default (always SSE) is tested
+    # at the end of this module.
+    async with (
+        served(server(), limits=WHEN_NEEDED) as url,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
         yield Raw(http, url)
 
 
@@ -230,25 +236,6 @@ async def test_an_unknown_last_event_id_is_refused(raw: Raw) -> None:
             assert response.status_code == 400
 
 
-@pytest.fixture
-def live_release(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Forward ReleaseStream from the live executor to the session.
-
-    Stands in for the one-line change bridge._live needs (it drops notices it
-    does not know); harmless once that change is in.
-    """
-    original = _live.LiveExecutor.notify
-
-    async def notify(self: _live.LiveExecutor, key: str, notice: Notice) -> None:
-        if isinstance(notice, ReleaseStream):
-            await self.session.release_stream(self.scope.request_id)
-        else:
-            await original(self, key, notice)
-
-    monkeypatch.setattr(_live.LiveExecutor, "notify", notify)
-
-
-@pytest.mark.usefixtures("live_release")
 async def test_a_released_stream_closes_mid_call_and_resumes_with_get(raw: Raw) -> None:
     with trio.fail_after(10):
         await raw.initialize()
@@ -263,7 +250,6 @@ async def test_a_released_stream_closes_mid_call_and_resumes_with_get(raw: Raw) 
     assert len(after) == 2
 
 
-@pytest.mark.usefixtures("live_release")
 async def test_old_clients_are_never_released(raw: Raw) -> None:
     with trio.fail_after(10):
         await raw.initialize()
@@ -317,7 +303,10 @@ async def test_a_disconnect_does_not_cancel_the_call(raw: Raw) -> None:
 
 async def test_list_changes_reach_the_standalone_stream() -> None:
     served_server = server()
-    async with served(served_server) as url, httpx.AsyncClient(timeout=10) as http:
+    async with (
+        served(served_server, limits=WHEN_NEEDED) as url,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
         raw = Raw(http, url)
         with trio.fail_after(10):
             await raw.initialize()
@@ -348,7 +337,9 @@ async def test_dns_rebinding_is_refused(raw: Raw) -> None:
 
 async def test_allowed_origins_are_configurable() -> None:
     async with (
-        served(server(), allowed_origins=["https://app.example"]) as url,
+        served(
+            server(), allowed_origins=["https://app.example"], limits=WHEN_NEEDED
+        ) as url,
         httpx.AsyncClient(timeout=10) as http,
     ):
         raw = Raw(http, url)
@@ -360,7 +351,7 @@ async def test_allowed_origins_are_configurable() -> None:
 
 
 async def test_bodies_over_the_limit_are_refused() -> None:
-    limits = HttpLimits(max_body=1024)
+    limits = HttpLimits(max_body=1024, stream_responses="when-needed")
     async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
         raw = Raw(http, url)
         with trio.fail_after(10):
@@ -410,7 +401,7 @@ async def test_other_paths_and_methods_are_refused(raw: Raw) -> None:
 
 
 async def test_sessions_are_bounded() -> None:
-    limits = HttpLimits(max_sessions=1)
+    limits = HttpLimits(max_sessions=1, stream_responses="when-needed")
     async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
         with trio.fail_after(10):
             await Raw(http, url).initialize()
@@ -421,7 +412,7 @@ async def test_sessions_are_bounded() -> None:
 
 
 async def test_an_idle_session_expires_and_its_calls_are_cancelled() -> None:
-    limits = HttpLimits(session_idle_timeout=0.3)
+    limits = HttpLimits(session_idle_timeout=0.3, stream_responses="when-needed")
     async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
         raw = Raw(http, url)
         with trio.fail_after(10):
@@ -438,3 +429,25 @@ async def test_an_idle_session_expires_and_its_calls_are_cancelled() -> None:
             expired = await raw.post(raw.request(2, "tools/list"))
     assert expired.status_code == 404
     assert "idle" in http_tools.CLEANED
+
+
+async def test_by_default_every_response_is_a_resumable_stream() -> None:
+    async with served(server()) as url, httpx.AsyncClient(timeout=10) as http:
+        raw = Raw(http, url)
+        response = await raw.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
+        assert response.headers["content-type"].startswith("text/event-stream")
+        body = response.text
+    assert body.startswith("id: ")
+    assert "retry: " in body.split("\n\n")[0]
+    assert '"protocolVersion":"2025-11-25"' in body
