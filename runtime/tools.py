@@ -90,6 +90,10 @@ class Tool(Generic[P, R]):
     _schema_validator: Any = attrs.field(
         default=None, alias="schema_validator", repr=False
     )
+    _context: Context = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_context", Context(self.elicits))
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -117,19 +121,29 @@ class Tool(Generic[P, R]):
         return self.params.model_validate(data)
 
     def context(self) -> Context:
-        """A context that knows this tool's elicitation forms."""
-        return Context(self.elicits)
+        """A context that knows this tool's elicitation forms.
+
+        A context holds no per-call state, so every call shares this tool's.
+        """
+        return self._context
 
     def program(self, params: P) -> Callable[[Context], Op[R]]:
         """A factory for this tool's effect generator, bound to ``params``."""
 
         def start(ctx: Context) -> Op[R]:
-            return self._run(params, ctx)
+            return self._start(params, ctx)
 
         return start
 
-    def _run(self, params: P, ctx: Context) -> Op[R]:
+    def _start(self, params: P, ctx: Context) -> Op[R]:
         produced: Any = self._body(params, ctx)
+        if self._output_adapter is None and isinstance(produced, Generator):
+            # The body's generator is the program: no wrapper generator to step
+            # through, and to keep alive while the call is parked.
+            return cast(Op[R], produced)
+        return self._run(produced)
+
+    def _run(self, produced: Any) -> Op[R]:
         if isinstance(produced, Generator):
             produced = yield from cast(Op[R], produced)
         if self._output_adapter is None:
