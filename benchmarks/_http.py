@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -110,10 +111,11 @@ async def _messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
 
 
 async def measure(
-    url: str, tools: list[str], clients: int, seconds: float
-) -> dict[str, float]:
-    """Seconds per call (wall time / calls) with ``clients`` concurrent clients."""
-    out: dict[str, float] = {}
+    url: str, tools: list[str], clients: int, seconds: float, pid: int
+) -> dict[str, tuple[float, float]]:
+    """Per tool: (wall seconds per call, server CPU seconds per call), with
+    ``clients`` concurrent clients; ``pid`` is the server process."""
+    out: dict[str, tuple[float, float]] = {}
     limits = httpx.Limits(max_connections=clients * 2, max_keepalive_connections=64)
     async with httpx.AsyncClient(limits=limits, timeout=30) as http:
         sessions = [_Client(http, url) for _ in range(clients)]
@@ -121,14 +123,24 @@ async def measure(
             for session in sessions:
                 nursery.start_soon(session.start)
         for name in tools:
-            out[name] = await _run(sessions, name, seconds)
+            out[name] = await _run(sessions, name, seconds, pid)
     return out
 
 
-async def _run(sessions: list[_Client], name: str, seconds: float) -> float:
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid``."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _run(
+    sessions: list[_Client], name: str, seconds: float, pid: int
+) -> tuple[float, float]:
     for session in sessions:
         await session.call(name)  # warm
     calls = 0
+    cpu_start = process_cpu(pid)
     start = now()
     deadline = start + seconds
 
@@ -141,4 +153,5 @@ async def _run(sessions: list[_Client], name: str, seconds: float) -> float:
     async with trio.open_nursery() as nursery:
         for session in sessions:
             nursery.start_soon(loop, session)
-    return (now() - start) / max(calls, 1)
+    wall = now() - start
+    return wall / max(calls, 1), (process_cpu(pid) - cpu_start) / max(calls, 1)

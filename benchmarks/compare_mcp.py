@@ -15,8 +15,9 @@ fraction of the median, is the row's noise):
   message objects, no JSON), on asyncio and on trio; the faster is the baseline.
 * ``stdio.*``: the same over a spawned server process (each stack's own client).
 * ``http.*``: the same over loopback Streamable HTTP, 32 concurrent clients; one
-  raw JSON-RPC-over-HTTP client (httpx) drives both servers, so the row compares
-  servers. Time per call = wall time / calls.
+  raw JSON-RPC-over-HTTP client (httpx) drives both servers. Time per call =
+  wall time / calls; on a small machine the shared client takes much of it, so
+  ``http.*.server`` rows give the server process's CPU time per call as well.
 * ``park.1k``: heap per parked call (tracemalloc), both servers; ``park.100k``:
   RSS growth for 100,000 parked calls, ours only (see ``parked.py``).
 * ``mrtr.rounds10``: 2026-07-28 era, in memory, a call answered over 10 input
@@ -63,14 +64,22 @@ class Settings:
     repeats: int
     batch_seconds: float
     stdio_repeats: int
+    http_repeats: int
     http_seconds: float
+    park_repeats: int
     http_clients: int = 32
     park_small: int = 1_000
     park_large: int = 100_000
 
 
-QUICK = Settings(repeats=5, batch_seconds=0.12, stdio_repeats=3, http_seconds=1.5)
-FULL = Settings(repeats=11, batch_seconds=0.3, stdio_repeats=7, http_seconds=4.0)
+QUICK = Settings(
+    repeats=5, batch_seconds=0.12, stdio_repeats=3, http_repeats=3,
+    http_seconds=1.0, park_repeats=1,
+)  # fmt: skip
+FULL = Settings(
+    repeats=11, batch_seconds=0.3, stdio_repeats=7, http_repeats=7,
+    http_seconds=3.0, park_repeats=3,
+)  # fmt: skip
 
 
 @attrs.define
@@ -251,7 +260,9 @@ def _start(command: list[str], port: int) -> subprocess.Popen[bytes]:
 
 
 def bench_http(rows: dict[str, Row], s: Settings) -> None:
-    names = [n for n in TOOLS if f"http.{n}" in rows]
+    names = [n for n in TOOLS if f"http.{n}" in rows or f"http.{n}.server" in rows]
+    for name in names:  # both rows come from the same batches
+        rows.setdefault(f"http.{name}", Row(f"http.{name}", "", "µs", ""))
     if not names:
         return
     if importlib.util.find_spec("bridge.transports.http") is None:
@@ -268,15 +279,19 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
                 _start(command(port), port),
                 f"http://127.0.0.1:{port}/mcp",
             )
-        for _ in range(s.repeats):
+        for _ in range(s.http_repeats):
             for stack in ("ours", "sdk"):
-                url = servers[stack][1]
+                process, url = servers[stack]
                 result = _run_trio(
                     _http.measure, url, [TOOLS[n] for n in names],
-                    s.http_clients, s.http_seconds / len(names),
+                    s.http_clients, s.http_seconds / len(names), process.pid,
                 )  # fmt: skip
                 for name in names:
-                    getattr(rows[f"http.{name}"], stack).add(result[TOOLS[name]])
+                    wall, cpu = result[TOOLS[name]]
+                    getattr(rows[f"http.{name}"], stack).add(wall)
+                    cpu_row = rows.get(f"http.{name}.server")
+                    if cpu_row is not None:
+                        getattr(cpu_row, stack).add(cpu)
     finally:
         for process, _url in servers.values():
             process.terminate()
@@ -296,7 +311,7 @@ def _sdk_http(port: int) -> list[str]:
 def bench_parked(rows: dict[str, Row], s: Settings) -> None:
     if "park.1k" in rows:
         row = rows["park.1k"]
-        for _ in range(3):
+        for _ in range(s.park_repeats):
             row.ours.add(_run_trio(parked.park_ours, s.park_small, "tracemalloc"))
             row.sdk.add(_run_asyncio(parked.park_sdk, s.park_small, "tracemalloc"))
     if "park.100k" in rows:
@@ -358,6 +373,9 @@ def _rows() -> list[Row]:
         Row("http.plain", "HTTP x32: plain tools/call", "µs", "≥ 3x"),
         Row("http.sample1", "HTTP x32: tool sampling once", "µs", "≥ 3x"),
         Row("http.sample10", "HTTP x32: tool sampling 10x", "µs", "≥ 3x"),
+        Row("http.plain.server", "HTTP x32: plain, server CPU", "µs", "-"),
+        Row("http.sample1.server", "HTTP x32: sampling once, server CPU", "µs", "-"),
+        Row("http.sample10.server", "HTTP x32: sampling 10x, server CPU", "µs", "-"),
         Row("park.1k", "parked call, 1,000 (heap/call)", "KB", "≤ 4 KB"),
         Row("park.100k", "100,000 parked calls (RSS)", "MB", "< 1 GB"),
         Row("mrtr.rounds10", "2026: call with 10 input rounds", "µs", "-"),
@@ -403,7 +421,8 @@ def report(rows: list[Row], settings: Settings, started: float) -> str:
     header = (
         f"{platform.python_implementation()} {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, mcp {getattr(mcp, '__version__', '2.x')}, "
-        f"trio {trio.__version__}; repeats {settings.repeats}; "
+        f"trio {trio.__version__}; repeats {settings.repeats} (stdio "
+        f"{settings.stdio_repeats}, HTTP {settings.http_repeats}); "
         f"{time.perf_counter() - started:.0f} s; load average "
         f"{os.getloadavg()[0]:.2f}"
     )
