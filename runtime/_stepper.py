@@ -30,11 +30,14 @@ Rules (the single source of truth for both protocol eras):
 4. A limit failure (depth, tokens, time) cancels the same way and throws the
    limit's own error, bare.
 5. With a journal, a question whose key is recorded with the same digest is
-   answered from the journal with no event; a changed question is asked again.
+   answered from the journal with no event — in recorded order, once the
+   frames have moved as far as they can, as the answers first arrived — and a
+   changed question is asked again.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
@@ -239,6 +242,10 @@ class Stepper:
         # deque's 600-byte block, for as long as its call is parked.
         self._work: list[tuple[_Frame, int, Any]] = []
         self._pending: dict[str, tuple[_Frame, Question[Any], str | None]] = {}
+        self._replays: list[tuple[int, str, _Frame, Question[Any], Any]] = []
+        self._positions: dict[str, int] = (
+            {key: i for i, key in enumerate(journal.entries)} if journal else {}
+        )
         self._branches: dict[str, _Branch] = {}
         self._root: _Frame | None = None
         self._last_progress: float | None = None
@@ -324,7 +331,10 @@ class Stepper:
         self._events.append(Finished(outcome))
 
     def _run(self) -> None:
-        while self._work:
+        while self._work or self._replays:
+            if not self._work:
+                self._replay_next()
+                continue
             batch, self._work = self._work, []
             for frame, mode, value in batch:
                 if frame.done:
@@ -365,11 +375,29 @@ class Stepper:
                 except Exception as exc:
                     self._work.append((frame, _THROW, exc))
                     return
-                self._deliver(frame, key, question, reply)
+                # Delivered later, in recorded order: see _replay_next.
+                position = self._positions.get(key, len(self._positions))
+                heapq.heappush(self._replays, (position, key, frame, question, reply))
+                frame.waiting = key
                 return
         self._pending[key] = (frame, question, dig)
         frame.waiting = key
         self._events.append(Ask(key, question))
+
+    def _replay_next(self) -> None:
+        """Deliver the earliest-recorded journaled answer that is still wanted.
+
+        A replay must reach the same point as the original run, so recorded
+        answers arrive as they first did: one at a time, in the order they were
+        recorded, each once every frame has moved as far as it can. Delivering
+        them at the moment they are asked would let one branch child run ahead
+        of its siblings and, say, fail first where it failed second before.
+        """
+        _position, key, frame, question, reply = heapq.heappop(self._replays)
+        if frame.done or frame.waiting != key:
+            return  # closed (its branch failed) before its answer came round
+        frame.waiting = None
+        self._deliver(frame, key, question, reply)
 
     def _deliver(
         self, frame: _Frame, key: str, question: Question[Any], reply: Any
