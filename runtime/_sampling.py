@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+import attrs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
@@ -48,9 +49,42 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 def resolve_sample(effect: Any, reply: SampleReply, key: str) -> SampleResult[Any]:
     """The result ``effect`` (a ``Sample``) yields for ``reply``."""
+    reply = _unique_ids(reply, effect.messages, key)
     if effect.schema is None:
         return _plain(effect, reply)
     return _structured(effect, reply, key)
+
+
+def _unique_ids(
+    reply: SampleReply, history: Sequence[Message], key: str
+) -> SampleReply:
+    """``reply`` with tool-use ids unique in the conversation it continues.
+
+    A model or client may reuse an id (or send the same id twice); kept as is,
+    the conversation built from it would break MCP's unique-id rule and the next
+    sample (e.g. a retry) would be refused. Ids only pair uses with results
+    inside this conversation, so a colliding one is renamed, deterministically.
+    """
+    seen = {b.id for m in history for b in m.content if isinstance(b, ToolUse)}
+    blocks: list[Any] = []
+    changed = False
+    for block in reply.content:
+        if isinstance(block, ToolUse):
+            if block.id in seen:
+                block = attrs.evolve(block, id=_fresh_id(block.id, key, seen))
+                changed = True
+            seen.add(block.id)
+        blocks.append(block)
+    return attrs.evolve(reply, content=tuple(blocks)) if changed else reply
+
+
+def _fresh_id(original: str, key: str, seen: set[str]) -> str:
+    base = f"{original}_{re.sub(r'[^A-Za-z0-9_-]', '_', key)}"
+    candidate, n = base, 1
+    while candidate in seen:
+        n += 1
+        candidate = f"{base}_{n}"
+    return candidate
 
 
 def _response(reply: SampleReply) -> Message:

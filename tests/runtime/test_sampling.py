@@ -278,3 +278,24 @@ def test_tool_result_content_accepts_strings_among_blocks() -> None:
     assert result.content == (Text("text"), Text("more"))
     with pytest.raises(InvalidMessages):
         ToolResult("t1", (ToolUse("x", "y", {}),))  # type: ignore[arg-type]
+
+
+def test_a_reused_tool_use_id_is_renamed_so_the_history_stays_valid() -> None:
+    peer = ScriptedPeer(
+        samples=[
+            SampleReply(content=(ToolUse("same", "__schema__", {}),)),
+            SampleReply(content=(ToolUse("same", "__schema__", {"cell": 1}),)),
+        ]
+    )
+    assert run_scripted(pick, {}, peer) == 12
+    _first, second = peer.samples
+    ids = [b.id for m in second.messages for b in m.content if isinstance(b, ToolUse)]
+    assert ids == ["same"]  # the retry's history is valid: no repeated id
+
+
+def test_duplicate_ids_within_one_reply_are_made_unique() -> None:
+    reply = SampleReply(
+        content=(ToolUse("x", "lookup", {"q": "a"}), ToolUse("x", "lookup", {"q": "b"}))
+    )
+    result = ctx.sample("go", tools=[LOOKUP]).resolve(reply, "3")
+    assert [c.id for c in result.tool_calls] == ["x", "x_3"]
