@@ -43,6 +43,7 @@ from .jsonrpc import (
     Request,
 )
 from .session import Session, Transport
+from .transports._mirror import invalid_header_reason
 
 __all__ = [
     "Client",
@@ -62,6 +63,7 @@ PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+UNSUPPORTED_VERSION: Final = -32022
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 LogCallback = Callable[[str, Any, str | None], Awaitable[None] | None]
@@ -146,13 +148,20 @@ class Client:
             BrokenSessionError: the connection ended first.
         """
         client = cls(transport, **options)
+        failure: Exception | None = None
         async with trio.open_nursery() as nursery:
             await nursery.start(client.session.run)
             try:
                 await client._negotiate(era)
                 yield client
+            except Exception as exc:
+                # Raised by the caller's block (or the handshake): re-raise it
+                # as itself, not wrapped in the nursery's ExceptionGroup.
+                failure = exc
             finally:
                 nursery.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -173,10 +182,8 @@ class Client:
 
     async def _discover(self, *, required: bool) -> bool:
         try:
-            result = await self.session.request(
-                "server/discover", {"_meta": self._envelope()}, timeout=10
-            )
-        except (PeerError, RequestError) as exc:
+            result = await self._probe()
+        except (PeerError, RequestError, RemoteProtocolError) as exc:
             if required:
                 raise
             log.debug("server/discover refused (%s); using initialize", exc)
@@ -193,6 +200,30 @@ class Client:
         )
         self.instructions = result.get("instructions")
         return True
+
+    async def _probe(self) -> Any:
+        """``server/discover``, asked again if refused for a version we speak.
+
+        A server may refuse the first request's version (-32022) and list the
+        ones it supports; we only speak 2026-07-28, so we retry once when it
+        is among them.
+        """
+        params = {"_meta": self._envelope()}
+        try:
+            return await self.session.request("server/discover", params, timeout=10)
+        except PeerError as exc:
+            data: Any = exc.data
+            supported: Any = (
+                cast(dict[str, Any], data).get("supported")
+                if isinstance(data, dict)
+                else None
+            )
+            if exc.code != UNSUPPORTED_VERSION or not isinstance(supported, list):
+                raise
+            if MODERN not in cast(list[Any], supported):
+                raise
+            log.debug("server/discover: retrying with %s", MODERN)
+        return await self.session.request("server/discover", params, timeout=10)
 
     async def _initialize(self) -> None:
         result = await self.session.request(
@@ -239,8 +270,20 @@ class Client:
         return await self.session.request(method, body)
 
     async def list_tools(self) -> list[dict[str, Any]]:
+        """The server's tools. In 2026-07-28, a tool whose ``x-mcp-header``
+        annotations are invalid is left out (the spec says clients MUST)."""
         result = await self.request("tools/list")
-        return list(result.get("tools", []))
+        tools = list(result.get("tools", []))
+        return [tool for tool in tools if not self._unusable(tool)]
+
+    def _unusable(self, tool: Any) -> bool:
+        if not self.modern or not isinstance(tool, dict):
+            return False
+        entry = cast(dict[str, Any], tool)
+        reason = invalid_header_reason(entry.get("inputSchema"))
+        if reason is not None:
+            log.warning("leaving out tool %r: %s", entry.get("name"), reason)
+        return reason is not None
 
     async def call_tool(
         self,
