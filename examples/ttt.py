@@ -36,7 +36,9 @@ LINES = (
     (0, 3, 6), (1, 4, 7), (2, 5, 8),
     (0, 4, 8), (2, 4, 6),
 )  # fmt: skip
-MOVE_ATTEMPTS = 3
+# A model that ignores the hint could name every taken cell once before the
+# last free one: up to 9 tries keep even a blind player in the game.
+MOVE_ATTEMPTS = 9
 
 
 class PlayParams(BaseModel):

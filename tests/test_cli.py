@@ -1,0 +1,159 @@
+"""The ``yieldmcp`` command line, as a user runs it (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from tests.helpers import ROOT
+from tests.providers.fake_server import Reply, open_fake_provider
+
+BIN = Path(sys.executable).parent
+YIELDMCP = str(BIN / "yieldmcp")
+
+
+def run(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [YIELDMCP, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        **kwargs,
+    )
+
+
+@pytest.mark.parametrize(
+    "verb", [[], ["serve"], ["call"], ["demo"]], ids=lambda v: v[0] if v else "main"
+)
+def test_help_is_complete(verb: list[str]) -> None:
+    done = run(*verb, "--help")
+    assert done.returncode == 0
+    assert "usage: yieldmcp" in done.stdout
+    for word in {
+        "serve": ["--http", "FILE_OR_MODULE"],
+        "call": ["--model", "--arg", "--answers", "--json", "SERVER"],
+        "demo": ["--model", "--answers", "--seed"],
+    }.get(verb[0] if verb else "", ["serve", "call", "demo"]):
+        assert word in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["serve", "no/such/file.py"], "no such file"),
+        (
+            ["call", "yieldmcp serve examples/ttt.py", "play_ttt", "--model", "nope:x"],
+            "nope",
+        ),
+        (["call", "/no/such/command", "tool"], "cannot start the server"),
+        (
+            ["call", "yieldmcp serve examples/ttt.py", "play_ttt", "--args", "[1]"],
+            "JSON object",
+        ),
+        (["call", "yieldmcp serve examples/ttt.py", "no_such_tool"], "Unknown tool"),
+    ],
+    ids=["missing-file", "bad-model", "bad-command", "bad-args", "unknown-tool"],
+)
+def test_errors_are_one_line_and_a_non_zero_exit(args: list[str], message: str) -> None:
+    done = run(*args)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("yieldmcp: error:")
+    assert message in lines[0]
+
+
+def _readme_command(pattern: str) -> list[str]:
+    """A command exactly as the README prints it, run with this venv's binaries."""
+    readme = (ROOT / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if re.search(pattern, line))
+    argv = shlex.split(command)
+    argv[0] = str(BIN / Path(argv[0]).name)
+    return argv
+
+
+def test_the_readme_non_interactive_demo_plays_a_whole_game() -> None:
+    argv = _readme_command(r"yieldmcp demo .*--answers")
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("model: offline (the built-in offline model")
+    assert "[progress 1/9] move 1" in out
+    outcome = re.search(r"^outcome: (.*)$", out, re.M)
+    assert outcome is not None
+    assert outcome.group(1) in ("you won", "model won", "draw")
+    assert "board:" in out
+
+
+def test_call_prints_json_and_lists_tools() -> None:
+    listed = run("call", "yieldmcp serve examples/book_flight.py")
+    assert listed.returncode == 0
+    assert listed.stdout.startswith("book_flight: Book a flight")
+    done = run(
+        "call", "yieldmcp serve examples/book_flight.py", "book_flight",
+        "--arg", "destination=Oslo", "--json",
+        "--answer", 'dates={"depart": "2027-01-05", "nights": 2}',
+        "--answer", 'seat={"seat": "aisle"}',
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["isError"] is False
+    assert result["structuredContent"]["status"] == "booked"
+    assert result["structuredContent"]["seat"] == "aisle"
+    assert "Oslo" in result["structuredContent"]["tip"]
+
+
+def test_a_declined_form_is_a_normal_result() -> None:
+    done = run(
+        "call", "yieldmcp serve examples/book_flight.py", "book_flight",
+        "--arg", "destination=Oslo", "--answer", 'dates="decline"',
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "status: cancelled" in done.stdout
+
+
+async def test_a_real_provider_is_used_through_its_wire_api() -> None:
+    completion = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-test",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "calm, warm"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+    }
+    async with trio.open_nursery() as nursery, open_fake_provider(nursery) as fake:
+        fake.script.append(Reply.json(completion))
+        env = {
+            **os.environ,
+            "OPENAI_API_KEY": "sk-test-123",
+            "OPENAI_BASE_URL": f"{fake.url}/v1",
+        }
+        done = await trio.run_process(
+            [YIELDMCP, "call", "yieldmcp serve examples/vibes.py", "sample_llm",
+             "--arg", "prompt=Mood?", "--model", "openai:gpt-test", "--json"],
+            capture_stdout=True, capture_stderr=True, cwd=ROOT, env=env, check=False,
+        )  # fmt: skip
+        nursery.cancel_scope.cancel()
+    assert done.returncode == 0, done.stderr.decode()
+    result = json.loads(done.stdout)
+    assert result["structuredContent"]["text"] == "calm, warm"
+    (request,) = fake.seen
+    assert request.headers["authorization"] == "Bearer sk-test-123"
+    assert request.body["model"] == "gpt-test"
+    assert b"sk-test-123" not in done.stdout + done.stderr
