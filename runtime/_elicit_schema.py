@@ -18,7 +18,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretBytes, SecretStr
 
 from .errors import InvalidTool
 
@@ -35,6 +35,7 @@ def elicitation_schema(model: type[BaseModel]) -> Mapping[str, Any]:
     """The MCP ``requestedSchema`` for ``model``, or InvalidTool if it is not flat."""
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise InvalidTool(f"elicits expects pydantic model classes, got {model!r}")
+    _refuse_secrets(model)
     schema = model.model_json_schema()
     defs: Mapping[str, Any] = schema.get("$defs", {})
     properties: dict[str, Any] = {}
@@ -44,6 +45,27 @@ def elicitation_schema(model: type[BaseModel]) -> Mapping[str, Any]:
     if schema.get("required"):
         out["required"] = list(schema["required"])
     return out
+
+
+# MCP forbids asking for secrets in form mode (they would travel and be shown in
+# the clear); such fields are refused when the tool is defined.
+_SECRET_NAMES = frozenset(
+    {"password", "passwd", "passphrase", "api_key", "apikey", "secret",
+     "client_secret", "private_key", "credit_card", "card_number", "cvv", "cvc",
+     "ssn", "pin"}
+)  # fmt: skip
+
+
+def _refuse_secrets(model: type[BaseModel]) -> None:
+    for name, field in model.model_fields.items():
+        annotation: Any = field.annotation
+        secret_type = annotation in (SecretStr, SecretBytes, SecretStr | None)
+        if secret_type or name.lower() in _SECRET_NAMES:
+            raise InvalidTool(
+                f"{model.__name__}.{name} looks like a secret; MCP forbids asking "
+                f"for passwords, keys or payment data in a form. Send the user to "
+                f"a page of yours with ctx.elicit_url(message, url) instead."
+            )
 
 
 def _deref(prop: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:

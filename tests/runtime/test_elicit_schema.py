@@ -155,3 +155,21 @@ def test_titled_multi_select_options_need_const_and_title(items: object) -> None
 
     with pytest.raises(InvalidTool, match=r"Bad\.picks"):
         elicitation_schema(Bad)
+
+
+@pytest.mark.parametrize("field", ["password", "api_key", "card_number", "secret"])
+def test_forms_refuse_fields_that_look_like_secrets(field: str) -> None:
+    Form = type("Form", (BaseModel,), {"__annotations__": {field: str}})  # noqa: N806
+    with pytest.raises(InvalidTool, match="elicit_url"):
+        elicitation_schema(Form)
+
+
+def test_forms_refuse_secret_types() -> None:
+    from pydantic import SecretStr
+
+    class Login(BaseModel):
+        user: str
+        credential: SecretStr
+
+    with pytest.raises(InvalidTool, match="looks like a secret"):
+        elicitation_schema(Login)
