@@ -359,14 +359,16 @@ class Session:
         self._pending[request_id] = slot
         self._related[request_id] = related
         limit = timeout if timeout is not None else self.request_timeout
+        message = Request(request_id, method, params)
         try:
-            await self.transport.send(
-                Request(request_id, method, params), related=related
-            )
+            # The timeout covers sending too: over HTTP the whole exchange
+            # (POST, reading the answer, resuming it) happens in ``send``.
             if limit is None:
+                await self.transport.send(message, related=related)
                 await slot.wait()
             else:
                 with trio.move_on_after(limit) as timer:
+                    await self.transport.send(message, related=related)
                     await slot.wait()
                 if timer.cancelled_caught:
                     await self._cancel_remote(
@@ -377,6 +379,8 @@ class Session:
             if not slot.done:
                 await self._cancel_remote(request_id, "cancelled", related)
             raise
+        except BrokenSessionError:
+            raise  # the transport's own account of what broke
         except _CLOSED_ERRORS as exc:
             raise BrokenSessionError(
                 f"could not send {method}: the transport is closed"
@@ -406,6 +410,8 @@ class Session:
         """Send a notification (raises BrokenSessionError if the transport is gone)."""
         try:
             await self.transport.send(Notification(method, params), related=related)
+        except BrokenSessionError:
+            raise
         except _CLOSED_ERRORS as exc:
             raise BrokenSessionError(
                 f"could not send {method}: the transport is closed"
