@@ -174,7 +174,13 @@ def _check_answer(schema: Mapping[str, Any], content: JSONObject) -> None:
         missing = [p for p in cast(list[Any], expected) if p not in content]
         field, reason = (missing or ["?"])[0], "is required but missing"
     else:
-        field, reason = (list(error.path) or ["?"])[0], _short(error.message)
+        # Name the rule, never the value: elicited content may be private, and
+        # this message can reach the model as a tool error.
+        rule = _short(json.dumps(expected, default=str))
+        field, reason = (
+            (list(error.path) or ["?"])[0],
+            f"breaks {error.validator}: {rule}",
+        )
     raise RemoteProtocolError(
         f"the accepted elicitation content does not match the requested schema: "
         f"field {field!r} {reason}"
