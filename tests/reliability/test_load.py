@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -28,7 +29,9 @@ from tests.fixtures import load_tools
 from tests.helpers import ROOT
 
 CLIENTS = 64
-SECONDS = 4.0  # new calls start until then; calls in flight always finish
+# New calls start until then; calls in flight always finish. scripts/soak
+# raises it with SOAK_SECONDS.
+SECONDS = float(os.environ.get("SOAK_SECONDS", "4"))
 HEADERS = {
     "content-type": "application/json",
     "accept": "application/json, text/event-stream",
