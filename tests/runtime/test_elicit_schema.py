@@ -159,7 +159,7 @@ def test_titled_multi_select_options_need_const_and_title(items: object) -> None
 
 @pytest.mark.parametrize("field", ["password", "api_key", "card_number", "secret"])
 def test_forms_refuse_fields_that_look_like_secrets(field: str) -> None:
-    Form = type("Form", (BaseModel,), {"__annotations__": {field: str}})  # noqa: N806
+    Form = type("Form", (BaseModel,), {"__annotations__": {field: str}})
     with pytest.raises(InvalidTool, match="elicit_url"):
         elicitation_schema(Form)
 
