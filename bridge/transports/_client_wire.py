@@ -1,0 +1,116 @@
+"""Plain HTTP for the client transport: responses, bodies and failures.
+
+What ``http_client`` needs from httpx, with no MCP in it: open a streamed
+response (a connection failure is :class:`~runtime.errors.BrokenSessionError`),
+read a body's chunks and stop early without leaving httpx's async generators
+to the garbage collector, read a short body with a bound, and turn an HTTP
+error status into the exception the caller sees.
+
+It does not parse JSON-RPC, frame SSE, or decide when to retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Final
+
+import httpx
+import trio
+
+from runtime.errors import BrokenSessionError, RemoteProtocolError
+
+__all__ = [
+    "JSON",
+    "SSE",
+    "chunks",
+    "is_sse",
+    "open_response",
+    "read_body",
+    "status_error",
+]
+
+JSON: Final = "application/json"
+SSE: Final = "text/event-stream"
+MAX_ERROR_BODY: Final = 64 * 1024
+
+
+def is_sse(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").startswith(SSE)
+
+
+@contextlib.asynccontextmanager
+async def open_response(
+    http: httpx.AsyncClient,
+    verb: str,
+    url: str,
+    headers: Mapping[str, str],
+    content: bytes | None = None,
+) -> AsyncGenerator[httpx.Response]:
+    """A streamed response, closed at the end of the block.
+
+    Raises:
+        BrokenSessionError: the server could not be reached.
+    """
+    request = http.build_request(verb, url, headers=headers, content=content)
+    try:
+        response = await http.send(request, stream=True)
+    except httpx.TransportError as exc:
+        raise BrokenSessionError(
+            f"cannot reach the MCP server at {url}: "
+            f"{type(exc).__name__}: {exc or 'no detail'}"
+        ) from exc
+    try:
+        yield response
+    finally:
+        await response.aclose()
+
+
+@contextlib.asynccontextmanager
+async def chunks(response: httpx.Response) -> AsyncGenerator[AsyncIterator[bytes]]:
+    """The body's chunks, for a reader that may stop early.
+
+    httpx reads through a chain of async generators, and closing the outer
+    one leaves the inner ones suspended for the garbage collector (trio warns
+    about each). One more read under a cancelled scope unwinds them all.
+    """
+    pieces = response.aiter_bytes()
+    try:
+        yield pieces
+    finally:
+        with trio.CancelScope() as unwind:
+            unwind.cancel()
+            with contextlib.suppress(httpx.TransportError):
+                async for _ in pieces:
+                    pass
+
+
+async def read_body(response: httpx.Response) -> bytes:
+    """The body of a short answer, bounded (error pages can be large)."""
+    body = bytearray()
+    async with chunks(response) as pieces:
+        async for piece in pieces:
+            body += piece
+            if len(body) > MAX_ERROR_BODY:
+                break
+    return bytes(body[:MAX_ERROR_BODY])
+
+
+def status_error(
+    what: str, response: httpx.Response, body: bytes, session_id: str | None
+) -> Exception:
+    """The exception for an HTTP error answering ``what`` (e.g. ``POST url (m)``).
+
+    A 404 while we hold a 2025-11-25 session means the server ended it.
+    """
+    status = response.status_code
+    if status == 404 and session_id is not None:
+        return BrokenSessionError(
+            f"{what}: the server no longer knows session {session_id} "
+            f"(HTTP 404): it expired or was ended; connect again"
+        )
+    text = body.decode(errors="replace").strip()[:200]
+    return RemoteProtocolError(
+        f"{what} failed: HTTP {status} {response.reason_phrase}"
+        + (f": {text}" if text else "")
+    )
