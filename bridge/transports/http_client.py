@@ -83,6 +83,7 @@ __all__ = ["HttpClientTransport", "http_transport"]
 log = logging.getLogger("yieldmcp.http_client")
 
 _CANCELLED: Final = "notifications/cancelled"
+_LISTEN_WAIT: Final = 2.0  # seconds to wait for the standalone stream to open
 
 
 @attrs.define
@@ -277,7 +278,9 @@ class HttpClientTransport:
         """Start listening, and wait (briefly) until the server has answered."""
         opened = trio.Event()
         self._nursery.start_soon(self._listen, opened)
-        with trio.move_on_after(self._timeout):
+        # Only to order the GET before our next request: a server that sends
+        # the headers with its first event must not stall the handshake.
+        with trio.move_on_after(min(self._timeout, _LISTEN_WAIT)):
             await opened.wait()
 
     async def _listen(self, opened: trio.Event) -> None:
@@ -395,10 +398,9 @@ async def http_transport(
     Args:
         url: the endpoint, used exactly as given (e.g. ``http://127.0.0.1:8000/mcp``).
         headers: sent with every request (e.g. ``Authorization``).
-        timeout: seconds to connect and send a request, to wait for the
-            standalone stream to open, and to end the session on close. Waiting
-            for answers is unbounded: bound it with ``Session`` timeouts or
-            trio cancel scopes.
+        timeout: seconds to connect and send a request, and to end the
+            session on close. Waiting for answers is unbounded: bound it with
+            ``Session`` timeouts or trio cancel scopes.
         retry: seconds to wait before resuming a stream when the server gave
             no ``retry:``.
         max_resumes: consecutive resumptions without progress before a request
