@@ -357,7 +357,8 @@ def call_tool_result(result: object) -> ToolCallResult:
         RemoteProtocolError: ``result`` is not a valid, complete tool result.
     """
     data = _object(result, "tool result")
-    _validate("CallToolResult", data, "tool result")
+    # Only 2026-07-28 results carry resultType: try the era that fits first.
+    _validate("CallToolResult", data, "tool result", modern="resultType" in data)
     kind = data.get("resultType", "complete")
     if kind != "complete":
         raise RemoteProtocolError(
@@ -407,10 +408,17 @@ def _check_blocks(blocks: Sequence[JSONObject]) -> None:
                 )
 
 
-def _validate(type_name: str, data: JSONObject, what: str) -> None:
-    """Accept ``data`` if either era's model of ``type_name`` accepts it."""
+def _validate(
+    type_name: str, data: JSONObject, what: str, *, modern: bool = True
+) -> None:
+    """Accept ``data`` if either era's model of ``type_name`` accepts it.
+
+    ``modern`` says which era's model to try first (the one likely to accept,
+    so that valid data is validated once); the other is tried only if it
+    refuses, and the first refusal is the one reported.
+    """
     first: ValidationError | None = None
-    for wire in _BOTH:
+    for wire in _BOTH if modern else _BOTH[::-1]:
         model: type[BaseModel] = getattr(wire, type_name)
         try:
             model.model_validate(data, strict=True, by_alias=True, by_name=False)

@@ -14,6 +14,13 @@ request- and result-level shape and the differences between the two eras:
 Every output is checked against the era's official ``mcp-types`` model (strict,
 wire names only) before it is returned, so a failure here is a
 :class:`~runtime.errors.LocalProtocolError`: we were about to break the protocol.
+The check covers what comes from outside this module's control — blocks,
+resources, schemas, preferences, metadata and scalars of unchecked types — with
+cached per-field validators; the parts this module spells itself from values
+that are valid by construction (a ``str`` as a text block, the JSON of a
+structured value, ``resultType``, an ``isError`` error result) are not
+validated again on every call. The test suite validates every shape against
+the official JSON Schemas (``tests/mcp_schema.py``).
 
 Decisions a reader should know:
 
@@ -48,7 +55,7 @@ from typing import Any, Literal, TypeAlias, cast
 import mcp_types
 import mcp_types._v2025_11_25 as _v2025
 import mcp_types._v2026_07_28 as _v2026
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from runtime import codec
@@ -147,9 +154,28 @@ def sampling_params(
         out["toolChoice"] = {"mode": choice}
     if meta is not None:
         out["_meta"] = dict(meta)
+    trusted = ["maxTokens"] if type(request.max_tokens) is int else []
+    if _plain_messages(request.messages):
+        trusted.append("messages")
+    if type(request.system_prompt) is str:
+        trusted.append("systemPrompt")
     return _checked(
-        wire.CreateMessageRequestParams, out, "sampling/createMessage params"
+        wire.CreateMessageRequestParams,
+        out,
+        "sampling/createMessage params",
+        trusted=trusted,
     )
+
+
+def _plain_text(blocks: Sequence[Any]) -> bool:
+    """Text blocks without ``_meta``: valid MCP by construction (``Text`` checks
+    that its text is a ``str``)."""
+    return all(type(b) is Text and b.meta is None for b in blocks)
+
+
+def _plain_messages(messages: Sequence[Message]) -> bool:
+    # Message checks its role; plain text blocks need no further check.
+    return all(_plain_text(m.content) for m in messages)
 
 
 def _message(message: Message) -> JSONObject:
@@ -205,7 +231,16 @@ def sample_result(reply: SampleReply, *, era: Era) -> JSONObject:
     out = codec.sample_reply_to_json(reply)
     if len(out["content"]) == 1:
         out["content"] = out["content"][0]
-    return _checked(_wire(era).CreateMessageResult, out, "sampling result")
+    trusted = ["role"]  # always "assistant"
+    if _plain_text(reply.content):
+        trusted.append("content")
+    if type(reply.model) is str:
+        trusted.append("model")
+    if type(reply.stop_reason) is str:
+        trusted.append("stopReason")
+    return _checked(
+        _wire(era).CreateMessageResult, out, "sampling result", trusted=trusted
+    )
 
 
 # --- elicitation ----------------------------------------------------------------------
@@ -245,7 +280,15 @@ def elicitation_params(
         merged[codec.CONTEXT_META_KEY] = dict(request.context)
     if meta is not None or merged:
         out["_meta"] = merged
-    return _checked(model, out, f"elicitation/create params ({request.mode} mode)")
+    trusted = ["mode"]
+    if type(request.message) is str:
+        trusted.append("message")
+    return _checked(
+        model,
+        out,
+        f"elicitation/create params ({request.mode} mode)",
+        trusted=trusted,
+    )
 
 
 def _url_params(request: ElicitationRequest, era: Era) -> JSONObject:
@@ -298,7 +341,8 @@ def elicit_result(reply: ElicitReply) -> JSONObject:
     out = codec.elicit_reply_to_json(reply)
     if "content" in out:
         out["content"] = {k: _integral(v) for k, v in out["content"].items()}
-    return _checked(_v2025.ElicitResult, out, "elicitation result")
+    # ElicitReply checks its action; the content is the user's (checked).
+    return _checked(_v2025.ElicitResult, out, "elicitation result", trusted=["action"])
 
 
 def _integral(value: Any) -> Any:
@@ -361,7 +405,7 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
         LocalProtocolError: the value cannot be sent (not JSON-serialisable,
             content mixed with data, sampling-only blocks such as ``ToolUse``).
     """
-    content, structured = _result_parts(value, tool.name)
+    content, structured, plain = _result_parts(value, tool.name)
     out: JSONObject = {"content": content}
     if structured is not None and (era == "2026-07-28" or isinstance(structured, dict)):
         out["structuredContent"] = structured
@@ -372,25 +416,41 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
         )
     if era == "2026-07-28":
         out["resultType"] = "complete"
-    return _checked(_wire(era).CallToolResult, out, f"tool {tool.name!r} result")
+    if not plain:
+        # Blocks come from the tool: checked. Text and structured data are
+        # spelled here, from a str and from JSON: valid by construction.
+        _checked(
+            _wire(era).CallToolResult, out, f"tool {tool.name!r} result",
+            trusted=["structuredContent", "resultType"],
+        )  # fmt: skip
+    return out
 
 
 def tool_error(message: str, *, era: Era) -> JSONObject:
-    """A failed ``CallToolResult``: ``message`` as text with ``isError: true``."""
+    """A failed ``CallToolResult``: ``message`` as text with ``isError: true``.
+
+    Valid by construction for a ``str`` message (checked otherwise).
+    """
     out: JSONObject = {"content": [{"type": "text", "text": message}], "isError": True}
     if era == "2026-07-28":
         out["resultType"] = "complete"
-    return _checked(_wire(era).CallToolResult, out, "tool error result")
+    if type(message) is not str:
+        _checked(_wire(era).CallToolResult, out, "tool error result")
+    return out
 
 
-def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any]:
+def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bool]:
+    """The content, the structured value and whether the content is plain text
+    (spelled here, valid by construction) for what a tool returned."""
     if isinstance(value, str):
-        return [{"type": "text", "text": value}], None
+        return [{"type": "text", "text": value}], None, True
     if value is None:
-        return [], None
+        return [], None, True
     blocks = _as_blocks(value, tool_name)
     if blocks is not None:
-        return [_result_block(b) for b in blocks], None
+        if _plain_text(blocks):
+            return [{"type": "text", "text": b.text} for b in blocks], None, True
+        return [_result_block(b) for b in blocks], None, False
     try:
         data = to_jsonable_python(value, by_alias=True)
         text = json.dumps(
@@ -401,7 +461,7 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any]:
             f"tool {tool_name!r} returned a {type(value).__name__} that is not "
             f"JSON-serialisable: {exc}"
         ) from None
-    return [{"type": "text", "text": text}], data
+    return [{"type": "text", "text": text}], data, True
 
 
 def _as_blocks(value: Any, tool_name: str) -> list[Any] | None:
@@ -456,14 +516,53 @@ def _finite(value: float, name: str) -> float:
     return value
 
 
-def _checked(model: type[BaseModel], data: JSONObject, what: str) -> JSONObject:
+def _checked(
+    model: type[BaseModel],
+    data: JSONObject,
+    what: str,
+    *,
+    trusted: Sequence[str] = (),
+) -> JSONObject:
+    """``data``, once valid against ``model`` (strict, wire names only).
+
+    Keys in ``trusted`` were spelled by this module from values that are valid
+    by construction; they are not validated again. The other keys present are,
+    with a validator of just those fields of ``model`` (cached per key set).
+    """
+    checked = frozenset(k for k in data if k not in trusted)
+    if len(checked) == len(data):
+        _validate(model, data, what)
+    elif checked:
+        _validate(_fields_of(model, checked), {k: data[k] for k in checked}, what)
+    return data
+
+
+def _validate(model: type[BaseModel], data: JSONObject, what: str) -> None:
     try:
         model.model_validate(data, strict=True, by_alias=True, by_name=False)
     except ValidationError as exc:
         raise LocalProtocolError(
             f"{what} would not be valid MCP: {_summary(exc)}"
         ) from None
-    return data
+
+
+@functools.cache
+def _fields_of(model: type[BaseModel], keys: frozenset[str]) -> type[BaseModel]:
+    """A model with only the fields of ``model`` whose wire names are ``keys``.
+
+    The fields keep their ``FieldInfo`` (types, constraints, aliases), so a
+    value is accepted exactly as ``model`` accepts it; ``mcp-types`` models
+    have no model-level validators.
+    """
+    fields: dict[str, Any] = {
+        name: (info.annotation, info)
+        for name, info in model.model_fields.items()
+        if (info.alias or name) in keys
+    }
+    partial: type[BaseModel] = create_model(  # pyright: ignore[reportCallIssue, reportUnknownVariableType]
+        f"{model.__name__}Fields", __config__=model.model_config, **fields
+    )
+    return partial
 
 
 def _summary(exc: ValidationError, limit: int = 3) -> str:

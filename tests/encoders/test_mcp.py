@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import mcp_types
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field, RootModel
 
 from encoders import mcp as enc
@@ -772,3 +774,61 @@ def test_a_tool_error_is_text_with_is_error(era: enc.Era) -> None:
         "isError": True,
         **_complete(era),
     }
+
+
+# --- paths without a runtime self-check -----------------------------------------------
+# Plain text, structured data and error results, plain-text sampling messages and
+# replies are spelled by the encoder from values valid by construction, and not
+# validated again when encoded; these properties pin that they are valid MCP.
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False,
+    allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)  # fmt: skip
+
+
+@given(text=st.text(), era=st.sampled_from(ERAS))
+def test_text_results_and_errors_are_valid_mcp(text: str, era: enc.Era) -> None:
+    validate(era, "CallToolResult", enc.tool_result(text, greet, era=era))
+    validate(era, "CallToolResult", enc.tool_result([Text(text)], greet, era=era))
+    validate(era, "CallToolResult", enc.tool_error(text, era=era))
+
+
+@given(value=_json, era=st.sampled_from(ERAS))
+def test_structured_results_are_valid_mcp(value: Any, era: enc.Era) -> None:
+    validate(era, "CallToolResult", enc.tool_result(value, greet, era=era))
+
+
+@given(
+    texts=st.lists(st.text(), min_size=1, max_size=3),
+    system=st.none() | st.text(),
+    max_tokens=st.integers(min_value=1, max_value=2**31),
+    era=st.sampled_from(ERAS),
+)
+def test_plain_text_sampling_is_valid_mcp(
+    texts: list[str], system: str | None, max_tokens: int, era: enc.Era
+) -> None:
+    request = SamplingRequest(
+        messages=[Message.user(t) for t in texts],
+        system_prompt=system,
+        max_tokens=max_tokens,
+    )
+    validate(era, "CreateMessageRequestParams", enc.sampling_params(request, era=era))
+    reply = SampleReply(content=[Text(t) for t in texts], model=texts[0])
+    validate(era, "CreateMessageResult", enc.sample_result(reply, era=era))
+
+
+def test_blocks_from_the_tool_are_still_checked() -> None:
+    bad = Image("aW1n", "image/png", meta={1: "a key that is not a string"})
+    with pytest.raises(LocalProtocolError, match="tool 'greet' result"):
+        enc.tool_result([bad], greet, era=MODERN)
+    with pytest.raises(LocalProtocolError, match="sampling result"):
+        enc.sample_result(SampleReply(content=[bad]), era=LEGACY)
+    untyped = SampleReply(content=[Text("hi")], model=None)  # type: ignore[arg-type]
+    with pytest.raises(LocalProtocolError, match="model"):
+        enc.sample_result(untyped, era=LEGACY)
+    with pytest.raises(LocalProtocolError, match="maxTokens"):
+        enc.sampling_params(_request(max_tokens="16"), era=LEGACY)  # type: ignore[arg-type]
