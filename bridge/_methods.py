@@ -25,6 +25,7 @@ from .jsonrpc import INVALID_PARAMS, Request
 from .session import Session
 
 if TYPE_CHECKING:
+    from .catalog import Resource, ResourceTemplate
     from .server import Server
 
 __all__ = [
@@ -150,34 +151,32 @@ def list_resources(
     server: Server, params: Mapping[str, Any], era: str
 ) -> dict[str, Any]:
     _no_cursor(params)
-    out: list[dict[str, Any]] = []
-    for item in server.resources.values():
-        entry: dict[str, Any] = {"uri": item.uri, "name": item.name}
-        _put(
-            entry,
-            title=item.title,
-            description=item.description,
-            mimeType=item.mime_type,
-        )
-        out.append(entry)
-    return {"resources": out}
+    return {
+        "resources": [
+            _described({"uri": item.uri, "name": item.name}, item)
+            for item in server.resources.values()
+        ]
+    }
 
 
 def list_templates(
     server: Server, params: Mapping[str, Any], era: str
 ) -> dict[str, Any]:
     _no_cursor(params)
-    out: list[dict[str, Any]] = []
-    for item in server.templates:
-        entry: dict[str, Any] = {"uriTemplate": item.uri_template, "name": item.name}
-        _put(
-            entry,
-            title=item.title,
-            description=item.description,
-            mimeType=item.mime_type,
-        )
-        out.append(entry)
-    return {"resourceTemplates": out}
+    return {
+        "resourceTemplates": [
+            _described({"uriTemplate": item.uri_template, "name": item.name}, item)
+            for item in server.templates
+        ]
+    }
+
+
+def _described(
+    entry: dict[str, Any], item: Resource | ResourceTemplate
+) -> dict[str, Any]:
+    """``entry`` with the item's title, description and MIME type, when set."""
+    _put(entry, title=item.title, description=item.description, mimeType=item.mime_type)
+    return entry
 
 
 def read_resource(
