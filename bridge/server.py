@@ -218,12 +218,18 @@ class Connection:
 
     # --- Handler protocol ------------------------------------------------------------
 
+    def begin_request(self, request: Request, session: Session) -> bool:
+        """Answer at once, with no task, what needs no waiting (the handshake)."""
+        if request.method not in _IMMEDIATE or _is_modern(request):
+            return False
+        params = request.params or {}
+        result = self._initialize(params) if request.method == "initialize" else {}
+        session.respond_nowait(request.id, result)
+        return True
+
     async def handle_request(self, request: Request, session: Session) -> Any:
         params = request.params or {}
-        meta = params.get("_meta")
-        if request.method == "server/discover" or (
-            isinstance(meta, Mapping) and PROTOCOL_VERSION_META in meta
-        ):
+        if _is_modern(request):
             from . import _modern
 
             return await _modern.handle(self.server, request, session)
@@ -284,6 +290,17 @@ class Connection:
             progress_token=_methods.progress_token(request.params),
             log_level=self.log_level,
         )
+
+
+def _is_modern(request: Request) -> bool:
+    """A 2026-07-28 request (self-contained: the envelope is in ``_meta``)."""
+    meta = (request.params or {}).get("_meta")
+    return request.method == "server/discover" or (
+        isinstance(meta, Mapping) and PROTOCOL_VERSION_META in meta
+    )
+
+
+_IMMEDIATE = frozenset({"initialize", "ping"})
 
 
 # --- legacy-only methods ------------------------------------------------------------

@@ -1,9 +1,10 @@
 """A JSON-RPC session over any transport, in both directions at once.
 
 The session owns request-id correlation, the receive loop, one task per
-incoming request, cancellation in both directions, timeouts on the requests it
-sends, ``ping``, and the single point where a handler's exception becomes an
-error reply (``bridge._errors``). It is deliberately not MCP-aware: methods are
+incoming request (unless the handler answers it at once, with no task:
+:class:`ImmediateHandler`), cancellation in both directions, timeouts on the
+requests it sends, ``ping``, and the single point where a handler's exception
+becomes an error reply (``bridge._errors``). It is deliberately not MCP-aware: methods are
 strings and params are dicts; the MCP server and client sit on top.
 
 Rules:
@@ -16,6 +17,13 @@ Rules:
   dropped.
 * An incoming ``notifications/cancelled`` cancels the matching handler task; no
   response is sent for it.
+* A transport may push frames instead (:class:`PushTransport`, in memory): each
+  is handled as it arrives, in the sender's task — a response settles its
+  waiter, a request starts its handler — with no receive-loop task between the
+  two sessions. Frames that need awaiting (most notifications) queue behind,
+  in order, for the session's own task; so does everything after them until
+  that queue is empty. Frames pushed while the session is already handling
+  one are handled after it, never inside it.
 * When the transport ends (EOF, disconnect) the peer is gone: every incoming
   request that is waiting on (or later needs) a reply from the peer is
   cancelled; the others may finish for ``drain_timeout`` seconds and their
@@ -26,10 +34,11 @@ Rules:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, final, runtime_checkable
 
 import trio
@@ -57,7 +66,14 @@ from .jsonrpc import (
     parse,
 )
 
-__all__ = ["Handler", "ReleasingTransport", "Session", "Transport"]
+__all__ = [
+    "Handler",
+    "ImmediateHandler",
+    "PushTransport",
+    "ReleasingTransport",
+    "Session",
+    "Transport",
+]
 
 log = logging.getLogger("yieldmcp")
 
@@ -91,6 +107,29 @@ class ReleasingTransport(Transport, Protocol):
         ...
 
 
+@runtime_checkable
+class PushTransport(Transport, Protocol):
+    """A transport that hands each frame to the session as it arrives.
+
+    ``deliver`` is called with each frame's bytes, and with None at the end;
+    the session never calls :meth:`receive`. ``send_nowait`` sends without
+    waiting.
+    """
+
+    def attach(self, deliver: Callable[[bytes | None], None]) -> None:
+        """Deliver frames from now on (those that arrived before first)."""
+        ...
+
+    def detach(self) -> None: ...
+
+    def send_nowait(
+        self, message: Message, *, related: RequestId | None = None
+    ) -> None: ...
+
+
+Parsed = Message | Invalid | Ignored
+
+
 class Handler(Protocol):
     """What the session calls for incoming traffic (the MCP server or client)."""
 
@@ -104,6 +143,18 @@ class Handler(Protocol):
 
     def closed(self, session: Session) -> None:
         """The transport ended (called once, synchronously, before teardown)."""
+        ...
+
+
+class ImmediateHandler(Handler, Protocol):
+    """A handler that can take some requests on without a task of their own."""
+
+    def begin_request(self, request: Request, session: Session) -> bool:
+        """Answer ``request`` now with :meth:`Session.respond_nowait` (or adopt
+        it, see :meth:`Session.adopt`) and return True; or return False to
+        leave it to :meth:`handle_request`, in a task. Called only when
+        :attr:`Session.immediate`. An exception is answered as an error.
+        """
         ...
 
 
@@ -183,6 +234,20 @@ class Session:
         self._nursery: trio.Nursery | None = None
         self._closed = False
         self.broken = trio.Event()
+        # Push mode (see the module doc):
+        self._backlog: collections.deque[Parsed | None] = collections.deque()
+        self._arrivals: collections.deque[bytes | None] = collections.deque()
+        self._busy = False
+        self._failure: Exception | None = None
+        self._backlogged = trio.Event()
+        # Sends that never wait (PushTransport), and requests taken on at once:
+        self._send_now: Callable[..., None] | None = getattr(
+            transport, "send_nowait", None
+        )
+        begin = getattr(handler, "begin_request", None)
+        self._begin: Callable[[Request, Session], bool] | None = (
+            begin if self._send_now is not None else None
+        )
 
     # --- running ---------------------------------------------------------------------
 
@@ -193,11 +258,19 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                task_status.started()
-                await self._receive_loop()
+                transport = self.transport
+                if isinstance(transport, PushTransport):
+                    transport.attach(self._push)
+                    task_status.started()
+                    await self._serve_backlog()
+                else:
+                    task_status.started()
+                    await self._receive_loop()
                 await self._drain()
                 nursery.cancel_scope.cancel()
         finally:
+            if isinstance(self.transport, PushTransport):
+                self.transport.detach()
             self._close()
 
     async def _receive_loop(self) -> None:
@@ -206,7 +279,66 @@ class Session:
                 data = await self.transport.receive()
             except (trio.EndOfChannel, *_CLOSED_ERRORS):
                 return
-            await self._dispatch(data)
+            await self._dispatch(parse(data))
+
+    # --- push mode -------------------------------------------------------------------
+
+    def _push(self, data: bytes | None) -> None:
+        """A frame (None: the end) from a :class:`PushTransport`."""
+        self._arrivals.append(data)
+        if self._busy:
+            return  # handled once the frame being handled is done
+        self._busy = True
+        try:
+            while self._arrivals:
+                self._arrive(self._arrivals.popleft())
+        except Exception as exc:
+            # Our bug, not the sender's: fail this session, as a receive loop would.
+            self._arrivals.clear()
+            self._failure = exc
+            self._backlogged.set()
+        finally:
+            self._busy = False
+
+    def _arrive(self, data: bytes | None) -> None:
+        message = None if data is None else parse(data)
+        if self._backlog or message is None or not self._dispatch_now(message):
+            self._backlog.append(message)
+            self._backlogged.set()
+
+    async def _serve_backlog(self) -> None:
+        """Handle, in order, the pushed frames that need awaiting; until the end."""
+        while True:
+            while self._backlog:
+                message = self._backlog[0]
+                if message is None:
+                    return
+                await self._dispatch(message)
+                self._backlog.popleft()
+            if self._failure is not None:
+                raise self._failure
+            self._backlogged = trio.Event()
+            await self._backlogged.wait()
+
+    def _dispatch_now(self, message: Parsed) -> bool:
+        """Handle ``message`` without waiting, if it can be (else False)."""
+        match message:
+            case Request():
+                self._start_request(message)
+            case Notification(method=method, params=params) if method == _CANCELLED:
+                self._cancel_incoming(params or {})
+            case Response(id=raw_id, result=result):
+                self._settle(raw_id, result=result)
+            case ErrorResponse(id=raw_id, error=error):
+                if raw_id is not None:
+                    self._settle(
+                        raw_id, error=PeerError(error.code, error.message, error.data)
+                    )
+            case Ignored(reason=reason):
+                log.debug("ignored a message from the peer: %s", reason)
+            case _:
+                return False
+        return True
 
     async def _drain(self) -> None:
         """The peer is gone: cancel calls that need it, let the others finish."""
@@ -236,26 +368,14 @@ class Session:
 
     # --- incoming --------------------------------------------------------------------
 
-    async def _dispatch(self, data: bytes) -> None:
-        message = parse(data)
+    async def _dispatch(self, message: Parsed) -> None:
         match message:
-            case Request():
-                self._start_request(message)
-            case Notification(method=method, params=params) if method == _CANCELLED:
-                self._cancel_incoming(params or {})
-            case Notification():
+            case Notification(method=method) if method != _CANCELLED:
                 await self.handler.handle_notification(message, self)
-            case Response(id=raw_id, result=result):
-                self._settle(raw_id, result=result)
-            case ErrorResponse(id=raw_id, error=error):
-                if raw_id is not None:
-                    self._settle(
-                        raw_id, error=PeerError(error.code, error.message, error.data)
-                    )
             case Invalid(id=request_id, error=error):
                 await self._send_quietly(ErrorResponse(request_id, error), request_id)
-            case Ignored(reason=reason):
-                log.debug("ignored a message from the peer: %s", reason)
+            case _:
+                self._dispatch_now(message)
 
     def _start_request(self, request: Request) -> None:
         assert self._nursery is not None
@@ -267,6 +387,13 @@ class Session:
                 self._send_quietly, ErrorResponse(request.id, error), None
             )
             return
+        if self._begin is not None:
+            try:
+                if self._begin(request, self):
+                    return
+            except Exception as exc:
+                self.respond_nowait(request.id, error=error_data(exc))
+                return
         scope = trio.CancelScope()
         self._incoming[request.id] = scope
         self._nursery.start_soon(self._answer, request, scope)
@@ -288,6 +415,31 @@ class Session:
                 del self._incoming[request.id]
             if not self._incoming:
                 self._idle.set()
+
+    @property
+    def immediate(self) -> bool:
+        """Whether this session can send without waiting (``*_nowait`` methods)."""
+        return self._send_now is not None
+
+    def respond_nowait(
+        self,
+        request_id: RequestId,
+        result: Any = None,
+        *,
+        error: ErrorData | None = None,
+    ) -> None:
+        """Answer incoming request ``request_id`` now (a gone peer is ignored)."""
+        reply = (
+            Response(request_id, result)
+            if error is None
+            else ErrorResponse(request_id, error)
+        )
+        self._send_nowait_quietly(reply, request_id)
+
+    def _send_nowait_quietly(self, message: Message, related: RequestId | None) -> None:
+        assert self._send_now is not None
+        with contextlib.suppress(*_CLOSED_ERRORS):
+            self._send_now(message, related=related)
 
     def _cancel_incoming(self, params: Mapping[str, Any]) -> None:
         request_id = params.get("requestId")

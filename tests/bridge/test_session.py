@@ -1,0 +1,141 @@
+"""bridge.session: push delivery (in memory) keeps order, nesting and isolation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from bridge.jsonrpc import Message, Notification, Request, RequestId, Response, dumps
+from bridge.session import Session
+from bridge.transports.memory import memory_pair
+
+
+class Recorder:
+    """A handler that records what it sees; notifications take a checkpoint."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        self.seen.append(f"request {request.method}")
+        return {}
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None:
+        await trio.sleep(0)
+        self.seen.append(f"notification {notification.method}")
+
+    def closed(self, session: Session) -> None:
+        pass
+
+
+async def test_a_reply_waits_for_the_notification_sent_before_it() -> None:
+    client_end, server_end = memory_pair()
+    recorder = Recorder()
+    client = Session(client_end, recorder)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(client.run)
+
+        async def answer() -> None:
+            request = await server_end.receive()
+            assert b'"ping"' in request
+            server_end.send_nowait(Notification("notifications/progress"))
+            server_end.send_nowait(Response(1, {}))
+
+        nursery.start_soon(answer)
+        with trio.fail_after(5):
+            await client.ping()
+        assert recorder.seen == ["notification notifications/progress"]
+        nursery.cancel_scope.cancel()
+
+
+class Echo:
+    """A push transport that answers every frame the session sends with a new
+    request, pushed back at once, from inside the send."""
+
+    def __init__(self) -> None:
+        self.deliver: Callable[[bytes | None], None] | None = None
+        self.sent: list[Message] = []
+        self.depth = 0
+        self.deepest = 0
+
+    def attach(self, deliver: Callable[[bytes | None], None]) -> None:
+        self.deliver = deliver
+
+    def detach(self) -> None:
+        self.deliver = None
+
+    def send_nowait(
+        self, message: Message, *, related: RequestId | None = None
+    ) -> None:
+        self.sent.append(message)
+        if len(self.sent) < 5 and self.deliver is not None:
+            self.push(dumps(Request(len(self.sent) + 1, "ping")))
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        self.send_nowait(message)
+
+    async def receive(self) -> bytes:
+        raise AssertionError("a push transport is never read")
+
+    def push(self, data: bytes | None) -> None:
+        assert self.deliver is not None
+        self.depth += 1
+        self.deepest = max(self.deepest, self.depth)
+        try:
+            self.deliver(data)
+        finally:
+            self.depth -= 1
+
+
+class Immediate(Recorder):
+    """Answers pings at once, with no task."""
+
+    def begin_request(self, request: Request, session: Session) -> bool:
+        self.seen.append(f"begin {request.id}")
+        session.respond_nowait(request.id, {})
+        self.seen.append(f"end {request.id}")
+        return True
+
+
+async def test_frames_pushed_while_one_is_handled_are_handled_after_it() -> None:
+    transport = Echo()
+    handler = Immediate()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(Session(transport, handler).run)
+        transport.push(dumps(Request(1, "ping")))
+        transport.push(None)
+    # Each request's reply pushes the next request: it is handled after the
+    # one in hand ends, never inside it.
+    assert handler.seen == [
+        f"{what} {n}" for n in range(1, 6) for what in ("begin", "end")
+    ]
+    assert [m.id for m in transport.sent if isinstance(m, Response)] == [1, 2, 3, 4, 5]
+
+
+async def test_a_failure_while_handling_a_pushed_frame_fails_the_receiver() -> None:
+    client_end, server_end = memory_pair()
+    receiver = Session(server_end, Recorder())
+
+    def bug(message: Any) -> bool:
+        raise RuntimeError("a bug in the receiving session")
+
+    receiver._dispatch_now = bug  # type: ignore[method-assign]
+    sent = False
+
+    async def serve_and_send() -> None:
+        nonlocal sent
+        async with trio.open_nursery() as nursery:
+            await nursery.start(receiver.run)
+            await client_end.send(Request(1, "ping"))
+            sent = True  # the sender is not hurt: its send returns normally
+
+    with pytest.raises(BaseExceptionGroup) as caught:
+        await serve_and_send()
+    assert sent
+    assert caught.group_contains(RuntimeError, match="bug in the receiving")
