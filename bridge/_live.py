@@ -7,7 +7,9 @@ question needs (:func:`check_capabilities`), the request it becomes
 and how notices become notifications (:func:`notice_notification`) — plus the
 2025-11-25 delivery: :class:`LiveExecutor` sends server→client requests in the
 middle of a ``tools/call``, each *related* to the call so that over HTTP it
-travels on the call's response stream.
+travels on the call's response stream. (:mod:`bridge._live_calls` delivers the
+same requests for a call with no task, when the session can send without
+waiting.)
 
 Capability rules: no sampling request to a client that did not declare
 ``sampling``; no tools in sampling without ``sampling.tools``; no form

@@ -41,6 +41,7 @@ __all__ = [
     "progress_token",
     "read_resource",
     "resolve_tool",
+    "tool_call_result",
     "uri_param",
 ]
 
@@ -111,7 +112,9 @@ def resolve_tool(
 async def call_tool_live(
     server: Server, request: Request, session: Session, scope: CallScope
 ) -> dict[str, Any]:
-    """Run a tool with live server→client requests; failures become isError."""
+    """Run a tool with live server→client requests, in this task (the general
+    path; see :mod:`bridge._live_calls` for the task-less one); failures
+    become isError."""
     tool, arguments = resolve_tool(server, request.params or {})
     executor = LiveExecutor(
         session,
@@ -121,12 +124,34 @@ async def call_tool_live(
     )
     try:
         value = await run(tool, arguments, executor)
-        return mcp_encode.tool_result(value, tool, era=scope.era)
-    except (RequestError, UrlElicitationRequired):
-        raise
     except Exception as exc:
-        log.info("tool %s failed", tool.name, exc_info=exc)
-        return mcp_encode.tool_error(describe_failure(exc), era=scope.era)
+        return tool_call_result(tool, scope.era, error=exc)
+    return tool_call_result(tool, scope.era, value=value)
+
+
+def tool_call_result(
+    tool: Tool[Any, Any],
+    era: mcp_encode.Era,
+    *,
+    value: Any = None,
+    error: Exception | None = None,
+) -> dict[str, Any]:
+    """The ``CallToolResult`` for a live call that returned ``value`` or raised
+    ``error``: a failure (or a value that cannot be sent) is an isError result.
+
+    Raises:
+        RequestError, UrlElicitationRequired: ``error``, to be answered as a
+            JSON-RPC error instead.
+    """
+    if error is None:
+        try:
+            return mcp_encode.tool_result(value, tool, era=era)
+        except Exception as exc:
+            error = exc
+    if isinstance(error, RequestError | UrlElicitationRequired):
+        raise error
+    log.info("tool %s failed", tool.name, exc_info=error)
+    return mcp_encode.tool_error(describe_failure(error), era=era)
 
 
 def describe_failure(exc: BaseException) -> str:

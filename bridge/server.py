@@ -29,7 +29,7 @@ from runtime import Tool
 from runtime.effects import LOG_LEVELS
 from runtime.errors import RequestError
 
-from . import _methods
+from . import _live_calls, _methods
 from ._live import CallScope
 from .catalog import Prompt, Resource, ResourceTemplate
 from .jsonrpc import (
@@ -219,11 +219,18 @@ class Connection:
     # --- Handler protocol ------------------------------------------------------------
 
     def begin_request(self, request: Request, session: Session) -> bool:
-        """Answer at once, with no task, what needs no waiting (the handshake)."""
-        if request.method not in _IMMEDIATE or _is_modern(request):
+        """Take on, with no task, what needs no waiting (the handshake) and live
+        ``tools/call`` (driven from the session: :mod:`bridge._live_calls`)."""
+        if _is_modern(request):
+            return False
+        method = request.method
+        if method == "tools/call" and self.protocol_version is not None:
+            _live_calls.begin(self.server, request, session, self.scope(request))
+            return True
+        if method not in _IMMEDIATE:
             return False
         params = request.params or {}
-        result = self._initialize(params) if request.method == "initialize" else {}
+        result = self._initialize(params) if method == "initialize" else {}
         session.respond_nowait(request.id, result)
         return True
 

@@ -1,11 +1,11 @@
 """A JSON-RPC session over any transport, in both directions at once.
 
 The session owns request-id correlation, the receive loop, one task per
-incoming request (unless the handler answers it at once, with no task:
+incoming request (unless the handler takes it on with no task:
 :class:`ImmediateHandler`), cancellation in both directions, timeouts on the
 requests it sends, ``ping``, and the single point where a handler's exception
-becomes an error reply (``bridge._errors``). It is deliberately not MCP-aware: methods are
-strings and params are dicts; the MCP server and client sit on top.
+becomes an error reply (``bridge._errors``). It is deliberately not MCP-aware:
+methods are strings and params are dicts; the MCP server and client sit on top.
 
 Rules:
 
@@ -15,15 +15,21 @@ Rules:
 * If the caller of :meth:`Session.request` is cancelled or times out, the peer is
   sent ``notifications/cancelled`` (shielded, best effort) and a late reply is
   dropped.
-* An incoming ``notifications/cancelled`` cancels the matching handler task; no
-  response is sent for it.
+* An incoming ``notifications/cancelled`` cancels the matching handler task (or
+  the request a handler took on); no response is sent for it.
 * A transport may push frames instead (:class:`PushTransport`, in memory): each
   is handled as it arrives, in the sender's task — a response settles its
   waiter, a request starts its handler — with no receive-loop task between the
   two sessions. Frames that need awaiting (most notifications) queue behind,
   in order, for the session's own task; so does everything after them until
-  that queue is empty. Frames pushed while the session is already handling
-  one are handled after it, never inside it.
+  that queue is empty.
+* Code that never waits: when the transport can send without waiting, a
+  handler may take a request on with no task (:meth:`Session.adopt`) and answer
+  it later from the receive path, sending its own requests with
+  :meth:`Session.request_nowait` (the reply comes back as a callback, the
+  timeout is a :class:`~bridge._timers.Timer`). All such code runs one piece at
+  a time: a frame pushed while a frame, a timer or a cancellation is being
+  handled is handled after it, never inside it.
 * When the transport ends (EOF, disconnect) the peer is gone: every incoming
   request that is waiting on (or later needs) a reply from the peer is
   cancelled; the others may finish for ``drain_timeout`` seconds and their
@@ -39,7 +45,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, final, runtime_checkable
+from typing import Any, Protocol, TypeVar, final, runtime_checkable
 
 import trio
 
@@ -51,6 +57,7 @@ from runtime.errors import (
 )
 
 from ._errors import error_data
+from ._timers import Timer, Timers
 from .jsonrpc import (
     INVALID_REQUEST,
     ErrorData,
@@ -67,8 +74,10 @@ from .jsonrpc import (
 )
 
 __all__ = [
+    "Adopted",
     "Handler",
     "ImmediateHandler",
+    "OnReply",
     "PushTransport",
     "ReleasingTransport",
     "Session",
@@ -83,6 +92,8 @@ _CLOSED_ERRORS = (
     trio.ClosedResourceError,
     BrokenSessionError,
 )
+
+T = TypeVar("T")
 
 
 class Transport(Protocol):
@@ -128,6 +139,17 @@ class PushTransport(Transport, Protocol):
 
 
 Parsed = Message | Invalid | Ignored
+OnReply = Callable[[RequestId, Any, BaseException | None], None]
+"""Called with (our request id, result, error) when a reply settles a request
+sent with :meth:`Session.request_nowait` (exactly one of result/error)."""
+
+
+class Adopted(Protocol):
+    """An incoming request a handler took on without a task."""
+
+    def cancel(self) -> None:
+        """Stop: the peer cancelled it or left. Send nothing; release it."""
+        ...
 
 
 class Handler(Protocol):
@@ -150,10 +172,11 @@ class ImmediateHandler(Handler, Protocol):
     """A handler that can take some requests on without a task of their own."""
 
     def begin_request(self, request: Request, session: Session) -> bool:
-        """Answer ``request`` now with :meth:`Session.respond_nowait` (or adopt
-        it, see :meth:`Session.adopt`) and return True; or return False to
-        leave it to :meth:`handle_request`, in a task. Called only when
-        :attr:`Session.immediate`. An exception is answered as an error.
+        """Take ``request`` on now and return True: answer it at once with
+        :meth:`Session.respond_nowait`, or :meth:`Session.adopt` it and answer
+        it later. Return False to leave it to :meth:`handle_request`, in a task.
+        Called only when :attr:`Session.immediate`. An exception raised before
+        adopting is answered as an error.
         """
         ...
 
@@ -198,6 +221,32 @@ class _Slot:
 
 
 @final
+class _Callback:
+    """Where the reply to a request sent with ``request_nowait`` lands."""
+
+    __slots__ = ("done", "method", "on_reply", "timer")
+
+    def __init__(self, method: str, on_reply: OnReply) -> None:
+        self.done = False
+        self.method = method
+        self.on_reply = on_reply
+        self.timer: Timer | None = None
+
+    def close(self) -> bool:
+        """Settle nothing from now on; True if it was still open."""
+        if self.done:
+            return False
+        self.done = True
+        if self.timer is not None:
+            self.timer.cancel()
+        return True
+
+
+def _cancel(handle: Adopted | trio.CancelScope) -> None:
+    handle.cancel()
+
+
+@final
 class Session:
     """One JSON-RPC connection. Start it with :meth:`run` in a nursery.
 
@@ -226,21 +275,23 @@ class Session:
         self.cancel_grace = cancel_grace
         self.drain_timeout = drain_timeout
         self._ids = itertools.count(1)
-        self._pending: dict[RequestId, _Slot] = {}
+        self._pending: dict[RequestId, _Slot | _Callback] = {}
         self._related: dict[RequestId, RequestId | None] = {}
         self._eof = False
         self._idle = trio.Event()
-        self._incoming: dict[RequestId, trio.CancelScope] = {}
+        self._incoming: dict[RequestId, trio.CancelScope | Adopted] = {}
         self._nursery: trio.Nursery | None = None
         self._closed = False
         self.broken = trio.Event()
-        # Push mode (see the module doc):
+        # Push mode and code that never waits (see the module doc):
         self._backlog: collections.deque[Parsed | None] = collections.deque()
-        self._arrivals: collections.deque[bytes | None] = collections.deque()
+        self._backlogged = trio.Event()
+        self._later: collections.deque[tuple[Callable[[Any], object], Any]] = (
+            collections.deque()
+        )
         self._busy = False
         self._failure: Exception | None = None
-        self._backlogged = trio.Event()
-        # Sends that never wait (PushTransport), and requests taken on at once:
+        self._timers: Timers | None = None
         self._send_now: Callable[..., None] | None = getattr(
             transport, "send_nowait", None
         )
@@ -255,10 +306,10 @@ class Session:
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         """Receive until the transport ends; then cancel and fail what is left."""
+        transport = self.transport
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
-                transport = self.transport
                 if isinstance(transport, PushTransport):
                     transport.attach(self._push)
                     task_status.started()
@@ -269,8 +320,8 @@ class Session:
                 await self._drain()
                 nursery.cancel_scope.cancel()
         finally:
-            if isinstance(self.transport, PushTransport):
-                self.transport.detach()
+            if isinstance(transport, PushTransport):
+                transport.detach()
             self._close()
 
     async def _receive_loop(self) -> None:
@@ -278,27 +329,73 @@ class Session:
             try:
                 data = await self.transport.receive()
             except (trio.EndOfChannel, *_CLOSED_ERRORS):
+                self._eof = True
                 return
             await self._dispatch(parse(data))
 
-    # --- push mode -------------------------------------------------------------------
+    async def _drain(self) -> None:
+        """The peer is gone: cancel calls that need it, let the others finish."""
+        self._eof = True
+        for request_id, related in list(self._related.items()):
+            handle = self._incoming.get(related) if related is not None else None
+            if handle is not None:
+                self._cancel_handle(handle)
+            elif request_id in self._pending:
+                self._fail_pending(
+                    request_id, BrokenSessionError("the peer disconnected")
+                )
+        if self._incoming:
+            with trio.move_on_after(self.drain_timeout):
+                await self._idle.wait()
+
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.broken.set()
+        for handle in list(self._incoming.values()):
+            if not isinstance(handle, trio.CancelScope):
+                self._cancel_handle(handle)  # adopted: no task for trio to cancel
+        for request_id in list(self._pending):
+            self._fail_pending(
+                request_id, BrokenSessionError("the session ended before the reply")
+            )
+        self.handler.closed(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def peer_gone(self) -> bool:
+        """The transport has ended: the peer can no longer answer."""
+        return self._eof
+
+    # --- one piece at a time ---------------------------------------------------------
+
+    def _exclusively(self, fn: Callable[[T], object], arg: T) -> None:
+        """Run ``fn(arg)``; what arrives meanwhile runs after it, in order."""
+        if self._busy:
+            self._later.append((fn, arg))
+            return
+        self._busy = True
+        try:
+            fn(arg)
+            while self._later:
+                later, later_arg = self._later.popleft()
+                later(later_arg)
+        finally:
+            self._busy = False
 
     def _push(self, data: bytes | None) -> None:
         """A frame (None: the end) from a :class:`PushTransport`."""
-        self._arrivals.append(data)
-        if self._busy:
-            return  # handled once the frame being handled is done
-        self._busy = True
         try:
-            while self._arrivals:
-                self._arrive(self._arrivals.popleft())
+            self._exclusively(self._arrive, data)
         except Exception as exc:
             # Our bug, not the sender's: fail this session, as a receive loop would.
-            self._arrivals.clear()
+            self._later.clear()
             self._failure = exc
             self._backlogged.set()
-        finally:
-            self._busy = False
 
     def _arrive(self, data: bytes | None) -> None:
         message = None if data is None else parse(data)
@@ -312,6 +409,7 @@ class Session:
             while self._backlog:
                 message = self._backlog[0]
                 if message is None:
+                    self._eof = True
                     return
                 await self._dispatch(message)
                 self._backlog.popleft()
@@ -319,6 +417,23 @@ class Session:
                 raise self._failure
             self._backlogged = trio.Event()
             await self._backlogged.wait()
+
+    def _cancel_handle(self, handle: trio.CancelScope | Adopted) -> None:
+        if isinstance(handle, trio.CancelScope):
+            handle.cancel()
+        else:
+            self._exclusively(_cancel, handle)
+
+    # --- incoming --------------------------------------------------------------------
+
+    async def _dispatch(self, message: Parsed) -> None:
+        match message:
+            case Notification(method=method) if method != _CANCELLED:
+                await self.handler.handle_notification(message, self)
+            case Invalid(id=request_id, error=error):
+                await self._send_quietly(ErrorResponse(request_id, error), request_id)
+            case _:
+                self._exclusively(self._dispatch_now, message)
 
     def _dispatch_now(self, message: Parsed) -> bool:
         """Handle ``message`` without waiting, if it can be (else False)."""
@@ -340,43 +455,6 @@ class Session:
                 return False
         return True
 
-    async def _drain(self) -> None:
-        """The peer is gone: cancel calls that need it, let the others finish."""
-        self._eof = True
-        for request_id, related in list(self._related.items()):
-            slot = self._pending.get(request_id)
-            if related is not None and related in self._incoming:
-                self._incoming[related].cancel()
-            elif slot is not None:
-                slot.settle(error=BrokenSessionError("the peer disconnected"))
-        if self._incoming:
-            with trio.move_on_after(self.drain_timeout):
-                await self._idle.wait()
-
-    def _close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self.broken.set()
-        for slot in self._pending.values():
-            slot.settle(error=BrokenSessionError("the session ended before the reply"))
-        self.handler.closed(self)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    # --- incoming --------------------------------------------------------------------
-
-    async def _dispatch(self, message: Parsed) -> None:
-        match message:
-            case Notification(method=method) if method != _CANCELLED:
-                await self.handler.handle_notification(message, self)
-            case Invalid(id=request_id, error=error):
-                await self._send_quietly(ErrorResponse(request_id, error), request_id)
-            case _:
-                self._dispatch_now(message)
-
     def _start_request(self, request: Request) -> None:
         assert self._nursery is not None
         if request.id in self._incoming:
@@ -387,16 +465,19 @@ class Session:
                 self._send_quietly, ErrorResponse(request.id, error), None
             )
             return
-        if self._begin is not None:
-            try:
-                if self._begin(request, self):
-                    return
-            except Exception as exc:
-                self.respond_nowait(request.id, error=error_data(exc))
-                return
+        if self._begin is not None and self._begun(request):
+            return
         scope = trio.CancelScope()
         self._incoming[request.id] = scope
         self._nursery.start_soon(self._answer, request, scope)
+
+    def _begun(self, request: Request) -> bool:
+        assert self._begin is not None
+        try:
+            return self._begin(request, self)
+        except Exception as exc:
+            self.respond_nowait(request.id, error=error_data(exc))
+            return True
 
     async def _answer(self, request: Request, scope: trio.CancelScope) -> None:
         try:
@@ -411,15 +492,89 @@ class Session:
             if reply is not None and not scope.cancelled_caught:
                 await self._send_quietly(reply, request.id)
         finally:
-            if self._incoming.get(request.id) is scope:
-                del self._incoming[request.id]
-            if not self._incoming:
-                self._idle.set()
+            self.release(request.id, scope)
+
+    def _cancel_incoming(self, params: Mapping[str, Any]) -> None:
+        request_id = params.get("requestId")
+        handle = (
+            self._incoming.get(request_id)
+            if isinstance(request_id, int | str)
+            else None
+        )
+        if handle is None and isinstance(request_id, str):
+            handle = self._incoming.get(coerce_id(request_id) or request_id)
+        if handle is not None:
+            self._cancel_handle(handle)
+
+    def _settle(
+        self,
+        raw_id: RequestId,
+        *,
+        result: Any = None,
+        error: BaseException | None = None,
+    ) -> None:
+        request_id = coerce_id(raw_id)
+        entry = self._pending.get(request_id) if request_id is not None else None
+        if entry is None:
+            return  # a late reply to a cancelled request
+        if isinstance(entry, _Slot):
+            entry.settle(result, error)
+            return
+        assert request_id is not None
+        del self._pending[request_id]
+        self._related.pop(request_id, None)
+        if entry.close():
+            entry.on_reply(request_id, result, error)
+
+    def _fail_pending(self, request_id: RequestId, error: BaseException) -> None:
+        entry = self._pending.get(request_id)
+        if isinstance(entry, _Slot):
+            entry.settle(error=error)
+        elif entry is not None:
+            self._exclusively(self._settle_error, (request_id, error))
+
+    def _settle_error(self, args: tuple[RequestId, BaseException]) -> None:
+        self._settle(args[0], error=args[1])
+
+    def cancel_request(self, request_id: RequestId) -> bool:
+        """Cancel the handler of incoming request ``request_id``, if running."""
+        handle = self._incoming.get(request_id)
+        if handle is None:
+            return False
+        self._cancel_handle(handle)
+        return True
+
+    @property
+    def in_flight(self) -> int:
+        """How many incoming requests are being handled."""
+        return len(self._incoming)
+
+    @property
+    def outstanding(self) -> list[RequestId]:
+        """Ids of our requests still waiting for a reply."""
+        return list(self._pending)
+
+    # --- incoming requests taken on without a task -----------------------------------
 
     @property
     def immediate(self) -> bool:
-        """Whether this session can send without waiting (``*_nowait`` methods)."""
+        """Whether this session can send without waiting (the ``*_nowait`` methods)."""
         return self._send_now is not None
+
+    def adopt(self, request_id: RequestId, handle: Adopted) -> None:
+        """Take incoming request ``request_id`` on, with no task: ``handle`` is
+        cancelled if the peer cancels it or leaves. End it with
+        :meth:`respond_nowait` and :meth:`release`."""
+        self._incoming[request_id] = handle
+
+    def release(
+        self, request_id: RequestId, handle: trio.CancelScope | Adopted
+    ) -> None:
+        """Incoming request ``request_id`` is over (answered or cancelled)."""
+        if self._incoming.get(request_id) is handle:
+            del self._incoming[request_id]
+        if not self._incoming:
+            self._idle.set()
 
     def respond_nowait(
         self,
@@ -436,52 +591,112 @@ class Session:
         )
         self._send_nowait_quietly(reply, request_id)
 
+    def request_nowait(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        on_reply: OnReply,
+        related: RequestId | None = None,
+        timeout: float | None = None,
+    ) -> RequestId:
+        """Send a request now; its reply (or failure) is passed to ``on_reply``.
+
+        ``on_reply`` is called once: with the result, or with a
+        :class:`~runtime.errors.PeerError`, a
+        :class:`~runtime.errors.RequestTimeout` (the peer was told to cancel) or
+        a :class:`~runtime.errors.BrokenSessionError`; never after
+        :meth:`cancel_nowait`. Call it only from code the session runs (a
+        handler's ``begin_request``, an ``on_reply``, a timer, a cancel), so a
+        reply cannot arrive before this returns.
+
+        Raises:
+            ClosedSessionError: the session had already ended.
+            BrokenSessionError: the peer is gone, or the transport is closed.
+        """
+        if self._closed:
+            raise ClosedSessionError("the session is closed")
+        if self._eof:
+            raise BrokenSessionError("the peer disconnected")
+        assert self._send_now is not None
+        request_id = next(self._ids)
+        entry = _Callback(method, on_reply)
+        self._pending[request_id] = entry
+        self._related[request_id] = related
+        try:
+            self._send_now(Request(request_id, method, params), related=related)
+        except _CLOSED_ERRORS as exc:
+            del self._pending[request_id]
+            del self._related[request_id]
+            if isinstance(exc, BrokenSessionError):
+                raise  # the transport's own account of what broke
+            raise BrokenSessionError(
+                f"could not send {method}: the transport is closed"
+            ) from exc
+        limit = timeout if timeout is not None else self.request_timeout
+        if limit is not None:
+            entry.timer = self.call_later(limit, self._time_out, (request_id, limit))
+        return request_id
+
+    def _time_out(self, args: tuple[RequestId, float]) -> None:
+        request_id, limit = args
+        entry = self._pending.get(request_id)
+        if not isinstance(entry, _Callback):
+            return
+        self.cancel_nowait(request_id, f"timed out after {limit} s")
+        entry.on_reply(
+            request_id,
+            None,
+            RequestTimeout(f"{entry.method} got no reply within {limit} s"),
+        )
+
+    def cancel_nowait(self, request_id: RequestId, reason: str = "cancelled") -> None:
+        """Withdraw our request ``request_id``: tell the peer, ignore its reply."""
+        entry = self._pending.pop(request_id, None)
+        related = self._related.pop(request_id, None)
+        if entry is None or not isinstance(entry, _Callback) or not entry.close():
+            return
+        note = Notification(_CANCELLED, {"requestId": request_id, "reason": reason})
+        self._send_nowait_quietly(note, related)
+
+    def notify_nowait(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        related: RequestId | None = None,
+    ) -> None:
+        """Send a notification now (BrokenSessionError if the transport is gone)."""
+        assert self._send_now is not None
+        try:
+            self._send_now(Notification(method, params), related=related)
+        except BrokenSessionError:
+            raise
+        except _CLOSED_ERRORS as exc:
+            raise BrokenSessionError(
+                f"could not send {method}: the transport is closed"
+            ) from exc
+
+    def release_stream_nowait(self, related: RequestId) -> None:
+        """:meth:`release_stream`, for a transport that can do it without waiting."""
+        release = getattr(self.transport, "release_stream_nowait", None)
+        if release is not None:
+            release(related)
+
+    def call_later(
+        self, seconds: float, callback: Callable[[T], None], arg: T
+    ) -> Timer:
+        """Call ``callback(arg)`` in ``seconds`` (run like a frame's handling)."""
+        if self._timers is None:
+            assert self._nursery is not None
+            self._timers = Timers(self._exclusively)
+            self._nursery.start_soon(self._timers.run)
+        return self._timers.call_later(seconds, callback, arg)
+
     def _send_nowait_quietly(self, message: Message, related: RequestId | None) -> None:
         assert self._send_now is not None
         with contextlib.suppress(*_CLOSED_ERRORS):
             self._send_now(message, related=related)
-
-    def _cancel_incoming(self, params: Mapping[str, Any]) -> None:
-        request_id = params.get("requestId")
-        scope = (
-            self._incoming.get(request_id)
-            if isinstance(request_id, int | str)
-            else None
-        )
-        if scope is None and isinstance(request_id, str):
-            scope = self._incoming.get(coerce_id(request_id) or request_id)
-        if scope is not None:
-            scope.cancel()
-
-    def _settle(
-        self,
-        raw_id: RequestId,
-        *,
-        result: Any = None,
-        error: BaseException | None = None,
-    ) -> None:
-        request_id = coerce_id(raw_id)
-        slot = self._pending.get(request_id) if request_id is not None else None
-        if slot is not None:  # otherwise: a late reply to a cancelled request
-            slot.settle(result, error)
-
-    def cancel_request(self, request_id: RequestId) -> bool:
-        """Cancel the handler of incoming request ``request_id``, if running."""
-        scope = self._incoming.get(request_id)
-        if scope is None:
-            return False
-        scope.cancel()
-        return True
-
-    @property
-    def in_flight(self) -> int:
-        """How many incoming requests are being handled."""
-        return len(self._incoming)
-
-    @property
-    def outstanding(self) -> list[RequestId]:
-        """Ids of our requests still waiting for a reply."""
-        return list(self._pending)
 
     # --- outgoing --------------------------------------------------------------------
 
@@ -546,10 +761,10 @@ class Session:
 
     async def _peer_gone(self, related: RequestId | None) -> None:
         """A request after the peer left: cancel the call that needs it."""
-        scope = self._incoming.get(related) if related is not None else None
-        if scope is not None:
-            scope.cancel()
-            await trio.lowlevel.checkpoint()  # raises Cancelled
+        handle = self._incoming.get(related) if related is not None else None
+        if handle is not None:
+            self._cancel_handle(handle)
+            await trio.lowlevel.checkpoint()  # raises Cancelled (for a task)
         raise BrokenSessionError("the peer disconnected")
 
     async def notify(

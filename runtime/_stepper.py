@@ -278,6 +278,11 @@ class Stepper:
     def is_pending(self, key: str) -> bool:
         return key in self._pending
 
+    def question(self, key: str) -> Question[Any] | None:
+        """The question pending at ``key``, or None if none is."""
+        entry = self._pending.get(key)
+        return None if entry is None else entry[1]
+
     def answer(self, key: str, reply: Any) -> None:
         """Deliver ``reply`` for the pending question ``key`` and run on."""
         frame, question, dig = self._take(key)
