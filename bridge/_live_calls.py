@@ -89,6 +89,8 @@ class LiveCall:
 
     __slots__ = (
         "_asked",
+        "_key",
+        "_rid",
         "_rng",
         "_scope",
         "_server",
@@ -111,7 +113,11 @@ class LiveCall:
         self._scope = scope
         self._tool = tool
         self._stepper = Stepper(tool.program(arguments), tool.context())
-        self._asked: dict[RequestId, str] = {}  # our request id -> its effect key
+        # Which of our requests asks which question (effect key): the first
+        # in two slots, more (concurrent branches) in a dict made when needed.
+        self._rid: RequestId | None = None
+        self._key = ""
+        self._asked: dict[RequestId, str] | None = None
         self._timers: dict[str, Timer] | None = None  # branch time limits, by key
         self._rng: random.Random | None = None
 
@@ -124,7 +130,7 @@ class LiveCall:
 
     def replied(self, request_id: RequestId, result: Any, error: Any) -> None:
         """The client answered question ``request_id`` (or it failed)."""
-        key = self._asked.pop(request_id, None)
+        key = self._forget(request_id)
         stepper = self._stepper
         question = None if key is None else stepper.question(key)
         if key is None or question is None:
@@ -212,7 +218,7 @@ class LiveCall:
             request_id = session.request_nowait(
                 method,
                 params,
-                on_reply=self.replied,
+                owner=self,
                 related=scope.request_id,
                 timeout=server.sampling_timeout
                 if method == _SAMPLING
@@ -227,7 +233,12 @@ class LiveCall:
         except Exception as exc:
             self._stepper.fail(key, exc)
             return
-        self._asked[request_id] = key
+        if self._rid is None:
+            self._rid, self._key = request_id, key
+        else:
+            if self._asked is None:
+                self._asked = {}
+            self._asked[request_id] = key
 
     def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
         if self._rng is None:
@@ -253,11 +264,21 @@ class LiveCall:
             self.cancel()  # nothing more can reach the client
 
     def _withdraw(self, key: str) -> None:
-        for request_id, asked in self._asked.items():
-            if asked == key:
-                del self._asked[request_id]
-                self._session.cancel_nowait(request_id)
-                return
+        request_id: RequestId | None = None
+        if self._rid is not None and self._key == key:
+            request_id = self._rid
+        elif self._asked:
+            request_id = next((r for r, k in self._asked.items() if k == key), None)
+        if request_id is not None:
+            self._forget(request_id)
+            self._session.cancel_nowait(request_id)
+
+    def _forget(self, request_id: RequestId) -> str | None:
+        """The effect key request ``request_id`` asks (None if not ours now)."""
+        if request_id == self._rid:
+            self._rid = None
+            return self._key
+        return self._asked.pop(request_id, None) if self._asked else None
 
     def _expire(self, key: str) -> None:
         if self._timers is not None:

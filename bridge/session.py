@@ -77,7 +77,7 @@ __all__ = [
     "Adopted",
     "Handler",
     "ImmediateHandler",
-    "OnReply",
+    "Replies",
     "PushTransport",
     "ReleasingTransport",
     "Session",
@@ -139,9 +139,16 @@ class PushTransport(Transport, Protocol):
 
 
 Parsed = Message | Invalid | Ignored
-OnReply = Callable[[RequestId, Any, BaseException | None], None]
-"""Called with (our request id, result, error) when a reply settles a request
-sent with :meth:`Session.request_nowait` (exactly one of result/error)."""
+
+
+class Replies(Protocol):
+    """Whoever sent requests with :meth:`Session.request_nowait`."""
+
+    def replied(
+        self, request_id: RequestId, result: Any, error: BaseException | None
+    ) -> None:
+        """Request ``request_id`` is settled: ``result``, or else ``error``."""
+        ...
 
 
 class Adopted(Protocol):
@@ -224,12 +231,12 @@ class _Slot:
 class _Callback:
     """Where the reply to a request sent with ``request_nowait`` lands."""
 
-    __slots__ = ("done", "method", "on_reply", "timer")
+    __slots__ = ("done", "method", "owner", "timer")
 
-    def __init__(self, method: str, on_reply: OnReply) -> None:
+    def __init__(self, method: str, owner: Replies) -> None:
         self.done = False
         self.method = method
-        self.on_reply = on_reply
+        self.owner = owner  # the object, not a bound method: one object less
         self.timer: Timer | None = None
 
     def close(self) -> bool:
@@ -524,7 +531,7 @@ class Session:
         del self._pending[request_id]
         self._related.pop(request_id, None)
         if entry.close():
-            entry.on_reply(request_id, result, error)
+            entry.owner.replied(request_id, result, error)
 
     def _fail_pending(self, request_id: RequestId, error: BaseException) -> None:
         entry = self._pending.get(request_id)
@@ -596,18 +603,18 @@ class Session:
         method: str,
         params: Mapping[str, Any] | None,
         *,
-        on_reply: OnReply,
+        owner: Replies,
         related: RequestId | None = None,
         timeout: float | None = None,
     ) -> RequestId:
-        """Send a request now; its reply (or failure) is passed to ``on_reply``.
+        """Send a request now; its reply (or failure) goes to ``owner.replied``.
 
-        ``on_reply`` is called once: with the result, or with a
+        ``owner.replied`` is called once: with the result, or with a
         :class:`~runtime.errors.PeerError`, a
         :class:`~runtime.errors.RequestTimeout` (the peer was told to cancel) or
         a :class:`~runtime.errors.BrokenSessionError`; never after
         :meth:`cancel_nowait`. Call it only from code the session runs (a
-        handler's ``begin_request``, an ``on_reply``, a timer, a cancel), so a
+        handler's ``begin_request``, a ``replied``, a timer, a cancel), so a
         reply cannot arrive before this returns.
 
         Raises:
@@ -620,7 +627,7 @@ class Session:
             raise BrokenSessionError("the peer disconnected")
         assert self._send_now is not None
         request_id = next(self._ids)
-        entry = _Callback(method, on_reply)
+        entry = _Callback(method, owner)
         self._pending[request_id] = entry
         self._related[request_id] = related
         try:
@@ -644,7 +651,7 @@ class Session:
         if not isinstance(entry, _Callback):
             return
         self.cancel_nowait(request_id, f"timed out after {limit} s")
-        entry.on_reply(
+        entry.owner.replied(
             request_id,
             None,
             RequestTimeout(f"{entry.method} got no reply within {limit} s"),

@@ -222,9 +222,27 @@ class Stepper:
 
     Args:
         program: called once with ``context`` to produce the root generator.
+            If it has a ``finish`` method (a tool's :class:`~runtime.tools.Program`),
+            the call's result is ``finish(returned)``, and an exception it
+            raises is the call's.
         context: handed to the program and to every branch child.
         journal: record answers here; answer recorded questions from it.
     """
+
+    __slots__ = (
+        "_branches",
+        "_context",
+        "_events",
+        "_last_progress",
+        "_pending",
+        "_positions",
+        "_program",
+        "_replays",
+        "_root",
+        "_work",
+        "journal",
+        "outcome",
+    )
 
     def __init__(
         self,
@@ -242,11 +260,15 @@ class Stepper:
         # deque's 600-byte block, for as long as its call is parked.
         self._work: list[tuple[_Frame, int, Any]] = []
         self._pending: dict[str, tuple[_Frame, Question[Any], str | None]] = {}
-        self._replays: list[tuple[int, str, _Frame, Question[Any], Any]] = []
-        self._positions: dict[str, int] = (
-            {key: i for i, key in enumerate(journal.entries)} if journal else {}
+        # Replay (with a journal) and branches only: made when first needed,
+        # so a parked call without them holds no empty containers.
+        self._replays: list[tuple[int, str, _Frame, Question[Any], Any]] | None = (
+            [] if journal is not None else None
         )
-        self._branches: dict[str, _Branch] = {}
+        self._positions: dict[str, int] | None = (
+            {key: i for i, key in enumerate(journal.entries)} if journal else None
+        )
+        self._branches: dict[str, _Branch] | None = None
         self._root: _Frame | None = None
         self._last_progress: float | None = None
         self.outcome: Outcome | None = None
@@ -301,7 +323,7 @@ class Stepper:
 
     def expire(self, key: str) -> None:
         """The time limit of the branch at ``key`` ran out (ignored if it ended)."""
-        branch = self._branches.get(key)
+        branch = self._branches.get(key) if self._branches else None
         if branch is None:
             return
         seconds = branch.limits.timeout if branch.limits else None
@@ -381,6 +403,8 @@ class Stepper:
                     self._work.append((frame, _THROW, exc))
                     return
                 # Delivered later, in recorded order: see _replay_next.
+                assert self._positions is not None
+                assert self._replays is not None
                 position = self._positions.get(key, len(self._positions))
                 heapq.heappush(self._replays, (position, key, frame, question, reply))
                 frame.waiting = key
@@ -398,6 +422,7 @@ class Stepper:
         them at the moment they are asked would let one branch child run ahead
         of its siblings and, say, fail first where it failed second before.
         """
+        assert self._replays is not None
         _position, key, frame, question, reply = heapq.heappop(self._replays)
         if frame.done or frame.waiting != key:
             return  # closed (its branch failed) before its answer came round
@@ -454,6 +479,8 @@ class Stepper:
         if not gens:
             self._work.append((frame, _SEND, ()))
             return
+        if self._branches is None:
+            self._branches = {}
         self._branches[key] = branch
         branch.results = [None] * len(gens)
         branch.remaining = len(gens)
@@ -500,16 +527,28 @@ class Stepper:
         frame.done = True
         branch = frame.parent
         if branch is None:
-            self._finish(Returned(value))
+            self._finish(self._result(value))
             return
         branch.results[frame.index] = value
         branch.remaining -= 1
         if branch.remaining == 0:
+            assert self._branches is not None
             del self._branches[branch.key]
             if branch.timed:
                 self._events.append(StopTimer(branch.key))
             branch.frame.waiting = None
             self._work.append((branch.frame, _SEND, tuple(branch.results)))
+
+    def _result(self, value: Any) -> Outcome:
+        """The call's outcome for what the root returned, checked by the
+        program's ``finish`` when it has one (a tool's output type)."""
+        finish: Callable[[Any], Any] | None = getattr(self._program, "finish", None)
+        if finish is None:
+            return Returned(value)
+        try:
+            return Returned(finish(value))
+        except Exception as exc:
+            return Raised(exc)
 
     def _raised(self, frame: _Frame, error: Exception) -> None:
         frame.done = True
@@ -524,7 +563,8 @@ class Stepper:
         for child in reversed(branch.children):
             if not child.done:
                 self._close(child, teardown)
-        self._branches.pop(branch.key, None)
+        if self._branches is not None:
+            self._branches.pop(branch.key, None)
         if branch.timed:
             self._events.append(StopTimer(branch.key))
         branch.frame.waiting = None
@@ -540,7 +580,7 @@ class Stepper:
         """Close ``frame`` and everything under it, innermost first."""
         waiting = frame.waiting
         if waiting is not None:
-            nested = self._branches.pop(waiting, None)
+            nested = self._branches.pop(waiting, None) if self._branches else None
             if nested is not None:
                 for child in reversed(nested.children):
                     if not child.done:

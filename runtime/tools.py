@@ -38,7 +38,7 @@ from .context import Context, ElicitKey
 from .effects import Op, RunBefore
 from .errors import InvalidTool, RequestError
 
-__all__ = ["Tool", "handoff", "tool"]
+__all__ = ["Program", "Tool", "handoff", "tool"]
 
 P = TypeVar("P", bound=BaseModel)
 R = TypeVar("R")
@@ -127,25 +127,20 @@ class Tool(Generic[P, R]):
         """
         return self._context
 
-    def program(self, params: P) -> Callable[[Context], Op[R]]:
-        """A factory for this tool's effect generator, bound to ``params``."""
-
-        def start(ctx: Context) -> Op[R]:
-            return self._start(params, ctx)
-
-        return start
+    def program(self, params: P) -> Program[P, R]:
+        """This tool's program bound to ``params``: called with a context, it
+        makes the effect generator; :meth:`Program.finish` checks its result."""
+        return Program(self, params)
 
     def _start(self, params: P, ctx: Context) -> Op[R]:
         produced: Any = self._body(params, ctx)
-        if self._output_adapter is None and isinstance(produced, Generator):
+        if isinstance(produced, Generator):
             # The body's generator is the program: no wrapper generator to step
             # through, and to keep alive while the call is parked.
             return cast(Op[R], produced)
-        return self._run(produced)
+        return _at_once(produced)
 
-    def _run(self, produced: Any) -> Op[R]:
-        if isinstance(produced, Generator):
-            produced = yield from cast(Op[R], produced)
+    def _finish(self, produced: Any) -> R:
         if self._output_adapter is None:
             return cast(R, produced)
         try:
@@ -156,6 +151,41 @@ class Tool(Generic[P, R]):
                 f"{self.output!r}: {exc.error_count()} error(s): "
                 f"{exc.errors(include_url=False)[0]['msg']}"
             ) from None
+
+
+@final
+class Program(Generic[P, R]):
+    """A tool's program bound to its arguments (see :meth:`Tool.program`).
+
+    Calling it with a context makes the tool's effect generator. The value the
+    generator returns is the tool's result once :meth:`finish` accepts it (the
+    stepper calls it when the program returns): the ``output`` type is checked
+    outside the generator, so no wrapper generator stays on the stack of a
+    parked call.
+    """
+
+    __slots__ = ("params", "tool")
+
+    def __init__(self, tool: Tool[P, R], params: P) -> None:
+        self.tool = tool
+        self.params = params
+
+    def __call__(self, ctx: Context) -> Op[R]:
+        return self.tool._start(self.params, ctx)  # pyright: ignore[reportPrivateUsage]
+
+    def finish(self, produced: Any) -> R:
+        """The tool's result for what its generator returned.
+
+        Raises:
+            TypeError: the value is not a valid ``output``.
+        """
+        return self.tool._finish(produced)  # pyright: ignore[reportPrivateUsage]
+
+
+def _at_once(value: Any) -> Op[Any]:
+    """A program that returns ``value`` without yielding (a plain function's)."""
+    return value
+    yield  # a generator function  # pyright: ignore[reportUnreachable]
 
 
 # --- @tool --------------------------------------------------------------------------

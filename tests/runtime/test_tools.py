@@ -79,6 +79,21 @@ def test_a_result_that_breaks_the_output_type_fails_the_call() -> None:
         run_scripted(t, {}, ScriptedPeer())
 
 
+def test_the_program_is_the_body_generator_and_finish_checks_the_output() -> None:
+    @tool
+    def t(ctx: Context) -> Op[Out]:
+        yield ctx.log("info", "x")
+        return {"answer": "rain"}  # type: ignore[return-value]
+
+    program = t.program(t.parse_arguments({}))
+    gen = program(t.context())
+    # No wrapper generator: a parked call holds only the tool's own frames.
+    assert gen.gi_code.co_name == "t"
+    assert program.finish({"answer": "rain"}) == Out(answer="rain")
+    with pytest.raises(TypeError, match="not a valid"):
+        program.finish({"wrong": 1})
+
+
 @pytest.mark.parametrize("name", ["", "has space", "x" * 129, "comma,name"])
 def test_bad_tool_names_are_refused(name: str) -> None:
     with pytest.raises(InvalidTool, match="1-128 characters"):
