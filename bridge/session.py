@@ -23,7 +23,9 @@ Rules:
   two sessions. Frames that need awaiting (most notifications) queue behind,
   in order, for the session's own task; so does everything after them until
   that queue is empty.
-* Code that never waits: when the transport can send without waiting, a
+* Code that never waits: when the transport can send without waiting
+  (``send_nowait``: at once in memory; queued for the transport's ``pump``,
+  which the session runs, over stdio), a
   handler may take a request on with no task (:meth:`Session.adopt`) and answer
   it later from the receive path, sending its own requests with
   :meth:`Session.request_nowait` (the reply comes back as a callback, the
@@ -317,6 +319,9 @@ class Session:
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
+                pump = getattr(transport, "pump", None)
+                if pump is not None:  # writes what send_nowait queues
+                    nursery.start_soon(pump)
                 if isinstance(transport, PushTransport):
                     transport.attach(self._push)
                     task_status.started()
@@ -325,11 +330,23 @@ class Session:
                     task_status.started()
                     await self._receive_loop()
                 await self._drain()
+                if pump is not None:
+                    await self._flush_pumped()
                 nursery.cancel_scope.cancel()
         finally:
             if isinstance(transport, PushTransport):
                 transport.detach()
             self._close()
+
+    async def _flush_pumped(self) -> None:
+        """Write out what the pump still holds, if the transport takes it."""
+        flush = getattr(self.transport, "flush", None)
+        if flush is not None:
+            with (
+                trio.move_on_after(self.cancel_grace),
+                contextlib.suppress(*_CLOSED_ERRORS),
+            ):
+                await flush()
 
     async def _receive_loop(self) -> None:
         while True:

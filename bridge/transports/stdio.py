@@ -2,12 +2,23 @@
 
 The server side reads stdin and writes stdout (nothing but MCP messages go to
 stdout; logs go to stderr). The client side spawns a command and talks to its
-pipes. Writes are serialised with a lock so frames never interleave.
+pipes.
+
+Frames never interleave and keep their order. A frame is written at once when
+nothing is queued before it and the pipe takes it (a non-blocking ``write``);
+otherwise it is queued: :meth:`StreamTransport.send` then writes the queue until
+its frame is out (backpressure), :meth:`StreamTransport.send_nowait` leaves it
+to the session's writer task (:meth:`StreamTransport.pump`). Reads go straight
+to the pipe too, waiting only when it is empty. On pipes (file descriptors) a
+frame thus costs no scheduling of its own; other streams go through their
+``send_all`` / ``receive_some``.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Callable
 from typing import final
 
 import trio
@@ -20,6 +31,7 @@ __all__ = ["StreamTransport", "stdio_transport"]
 _OVERSIZED_ERROR = dumps(
     ErrorResponse(None, ErrorData(-32600, "Invalid request: message too large"))
 )
+_CHUNK = 65536
 
 
 @final
@@ -35,31 +47,114 @@ class StreamTransport:
     ) -> None:
         self._receive_stream = receive_stream
         self._send_stream = send_stream
+        # A pipe's descriptor (-1 once closed), for reads and writes that need
+        # no scheduling when they can be done at once.
+        self._read_fd: Callable[[], int] | None = getattr(
+            receive_stream, "fileno", None
+        )
+        self._write_fd: Callable[[], int] | None = getattr(send_stream, "fileno", None)
         self._lines = LineBuffer(max_message)
         self._ready: list[bytes] = []
         self._lock = trio.Lock()
+        self._queue: list[bytes] = []
+        self._queued = trio.Event()
+        self._broken = False
+
+    # --- receiving -------------------------------------------------------------------
 
     async def receive(self) -> bytes:
         while not self._ready:
-            data = await self._receive_stream.receive_some(65536)
+            data = await self._read()
             if not data:
                 raise trio.EndOfChannel
-            for line in self._lines.feed(bytes(data)):
+            for line in self._lines.feed(data):
                 if line == OVERSIZED:
                     await self._write(_OVERSIZED_ERROR)
                 else:
                     self._ready.append(line)
         return self._ready.pop(0)
 
+    async def _read(self) -> bytes:
+        read_fd = self._read_fd
+        if read_fd is None:
+            return bytes(await self._receive_stream.receive_some(_CHUNK))
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while True:
+            fd = read_fd()
+            try:
+                return os.read(fd, _CHUNK)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(fd)
+            except OSError as exc:
+                raise _stream_error(exc) from None
+
+    # --- sending ---------------------------------------------------------------------
+
+    def send_nowait(
+        self, message: Message, *, related: RequestId | None = None
+    ) -> None:
+        """Write ``message`` now if the pipe takes it, else queue it for
+        :meth:`pump` (raises once the stream is closed or broken)."""
+        if self._send_or_queue(dumps(message) + b"\n"):
+            self._queued.set()
+
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        await trio.lowlevel.checkpoint_if_cancelled()
         await self._write(dumps(message))
 
     async def _write(self, data: bytes) -> None:
+        if self._send_or_queue(data + b"\n"):
+            await self.flush()
+
+    def _send_or_queue(self, data: bytes) -> bool:
+        """Write what the pipe takes now; queue the rest (True if any is left)."""
+        if self._broken:
+            raise trio.BrokenResourceError("the stream broke while writing")
+        write_fd = self._write_fd
+        if write_fd is not None and not self._queue and not self._lock.locked():
+            try:
+                written = os.write(write_fd(), data)
+            except BlockingIOError:
+                written = 0
+            except OSError as exc:
+                self._broken = exc.errno != errno.EBADF
+                raise _stream_error(exc) from None
+            if written == len(data):
+                return False
+            data = data[written:]
+        self._queue.append(data)
+        return True
+
+    async def flush(self) -> None:
+        """Write everything queued so far."""
         async with self._lock:
-            await self._send_stream.send_all(data + b"\n")
+            while self._queue:
+                chunk = b"".join(self._queue)
+                self._queue.clear()
+                try:
+                    await self._send_stream.send_all(chunk)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    self._broken = True
+                    raise
+
+    async def pump(self) -> None:
+        """Write what :meth:`send_nowait` queues, until the stream breaks."""
+        while not self._broken:
+            await self._queued.wait()
+            self._queued = trio.Event()
+            try:
+                await self.flush()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return  # whoever sends next hears of it
 
     async def aclose(self) -> None:
         await self._send_stream.aclose()
+
+
+def _stream_error(exc: OSError) -> trio.BrokenResourceError | trio.ClosedResourceError:
+    if exc.errno == errno.EBADF:
+        return trio.ClosedResourceError("the stream was already closed")
+    return trio.BrokenResourceError(f"the stream broke: {exc}")
 
 
 def stdio_transport(*, max_message: int = 16 * 1024 * 1024) -> StreamTransport:
