@@ -83,7 +83,7 @@ class CallScope:
         for part in path:
             if not isinstance(node, Mapping):
                 return False
-            mapping = cast(Mapping[str, Any], node)
+            mapping = cast("Mapping[str, Any]", node)
             if part not in mapping:
                 return False
             node = mapping[part]
@@ -102,7 +102,7 @@ def check_capabilities(question: PeerQuestion[Any], scope: CallScope) -> None:
                 "cannot ask its model; connect with a client that supports sampling",
                 required={"sampling": {}},
             )
-        _fit_to_client(cast(Sample[Any], question).request(), scope)
+        _fit_to_client(cast("Sample[Any]", question).request(), scope)
     elif isinstance(question, ElicitUrl):
         if not scope.capability("elicitation", "url"):
             raise CapabilityError(
@@ -128,12 +128,12 @@ def question_request(
 ) -> tuple[str, dict[str, Any] | None]:
     """The MCP method and params that ask ``question`` (after the checks)."""
     if isinstance(question, Sample):
-        request = _fit_to_client(cast(Sample[Any], question).request(), scope)
+        request = _fit_to_client(cast("Sample[Any]", question).request(), scope)
         return "sampling/createMessage", mcp_encode.sampling_params(
             request, era=scope.era
         )
     if isinstance(question, Elicit | ElicitUrl):
-        elicit = cast(Elicit[Any] | ElicitUrl, question)
+        elicit = cast("Elicit[Any] | ElicitUrl", question)
         return "elicitation/create", mcp_encode.elicitation_params(
             elicit.request(), era=scope.era
         )
@@ -149,13 +149,13 @@ def decode_answer(question: PeerQuestion[Any], result: Any) -> Any:
     if isinstance(question, Sample):
         return mcp_decode.sample_reply(result)
     if isinstance(question, Elicit | ElicitUrl):
-        elicit = cast(Elicit[Any] | ElicitUrl, question)
+        elicit = cast("Elicit[Any] | ElicitUrl", question)
         return mcp_decode.elicit_reply(result, elicit.request())
     if not isinstance(result, dict):
         from runtime.errors import RemoteProtocolError
 
         raise RemoteProtocolError("a roots/list result must be an object")
-    return roots_reply_from_json(cast(dict[str, Any], result))
+    return roots_reply_from_json(cast("dict[str, Any]", result))
 
 
 def _fit_to_client(request: SamplingRequest, scope: CallScope) -> SamplingRequest:

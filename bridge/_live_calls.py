@@ -139,7 +139,7 @@ class LiveCall:
             stepper.fail(key, error)
         else:
             try:
-                reply = decode_answer(cast(PeerQuestion[Any], question), result)
+                reply = decode_answer(cast("PeerQuestion[Any]", question), result)
             except Exception as exc:
                 stepper.fail(key, exc)
             else:
@@ -182,7 +182,7 @@ class LiveCall:
             batch, asks = asks, []
             for ask in batch:
                 if stepper.outcome is None:
-                    self._ask(ask.key, cast(PeerQuestion[Any], ask.question))
+                    self._ask(ask.key, cast("PeerQuestion[Any]", ask.question))
 
     def _carry_out(self, event: Event, asks: list[Ask]) -> None:
         match event:

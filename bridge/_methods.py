@@ -62,7 +62,7 @@ def progress_token(params: Mapping[str, Any] | None) -> str | int | None:
     meta: Any = (params or {}).get("_meta")
     if not isinstance(meta, dict):
         return None
-    token: Any = cast(dict[str, Any], meta).get("progressToken")
+    token: Any = cast("dict[str, Any]", meta).get("progressToken")
     if isinstance(token, bool) or not isinstance(token, str | int):
         return None
     return token
@@ -78,7 +78,7 @@ def arguments(params: Mapping[str, Any]) -> Mapping[str, Any]:
         return {}
     if not isinstance(arguments, dict):
         raise RequestError(INVALID_PARAMS, "params.arguments must be an object")
-    return cast(dict[str, Any], arguments)
+    return cast("dict[str, Any]", arguments)
 
 
 # --- tools --------------------------------------------------------------------------
@@ -157,7 +157,7 @@ def tool_call_result(
 def describe_failure(exc: BaseException) -> str:
     """A message for the model: what went wrong in the tool, without internals."""
     if isinstance(exc, BaseExceptionGroup):
-        group = cast(BaseExceptionGroup[BaseException], exc)
+        group = cast("BaseExceptionGroup[BaseException]", exc)
         return "; ".join(describe_failure(e) for e in group.exceptions)
     if isinstance(exc, ToolError):
         return str(exc)
@@ -308,8 +308,8 @@ def complete(server: Server, params: Mapping[str, Any], era: str) -> dict[str, A
     argument: Any = params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):
         raise RequestError(INVALID_PARAMS, "completion/complete needs ref and argument")
-    ref = cast(dict[str, Any], ref)
-    argument = cast(dict[str, Any], argument)
+    ref = cast("dict[str, Any]", ref)
+    argument = cast("dict[str, Any]", argument)
     completers: Mapping[str, Any] = {}
     if ref.get("type") == "ref/prompt" and ref.get("name") in server.prompts:
         completers = server.prompts[str(ref["name"])].complete

@@ -65,7 +65,7 @@ async def handle(server: Server, request: Request, session: Session) -> Any:
 
 def _envelope(request: Request) -> CallScope:
     meta: Any = (request.params or {}).get("_meta")
-    meta = cast(dict[str, Any], meta) if isinstance(meta, dict) else {}
+    meta = cast("dict[str, Any]", meta) if isinstance(meta, dict) else {}
     missing = [k for k in (PROTOCOL_VERSION, CLIENT_CAPABILITIES) if k not in meta]
     if missing:
         keys = ", ".join(missing)
@@ -87,7 +87,7 @@ def _envelope(request: Request) -> CallScope:
     return CallScope(
         era=_ERA,
         request_id=request.id,
-        client_capabilities=cast(dict[str, Any], capabilities),
+        client_capabilities=cast("dict[str, Any]", capabilities),
         progress_token=_methods.progress_token(request.params),
         log_level=level if isinstance(level, str) else None,
         logging=isinstance(level, str),

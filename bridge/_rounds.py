@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast, final
 
 import attrs
-import pydantic_core
+from pydantic import BaseModel
 
 from runtime import (
     Elicit,
@@ -90,7 +90,7 @@ Notify = Callable[[Notice], Awaitable[None]]
 def wire_key(effect_key: str, question: PeerQuestion[Any]) -> str:
     """The ``inputRequests`` key for the question at ``effect_key``."""
     if isinstance(question, Elicit):
-        base = cast(Elicit[Any], question).key
+        base = cast("Elicit[Any]", question).key
     elif isinstance(question, Sample):
         base = "sample"
     elif isinstance(question, ElicitUrl):
@@ -100,9 +100,11 @@ def wire_key(effect_key: str, question: PeerQuestion[Any]) -> str:
     return base if "/" not in effect_key else f"{base}@{effect_key}"
 
 
-def arguments_digest(arguments: Any) -> str:
-    data = arguments.model_dump(mode="json")
-    return hashlib.sha256(pydantic_core.to_json(data)).hexdigest()[:32]
+def arguments_digest(arguments: BaseModel) -> str:
+    """What pins a state to the call's arguments: the sha256 of their JSON
+    (``model_dump_json``, the bytes of ``to_json(model_dump(mode="json"))``)."""
+    data = type(arguments).__pydantic_serializer__.to_json(arguments)
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 @final
@@ -115,7 +117,7 @@ class _Round:
         responses: Mapping[str, Any],
         state: Mapping[str, Any] | None,
         clock: Callable[[], float],
-        rng: random.Random,
+        rng: random.Random | None,
     ) -> None:
         self.scope = scope
         self.responses = responses
@@ -129,7 +131,12 @@ class _Round:
         )
         self.pending: dict[str, tuple[str, PeerQuestion[Any]]] = {}
         self.clock = clock
-        self.bits = rng.getrandbits
+        self.rng = rng
+
+    def bits(self, count: int) -> int:
+        if self.rng is None:  # seeding one costs more than a whole replay step
+            self.rng = random.Random()
+        return self.rng.getrandbits(count)
 
     async def run(self, notify: Notify) -> None:
         stepper = self.stepper
@@ -161,7 +168,7 @@ class _Round:
     def _ask(self, key: str, question: Any) -> None:
         stepper = self.stepper
         if isinstance(question, LocalQuestion):
-            local = cast(LocalQuestion[Any], question)
+            local = cast("LocalQuestion[Any]", question)
             try:
                 reply = local.compute(self.clock, self.bits)
             except Exception as exc:
@@ -169,7 +176,7 @@ class _Round:
             else:
                 stepper.answer(key, reply)
             return
-        peer = cast(PeerQuestion[Any], question)
+        peer = cast("PeerQuestion[Any]", question)
         try:
             check_capabilities(peer, self.scope)
         except CapabilityError as exc:
@@ -224,7 +231,7 @@ def parse_responses(params: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     if not isinstance(raw, dict):
         raise RequestError(INVALID_PARAMS, "inputResponses must be an object")
-    responses = cast(dict[str, Any], raw)
+    responses = cast("dict[str, Any]", raw)
     for key, value in responses.items():
         if not isinstance(value, dict):
             raise RequestError(
@@ -255,9 +262,8 @@ async def run_round(
     args_digest = arguments_digest(arguments)
     state = _open_state(params, sealer, purpose, program.name, args_digest)
     round_ = _Round(
-        program, arguments, scope, parse_responses(params), state, clock,
-        rng or random.Random(),
-    )  # fmt: skip
+        program, arguments, scope, parse_responses(params), state, clock, rng
+    )
     await round_.run(notify)
     outcome = round_.stepper.outcome
     if isinstance(outcome, Returned):

@@ -139,7 +139,7 @@ def parse(data: bytes | str) -> Message | Invalid | Ignored:
             "batches are not supported" if isinstance(value, list) else "not an object"
         )
         return Invalid(None, ErrorData(INVALID_REQUEST, f"Invalid request: {kind}"))
-    return _classify(cast(dict[str, Any], value))
+    return _classify(cast("dict[str, Any]", value))
 
 
 def _classify(value: dict[str, Any]) -> Message | Invalid | Ignored:
@@ -181,7 +181,7 @@ def _request_or_notification(
     params: Any = value.get("params")
     if params is not None and not isinstance(params, dict):
         return _invalid(raw_id, "params must be an object")
-    params = cast(dict[str, Any] | None, params)
+    params = cast("dict[str, Any] | None", params)
     if not has_id:
         return Notification(method, params)
     if not _is_id(raw_id):
@@ -197,7 +197,7 @@ def _invalid(raw_id: Any, why: str) -> Invalid:
 def _error_data(value: Any) -> ErrorData | None:
     if not isinstance(value, dict):
         return None
-    error = cast(dict[str, Any], value)
+    error = cast("dict[str, Any]", value)
     code, message = error.get("code"), error.get("message")
     if not (isinstance(code, int) and not isinstance(code, bool)):
         return None

@@ -274,10 +274,10 @@ class Connection:
             )
         version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
         self.protocol_version = version
-        self.client_capabilities = cast(dict[str, Any], capabilities)
+        self.client_capabilities = cast("dict[str, Any]", capabilities)
         info: Any = params.get("clientInfo")
         self.client_info = (
-            cast(dict[str, Any], info) if isinstance(info, dict) else None
+            cast("dict[str, Any]", info) if isinstance(info, dict) else None
         )
         result: dict[str, Any] = {
             "protocolVersion": version,

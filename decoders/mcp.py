@@ -62,6 +62,8 @@ from runtime.messages import (
 from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 
+from ._forms import surely_valid
+
 __all__ = [
     "ResultBlock",
     "ToolCallResult",
@@ -162,6 +164,8 @@ def elicit_reply(result: object, request: ElicitationRequest) -> ElicitReply:
 
 
 def _check_answer(schema: Mapping[str, Any], content: JSONObject) -> None:
+    if surely_valid(schema, content):
+        return  # the common case, confirmed without a full validation
     validator = _answer_validator(json.dumps(schema, sort_keys=True))
     found: list[jsonschema.ValidationError] = list(
         validator.iter_errors(content)  # pyright: ignore[reportUnknownMemberType]
@@ -171,7 +175,7 @@ def _check_answer(schema: Mapping[str, Any], content: JSONObject) -> None:
     error = min(found, key=lambda e: [str(p) for p in e.path])
     expected: Any = error.validator_value
     if error.validator == "required" and isinstance(expected, list):
-        missing = [p for p in cast(list[Any], expected) if p not in content]
+        missing = [p for p in cast("list[Any]", expected) if p not in content]
         field, reason = (missing or ["?"])[0], "is required but missing"
     else:
         # Name the rule, never the value: elicited content may be private, and
@@ -421,7 +425,9 @@ def _validate(
     for wire in _BOTH if modern else _BOTH[::-1]:
         model: type[BaseModel] = getattr(wire, type_name)
         try:
-            model.model_validate(data, strict=True, by_alias=True, by_name=False)
+            model.__pydantic_validator__.validate_python(
+                data, strict=True, by_alias=True, by_name=False
+            )
         except ValidationError as exc:
             first = first or exc
             continue

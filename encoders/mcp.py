@@ -474,7 +474,7 @@ def _as_blocks(value: Any, tool_name: str) -> list[Any] | None:
         )
     if not isinstance(value, list | tuple) or not value:
         return None
-    items = cast(Sequence[Any], value)
+    items = cast("Sequence[Any]", value)
     flags = [isinstance(v, _RESULT_BLOCKS) for v in items]
     if all(flags):
         return list(items)
@@ -539,7 +539,9 @@ def _checked(
 
 def _validate(model: type[BaseModel], data: JSONObject, what: str) -> None:
     try:
-        model.model_validate(data, strict=True, by_alias=True, by_name=False)
+        model.__pydantic_validator__.validate_python(
+            data, strict=True, by_alias=True, by_name=False
+        )
     except ValidationError as exc:
         raise LocalProtocolError(
             f"{what} would not be valid MCP: {_summary(exc)}"

@@ -13,7 +13,7 @@ import hashlib
 import json
 from typing import Any
 
-__all__ = ["canonical_json", "digest"]
+__all__ = ["canonical_json", "digest", "digest_of_json"]
 
 
 # One encoder for every call: json.dumps with non-default options builds a new
@@ -33,5 +33,10 @@ def canonical_json(value: Any) -> bytes:
 
 def digest(value: Any) -> str:
     """A short, URL-safe sha256 digest of ``value``'s canonical JSON."""
-    raw = hashlib.sha256(canonical_json(value)).digest()
+    return digest_of_json(canonical_json(value))
+
+
+def digest_of_json(canonical: bytes) -> str:
+    """:func:`digest` of a value whose canonical JSON is ``canonical``."""
+    raw = hashlib.sha256(canonical).digest()
     return base64.urlsafe_b64encode(raw[:18]).decode()

@@ -185,7 +185,7 @@ class _Driver:
                 return deferred
             key, question = (
                 deferred[0].key,
-                cast(PeerQuestion[Any], deferred[0].question),
+                cast("PeerQuestion[Any]", deferred[0].question),
             )
             try:
                 reply = await self.executor.perform(key, question)
@@ -241,7 +241,7 @@ class _Driver:
             case Ask(key, question):
                 scope = trio.CancelScope()
                 self.scopes[key] = scope
-                peer_question = cast(PeerQuestion[Any], question)
+                peer_question = cast("PeerQuestion[Any]", question)
                 nursery.start_soon(self._perform, key, peer_question, scope)
             case Tell(key, notice):
                 await self.executor.notify(key, notice)

@@ -110,7 +110,7 @@ def _plain(effect: Any, reply: SampleReply) -> SampleResult[Any]:
 
 
 def _structured(effect: Any, reply: SampleReply, key: str) -> SampleResult[Any]:
-    model = cast(type[BaseModel], effect.schema)
+    model = cast("type[BaseModel]", effect.schema)
     uses = [u for u in reply.tool_uses if u.name == SCHEMA_TOOL_NAME]
     if uses:
         data: Any = dict(uses[0].input)
@@ -202,7 +202,7 @@ def _json_in(text: str) -> Any:
         except ValueError:
             continue
         if isinstance(value, dict):
-            return cast(dict[str, Any], value)
+            return cast("dict[str, Any]", value)
     return None
 
 

@@ -25,6 +25,7 @@ tool's result (validating it), and how to (de)serialise its reply for a journal.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Generator, Mapping
@@ -34,7 +35,7 @@ import attrs
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from . import codec
-from ._canonical import canonical_json
+from ._canonical import canonical_json, digest, digest_of_json
 from ._elicit_schema import elicitation_schema
 from .errors import InvalidAnswer, InvalidEffect, RemoteProtocolError
 from .messages import (
@@ -118,6 +119,11 @@ class Question(Effect[R]):
         """Canonical JSON of what is asked; its digest pins recorded answers."""
         raise NotImplementedError
 
+    def digest(self) -> str:
+        """The digest that pins answers to this question: the sha256 of its
+        fingerprint's canonical JSON (:func:`runtime._canonical.digest`)."""
+        return digest(self.fingerprint())
+
     def resolve(self, reply: Any, key: str) -> R:
         """The tool's result for ``reply`` (validates; may raise InvalidAnswer)."""
         raise NotImplementedError
@@ -127,6 +133,10 @@ class Question(Effect[R]):
 
     def reply_from_json(self, data: JSON) -> Any:
         return data
+
+    def resolve_recorded(self, data: JSON, key: str) -> R:
+        """:meth:`resolve` for a reply recorded as ``data`` (a journal's JSON)."""
+        return self.resolve(self.reply_from_json(data), key)
 
 
 class PeerQuestion(Question[R]):
@@ -243,7 +253,7 @@ class Sample(PeerQuestion[SampleResult[P]], Generic[P]):
         """The ``__schema__`` meta-tool standing for ``schema`` on the wire."""
         if self.schema is None:
             return None
-        model = cast(type[BaseModel], self.schema)
+        model = cast("type[BaseModel]", self.schema)
         return _schema_tool(model)
 
     def request(self) -> SamplingRequest:
@@ -360,6 +370,9 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
     context: Mapping[str, Any] = attrs.field(
         factory=dict[str, Any], validator=_json_context
     )
+    _digest: str | None = attrs.field(
+        init=False, default=None, eq=False, hash=False, repr=False
+    )
 
     @property
     def requested_schema(self) -> Mapping[str, Any]:
@@ -383,21 +396,60 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
             "context": dict(self.context),
         }
 
+    def digest(self) -> str:
+        """``digest(self.fingerprint())``, made once per effect, from the
+        canonical JSON of the form's schema made once per model: the same
+        bytes, in sorted-key order, without encoding the schema every time."""
+        if self._digest is None:
+            if self.context:
+                made = _elicit_digest(
+                    self.model,
+                    self.key,
+                    self.message,
+                    canonical_json(dict(self.context)),
+                )
+            else:  # most forms: the same questions recur on every replay
+                made = _plain_elicit_digest(self.model, self.key, self.message)
+            object.__setattr__(self, "_digest", made)
+        assert self._digest is not None
+        return self._digest
+
     def resolve(self, reply: Any, key: str) -> ElicitResult[M]:
         if not isinstance(reply, ElicitReply):
             raise RemoteProtocolError(f"an elicitation was answered with {reply!r}")
         content: M | None = None
         if reply.action == "accept":
-            try:
-                content = self.model.model_validate(dict(reply.content or {}))
-            except ValidationError as exc:
-                raise InvalidAnswer(
-                    f"elicitation {self.key!r}: the accepted content does not match "
-                    f"{self.model.__name__}: {_summary(exc)}"
-                ) from None
+            content = self._content(dict(reply.content or {}))
         return ElicitResult(
-            action=reply.action, content=content, exchange=self._exchange(reply, key)
+            action=reply.action,
+            content=content,
+            exchange=functools.partial(self._exchange, reply, key),
         )
+
+    def resolve_recorded(self, data: JSON, key: str) -> ElicitResult[M]:
+        """:meth:`resolve` for a recorded reply, validated again without first
+        building the reply value (made only if the exchange is looked at)."""
+        recorded = cast("dict[str, Any]", data) if type(data) is dict else {}
+        content: Any = recorded.get("content")
+        if type(content) is not dict or recorded.get("action") != "accept":
+            return super().resolve_recorded(data, key)
+        return ElicitResult(
+            action="accept",
+            content=self._content(dict(cast("dict[str, Any]", content))),
+            exchange=functools.partial(self._recorded_exchange, data, key),
+        )
+
+    def _content(self, data: dict[str, Any]) -> M:
+        try:
+            return self.model.__pydantic_validator__.validate_python(data)
+        except ValidationError as exc:
+            raise InvalidAnswer(
+                f"elicitation {self.key!r}: the accepted content does not match "
+                f"{self.model.__name__}: {_summary(exc)}"
+            ) from None
+
+    def _recorded_exchange(self, data: JSON, key: str) -> Exchange:
+        return self._exchange(codec.elicit_reply_from_json(data), key)
 
     def _exchange(self, reply: ElicitReply, key: str) -> Exchange:
         use = ToolUse(
@@ -415,6 +467,28 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
 
     def reply_from_json(self, data: JSON) -> Any:
         return codec.elicit_reply_from_json(data)
+
+
+@functools.cache
+def _schema_json(model: type[BaseModel]) -> bytes:
+    return canonical_json(elicitation_schema(model))
+
+
+def _elicit_digest(
+    model: type[BaseModel], key: str, message: str, context: bytes
+) -> str:
+    """The digest of an elicitation's fingerprint, from its canonical parts."""
+    text = b"".join((
+        b'{"context":', context, b',"effect":"elicit","key":', canonical_json(key),
+        b',"message":', canonical_json(message), b',"requestedSchema":',
+        _schema_json(model), b"}",
+    ))  # fmt: skip
+    return digest_of_json(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_elicit_digest(model: type[BaseModel], key: str, message: str) -> str:
+    return _elicit_digest(model, key, message, b"{}")
 
 
 def _summary(exc: ValidationError) -> str:

@@ -19,15 +19,13 @@ from typing import TYPE_CHECKING, Any, final
 
 import attrs
 
-from ._canonical import digest
-
 if TYPE_CHECKING:
     from .effects import Question
 
 
 def question_digest(question: Question[Any]) -> str:
     """The digest that pins answers to ``question`` (sha256 of its fingerprint)."""
-    return digest(question.fingerprint())
+    return question.digest()
 
 
 __all__ = ["Journal", "JournalEntry", "question_digest"]
@@ -44,7 +42,11 @@ class JournalEntry:
 
 @final
 class Journal:
-    """Answers recorded during a call, for replay. Not thread-safe; one per call."""
+    """Answers recorded during a call, for replay. Not thread-safe; one per call.
+
+    Entries are kept as ``(digest, reply)`` pairs (a replay reads them once
+    each); :attr:`entries` shows them as :class:`JournalEntry` values.
+    """
 
     __slots__ = ("_entries", "_notices", "hits")
 
@@ -53,7 +55,9 @@ class Journal:
         entries: Mapping[str, JournalEntry] | None = None,
         notices: set[str] | None = None,
     ) -> None:
-        self._entries: dict[str, JournalEntry] = dict(entries or {})
+        self._entries: dict[str, tuple[str, Any]] = {
+            key: (entry.digest, entry.reply) for key, entry in (entries or {}).items()
+        }
         self._notices: set[str] = set(notices or ())
         self.hits = 0  # questions answered from the journal, for tests and stats
 
@@ -65,7 +69,13 @@ class Journal:
 
     @property
     def entries(self) -> Mapping[str, JournalEntry]:
-        return dict(self._entries)
+        return {
+            key: JournalEntry(d, reply) for key, (d, reply) in self._entries.items()
+        }
+
+    def keys(self) -> list[str]:
+        """The recorded keys, in the order they were first recorded."""
+        return list(self._entries)
 
     def lookup(self, key: str, digest: str) -> Any | None:
         """The reply JSON recorded at ``key`` for this digest, else None.
@@ -75,14 +85,14 @@ class Journal:
         entry = self._entries.get(key)
         if entry is None:
             return None
-        if entry.digest != digest:
+        if entry[0] != digest:
             del self._entries[key]
             return None
         self.hits += 1
-        return entry.reply
+        return entry[1]
 
     def record(self, key: str, digest: str, reply: Any) -> None:
-        self._entries[key] = JournalEntry(digest, reply)
+        self._entries[key] = (digest, reply)
 
     def note(self, key: str) -> bool:
         """Record notice ``key``; True if it is new (and so should be sent)."""
@@ -93,19 +103,27 @@ class Journal:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "answers": {k: [e.digest, e.reply] for k, e in self._entries.items()},
+            "answers": {k: [d, reply] for k, (d, reply) in self._entries.items()},
             "notices": sorted(self._notices),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Journal:
         """A journal from :meth:`to_json` output (ValueError if malformed)."""
+        journal = cls()
         try:
-            answers = {
-                str(k): JournalEntry(str(v[0]), v[1])
-                for k, v in dict(data["answers"]).items()
-            }
-            notices = {str(n) for n in data["notices"]}
-        except (KeyError, TypeError, IndexError) as exc:
+            answers: Mapping[Any, Any] = data["answers"]
+            entries = journal._entries
+            for key, value in answers.items():
+                entries[key] = _entry(key, value)
+            journal._notices.update(str(n) for n in data["notices"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed journal: {exc!r}") from None
-        return cls(answers, notices)
+        return journal
+
+
+def _entry(key: Any, value: Any) -> tuple[str, Any]:
+    recorded, reply = value
+    if type(key) is not str or type(recorded) is not str:
+        raise TypeError(f"journal keys and digests are strings, got {key!r}")
+    return recorded, reply

@@ -8,6 +8,7 @@ is ``SampleResult.parse_error``; a declined elicitation is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Generic, TypeVar, final
 
 import attrs
@@ -110,14 +111,32 @@ class ToolsResult:
     attempts: int
 
 
+def _made(exchange: Exchange | Callable[[], Exchange]) -> Exchange:
+    return exchange if isinstance(exchange, Exchange) else exchange()
+
+
 @final
 @attrs.frozen(kw_only=True)
 class ElicitResult(Generic[M]):
-    """The result of ``elicit``: ``action`` and, on accept, validated ``content``."""
+    """The result of ``elicit``: ``action`` and, on accept, validated ``content``.
+
+    ``exchange`` may be given as a function making it: it is made on first use
+    (a replayed call rarely looks at the history of every answer).
+    """
 
     action: ElicitAction
     content: M | None
-    exchange: Exchange
+    _exchange: Exchange | Callable[[], Exchange] = attrs.field(
+        alias="exchange", eq=_made, repr=False
+    )
+
+    @property
+    def exchange(self) -> Exchange:
+        made = self._exchange
+        if not isinstance(made, Exchange):
+            made = made()
+            object.__setattr__(self, "_exchange", made)
+        return made
 
     @property
     def accepted(self) -> bool:

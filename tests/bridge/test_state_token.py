@@ -77,3 +77,43 @@ def test_keys_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv(KEY_ENV, "not-a-key")
     with pytest.raises(ValueError, match=r"32 bytes|base64"):
         Sealer()
+
+
+def _reference_b64decode(text: str) -> bytes | None:
+    """The strict decoding by definition: decode, re-encode, compare."""
+    import base64
+    import binascii
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+        return None
+    try:
+        data = base64.b64decode(
+            text + "=" * (-len(text) % 4), altchars=b"-_", validate=True
+        )
+    except (binascii.Error, ValueError):
+        return None
+    encoded = base64.urlsafe_b64encode(data).decode().rstrip("=")
+    return data if encoded == text else None
+
+
+_b64ish = st.text(
+    alphabet=st.sampled_from(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= é"
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _encoded(data: bytes) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+@given(st.one_of(_b64ish, st.binary(min_size=1, max_size=9).map(_encoded)))
+def test_the_strict_decoder_is_decode_reencode_compare(text: str) -> None:
+    from bridge.state_token import _b64decode  # pyright: ignore[reportPrivateUsage]
+
+    assert _b64decode(text) == _reference_b64decode(text)
