@@ -55,6 +55,7 @@ from .session import Session
 __all__ = [
     "CallScope",
     "LiveExecutor",
+    "ask",
     "check_capabilities",
     "decode_answer",
     "notice_notification",
@@ -95,6 +96,19 @@ class CallScope:
 
 def check_capabilities(question: PeerQuestion[Any], scope: CallScope) -> None:
     """Raise CapabilityError if the client cannot be asked ``question``."""
+    _checked(question, scope)
+
+
+def ask(
+    question: PeerQuestion[Any], scope: CallScope
+) -> tuple[str, dict[str, Any] | None]:
+    """:func:`check_capabilities`, then :func:`question_request` (a sampling
+    request is built and fitted to the client once for both)."""
+    return _request(question, scope, _checked(question, scope))
+
+
+def _checked(question: PeerQuestion[Any], scope: CallScope) -> SamplingRequest | None:
+    """The checks; for a sample, its request as fitted to the client."""
     if isinstance(question, Sample):
         if not scope.capability("sampling"):
             raise CapabilityError(
@@ -102,8 +116,8 @@ def check_capabilities(question: PeerQuestion[Any], scope: CallScope) -> None:
                 "cannot ask its model; connect with a client that supports sampling",
                 required={"sampling": {}},
             )
-        _fit_to_client(cast("Sample[Any]", question).request(), scope)
-    elif isinstance(question, ElicitUrl):
+        return _fit_to_client(cast("Sample[Any]", question).request(), scope)
+    if isinstance(question, ElicitUrl):
         if not scope.capability("elicitation", "url"):
             raise CapabilityError(
                 "the client did not declare URL-mode elicitation (elicitation.url)",
@@ -121,14 +135,23 @@ def check_capabilities(question: PeerQuestion[Any], scope: CallScope) -> None:
         raise CapabilityError(
             "the client did not declare the roots capability", required={"roots": {}}
         )
+    return None
 
 
 def question_request(
     question: PeerQuestion[Any], scope: CallScope
 ) -> tuple[str, dict[str, Any] | None]:
     """The MCP method and params that ask ``question`` (after the checks)."""
+    return _request(question, scope, None)
+
+
+def _request(
+    question: PeerQuestion[Any], scope: CallScope, fitted: SamplingRequest | None
+) -> tuple[str, dict[str, Any] | None]:
     if isinstance(question, Sample):
-        request = _fit_to_client(cast("Sample[Any]", question).request(), scope)
+        request = fitted or _fit_to_client(
+            cast("Sample[Any]", question).request(), scope
+        )
         return "sampling/createMessage", mcp_encode.sampling_params(
             request, era=scope.era
         )
@@ -262,8 +285,7 @@ class LiveExecutor:
         self.elicitation_timeout = elicitation_timeout
 
     async def perform(self, key: str, question: PeerQuestion[Any]) -> Any:
-        check_capabilities(question, self.scope)
-        method, params = question_request(question, self.scope)
+        method, params = ask(question, self.scope)
         timeout = (
             self.sampling_timeout
             if method == "sampling/createMessage"

@@ -52,13 +52,7 @@ from runtime._stepper import (
 from runtime.errors import BrokenSessionError, ClosedSessionError
 
 from ._errors import error_data
-from ._live import (
-    CallScope,
-    check_capabilities,
-    decode_answer,
-    notice_notification,
-    question_request,
-)
+from ._live import CallScope, ask, decode_answer, notice_notification
 from ._methods import resolve_tool, tool_call_result
 from ._timers import Timer
 from .jsonrpc import Request, RequestId
@@ -180,9 +174,9 @@ class LiveCall:
             if not asks:
                 return
             batch, asks = asks, []
-            for ask in batch:
+            for event in batch:
                 if stepper.outcome is None:
-                    self._ask(ask.key, cast("PeerQuestion[Any]", ask.question))
+                    self._ask(event.key, cast("PeerQuestion[Any]", event.question))
 
     def _carry_out(self, event: Event, asks: list[Ask]) -> None:
         match event:
@@ -212,8 +206,7 @@ class LiveCall:
     def _ask(self, key: str, question: PeerQuestion[Any]) -> None:
         scope, session = self._scope, self._session
         try:
-            check_capabilities(question, scope)
-            method, params = question_request(question, scope)
+            method, params = ask(question, scope)
             server = self._server
             request_id = session.request_nowait(
                 method,

@@ -65,6 +65,8 @@ def _unique_ids(
     sample (e.g. a retry) would be refused. Ids only pair uses with results
     inside this conversation, so a colliding one is renamed, deterministically.
     """
+    if not any(isinstance(block, ToolUse) for block in reply.content):
+        return reply  # no ids to clash (most replies)
     seen = {b.id for m in history for b in m.content if isinstance(b, ToolUse)}
     blocks: list[Any] = []
     changed = False
@@ -93,11 +95,6 @@ def _response(reply: SampleReply) -> Message:
 
 def _plain(effect: Any, reply: SampleReply) -> SampleResult[Any]:
     calls = tuple(ToolCall(u.id, u.name, dict(u.input)) for u in reply.tool_uses)
-    response = _response(reply)
-    request: Message = effect.messages[-1]
-    exchange = Exchange(
-        messages=(request, response), history=(*effect.messages, response)
-    )
     return SampleResult(
         text=reply.text,
         content=reply.content,
@@ -105,8 +102,13 @@ def _plain(effect: Any, reply: SampleReply) -> SampleResult[Any]:
         stop_reason="toolUse" if calls else reply.stop_reason,
         tool_calls=calls,
         usage=reply.usage,
-        exchange=exchange,
+        exchange=functools.partial(_plain_exchange, effect.messages, reply),
     )
+
+
+def _plain_exchange(sent: tuple[Message, ...], reply: SampleReply) -> Exchange:
+    response = _response(reply)
+    return Exchange(messages=(sent[-1], response), history=(*sent, response))
 
 
 def _structured(effect: Any, reply: SampleReply, key: str) -> SampleResult[Any]:

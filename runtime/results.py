@@ -62,6 +62,10 @@ class Exchange:
         return self.messages[1]
 
 
+def _made(exchange: Exchange | Callable[[], Exchange]) -> Exchange:
+    return exchange if isinstance(exchange, Exchange) else exchange()
+
+
 @final
 @attrs.frozen(kw_only=True)
 class SampleResult(Generic[P]):
@@ -80,7 +84,18 @@ class SampleResult(Generic[P]):
     parsed: P | None = None
     parse_error: ParseError | None = None
     usage: Usage | None = None
-    exchange: Exchange
+    _exchange: Exchange | Callable[[], Exchange] = attrs.field(
+        alias="exchange", eq=_made, repr=False
+    )
+
+    @property
+    def exchange(self) -> Exchange:
+        """The request and the response, for a conversation (made on first use)."""
+        made = self._exchange
+        if not isinstance(made, Exchange):
+            made = made()
+            object.__setattr__(self, "_exchange", made)
+        return made
 
 
 @final
@@ -109,10 +124,6 @@ class ToolsResult:
     usage: Usage | None
     exchange: Exchange
     attempts: int
-
-
-def _made(exchange: Exchange | Callable[[], Exchange]) -> Exchange:
-    return exchange if isinstance(exchange, Exchange) else exchange()
 
 
 @final
