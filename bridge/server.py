@@ -29,7 +29,7 @@ from runtime import Tool
 from runtime.effects import LOG_LEVELS
 from runtime.errors import RequestError
 
-from . import _live_calls, _methods
+from . import _live_calls, _methods, _modern
 from ._live import CallScope
 from .catalog import Prompt, Resource, ResourceTemplate
 from .jsonrpc import (
@@ -237,8 +237,6 @@ class Connection:
     async def handle_request(self, request: Request, session: Session) -> Any:
         params = request.params or {}
         if _is_modern(request):
-            from . import _modern
-
             return await _modern.handle(self.server, request, session)
         if request.method == "initialize":
             return self._initialize(params)

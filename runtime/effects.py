@@ -37,6 +37,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from . import codec
 from ._canonical import canonical_json, digest, digest_of_json
 from ._elicit_schema import elicitation_schema
+from ._sampling import resolve_sample
 from .errors import InvalidAnswer, InvalidEffect, RemoteProtocolError
 from .messages import (
     SCHEMA_TOOL_NAME,
@@ -292,8 +293,6 @@ class Sample(PeerQuestion[SampleResult[P]], Generic[P]):
         }
 
     def resolve(self, reply: Any, key: str) -> SampleResult[P]:
-        from ._sampling import resolve_sample
-
         if not isinstance(reply, SampleReply):
             raise RemoteProtocolError(f"a sample was answered with {reply!r}")
         return resolve_sample(self, reply, key)
