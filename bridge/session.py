@@ -47,7 +47,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar, final, runtime_checkable
+from typing import Any, TypeVar, final
 
 import trio
 
@@ -59,6 +59,14 @@ from runtime.errors import (
 )
 
 from ._errors import error_data
+from ._pending import Callback, Slot
+from ._session_types import Adopted as Adopted
+from ._session_types import Handler as Handler
+from ._session_types import ImmediateHandler as ImmediateHandler
+from ._session_types import PushTransport as PushTransport
+from ._session_types import ReleasingTransport as ReleasingTransport
+from ._session_types import Replies as Replies
+from ._session_types import Transport as Transport
 from ._timers import Timer, Timers
 from .jsonrpc import (
     INVALID_REQUEST,
@@ -98,157 +106,7 @@ _CLOSED_ERRORS = (
 T = TypeVar("T")
 
 
-class Transport(Protocol):
-    """Moves whole messages. ``related`` names the request a message belongs to
-    (HTTP routes it onto that request's response stream; stdio ignores it)."""
-
-    async def receive(self) -> bytes:
-        """The next message's bytes; raises ``trio.EndOfChannel`` at the end."""
-        ...
-
-    async def send(
-        self, message: Message, *, related: RequestId | None = None
-    ) -> None: ...
-
-
-@runtime_checkable
-class ReleasingTransport(Transport, Protocol):
-    """A transport whose per-request streams can be closed and resumed (HTTP)."""
-
-    async def release_stream(self, related: RequestId) -> None:
-        """Close the stream carrying request ``related``'s traffic for now."""
-        ...
-
-
-@runtime_checkable
-class PushTransport(Transport, Protocol):
-    """A transport that hands each frame to the session as it arrives.
-
-    ``deliver`` is called with each frame's bytes, and with None at the end;
-    the session never calls :meth:`receive`. ``send_nowait`` sends without
-    waiting.
-    """
-
-    def attach(self, deliver: Callable[[bytes | None], None]) -> None:
-        """Deliver frames from now on (those that arrived before first)."""
-        ...
-
-    def detach(self) -> None: ...
-
-    def send_nowait(
-        self, message: Message, *, related: RequestId | None = None
-    ) -> None: ...
-
-
 Parsed = Message | Invalid | Ignored
-
-
-class Replies(Protocol):
-    """Whoever sent requests with :meth:`Session.request_nowait`."""
-
-    def replied(
-        self, request_id: RequestId, result: Any, error: BaseException | None
-    ) -> None:
-        """Request ``request_id`` is settled: ``result``, or else ``error``."""
-        ...
-
-
-class Adopted(Protocol):
-    """An incoming request a handler took on without a task."""
-
-    def cancel(self) -> None:
-        """Stop: the peer cancelled it or left. Send nothing; release it."""
-        ...
-
-
-class Handler(Protocol):
-    """What the session calls for incoming traffic (the MCP server or client)."""
-
-    async def handle_request(self, request: Request, session: Session) -> Any:
-        """The result for ``request``; raise to answer with an error."""
-        ...
-
-    async def handle_notification(
-        self, notification: Notification, session: Session
-    ) -> None: ...
-
-    def closed(self, session: Session) -> None:
-        """The transport ended (called once, synchronously, before teardown)."""
-        ...
-
-
-class ImmediateHandler(Handler, Protocol):
-    """A handler that can take some requests on without a task of their own."""
-
-    def begin_request(self, request: Request, session: Session) -> bool:
-        """Take ``request`` on now and return True: answer it at once with
-        :meth:`Session.respond_nowait`, or :meth:`Session.adopt` it and answer
-        it later. Return False to leave it to :meth:`handle_request`, in a task.
-        Called only when :attr:`Session.immediate`. An exception raised before
-        adopting is answered as an error.
-        """
-        ...
-
-
-@final
-class _Slot:
-    """Where the reply to one of our requests lands; one task waits on it.
-
-    The waiting task is parked directly (``wait_task_rescheduled``) rather than
-    through a ``trio.Event``: a request has exactly one waiter, so an Event's
-    parking lot is pure overhead on every request.
-    """
-
-    __slots__ = ("_waiter", "done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = False
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self._waiter: trio.lowlevel.Task | None = None
-
-    def settle(self, result: Any = None, error: BaseException | None = None) -> None:
-        if self.done:
-            return
-        self.done = True
-        self.result, self.error = result, error
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None:
-            trio.lowlevel.reschedule(waiter)
-
-    async def wait(self) -> None:
-        """Until settled (a checkpoint, like ``trio.Event.wait``)."""
-        if self.done:
-            await trio.lowlevel.checkpoint()
-            return
-        self._waiter = trio.lowlevel.current_task()
-        await trio.lowlevel.wait_task_rescheduled(self._abort)
-
-    def _abort(self, _raise_cancel: Any) -> trio.lowlevel.Abort:
-        self._waiter = None
-        return trio.lowlevel.Abort.SUCCEEDED
-
-
-@final
-class _Callback:
-    """Where the reply to a request sent with ``request_nowait`` lands."""
-
-    __slots__ = ("done", "method", "owner", "timer")
-
-    def __init__(self, method: str, owner: Replies) -> None:
-        self.done = False
-        self.method = method
-        self.owner = owner  # the object, not a bound method: one object less
-        self.timer: Timer | None = None
-
-    def close(self) -> bool:
-        """Settle nothing from now on; True if it was still open."""
-        if self.done:
-            return False
-        self.done = True
-        if self.timer is not None:
-            self.timer.cancel()
-        return True
 
 
 def _cancel(handle: Adopted | trio.CancelScope) -> None:
@@ -284,7 +142,7 @@ class Session:
         self.cancel_grace = cancel_grace
         self.drain_timeout = drain_timeout
         self._ids = itertools.count(1)
-        self._pending: dict[RequestId, _Slot | _Callback] = {}
+        self._pending: dict[RequestId, Slot | Callback] = {}
         self._related: dict[RequestId, RequestId | None] = {}
         self._eof = False
         self._idle = trio.Event()
@@ -541,7 +399,7 @@ class Session:
         entry = self._pending.get(request_id) if request_id is not None else None
         if entry is None:
             return  # a late reply to a cancelled request
-        if isinstance(entry, _Slot):
+        if isinstance(entry, Slot):
             entry.settle(result, error)
             return
         assert request_id is not None
@@ -552,7 +410,7 @@ class Session:
 
     def _fail_pending(self, request_id: RequestId, error: BaseException) -> None:
         entry = self._pending.get(request_id)
-        if isinstance(entry, _Slot):
+        if isinstance(entry, Slot):
             entry.settle(error=error)
         elif entry is not None:
             self._exclusively(self._settle_error, (request_id, error))
@@ -644,7 +502,7 @@ class Session:
             raise BrokenSessionError("the peer disconnected")
         assert self._send_now is not None
         request_id = next(self._ids)
-        entry = _Callback(method, owner)
+        entry = Callback(method, owner)
         self._pending[request_id] = entry
         self._related[request_id] = related
         try:
@@ -665,7 +523,7 @@ class Session:
     def _time_out(self, args: tuple[RequestId, float]) -> None:
         request_id, limit = args
         entry = self._pending.get(request_id)
-        if not isinstance(entry, _Callback):
+        if not isinstance(entry, Callback):
             return
         self.cancel_nowait(request_id, f"timed out after {limit} s")
         entry.owner.replied(
@@ -678,7 +536,7 @@ class Session:
         """Withdraw our request ``request_id``: tell the peer, ignore its reply."""
         entry = self._pending.pop(request_id, None)
         related = self._related.pop(request_id, None)
-        if entry is None or not isinstance(entry, _Callback) or not entry.close():
+        if entry is None or not isinstance(entry, Callback) or not entry.close():
             return
         note = Notification(_CANCELLED, {"requestId": request_id, "reason": reason})
         self._send_nowait_quietly(note, related)
@@ -746,7 +604,7 @@ class Session:
         if self._eof:
             await self._peer_gone(related)
         request_id = next(self._ids)
-        slot = _Slot()
+        slot = Slot()
         self._pending[request_id] = slot
         self._related[request_id] = related
         limit = timeout if timeout is not None else self.request_timeout
