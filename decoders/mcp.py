@@ -49,7 +49,12 @@ import mcp_types._v2026_07_28 as _v2026
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from runtime import codec
-from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
+from runtime.errors import (
+    InvalidEffect,
+    InvalidMessages,
+    RemoteProtocolError,
+    summarize_validation_error,
+)
 from runtime.messages import (
     Audio,
     Image,
@@ -433,23 +438,6 @@ def _validate(
             continue
         return
     assert first is not None
-    raise RemoteProtocolError(f"malformed {what}: {_summary(first)}") from None
-
-
-def _summary(exc: ValidationError, limit: int = 3) -> str:
-    """pydantic's errors, short: union branches whose ``type`` tag did not match
-    are dropped, so the error in the branch that applies is the one shown."""
-    errors = exc.errors(include_url=False, include_input=False)
-    wrong = [
-        e["loc"][:-1]
-        for e in errors
-        if e["loc"][-1:] == ("type",) and e["type"] == "literal_error"
-    ]
-    kept = [e for e in errors if not any(e["loc"][: len(w)] == w for w in wrong)]
-    shown = kept or errors
-    parts = [
-        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
-        for e in shown[:limit]
-    ]
-    more = f" (and {len(shown) - limit} more)" if len(shown) > limit else ""
-    return "; ".join(parts) + more
+    raise RemoteProtocolError(
+        f"malformed {what}: {summarize_validation_error(first)}"
+    ) from None

@@ -59,7 +59,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from runtime import codec
-from runtime.errors import LocalProtocolError
+from runtime.errors import LocalProtocolError, summarize_validation_error
 from runtime.messages import (
     Audio,
     Image,
@@ -318,7 +318,8 @@ def _check_form_schema(era: Era, schema: JSONObject) -> None:
         )
     except ValidationError as exc:
         raise LocalProtocolError(
-            f"requestedSchema is not a flat form of primitive fields: {_summary(exc)}"
+            "requestedSchema is not a flat form of primitive fields: "
+            + summarize_validation_error(exc)
         ) from None
 
 
@@ -544,7 +545,7 @@ def _validate(model: type[BaseModel], data: JSONObject, what: str) -> None:
         )
     except ValidationError as exc:
         raise LocalProtocolError(
-            f"{what} would not be valid MCP: {_summary(exc)}"
+            f"{what} would not be valid MCP: {summarize_validation_error(exc)}"
         ) from None
 
 
@@ -565,22 +566,3 @@ def _fields_of(model: type[BaseModel], keys: frozenset[str]) -> type[BaseModel]:
         f"{model.__name__}Fields", __config__=model.model_config, **fields
     )
     return partial
-
-
-def _summary(exc: ValidationError, limit: int = 3) -> str:
-    """pydantic's errors, short: union branches whose ``type`` tag did not match
-    are dropped, so the error in the branch that applies is the one shown."""
-    errors = exc.errors(include_url=False, include_input=False)
-    wrong = [
-        e["loc"][:-1]
-        for e in errors
-        if e["loc"][-1:] == ("type",) and e["type"] == "literal_error"
-    ]
-    kept = [e for e in errors if not any(e["loc"][: len(w)] == w for w in wrong)]
-    shown = kept or errors
-    parts = [
-        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
-        for e in shown[:limit]
-    ]
-    more = f" (and {len(shown) - limit} more)" if len(shown) > limit else ""
-    return "; ".join(parts) + more

@@ -38,7 +38,12 @@ from . import codec
 from ._canonical import canonical_json, digest, digest_of_json
 from ._elicit_schema import elicitation_schema
 from ._sampling import resolve_sample
-from .errors import InvalidAnswer, InvalidEffect, RemoteProtocolError
+from .errors import (
+    InvalidAnswer,
+    InvalidEffect,
+    RemoteProtocolError,
+    summarize_validation_error,
+)
 from .messages import (
     SCHEMA_TOOL_NAME,
     Message,
@@ -444,7 +449,7 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
         except ValidationError as exc:
             raise InvalidAnswer(
                 f"elicitation {self.key!r}: the accepted content does not match "
-                f"{self.model.__name__}: {_summary(exc)}"
+                f"{self.model.__name__}: {summarize_validation_error(exc)}"
             ) from None
 
     def _recorded_exchange(self, data: JSON, key: str) -> Exchange:
@@ -488,14 +493,6 @@ def _elicit_digest(
 @functools.lru_cache(maxsize=4096)
 def _plain_elicit_digest(model: type[BaseModel], key: str, message: str) -> str:
     return _elicit_digest(model, key, message, b"{}")
-
-
-def _summary(exc: ValidationError) -> str:
-    parts = [
-        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
-        for err in exc.errors(include_url=False)
-    ]
-    return "; ".join(parts)
 
 
 @final

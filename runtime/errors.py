@@ -18,9 +18,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, final
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from .results import SampleResult
 
 __all__ = [
+    "summarize_validation_error",
     "BranchDepthExceeded",
     "BranchTimeout",
     "BrokenSessionError",
@@ -257,3 +260,26 @@ class ProviderConfigError(YieldMCPError, ValueError):
 
 class InternalError(YieldMCPError):
     """A bug in yieldmcp itself; please report it with the traceback."""
+
+
+def summarize_validation_error(exc: ValidationError, limit: int = 3) -> str:
+    """pydantic's errors in one short line, for messages that name what is wrong.
+
+    Union branches whose ``type`` tag did not match are dropped, so the error
+    in the branch that applies is the one shown; inputs are never included
+    (they may be elicited content or a model's output).
+    """
+    errors = exc.errors(include_url=False, include_input=False)
+    wrong = [
+        e["loc"][:-1]
+        for e in errors
+        if e["loc"][-1:] == ("type",) and e["type"] == "literal_error"
+    ]
+    kept = [e for e in errors if not any(e["loc"][: len(w)] == w for w in wrong)]
+    shown = kept or errors
+    parts = [
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
+        for e in shown[:limit]
+    ]
+    more = f" (and {len(shown) - limit} more)" if len(shown) > limit else ""
+    return "; ".join(parts) + more
