@@ -30,18 +30,28 @@ of that one exchange raises from ``send`` (and from ``Session.request``), and
 cancelling the caller closes the connection. A response that arrives on
 another stream (the standalone one) ends the exchange too.
 
+Session expiry (2025-11-25): a 404 to a request sent with our session id
+means the server ended the session, and the spec asks the client to start a
+new one. The transport posts the ``initialize`` request it carried before
+(same capabilities and client info) without a session id, then
+``notifications/initialized``, and sends the refused request once more in the
+new session; concurrent requests refused together renew it once. What the
+server kept per session (log level, subscriptions, streams in flight) is not
+carried over. A renewal that fails, or that negotiates another version, is a
+:class:`~runtime.errors.BrokenSessionError`; so is a 404 while resuming a
+stream (its response belonged to the old session).
+
 Errors: a server that cannot be reached, or a connection that drops with no
-way to resume, raises :class:`~runtime.errors.BrokenSessionError`, as does a
-404 for our session (it expired). An HTTP error whose body is a JSON-RPC error
-is that error (:class:`~runtime.errors.PeerError`, e.g. ``-32022``); any other
-HTTP error raises :class:`~runtime.errors.RemoteProtocolError` naming the
-status.
+way to resume, raises :class:`~runtime.errors.BrokenSessionError`. An HTTP
+error whose body is a JSON-RPC error is that error
+(:class:`~runtime.errors.PeerError`, e.g. ``-32022``); any other HTTP error
+raises :class:`~runtime.errors.RemoteProtocolError` naming the status.
 
 Helpers: ``_client_state`` keeps the version, session and tool header maps
 (sans-IO), ``_mirror`` builds the 2026 headers, ``_client_wire`` does plain
 HTTP, ``_sse`` parses the streams. This module does not negotiate versions,
-re-initialize an expired session, resume the standalone stream, authenticate,
-or speak the pre-2025 HTTP+SSE transport.
+resume the standalone stream, authenticate, or speak the pre-2025 HTTP+SSE
+transport.
 """
 
 from __future__ import annotations
@@ -137,6 +147,8 @@ class HttpClientTransport:
         self._inbox_in, self._inbox = trio.open_memory_channel[bytes](64)
         self._exchanges: dict[RequestId, _Exchange] = {}
         self._closed = False
+        self._handshake: Request | None = None  # to renew an expired session
+        self._renewing = trio.Lock()
 
     @property
     def session_id(self) -> str | None:
@@ -178,16 +190,82 @@ class HttpClientTransport:
         finally:
             del self._exchanges[request.id]
 
-    async def _post_request(self, request: Request, exchange: _Exchange) -> _Cursor:
+    async def _post_request(
+        self, request: Request, exchange: _Exchange, *, renew: bool = True
+    ) -> _Cursor:
+        if request.method == "initialize":
+            self._handshake = request
         headers = self.state.post_headers(request)
+        sent_in = self.state.session_id
         async with self._open("POST", headers, dumps(request)) as response:
             if request.method == "initialize":
                 self.state.session_id = response.headers.get("mcp-session-id")
             if response.status_code == 200 and is_sse(response):
                 return await self._read(response, exchange, _Cursor())
             body = await read_body(response)
+        if renew and self._expired(response, sent_in):
+            await self._renew(sent_in)
+            return await self._post_request(request, exchange, renew=False)
         await self._answered_by_body(request, exchange, response, body)
         return _Cursor()
+
+    # --- an expired session (2025-11-25) -------------------------------------------
+
+    def _expired(self, response: httpx.Response, sent_in: str | None) -> bool:
+        return (
+            response.status_code == 404
+            and sent_in is not None
+            and not self.modern
+            and self._handshake is not None
+        )
+
+    async def _renew(self, expired: str | None) -> None:
+        """Open a new session the way the expired one was opened."""
+        async with self._renewing:
+            if self.state.session_id != expired:
+                return  # a concurrent request has renewed it already
+            handshake, version = self._handshake, self.state.version
+            assert handshake is not None
+            log.info("session %s expired; initializing a new one", expired)
+            headers = self.state.post_headers(handshake)
+            async with self._open("POST", headers, dumps(handshake)) as response:
+                self.state.session_id = response.headers.get("mcp-session-id")
+                answer = await self._private_answer(response, handshake.id)
+            if not isinstance(answer, Response):
+                self.state.session_id = None
+                raise BrokenSessionError(
+                    f"session {expired} expired and a new one could not be "
+                    f"initialized at {self.url}: {_why(answer, response)}"
+                )
+            self.state.answered("initialize", answer.result)
+            if self.state.version != version:
+                raise BrokenSessionError(
+                    f"session {expired} expired and the new session speaks "
+                    f"{self.state.version}, not {version}; connect again"
+                )
+            await self._post_one_way(Notification("notifications/initialized"))
+
+    async def _private_answer(
+        self, response: httpx.Response, request_id: RequestId
+    ) -> Response | ErrorResponse | None:
+        """The response to our renewal ``initialize``, kept from the session
+        (which never sent that request); anything else on its stream is dropped."""
+        if not (response.status_code == 200 and is_sse(response)):
+            body = await read_body(response)
+            message = parse(body) if response.is_success and body.strip() else None
+            return message if isinstance(message, Response | ErrorResponse) else None
+        parser = SseParser()
+        async with chunks(response) as pieces:
+            async for chunk in pieces:
+                for event in parser.feed(chunk):
+                    message = parse(event.data.encode()) if event.data else None
+                    if (
+                        isinstance(message, Response | ErrorResponse)
+                        and message.id is not None
+                        and coerce_id(message.id) == request_id
+                    ):
+                        return message
+        return None
 
     async def _answered_by_body(
         self,
@@ -377,6 +455,12 @@ class HttpClientTransport:
                     log.debug("DELETE session: HTTP %d", response.status_code)
             except BrokenSessionError as exc:
                 log.debug("could not DELETE the session: %s", exc)
+
+
+def _why(answer: Message | None, response: httpx.Response) -> str:
+    if isinstance(answer, ErrorResponse):
+        return f"error {answer.error.code}: {answer.error.message}"
+    return f"HTTP {response.status_code} {response.reason_phrase}"
 
 
 def _is_cancel(message: Message) -> bool:

@@ -151,6 +151,25 @@ async def test_a_released_stream_resumes_without_losing_or_repeating_a_message()
     assert len(handler.requests) == 1
 
 
+async def test_a_session_the_server_ended_is_renewed_and_calls_go_on() -> None:
+    with trio.fail_after(10):
+        async with (
+            served(Server([http_tools.echo])) as url,
+            http_transport(url) as transport,
+            Client.connect(transport, era="legacy") as client,
+            httpx.AsyncClient() as http,
+        ):
+            before = await client.call_tool("echo", {"text": "one"})
+            first = transport.session_id
+            assert first is not None
+            headers = {"Mcp-Session-Id": first, "MCP-Protocol-Version": "2025-11-25"}
+            ended = await http.delete(url, headers=headers)  # as a restart would
+            assert ended.status_code == 200
+            after = await client.call_tool("echo", {"text": "two"})
+            assert transport.session_id not in (None, first)
+    assert (before.text, after.text) == ("one", "two")
+
+
 async def test_closing_the_client_ends_its_http_session() -> None:
     with trio.fail_after(10):
         async with served(our_server()) as url:

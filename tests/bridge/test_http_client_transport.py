@@ -301,16 +301,115 @@ async def test_an_http_error_without_json_rpc_names_the_status() -> None:
     assert "HTTP 503" in str(info.value)
 
 
-async def test_a_404_for_the_session_means_it_expired() -> None:
+def expiring() -> Any:
+    """A route whose first session is unknown to every request after the
+    handshake; the next ``initialize`` opens ``session-2``, which works."""
+    sessions = iter([SESSION, "session-2"])
+
     async def route(hit: Hit, reply: Reply) -> None:
-        if not await lifecycle(hit, reply):
+        if hit.method == "initialize":
+            await reply.json(result(hit, INIT), mcp_session_id=next(sessions))
+        elif hit.headers.get("mcp-session-id") == SESSION and hit.has_id:
+            await reply.text(404, "unknown session")
+        elif not await lifecycle(hit, reply):
+            await reply.json(result(hit, {"tools": []}))
+
+    return route
+
+
+async def test_an_expired_session_is_renewed_and_the_request_sent_again() -> None:
+    with trio.fail_after(10):
+        async with (
+            scripted(expiring()) as (url, mock),
+            connect(url, era="legacy") as client,
+        ):
+            await client.list_tools()
+            await client.list_tools()
+    first, renewal = mock.posts("initialize")
+    assert renewal.body["params"] == first.body["params"]
+    assert "mcp-session-id" not in renewal.headers
+    listings = mock.posts("tools/list")
+    assert [h.headers["mcp-session-id"] for h in listings] == [
+        SESSION,
+        "session-2",
+        "session-2",
+    ]
+    initialized = mock.posts("notifications/initialized")
+    assert [h.headers["mcp-session-id"] for h in initialized] == [SESSION, "session-2"]
+    assert renewal.at < initialized[1].at < listings[1].at
+
+
+async def test_requests_refused_together_renew_the_session_once() -> None:
+    with trio.fail_after(10):
+        async with (
+            scripted(expiring()) as (url, mock),
+            connect(url, era="legacy") as client,
+            trio.open_nursery() as nursery,
+        ):
+            for _ in range(5):
+                nursery.start_soon(client.list_tools)
+    assert len(mock.posts("initialize")) == 2
+    renewed = [
+        h for h in mock.posts("tools/list") if h.headers["mcp-session-id"] != SESSION
+    ]
+    assert len(renewed) == 5
+
+
+@pytest.mark.parametrize("refusal", [(500, "down"), (404, "no"), (200, "not json-rpc")])
+async def test_a_renewal_that_fails_is_a_broken_session(
+    refusal: tuple[int, str],
+) -> None:
+    opened = False
+
+    async def route(hit: Hit, reply: Reply) -> None:
+        nonlocal opened
+        if hit.method == "initialize" and opened:
+            await reply.text(*refusal)
+        elif hit.method == "initialize":
+            opened = True
+            await reply.json(result(hit, INIT), mcp_session_id=SESSION)
+        elif not await lifecycle(hit, reply):
+            await reply.text(404, "unknown session")
+
+    with trio.fail_after(10):
+        async with scripted(route) as (url, mock), connect(url, era="legacy") as client:
+            with pytest.raises(BrokenSessionError) as info:
+                await client.list_tools()
+    assert f"session {SESSION} expired" in str(info.value)
+    assert len(mock.posts("initialize")) == 2
+    assert len(mock.posts("tools/list")) == 1  # never sent outside a session
+
+
+async def test_a_renewal_that_changes_the_version_is_a_broken_session() -> None:
+    older = {**INIT, "protocolVersion": "2025-06-18"}
+    sessions = iter([SESSION, "session-2"])
+
+    async def route(hit: Hit, reply: Reply) -> None:
+        if hit.method == "initialize":
+            session = next(sessions)
+            answer = INIT if session == SESSION else older
+            await reply.json(result(hit, answer), mcp_session_id=session)
+        elif not await lifecycle(hit, reply):
             await reply.text(404, "unknown session")
 
     with trio.fail_after(10):
         async with scripted(route) as (url, _), connect(url, era="legacy") as client:
             with pytest.raises(BrokenSessionError) as info:
                 await client.list_tools()
+    assert "2025-06-18" in str(info.value)
+
+
+async def test_a_404_that_persists_after_renewal_is_a_broken_session() -> None:
+    async def route(hit: Hit, reply: Reply) -> None:
+        if not await lifecycle(hit, reply):
+            await reply.text(404, "unknown session")
+
+    with trio.fail_after(10):
+        async with scripted(route) as (url, mock), connect(url, era="legacy") as client:
+            with pytest.raises(BrokenSessionError) as info:
+                await client.list_tools()
     assert SESSION in str(info.value)
+    assert len(mock.posts("tools/list")) == 2  # once, and once after renewal
 
 
 def _unused_port() -> int:
