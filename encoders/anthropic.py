@@ -13,6 +13,9 @@ Notes on the mapping:
   (the API rejects them).
 * Structured output uses ``output_config.format`` ``json_schema``; the schema
   is sent as given, so it must stay within the subset Anthropic supports.
+* A request that offers no tools but whose history holds tool calls (e.g.
+  structured output after a tool-using turn) declares those tools with an open
+  schema and ``tool_choice`` ``none``: the API refuses tool blocks otherwise.
 * ``temperature`` is sent only to the legacy ``claude-2``/``claude-3`` families;
   current models reject sampling parameters, so it is left out for them.
 * ``metadata``, ``model_preferences`` and ``include_context`` are not sent.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Final
 
 from runtime.errors import InvalidMessages
 from runtime.messages import Audio, Block, Image, NamedTool, Text, ToolResult, ToolUse
@@ -147,7 +151,7 @@ def _tools(request: SamplingRequest) -> JSONObject:
     choice = tool_choice(request)
     tools = native_tools(request)
     if not tools:
-        return {}
+        return _history_tools(request)
     declared: list[JSONObject] = []
     for spec in tools:
         tool: JSONObject = {"name": spec.name}
@@ -161,3 +165,30 @@ def _tools(request: SamplingRequest) -> JSONObject:
     elif choice is not None:
         out["tool_choice"] = {"type": {"required": "any"}.get(choice, choice)}
     return out
+
+
+PAST_TOOL: Final = "Called earlier in this conversation; not offered now."
+
+
+def _history_tools(request: SamplingRequest) -> JSONObject:
+    """Declarations for the tools the history used, when none are offered.
+
+    The API refuses ``tool_use``/``tool_result`` blocks in a request that
+    declares no tools (HTTP 400, anthropics/anthropic-sdk-python#494), which a
+    structured-output turn after a tool-using one would otherwise be. Each past
+    tool is declared with an open schema, and ``tool_choice`` ``none`` keeps
+    the model from calling any of them.
+    """
+    names = dict.fromkeys(
+        block.name
+        for message in request.messages
+        for block in message.content
+        if isinstance(block, ToolUse)
+    )
+    if not names:
+        return {}
+    declared: list[JSONObject] = [
+        {"name": name, "description": PAST_TOOL, "input_schema": {"type": "object"}}
+        for name in names
+    ]
+    return {"tools": declared, "tool_choice": {"type": "none"}}

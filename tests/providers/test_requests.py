@@ -10,7 +10,16 @@ import encoders.openai_responses
 from runtime.errors import InvalidMessages, LocalProtocolError
 from runtime.messages import Audio, Image, Message, NamedTool, Text, ToolResult, ToolUse
 from runtime.requests import SamplingRequest
-from tests.providers.cases import ASK, CASES, PNG, SEARCH, WEATHER, encode, load
+from tests.providers.cases import (
+    ASK,
+    CASES,
+    FORECAST,
+    PNG,
+    SEARCH,
+    WEATHER,
+    encode,
+    load,
+)
 from tests.providers.sdk import PROVIDERS, request_errors
 
 UNSUPPORTED = {("openai_responses", "sampling"): LocalProtocolError}
@@ -132,6 +141,28 @@ def test_anthropic_sends_temperature_only_to_legacy_models() -> None:
     current = encoders.anthropic.encode_request(request, model="claude-sonnet-4-5")
     assert legacy["temperature"] == 0.5
     assert "temperature" not in current
+
+
+def test_anthropic_declares_past_tools_when_a_turn_offers_none() -> None:
+    # Structured output after a tool-using turn: the API refuses tool blocks in
+    # a request that declares no tools (anthropic-sdk-python#494).
+    used = ToolUse("call_1", "get_weather", {"city": "Paris"})
+    history = [
+        ASK,
+        Message.assistant(used),
+        Message("user", (ToolResult("call_1", "12 C"),)),
+    ]
+    request = SamplingRequest(
+        messages=history, tools=(FORECAST,), tool_choice="required"
+    )
+    body = encode("anthropic", request)
+    assert "output_config" in body
+    assert [t["name"] for t in body["tools"]] == ["get_weather"]
+    assert body["tool_choice"] == {"type": "none"}
+    assert request_errors("anthropic", body) == []
+    plain = encode("anthropic", SamplingRequest(messages=[ASK]))
+    assert "tools" not in plain
+    assert "tool_choice" not in plain
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
