@@ -70,7 +70,13 @@ LogCallback = Callable[[str, Any, str | None], Awaitable[None] | None]
 
 
 class Sampler(Protocol):
-    """Answers sampling: a provider (``bridge.providers``) or anything alike."""
+    """Answers sampling: a provider (``bridge.providers``) or anything alike.
+
+    A sampler that can answer requests offering tools says so with a true
+    ``supports_tools`` attribute (every ``bridge.providers`` adapter does);
+    only then does the client declare ``sampling.tools``, so a server never
+    sends tools to a sampler that would ignore them.
+    """
 
     async def complete(self, request: SamplingRequest) -> Any: ...
 
@@ -168,7 +174,8 @@ class Client:
         """What this client can answer, as MCP client capabilities."""
         caps: dict[str, Any] = {}
         if self.sampler is not None:
-            caps["sampling"] = {"tools": {}}
+            tools = getattr(self.sampler, "supports_tools", False) is True
+            caps["sampling"] = {"tools": {}} if tools else {}
         if self.elicitation is not None:
             caps["elicitation"] = {"form": {}, "url": {}}
         if self.roots is not None:

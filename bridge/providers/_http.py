@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, cast, final
+from typing import Any, ClassVar, Protocol, cast, final
 
 import attrs
 import httpx
@@ -82,6 +82,8 @@ class HttpProvider:
     otherwise each call opens and closes its own. ``sleep`` waits between
     retries (tests pass a recorder). ``api_key`` is never shown in ``repr``.
     """
+
+    supports_tools: ClassVar[bool] = True  # every API here calls tools
 
     api: Api
     model: str

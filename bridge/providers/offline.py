@@ -28,7 +28,7 @@ import json
 import math
 import random
 from collections.abc import Sequence
-from typing import Any, cast, final
+from typing import Any, ClassVar, cast, final
 
 import attrs
 
@@ -75,6 +75,8 @@ class OfflineModel:
     builds (``"offline"`` means seed 0). Its replies name the model ``offline``
     (seed 0) or ``offline:<seed>``, so the name is also a spec for it.
     """
+
+    supports_tools: ClassVar[bool] = True  # it answers tool choices too
 
     seed: int = 0
 

@@ -35,6 +35,8 @@ ERAS = ["legacy", "2026-07-28"]
 class ScriptedModel:
     """A sampler that answers from the request's shape, and records requests."""
 
+    supports_tools = True
+
     def __init__(self) -> None:
         self.requests: list[SamplingRequest] = []
 
@@ -132,6 +134,34 @@ async def test_only_real_capabilities_are_declared(era: str) -> None:
             with pytest.raises(PeerError) as info:
                 await client.call_tool("ask", {"prompt": "hi"})
             assert info.value.code == -32021
+
+
+class TextOnly:
+    """A sampler that never says it can call tools."""
+
+    async def complete(self, request: SamplingRequest) -> SampleReply:
+        return SampleReply(content=(Text("plain"),), model="text-only")
+
+
+async def test_sampling_tools_are_declared_only_for_samplers_that_call_tools(
+    era: str,
+) -> None:
+    async with in_memory(our_server(), era, sampler=TextOnly()) as client:
+        assert client.capabilities == {"sampling": {}}
+        asked = await client.call_tool("ask", {"prompt": "hi"})
+        assert asked.text == "text-only:plain"
+        if era == "legacy":
+            refused = await client.call_tool("agent", {"prompt": "a"})
+            assert refused.is_error
+            assert "sampling.tools" in refused.text
+        else:
+            from runtime.errors import PeerError
+
+            with pytest.raises(PeerError) as info:
+                await client.call_tool("agent", {"prompt": "a"})
+            assert info.value.code == -32021
+    async with in_memory(our_server(), era, sampler=ScriptedModel()) as client:
+        assert client.capabilities == {"sampling": {"tools": {}}}
 
 
 async def test_progress_and_logs_reach_the_caller(era: str) -> None:
