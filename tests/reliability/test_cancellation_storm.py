@@ -2,15 +2,19 @@
 
 Each call samples, elicits and branches (four questions). The client picks,
 per call, the question during which it cancels the call — the first sample, the
-elicitation, or either sample inside the branch — or lets it finish; answers
-come after small random delays, so calls interleave. Afterwards: no task
-is left running, every generator that started was closed, every server→client
-request that was not answered was withdrawn with ``notifications/cancelled``,
-and memory is back near its baseline.
+elicitation, or either sample inside the branch — or lets it finish. A question
+of a call that is not being cancelled is answered after a small random delay,
+so calls interleave; a question of a call being cancelled is never answered:
+the client waits (bounded) until the server withdraws it with
+``notifications/cancelled``. Afterwards: every question was answered before its
+call was cancelled or withdrawn, exactly once and never both; no call, question
+or task is left on either side; every generator that started was closed; and
+memory is back near its baseline.
 """
 
 from __future__ import annotations
 
+import collections
 import gc
 import json
 import random
@@ -22,14 +26,18 @@ import attrs
 import trio
 import trio.testing
 
+from bridge.jsonrpc import Notification, Request, RequestId
 from bridge.server import Server
 from bridge.session import Session
 from bridge.transports.memory import memory_pair
-from tests.bridge.wire import _ClientSide
 from tests.fixtures import storm_tools
 
 CALLS = 1000
 SAMPLE = {"role": "assistant", "content": {"type": "text", "text": "s"}, "model": "m"}
+# How long a question of a cancelled call may wait for its withdrawal. The
+# server withdraws at once (in the task that sends the cancellation), so only
+# a server that forgot to withdraw ever gets near this.
+WITHDRAWAL_WAIT = 5.0
 
 
 def _call_of(method: str, params: Mapping[str, Any] | None) -> int:
@@ -41,13 +49,99 @@ def _call_of(method: str, params: Mapping[str, Any] | None) -> int:
     return int(text.split()[1])
 
 
+class _Client:
+    """The client's handler: answers, or cancels the call and waits to be told.
+
+    Per question it records how it ended: ``answered`` (decided while its call
+    was not being cancelled), ``withdrawn`` (its handler was cancelled by the
+    server's ``notifications/cancelled``) or ``never_withdrawn`` (a question of
+    a cancelled call the server did not withdraw within ``WITHDRAWAL_WAIT``).
+    """
+
+    def __init__(
+        self,
+        rng: random.Random,
+        cancel_at: Mapping[int, int],
+        scopes: Mapping[int, trio.CancelScope],
+    ) -> None:
+        self._rng = rng
+        self._cancel_at = cancel_at
+        self._scopes = scopes
+        self._seen: dict[int, int] = {}
+        self.cancelling: set[int] = set()
+        self.answered: list[RequestId] = []
+        self.withdrawn: list[RequestId] = []
+        self.never_withdrawn: list[RequestId] = []
+        self.call_of: dict[RequestId, int] = {}
+        self._running = 0
+        self._idle = trio.Event()
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        n = _call_of(request.method, request.params)
+        self.call_of[request.id] = n
+        self._seen[n] = self._seen.get(n, 0) + 1
+        if self._seen[n] == self._cancel_at[n]:
+            self.cancelling.add(n)
+            self._scopes[n].cancel()  # cancel the call while this question is open
+        self._running += 1
+        try:
+            await trio.sleep(self._rng.random() * 0.005)
+            if n in self.cancelling:  # never answer: only a withdrawal ends it
+                with trio.fail_after(WITHDRAWAL_WAIT):
+                    await trio.sleep_forever()
+        except trio.Cancelled:
+            self.withdrawn.append(request.id)
+            raise
+        except trio.TooSlowError:
+            self.never_withdrawn.append(request.id)
+            raise
+        finally:
+            self._running -= 1
+            if not self._running:
+                self._idle.set()
+        self.answered.append(request.id)
+        if request.method == "elicitation/create":
+            return {"action": "accept", "content": {"ok": True}}
+        return SAMPLE
+
+    async def wait_settled(self) -> None:
+        """Until no question is open on the client."""
+        while self._running:
+            self._idle = trio.Event()
+            await self._idle.wait()
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None:
+        pass
+
+    def closed(self, session: Session) -> None:
+        pass
+
+
+def _tasks() -> int:
+    """How many trio tasks exist now, across the whole run."""
+
+    def count(task: trio.lowlevel.Task) -> int:
+        nurseries = task.child_nurseries
+        return 1 + sum(count(child) for n in nurseries for child in n.child_tasks)
+
+    return count(trio.lowlevel.current_root_task())
+
+
 @attrs.frozen
 class Outcome:
     """Counts only, so the measurement sees the server's memory, not ours."""
 
     asked: int
+    answered: int
     withdrawn: int
-    unsettled: int
+    unsettled: int  # neither answered nor withdrawn
+    both: int  # answered and withdrawn
+    twice: int  # answered twice, or withdrawn twice
+    misreported: int  # the client's account and the wire disagree
+    never_withdrawn: int  # of cancelled calls, left open by the server
+    withdrawn_live: int  # withdrawn although its call was never cancelled
     completed: int
 
 
@@ -58,23 +152,13 @@ async def _storm(seed: int, calls: int = CALLS) -> Outcome:
     client_end.record = True
     server = Server([storm_tools.storm])
     cancel_at = {n: rng.randint(1, 5) for n in range(calls)}  # 5: never cancelled
-    asked: dict[int, int] = {}
-    scopes: dict[int, trio.CancelScope] = {}
-
-    async def answer(method: str, params: Mapping[str, Any] | None) -> Any:
-        n = _call_of(method, params)
-        asked[n] = asked.get(n, 0) + 1
-        if asked[n] == cancel_at[n]:
-            scopes[n].cancel()  # cancel the call while this question is open
-        await trio.sleep(rng.random() * 0.005)
-        if method == "elicitation/create":
-            return {"action": "accept", "content": {"ok": True}}
-        return SAMPLE
-
-    client = Session(client_end, _ClientSide(answer))
+    scopes = {n: trio.CancelScope() for n in range(calls)}
+    side = _Client(rng, cancel_at, scopes)
+    client = Session(client_end, side)
+    server_session = Session(server_end, server.connection())
     completed = 0
     async with trio.open_nursery() as nursery:
-        await nursery.start(Session(server_end, server.connection()).run)
+        await nursery.start(server_session.run)
         await nursery.start(client.run)
         capabilities = {"sampling": {}, "elicitation": {}}
         await client.request(
@@ -85,10 +169,11 @@ async def _storm(seed: int, calls: int = CALLS) -> Outcome:
                 "clientInfo": {"name": "storm", "version": "1"},
             },
         )
+        baseline = _tasks()
 
         async def one(n: int) -> None:
             nonlocal completed
-            with scopes.setdefault(n, trio.CancelScope()):
+            with scopes[n]:
                 await client.request(
                     "tools/call", {"name": "storm", "arguments": {"n": n}}
                 )
@@ -97,29 +182,53 @@ async def _storm(seed: int, calls: int = CALLS) -> Outcome:
         async with trio.open_nursery() as calls_nursery:
             for n in range(len(cancel_at)):
                 calls_nursery.start_soon(one, n)
-        with trio.fail_after(10):
+        with trio.fail_after(WITHDRAWAL_WAIT + 10):
+            await side.wait_settled()
             await trio.testing.wait_all_tasks_blocked(cushion=0.05)
+        # No task left running: nothing in flight or outstanding on either side,
+        # and exactly the tasks there were before the first call.
+        assert server_session.in_flight == 0, "the server still holds calls"
+        assert server_session.outstanding == [], "the server still awaits answers"
+        assert client.in_flight == 0, "the client still holds questions"
         assert client.outstanding == []
+        assert _tasks() == baseline, "a task outlived the calls"
         nursery.cancel_scope.cancel()
-    return _outcome(server_end.sent, client_end.sent, completed)
+    return _outcome(side, server_end.sent, client_end.sent, completed)
 
 
 def _outcome(
-    server_frames: list[bytes], client_frames: list[bytes], completed: int
+    side: _Client,
+    server_frames: list[bytes],
+    client_frames: list[bytes],
+    completed: int,
 ) -> Outcome:
     sent = [json.loads(f) for f in server_frames]
     received = [json.loads(f) for f in client_frames]
     asked = {f["id"] for f in sent if "method" in f and "id" in f}
-    withdrawn = {
+    withdrawn = collections.Counter(
         f["params"]["requestId"]
         for f in sent
         if f.get("method") == "notifications/cancelled"
-    }
-    answered = {f["id"] for f in received if "method" not in f}
+    )
+    answered = collections.Counter(f["id"] for f in received if "result" in f)
+    errors = [f for f in received if "error" in f]
+    both = answered.keys() & withdrawn.keys()
+    twice = [k for k, v in (answered + withdrawn).items() if v > 1 and k not in both]
+    misreported = len(errors) + len(
+        (set(side.answered) ^ answered.keys())
+        | (set(side.withdrawn) ^ (withdrawn.keys() & asked))
+    )
+    live = [r for r in withdrawn if side.call_of.get(r) not in side.cancelling]
     return Outcome(
         asked=len(asked),
+        answered=len(answered),
         withdrawn=len(withdrawn),
-        unsettled=len(asked - answered - withdrawn),
+        unsettled=len(asked - answered.keys() - withdrawn.keys()),
+        both=len(both),
+        twice=len(twice),
+        misreported=misreported,
+        never_withdrawn=len(side.never_withdrawn),
+        withdrawn_live=len(live),
         completed=completed,
     )
 
@@ -154,8 +263,15 @@ async def test_a_thousand_cancelled_calls_leave_nothing_behind() -> None:
         tracemalloc.stop()
     assert 0 < outcome.completed < CALLS, "some calls finish, the others are cancelled"
     assert storm_tools.OPENED[0] == storm_tools.CLOSED[0] > 0, "a finally did not run"
+    assert outcome.answered > 0, "some questions should have been answered"
     assert outcome.withdrawn > 0, "some questions should have been withdrawn"
+    assert outcome.never_withdrawn == 0, "questions of cancelled calls left open"
     assert outcome.unsettled == 0, "questions neither answered nor withdrawn"
+    assert outcome.both == 0, "questions both answered and withdrawn"
+    assert outcome.twice == 0, "questions answered or withdrawn twice"
+    assert outcome.withdrawn_live == 0, "questions of live calls withdrawn"
+    assert outcome.misreported == 0, "what the client saw is not what was sent"
+    assert outcome.answered + outcome.withdrawn == outcome.asked
     assert _live_call_objects() == {}, "objects of finished calls are still alive"
     # What remains is bounded residue (jsonschema's type-check cache, frames of
     # the last exceptions): under 128 bytes a call, and not growing run to run.
