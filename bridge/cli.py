@@ -9,7 +9,8 @@
   ``call "yieldmcp serve examples/ttt.py" play_ttt``.
 
 Errors are one line on stderr and a non-zero exit code; when serving over
-stdio, stdout carries nothing but MCP.
+stdio, stdout carries nothing but MCP (what the served code prints goes to
+stderr).
 """
 
 from __future__ import annotations
@@ -190,6 +191,10 @@ def _add_demo(verbs: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from .loader import LoadError, load_server
 
+    if args.http is None:
+        from .transports.stdio import reserve_stdout_for_mcp
+
+        reserve_stdout_for_mcp()  # before the served code runs and prints
     try:
         server = load_server(args.target)
     except LoadError as exc:

@@ -1,7 +1,9 @@
 """Newline-delimited JSON-RPC over byte streams: our stdio, or a child process.
 
-The server side reads stdin and writes stdout (nothing but MCP messages go to
-stdout; logs go to stderr). The client side spawns a command and talks to its
+The server side reads stdin and writes stdout, and stdout carries nothing but
+MCP messages: :func:`reserve_stdout_for_mcp` keeps the real stdout for the
+transport and sends whatever else the process writes there (``print``, logs,
+child processes) to stderr. The client side spawns a command and talks to its
 pipes.
 
 Frames never interleave and keep their order. A frame is written at once when
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from collections.abc import Callable
 from typing import final
 
@@ -26,7 +29,7 @@ import trio
 from ..jsonrpc import ErrorData, ErrorResponse, Message, RequestId, dumps
 from ._framing import OVERSIZED, LineBuffer
 
-__all__ = ["StreamTransport", "stdio_transport"]
+__all__ = ["StreamTransport", "reserve_stdout_for_mcp", "stdio_transport"]
 
 _OVERSIZED_ERROR = dumps(
     ErrorResponse(None, ErrorData(-32600, "Invalid request: message too large"))
@@ -157,10 +160,35 @@ def _stream_error(exc: OSError) -> trio.BrokenResourceError | trio.ClosedResourc
     return trio.BrokenResourceError(f"the stream broke: {exc}")
 
 
+_mcp_stdout: int | None = None
+"""This process's real stdout, once :func:`reserve_stdout_for_mcp` kept it."""
+
+
+def reserve_stdout_for_mcp() -> int:
+    """Keep this process's stdout for MCP alone; from now on, prints go to stderr.
+
+    Returns a descriptor of the real stdout (made on the first call, the same
+    one on later calls). Descriptor 1 then points at stderr, and so does
+    :data:`sys.stdout`: what a tool or the module being served prints with
+    ``print``, writes to ``sys.stdout`` (or to descriptor 1, or a child process
+    inherits) lands on stderr instead of between the frames. Call it before
+    importing the code to serve. Nothing is restored: a stdio server's stdout
+    stays MCP's until exit.
+    """
+    global _mcp_stdout
+    if _mcp_stdout is None:
+        sys.stdout.flush()
+        _mcp_stdout = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    return _mcp_stdout
+
+
 def stdio_transport(*, max_message: int = 16 * 1024 * 1024) -> StreamTransport:
-    """A transport over this process's stdin and stdout."""
+    """A transport over this process's stdin and its stdout, kept for MCP alone
+    (see :func:`reserve_stdout_for_mcp`: prints go to stderr)."""
     return StreamTransport(
         trio.lowlevel.FdStream(os.dup(0)),
-        trio.lowlevel.FdStream(os.dup(1)),
+        trio.lowlevel.FdStream(os.dup(reserve_stdout_for_mcp())),
         max_message=max_message,
     )

@@ -1,19 +1,30 @@
-"""bridge.transports.stdio: frames over pipes keep whole, in order, either way."""
+"""bridge.transports.stdio: frames over pipes keep whole, in order, either way;
+a served process's stdout carries nothing but them."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import trio
 
+from bridge.client import connect
 from bridge.jsonrpc import Notification, parse
 from bridge.server import Server
 from bridge.session import Session
 from bridge.transports.stdio import StreamTransport
 from tests.bridge.wire import _ClientSide
 from tests.fixtures import slow_tools
+from tests.helpers import ROOT
+
+SERVE = [sys.executable, "-m", "bridge.cli", "serve"]
+NOISY = str(ROOT / "tests/fixtures/noisy_tools.py")
+QUIET = str(ROOT / "tests/fixtures/slow_tools.py")
 
 
 @pytest.fixture
@@ -101,3 +112,144 @@ async def test_a_live_call_over_pipes_is_answered_with_no_task(
             "bridge.transports.stdio.StreamTransport.pump"
         ]
         nursery.cancel_scope.cancel()
+
+
+# --- a real `yieldmcp serve` process ----------------------------------------------
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n"
+
+
+HANDSHAKE = [
+    _frame(
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        }
+    ),
+    _frame({"method": "notifications/initialized"}),
+]
+
+
+async def _talk(target: str, frames: list[bytes], last_id: int) -> tuple[bytes, bytes]:
+    """Serve ``target`` over stdio, write ``frames``, read until the answer to
+    ``last_id`` is out, then close stdin: everything on stdout, and on stderr."""
+    process = await trio.lowlevel.open_process(
+        [*SERVE, target],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+    out, err = bytearray(), bytearray()
+    answered = f'"id":{last_id}'.encode()
+
+    async def drain_stderr() -> None:
+        while chunk := await stderr.receive_some():
+            err.extend(chunk)
+
+    async def write() -> None:
+        for frame in frames:
+            await stdin.send_all(frame)
+
+    try:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(drain_stderr)
+                nursery.start_soon(write)
+                # Until a whole line holds the answer (spaces or not, say).
+                while not any(
+                    answered in line.replace(b" ", b"")
+                    for line in out.split(b"\n")[:-1]
+                ):
+                    chunk = await stdout.receive_some()
+                    assert chunk, f"stdout closed early: {bytes(out)!r} {bytes(err)!r}"
+                    out.extend(chunk)
+                await stdin.aclose()
+                while chunk := await stdout.receive_some():
+                    out.extend(chunk)
+            assert await process.wait() == 0, bytes(err)
+    finally:
+        with trio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    return bytes(out), bytes(err)
+
+
+def _messages(stdout: bytes) -> list[dict[str, Any]]:
+    """Every stdout line, each of which must be one JSON-RPC 2.0 message."""
+    assert stdout.endswith(b"\n"), stdout[-200:]
+    messages: list[dict[str, Any]] = []
+    for line in stdout.split(b"\n")[:-1]:
+        message: dict[str, Any] = json.loads(line)  # fails on anything printed
+        assert isinstance(message, dict), line
+        assert message["jsonrpc"] == "2.0", line
+        messages.append(message)
+    return messages
+
+
+NOISE = [
+    "noisy: print at import",
+    "noisy: sys.stdout.write at import, no newline",
+    "noisy: print in the tool hi",
+    "noisy: print without a newline",
+    "noisy: os.write(1) in the tool",
+    "noisy: a child process prints",
+]
+
+
+async def test_what_the_served_code_prints_goes_to_stderr_not_between_frames() -> None:
+    call = {"name": "shout", "arguments": {"word": "hi"}}
+    stdout, stderr = await _talk(
+        NOISY,
+        [*HANDSHAKE, _frame({"id": 2, "method": "tools/call", "params": call})],
+        last_id=2,
+    )
+    assert b"noisy" not in stdout
+    messages = _messages(stdout)
+    assert [m.get("id") for m in messages] == [1, 2]
+    assert messages[1]["result"]["content"] == [{"type": "text", "text": "HI"}]
+    for noise in NOISE:
+        assert noise in stderr.decode(), stderr
+
+
+async def test_our_client_calls_a_tool_that_prints() -> None:
+    with trio.fail_after(60):
+        async with connect([*SERVE, NOISY], cwd=str(ROOT), era="legacy") as client:
+            (tool,) = await client.list_tools()
+            assert tool["name"] == "shout"
+            first = await client.call_tool("shout", {"word": "hi"})
+            again = await client.call_tool("shout", {"word": "again"})
+    assert (first.text, again.text) == ("HI", "AGAIN")
+
+
+async def test_an_oversized_line_is_answered_and_the_next_request_still_is() -> None:
+    limit = 16 * 1024 * 1024  # the default max_message
+    huge = _frame(
+        {"id": 2, "method": "tools/list", "params": {"pad": "x" * (limit + 1)}}
+    )
+    stdout, _stderr = await _talk(
+        QUIET,
+        [*HANDSHAKE, huge, _frame({"id": 3, "method": "tools/list"})],
+        last_id=3,
+    )
+    initialized, refused, listed = _messages(stdout)
+    assert initialized["id"] == 1
+    # No id: the line was never read, and MCP's schemas refuse a null id.
+    assert refused == {
+        "jsonrpc": "2.0",
+        "error": {"code": -32600, "message": "Invalid request: message too large"},
+    }
+    assert listed["id"] == 3
+    assert "quick" in [tool["name"] for tool in listed["result"]["tools"]]
