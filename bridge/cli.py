@@ -1,7 +1,8 @@
 """The ``yieldmcp`` command line: ``serve``, ``call`` and ``demo``.
 
-* ``serve FILE_OR_MODULE [--http HOST:PORT]`` serves the tools, resources and
-  prompts a file defines, over stdio (default) or Streamable HTTP at ``/mcp``.
+* ``serve FILE_OR_MODULE [--http [HOST:]PORT]`` serves the tools, resources and
+  prompts a file defines, over stdio (default) or Streamable HTTP at ``/mcp``
+  (on 127.0.0.1 unless HOST says otherwise).
 * ``call SERVER [TOOL] [--arg k=v ...]`` connects to any MCP server (a command
   to spawn, or an ``http(s)://`` URL), calls a tool (or lists them), answers
   sampling with a model and elicitation at the terminal or from answers given.
@@ -36,11 +37,19 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit code 1."""
 
 
+DEFAULT_HTTP_HOST = "127.0.0.1"
+"""Where ``--http PORT`` listens: loopback, reachable from this machine only."""
+
+
 def _host_port(value: str) -> tuple[str, int]:
+    """``PORT`` (on 127.0.0.1) or ``HOST:PORT`` (``[::1]:PORT`` for IPv6)."""
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
-    return host.strip("[]"), int(port)
+    host = host.removeprefix("[").removesuffix("]") if sep else DEFAULT_HTTP_HOST
+    if not (port.isascii() and port.isdigit() and int(port) <= 65535) or not host:
+        raise argparse.ArgumentTypeError(
+            f"expected PORT or HOST:PORT (PORT 0-65535), got {value!r}"
+        )
+    return host, int(port)
 
 
 def _key_value(value: str) -> tuple[str, Any]:
@@ -88,9 +97,14 @@ def _add_serve(verbs: Any) -> None:
     )
     serve.add_argument(
         "--http",
-        metavar="HOST:PORT",
+        metavar="[HOST:]PORT",
         type=_host_port,
-        help="serve Streamable HTTP at http://HOST:PORT/mcp (use 127.0.0.1 for local)",
+        help=(
+            "serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio; HOST "
+            f"defaults to {DEFAULT_HTTP_HOST} (this machine only), 0.0.0.0 listens "
+            "on every interface, [::1]:PORT is IPv6; PORT 0 picks a free one (-v "
+            "logs it)"
+        ),
     )
     serve.set_defaults(run=_serve)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 import trio
 
+from bridge.cli import _host_port
+from bridge.client import connect
 from tests.helpers import ROOT
 from tests.providers.fake_server import Reply, open_fake_provider
 
@@ -89,6 +92,8 @@ def test_the_readme_non_interactive_demo_plays_a_whole_game() -> None:
     out = done.stdout
     assert out.startswith("model: offline (the built-in offline model")
     assert "[progress 1/9] move 1" in out
+    # The offline model picks taken cells now and then; the tool asks again.
+    assert re.search(r"^\[info\] [XO] chose cell \d, which is taken$", out, re.M)
     outcome = re.search(r"^outcome: (.*)$", out, re.M)
     assert outcome is not None
     assert outcome.group(1) in ("you won", "model won", "draw")
@@ -157,3 +162,93 @@ async def test_a_real_provider_is_used_through_its_wire_api() -> None:
     assert request.headers["authorization"] == "Bearer sk-test-123"
     assert request.body["model"] == "gpt-test"
     assert b"sk-test-123" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("8000", ("127.0.0.1", 8000)),
+        ("0", ("127.0.0.1", 0)),
+        ("localhost:8000", ("localhost", 8000)),
+        ("0.0.0.0:65535", ("0.0.0.0", 65535)),
+        ("[::1]:8000", ("::1", 8000)),
+    ],
+)
+def test_http_takes_a_port_on_loopback_or_a_host_and_port(
+    value: str, expected: tuple[str, int]
+) -> None:
+    assert _host_port(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "junk", "host:", ":8000", "[]:8000", "65536", "-1", "8o", "1.5", "²", "80 "],
+)
+def test_http_rejects_junk(value: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="expected PORT or HOST:PORT"):
+        _host_port(value)
+
+
+def test_a_bad_http_value_is_one_error_line_and_exit_code_2() -> None:
+    done = run("serve", "examples/ttt.py", "--http", "junk")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert errors == [
+        "yieldmcp serve: error: argument --http: expected PORT or HOST:PORT "
+        "(PORT 0-65535), got 'junk'"
+    ], done.stderr
+
+
+def _listening(port: int) -> set[str]:
+    """The local addresses (hex, as /proc shows them) listening on TCP ``port``."""
+    found: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for row in Path(table).read_text().splitlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                found.add(address)
+    return found
+
+
+async def test_serve_http_with_a_port_alone_listens_on_loopback_only() -> None:
+    process = await trio.lowlevel.open_process(
+        [YIELDMCP, "-v", "serve", "examples/ttt.py", "--http", "0"],  # a free port
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stderr is not None
+    stderr = process.stderr
+    logged = bytearray()
+    try:
+        with trio.fail_after(60):
+            while not (
+                found := re.search(rb"serving MCP at (http://(\S+):(\d+)/mcp)", logged)
+            ):
+                chunk = await stderr.receive_some()
+                assert chunk, logged.decode()
+                logged.extend(chunk)
+            url, host, port = found[1].decode(), found[2].decode(), int(found[3])
+            assert host == "127.0.0.1"
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.aclose()
+            if os.path.exists("/proc/net/tcp"):
+                assert _listening(port) == {"0100007F"}  # 127.0.0.1, nothing else
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_drain, stderr)  # -v logs every request
+                async with connect(url) as client:
+                    tools = await client.list_tools()
+                nursery.cancel_scope.cancel()
+        assert "play_ttt" in [tool["name"] for tool in tools]
+    finally:
+        with trio.CancelScope(shield=True):
+            process.terminate()
+            await process.wait()
+
+
+async def _drain(stream: trio.abc.ReceiveStream) -> None:
+    while await stream.receive_some():
+        pass
