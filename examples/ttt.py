@@ -133,6 +133,7 @@ def model_turn(ctx: Context, board: list[str], mark: Mark) -> Op[int]:
         move = yield from ctx.sample_schema(messages=conversation, schema=Move)
         if board[move.parsed.cell] == " ":
             return move.parsed.cell
+        yield ctx.log("info", f"{mark} chose cell {move.parsed.cell}, which is taken")
         use_id = _schema_call_id(move.exchange.messages[1])
         taken = ToolResult(
             use_id,

@@ -76,6 +76,8 @@ def test_an_occupied_cell_from_the_model_is_refused_and_asked_again() -> None:
     assert isinstance(retry, ToolResult)
     assert retry.is_error
     assert "Cell 4 is taken" in retry.content[0].text  # type: ignore[union-attr]
+    logs = [n.data for _k, n in peer.notices if isinstance(n, Log)]
+    assert "X chose cell 4, which is taken" in logs  # shown to the user
 
 
 def test_an_occupied_cell_from_the_user_is_asked_again() -> None:
