@@ -14,7 +14,10 @@ response:
   use an InputRequiredResult instead): the send fails.
 
 Closing the HTTP stream cancels the request (2026 semantics). Before any of
-this, the header ladder (``_ladder``) runs. ``subscriptions/listen`` is answered
+this, the header ladder (``_ladder``) runs, and a request without the
+``_meta`` envelope is refused (-32602): on this path every request is
+self-contained, so none may fall back to handshake-era handling (an
+``initialize`` here is not a session). ``subscriptions/listen`` is answered
 here, as a long-lived SSE stream of list-change notifications, each tagged with
 the subscription id. Notifications POSTed by the client are accepted (202) and
 dropped: there is no session for them to affect.
@@ -52,7 +55,7 @@ from ._asgi import Receive, Send, SseResponse
 if TYPE_CHECKING:
     from ..server import ListKind, Server
 
-__all__ = ["SUPPORTED", "post"]
+__all__ = ["SUPPORTED", "has_envelope", "post"]
 
 SUPPORTED: Final = ("2026-07-28",)
 SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
@@ -86,18 +89,41 @@ async def post(
         await _error(send, None, error)
         return
     lookup = functools.partial(_header_params, server)
-    problem = _ladder.check(headers, message, SUPPORTED, lookup)
+    problem = _no_envelope(message) or _ladder.check(
+        headers, message, SUPPORTED, lookup
+    )
     if problem is not None:
         await _error(send, message.id, problem)
-    elif message.method == "subscriptions/listen" and _has_envelope(message):
+    elif message.method == "subscriptions/listen":
         await _listen(server, message, receive, send)
     else:
         await _answer(server, message, data, receive, send)
 
 
-def _has_envelope(request: Request) -> bool:
+_ENVELOPE: Final = (_ladder.PROTOCOL_VERSION, _ladder.CLIENT_CAPABILITIES)
+
+
+def _missing(request: Request) -> list[str]:
+    """The envelope keys ``params._meta`` of ``request`` lacks."""
     meta: Any = (request.params or {}).get("_meta")
-    return isinstance(meta, Mapping) and _ladder.CLIENT_CAPABILITIES in meta
+    if not isinstance(meta, Mapping):
+        return list(_ENVELOPE)
+    return [key for key in _ENVELOPE if key not in meta]
+
+
+def has_envelope(message: Message) -> bool:
+    """Whether ``message`` is a request carrying the 2026-07-28 envelope."""
+    return isinstance(message, Request) and not _missing(message)
+
+
+def _no_envelope(request: Request) -> ErrorData | None:
+    missing = _missing(request)
+    if not missing:
+        return None
+    return ErrorData(
+        INVALID_PARAMS,
+        f"params._meta is missing the required envelope key(s): {', '.join(missing)}",
+    )
 
 
 def _header_params(server: Server, tool_name: str) -> Mapping[str, str]:

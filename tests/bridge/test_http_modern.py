@@ -43,6 +43,16 @@ def regional(params: Region, ctx: Context) -> str:
     return f"region={params.region}"
 
 
+RAN: list[str] = []
+
+
+@tool
+def tally(ctx: Context) -> str:
+    """Records that it ran."""
+    RAN.append("tally")
+    return "counted"
+
+
 @tool
 def progress(ctx: Context) -> Op[str]:
     """Reports progress, which turns the answer into an event stream."""
@@ -53,7 +63,8 @@ def progress(ctx: Context) -> Op[str]:
 
 def server() -> Server:
     return Server(
-        [http_tools.echo, http_tools.ask_name, regional, progress], name="modern-test"
+        [http_tools.echo, http_tools.ask_name, regional, progress, tally],
+        name="modern-test",
     )
 
 
@@ -111,6 +122,62 @@ async def test_header_mismatches_are_400_with_the_id_echoed(
     body = raw.checked_body(response)
     assert body["id"] == 105
     assert body["error"]["code"] == code
+
+
+@pytest.mark.parametrize("name", ["echo", None, "", "TALLY", "tally, tally"])
+async def test_a_tool_call_whose_mcp_name_differs_is_refused_unrun(
+    raw: Raw, name: str | None
+) -> None:
+    RAN.clear()
+    body = _body(raw, "n1", "tools/call", name="tally")
+    with trio.fail_after(10):
+        response = await raw.post(body, **_headers("tools/call", name))
+        # The same request with the right header runs: the refusal was the header.
+        ran_before = list(RAN)
+        good = await raw.post(
+            _body(raw, "n2", "tools/call", name="tally"),
+            **_headers("tools/call", "tally"),
+        )
+    assert response.status_code == 400
+    answer = raw.checked_body(response)
+    assert answer["id"] == "n1"
+    assert answer["error"]["code"] == -32020
+    assert "Mcp-Name" in answer["error"]["message"]
+    assert ran_before == []
+    assert raw.checked_body(good)["result"]["content"][0]["text"] == "counted"
+    assert RAN == ["tally"]
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("initialize", {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        }),
+        ("tools/list", {}),
+        ("tools/call", {"name": "tally", "_meta": {}}),
+        ("tools/call", {"name": "tally", "_meta": {
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}),
+    ],
+)  # fmt: skip
+async def test_a_modern_request_without_the_envelope_is_invalid_params(
+    raw: Raw, method: str, params: dict[str, Any]
+) -> None:
+    RAN.clear()
+    name = params.get("name")
+    with trio.fail_after(10):
+        response = await raw.post(
+            raw.request(12, method, params), **_headers(method, name)
+        )
+    assert response.status_code == 400
+    assert "mcp-session-id" not in response.headers
+    answer = raw.checked_body(response)
+    assert (answer["id"], answer["error"]["code"]) == (12, -32602)
+    assert "io.modelcontextprotocol/protocolVersion" in answer["error"]["message"]
+    assert RAN == []
 
 
 async def test_an_unsupported_version_is_named_with_what_is_supported(raw: Raw) -> None:
