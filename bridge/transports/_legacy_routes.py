@@ -14,9 +14,10 @@ What each method does (PROTOCOL.md §5.2, notes/conformance-fixtures.md §2):
   ``Last-Event-ID`` resumes the stream that id belongs to.
 * ``DELETE`` ends the session and cancels its calls.
 
-Header checks common to both eras, body reading and JSON parsing happen in
-``http.py`` before this module sees a request; the session machinery is in
-``_legacy``.
+Header checks common to both eras, body reading, JSON parsing and the
+``MCP-Protocol-Version`` check (against :meth:`LegacyEndpoint.negotiated`)
+happen in ``http.py`` before this module sees a request, which passes on the
+version in effect; the session machinery is in ``_legacy``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ __all__ = ["DEFAULT_VERSION", "LegacyEndpoint"]
 log = logging.getLogger("yieldmcp.http")
 
 DEFAULT_VERSION: Final = "2025-03-26"
-"""Assumed when a request has no ``MCP-Protocol-Version`` (PROTOCOL.md §5.2)."""
+"""Assumed when a request has no ``MCP-Protocol-Version`` and no session that
+negotiated one (PROTOCOL.md §5.2)."""
 
 SESSION_HEADER: Final = "mcp-session-id"
 
@@ -118,6 +120,13 @@ class LegacyEndpoint:
             return None
         return http
 
+    def negotiated(self, headers: Mapping[str, str]) -> str | None:
+        """The version the live session the request names negotiated, if any."""
+        http = self._sessions.get(headers.get(SESSION_HEADER, ""))
+        if http is None or http.closed:
+            return None
+        return http.connection.protocol_version
+
     # --- POST ------------------------------------------------------------------------
 
     async def post(
@@ -125,10 +134,11 @@ class LegacyEndpoint:
         headers: Mapping[str, str],
         message: Message,
         data: bytes,
+        version: str,
         receive: Receive,
         send: Send,
     ) -> None:
-        version = headers.get("mcp-protocol-version", DEFAULT_VERSION)
+        """Answer a POST on behalf of a client speaking ``version``."""
         opening = (
             isinstance(message, Request)
             and message.method == "initialize"
@@ -158,7 +168,7 @@ class LegacyEndpoint:
     # --- GET -------------------------------------------------------------------------
 
     async def get(
-        self, headers: Mapping[str, str], receive: Receive, send: Send
+        self, headers: Mapping[str, str], version: str, receive: Receive, send: Send
     ) -> None:
         if not _accepts_sse(headers):
             await _plain(
@@ -168,7 +178,6 @@ class LegacyEndpoint:
         http = await self._find(headers, send)
         if http is None:
             return
-        version = headers.get("mcp-protocol-version", DEFAULT_VERSION)
         last = headers.get("last-event-id")
         sse = SseResponse(send, [(SESSION_HEADER, http.id)])
         if last is None:

@@ -2,16 +2,26 @@
 
 :func:`serve_http` is the entry point (``yieldmcp serve FILE --http HOST:PORT``
 calls it); :class:`McpHttpApp` is the ASGI application it serves, usable with
-any trio ASGI server. Both protocol eras share the endpoint, routed by header
-as the reference SDK does:
+any trio ASGI server. Both protocol eras share the endpoint, routed by the
+``MCP-Protocol-Version`` header (:func:`header_era`):
 
-* ``MCP-Protocol-Version`` present and not a handshake version (2024-11-05 …
-  2025-11-25) → the 2026-07-28 path (``_modern_routes``): stateless POSTs,
-  header ladder, GET/DELETE → 405;
-* otherwise → the 2025-11-25 path (``_legacy_routes``): sessions, SSE streams,
-  resumption, DELETE.
+* a modern version (2026-07-28) → the 2026-07-28 path (``_modern_routes``):
+  stateless POSTs, header ladder, GET/DELETE → 405;
+* a handshake version (2024-11-05 … 2025-11-25), or no header → the
+  2025-11-25 path (``_legacy_routes``): sessions, SSE streams, resumption,
+  DELETE;
+* any other value → **400**, UnsupportedProtocolVersion (-32022) naming every
+  version the endpoint speaks in ``data.supported``, as the 2026 ladder names
+  its own. One exception: a POSTed request carrying the 2026 ``_meta``
+  envelope goes to the modern path, whose ladder tells a header that
+  disagrees with the envelope (-32020) from an unsupported version (-32022).
 
-Before either, every request passes the same checks: Host and Origin (DNS
+On the 2025-11-25 path the header must also be the version the request's
+session negotiated (PROTOCOL.md §5.2: "an invalid or unsupported value gets
+400"), else 400 with -32022 naming that one version. Without the header, a
+session's negotiated version applies, and without a session 2025-03-26.
+
+Before any of this, every request passes the same checks: Host and Origin (DNS
 rebinding, ``_guard``), and for a POST ``Content-Type: application/json``, an
 acceptable ``Accept``, a body of at most ``HttpLimits.max_body`` bytes, and
 JSON-RPC syntax (400 with the JSON-RPC error, echoing the id when readable).
@@ -24,44 +34,78 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 import trio
 
 from ..jsonrpc import (
+    ErrorData,
     ErrorResponse,
     Invalid,
     Message,
     Notification,
     Request,
+    RequestId,
     Response,
     parse,
 )
+from ..server import HANDSHAKE_VERSIONS
 from . import _asgi, _modern_routes
 from ._asgi import Receive, Scope, Send
 from ._config import HttpLimits
 from ._guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
-from ._legacy_routes import LegacyEndpoint
+from ._ladder import UNSUPPORTED_VERSION
+from ._legacy_routes import DEFAULT_VERSION, LegacyEndpoint
 
 if TYPE_CHECKING:
     from ..server import Server
 
-__all__ = ["ENDPOINT", "HttpLimits", "McpHttpApp", "is_modern", "serve_http"]
+__all__ = [
+    "ENDPOINT",
+    "SUPPORTED_VERSIONS",
+    "HttpLimits",
+    "McpHttpApp",
+    "header_era",
+    "serve_http",
+]
 
 log = logging.getLogger("yieldmcp.http")
 
 ENDPOINT = "/mcp"
-_HANDSHAKE_VERSIONS = frozenset(
-    {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
-)
+VERSION_HEADER: Final = "mcp-protocol-version"
+SUPPORTED_VERSIONS: Final = (*HANDSHAKE_VERSIONS, *_modern_routes.SUPPORTED)
+"""Every ``MCP-Protocol-Version`` the endpoint accepts, oldest first."""
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
+Era = Literal["legacy", "modern"]
 
-def is_modern(headers: Mapping[str, str]) -> bool:
-    """Whether a request belongs to the 2026-07-28 path (by its version header)."""
-    version = headers.get("mcp-protocol-version")
-    return version is not None and version not in _HANDSHAKE_VERSIONS
+
+def header_era(headers: Mapping[str, str]) -> Era | None:
+    """The path a request's ``MCP-Protocol-Version`` selects; None: no path."""
+    version = headers.get(VERSION_HEADER)
+    if version is None or version in HANDSHAKE_VERSIONS:
+        return "legacy"
+    return "modern" if version in _modern_routes.SUPPORTED else None
+
+
+def unsupported_version(
+    requested: str, supported: Sequence[str], why: str = ""
+) -> ErrorData:
+    """The UnsupportedProtocolVersion error for an ``MCP-Protocol-Version``."""
+    return ErrorData(
+        UNSUPPORTED_VERSION,
+        f"Unsupported protocol version: MCP-Protocol-Version is {requested!r}"
+        f"{why}; use {', '.join(supported)}",
+        {"supported": list(supported), "requested": requested},
+    )
+
+
+async def _refuse_version(
+    send: Send, request_id: RequestId | None, error: ErrorData
+) -> None:
+    body = _asgi.error_body(request_id, error)
+    await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
 
 
 async def _plain(send: Send, status: int, text: str, **headers: str) -> None:
@@ -112,31 +156,75 @@ class McpHttpApp:
             await _plain(send, 404, f"Not Found: the MCP endpoint is {ENDPOINT}")
             return
         method = scope["method"]
-        modern = is_modern(headers)
+        era = header_era(headers)
         if method == "POST":
-            await self._post(headers, modern, receive, send)
-        elif modern and method in ("GET", "DELETE"):
-            await _plain(send, 405, "Method Not Allowed in 2026-07-28", allow="POST")
-        elif method == "GET":
-            await self.legacy.get(headers, receive, send)
-        elif method == "DELETE":
-            await self.legacy.delete(headers, send)
+            await self._post(headers, era, receive, send)
+        elif method in ("GET", "DELETE"):
+            await self._get_or_delete(method, headers, era, receive, send)
         else:
             await _plain(send, 405, "Method Not Allowed", allow="GET, POST, DELETE")
 
+    async def _get_or_delete(
+        self,
+        method: str,
+        headers: Mapping[str, str],
+        era: Era | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        if era is None:
+            error = unsupported_version(headers[VERSION_HEADER], SUPPORTED_VERSIONS)
+            await _refuse_version(send, None, error)
+            return
+        if era == "modern":
+            await _plain(send, 405, "Method Not Allowed in 2026-07-28", allow="POST")
+            return
+        version = await self._legacy_version(headers, None, send)
+        if version is None:
+            return
+        if method == "GET":
+            await self.legacy.get(headers, version, receive, send)
+        else:
+            await self.legacy.delete(headers, send)
+
     async def _post(
-        self, headers: Mapping[str, str], modern: bool, receive: Receive, send: Send
+        self, headers: Mapping[str, str], era: Era | None, receive: Receive, send: Send
     ) -> None:
         parsed = await self._read_message(headers, receive, send)
         if parsed is None:
             return
         message, data = parsed
-        if modern:
+        if era is None and _modern_routes.has_envelope(message):
+            era = "modern"  # the ladder says how the header and envelope disagree
+        request_id = message.id if isinstance(message, Request) else None
+        if era is None:
+            error = unsupported_version(headers[VERSION_HEADER], SUPPORTED_VERSIONS)
+            await _refuse_version(send, request_id, error)
+        elif era == "modern":
             await _modern_routes.post(
                 self.server, headers, message, data, receive, send
             )
         else:
-            await self.legacy.post(headers, message, data, receive, send)
+            version = await self._legacy_version(headers, request_id, send)
+            if version is not None:
+                await self.legacy.post(headers, message, data, version, receive, send)
+
+    async def _legacy_version(
+        self, headers: Mapping[str, str], request_id: RequestId | None, send: Send
+    ) -> str | None:
+        """The version a 2025-11-25-path request speaks, or None after a 400.
+
+        The header, if any, must be what the request's session negotiated;
+        without it the session's version applies (PROTOCOL.md §5.2).
+        """
+        sent = headers.get(VERSION_HEADER)
+        negotiated = self.legacy.negotiated(headers)
+        if sent is not None and negotiated is not None and sent != negotiated:
+            why = f", but this session negotiated {negotiated}"
+            error = unsupported_version(sent, (negotiated,), why)
+            await _refuse_version(send, request_id, error)
+            return None
+        return sent or negotiated or DEFAULT_VERSION
 
     async def _read_message(
         self, headers: Mapping[str, str], receive: Receive, send: Send

@@ -75,7 +75,7 @@ class Raw:
         self.http = http
         self.url = url
         self.era = era
-        self.version = era
+        self.version: str | None = era  # the MCP-Protocol-Version header (None: none)
         self.session_id: str | None = None
         self.methods: dict[Any, str] = {}  # our request ids -> method
 
@@ -83,7 +83,8 @@ class Raw:
         out = dict(JSON_HEADERS)
         if self.session_id is not None:
             out["mcp-session-id"] = self.session_id
-        out["mcp-protocol-version"] = self.version
+        if self.version is not None:
+            out["mcp-protocol-version"] = self.version
         out.update({k.replace("_", "-"): v for k, v in extra.items()})
         return out
 
@@ -135,9 +136,13 @@ class Raw:
             finally:
                 await reader.aclose()
 
-    async def initialize(self, capabilities: Mapping[str, Any] | None = None) -> None:
+    async def initialize(
+        self, capabilities: Mapping[str, Any] | None = None, version: str = LEGACY
+    ) -> None:
+        """Open a session negotiating ``version``; later requests carry it."""
+        self.version = version
         params = {
-            "protocolVersion": LEGACY,
+            "protocolVersion": version,
             "capabilities": dict(capabilities or {"elicitation": {}, "sampling": {}}),
             "clientInfo": {"name": "raw", "version": "1"},
         }
@@ -145,6 +150,7 @@ class Raw:
         assert response.status_code == 200
         self.checked_body(response)
         self.session_id = response.headers["mcp-session-id"]
+        assert response.json()["result"]["protocolVersion"] == version
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         assert (await self.post(initialized)).status_code == 202
 

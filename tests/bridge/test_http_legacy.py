@@ -132,6 +132,115 @@ async def test_a_request_id_in_flight_cannot_be_reused(raw: Raw) -> None:
     assert raw.checked_body(second)["error"]["code"] == -32600
 
 
+# --- the MCP-Protocol-Version header -----------------------------------------------
+
+ALL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+
+
+def _unsupported(
+    raw: Raw, response: httpx.Response, requested: str, supported: list[str]
+) -> dict[str, Any]:
+    """Check a 400 UnsupportedProtocolVersion answer; return its error."""
+    assert response.status_code == 400
+    assert "mcp-session-id" not in response.headers
+    error = dict(raw.checked_body(response)["error"])
+    assert error["code"] == -32022
+    assert error["data"] == {"supported": supported, "requested": requested}
+    for version in supported:
+        assert version in error["message"]
+    return error
+
+
+async def test_an_unknown_version_header_is_refused_naming_the_supported_ones(
+    raw: Raw,
+) -> None:
+    init = raw.request("init", "initialize", {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    })  # fmt: skip
+    with trio.fail_after(10):
+        refused = await raw.post(init, mcp_protocol_version="garbage")
+        await raw.initialize()
+        in_session = await raw.post(
+            raw.request(2, "tools/list"), mcp_protocol_version="garbage"
+        )
+        note = await raw.post(
+            {"jsonrpc": "2.0", "method": "notifications/foo"},
+            mcp_protocol_version="2025-11-26",
+        )
+        sse = raw.headers(accept="text/event-stream", mcp_protocol_version="")
+        get = await raw.http.get(raw.url, headers=sse)
+        delete = await raw.http.delete(
+            raw.url, headers=raw.headers(mcp_protocol_version="1.0")
+        )
+        still_open = await raw.post(raw.request(3, "tools/list"))
+    _unsupported(raw, refused, "garbage", ALL_VERSIONS)
+    assert refused.json()["id"] == "init"
+    _unsupported(raw, in_session, "garbage", ALL_VERSIONS)
+    assert in_session.json()["id"] == 2
+    _unsupported(raw, note, "2025-11-26", ALL_VERSIONS)
+    _unsupported(raw, get, "", ALL_VERSIONS)
+    _unsupported(raw, delete, "1.0", ALL_VERSIONS)
+    assert still_open.status_code == 200  # nothing above touched the session
+
+
+async def test_a_session_refuses_a_version_other_than_the_negotiated_one(
+    raw: Raw,
+) -> None:
+    with trio.fail_after(10):
+        await raw.initialize()
+        older = await raw.post(
+            raw.request(2, "tools/list"), mcp_protocol_version="2024-11-05"
+        )
+        note = await raw.post(
+            {"jsonrpc": "2.0", "method": "notifications/foo"},
+            mcp_protocol_version="2025-06-18",
+        )
+        async with raw.stream("GET", mcp_protocol_version="2025-03-26") as (get, _):
+            await get.aread()
+        matching = await raw.post(raw.request(3, "tools/list"))
+    error = _unsupported(raw, older, "2024-11-05", ["2025-11-25"])
+    assert "negotiated" in error["message"]
+    assert older.json()["id"] == 2
+    _unsupported(raw, note, "2025-06-18", ["2025-11-25"])
+    _unsupported(raw, get, "2025-03-26", ["2025-11-25"])
+    assert matching.status_code == 200
+
+
+async def test_an_older_session_refuses_a_newer_version(raw: Raw) -> None:
+    with trio.fail_after(10):
+        await raw.initialize(version="2025-03-26")
+        newer = await raw.post(
+            raw.request(2, "tools/list"), mcp_protocol_version="2025-11-25"
+        )
+    _unsupported(raw, newer, "2025-11-25", ["2025-03-26"])
+
+
+async def test_without_the_header_a_session_keeps_its_negotiated_version(
+    raw: Raw,
+) -> None:
+    with trio.fail_after(10):
+        await raw.initialize()
+        raw.version = None  # the header is missing; the session knows 2025-11-25
+        async with raw.stream("POST", _call(raw, 1, "chatty")) as (_, reader):
+            await _priming(reader)
+            events = await reader.rest()
+    assert message_of(events[-1])["result"]["content"][0]["text"] == "done"
+
+
+async def test_without_the_header_an_old_session_gets_no_priming_event(
+    raw: Raw,
+) -> None:
+    with trio.fail_after(10):
+        await raw.initialize(version="2025-03-26")
+        raw.version = None  # as a 2025-03-26 client does: it has no such header
+        async with raw.stream("POST", _call(raw, 1, "chatty")) as (_, reader):
+            events = await reader.rest()
+    assert all(e.data for e in events)
+    assert message_of(events[-1])["id"] == 1
+
+
 # --- answers: JSON or SSE ---------------------------------------------------------
 
 
@@ -165,8 +274,7 @@ async def test_notifications_first_make_an_sse_stream_with_priming(raw: Raw) -> 
 
 async def test_clients_older_than_2025_11_25_get_no_priming_event(raw: Raw) -> None:
     with trio.fail_after(10):
-        await raw.initialize()
-        raw.version = "2025-03-26"
+        await raw.initialize(version="2025-03-26")
         async with raw.stream("POST", _call(raw, 1, "chatty")) as (_, reader):
             events = await reader.rest()
     assert all(e.data for e in events)
@@ -252,8 +360,7 @@ async def test_a_released_stream_closes_mid_call_and_resumes_with_get(raw: Raw) 
 
 async def test_old_clients_are_never_released(raw: Raw) -> None:
     with trio.fail_after(10):
-        await raw.initialize()
-        raw.version = "2025-03-26"
+        await raw.initialize(version="2025-03-26")
         async with raw.stream("POST", _call(raw, 3, "polls")) as (_, reader):
             events = [message_of(e) for e in await reader.rest()]
     assert events[-1]["result"]["content"][0]["text"] == "polled"
