@@ -10,6 +10,8 @@ methods are strings and params are dicts; the MCP server and client sit on top.
 Rules:
 
 * Our request ids are ints from a counter; a response id ``"7"`` matches ``7``.
+  A ``notifications/cancelled`` for ``"7"`` cancels incoming request ``7`` (and
+  ``7`` cancels ``"7"``); a boolean id matches nothing.
 * The pending table is cleaned in ``finally``: a request that times out, is
   cancelled, or whose session breaks never leaks an entry.
 * If the caller of :meth:`Session.request` is cancelled or times out, the peer is
@@ -377,16 +379,26 @@ class Session:
             self.release(request.id, scope)
 
     def _cancel_incoming(self, params: Mapping[str, Any]) -> None:
-        request_id = params.get("requestId")
-        handle = (
-            self._incoming.get(request_id)
-            if isinstance(request_id, int | str)
-            else None
-        )
-        if handle is None and isinstance(request_id, str):
-            handle = self._incoming.get(coerce_id(request_id) or request_id)
+        handle = self._incoming_handle(params.get("requestId"))
         if handle is not None:
             self._cancel_handle(handle)
+
+    def _incoming_handle(self, request_id: object) -> trio.CancelScope | Adopted | None:
+        """The incoming request a peer's ``requestId`` names: ``"7"`` names
+        request ``7`` and ``7`` names ``"7"``; a boolean names none (``True``
+        would alias ``1``)."""
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return None
+        handle = self._incoming.get(request_id)
+        if handle is None:
+            alias = (
+                coerce_id(request_id)
+                if isinstance(request_id, str)
+                else str(request_id)
+            )
+            if alias is not None and alias != request_id:
+                handle = self._incoming.get(alias)
+        return handle
 
     def _settle(
         self,

@@ -139,3 +139,50 @@ async def test_a_failure_while_handling_a_pushed_frame_fails_the_receiver() -> N
         await serve_and_send()
     assert sent
     assert caught.group_contains(RuntimeError, match="bug in the receiving")
+
+
+class Sleeper(Recorder):
+    """Requests wait until cancelled; the test sees which were."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancelled: list[RequestId] = []
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        try:
+            await trio.sleep_forever()
+        finally:
+            self.cancelled.append(request.id)
+
+
+@pytest.mark.parametrize(
+    ("request_id", "named_as", "cancels"),
+    [
+        (0, "0", True),  # "0" once fell back to the string and matched nothing
+        (7, "7", True),
+        ("7", 7, True),
+        ("x", "x", True),
+        (1, True, False),  # True == 1 in Python, but not in JSON-RPC
+        (0, False, False),
+        (7, 7.0, False),
+        ("07", 7, False),
+    ],
+)
+async def test_a_cancellation_names_a_request_by_its_id_as_json_rpc_reads_it(
+    request_id: RequestId, named_as: Any, cancels: bool
+) -> None:
+    client_end, server_end = memory_pair()
+    handler = Sleeper()
+    receiver = Session(server_end, handler)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(receiver.run)
+        await client_end.send(Request(request_id, "slow"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert receiver.in_flight == 1
+        await client_end.send(
+            Notification("notifications/cancelled", {"requestId": named_as})
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        assert handler.cancelled == ([request_id] if cancels else [])
+        assert receiver.in_flight == (0 if cancels else 1)
+        nursery.cancel_scope.cancel()
