@@ -16,6 +16,16 @@ Capability rules: no sampling request to a client that did not declare
 elicitation without ``elicitation`` (form); no URL elicitation without
 ``elicitation.url``; no ``roots/list`` without ``roots``. A refusal is a
 :class:`~runtime.errors.CapabilityError` raised into the tool, at the yield.
+A tool that raises :class:`~runtime.errors.UrlElicitationRequired` (JSON-RPC
+error ``-32042``, which the spec makes equivalent to sending those URL
+elicitations) is held to the same rule: see :func:`url_required`.
+
+URL elicitations complete out of band, so the client's ``accept`` means only
+that the user agreed to go. Each ``elicitationId`` sent to a 2025-11-25 client,
+by a request or in a ``-32042`` error, is reported to ``CallScope.track_url``
+so that the server can later send that client (and only that client)
+``notifications/elicitation/complete``
+(:meth:`bridge.server.Server.complete_elicitation`).
 
 Structured output degrades gracefully: a client that samples but did not
 declare ``sampling.tools`` gets the schema as an instruction in the system
@@ -25,7 +35,7 @@ prompt, and the answer is read back from JSON text.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast, final
 
 import attrs
@@ -45,7 +55,7 @@ from runtime import (
 )
 from runtime.codec import roots_reply_from_json
 from runtime.effects import LOG_LEVELS
-from runtime.errors import CapabilityError
+from runtime.errors import CapabilityError, UrlElicitationRequired
 from runtime.messages import ToolResult, ToolUse
 from runtime.requests import SamplingRequest
 
@@ -60,6 +70,7 @@ __all__ = [
     "decode_answer",
     "notice_notification",
     "question_request",
+    "url_required",
 ]
 
 
@@ -68,8 +79,12 @@ __all__ = [
 class CallScope:
     """What a call knows about its caller: era, capabilities, progress, logging.
 
-    ``log_level`` is the minimum level to send; ``None`` sends every level.
-    ``logging`` False sends none (a 2026-07-28 request that did not opt in).
+    ``log_level`` is the minimum level to send; ``None`` (a 2025-11-25 client
+    that has not sent ``logging/setLevel``) sends every level. ``logging``
+    False sends none (a 2026-07-28 request that did not opt in).
+    ``track_url``, when set, hears the ``elicitationId`` of every URL
+    elicitation sent to the client (2025-11-25 only: later eras have no
+    completion notification).
     """
 
     era: mcp_encode.Era
@@ -78,6 +93,7 @@ class CallScope:
     progress_token: str | int | None = None
     log_level: str | None = None
     logging: bool = True
+    track_url: Callable[[str], None] | None = None
 
     def capability(self, *path: str) -> bool:
         node: Any = self.client_capabilities
@@ -103,8 +119,41 @@ def ask(
     question: PeerQuestion[Any], scope: CallScope
 ) -> tuple[str, dict[str, Any] | None]:
     """:func:`check_capabilities`, then :func:`question_request` (a sampling
-    request is built and fitted to the client once for both)."""
-    return _request(question, scope, _checked(question, scope))
+    request is built and fitted to the client once for both). A URL
+    elicitation's id goes to ``scope.track_url``."""
+    request = _request(question, scope, _checked(question, scope))
+    if scope.track_url is not None and isinstance(question, ElicitUrl):
+        scope.track_url(question.elicitation_id)
+    return request
+
+
+def url_required(exc: UrlElicitationRequired, scope: CallScope) -> Exception:
+    """What a tool's ``UrlElicitationRequired`` is answered with.
+
+    ``-32042`` hands the client URL elicitations, so a client that did not
+    declare ``elicitation.url`` gets a :class:`~runtime.errors.CapabilityError`
+    instead (a tool error, as for a yielded ``ElicitUrl``). Otherwise ``exc``
+    itself, its ids reported to ``scope.track_url``. Anything listed that is
+    not an ``ElicitUrl`` (``ctx.elicit_url(...)``) is a TypeError: the spec
+    requires URL elicitations with an ``elicitationId``.
+    """
+    flows: list[Any] = list(exc.elicitations)
+    strays = [type(f).__name__ for f in flows if not isinstance(f, ElicitUrl)]
+    if strays or not flows:
+        return TypeError(
+            "UrlElicitationRequired lists ElicitUrl effects (ctx.elicit_url(...)); "
+            f"got {strays or 'none'}"
+        )
+    if not scope.capability("elicitation", "url"):
+        return CapabilityError(
+            "the client did not declare URL-mode elicitation (elicitation.url), "
+            "so this tool cannot send the user to a URL",
+            required={"elicitation": {"url": {}}},
+        )
+    if scope.track_url is not None:
+        for flow in cast("list[ElicitUrl]", flows):
+            scope.track_url(flow.elicitation_id)
+    return exc
 
 
 def _checked(question: PeerQuestion[Any], scope: CallScope) -> SamplingRequest | None:
@@ -120,16 +169,23 @@ def _checked(question: PeerQuestion[Any], scope: CallScope) -> SamplingRequest |
     if isinstance(question, ElicitUrl):
         if not scope.capability("elicitation", "url"):
             raise CapabilityError(
-                "the client did not declare URL-mode elicitation (elicitation.url)",
+                "the client did not declare URL-mode elicitation (elicitation.url), "
+                "so this tool cannot send the user to a URL",
                 required={"elicitation": {"url": {}}},
             )
     elif isinstance(question, Elicit):
-        if not _supports_forms(scope):
+        if not scope.capability("elicitation"):
             raise CapabilityError(
                 "the client did not declare the elicitation capability, so this "
                 "tool cannot ask the user; connect with a client that supports "
                 "elicitation",
                 required={"elicitation": {}},
+            )
+        if not _supports_forms(scope):
+            raise CapabilityError(
+                "the client did not declare form-mode elicitation "
+                "(elicitation.form), so this tool cannot ask the user with a form",
+                required={"elicitation": {"form": {}}},
             )
     elif isinstance(question, ListRoots) and not scope.capability("roots"):
         raise CapabilityError(
@@ -261,7 +317,7 @@ def notice_notification(
 def _level_allowed(level: str, threshold: str | None) -> bool:
     if threshold not in LOG_LEVELS:
         return True
-    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)  # type: ignore[arg-type]
+    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
 
 
 # --- live delivery (2025-11-25) -----------------------------------------------------

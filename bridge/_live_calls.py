@@ -297,10 +297,10 @@ class LiveCall:
         session, scope = self._session, self._scope
         try:
             if isinstance(outcome, Returned):
-                result = tool_call_result(self._tool, scope.era, value=outcome.value)
+                result = tool_call_result(self._tool, scope, value=outcome.value)
             else:
                 error = cast(Exception, outcome.error)
-                result = tool_call_result(self._tool, scope.era, error=error)
+                result = tool_call_result(self._tool, scope, error=error)
         except Exception as exc:
             session.respond_nowait(scope.request_id, error=error_data(exc))
         else:

@@ -20,7 +20,7 @@ from runtime import Message, Text, Tool, run
 from runtime.errors import RequestError, ToolError, UrlElicitationRequired
 from runtime.messages import Audio, Image
 
-from ._live import CallScope, LiveExecutor
+from ._live import CallScope, LiveExecutor, url_required
 from .jsonrpc import INVALID_PARAMS, Request
 from .session import Session
 
@@ -125,13 +125,13 @@ async def call_tool_live(
     try:
         value = await run(tool, arguments, executor)
     except Exception as exc:
-        return tool_call_result(tool, scope.era, error=exc)
-    return tool_call_result(tool, scope.era, value=value)
+        return tool_call_result(tool, scope, error=exc)
+    return tool_call_result(tool, scope, value=value)
 
 
 def tool_call_result(
     tool: Tool[Any, Any],
-    era: mcp_encode.Era,
+    scope: CallScope,
     *,
     value: Any = None,
     error: Exception | None = None,
@@ -140,14 +140,19 @@ def tool_call_result(
     ``error``: a failure (or a value that cannot be sent) is an isError result.
 
     Raises:
-        RequestError, UrlElicitationRequired: ``error``, to be answered as a
-            JSON-RPC error instead.
+        RequestError: ``error``, to be answered as a JSON-RPC error instead.
+        UrlElicitationRequired: likewise (``-32042``), for a client that
+            declared URL-mode elicitation (see :func:`bridge._live.url_required`;
+            for another client it is an isError result naming the capability).
     """
+    era = scope.era
     if error is None:
         try:
             return mcp_encode.tool_result(value, tool, era=era)
         except Exception as exc:
             error = exc
+    if isinstance(error, UrlElicitationRequired):
+        error = url_required(error, scope)
     if isinstance(error, RequestError | UrlElicitationRequired):
         raise error
     log.info("tool %s failed", tool.name, exc_info=error)
@@ -227,7 +232,8 @@ def _contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any
     elif isinstance(value, bytes):
         entry = {"uri": uri, "blob": base64.b64encode(value).decode()}
     elif isinstance(value, list):
-        return [dict(v) for v in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        entries = cast("list[Mapping[str, Any]]", value)
+        return [dict(v) for v in entries]
     else:
         kind = type(value).__name__
         raise TypeError(
@@ -263,7 +269,10 @@ async def get_prompt_live(
     executor = LiveExecutor(
         session, scope, elicitation_timeout=server.elicitation_timeout
     )
-    value = await run(item.program, parsed, executor)
+    try:
+        value = await run(item.program, parsed, executor)
+    except UrlElicitationRequired as exc:
+        raise url_required(exc, scope) from None
     return prompt_result(value, item.description)
 
 

@@ -12,14 +12,22 @@ answers MCP requests for them. It speaks both protocol eras on one connection:
   by :mod:`bridge._modern`.
 
 Per-connection state (negotiated version, capabilities, log level,
-subscriptions) lives in :class:`Connection`, one per stdio process or HTTP
-session. Transports create connections; the server itself holds no connection.
+subscriptions, URL elicitations awaiting completion) lives in
+:class:`Connection`, one per stdio process or HTTP session. Transports create
+connections; the server keeps only a weak set of them, to find the one a
+:meth:`Server.complete_elicitation` is for.
+
+Logging (2025-11-25): until the client sends ``logging/setLevel``, every level
+is sent; after it, only that level and above. ``logging/setLevel`` is applied
+as it arrives, so it governs every call the client sends after it, even one
+sent before the reply.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import weakref
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, cast, final
 
@@ -27,7 +35,7 @@ import trio
 
 from runtime import Tool
 from runtime.effects import LOG_LEVELS
-from runtime.errors import RequestError
+from runtime.errors import BrokenSessionError, ClosedSessionError, RequestError
 
 from . import _live_calls, _methods, _modern
 from ._live import CallScope
@@ -98,6 +106,7 @@ class Server:
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self._listeners: set[trio.MemorySendChannel[ListKind]] = set()
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.add(*items)
 
     def add(self, *items: Any) -> None:
@@ -179,7 +188,32 @@ class Server:
 
     def connection(self) -> Connection:
         """A fresh per-connection handler for a :class:`Session`."""
-        return Connection(self)
+        connection = Connection(self)
+        self._connections.add(connection)
+        return connection
+
+    async def complete_elicitation(self, elicitation_id: str) -> bool:
+        """Tell the client that URL elicitation ``elicitation_id`` has completed.
+
+        A URL elicitation (``ctx.elicit_url``, 2025-11-25) happens out of band:
+        the client's ``accept`` means only that the user agreed to open the URL.
+        The flow ends at the server's own page (an OAuth redirect, a payment
+        callback), which the host serves; when it does, call this to send
+        ``notifications/elicitation/complete`` to the one client that was sent
+        that ``elicitationId``, whether by ``elicitation/create`` or in a
+        ``-32042`` error, so that it can update its UI or retry the call.
+
+        Each id is completed once, and ids must be unique (``ctx.elicit_url``
+        mints a fresh one unless given one). Returns whether a notification was
+        sent: False for an id never sent, already completed, or whose client
+        has gone (its ids are forgotten when its connection closes). Delivery
+        is best effort, as the spec allows: over HTTP the notification travels
+        on the client's GET stream.
+        """
+        for connection in list(self._connections):
+            if connection.awaits_completion(elicitation_id):
+                return await connection.complete_elicitation(elicitation_id)
+        return False
 
     async def serve(self, transport: Transport) -> None:
         """Serve one connection until its transport ends."""
@@ -215,6 +249,8 @@ class Connection:
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
         self.closed_event = trio.Event()
+        self._session: Session | None = None
+        self._url_flows: set[str] = set()  # elicitationIds sent, not completed
 
     # --- Handler protocol ------------------------------------------------------------
 
@@ -223,13 +259,18 @@ class Connection:
         ``tools/call`` (driven from the session: :mod:`bridge._live_calls`)."""
         if _is_modern(request):
             return False
+        self._session = session
         method = request.method
-        if method == "tools/call" and self.protocol_version is not None:
-            _live_calls.begin(self.server, request, session, self.scope(request))
-            return True
+        params = request.params or {}
+        if self.protocol_version is not None:
+            if method == "tools/call":
+                _live_calls.begin(self.server, request, session, self.scope(request))
+                return True
+            if method == "logging/setLevel":  # before any call that follows it
+                session.respond_nowait(request.id, self.set_level(params))
+                return True
         if method not in _IMMEDIATE:
             return False
-        params = request.params or {}
         result = self._initialize(params) if method == "initialize" else {}
         session.respond_nowait(request.id, result)
         return True
@@ -238,6 +279,7 @@ class Connection:
         params = request.params or {}
         if _is_modern(request):
             return await _modern.handle(self.server, request, session)
+        self._session = session
         if request.method == "initialize":
             return self._initialize(params)
         if request.method == "ping":
@@ -259,7 +301,36 @@ class Connection:
             self.initialized = True
 
     def closed(self, session: Session) -> None:
+        self._url_flows.clear()
         self.closed_event.set()
+
+    # --- URL elicitation completion (2025-11-25) -------------------------------------
+
+    def expect_completion(self, elicitation_id: str) -> None:
+        """URL elicitation ``elicitation_id`` was sent to this client."""
+        if not self.closed_event.is_set():
+            self._url_flows.add(elicitation_id)
+
+    def awaits_completion(self, elicitation_id: str) -> bool:
+        """Whether this client was sent ``elicitation_id``, not yet completed."""
+        return elicitation_id in self._url_flows
+
+    async def complete_elicitation(self, elicitation_id: str) -> bool:
+        """Send ``notifications/elicitation/complete`` for ``elicitation_id``
+        (once; False if it is not awaited here or the client has gone)."""
+        if elicitation_id not in self._url_flows:
+            return False
+        self._url_flows.discard(elicitation_id)
+        session = self._session
+        if session is None or session.closed or session.peer_gone:
+            return False
+        try:
+            await session.notify(
+                "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+            )
+        except (BrokenSessionError, ClosedSessionError):
+            return False
+        return True
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -286,6 +357,17 @@ class Connection:
             result["instructions"] = self.server.instructions
         return result
 
+    def set_level(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``logging/setLevel``: the minimum level for calls from now on."""
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise RequestError(
+                INVALID_PARAMS,
+                f"unknown log level {level!r}; use one of {list(LOG_LEVELS)}",
+            )
+        self.log_level = level
+        return {}
+
     def scope(self, request: Request) -> CallScope:
         """The call scope of a legacy request on this connection."""
         return CallScope(
@@ -294,6 +376,7 @@ class Connection:
             client_capabilities=self.client_capabilities,
             progress_token=_methods.progress_token(request.params),
             log_level=self.log_level,
+            track_url=self.expect_completion,
         )
 
 
@@ -312,14 +395,7 @@ _IMMEDIATE = frozenset({"initialize", "ping"})
 
 
 async def _set_level(conn: Connection, request: Request, session: Session) -> Any:
-    level = (request.params or {}).get("level")
-    if level not in LOG_LEVELS:
-        raise RequestError(
-            INVALID_PARAMS,
-            f"unknown log level {level!r}; use one of {list(LOG_LEVELS)}",
-        )
-    conn.log_level = level
-    return {}
+    return conn.set_level(request.params or {})
 
 
 async def _subscribe(conn: Connection, request: Request, session: Session) -> Any:
