@@ -23,7 +23,7 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import trio
 
@@ -62,8 +62,15 @@ def _key_value(value: str) -> tuple[str, Any]:
         return key, raw  # a bare word is a string
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake reported as one line (and exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="yieldmcp",
         description="MCP tools as generator functions that yield effects.",
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -42,12 +43,38 @@ def load_module(target: str) -> ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         sys.path.insert(0, str(path.resolve().parent))
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[name]
+            raise LoadError(_failed(target, exc)) from exc
         return module
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as exc:
-        raise LoadError(f"no file or module named {target!r} ({exc})") from None
+        if exc.name is not None and target.startswith(exc.name):
+            raise LoadError(f"no file or module named {target!r} ({exc})") from None
+        raise LoadError(_failed(target, exc)) from exc
+    except Exception as exc:
+        raise LoadError(_failed(target, exc)) from exc
+
+
+def _failed(target: str, exc: BaseException) -> str:
+    """One line: where importing ``target`` failed, and why.
+
+    The place is the last line of the served code the error passed through
+    (the ``@tool`` line of a bad definition, say), not the library's insides.
+    """
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<frozen") and not _ours(f.filename)
+    ]
+    here = frames[-1] if frames else None
+    where = f" ({Path(here.filename).name}, line {here.lineno})" if here else ""
+    detail = str(exc).strip().splitlines()
+    why = f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
+    return f"cannot load {target}{where}: {why}"
 
 
 def load_server(target: str, **options: Any) -> Server:
@@ -62,3 +89,16 @@ def load_server(target: str, **options: Any) -> Server:
             f"{target} defines no tools, resources or prompts (and no `server`)"
         )
     return Server(items, name=getattr(module, "SERVER_NAME", "yieldmcp"), **options)
+
+
+_PACKAGES = Path(__file__).resolve().parent.parent
+
+
+def _ours(filename: str) -> bool:
+    """Whether ``filename`` is yieldmcp's own code or an installed library."""
+    resolved = Path(filename).resolve()
+    inside = any(
+        resolved.is_relative_to(_PACKAGES / package)
+        for package in ("runtime", "bridge", "encoders", "decoders")
+    )
+    return inside or "site-packages" in resolved.parts

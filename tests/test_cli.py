@@ -76,6 +76,53 @@ def test_errors_are_one_line_and_a_non_zero_exit(args: list[str], message: str) 
     assert message in lines[0]
 
 
+BROKEN = {
+    "definition": (
+        "from pydantic import BaseModel\n"
+        "from runtime import Context, tool\n\n\n"
+        "class Nested(BaseModel):\n"
+        "    inner: dict[str, int]\n\n\n"
+        "@tool(elicits={'form': Nested})\n"
+        "def t(ctx: Context) -> str:\n"
+        "    return 'x'\n",
+        "(served.py, line 9): InvalidTool: tool 't', elicits['form']",
+    ),
+    "import": (
+        "import a_module_that_is_not_installed\n",
+        "(served.py, line 1): ModuleNotFoundError: No module named",
+    ),
+    "syntax": ("x = (\n", "SyntaxError: '(' was never closed"),
+    "raise": ("raise RuntimeError('boom\\nsecond line')\n", "RuntimeError: boom"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN))
+def test_a_file_that_fails_to_load_is_one_line_naming_where(
+    kind: str, tmp_path: Path
+) -> None:
+    source, message = BROKEN[kind]
+    served = tmp_path / "served.py"
+    served.write_text(source)
+    done = run("serve", str(served), input="")
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"yieldmcp: error: cannot load {served}")
+    assert message in lines[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["call"], ["serve"], ["serve", "x.py", "--nope"], ["nope"], ["demo", "--seed=x"]],
+)
+def test_usage_mistakes_are_one_line_and_exit_code_2(args: list[str]) -> None:
+    done = run(*args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert re.match(r"yieldmcp( \w+)?: error: .* \(see --help\)$", lines[0])
+
+
 def _readme_command(pattern: str) -> list[str]:
     """A command exactly as the README prints it, run with this venv's binaries."""
     readme = (ROOT / "README.md").read_text()
@@ -193,10 +240,9 @@ def test_a_bad_http_value_is_one_error_line_and_exit_code_2() -> None:
     done = run("serve", "examples/ttt.py", "--http", "junk")
     assert done.returncode == 2
     assert done.stdout == ""
-    errors = [line for line in done.stderr.splitlines() if "error" in line]
-    assert errors == [
+    assert done.stderr.strip().splitlines() == [
         "yieldmcp serve: error: argument --http: expected PORT or HOST:PORT "
-        "(PORT 0-65535), got 'junk'"
+        "(PORT 0-65535), got 'junk' (see --help)"
     ], done.stderr
 
 
