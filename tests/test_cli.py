@@ -147,6 +147,21 @@ def test_the_readme_non_interactive_demo_plays_a_whole_game() -> None:
     assert "board:" in out
 
 
+def test_the_readme_call_command_asks_each_form_at_the_terminal() -> None:
+    argv = _readme_command(r"yieldmcp call .*book_flight")
+    answers = "2027-01-05\n3\n2\n\n"  # depart, nights, seat 2) aisle, meal [yes]
+    done = subprocess.run(
+        argv, input=answers, capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "── Form: dates " in out
+    assert "── Form: seat " in out
+    assert "status: booked" in out
+    assert "depart: 2027-01-05" in out
+    assert "seat: aisle" in out
+
+
 def test_call_prints_json_and_lists_tools() -> None:
     listed = run("call", "yieldmcp serve examples/book_flight.py")
     assert listed.returncode == 0
