@@ -26,7 +26,7 @@ from runtime import Notice
 from runtime.errors import CapabilityError, RequestError, UrlElicitationRequired
 
 from . import _methods
-from ._live import CallScope, notice_notification
+from ._live import CallScope, notice_notification, question_request, url_required
 from ._rounds import Complete, run_round
 from .jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Request
 from .session import Session
@@ -153,8 +153,10 @@ async def _call_tool(
             tool, arguments, params, purpose="tools/call", scope=scope,
             sealer=server.sealer, notify=_notifier(session, scope),
         )  # fmt: skip
-    except (RequestError, UrlElicitationRequired):
+    except RequestError:
         raise
+    except UrlElicitationRequired as exc:
+        return _url_flows_required(exc, scope)
     except CapabilityError as exc:
         raise _missing_capability(exc) from None
     except Exception as exc:
@@ -163,6 +165,31 @@ async def _call_tool(
     if isinstance(outcome, Complete):
         return mcp_encode.tool_result(outcome.value, tool, era=_ERA)
     return _input_required(outcome.input_requests, outcome.request_state)
+
+
+def _url_flows_required(
+    exc: UrlElicitationRequired, scope: CallScope
+) -> dict[str, Any]:
+    """A tool's ``UrlElicitationRequired``, the 2026-07-28 way.
+
+    ``-32042`` is retired: the URL elicitations go out as ``inputRequests``
+    (``url``, ``url@2``, ...) with no ``requestState``, so the client's retry,
+    once the user has been to the URLs, runs the call afresh, and the tool
+    learns from its own state whether the flows completed, as it would have
+    after ``-32042``. A client without ``elicitation.url`` gets ``-32021``.
+    """
+    checked = url_required(exc, scope)
+    if isinstance(checked, CapabilityError):
+        raise _missing_capability(checked) from None
+    if not isinstance(checked, UrlElicitationRequired):
+        log.info("a tool raised a malformed UrlElicitationRequired: %s", checked)
+        return mcp_encode.tool_error(_methods.describe_failure(checked), era=_ERA)
+    requests: dict[str, Any] = {}
+    for number, flow in enumerate(checked.elicitations, start=1):
+        method, params = question_request(flow, scope)
+        key = "url" if number == 1 else f"url@{number}"
+        requests[key] = {"method": method, "params": params}
+    return {"resultType": "input_required", "inputRequests": requests}
 
 
 async def _get_prompt(

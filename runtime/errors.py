@@ -198,7 +198,9 @@ class UrlElicitationRequired(YieldMCPError):
 
     Raised from a tool, it fails the call with JSON-RPC error ``-32042``
     (2025-11-25) listing ``elicitations`` (``ElicitUrl`` effects), so the client
-    can send the user there and retry the call.
+    can send the user there and retry the call. In 2026-07-28, where that code
+    is retired, the same flows go out as the ``inputRequests`` of an
+    ``input_required`` result, and the client's retry runs the call afresh.
     """
 
     def __init__(self, elicitations: list[Any], message: str | None = None) -> None:
