@@ -1,6 +1,8 @@
 """Streamable HTTP, 2025-11-25 rules, over real loopback HTTP with raw httpx.
 
-Sessions (ids, 400/404, DELETE), JSON-or-SSE answers, priming events,
+Sessions (ids, 400/404, DELETE), the ``MCP-Protocol-Version`` rules (400 for
+a version the endpoint or the session does not speak, the negotiated version
+when the header is absent), JSON-or-SSE answers, priming events,
 mid-call requests on the call's stream, resumption with ``Last-Event-ID``,
 SSE polling (``ctx.release_stream()``), the standalone GET stream, and the
 request checks every POST passes (DNS rebinding, media types, sizes).
