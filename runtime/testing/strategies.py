@@ -2,14 +2,20 @@
 
 * :func:`from_schema` generates JSON values for a (common subset of) JSON Schema.
 * :func:`sample_replies` generates model replies for a ``Sample``: valid ones
-  (text; tool calls to offered tools with schema-valid arguments; structured
-  output as a ``__schema__`` call or as JSON prose), or invalid ones (unknown
-  tools, arguments or structured data that break the schema, prose).
+  (text; tool calls to offered tools — only the named one under a
+  ``NamedTool`` choice — with schema-valid arguments; structured output as a
+  ``__schema__`` call or as JSON prose), or invalid ones (calls to unknown
+  tools, calls to offered tools with arguments that break the tool's input
+  schema, structured data that breaks the schema, prose).
 * :func:`elicit_replies` generates accept (with valid, or invalid, content),
   decline and cancel.
 * :func:`failures` generates peer failures; :func:`answers` mixes them in.
 * :func:`run_in_drawn_order` runs a tool with a :class:`HeldPeer` and releases
   its questions in an order drawn from ``st.data()``.
+* :func:`delays` generates how long a peer takes to answer; :class:`DelayedPeer`
+  wraps an executor (a :class:`ScriptedPeer`, a :class:`HeldPeer`) so each
+  question is answered after its delay, on trio's clock (run under
+  ``trio.testing.MockClock(autojump_threshold=0)`` to wait no real time).
 
 This module needs ``hypothesis`` (the ``test`` extra).
 """
@@ -19,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any, Protocol, cast, final
 
 import trio
 import trio.testing
@@ -27,15 +33,17 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from ..effects import Elicit, PeerQuestion, Sample
+from ..effects import Elicit, ElicitUrl, ListRoots, Notice, PeerQuestion, Sample
 from ..errors import PeerError, RequestTimeout
-from ..messages import SCHEMA_TOOL_NAME, Text, ToolUse
-from ..replies import ElicitReply, SampleReply
+from ..messages import SCHEMA_TOOL_NAME, NamedTool, Text, ToolSpec, ToolUse
+from ..replies import ElicitReply, Root, RootsReply, SampleReply
 from ..tools import Tool
 from ._peers import HeldPeer
 
 __all__ = [
+    "DelayedPeer",
     "answers",
+    "delays",
     "elicit_replies",
     "failures",
     "from_schema",
@@ -175,6 +183,66 @@ def _invalid_for(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
     return _any_json().filter(lambda v: not is_valid(v))
 
 
+# Values of every JSON type, and out-of-range ones: whatever a property's schema
+# is, those it rejects are wrong types or out of range for it.
+_PROBES: tuple[Any, ...] = (
+    None,
+    True,
+    -1,
+    0,
+    10**9,
+    1.5,
+    "",
+    "x",
+    "x" * 1000,
+    [],
+    [None],
+    {},
+    {"": None},
+)
+
+
+def _invalid_arguments(
+    schema: Mapping[str, Any],
+) -> st.SearchStrategy[dict[str, Any]] | None:
+    """Argument objects that break ``schema``, or None if it accepts every object.
+
+    Each starts from valid arguments and breaks one thing: a required property
+    is left out, a property gets a value its schema rejects (a wrong type, out
+    of range), or an unknown property is added where none are allowed. Every
+    value is checked against ``schema`` (jsonschema) to be really invalid.
+    """
+    is_valid = _checker(schema)
+    defs: Mapping[str, Any] = schema.get("$defs", {})
+    properties = cast(Mapping[str, Mapping[str, Any]], schema.get("properties", {}))
+    required = cast(list[str], schema.get("required", []))
+    valid = from_schema(schema).filter(lambda v: isinstance(v, dict))
+    breaks: list[st.SearchStrategy[dict[str, Any]]] = []
+
+    def without(name: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        return lambda args: {k: v for k, v in args.items() if k != name}
+
+    def with_value(name: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+        return lambda args, value: {**args, name: value}
+
+    breaks.extend(valid.map(without(name)) for name in required)
+    for name, sub in properties.items():
+        accepts = _checker({**sub, "$defs": defs})
+        wrong = [p for p in _PROBES if not accepts(p)]
+        if wrong:
+            breaks.append(st.builds(with_value(name), valid, st.sampled_from(wrong)))
+    if schema.get("additionalProperties") is False:
+        unknown = st.from_regex(r"\A[a-z]{1,8}\Z").filter(lambda n: n not in properties)
+
+        def with_unknown(args: dict[str, Any], name: str) -> dict[str, Any]:
+            return {**args, name: 1}
+
+        breaks.append(st.builds(with_unknown, valid, unknown))
+    if not breaks:
+        return None
+    return st.one_of(breaks).filter(lambda args: not is_valid(args))
+
+
 # --- replies ------------------------------------------------------------------------
 
 
@@ -205,6 +273,14 @@ def sample_replies(
     return st.one_of(parts)
 
 
+def _callable_tools(sample: Sample[Any]) -> list[ToolSpec]:
+    """The tools a valid reply may call: the named one, or every offered one."""
+    choice = sample.tool_choice
+    if isinstance(choice, NamedTool):
+        return [t for t in sample.tools if t.name == choice.name]
+    return list(sample.tools)
+
+
 def _valid_sample_replies(sample: Sample[Any]) -> st.SearchStrategy[SampleReply]:
     schema_tool = sample.schema_tool
     if schema_tool is not None:
@@ -214,7 +290,10 @@ def _valid_sample_replies(sample: Sample[Any]) -> st.SearchStrategy[SampleReply]
         return as_call | as_prose
     if sample.tools and sample.tool_choice != "none":
         calls = st.one_of(
-            [_calls(tool.name, from_schema(tool.input_schema)) for tool in sample.tools]
+            [
+                _calls(tool.name, from_schema(tool.input_schema))
+                for tool in _callable_tools(sample)
+            ]
         )
         return st.lists(calls, min_size=1, max_size=3, unique_by=lambda u: u.id).map(
             _called
@@ -235,8 +314,30 @@ def _invalid_sample_replies(sample: Sample[Any]) -> st.SearchStrategy[SampleRepl
         unknown_names = st.from_regex(r"\A[a-z]{1,8}\Z").filter(
             lambda n: n not in names
         )
-        unknown = unknown_names.flatmap(lambda n: _calls(n, st.just({})))
-        return prose | unknown.map(lambda u: _called([u]))
+        bad_calls = [unknown_names.flatmap(lambda n: _calls(n, st.just({})))]
+        tools = _callable_tools(sample)
+        for tool in tools:
+            bad_arguments = _invalid_arguments(tool.input_schema)
+            if bad_arguments is not None:
+                bad_calls.append(_calls(tool.name, bad_arguments))
+        good_calls = st.one_of(
+            [_calls(tool.name, from_schema(tool.input_schema)) for tool in tools]
+        )
+
+        def turn(good: list[ToolUse], bad: ToolUse, at: int) -> list[ToolUse]:
+            return [*good[:at], bad, *good[at:]]
+
+        def distinct(uses: list[ToolUse]) -> bool:
+            return len({u.id for u in uses}) == len(uses)
+
+        # One bad call, alone or among good ones: the whole turn is unusable.
+        turns = st.builds(
+            turn,
+            st.lists(good_calls, max_size=2),
+            st.one_of(bad_calls),
+            st.integers(min_value=0, max_value=2),
+        ).filter(distinct)
+        return prose | turns.map(_called)
     return st.just(_reply(stop="maxTokens"))
 
 
@@ -280,17 +381,81 @@ def failures() -> st.SearchStrategy[BaseException]:
     return peer_errors | st.just(RequestTimeout("the peer did not answer in time"))
 
 
+_roots = st.lists(
+    st.builds(
+        Root,
+        st.from_regex(r"\Afile:///[a-z]{1,8}(/[a-z]{1,8}){0,2}\Z"),
+        st.none() | st.text(min_size=1, max_size=12),
+    ),
+    max_size=3,
+).map(RootsReply)
+
+
 def answers(question: PeerQuestion[Any]) -> st.SearchStrategy[Any]:
     """Anything that could come back for ``question``: replies or failures."""
     if isinstance(question, Sample):
         replies: st.SearchStrategy[Any] = sample_replies(cast(Sample[Any], question))
     elif isinstance(question, Elicit):
         replies = elicit_replies(cast(Elicit[Any], question))
-    else:
+    elif isinstance(question, ElicitUrl):
         replies = st.sampled_from(
             [ElicitReply(action=a) for a in ("accept", "decline", "cancel")]
         )
+    elif isinstance(question, ListRoots):
+        replies = _roots
+    else:
+        raise TypeError(f"answers: no strategy for {question!r}")
     return replies | failures()
+
+
+# --- delays -------------------------------------------------------------------------
+
+
+def delays(*, max_seconds: float = 10.0) -> st.SearchStrategy[float]:
+    """Seconds a peer takes to answer one question: 0 (at once) to ``max_seconds``.
+
+    Shrinks towards 0. Give them to a :class:`DelayedPeer`.
+    """
+    return st.just(0.0) | st.floats(
+        min_value=0.0, max_value=max_seconds, allow_nan=False, allow_infinity=False
+    )
+
+
+class _Executor(Protocol):
+    async def perform(self, key: str, question: PeerQuestion[Any]) -> Any: ...
+
+    async def notify(self, key: str, notice: Notice) -> None: ...
+
+
+@final
+class DelayedPeer:
+    """An executor that answers through ``peer`` after a delay per question.
+
+    ``delay(key, question)`` gives the seconds to wait before ``peer`` is asked,
+    for instance ``lambda key, q: data.draw(delays(), label=key)``. The wait is
+    a ``trio.sleep``; under ``MockClock(autojump_threshold=0)`` it costs no real
+    time, and the clock shows how long the call took. Withdrawing a question
+    cancels its wait. ``delayed`` records each key's delay. Notices pass through
+    at once.
+    """
+
+    def __init__(
+        self,
+        peer: _Executor,
+        delay: Callable[[str, PeerQuestion[Any]], float],
+    ) -> None:
+        self.peer = peer
+        self._delay = delay
+        self.delayed: dict[str, float] = {}
+
+    async def perform(self, key: str, question: PeerQuestion[Any]) -> Any:
+        seconds = self._delay(key, question)
+        self.delayed[key] = seconds
+        await trio.sleep(seconds)
+        return await self.peer.perform(key, question)
+
+    async def notify(self, key: str, notice: Notice) -> None:
+        await self.peer.notify(key, notice)
 
 
 # --- orderings ----------------------------------------------------------------------
