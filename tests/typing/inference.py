@@ -1,30 +1,55 @@
 # Checked by tests/typing/test_inference.py with pyright: not collected by pytest.
+#
+# Each reveal_type line ends in an expect-type comment naming the type pyright
+# must reveal; each line that must be a type error ends in an expect-error
+# comment, and no other line may be one.
+from collections.abc import Mapping
+from typing import Any, reveal_type
+
 from pydantic import BaseModel
 
-from runtime import Context, ElicitKey, Op
+from bridge.elicit import KeyedHandlers
+from runtime import (
+    Context,
+    ElicitationRequest,
+    ElicitKey,
+    ElicitReply,
+    Op,
+    ToolSpec,
+    tool,
+)
 
 
 class Move(BaseModel):
     cell: int
 
 
+class Other(BaseModel):
+    name: str
+
+
 MOVE = ElicitKey("move", Move)
+LOOKUP = ToolSpec(name="lookup")
 
 
 def body(ctx: Context) -> Op[None]:
     plain = yield from ctx.sample("hi")
-    reveal_type(plain)  # noqa: F821
+    reveal_type(plain)  # expect-type: SampleResult[None]
     structured = yield from ctx.sample("hi", schema=Move)
-    reveal_type(structured.parsed)  # noqa: F821
+    reveal_type(structured.parsed)  # expect-type: Move | None
     guaranteed = yield from ctx.sample_schema("hi", schema=Move)
-    reveal_type(guaranteed.parsed)  # noqa: F821
+    reveal_type(guaranteed)  # expect-type: SchemaResult[Move]
+    reveal_type(guaranteed.parsed)  # expect-type: Move
+    calls = yield from ctx.sample_tools("hi", tools=[LOOKUP])
+    reveal_type(calls)  # expect-type: ToolsResult
+    reveal_type(calls.tool_calls)  # expect-type: tuple[ToolCall, ...]
     elicited = yield from ctx.elicit(MOVE, "your move")
-    reveal_type(elicited.content)  # noqa: F821
+    reveal_type(elicited.content)  # expect-type: Move | None
     a, b = yield from ctx.branch(lambda c: child(c), lambda c: other(c))
-    reveal_type(a)  # noqa: F821
-    reveal_type(b)  # noqa: F821
+    reveal_type(a)  # expect-type: int
+    reveal_type(b)  # expect-type: str
     now = yield from ctx.now()
-    reveal_type(now)  # noqa: F821
+    reveal_type(now)  # expect-type: float
 
 
 def child(ctx: Context) -> Op[int]:
@@ -35,3 +60,52 @@ def child(ctx: Context) -> Op[int]:
 def other(ctx: Context) -> Op[str]:
     reply = yield from ctx.sample("y")
     return reply.text
+
+
+# --- keyed elicitation handlers: one per key, typed by the tool's declared model ---
+
+
+@tool(elicits=[MOVE])
+def play(ctx: Context) -> Op[int]:
+    reply = yield from ctx.elicit(MOVE, "your move")
+    return reply.content.cell if reply.content else -1
+
+
+def pick(request: ElicitationRequest, context: Mapping[str, Any]) -> Move:
+    return Move(cell=0)
+
+
+async def pick_later(
+    request: ElicitationRequest, context: Mapping[str, Any]
+) -> Move | ElicitReply:
+    return ElicitReply(action="decline")
+
+
+def wrong_model(request: ElicitationRequest, context: Mapping[str, Any]) -> Other:
+    return Other(name="x")
+
+
+handlers = KeyedHandlers()
+reveal_type(MOVE)  # expect-type: ElicitKey[Move]
+reveal_type(handlers.on(MOVE, pick))  # expect-type: KeyedHandlers
+handlers.on(MOVE, pick_later)
+handlers.on(MOVE, lambda request, context: ElicitReply(action="cancel"))
+handlers.on(
+    MOVE,
+    lambda request, context: Move(
+        cell=len(reveal_type(context))  # expect-type: Mapping[str, Any]
+    ),
+)
+handlers.on(
+    MOVE,
+    lambda request, context: Move(
+        cell=len(reveal_type(request).message)  # expect-type: ElicitationRequest
+    ),
+)
+handlers.on(MOVE, wrong_model)  # expect-error
+handlers.on(MOVE, lambda request, context: {"cell": 1})  # expect-error
+handlers.on(MOVE, lambda request, context: Move)  # expect-error
+# A plain string key has no declared model: any model, or a mapping, will do.
+handlers.on("move", wrong_model)
+handlers.on("move", lambda request, context: {"cell": 1})
+handlers.on("move", lambda request, context: 1)  # expect-error
