@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from runtime import PeerError, run
+from runtime import Context, Op, PeerError, run
 from runtime.testing import HeldPeer, ScriptedPeer, run_scripted, text
 from tests.helpers import load_example
 
@@ -25,9 +25,22 @@ def test_three_views_are_combined_in_child_order() -> None:
     assert "optimist: optimist\n- pessimist: pessimist\n- realist: realist" in combined
 
 
-async def test_one_failing_view_cancels_the_other_two() -> None:
+async def test_one_failing_view_cancels_the_other_two(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    closed: list[str] = []
+    original = research.view
+
+    def watched(ctx: Context, who: str, question: str) -> Op[str]:
+        try:
+            return (yield from original(ctx, who, question))
+        finally:
+            closed.append(who)
+
+    monkeypatch.setattr(research, "view", watched)
     peer = HeldPeer()
     failures: list[BaseException] = []
+    error = PeerError(-32603, "model overloaded")
 
     async def call() -> None:
         try:
@@ -39,14 +52,21 @@ async def test_one_failing_view_cancels_the_other_two() -> None:
         nursery.start_soon(call)
         with trio.fail_after(5):
             await peer.wait_pending(3)
-        peer.release("0.0/0", text("fine"))
-        with trio.fail_after(5):
-            await trio.testing.wait_all_tasks_blocked()
-        peer.release("0.2/0", PeerError(-32603, "model overloaded"))
+        # All three views are waiting; the pessimist's fails while the other
+        # two are still pending.
+        assert sorted(peer.held) == ["0.0/0", "0.1/0", "0.2/0"]
+        assert closed == []
+        peer.release("0.1/0", error)
     (group,) = failures
+    # As documented: the failure surfaces as an ExceptionGroup holding it alone.
     assert isinstance(group, ExceptionGroup)
-    assert group.subgroup(PeerError) is not None
-    assert peer.withdrawn == ["0.1/0"]
+    assert group.exceptions == (error,)
+    # Both siblings were cancelled: their samples withdrawn, their generators
+    # closed in reverse start order, after the failing child had unwound.
+    assert sorted(peer.withdrawn) == ["0.0/0", "0.2/0"]
+    assert peer.held == {}
+    optimist, pessimist, realist = research.VIEWS
+    assert closed == [pessimist, realist, optimist]
     assert len(peer.asked) == 3  # the combining sample was never asked
 
 
