@@ -126,7 +126,11 @@ def _check_name(
     if not isinstance(expected, str):
         return None  # a malformed body: the handler answers -32602
     sent = headers.get("mcp-name")
-    if sent is None or sent.strip(" \t") != expected:
+    try:  # a name that is not header-safe travels as =?base64?...?=
+        name = None if sent is None else decode_param(sent.strip(" \t"))
+    except ValueError:
+        name = None
+    if name != expected:
         return _mismatch(
             f"Mcp-Name header does not match the request body's {field!r} parameter"
         )

@@ -94,7 +94,7 @@ def modern_headers(
     field = _NAMED.get(message.method)
     value: Any = params.get(field) if field is not None else None
     if isinstance(value, str):
-        headers["Mcp-Name"] = value
+        headers["Mcp-Name"] = encode_param(value)
     arguments: Any = params.get("arguments")
     if message.method == "tools/call" and isinstance(arguments, Mapping):
         mapping = tools.get(value) if isinstance(value, str) else None

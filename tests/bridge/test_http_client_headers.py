@@ -120,6 +120,20 @@ def test_null_absent_and_unannotated_arguments_send_no_header() -> None:
     assert param_headers(mapping, {"verbose": None, "query": "SELECT 1"}) == {}
 
 
+@given(st.text(min_size=1), st.sampled_from(["resources/read", "prompts/get"]))
+def test_any_name_travels_header_safe_and_the_server_matches_it(
+    name: str, method: str
+) -> None:
+    field = "uri" if method == "resources/read" else "name"
+    request = Request(1, method, {field: name, "_meta": ENVELOPE})
+    sent = modern_headers(request, MODERN, {})
+    assert all(value.isascii() for value in sent.values())
+    lowered = {key.lower(): value for key, value in sent.items()}
+    assert _ladder.check(lowered, request, (MODERN,), {}.__getitem__) is None
+    wrong = Request(1, method, {field: name + "x", "_meta": ENVELOPE})
+    assert _ladder.check(lowered, wrong, (MODERN,), {}.__getitem__) is not None
+
+
 def test_the_standard_headers_name_the_method_and_target() -> None:
     read = Request(1, "resources/read", {"uri": "file:///a%20b.txt", "_meta": ENVELOPE})
     prompt = Request(2, "prompts/get", {"name": "test_prompt"})

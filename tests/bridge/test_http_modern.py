@@ -148,11 +148,6 @@ async def test_a_tool_call_whose_mcp_name_differs_is_refused_unrun(
     assert RAN == ["tally"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_ladder._check_name compares Mcp-Name without decoding =?base64?…?= "
-    "(PROTOCOL.md §5.4: values that are not header-safe are sent that way)",
-)
 async def test_a_base64_mcp_name_is_decoded_before_it_is_compared(raw: Raw) -> None:
     uri = "mem://café"
     body = _body(raw, 13, "resources/read", uri=uri)
