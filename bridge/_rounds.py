@@ -167,6 +167,10 @@ class _Round:
 
     def _ask(self, key: str, question: Any) -> None:
         stepper = self.stepper
+        if not stepper.is_pending(key):
+            # Withdrawn in the same batch of events (its branch timed out or
+            # failed first): nothing to ask, and its answer must not be used.
+            return
         if isinstance(question, LocalQuestion):
             local = cast("LocalQuestion[Any]", question)
             try:

@@ -95,12 +95,6 @@ ANSWERS = {
 # the stepper raises LocalProtocolError("no question is pending ...") and the
 # client gets that, not BranchTimeout. Strict: the fix makes these pass, and
 # then this mark must go.
-EXPIRY_ANSWERS_STALE_QUESTIONS = pytest.mark.xfail(
-    strict=True,
-    reason="bridge/_rounds.py answers questions its branch's expiry withdrew",
-)
-
-
 async def call(peer: WirePeer, **params: Any) -> dict[str, Any]:
     result = await peer.request(
         "tools/call",
@@ -128,7 +122,6 @@ async def first_round(peer: WirePeer) -> dict[str, Any]:
     return first
 
 
-@EXPIRY_ANSWERS_STALE_QUESTIONS
 async def test_answers_after_the_deadline_end_the_branch_with_a_timeout(
     clock: FakeClock,
 ) -> None:
@@ -146,7 +139,6 @@ async def test_answers_after_the_deadline_end_the_branch_with_a_timeout(
     assert progressed == []  # the late answers did not run the children on
 
 
-@EXPIRY_ANSWERS_STALE_QUESTIONS
 async def test_the_deadline_is_the_first_rounds_not_each_rounds(
     clock: FakeClock,
 ) -> None:
