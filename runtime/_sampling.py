@@ -33,8 +33,10 @@ from .messages import (
     RAW_ARGUMENTS_KEY,
     SCHEMA_TOOL_NAME,
     Message,
+    NamedTool,
     Text,
     ToolCall,
+    ToolChoice,
     ToolResult,
     ToolSpec,
     ToolUse,
@@ -225,9 +227,12 @@ def schema_retry_messages(result: SampleResult[Any]) -> tuple[Message, ...]:
 
 
 def tool_call_problems(
-    calls: Sequence[ToolCall], tools: Sequence[ToolSpec]
+    calls: Sequence[ToolCall],
+    tools: Sequence[ToolSpec],
+    choice: ToolChoice | None = None,
 ) -> dict[str, str]:
-    """What is wrong with each call (by id): unknown tool or invalid arguments."""
+    """What is wrong with each call (by id): an unknown tool, another tool than
+    the one ``choice`` names, or invalid arguments."""
     by_name = {t.name: t for t in tools}
     problems: dict[str, str] = {}
     for call in calls:
@@ -235,6 +240,11 @@ def tool_call_problems(
         if spec is None:
             problems[call.id] = (
                 f"there is no tool named {call.name!r}; choose one of {sorted(by_name)}"
+            )
+            continue
+        if isinstance(choice, NamedTool) and call.name != choice.name:
+            problems[call.id] = (
+                f"the tool to call is {choice.name!r}, not {call.name!r}"
             )
             continue
         if set(call.arguments) == {RAW_ARGUMENTS_KEY}:

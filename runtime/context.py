@@ -209,8 +209,9 @@ class Context:
         messages: Sequence[Message] | None = None,
         **options: Any,
     ) -> Op[ToolsResult]:
-        """Tool calls, guaranteed: at least one call, to an offered tool, with valid
-        arguments; otherwise retry with a corrective hint.
+        """Tool calls, guaranteed: at least one call, to an offered tool (the one
+        ``tool_choice`` names, if it names one), with valid arguments; otherwise
+        retry with a corrective hint.
 
         Raises:
             SampleValidationError: after ``retries + 1`` unusable answers.
@@ -225,7 +226,7 @@ class Context:
             result = yield from self.sample(
                 messages=conversation, tools=tools, tool_choice=tool_choice, **options
             )
-            problems = tool_call_problems(result.tool_calls, tools)
+            problems = tool_call_problems(result.tool_calls, tools, tool_choice)
             if result.tool_calls and not problems:
                 return ToolsResult(
                     tool_calls=result.tool_calls,

@@ -244,6 +244,29 @@ def test_sample_tools_answers_invalid_calls_with_error_results() -> None:
     assert "invalid arguments" in correction.content[0].text  # type: ignore[union-attr]
 
 
+FIND = ToolSpec(name="find", input_schema=LOOKUP.input_schema)
+
+
+@tool
+def choose_named(ctx: Context) -> Op[str]:
+    result = yield from ctx.sample_tools(
+        "choose", tools=[FIND, LOOKUP], tool_choice=NamedTool("lookup")
+    )
+    return f"{result.tool_calls[0].name}@{result.attempts}"
+
+
+def test_sample_tools_with_a_named_choice_refuses_another_offered_tool() -> None:
+    peer = ScriptedPeer(
+        samples=[tool_calls(("find", {"q": "x"})), tool_calls(("lookup", {"q": "y"}))]
+    )
+    assert run_scripted(choose_named, {}, peer) == "lookup@2"
+    correction = peer.samples[1].messages[-1].content[0]
+    assert isinstance(correction, ToolResult)
+    assert correction.is_error
+    text_of = correction.content[0].text  # type: ignore[union-attr]
+    assert "the tool to call is 'lookup', not 'find'" in text_of
+
+
 def test_sample_tools_rejects_arguments_that_break_the_input_schema() -> None:
     peer = ScriptedPeer(samples=[tool_calls(("lookup", {"q": 3})) for _ in range(3)])
     with pytest.raises(SampleValidationError, match="invalid arguments") as info:
