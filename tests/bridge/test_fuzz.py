@@ -4,24 +4,31 @@ Hypothesis sends random bytes, random JSON, JSON-RPC-shaped junk and requests
 generated from the official schema, while a call is waiting on the client.
 Every frame the server answers must be well-formed JSON-RPC with a standard
 error code, and the waiting call must still complete correctly.
+
+Each frame also gets exactly the reply its shape calls for
+(:func:`expected_reply`, written from JSON-RPC 2.0 and MCP 2025-11-25, not
+from the parser): one reply to a request, none to a notification or a
+response, and where the input is known to be bad, the one right code: -32700
+unparseable, -32600 not a request, -32601 unknown method, -32602 bad params.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pydantic_core
 import trio
 import trio.testing
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from bridge.server import Server
+from runtime.effects import LOG_LEVELS
 from runtime.testing.strategies import from_schema
 from tests.bridge.wire import wire_peer
 from tests.fixtures import slow_tools
-from tests.mcp_schema import root
+from tests.mcp_schema import root, validate_message
 
 SERVER = Server([slow_tools.waits, slow_tools.quick])
 KNOWN_CODES = {-32700, -32600, -32601, -32602, -32603, -32002}
@@ -60,12 +67,13 @@ def encode(value: Any) -> bytes:
     return pydantic_core.to_json(value)
 
 
-frames = st.one_of(
+_shapeless = (
     st.binary(max_size=200),
     st.text(max_size=200).map(str.encode),
     json_values.map(encode),
     rpc_shaped.map(encode),
-    schema_requests.map(encode),
+)
+_extremes = (
     st.just(b"[" * 5000 + b"]" * 5000),
     st.just(
         b'{"jsonrpc":"2.0","id":1,"method":"ping","params":'
@@ -77,6 +85,129 @@ frames = st.one_of(
         lambda n: f'{{"jsonrpc":"2.0","id":{n},"method":"ping"}}'.encode()
     ),
 )
+frames = st.one_of(*_shapeless, schema_requests.map(encode), *_extremes)
+# Without schema requests, which crowd the rest out of a single draw (they have
+# their own test below).
+junk_frames = st.one_of(*_shapeless, *_extremes)
+
+
+# --- what each frame calls for ------------------------------------------------------
+
+RESULT = None  # in a set of expected outcomes: a result (not an error)
+LISTS = frozenset(
+    {"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+)
+LEGACY_METHODS = LISTS | {
+    "initialize",
+    "ping",
+    "tools/call",
+    "prompts/get",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+}
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
+
+
+def expected_reply(
+    frame: bytes, tools: Collection[str]
+) -> tuple[Any, frozenset[int | None]] | None:
+    """What an initialized 2025-11-25 server with ``tools`` (and no prompts or
+    resources) answers to ``frame``: None for no reply, else the id the reply
+    echoes (None: no id) and the outcomes allowed (:data:`RESULT` or codes)."""
+    try:
+        value: Any = pydantic_core.from_json(frame)
+    except ValueError:
+        return None, frozenset({-32700})
+    if not isinstance(value, dict):
+        return None, frozenset({-32600})
+    message: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    method, params = message.get("method"), message.get("params")
+    raw_id = message.get("id")
+    echo = raw_id if _is_id(raw_id) else None
+    if "method" in message and message.get("jsonrpc") != "2.0":
+        return echo, frozenset({-32600})
+    if method is None and ("result" in message or "error" in message):
+        return None  # a response: never answered
+    if not isinstance(method, str):
+        return echo, frozenset({-32600})
+    if params is not None and not isinstance(params, dict):
+        return echo, frozenset({-32600})
+    if "id" not in message:
+        return None  # a notification
+    if not _is_id(raw_id):
+        return None, frozenset({-32600})
+    return raw_id, method_outcomes(method, params or {}, tools)
+
+
+def method_outcomes(
+    method: str, params: Mapping[str, Any], tools: Collection[str]
+) -> frozenset[int | None]:
+    """The outcomes allowed for a well-formed legacy request (see above)."""
+    bad = frozenset({-32602})
+    if method == "initialize":
+        version, capabilities = (
+            params.get("protocolVersion"),
+            params.get("capabilities", {}),
+        )
+        ok = isinstance(version, str) and isinstance(capabilities, dict)
+        return frozenset({RESULT}) if ok else bad
+    if method not in LEGACY_METHODS:
+        return frozenset({-32601})
+    if method in LISTS:
+        return bad if params.get("cursor") is not None else frozenset({RESULT})
+    if method == "tools/call":
+        name, arguments = params.get("name"), params.get("arguments")
+        if name not in tools or not isinstance(arguments, dict | None):
+            return bad
+        return frozenset({RESULT, -32602})  # arguments meet the tool's schema, or not
+    if method == "prompts/get":
+        return bad  # there are no prompts
+    if method == "resources/read":
+        return frozenset({-32002}) if isinstance(params.get("uri"), str) else bad
+    if method in ("resources/subscribe", "resources/unsubscribe"):
+        return frozenset({RESULT}) if isinstance(params.get("uri"), str) else bad
+    if method == "logging/setLevel":
+        return frozenset({RESULT}) if params.get("level") in LOG_LEVELS else bad
+    if method == "completion/complete":
+        ok = isinstance(params.get("ref"), dict) and isinstance(
+            params.get("argument"), dict
+        )
+        return frozenset({RESULT}) if ok else bad
+    return frozenset({RESULT})  # ping
+
+
+def check_reply(
+    replies: list[dict[str, Any]],
+    expected: tuple[Any, frozenset[int | None]] | None,
+    *,
+    method: Any = None,
+) -> None:
+    """``replies`` (the server's frames for one input) are what was expected;
+    a result to ``method`` also validates against the 2025-11-25 schema."""
+    if expected is None:
+        assert replies == [], "a notification or a response was answered"
+        return
+    echo, allowed = expected
+    assert len(replies) == 1, f"expected exactly one reply, got {replies}"
+    (reply,) = replies
+    check_frames(replies)
+    assert reply.get("id") == echo, reply
+    if "error" in reply:
+        assert reply["error"]["code"] in allowed, (reply, allowed)
+        validate_message("2025-11-25", reply)
+    else:
+        assert RESULT in allowed, (reply, allowed)
+        assert "result" in reply, reply
+        if isinstance(method, str):
+            validate_message("2025-11-25", reply, answering=method)
 
 
 class LateAnswer:
@@ -143,5 +274,29 @@ async def test_schema_generated_requests_get_a_valid_answer(
         with trio.fail_after(5):
             await trio.testing.wait_all_tasks_blocked()
         replies = [f for f in peer.server_frames() if f.get("id") == "fuzz"]
-    check_frames(replies)
-    assert len(replies) <= 1
+        after_initialize = peer.server_frames()[1:]
+    assert replies == after_initialize, "a reply without the request's id"
+    check_reply(
+        replies, expected_reply(encode(request), SERVER.tools), method=request["method"]
+    )
+
+
+@given(junk_frames)
+async def test_each_junk_frame_gets_exactly_the_reply_its_shape_calls_for(
+    frame: bytes,
+) -> None:
+    async with wire_peer(SERVER) as peer:
+        await peer.initialize({})
+        await peer.session.transport.send_raw(frame)  # type: ignore[attr-defined]
+        with trio.fail_after(5):
+            await trio.testing.wait_all_tasks_blocked()
+        replies = peer.server_frames()[1:]  # after the answer to initialize
+    expected = expected_reply(frame, SERVER.tools)
+    event("no reply" if expected is None else f"reply: {sorted(expected[1], key=str)}")
+    method = _method(frame) if expected and RESULT in expected[1] else None
+    check_reply(replies, expected, method=method)
+
+
+def _method(frame: bytes) -> Any:
+    """The method of a frame known to be a JSON-RPC request."""
+    return pydantic_core.from_json(frame)["method"]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from bridge.server import Server
 from bridge.transports._framing import OVERSIZED, LineBuffer
 from runtime.testing.strategies import from_schema
+from tests.bridge.test_fuzz import check_reply, expected_reply
 from tests.bridge.wire import wire_peer
 from tests.fixtures import interop_server as fx
 from tests.fixtures import slow_tools
@@ -111,16 +112,20 @@ async def test_mutated_schema_messages_get_a_valid_answer_and_harm_nothing(
     request: dict[str, Any], data: st.DataObject
 ) -> None:
     mutated = {**_mutate({**request, "jsonrpc": "2.0"}, data), "id": "fuzz"}
-    async with wire_peer(Server([fx.chatty])) as peer:
+    frame = pydantic_core.to_json(mutated)
+    server = Server([fx.chatty])
+    async with wire_peer(server) as peer:
         await peer.initialize({})
-        await peer.session.transport.send_raw(pydantic_core.to_json(mutated))  # type: ignore[attr-defined]
+        await peer.session.transport.send_raw(frame)  # type: ignore[attr-defined]
         with trio.fail_after(5):
             await trio.testing.wait_all_tasks_blocked()
-        replies = [f for f in peer.server_frames() if f.get("id") == "fuzz"]
+        # Every reply after the answer to initialize (not just those with our id).
+        replies = [f for f in peer.server_frames()[1:] if "method" not in f]
         after = await peer.request("tools/call", {"name": "chatty", "arguments": {}})
-    assert len(replies) <= 1
-    for reply in replies:
-        assert ("result" in reply) != ("error" in reply)
+    expected = expected_reply(frame, server.tools)
+    assert expected is not None, "the id makes it a request, however mangled"
+    assert expected[0] == "fuzz"
+    check_reply(replies, expected, method=mutated.get("method"))
     assert after["content"][0]["text"] == "done"
 
 
