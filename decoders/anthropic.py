@@ -18,7 +18,7 @@ Anthropic reports separately.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -85,7 +85,7 @@ def decode_response(
         reason = body.get("stop_reason")
         return finish_reply(
             blocks + continuity.trailing(),
-            model=body.get("model"),
+            model=_model(body.get("model")),
             stop=lookup(_STOP, reason),
             usage=_usage(body.get("usage")),
             structured=structured,
@@ -96,8 +96,23 @@ def decode_response(
 def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
-    prompt = sum(usage.get(key) or 0 for key in _INPUT_COUNTERS)
-    return Usage(prompt, usage.get("output_tokens") or 0)
+    prompt = sum(_count(usage.get(key)) for key in _INPUT_COUNTERS)
+    return Usage(prompt, _count(usage.get("output_tokens")))
+
+
+def _model(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"model is {type(value).__name__}, not a string")
+
+
+def _count(value: Any) -> int:
+    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise TypeError(f"a token count is {value!r}")
+    return value
 
 
 @attrs.define
@@ -117,28 +132,38 @@ class StreamAccumulator:
         factory=dict[int, JSONObject], init=False
     )
     _json: dict[int, str] = attrs.field(factory=dict[int, str], init=False)
+    _open: set[int] = attrs.field(factory=set[int], init=False)
     _stopped: bool = attrs.field(default=False, init=False)
 
-    def feed(self, event: Mapping[str, Any]) -> None:
-        """Take one parsed stream event.
+    def feed(self, event: object) -> None:
+        """Take one parsed stream event (any JSON: what is not an object is
+        malformed).
 
         Raises:
             ProviderError: an ``error`` event.
             RemoteProtocolError: the event is malformed or out of order.
         """
+        if not isinstance(event, Mapping):
+            raise RemoteProtocolError(f"{PROVIDER}: a stream event is not an object")
+        event = cast("Mapping[str, Any]", event)
         kind = event.get("type")
         if kind == "error":
             error = obj(event.get("error"))
+            code = error.get("type")
             raise ProviderError(
                 str(error.get("message", "stream error")),
                 provider=PROVIDER,
-                code=error.get("type"),
+                code=code if isinstance(code, str) else None,
             )
         with malformed(PROVIDER):
             if kind == "message_start":
                 self._message = dict(event["message"])
             elif kind == "content_block_start":
-                self._blocks[event["index"]] = dict(event["content_block"])
+                index = event["index"]
+                if type(index) is not int:  # blocks are put in order by it
+                    raise TypeError(f"a block index is {index!r}")
+                self._blocks[index] = dict(event["content_block"])
+                self._open.add(index)
             elif kind == "content_block_delta":
                 self._delta(event["index"], event["delta"])
             elif kind == "content_block_stop":
@@ -161,9 +186,12 @@ class StreamAccumulator:
             block["signature"] = delta["signature"]
 
     def _stop_block(self, index: int) -> None:
+        if index not in self._open:  # stopping it again would reset a tool's input
+            raise ValueError(f"content_block_stop for block {index}, which is not open")
         block = self._blocks[index]
         if block["type"] in ("tool_use", "server_tool_use"):
             block["input"] = parse_arguments(self._json.pop(index, "") or "{}")
+        self._open.discard(index)
 
     def _message_delta(self, event: Mapping[str, Any]) -> None:
         message = self._require_message()
@@ -183,11 +211,17 @@ class StreamAccumulator:
         """The reply for everything fed.
 
         Raises:
-            RemoteProtocolError: no ``message_stop`` arrived (a truncated stream).
+            RemoteProtocolError: no ``message_stop`` arrived (a truncated stream),
+                or a block never got its ``content_block_stop`` (a tool call's
+                input is only whole then).
         """
         if self._message is None or not self._stopped:
             raise RemoteProtocolError(
                 f"{PROVIDER}: the stream ended before message_stop"
+            )
+        if self._open:
+            raise RemoteProtocolError(
+                f"{PROVIDER}: block {min(self._open)} never got content_block_stop"
             )
         content = [block for _, block in sorted(self._blocks.items())]
         body = {**self._message, "content": content}

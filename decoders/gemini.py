@@ -23,7 +23,7 @@ Usage counts tool-use prompt tokens as input and thought tokens as output.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -76,7 +76,7 @@ def decode_response(
     _raise_error(body)
     with malformed(PROVIDER):
         usage = _usage(body.get("usageMetadata"))
-        model = body.get("modelVersion")
+        model = _model(body.get("modelVersion"))
         candidates = items(body.get("candidates"))
         if not candidates:
             if not obj(body.get("promptFeedback")).get("blockReason"):
@@ -174,24 +174,40 @@ def _stop(reason: str | None) -> str | None:
 def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
-    prompt = (usage.get("promptTokenCount") or 0) + (
-        usage.get("toolUsePromptTokenCount") or 0
+    prompt = _count(usage.get("promptTokenCount")) + _count(
+        usage.get("toolUsePromptTokenCount")
     )
-    output = (usage.get("candidatesTokenCount") or 0) + (
-        usage.get("thoughtsTokenCount") or 0
+    output = _count(usage.get("candidatesTokenCount")) + _count(
+        usage.get("thoughtsTokenCount")
     )
     return Usage(prompt, output)
+
+
+def _model(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"modelVersion is {type(value).__name__}, not a string")
+
+
+def _count(value: Any) -> int:
+    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise TypeError(f"a token count is {value!r}")
+    return value
 
 
 def _raise_error(body: Mapping[str, Any]) -> None:
     error = body.get("error")
     if isinstance(error, Mapping):
         error_: Mapping[str, Any] = error  # pyright: ignore[reportUnknownVariableType]
+        status, code = error_.get("code"), error_.get("status")
         raise ProviderError(
             str(error_.get("message", "error")),
             provider=PROVIDER,
-            status=error_.get("code"),
-            code=error_.get("status"),
+            status=status if type(status) is int else None,
+            code=code if isinstance(code, str) else None,
         )
 
 
@@ -209,13 +225,16 @@ class StreamAccumulator:
     _head: JSONObject = attrs.field(factory=dict[str, Any], init=False)
     _finish: str | None = attrs.field(default=None, init=False)
 
-    def feed(self, chunk: Mapping[str, Any]) -> None:
-        """Take one parsed chunk.
+    def feed(self, chunk: object) -> None:
+        """Take one parsed chunk (any JSON: what is not an object is malformed).
 
         Raises:
             ProviderError: an error object in the stream.
             RemoteProtocolError: the chunk is malformed.
         """
+        if not isinstance(chunk, Mapping):
+            raise RemoteProtocolError(f"{PROVIDER}: a stream chunk is not an object")
+        chunk = cast("Mapping[str, Any]", chunk)
         _raise_error(chunk)
         with malformed(PROVIDER):
             for key in (

@@ -17,7 +17,7 @@ only on the final object. An ``{"error": …}`` object raises ``ProviderError``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -69,7 +69,7 @@ def decode_response(
         reason = body.get("done_reason")
         return finish_reply(
             blocks,
-            model=body.get("model"),
+            model=_model(body.get("model")),
             stop=lookup(_STOP, reason),
             usage=_usage(body),
             structured=structured,
@@ -86,7 +86,22 @@ def _call(call: Mapping[str, Any]) -> ToolUse:
 def _usage(body: Mapping[str, Any]) -> Usage | None:
     if "prompt_eval_count" not in body and "eval_count" not in body:
         return None
-    return Usage(body.get("prompt_eval_count") or 0, body.get("eval_count") or 0)
+    return Usage(_count(body.get("prompt_eval_count")), _count(body.get("eval_count")))
+
+
+def _model(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"model is {type(value).__name__}, not a string")
+
+
+def _count(value: Any) -> int:
+    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise TypeError(f"a token count is {value!r}")
+    return value
 
 
 def _raise_error(body: Mapping[str, Any]) -> None:
@@ -108,13 +123,17 @@ class StreamAccumulator:
     _calls: list[Any] = attrs.field(factory=list[Any], init=False)
     _final: JSONObject | None = attrs.field(default=None, init=False)
 
-    def feed(self, line: Mapping[str, Any]) -> None:
-        """Take one parsed NDJSON object.
+    def feed(self, line: object) -> None:
+        """Take one parsed NDJSON line (any JSON: what is not an object is
+        malformed).
 
         Raises:
             ProviderError: an ``{"error": …}`` line.
-            RemoteProtocolError: the object is malformed.
+            RemoteProtocolError: the line is malformed.
         """
+        if not isinstance(line, Mapping):
+            raise RemoteProtocolError(f"{PROVIDER}: a stream line is not an object")
+        line = cast("Mapping[str, Any]", line)
         _raise_error(line)
         with malformed(PROVIDER):
             message = obj(line.get("message"))

@@ -17,7 +17,7 @@ calls, whatever the finish reason says. Usage is ``prompt_tokens`` /
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -74,7 +74,7 @@ def decode_response(
             stop = "refusal"
         return finish_reply(
             blocks,
-            model=body.get("model"),
+            model=_model(body.get("model")),
             stop=stop,
             usage=_usage(body.get("usage")),
             structured=structured,
@@ -91,7 +91,24 @@ def _call(call: Mapping[str, Any]) -> ToolUse:
 def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
-    return Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+    return Usage(
+        _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    )
+
+
+def _model(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"model is {type(value).__name__}, not a string")
+
+
+def _count(value: Any) -> int:
+    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise TypeError(f"a token count is {value!r}")
+    return value
 
 
 @attrs.define
@@ -114,13 +131,16 @@ class StreamAccumulator:
     _usage: Any = attrs.field(default=None, init=False)
     _done: bool = attrs.field(default=False, init=False)
 
-    def feed(self, chunk: Mapping[str, Any]) -> None:
-        """Take one parsed chunk.
+    def feed(self, chunk: object) -> None:
+        """Take one parsed chunk (any JSON: what is not an object is malformed).
 
         Raises:
             ProviderError: the stream carried an error object.
             RemoteProtocolError: the chunk is malformed.
         """
+        if not isinstance(chunk, Mapping):
+            raise RemoteProtocolError(f"{PROVIDER}: a stream chunk is not an object")
+        chunk = cast("Mapping[str, Any]", chunk)
         if "error" in chunk:
             raise _stream_error(chunk["error"])
         with malformed(PROVIDER):
@@ -141,12 +161,19 @@ class StreamAccumulator:
         self._finish = choice.get("finish_reason") or self._finish
 
     def _fragment(self, fragment: Mapping[str, Any]) -> None:
-        slot = self._calls.setdefault(
-            fragment["index"], {"id": "", "name": "", "arguments": ""}
-        )
-        slot["id"] = slot["id"] or fragment.get("id") or ""
+        index = fragment["index"]
+        if type(index) is not int:  # calls are put in order by it
+            raise TypeError(f"a tool call index is {index!r}")
+        slot = self._calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
         function = obj(fragment.get("function"))
-        slot["name"] += function.get("name") or ""
+        call_id, name = fragment.get("id") or "", function.get("name") or ""
+        if call_id and slot["id"]:  # the call's head again
+            if call_id != slot["id"]:
+                raise ValueError(f"tool call {index} has two ids")
+            if name == slot["name"]:
+                name = ""  # the whole name again, not its next part
+        slot["id"] = slot["id"] or call_id
+        slot["name"] += name
         slot["arguments"] += function.get("arguments") or ""
 
     def feed_done(self) -> None:
@@ -158,12 +185,16 @@ class StreamAccumulator:
 
         Raises:
             RemoteProtocolError: the stream ended before its finish reason or
-                before ``[DONE]`` (it was truncated).
+                before ``[DONE]`` (it was truncated), or a tool call has no
+                name (its first fragment, which carries it, never came).
         """
         if self._finish is None or not self._done:
             raise RemoteProtocolError(
                 f"{PROVIDER}: the stream ended early (no finish_reason or [DONE])"
             )
+        for index, call in sorted(self._calls.items()):
+            if not call["name"]:
+                raise RemoteProtocolError(f"{PROVIDER}: tool call {index} has no name")
         message: JSONObject = {"role": "assistant", **self._texts}
         if self._calls:
             message["tool_calls"] = [
@@ -186,8 +217,11 @@ def _function(call: JSONObject) -> JSONObject:
 
 def _stream_error(error: Any) -> ProviderError:
     fields = obj(error)
+    code = fields.get("code") or fields.get("type")
+    if type(code) is int:  # compatible servers send the HTTP status
+        code = str(code)
     return ProviderError(
         str(fields.get("message") or error),
         provider=PROVIDER,
-        code=fields.get("code") or fields.get("type"),
+        code=code if isinstance(code, str) else None,
     )

@@ -18,7 +18,7 @@ with ``max_output_tokens`` → ``maxTokens``, with ``content_filter`` →
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -66,7 +66,7 @@ def decode_response(
         blocks, refused = _blocks(items(body["output"]))
         return finish_reply(
             blocks,
-            model=body.get("model"),
+            model=_model(body.get("model")),
             stop="refusal" if refused else _stop(body),
             usage=_usage(body.get("usage")),
             structured=structured,
@@ -105,21 +105,46 @@ def _stop(body: Mapping[str, Any]) -> str | None:
         return "endTurn"
     if status == "incomplete":
         return lookup(_INCOMPLETE, obj(body.get("incomplete_details")).get("reason"))
-    return status
+    if status is None or isinstance(status, str):
+        return status
+    raise TypeError(f"status is {type(status).__name__}, not a string")
 
 
 def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
-    return Usage(usage.get("input_tokens") or 0, usage.get("output_tokens") or 0)
+    return Usage(_count(usage.get("input_tokens")), _count(usage.get("output_tokens")))
+
+
+def _model(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"model is {type(value).__name__}, not a string")
+
+
+def _count(value: Any) -> int:
+    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise TypeError(f"a token count is {value!r}")
+    return value
+
+
+def _index(value: Any, limit: int | None = None) -> int:
+    """A position: a whole number >= 0 (and at most ``limit``, when given)."""
+    if type(value) is not int or value < 0 or (limit is not None and value > limit):
+        raise TypeError(f"an index is {value!r}")
+    return value
 
 
 def _failure(error: Any) -> ProviderError:
     fields = obj(error)
+    code = fields.get("code")
     return ProviderError(
         str(fields.get("message") or "the response failed"),
         provider=PROVIDER,
-        code=fields.get("code"),
+        code=code if isinstance(code, str) else None,
     )
 
 
@@ -141,13 +166,17 @@ class StreamAccumulator:
     )
     _final: JSONObject | None = attrs.field(default=None, init=False)
 
-    def feed(self, event: Mapping[str, Any]) -> None:
-        """Take one parsed stream event.
+    def feed(self, event: object) -> None:
+        """Take one parsed stream event (any JSON: what is not an object is
+        malformed).
 
         Raises:
             ProviderError: an ``error`` event or ``response.failed``.
             RemoteProtocolError: the event is malformed.
         """
+        if not isinstance(event, Mapping):
+            raise RemoteProtocolError(f"{PROVIDER}: a stream event is not an object")
+        event = cast("Mapping[str, Any]", event)
         kind = event.get("type")
         if kind == "error":
             raise _failure(event)
@@ -155,22 +184,26 @@ class StreamAccumulator:
             if kind in _TERMINAL:
                 self._final = dict(event["response"])
             elif kind in ("response.output_item.added", "response.output_item.done"):
-                self._items[event["output_index"]] = _copy_item(event["item"])
+                index = _index(event["output_index"])  # items are put in order by it
+                self._items[index] = _copy_item(event["item"])
             elif kind == "response.content_part.added":
-                self._content(event)[int(event["content_index"])] = dict(event["part"])
+                content = self._content(event)
+                content[_index(event["content_index"])] = dict(event["part"])
             elif kind in ("response.output_text.delta", "response.refusal.delta"):
                 key = "text" if kind == "response.output_text.delta" else "refusal"
-                part = self._content(event)[int(event["content_index"])]
+                part = self._content(event)[_index(event["content_index"])]
                 part[key] = part.get(key, "") + event["delta"]
             elif kind == "response.function_call_arguments.delta":
                 item = self._items[event["output_index"]]
                 item["arguments"] = item.get("arguments", "") + event["delta"]
 
     def _content(self, event: Mapping[str, Any]) -> list[JSONObject]:
+        """The item's content parts, with room for the event's part: the next
+        one at most (a part index far ahead would make us pad without end)."""
         content: list[Any] = self._items[event["output_index"]].setdefault(
             "content", []
         )
-        while len(content) <= event["content_index"]:
+        if _index(event["content_index"], limit=len(content)) == len(content):
             content.append({"type": "output_text", "text": ""})
         return content
 

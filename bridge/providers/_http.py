@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any, ClassVar, Protocol, cast, final
 
 import attrs
@@ -176,15 +176,22 @@ class HttpProvider:
         self, response: httpx.Response, structured: bool
     ) -> SampleReply:
         accumulator = self.api.accumulator(structured)
+        # aclosing: a bad line or event raises out of the loop, and the
+        # iterator must not be left for the garbage collector to close.
         if self.api.framing == "ndjson":
-            async for line in response.aiter_lines():
-                if line.strip():
-                    self._feed(accumulator, line)
+            # httpx types it an iterator; it is a generator (it has aclose).
+            lines = cast("AsyncGenerator[str, None]", response.aiter_lines())
+            async with aclosing(lines):
+                async for line in lines:
+                    if line.strip():
+                        self._feed(accumulator, line)
             return accumulator.finish()
         try:
-            async for event in httpx_sse.EventSource(response).aiter_sse():
-                if event.data:
-                    self._feed(accumulator, event.data)
+            events = httpx_sse.EventSource(response).aiter_sse()
+            async with aclosing(events):
+                async for event in events:
+                    if event.data:
+                        self._feed(accumulator, event.data)
         except httpx_sse.SSEError as exc:
             raise RemoteProtocolError(f"{self.api.name}: {exc}") from None
         return accumulator.finish()
