@@ -14,7 +14,7 @@ unparseable, -32600 not a request, -32601 unknown method, -32602 bad params.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import pydantic_core
@@ -28,7 +28,7 @@ from runtime.effects import LOG_LEVELS
 from runtime.testing.strategies import from_schema
 from tests.bridge.wire import wire_peer
 from tests.fixtures import slow_tools
-from tests.mcp_schema import root, validate_message
+from tests.mcp_schema import Era, root, validate_message
 
 SERVER = Server([slow_tools.waits, slow_tools.quick])
 KNOWN_CODES = {-32700, -32600, -32601, -32602, -32603, -32002}
@@ -116,12 +116,19 @@ def _is_id(value: Any) -> bool:
     )
 
 
+Outcomes = Callable[[str, Mapping[str, Any], Collection[str]], frozenset[int | None]]
+
+
 def expected_reply(
-    frame: bytes, tools: Collection[str]
+    frame: bytes, tools: Collection[str], outcomes: Outcomes | None = None
 ) -> tuple[Any, frozenset[int | None]] | None:
     """What an initialized 2025-11-25 server with ``tools`` (and no prompts or
     resources) answers to ``frame``: None for no reply, else the id the reply
-    echoes (None: no id) and the outcomes allowed (:data:`RESULT` or codes)."""
+    echoes (None: no id) and the outcomes allowed (:data:`RESULT` or codes).
+
+    ``outcomes`` says what a well-formed request gets (default:
+    :func:`method_outcomes`); the JSON-RPC rules before it are the same in
+    both eras."""
     try:
         value: Any = pydantic_core.from_json(frame)
     except ValueError:
@@ -144,7 +151,7 @@ def expected_reply(
         return None  # a notification
     if not _is_id(raw_id):
         return None, frozenset({-32600})
-    return raw_id, method_outcomes(method, params or {}, tools)
+    return raw_id, (outcomes or method_outcomes)(method, params or {}, tools)
 
 
 def method_outcomes(
@@ -189,25 +196,27 @@ def check_reply(
     expected: tuple[Any, frozenset[int | None]] | None,
     *,
     method: Any = None,
+    era: Era = "2025-11-25",
 ) -> None:
     """``replies`` (the server's frames for one input) are what was expected;
-    a result to ``method`` also validates against the 2025-11-25 schema."""
+    the reply validates against the schema of ``era`` (a result as the answer
+    to ``method``)."""
     if expected is None:
         assert replies == [], "a notification or a response was answered"
         return
     echo, allowed = expected
     assert len(replies) == 1, f"expected exactly one reply, got {replies}"
     (reply,) = replies
-    check_frames(replies)
+    assert reply["jsonrpc"] == "2.0", reply
     assert reply.get("id") == echo, reply
     if "error" in reply:
         assert reply["error"]["code"] in allowed, (reply, allowed)
-        validate_message("2025-11-25", reply)
+        validate_message(era, reply)
     else:
         assert RESULT in allowed, (reply, allowed)
         assert "result" in reply, reply
         if isinstance(method, str):
-            validate_message("2025-11-25", reply, answering=method)
+            validate_message(era, reply, answering=method)
 
 
 class LateAnswer:
