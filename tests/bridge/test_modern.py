@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import trio
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from bridge.server import Server
 from bridge.state_token import Sealer
 from runtime import CapabilityError, Context, Op, tool
-from runtime.errors import PeerError
+from runtime.errors import InvalidAnswer, PeerError
 from tests.bridge.wire import WirePeer, modern_meta, wire_peer
 from tests.fixtures import interop_server as fx
 from tests.mcp_schema import validate
@@ -426,6 +426,72 @@ async def test_a_changed_question_is_asked_again_not_answered_stale() -> None:
     assert again["resultType"] == "input_required"
     message = again["inputRequests"]["sample"]["params"]["messages"][0]
     assert message["content"]["text"] == "new question"
+
+
+def _six_digits(code: str) -> str:
+    if len(code) != 6:
+        raise ValueError("a PIN has six digits")
+    return code
+
+
+class _AnyPin(BaseModel):
+    model_config = ConfigDict(title="Pin")
+    code: str
+
+
+class _SixDigitPin(BaseModel):
+    model_config = ConfigDict(title="Pin")
+    code: Annotated[str, AfterValidator(_six_digits)]  # not in the JSON schema
+
+
+def _pin_then_sample(model: type[BaseModel]) -> Any:
+    @tool(name="pin_then_sample", elicits={"pin": model})
+    def pin_then_sample(ctx: Context) -> Op[str]:
+        try:
+            answer = yield from ctx.elicit("pin", "Your PIN?")
+        except InvalidAnswer:
+            return "the recorded PIN was refused"
+        reply = yield from ctx.sample("Go on?")
+        return f"{answer.content.code}:{reply.text}"
+
+    return pin_then_sample
+
+
+async def test_a_journaled_answer_that_no_longer_validates_is_refused() -> None:
+    # The form's model became stricter between rounds, with the same JSON
+    # schema (so the question, and its digest, are unchanged): the answer in
+    # the sealed journal is validated again, and raised into the tool at its
+    # yield as InvalidAnswer, as a live answer would be (bridge._rounds,
+    # "Re-validation"); it never reaches the code after the yield.
+    lax, strict = _pin_then_sample(_AnyPin), _pin_then_sample(_SixDigitPin)
+    assert lax.context().elicit("pin", "Your PIN?").digest() == (
+        strict.context().elicit("pin", "Your PIN?").digest()
+    )
+    key = b"k" * 32
+    async with (
+        wire_peer(Server([lax], state_keys=[key])) as before,
+        wire_peer(Server([strict], state_keys=[key])) as after,
+        wire_peer(Server([lax], state_keys=[key])) as unchanged,
+    ):
+        first = await call(before, "pin_then_sample", {})
+        assert list(first["inputRequests"]) == ["pin"]
+        second = await call(
+            before,
+            "pin_then_sample",
+            {},
+            inputResponses={"pin": {"action": "accept", "content": {"code": "1234"}}},
+            requestState=first["requestState"],
+        )
+        assert list(second["inputRequests"]) == ["sample"]  # the PIN is journaled
+        last_round = {
+            "inputResponses": {"sample": SAMPLE_ANSWER},
+            "requestState": second["requestState"],
+        }
+        refused = await call(after, "pin_then_sample", {}, **last_round)
+        accepted = await call(unchanged, "pin_then_sample", {}, **last_round)
+    assert refused["resultType"] == "complete"
+    assert refused["content"][0]["text"] == "the recorded PIN was refused"
+    assert accepted["content"][0]["text"] == "1234:hello"  # the same state, lax
 
 
 # --- capabilities, notices ----------------------------------------------------------
