@@ -15,8 +15,8 @@ and the well-formed call still completes.
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Iterator, Mapping
-from typing import Any
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import Any, cast
 
 import pydantic_core
 import trio
@@ -127,14 +127,14 @@ def modern_requests(draw: st.DrawFn) -> dict[str, Any]:
 
 def paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     """Every path into ``value`` (the root excluded)."""
+    steps: Iterable[tuple[Any, Any]] = ()
     if isinstance(value, dict):
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-            yield (*prefix, key)
-            yield from paths(item, (*prefix, key))
+        steps = cast("dict[str, Any]", value).items()
     elif isinstance(value, list):
-        for index, item in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            yield (*prefix, index)
-            yield from paths(item, (*prefix, index))
+        steps = enumerate(cast("list[Any]", value))
+    for step, item in steps:
+        yield (*prefix, step)
+        yield from paths(item, (*prefix, step))
 
 
 def mutated(request: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
@@ -203,9 +203,10 @@ def check_schema(
 
 
 def era_of(request: dict[str, Any]) -> Era:
-    params = request.get("params")
-    modern = isinstance(params, dict) and is_modern(request.get("method"), params)  # pyright: ignore[reportUnknownArgumentType]
-    return "2026-07-28" if modern else "2025-11-25"
+    params: Any = request.get("params")
+    if isinstance(params, dict) and is_modern(request.get("method"), params):
+        return "2026-07-28"
+    return "2025-11-25"
 
 
 def check(request: dict[str, Any], replies: list[dict[str, Any]], text: str) -> None:

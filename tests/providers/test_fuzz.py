@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -116,11 +116,11 @@ def vocabulary(provider: str) -> tuple[list[str], list[str]]:
 
     def walk(value: Any) -> None:
         if isinstance(value, dict):
-            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-                keys.add(str(key))  # pyright: ignore[reportUnknownArgumentType]
+            for key, item in cast("dict[str, Any]", value).items():
+                keys.add(key)
                 walk(item)
         elif isinstance(value, list):
-            for item in value:  # pyright: ignore[reportUnknownVariableType]
+            for item in cast("list[Any]", value):
                 walk(item)
         elif isinstance(value, str) and len(value) <= 40:
             strings.add(value)
@@ -171,12 +171,13 @@ def json_objects(provider: str) -> st.SearchStrategy[dict[str, Any]]:
 def paths(value: Any, prefix: Path = ()) -> Iterator[Path]:
     """Every path into ``value`` (the root included)."""
     yield prefix
+    steps: Iterable[tuple[str | int, Any]] = ()
     if isinstance(value, dict):
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-            yield from paths(item, (*prefix, key))  # pyright: ignore[reportUnknownArgumentType]
+        steps = cast("dict[str, Any]", value).items()
     elif isinstance(value, list):
-        for index, item in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            yield from paths(item, (*prefix, index))
+        steps = enumerate(cast("list[Any]", value))
+    for step, item in steps:
+        yield from paths(item, (*prefix, step))
 
 
 _KINDS: dict[type, str] = {
