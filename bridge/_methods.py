@@ -319,17 +319,24 @@ def complete(server: Server, params: Mapping[str, Any], era: str) -> dict[str, A
         raise RequestError(INVALID_PARAMS, "completion/complete needs ref and argument")
     ref = cast("dict[str, Any]", ref)
     argument = cast("dict[str, Any]", argument)
+    target: Any = ref.get("name" if ref.get("type") == "ref/prompt" else "uri")
+    name: Any = argument.get("name")
+    value: Any = argument.get("value", "")
+    if not all(isinstance(text, str) for text in (target, name, value)):
+        raise RequestError(
+            INVALID_PARAMS,
+            "completion/complete: ref.name (or ref.uri), argument.name and "
+            "argument.value must be strings",
+        )
     completers: Mapping[str, Any] = {}
-    if ref.get("type") == "ref/prompt" and ref.get("name") in server.prompts:
-        completers = server.prompts[str(ref["name"])].complete
+    if ref.get("type") == "ref/prompt" and target in server.prompts:
+        completers = server.prompts[target].complete
     elif ref.get("type") == "ref/resource":
         for template in server.templates:
-            if template.uri_template == ref.get("uri"):
+            if template.uri_template == target:
                 completers = template.complete
-    completer = completers.get(str(argument.get("name")))
-    values: list[str] = (
-        list(completer(str(argument.get("value", "")))) if completer else []
-    )
+    completer = completers.get(name)
+    values: list[str] = list(completer(value)) if completer else []
     return {
         "completion": {
             "values": values[:100],

@@ -15,7 +15,7 @@ unparseable, -32600 not a request, -32601 unknown method, -32602 bad params.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, cast
 
 import pydantic_core
 import trio
@@ -184,11 +184,22 @@ def method_outcomes(
     if method == "logging/setLevel":
         return frozenset({RESULT}) if params.get("level") in LOG_LEVELS else bad
     if method == "completion/complete":
-        ok = isinstance(params.get("ref"), dict) and isinstance(
-            params.get("argument"), dict
-        )
-        return frozenset({RESULT}) if ok else bad
+        return frozenset({RESULT}) if completion_is_well_formed(params) else bad
     return frozenset({RESULT})  # ping
+
+
+def completion_is_well_formed(params: dict[str, Any]) -> bool:
+    """``completion/complete`` params our server can answer: a ``ref`` and an
+    ``argument`` object, with string ``ref.name``/``ref.uri``, argument name
+    and value (the value defaults to "")."""
+    ref, argument = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict):
+        return False
+    ref = cast("dict[str, Any]", ref)
+    argument = cast("dict[str, Any]", argument)
+    target = ref.get("name" if ref.get("type") == "ref/prompt" else "uri")
+    texts = (target, argument.get("name"), argument.get("value", ""))
+    return all(isinstance(text, str) for text in texts)
 
 
 def check_reply(

@@ -30,6 +30,7 @@ from tests.bridge.test_fuzz import (
     LISTS,
     RESULT,
     check_reply,
+    completion_is_well_formed,
     expected_reply,
     json_values,
     method_outcomes,
@@ -85,10 +86,7 @@ def modern_outcomes(
     if method in ("resources/read", "prompts/get"):
         return bad  # there are no resources or prompts
     if method == "completion/complete":
-        ok = isinstance(params.get("ref"), dict) and isinstance(
-            params.get("argument"), dict
-        )
-        return frozenset({RESULT}) if ok else bad
+        return frozenset({RESULT}) if completion_is_well_formed(params) else bad
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments")
         if name not in tools or not isinstance(arguments, dict | None):

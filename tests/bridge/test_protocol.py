@@ -402,6 +402,24 @@ async def test_an_unknown_method_is_method_not_found(method: str) -> None:
         validate_message(ERA, reply)
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"ref": {"type": "ref/prompt", "name": ["x"]}, "argument": {"name": "a"}},
+        {"ref": {"type": "ref/resource", "uri": {}}, "argument": {"name": "a"}},
+        {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": 1}},
+        {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"value": 2}},
+    ],
+)
+async def test_a_completion_with_a_non_string_name_is_invalid_params(
+    params: Frame,
+) -> None:
+    async with connect(capabilities=ALL_CAPS) as raw:
+        reply, _ = await raw.call(1, "completion/complete", params)
+        assert reply["error"]["code"] == -32602
+        validate_message(ERA, reply)
+
+
 @pytest.mark.parametrize("arguments", [{"n": 99}, {"n": -1}, {"n": "many"}, {}])
 @both_paths
 async def test_arguments_failing_the_input_schema_are_invalid_params(
