@@ -1,7 +1,8 @@
 """Shared test configuration: Hypothesis profiles and example loading.
 
 Profiles: ``ci`` (the default; bounded so the suite stays fast), ``dev`` (fewer
-examples) and ``soak`` (many more, for long runs). Choose with
+examples), ``soak`` (many more, for long runs) and ``soak-wide`` (1000, for
+suites with many parametrized cases). Choose with
 ``HYPOTHESIS_PROFILE=soak``.
 """
 
@@ -21,6 +22,12 @@ settings.register_profile("dev", max_examples=25, deadline=None)
 settings.register_profile(
     "soak",
     max_examples=5000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(  # for suites with many parametrized cases
+    "soak-wide",
+    max_examples=1000,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
