@@ -16,10 +16,12 @@ any trio ASGI server. Both protocol eras share the endpoint, routed by the
   envelope goes to the modern path, whose ladder tells a header that
   disagrees with the envelope (-32020) from an unsupported version (-32022).
 
-On the 2025-11-25 path the header must also be the version the request's
-session negotiated (PROTOCOL.md §5.2: "an invalid or unsupported value gets
-400"), else 400 with -32022 naming that one version. Without the header, a
-session's negotiated version applies, and without a session 2025-03-26.
+On the 2025-11-25 path any supported handshake-era version is accepted in a
+session, whatever it negotiated (PROTOCOL.md §5.2 refuses only "an invalid or
+unsupported value"; the official conformance suite sends 2025-03-26 inside
+2025-11-25 sessions, as the SDK's server accepts), and the request is served
+as that version speaks. Without the header, a session's negotiated version
+applies, and without a session 2025-03-26.
 
 Before any of this, every request passes the same checks: Host and Origin (DNS
 rebinding, ``_guard``), and for a POST ``Content-Type: application/json``, an
@@ -212,19 +214,13 @@ class McpHttpApp:
     async def _legacy_version(
         self, headers: Mapping[str, str], request_id: RequestId | None, send: Send
     ) -> str | None:
-        """The version a 2025-11-25-path request speaks, or None after a 400.
+        """The version a 2025-11-25-path request speaks.
 
-        The header, if any, must be what the request's session negotiated;
-        without it the session's version applies (PROTOCOL.md §5.2).
+        The header if any (``route`` has refused unsupported values), else
+        the session's negotiated version (PROTOCOL.md §5.2).
         """
         sent = headers.get(VERSION_HEADER)
-        negotiated = self.legacy.negotiated(headers)
-        if sent is not None and negotiated is not None and sent != negotiated:
-            why = f", but this session negotiated {negotiated}"
-            error = unsupported_version(sent, (negotiated,), why)
-            await _refuse_version(send, request_id, error)
-            return None
-        return sent or negotiated or DEFAULT_VERSION
+        return sent or self.legacy.negotiated(headers) or DEFAULT_VERSION
 
     async def _read_message(
         self, headers: Mapping[str, str], receive: Receive, send: Send
