@@ -40,6 +40,8 @@ from runtime.messages import SCHEMA_TOOL_NAME, Block, Text, ToolUse, Usage
 from runtime.replies import SampleReply
 
 __all__ = [
+    "model_name",
+    "token_count",
     "RAW_ARGUMENTS_KEY",
     "Continuity",
     "JSONObject",
@@ -207,3 +209,27 @@ def _fill_ids(blocks: list[Block], seed: Any) -> list[Block]:
             block = attrs.evolve(block, id=f"call_{digest}_{n}")
         out.append(block)
     return out
+
+
+def model_name(value: Any, field: str = "model") -> str | None:
+    """A reply's model name as the provider gave it in ``field`` (absent: None).
+
+    Raises:
+        TypeError: anything but a string (the caller reports it as malformed).
+    """
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{field} is {type(value).__name__}, not a string")
+
+
+def token_count(value: Any) -> int:
+    """A token count: absent is 0.
+
+    Raises:
+        TypeError: anything but a whole number >= 0 (reported as malformed).
+    """
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise TypeError(f"a token count is {value!r}")
+    return value

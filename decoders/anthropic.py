@@ -33,8 +33,10 @@ from ._common import (
     finish_reply,
     lookup,
     malformed,
+    model_name,
     obj,
     parse_arguments,
+    token_count,
 )
 
 __all__ = ["META_KEY", "StreamAccumulator", "decode_response"]
@@ -85,7 +87,7 @@ def decode_response(
         reason = body.get("stop_reason")
         return finish_reply(
             blocks + continuity.trailing(),
-            model=_model(body.get("model")),
+            model=model_name(body.get("model")),
             stop=lookup(_STOP, reason),
             usage=_usage(body.get("usage")),
             structured=structured,
@@ -96,23 +98,8 @@ def decode_response(
 def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
-    prompt = sum(_count(usage.get(key)) for key in _INPUT_COUNTERS)
-    return Usage(prompt, _count(usage.get("output_tokens")))
-
-
-def _model(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"model is {type(value).__name__}, not a string")
-
-
-def _count(value: Any) -> int:
-    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
-    if value is None:
-        return 0
-    if type(value) is not int or value < 0:
-        raise TypeError(f"a token count is {value!r}")
-    return value
+    prompt = sum(token_count(usage.get(key)) for key in _INPUT_COUNTERS)
+    return Usage(prompt, token_count(usage.get("output_tokens")))
 
 
 @attrs.define

@@ -39,7 +39,9 @@ from ._common import (
     items,
     lookup,
     malformed,
+    model_name,
     obj,
+    token_count,
 )
 
 __all__ = ["META_KEY", "StreamAccumulator", "decode_response"]
@@ -76,7 +78,7 @@ def decode_response(
     _raise_error(body)
     with malformed(PROVIDER):
         usage = _usage(body.get("usageMetadata"))
-        model = _model(body.get("modelVersion"))
+        model = model_name(body.get("modelVersion"), "modelVersion")
         candidates = items(body.get("candidates"))
         if not candidates:
             if not obj(body.get("promptFeedback")).get("blockReason"):
@@ -174,28 +176,13 @@ def _stop(reason: str | None) -> str | None:
 def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
-    prompt = _count(usage.get("promptTokenCount")) + _count(
+    prompt = token_count(usage.get("promptTokenCount")) + token_count(
         usage.get("toolUsePromptTokenCount")
     )
-    output = _count(usage.get("candidatesTokenCount")) + _count(
+    output = token_count(usage.get("candidatesTokenCount")) + token_count(
         usage.get("thoughtsTokenCount")
     )
     return Usage(prompt, output)
-
-
-def _model(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"modelVersion is {type(value).__name__}, not a string")
-
-
-def _count(value: Any) -> int:
-    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
-    if value is None:
-        return 0
-    if type(value) is not int or value < 0:
-        raise TypeError(f"a token count is {value!r}")
-    return value
 
 
 def _raise_error(body: Mapping[str, Any]) -> None:

@@ -32,7 +32,9 @@ from ._common import (
     items,
     lookup,
     malformed,
+    model_name,
     obj,
+    token_count,
 )
 
 __all__ = ["StreamAccumulator", "decode_response"]
@@ -69,7 +71,7 @@ def decode_response(
         reason = body.get("done_reason")
         return finish_reply(
             blocks,
-            model=_model(body.get("model")),
+            model=model_name(body.get("model")),
             stop=lookup(_STOP, reason),
             usage=_usage(body),
             structured=structured,
@@ -86,22 +88,9 @@ def _call(call: Mapping[str, Any]) -> ToolUse:
 def _usage(body: Mapping[str, Any]) -> Usage | None:
     if "prompt_eval_count" not in body and "eval_count" not in body:
         return None
-    return Usage(_count(body.get("prompt_eval_count")), _count(body.get("eval_count")))
-
-
-def _model(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"model is {type(value).__name__}, not a string")
-
-
-def _count(value: Any) -> int:
-    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
-    if value is None:
-        return 0
-    if type(value) is not int or value < 0:
-        raise TypeError(f"a token count is {value!r}")
-    return value
+    return Usage(
+        token_count(body.get("prompt_eval_count")), token_count(body.get("eval_count"))
+    )
 
 
 def _raise_error(body: Mapping[str, Any]) -> None:

@@ -31,8 +31,10 @@ from ._common import (
     items,
     lookup,
     malformed,
+    model_name,
     obj,
     parse_arguments,
+    token_count,
 )
 
 __all__ = ["StreamAccumulator", "decode_response"]
@@ -74,7 +76,7 @@ def decode_response(
             stop = "refusal"
         return finish_reply(
             blocks,
-            model=_model(body.get("model")),
+            model=model_name(body.get("model")),
             stop=stop,
             usage=_usage(body.get("usage")),
             structured=structured,
@@ -92,23 +94,9 @@ def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
     return Usage(
-        _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        token_count(usage.get("prompt_tokens")),
+        token_count(usage.get("completion_tokens")),
     )
-
-
-def _model(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"model is {type(value).__name__}, not a string")
-
-
-def _count(value: Any) -> int:
-    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
-    if value is None:
-        return 0
-    if type(value) is not int or value < 0:
-        raise TypeError(f"a token count is {value!r}")
-    return value
 
 
 @attrs.define

@@ -33,8 +33,10 @@ from ._common import (
     items,
     lookup,
     malformed,
+    model_name,
     obj,
     parse_arguments,
+    token_count,
 )
 
 __all__ = ["META_KEY", "StreamAccumulator", "decode_response"]
@@ -66,7 +68,7 @@ def decode_response(
         blocks, refused = _blocks(items(body["output"]))
         return finish_reply(
             blocks,
-            model=_model(body.get("model")),
+            model=model_name(body.get("model")),
             stop="refusal" if refused else _stop(body),
             usage=_usage(body.get("usage")),
             structured=structured,
@@ -113,22 +115,9 @@ def _stop(body: Mapping[str, Any]) -> str | None:
 def _usage(usage: Mapping[str, Any] | None) -> Usage | None:
     if not usage:
         return None
-    return Usage(_count(usage.get("input_tokens")), _count(usage.get("output_tokens")))
-
-
-def _model(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"model is {type(value).__name__}, not a string")
-
-
-def _count(value: Any) -> int:
-    """A token count: absent is 0; anything but a whole number >= 0 is malformed."""
-    if value is None:
-        return 0
-    if type(value) is not int or value < 0:
-        raise TypeError(f"a token count is {value!r}")
-    return value
+    return Usage(
+        token_count(usage.get("input_tokens")), token_count(usage.get("output_tokens"))
+    )
 
 
 def _index(value: Any, limit: int | None = None) -> int:
