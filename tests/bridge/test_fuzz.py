@@ -23,6 +23,7 @@ import trio.testing
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+from bridge.jsonrpc import coerce_id
 from bridge.server import Server
 from runtime.effects import LOG_LEVELS
 from runtime.testing.strategies import from_schema
@@ -172,7 +173,8 @@ def method_outcomes(
         return bad if params.get("cursor") is not None else frozenset({RESULT})
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments")
-        if name not in tools or not isinstance(arguments, dict | None):
+        known = isinstance(name, str) and name in tools
+        if not known or not isinstance(arguments, dict | None):
             return bad
         return frozenset({RESULT, -32602})  # arguments meet the tool's schema, or not
     if method == "prompts/get":
@@ -262,13 +264,8 @@ def _claims_id(frame: bytes, ids: set[Any]) -> bool:
         return False
     if not isinstance(value, dict) or "id" not in value:
         return False
-    claimed = cast("dict[str, Any]", value)["id"]
-    if isinstance(claimed, bool) or not isinstance(claimed, int | str):
-        return False
-    spellings = {claimed, str(claimed)} if isinstance(claimed, int) else {claimed}
-    if isinstance(claimed, str) and claimed.isdigit():
-        spellings.add(int(claimed))
-    return any(spelling in ids for spelling in spellings)
+    claimed = coerce_id(cast("dict[str, Any]", value)["id"])
+    return claimed is not None and claimed in {coerce_id(i) for i in ids}
 
 
 @given(st.lists(frames, min_size=1, max_size=6))

@@ -89,7 +89,8 @@ def modern_outcomes(
         return frozenset({RESULT}) if completion_is_well_formed(params) else bad
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments")
-        if name not in tools or not isinstance(arguments, dict | None):
+        known = isinstance(name, str) and name in tools
+        if not known or not isinstance(arguments, dict | None):
             return bad
         # Arguments, inputResponses and requestState are judged by the tool
         # and the round; a question the client cannot answer is -32021.
