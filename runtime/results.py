@@ -9,7 +9,7 @@ is ``SampleResult.parse_error``; a declined elicitation is
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, TypeVar, final
+from typing import Any, Generic, TypeVar, final
 
 import attrs
 
@@ -66,6 +66,15 @@ def _made(exchange: Exchange | Callable[[], Exchange]) -> Exchange:
     return exchange if isinstance(exchange, Exchange) else exchange()
 
 
+def _made_once(result: SampleResult[Any] | ElicitResult[Any]) -> Exchange:
+    """A result's exchange, made on first use and kept in place of its maker."""
+    made = result._exchange  # pyright: ignore[reportPrivateUsage]
+    if not isinstance(made, Exchange):
+        made = made()
+        object.__setattr__(result, "_exchange", made)
+    return made
+
+
 @final
 @attrs.frozen(kw_only=True)
 class SampleResult(Generic[P]):
@@ -91,11 +100,7 @@ class SampleResult(Generic[P]):
     @property
     def exchange(self) -> Exchange:
         """The request and the response, for a conversation (made on first use)."""
-        made = self._exchange
-        if not isinstance(made, Exchange):
-            made = made()
-            object.__setattr__(self, "_exchange", made)
-        return made
+        return _made_once(self)
 
 
 @final
@@ -143,11 +148,7 @@ class ElicitResult(Generic[M]):
 
     @property
     def exchange(self) -> Exchange:
-        made = self._exchange
-        if not isinstance(made, Exchange):
-            made = made()
-            object.__setattr__(self, "_exchange", made)
-        return made
+        return _made_once(self)
 
     @property
     def accepted(self) -> bool:
