@@ -35,6 +35,7 @@ from bridge.transports._sse import SseParser
 from bridge.transports.http import HttpLimits
 from bridge.transports.http_client import http_transport
 from tests.bridge.http_kit import JSON_HEADERS, LEGACY, MODERN, served
+from tests.bridge.test_fuzz import json_values
 from tests.fixtures import http_tools
 from tests.mcp_schema import validate_message
 
@@ -78,13 +79,6 @@ VERSIONS = [
 
 header_text = st.text(
     st.characters(min_codepoint=0x21, max_codepoint=0x7E), max_size=24
-)
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4)
-    ),
-    max_leaves=10,
 )
 ids = st.one_of(
     st.integers(), st.text(max_size=8), st.none(), st.booleans(), st.floats()
