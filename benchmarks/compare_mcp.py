@@ -18,6 +18,8 @@ fraction of the median, is the row's noise):
   raw JSON-RPC-over-HTTP client (httpx) drives both servers. Time per call =
   wall time / calls; on a small machine the shared client takes much of it, so
   ``http.*.server`` rows give the server process's CPU time per call as well.
+  ``http.floor``: the same client against hypercorn serving a no-op app (see
+  ``_floor.py``) beside the SDK's plain call: the best ratio hypercorn allows.
 * ``park.1k``: heap per parked call (tracemalloc), both servers; ``park.100k``:
   RSS growth for 100,000 parked calls, ours only (see ``parked.py``).
 * ``mrtr.rounds10``: 2026-07-28 era, in memory, a call answered over 10 input
@@ -260,9 +262,14 @@ def _start(command: list[str], port: int) -> subprocess.Popen[bytes]:
 
 
 def bench_http(rows: dict[str, Row], s: Settings) -> None:
+    floor = "http.floor" in rows or "http.floor.server" in rows
     names = [n for n in TOOLS if f"http.{n}" in rows or f"http.{n}.server" in rows]
+    if floor and "plain" not in names:
+        names.insert(0, "plain")  # the floor's row compares with the SDK's plain call
     for name in names:  # both rows come from the same batches
         rows.setdefault(f"http.{name}", Row(f"http.{name}", "", "µs", ""))
+    if "http.floor.server" in rows:
+        rows.setdefault("http.plain.server", Row("http.plain.server", "", "µs", ""))
     if not names:
         return
     if importlib.util.find_spec("bridge.transports.http") is None:
@@ -271,9 +278,12 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
         return
     from benchmarks import _http
 
+    commands = [("ours", ours.http_command), ("sdk", _sdk_http)]
+    if floor:
+        commands.append(("floor", _floor_http))
     servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
-        for stack, command in (("ours", ours.http_command), ("sdk", _sdk_http)):
+        for stack, command in commands:
             port = _free_port()
             servers[stack] = (
                 _start(command(port), port),
@@ -292,6 +302,11 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
                     cpu_row = rows.get(f"http.{name}.server")
                     if cpu_row is not None:
                         getattr(cpu_row, stack).add(cpu)
+            if floor:
+                _measure_floor(
+                    rows, s.http_clients, s.http_seconds / len(names),
+                    *servers["floor"],
+                )  # fmt: skip
     finally:
         for process, _url in servers.values():
             process.terminate()
@@ -303,6 +318,34 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
 
 def _sdk_http(port: int) -> list[str]:
     return [sys.executable, str(ROOT / "benchmarks/sdk.py"), "http", str(port)]
+
+
+def _floor_http(port: int) -> list[str]:
+    return [sys.executable, str(ROOT / "benchmarks/_floor.py"), str(port)]
+
+
+def _measure_floor(
+    rows: dict[str, Row],
+    clients: int,
+    seconds: float,
+    process: subprocess.Popen[bytes],
+    url: str,
+) -> None:
+    """The no-op app's plain call (see ``_floor.py``), beside the SDK's: the
+    row's ratio is the best ``http.plain`` ratio a server on hypercorn gets."""
+    from benchmarks import _http
+
+    plain = TOOLS["plain"]
+    result = _run_trio(_http.measure, url, [plain], clients, seconds, process.pid)
+    wall, cpu = result[plain]
+    for key, value, sdk_key in (
+        ("http.floor", wall, "http.plain"),
+        ("http.floor.server", cpu, "http.plain.server"),
+    ):
+        if key in rows:
+            rows[key].ours.add(value)
+            if sdk_key in rows:
+                rows[key].sdk = rows[sdk_key].sdk
 
 
 # --- parked calls ---------------------------------------------------------------
@@ -376,6 +419,8 @@ def _rows() -> list[Row]:
         Row("http.plain.server", "HTTP x32: plain, server CPU", "µs", "-"),
         Row("http.sample1.server", "HTTP x32: sampling once, server CPU", "µs", "-"),
         Row("http.sample10.server", "HTTP x32: sampling 10x, server CPU", "µs", "-"),
+        Row("http.floor", "HTTP x32: hypercorn, no-op app (floor)", "µs", "-"),
+        Row("http.floor.server", "HTTP x32: the same, server CPU", "µs", "-"),
         Row("park.1k", "parked call, 1,000 (heap/call)", "KB", "≤ 4 KB"),
         Row("park.100k", "100,000 parked calls (RSS)", "MB", "< 1 GB"),
         Row("mrtr.rounds10", "2026: call with 10 input rounds", "µs", "-"),
