@@ -98,7 +98,7 @@ class CallScope:
     def capability(self, *path: str) -> bool:
         node: Any = self.client_capabilities
         for part in path:
-            if not isinstance(node, Mapping):
+            if not (type(node) is dict or isinstance(node, Mapping)):
                 return False
             mapping = cast("Mapping[str, Any]", node)
             if part not in mapping:

@@ -384,7 +384,8 @@ def _is_modern(request: Request) -> bool:
     """A 2026-07-28 request (self-contained: the envelope is in ``_meta``)."""
     meta = (request.params or {}).get("_meta")
     return request.method == "server/discover" or (
-        isinstance(meta, Mapping) and PROTOCOL_VERSION_META in meta
+        (type(meta) is dict or isinstance(meta, Mapping))
+        and PROTOCOL_VERSION_META in meta
     )
 
 

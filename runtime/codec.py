@@ -107,7 +107,9 @@ def _block_from_json(data: Mapping[str, Any]) -> Block:
 
 def _content_list(content: Any) -> list[Mapping[str, Any]]:
     # MCP allows a single block or a list of blocks.
-    return [content] if isinstance(content, Mapping) else list(content)
+    if type(content) is dict or isinstance(content, Mapping):
+        return [content]
+    return list(content)
 
 
 def message_to_json(message: Message) -> JSONObject:

@@ -25,6 +25,7 @@ import collections.abc
 import copy
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any, Generic, TypeVar, cast, final, get_type_hints, overload
@@ -134,7 +135,8 @@ class Tool(Generic[P, R]):
 
     def _start(self, params: P, ctx: Context) -> Op[R]:
         produced: Any = self._body(params, ctx)
-        if isinstance(produced, Generator):
+        # type() first: isinstance against the Generator ABC is the slow path.
+        if type(produced) is types.GeneratorType or isinstance(produced, Generator):
             # The body's generator is the program: no wrapper generator to step
             # through, and to keep alive while the call is parked.
             return cast("Op[R]", produced)
