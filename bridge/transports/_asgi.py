@@ -133,6 +133,7 @@ class SseResponse:
     def __init__(self, send: Send, headers: Iterable[tuple[str, str]] = ()) -> None:
         self._send = send
         self._headers = _raw(headers)
+        self._held = b""
         self.started = False
         self.ended = False
 
@@ -155,12 +156,32 @@ class SseResponse:
         await self.start()
         name = "message" if data else None
         frame = _sse.encode(data, event=name, id=id, retry=retry)
+        if self._held:
+            frame, self._held = self._held + frame, b""
         await self._send(
             {"type": "http.response.body", "body": frame, "more_body": True}
         )
 
-    async def end(self) -> None:
+    def prime(self, id: str, retry: int | None) -> None:
+        """Hold a priming event (no data; an ``id`` and a ``retry``).
+
+        It goes out first, in the same body write as the next event, or alone
+        at :meth:`flush` or :meth:`end`: when the first message is ready at
+        once, the client gets both in one write instead of two.
+        """
+        self._held = _sse.encode("", id=id, retry=retry)
+
+    async def flush(self) -> None:
+        """Send a held priming event now."""
         await self.start()
+        if self._held:
+            frame, self._held = self._held, b""
+            await self._send(
+                {"type": "http.response.body", "body": frame, "more_body": True}
+            )
+
+    async def end(self) -> None:
+        await self.flush()
         if not self.ended:
             self.ended = True
             await self._send(

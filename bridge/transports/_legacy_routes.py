@@ -7,7 +7,8 @@ What each method does (PROTOCOL.md §5.2, notes/conformance-fixtures.md §2):
   for a session that is unknown or gone). A notification or a response from
   the client is queued and answered 202. A request is answered with
   an SSE stream: a priming event (id + ``retry:``, only for clients on
-  2025-11-25 or later), then ``event: message`` frames, ending after the
+  2025-11-25 or later; in the same write as the first frame when that frame
+  is ready at once), then ``event: message`` frames, ending after the
   response; with ``HttpLimits(stream_responses="when-needed")`` a response that
   is the first thing the server sends for it is plain ``application/json``.
 * ``GET`` opens the standalone SSE stream (409 if one is open), or with
@@ -293,7 +294,11 @@ class _Answer:
             return
         sse = SseResponse(self.send, self.headers)
         if supports_priming(self.version):
-            await sse.event("", id=priming, retry=self.limits.retry_ms)
+            sse.prime(priming, self.limits.retry_ms)
+            if first is None:
+                await (
+                    sse.flush()
+                )  # nothing is ready: the client gets its id before the wait
         if why is not None:  # released or superseded before the first event
             await sse.end()
             return
