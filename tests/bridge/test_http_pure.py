@@ -17,6 +17,7 @@ from hypothesis.stateful import (
 )
 
 from bridge.jsonrpc import Request
+from bridge.transports._asgi import SseResponse
 from bridge.transports._events import (
     STANDALONE,
     EventsLost,
@@ -82,6 +83,46 @@ def test_a_priming_event_has_an_id_a_retry_and_empty_data() -> None:
     assert SseParser().feed(encode("", id="1-2", retry=100)) == [
         SseEvent("", None, "1-2", 100)
     ]
+
+
+async def _written(steps: str) -> list[bytes]:
+    """The body writes an SseResponse makes for ``steps``: p(rime), e(vent),
+    f(lush), x (end)."""
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    sse = SseResponse(send)
+    for step in steps:
+        if step == "p":
+            sse.prime("0-1", 500)
+        elif step == "e":
+            await sse.event('{"n":1}', id="0-2")
+        elif step == "f":
+            await sse.flush()
+        else:
+            await sse.end()
+    assert sent[0]["type"] == "http.response.start"
+    assert all(m["type"] == "http.response.body" for m in sent[1:])
+    return [m["body"] for m in sent[1:]]
+
+
+PRIMING = encode("", id="0-1", retry=500)
+MESSAGE = encode('{"n":1}', event="message", id="0-2")
+
+
+async def test_a_held_priming_event_goes_first_in_the_next_events_write() -> None:
+    assert await _written("pex") == [PRIMING + MESSAGE, b""]
+
+
+async def test_a_flushed_priming_event_is_written_alone_and_only_once() -> None:
+    assert await _written("pfex") == [PRIMING, MESSAGE, b""]
+    assert await _written("pfx") == [PRIMING, b""]
+
+
+async def test_ending_a_response_sends_a_held_priming_event_first() -> None:
+    assert await _written("px") == [PRIMING, b""]
 
 
 def test_the_parser_skips_comments_and_understands_every_line_ending() -> None:
