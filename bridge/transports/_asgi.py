@@ -153,14 +153,8 @@ class SseResponse:
         retry: int | None = None,
     ) -> None:
         """One ``event: message`` (or, with empty data, a priming event)."""
-        await self.start()
         name = "message" if data else None
-        frame = _sse.encode(data, event=name, id=id, retry=retry)
-        if self._held:
-            frame, self._held = self._held + frame, b""
-        await self._send(
-            {"type": "http.response.body", "body": frame, "more_body": True}
-        )
+        await self._write(_sse.encode(data, event=name, id=id, retry=retry))
 
     def prime(self, id: str, retry: int | None) -> None:
         """Hold a priming event (no data; an ``id`` and a ``retry``).
@@ -173,15 +167,19 @@ class SseResponse:
 
     async def flush(self) -> None:
         """Send a held priming event now."""
-        await self.start()
         if self._held:
-            frame, self._held = self._held, b""
-            await self._send(
-                {"type": "http.response.body", "body": frame, "more_body": True}
-            )
+            await self._write(b"")
+
+    async def _write(self, frame: bytes) -> None:
+        await self.start()
+        body, self._held = self._held + frame, b""
+        await self._send(
+            {"type": "http.response.body", "body": body, "more_body": True}
+        )
 
     async def end(self) -> None:
         await self.flush()
+        await self.start()  # an empty stream still gets its headers
         if not self.ended:
             self.ended = True
             await self._send(

@@ -296,9 +296,8 @@ class _Answer:
         if supports_priming(self.version):
             sse.prime(priming, self.limits.retry_ms)
             if first is None:
-                await (
-                    sse.flush()
-                )  # nothing is ready: the client gets its id before the wait
+                # Nothing is ready: the client gets its id before the wait.
+                await sse.flush()
         if why is not None:  # released or superseded before the first event
             await sse.end()
             return
