@@ -268,8 +268,11 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
         names.insert(0, "plain")  # the floor's row compares with the SDK's plain call
     for name in names:  # both rows come from the same batches
         rows.setdefault(f"http.{name}", Row(f"http.{name}", "", "µs", ""))
-    if "http.floor.server" in rows:
-        rows.setdefault("http.plain.server", Row("http.plain.server", "", "µs", ""))
+    for floor_key, sdk_key in _FLOOR_BESIDE.items():
+        if floor_key in rows:  # the SDK's plain samples, filled as batches come in
+            rows[floor_key].sdk = rows.setdefault(
+                sdk_key, Row(sdk_key, "", "µs", "")
+            ).sdk
     if not names:
         return
     if importlib.util.find_spec("bridge.transports.http") is None:
@@ -324,6 +327,9 @@ def _floor_http(port: int) -> list[str]:
     return [sys.executable, str(ROOT / "benchmarks/_floor.py"), str(port)]
 
 
+_FLOOR_BESIDE = {"http.floor": "http.plain", "http.floor.server": "http.plain.server"}
+
+
 def _measure_floor(
     rows: dict[str, Row],
     clients: int,
@@ -338,14 +344,9 @@ def _measure_floor(
     plain = TOOLS["plain"]
     result = _run_trio(_http.measure, url, [plain], clients, seconds, process.pid)
     wall, cpu = result[plain]
-    for key, value, sdk_key in (
-        ("http.floor", wall, "http.plain"),
-        ("http.floor.server", cpu, "http.plain.server"),
-    ):
+    for key, value in (("http.floor", wall), ("http.floor.server", cpu)):
         if key in rows:
             rows[key].ours.add(value)
-            if sdk_key in rows:
-                rows[key].sdk = rows[sdk_key].sdk
 
 
 # --- parked calls ---------------------------------------------------------------
