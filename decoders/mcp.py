@@ -49,6 +49,7 @@ import mcp_types._v2026_07_28 as _v2026
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from runtime import codec
+from runtime._wire_check import check_json
 from runtime.errors import (
     InvalidEffect,
     InvalidMessages,
@@ -430,9 +431,7 @@ def _validate(
     for wire in _BOTH if modern else _BOTH[::-1]:
         model: type[BaseModel] = getattr(wire, type_name)
         try:
-            model.__pydantic_validator__.validate_python(
-                data, strict=True, by_alias=True, by_name=False
-            )
+            check_json(model, data)
         except ValidationError as exc:
             first = first or exc
             continue

@@ -59,6 +59,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from runtime import codec
+from runtime._wire_check import check_json
 from runtime.errors import LocalProtocolError, summarize_validation_error
 from runtime.messages import (
     Audio,
@@ -540,9 +541,7 @@ def _checked(
 
 def _validate(model: type[BaseModel], data: JSONObject, what: str) -> None:
     try:
-        model.__pydantic_validator__.validate_python(
-            data, strict=True, by_alias=True, by_name=False
-        )
+        check_json(model, data)
     except ValidationError as exc:
         raise LocalProtocolError(
             f"{what} would not be valid MCP: {summarize_validation_error(exc)}"
