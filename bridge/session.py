@@ -27,7 +27,8 @@ Rules:
   that queue is empty.
 * Code that never waits: when the transport can send without waiting
   (``send_nowait``: at once in memory; queued for the transport's ``pump``,
-  which the session runs, over stdio), a
+  which the session runs, over stdio; stored for the request's stream over
+  HTTP), a
   handler may take a request on with no task (:meth:`Session.adopt`) and answer
   it later from the receive path, sending its own requests with
   :meth:`Session.request_nowait` (the reply comes back as a callback, the

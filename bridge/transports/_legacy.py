@@ -111,6 +111,16 @@ class HttpSession:
         return await self._outbox.receive()
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        self.send_nowait(message, related=related)
+
+    def send_nowait(
+        self, message: Message, *, related: RequestId | None = None
+    ) -> None:
+        """Store ``message`` on its stream and wake its follower.
+
+        Sending never waits (the store is bounded by dropping old events), so
+        the session may take calls on without a task of their own.
+        """
         stream, final = self._route(message, related)
         self.store.append(stream.number, dumps(message), final=final)
         if final:
@@ -130,6 +140,9 @@ class HttpSession:
         return stream or self._streams[STANDALONE], False
 
     async def release_stream(self, related: RequestId) -> None:
+        self.release_stream_nowait(related)
+
+    def release_stream_nowait(self, related: RequestId) -> None:
         """Close the response stream of request ``related`` now; it goes on."""
         stream = self._by_request.get(related)
         if stream is not None and stream.resumable:
