@@ -5,6 +5,12 @@ initialises a session (declaring ``sampling``), calls a tool, reads the
 response as JSON or as an SSE stream, and answers every
 ``sampling/createMessage`` the server sends on that stream with a POST.
 Driving both servers with the same client makes the HTTP rows compare servers.
+
+Like the SDK's client, it stops reading a call's SSE stream once it has the
+response. The stream's last chunk is then still unread, so httpx does not
+reuse the connection: every call opens a new one (a trio instrument on the
+server counts one accepted connection per call), and both servers pay for
+that in every row.
 """
 
 from __future__ import annotations
