@@ -40,7 +40,9 @@ from pydantic import BaseModel, Discriminator, Tag, ValidationError, create_mode
 
 __all__ = ["check_json"]
 
-_LIST_TAG = "[]"  # cannot collide with a model's tag: no MCP type is spelled so
+# The tag of a union's list member. A model tagged "[]" beside a list member
+# would share it, and a union with a shared tag is left alone.
+_LIST_TAG = "[]"
 
 
 def check_json(model: type[BaseModel], data: object) -> None:
