@@ -208,6 +208,14 @@ class _Ambiguous(BaseModel):
     value: _A | _Twin
 
 
+class _Brackets(BaseModel):
+    type: Literal["[]"]
+
+
+class _BracketsOrList(BaseModel):
+    value: _Brackets | list[_A]
+
+
 class _Tree(BaseModel):
     type: Literal["tree"]
     children: list[_Tree | _A]
@@ -243,6 +251,12 @@ def test_a_member_whose_tag_has_a_default_leaves_its_union_alone() -> None:
 def test_members_sharing_a_tag_leave_their_union_alone() -> None:
     assert tagged_model(_Ambiguous) is _Ambiguous
     check_json(_Ambiguous, {"value": {"type": "a", "s": "x"}})
+
+
+def test_a_model_tagged_like_the_list_member_leaves_its_union_alone() -> None:
+    assert tagged_model(_BracketsOrList) is _BracketsOrList
+    check_json(_BracketsOrList, {"value": {"type": "[]"}})
+    check_json(_BracketsOrList, {"value": [{"type": "a", "n": 1}]})
 
 
 def test_a_model_that_contains_itself_is_checked() -> None:
