@@ -213,7 +213,7 @@ class _Brackets(BaseModel):
 
 
 class _BracketsOrList(BaseModel):
-    value: _Brackets | list[_A]
+    value: _Brackets | _B | list[_A]
 
 
 class _Tree(BaseModel):
