@@ -40,18 +40,19 @@ from runtime.messages import SCHEMA_TOOL_NAME, Block, Text, ToolUse, Usage
 from runtime.replies import SampleReply
 
 __all__ = [
-    "model_name",
-    "token_count",
-    "RAW_ARGUMENTS_KEY",
     "Continuity",
     "JSONObject",
+    "RAW_ARGUMENTS_KEY",
     "arguments_object",
     "finish_reply",
     "items",
     "lookup",
     "malformed",
+    "model_name",
     "obj",
     "parse_arguments",
+    "stream_object",
+    "token_count",
 ]
 
 JSONObject = dict[str, Any]
@@ -84,6 +85,17 @@ def arguments_object(value: Any) -> JSONObject:
 def obj(value: Any) -> Mapping[str, Any]:
     """``value`` if it is a JSON object, else an empty one (absent or null)."""
     return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
+
+
+def stream_object(value: object, provider: str, what: str) -> Mapping[str, Any]:
+    """A parsed stream item (``what``: "chunk", "event", "line") as an object.
+
+    Raises:
+        RemoteProtocolError: it is other JSON (an array, a string...).
+    """
+    if not isinstance(value, Mapping):
+        raise RemoteProtocolError(f"{provider}: a stream {what} is not an object")
+    return cast("Mapping[str, Any]", value)
 
 
 def items(value: Any) -> Sequence[Any]:

@@ -18,7 +18,7 @@ Anthropic reports separately.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import attrs
 
@@ -36,6 +36,7 @@ from ._common import (
     model_name,
     obj,
     parse_arguments,
+    stream_object,
     token_count,
 )
 
@@ -130,9 +131,7 @@ class StreamAccumulator:
             ProviderError: an ``error`` event.
             RemoteProtocolError: the event is malformed or out of order.
         """
-        if not isinstance(event, Mapping):
-            raise RemoteProtocolError(f"{PROVIDER}: a stream event is not an object")
-        event = cast("Mapping[str, Any]", event)
+        event = stream_object(event, PROVIDER, "event")
         kind = event.get("type")
         if kind == "error":
             error = obj(event.get("error"))

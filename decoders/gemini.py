@@ -23,7 +23,7 @@ Usage counts tool-use prompt tokens as input and thought tokens as output.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import attrs
 
@@ -41,6 +41,7 @@ from ._common import (
     malformed,
     model_name,
     obj,
+    stream_object,
     token_count,
 )
 
@@ -219,9 +220,7 @@ class StreamAccumulator:
             ProviderError: an error object in the stream.
             RemoteProtocolError: the chunk is malformed.
         """
-        if not isinstance(chunk, Mapping):
-            raise RemoteProtocolError(f"{PROVIDER}: a stream chunk is not an object")
-        chunk = cast("Mapping[str, Any]", chunk)
+        chunk = stream_object(chunk, PROVIDER, "chunk")
         _raise_error(chunk)
         with malformed(PROVIDER):
             for key in (

@@ -17,7 +17,7 @@ only on the final object. An ``{"error": …}`` object raises ``ProviderError``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import attrs
 
@@ -34,6 +34,7 @@ from ._common import (
     malformed,
     model_name,
     obj,
+    stream_object,
     token_count,
 )
 
@@ -120,9 +121,7 @@ class StreamAccumulator:
             ProviderError: an ``{"error": …}`` line.
             RemoteProtocolError: the line is malformed.
         """
-        if not isinstance(line, Mapping):
-            raise RemoteProtocolError(f"{PROVIDER}: a stream line is not an object")
-        line = cast("Mapping[str, Any]", line)
+        line = stream_object(line, PROVIDER, "line")
         _raise_error(line)
         with malformed(PROVIDER):
             message = obj(line.get("message"))

@@ -17,7 +17,7 @@ calls, whatever the finish reason says. Usage is ``prompt_tokens`` /
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 import attrs
 
@@ -34,6 +34,7 @@ from ._common import (
     model_name,
     obj,
     parse_arguments,
+    stream_object,
     token_count,
 )
 
@@ -126,9 +127,7 @@ class StreamAccumulator:
             ProviderError: the stream carried an error object.
             RemoteProtocolError: the chunk is malformed.
         """
-        if not isinstance(chunk, Mapping):
-            raise RemoteProtocolError(f"{PROVIDER}: a stream chunk is not an object")
-        chunk = cast("Mapping[str, Any]", chunk)
+        chunk = stream_object(chunk, PROVIDER, "chunk")
         if "error" in chunk:
             raise _stream_error(chunk["error"])
         with malformed(PROVIDER):

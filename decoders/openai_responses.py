@@ -18,7 +18,7 @@ with ``max_output_tokens`` → ``maxTokens``, with ``content_filter`` →
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import attrs
 
@@ -36,6 +36,7 @@ from ._common import (
     model_name,
     obj,
     parse_arguments,
+    stream_object,
     token_count,
 )
 
@@ -163,9 +164,7 @@ class StreamAccumulator:
             ProviderError: an ``error`` event or ``response.failed``.
             RemoteProtocolError: the event is malformed.
         """
-        if not isinstance(event, Mapping):
-            raise RemoteProtocolError(f"{PROVIDER}: a stream event is not an object")
-        event = cast("Mapping[str, Any]", event)
+        event = stream_object(event, PROVIDER, "event")
         kind = event.get("type")
         if kind == "error":
             raise _failure(event)
