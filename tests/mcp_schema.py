@@ -30,10 +30,14 @@ import jsonschema
 __all__ = [
     "DATA",
     "ERAS",
+    "EXAMPLES",
+    "EXAMPLE_FILES",
     "Era",
     "SchemaViolation",
     "errors",
+    "example_id",
     "is_valid",
+    "load_example",
     "method_type",
     "result_type",
     "root",
@@ -44,6 +48,20 @@ __all__ = [
 Era: TypeAlias = Literal["2025-11-25", "2026-07-28"]
 ERAS: tuple[Era, ...] = ("2025-11-25", "2026-07-28")
 DATA = Path(__file__).resolve().parent / "data" / "mcp-schema"
+EXAMPLES = DATA / "2026-07-28" / "examples"
+"""The official 2026-07-28 example messages, one folder per schema type."""
+EXAMPLE_FILES = sorted(EXAMPLES.rglob("*.json"))
+
+
+def example_id(path: Path) -> str:
+    """A test id for an example: its path below :data:`EXAMPLES`."""
+    return path.relative_to(EXAMPLES).as_posix()
+
+
+def load_example(path: Path | str) -> Any:
+    """An example's JSON, by path or by its name below :data:`EXAMPLES`."""
+    full = EXAMPLES / path if isinstance(path, str) else path
+    return json.loads(full.read_text(encoding="utf-8"))
 
 
 class SchemaViolation(AssertionError):

@@ -26,26 +26,19 @@ from runtime.context import Context
 from tests.mcp_schema import (
     DATA,
     ERAS,
+    EXAMPLE_FILES,
+    EXAMPLES,
     SchemaViolation,
+    example_id,
     is_valid,
+    load_example,
     result_type,
     validate,
     validate_message,
 )
 
 PINNED = json.loads((DATA / "PINNED.json").read_text(encoding="utf-8"))
-EXAMPLES = DATA / "2026-07-28" / "examples"
-EXAMPLE_FILES = sorted(EXAMPLES.rglob("*.json"))
 MODERN = "2026-07-28"
-
-
-def _example_id(path: Path) -> str:
-    return path.relative_to(EXAMPLES).as_posix()
-
-
-def _load(path: Path | str) -> Any:
-    full = EXAMPLES / path if isinstance(path, str) else path
-    return json.loads(full.read_text(encoding="utf-8"))
 
 
 def _sha256(path: Path) -> str:
@@ -81,14 +74,14 @@ def test_pins_name_the_upstream_commit() -> None:
 _MISSING_MODELS = {"SubscriptionsListenResultResponse"}
 
 
-@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=_example_id)
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=example_id)
 def test_official_example_validates_against_the_2026_schema(path: Path) -> None:
-    validate(MODERN, path.parent.name, _load(path))
+    validate(MODERN, path.parent.name, load_example(path))
 
 
-@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=_example_id)
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=example_id)
 def test_official_example_decodes_through_its_mcp_types_model(path: Path) -> None:
-    type_name, data = path.parent.name, _load(path)
+    type_name, data = path.parent.name, load_example(path)
     if type_name in _MISSING_MODELS:
         v2026.JSONRPCResultResponse.model_validate(data, strict=True, by_alias=True)
         v2026.SubscriptionsListenResult.model_validate(
@@ -117,7 +110,7 @@ def _both_eras(type_name: str, instance: Any) -> None:
     ["basic-request", "request-with-tools", "follow-up-with-tool-results"],
 )
 def test_sampling_params_example_round_trips_exactly(name: str) -> None:
-    params = _load(f"CreateMessageRequestParams/{name}.json")
+    params = load_example(f"CreateMessageRequestParams/{name}.json")
     request = dec.sampling_request(params)
     for era in ERAS:
         out = enc.sampling_params(request, era=era)
@@ -126,7 +119,7 @@ def test_sampling_params_example_round_trips_exactly(name: str) -> None:
 
 
 def test_sampling_request_example_params_round_trip_exactly() -> None:
-    wrapped = _load("CreateMessageRequest/sampling-request.json")
+    wrapped = load_example("CreateMessageRequest/sampling-request.json")
     request = dec.sampling_request(wrapped["params"])
     assert enc.sampling_params(request, era=MODERN) == wrapped["params"]
 
@@ -135,7 +128,7 @@ def test_sampling_request_example_params_round_trip_exactly() -> None:
     "name", ["text-response", "final-response", "tool-use-response"]
 )
 def test_sampling_result_example_round_trips_exactly(name: str) -> None:
-    result = _load(f"CreateMessageResult/{name}.json")
+    result = load_example(f"CreateMessageResult/{name}.json")
     reply = dec.sample_reply(result)
     for era in ERAS:
         out = enc.sample_result(reply, era=era)
@@ -155,12 +148,12 @@ _ELICIT_PAIRS = [
 def test_elicitation_examples_round_trip_exactly(
     request_path: str, answer: str
 ) -> None:
-    params = _load(request_path)
+    params = load_example(request_path)
     request = dec.elicitation_request(params)
     assert enc.elicitation_params(request, era=MODERN) == params
     validate(MODERN, "ElicitRequestParams", params)
 
-    result = _load(f"ElicitResult/{answer}.json")
+    result = load_example(f"ElicitResult/{answer}.json")
     reply = dec.elicit_reply(result, request)
     out = enc.elicit_result(reply)
     assert out == result
@@ -168,14 +161,18 @@ def test_elicitation_examples_round_trip_exactly(
 
 
 def test_elicit_request_example_params_round_trip_exactly() -> None:
-    wrapped = _load("ElicitRequest/elicitation-request.json")
+    wrapped = load_example("ElicitRequest/elicitation-request.json")
     request = dec.elicitation_request(wrapped["params"])
     assert enc.elicitation_params(request, era=MODERN) == wrapped["params"]
 
 
 def test_input_requests_and_responses_examples_decode_pairwise() -> None:
-    requests = _load("InputRequests/elicitation-and-sampling-input-requests.json")
-    responses = _load("InputResponses/elicitation-and-sampling-input-responses.json")
+    requests = load_example(
+        "InputRequests/elicitation-and-sampling-input-requests.json"
+    )
+    responses = load_example(
+        "InputResponses/elicitation-and-sampling-input-responses.json"
+    )
     elicit = dec.elicitation_request(requests["github_login"]["params"])
     reply = dec.elicit_reply(responses["github_login"], elicit)
     assert reply.content == {"name": "octocat"}
@@ -202,7 +199,7 @@ def test_input_requests_and_responses_examples_decode_pairwise() -> None:
 
 
 def test_input_required_result_example_requests_decode() -> None:
-    result = _load(
+    result = load_example(
         "InputRequiredResult/"
         "input-required-result-with-elicitation-and-sampling-and-request-state.json"
     )
@@ -231,7 +228,7 @@ def _echo(ctx: Context) -> str:
     ],
 )
 def test_call_tool_result_example_decodes_and_re_encodes_validly(name: str) -> None:
-    result = _load(f"CallToolResult/{name}.json")
+    result = load_example(f"CallToolResult/{name}.json")
     decoded = dec.call_tool_result(result)
     assert all(isinstance(b, Text) for b in decoded.content)
     assert decoded.is_error == result.get("isError", False)
@@ -249,7 +246,7 @@ def test_call_tool_result_example_decodes_and_re_encodes_validly(name: str) -> N
 
 
 def test_call_tool_result_response_example_result_decodes() -> None:
-    response = _load("CallToolResultResponse/call-tool-result-response.json")
+    response = load_example("CallToolResultResponse/call-tool-result-response.json")
     decoded = dec.call_tool_result(response["result"])
     assert decoded.text.startswith("Current weather in New York")
     assert (
@@ -259,7 +256,7 @@ def test_call_tool_result_response_example_result_decodes() -> None:
 
 @pytest.mark.parametrize("name", ["multiple-content-blocks", "single-content-block"])
 def test_sampling_message_example_decodes_inside_a_request(name: str) -> None:
-    message = _load(f"SamplingMessage/{name}.json")
+    message = load_example(f"SamplingMessage/{name}.json")
     history = [message]
     if name == "multiple-content-blocks":
         uses = [
@@ -273,10 +270,10 @@ def test_sampling_message_example_decodes_inside_a_request(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", sorted((EXAMPLES / "Tool").glob("*.json")), ids=_example_id
+    "path", sorted((EXAMPLES / "Tool").glob("*.json")), ids=example_id
 )
 def test_tool_example_decodes_as_a_sampling_tool(path: Path) -> None:
-    tool_json = _load(path)
+    tool_json = load_example(path)
     params = {
         "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
         "maxTokens": 10,
@@ -295,7 +292,7 @@ def test_tool_example_decodes_as_a_sampling_tool(path: Path) -> None:
 
 
 def test_model_preferences_example_round_trips_inside_a_request() -> None:
-    prefs = _load("ModelPreferences/with-hints-and-priorities.json")
+    prefs = load_example("ModelPreferences/with-hints-and-priorities.json")
     params = {
         "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
         "maxTokens": 10,
