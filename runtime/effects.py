@@ -108,8 +108,9 @@ class Effect(Generic[R]):
     __slots__ = ()
 
     def __iter__(self) -> Generator[Effect[R], Any, R]:
-        result = yield self
-        return cast(R, result)
+        # What the stepper sends back is what resolve() made for this effect.
+        result: R = yield self
+        return result
 
 
 Op: TypeAlias = Generator[Effect[Any], Any, P]
