@@ -4,7 +4,8 @@
 ASGI app that reads each POST body and answers at once: a request gets a
 canned result as one SSE event, as our server sends it (an ``initialize`` also
 gets an ``mcp-session-id``), anything else ``202``. hypercorn is configured as
-:func:`bridge.transports.http.serve_http` configures it, and the benchmark's
+:func:`bridge.transports.http.serve_http` configures it
+(:func:`~bridge.transports.http.hypercorn_config`), and the benchmark's
 own client drives it, so its time per call is what the HTTP stack and the
 client cost with no MCP server behind them: no session, no validation, no tool.
 
@@ -15,7 +16,6 @@ the SDK's time divided by this one. It is a reference row, not a stack.
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from typing import Any
 
@@ -54,12 +54,10 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 async def serve(port: int) -> None:
     import hypercorn.trio
-    from hypercorn.config import Config
 
-    config = Config()
-    config.bind = [f"127.0.0.1:{port}"]
-    config.errorlog = logging.getLogger("hypercorn.error")
-    config.accesslog = None
+    from bridge.transports.http import hypercorn_config
+
+    config = hypercorn_config("127.0.0.1", port)
     await hypercorn.trio.serve(app, config)  # type: ignore[arg-type]
 
 

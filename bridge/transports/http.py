@@ -61,6 +61,8 @@ from ._ladder import UNSUPPORTED_VERSION
 from ._legacy_routes import DEFAULT_VERSION, LegacyEndpoint
 
 if TYPE_CHECKING:
+    from hypercorn.config import Config
+
     from ..server import Server
 
 __all__ = [
@@ -269,6 +271,19 @@ def _bind(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def hypercorn_config(host: str, port: int) -> Config:
+    """hypercorn's settings for :func:`serve_http` at ``host:port``: errors to
+    the ``hypercorn.error`` logger, no access log. (The benchmarks' no-op
+    floor server uses them too, so that it measures the same hypercorn.)"""
+    from hypercorn.config import Config
+
+    config = Config()
+    config.bind = [_bind(host, port)]
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.accesslog = None
+    return config
+
+
 async def serve_http(
     server: Server,
     host: str = "127.0.0.1",
@@ -296,15 +311,11 @@ async def serve_http(
         task_status: started with the endpoint's URL (``nursery.start``).
     """
     import hypercorn.trio
-    from hypercorn.config import Config
 
     # hypercorn types apps with its own TypedDicts; ours speaks plain dicts.
     serve: Any = getattr(hypercorn.trio, "serve")  # noqa: B009
 
-    config = Config()
-    config.bind = [_bind(host, port)]
-    config.errorlog = logging.getLogger("hypercorn.error")
-    config.accesslog = None
+    config = hypercorn_config(host, port)
     hosts = [*allowed_hosts] + ([] if host in _WILDCARDS else [host])
     guard = Guard(allowed_hosts=hosts, allowed_origins=allowed_origins)
     async with trio.open_nursery() as nursery:
