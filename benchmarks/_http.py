@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import trio
 
-from ._stats import now
+from ._stats import cpu, now
 
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
@@ -118,10 +118,11 @@ async def _messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
 
 async def measure(
     url: str, tools: list[str], clients: int, seconds: float, pid: int
-) -> dict[str, tuple[float, float]]:
-    """Per tool: (wall seconds per call, server CPU seconds per call), with
-    ``clients`` concurrent clients; ``pid`` is the server process."""
-    out: dict[str, tuple[float, float]] = {}
+) -> dict[str, tuple[float, float, float]]:
+    """Per tool: (wall, server CPU, client CPU) seconds per call, with
+    ``clients`` concurrent clients; ``pid`` is the server process, and the
+    client is this process, which does nothing else meanwhile."""
+    out: dict[str, tuple[float, float, float]] = {}
     limits = httpx.Limits(max_connections=clients * 2, max_keepalive_connections=64)
     async with httpx.AsyncClient(limits=limits, timeout=30) as http:
         sessions = [_Client(http, url) for _ in range(clients)]
@@ -142,11 +143,12 @@ def process_cpu(pid: int) -> float:
 
 async def _run(
     sessions: list[_Client], name: str, seconds: float, pid: int
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     for session in sessions:
         await session.call(name)  # warm
     calls = 0
     cpu_start = process_cpu(pid)
+    client_start = cpu()
     start = now()
     deadline = start + seconds
 
@@ -160,4 +162,6 @@ async def _run(
         for session in sessions:
             nursery.start_soon(loop, session)
     wall = now() - start
-    return wall / max(calls, 1), (process_cpu(pid) - cpu_start) / max(calls, 1)
+    client = cpu() - client_start
+    server = process_cpu(pid) - cpu_start
+    return wall / max(calls, 1), server / max(calls, 1), client / max(calls, 1)

@@ -17,7 +17,9 @@ fraction of the median, is the row's noise):
 * ``http.*``: the same over loopback Streamable HTTP, 32 concurrent clients; one
   raw JSON-RPC-over-HTTP client (httpx) drives both servers. Time per call =
   wall time / calls; on a small machine the shared client takes much of it, so
-  ``http.*.server`` rows give the server process's CPU time per call as well.
+  ``http.*.server`` rows give the server process's CPU time per call as well,
+  and each ``http.*`` row's note the client's own CPU time per call: where that
+  is close to the wall time, the client, not the server, sets the pace.
   ``http.floor``: the same client against hypercorn serving a no-op app (see
   ``_floor.py``) beside the SDK's plain call: the best ratio hypercorn allows.
 * ``park.1k``: heap per parked call (tracemalloc), both servers; ``park.100k``:
@@ -285,6 +287,7 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
     if floor:
         commands.append(("floor", _floor_http))
     servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
+    clients = {(n, stack): Sample() for n in names for stack in ("ours", "sdk")}
     try:
         for stack, command in commands:
             port = _free_port()
@@ -300,8 +303,9 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
                     s.http_clients, s.http_seconds / len(names), process.pid,
                 )  # fmt: skip
                 for name in names:
-                    wall, cpu = result[TOOLS[name]]
+                    wall, cpu, client_cpu = result[TOOLS[name]]
                     getattr(rows[f"http.{name}"], stack).add(wall)
+                    clients[name, stack].add(client_cpu)
                     cpu_row = rows.get(f"http.{name}.server")
                     if cpu_row is not None:
                         getattr(cpu_row, stack).add(cpu)
@@ -310,6 +314,12 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
                     rows, s.http_clients, s.http_seconds / len(names),
                     *servers["floor"],
                 )  # fmt: skip
+        for name in names:
+            rows[f"http.{name}"].note = (
+                f"the load client's own CPU per call: "
+                f"{_us(clients[name, 'ours'].median)} µs against ours, "
+                f"{_us(clients[name, 'sdk'].median)} µs against the SDK"
+            )
     finally:
         for process, _url in servers.values():
             process.terminate()
@@ -343,7 +353,7 @@ def _measure_floor(
 
     plain = TOOLS["plain"]
     result = _run_trio(_http.measure, url, [plain], clients, seconds, process.pid)
-    wall, cpu = result[plain]
+    wall, cpu, _client_cpu = result[plain]
     for key, value in (("http.floor", wall), ("http.floor.server", cpu)):
         if key in rows:
             rows[key].ours.add(value)
