@@ -1,37 +1,41 @@
 """One raw Streamable HTTP client (2025-11-25), used against both servers.
 
-It speaks just enough MCP over httpx to run the benchmark's tools: it
+It speaks just enough MCP over HTTP/1.1 to run the benchmark's tools: it
 initialises a session (declaring ``sampling``), calls a tool, reads the
 response as JSON or as an SSE stream, and answers every
 ``sampling/createMessage`` the server sends on that stream with a POST.
 Driving both servers with the same client makes the HTTP rows compare servers.
 
+It is h11 over trio's TCP streams, not httpx: a load generator must cost less
+than the servers it drives, or the rows measure the generator. On two cores
+httpx, used here before, spent more CPU per call than either server (80% to
+100% of the wall time per call); this client spends a third to three quarters
+of what a server does, so the server's core sets the pace.
+
 Like the SDK's client, it stops reading a call's SSE stream once it has the
-response. The stream's last chunk is then still unread, so httpx does not
-reuse the connection: every call opens a new one (a trio instrument on the
-server counts one accepted connection per call), and both servers pay for
-that in every row.
+response, and so cannot reuse that connection: each call opens a connection
+and closes it after the response, on both servers. Its answers to sampling
+requests (and ``notifications/initialized``) go over one kept-alive
+connection per session.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import logging
 import os
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlsplit
 
-import httpx
+import h11
 import trio
 
 from ._stats import cpu, now
 
-logging.getLogger("httpx").setLevel(logging.WARNING)
-
 __all__ = ["measure"]
 
-_ACCEPT = "application/json, text/event-stream"
+_ACCEPT = b"application/json, text/event-stream"
 _VERSION = "2025-11-25"
 _SAMPLE_RESULT = {
     "role": "assistant",
@@ -40,12 +44,67 @@ _SAMPLE_RESULT = {
 }
 
 
+class _Connection:
+    """One HTTP/1.1 connection: h11's state machine over a TCP stream."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.h11 = h11.Connection(h11.CLIENT)
+
+    async def post(
+        self, path: str, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> h11.Response:
+        """Send a POST; return the response's head (its body is still to read)."""
+        length = (b"content-length", str(len(body)).encode())
+        request = h11.Request(method="POST", target=path, headers=[*headers, length])
+        events = (request, h11.Data(data=body), h11.EndOfMessage())
+        await self.stream.send_all(b"".join(self.h11.send(e) or b"" for e in events))
+        event = await self.next_event()
+        if not isinstance(event, h11.Response):
+            raise h11.RemoteProtocolError(f"expected a response, got {event!r}")
+        return event
+
+    async def next_event(self) -> Any:
+        while True:
+            event = self.h11.next_event()
+            if event is not h11.NEED_DATA:
+                return event
+            self.h11.receive_data(await self.stream.receive_some(65536))
+
+    async def body(self) -> AsyncIterator[bytes]:
+        """The rest of the current response's body, chunk by chunk."""
+        while True:
+            event = await self.next_event()
+            if isinstance(event, h11.EndOfMessage):
+                return
+            if not isinstance(event, h11.Data):
+                raise h11.RemoteProtocolError(f"expected body data, got {event!r}")
+            yield bytes(event.data)
+
+    def reusable(self) -> bool:
+        """Ready for the next request, after a complete exchange."""
+        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+            self.h11.start_next_cycle()
+            return True
+        return False
+
+
 class _Client:
-    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
-        self.http = http
-        self.url = url
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 80
+        self.path = parts.path or "/"
         self.ids = itertools.count(1)
-        self.headers = {"accept": _ACCEPT, "content-type": "application/json"}
+        self.headers = [
+            (b"host", f"{self.host}:{self.port}".encode()),
+            (b"accept", _ACCEPT),
+            (b"content-type", b"application/json"),
+        ]
+        self._kept: _Connection | None = None  # for the 202-answered POSTs
+
+    async def _open(self) -> _Connection:
+        return _Connection(await trio.open_tcp_stream(self.host, self.port))
 
     async def start(self) -> None:
         params: dict[str, Any] = {
@@ -53,26 +112,31 @@ class _Client:
             "capabilities": {"sampling": {}},
             "clientInfo": {"name": "bench", "version": "0"},
         }
-        async with self.http.stream(
-            "POST", self.url, headers=self.headers,
-            content=self._body("initialize", params, next(self.ids)),
-        ) as response:  # fmt: skip
-            response.raise_for_status()
-            self.headers["mcp-session-id"] = response.headers["mcp-session-id"]
-            self.headers["mcp-protocol-version"] = _VERSION
-            async for _message in _messages(response):
+        body = self._body("initialize", params, next(self.ids))
+        connection = await self._open()
+        try:
+            response = await connection.post(self.path, self.headers, body)
+            session = dict(response.headers).get(b"mcp-session-id")
+            if response.status_code != 200 or session is None:
+                raise RuntimeError(f"initialize answered {response.status_code}")
+            async for _message in _messages(connection, response):
                 pass
+        finally:
+            await connection.stream.aclose()
+        self.headers.append((b"mcp-session-id", session))
+        self.headers.append((b"mcp-protocol-version", _VERSION.encode()))
         await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     async def call(self, name: str) -> Any:
         request_id = next(self.ids)
         params = {"name": name, "arguments": {"text": "hi"}}
-        async with self.http.stream(
-            "POST", self.url, headers=self.headers,
-            content=self._body("tools/call", params, request_id),
-        ) as response:  # fmt: skip
-            response.raise_for_status()
-            async for message in _messages(response):
+        body = self._body("tools/call", params, request_id)
+        connection = await self._open()
+        try:
+            response = await connection.post(self.path, self.headers, body)
+            if response.status_code != 200:
+                raise RuntimeError(f"{name}: answered {response.status_code}")
+            async for message in _messages(connection, response):
                 if message.get("method") == "sampling/createMessage":
                     answer = {
                         "jsonrpc": "2.0",
@@ -84,12 +148,23 @@ class _Client:
                     if "result" not in message:
                         raise RuntimeError(f"{name} failed: {message}")
                     return message["result"]
+        finally:
+            await connection.stream.aclose()
         raise RuntimeError(f"{name}: the stream ended without a response")
 
     async def _post(self, message: dict[str, Any]) -> None:
-        response = await self.http.post(
-            self.url, headers=self.headers, content=json.dumps(message)
-        )
+        connection = self._kept
+        self._kept = None
+        if connection is None:
+            connection = await self._open()
+        body = json.dumps(message).encode()
+        response = await connection.post(self.path, self.headers, body)
+        async for _chunk in connection.body():
+            pass
+        if connection.reusable():
+            self._kept = connection
+        else:
+            await connection.stream.aclose()
         if response.status_code != 202:
             raise RuntimeError(f"POST answered {response.status_code}")
 
@@ -100,20 +175,27 @@ class _Client:
         ).encode()
 
 
-async def _messages(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+async def _messages(
+    connection: _Connection, response: h11.Response
+) -> AsyncIterator[dict[str, Any]]:
     """The JSON-RPC messages of a JSON or SSE response body."""
-    if response.headers.get("content-type", "").startswith("application/json"):
-        yield json.loads(await response.aread())
+    content_type = dict(response.headers).get(b"content-type", b"")
+    if content_type.startswith(b"application/json"):
+        yield json.loads(b"".join([chunk async for chunk in connection.body()]))
         return
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip())
-        elif not line and data:
-            text = "\n".join(data)
-            data.clear()
-            if text:
-                yield json.loads(text)
+    pending = b""
+    data: list[bytes] = []
+    async for chunk in connection.body():
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            line = line.removesuffix(b"\r")
+            if line.startswith(b"data:"):
+                data.append(line[5:].lstrip())
+            elif not line and data:
+                text = b"\n".join(data)
+                data.clear()
+                if text:  # a priming event carries an empty data line
+                    yield json.loads(text)
 
 
 async def measure(
@@ -123,14 +205,13 @@ async def measure(
     ``clients`` concurrent clients; ``pid`` is the server process, and the
     client is this process, which does nothing else meanwhile."""
     out: dict[str, tuple[float, float, float]] = {}
-    limits = httpx.Limits(max_connections=clients * 2, max_keepalive_connections=64)
-    async with httpx.AsyncClient(limits=limits, timeout=30) as http:
-        sessions = [_Client(http, url) for _ in range(clients)]
+    sessions = [_Client(url) for _ in range(clients)]
+    with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             for session in sessions:
                 nursery.start_soon(session.start)
-        for name in tools:
-            out[name] = await _run(sessions, name, seconds, pid)
+    for name in tools:
+        out[name] = await _run(sessions, name, seconds, pid)
     return out
 
 
@@ -158,9 +239,10 @@ async def _run(
             await session.call(name)
             calls += 1
 
-    async with trio.open_nursery() as nursery:
-        for session in sessions:
-            nursery.start_soon(loop, session)
+    with trio.fail_after(seconds + 60):  # a server that stops answering
+        async with trio.open_nursery() as nursery:
+            for session in sessions:
+                nursery.start_soon(loop, session)
     wall = now() - start
     client = cpu() - client_start
     server = process_cpu(pid) - cpu_start

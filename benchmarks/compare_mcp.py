@@ -15,11 +15,11 @@ fraction of the median, is the row's noise):
   message objects, no JSON), on asyncio and on trio; the faster is the baseline.
 * ``stdio.*``: the same over a spawned server process (each stack's own client).
 * ``http.*``: the same over loopback Streamable HTTP, 32 concurrent clients; one
-  raw JSON-RPC-over-HTTP client (httpx) drives both servers. Time per call =
-  wall time / calls; on a small machine the shared client takes much of it, so
-  ``http.*.server`` rows give the server process's CPU time per call as well,
-  and each ``http.*`` row's note the client's own CPU time per call: where that
-  is close to the wall time, the client, not the server, sets the pace.
+  raw JSON-RPC-over-HTTP client (h11 on trio, see ``_http.py``) drives both
+  servers. Time per call = wall time / calls; ``http.*.server`` rows give the
+  server process's CPU time per call, and each ``http.*`` row's note the
+  client's own: while that stays well under the wall time, the server, not
+  the client, sets the pace.
   ``http.floor``: the same client against hypercorn serving a no-op app (see
   ``_floor.py``) beside the SDK's plain call: the best ratio hypercorn allows.
 * ``park.1k``: heap per parked call (tracemalloc), both servers; ``park.100k``:
