@@ -148,7 +148,7 @@ class Session:
         self._pending: dict[RequestId, Slot | Callback] = {}
         self._related: dict[RequestId, RequestId | None] = {}
         self._eof = False
-        self._idle = trio.Event()
+        self._idle: trio.Event | None = None  # while draining: set when idle
         self._incoming: dict[RequestId, trio.CancelScope | Adopted] = {}
         self._nursery: trio.Nursery | None = None
         self._closed = False
@@ -230,8 +230,11 @@ class Session:
                     request_id, BrokenSessionError("the peer disconnected")
                 )
         if self._incoming:
+            # A fresh event: the session may have been idle before, between
+            # earlier requests, and those times must not end the drain.
+            self._idle = idle = trio.Event()
             with trio.move_on_after(self.drain_timeout):
-                await self._idle.wait()
+                await idle.wait()
 
     def _close(self) -> None:
         if self._closed:
@@ -468,7 +471,7 @@ class Session:
         """Incoming request ``request_id`` is over (answered or cancelled)."""
         if self._incoming.get(request_id) is handle:
             del self._incoming[request_id]
-        if not self._incoming:
+        if not self._incoming and self._idle is not None:
             self._idle.set()
 
     def respond_nowait(

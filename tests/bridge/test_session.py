@@ -186,3 +186,52 @@ async def test_a_cancellation_names_a_request_by_its_id_as_json_rpc_reads_it(
         assert handler.cancelled == ([request_id] if cancels else [])
         assert receiver.in_flight == (0 if cancels else 1)
         nursery.cancel_scope.cancel()
+
+
+class Finisher(Recorder):
+    """``slow`` requests take a second; the test sees which finished."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finished: list[RequestId] = []
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        if request.method == "slow":
+            await trio.sleep(1)
+        self.finished.append(request.id)
+        return {}
+
+
+async def test_after_the_peer_leaves_a_call_that_needs_nothing_from_it_may_finish(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    client_end, server_end = memory_pair()
+    handler = Finisher()
+    receiver = Session(server_end, handler, drain_timeout=5)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(receiver.run)
+        # One call before, answered: the session has been idle once already.
+        await client_end.send(Request(1, "quick"))
+        await trio.testing.wait_all_tasks_blocked()
+        await client_end.send(Request(2, "slow"))
+        await trio.testing.wait_all_tasks_blocked()
+        await client_end.aclose()
+        start = trio.current_time()
+    assert handler.finished == [1, 2]
+    assert trio.current_time() - start == pytest.approx(1)
+
+
+async def test_after_the_peer_leaves_the_drain_ends_at_its_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    client_end, server_end = memory_pair()
+    handler = Sleeper()
+    receiver = Session(server_end, handler, drain_timeout=5)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(receiver.run)
+        await client_end.send(Request(1, "slow"))
+        await trio.testing.wait_all_tasks_blocked()
+        await client_end.aclose()
+        start = trio.current_time()
+    assert handler.cancelled == [1]
+    assert trio.current_time() - start == pytest.approx(5)
