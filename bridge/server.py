@@ -384,7 +384,10 @@ def _is_modern(request: Request) -> bool:
     """A 2026-07-28 request (self-contained: the envelope is in ``_meta``)."""
     meta = (request.params or {}).get("_meta")
     return request.method == "server/discover" or (
-        (type(meta) is dict or isinstance(meta, Mapping))
+        # ``None`` first: most legacy requests have no _meta, and isinstance
+        # against the Mapping ABC is the slow path.
+        meta is not None
+        and (type(meta) is dict or isinstance(meta, Mapping))
         and PROTOCOL_VERSION_META in meta
     )
 
