@@ -328,7 +328,7 @@ def _check_form_schema(schema: JSONObject) -> None:
     properties = schema.get("properties", {})
     for wire in _BOTH:
         try:
-            _primitive_schemas(wire).validate_python(
+            _primitive_schemas(wire).validator.validate_python(
                 properties, strict=True, by_alias=True, by_name=False
             )
             break

@@ -314,7 +314,7 @@ def _primitive_schemas(era: str) -> TypeAdapter[Any]:
 
 def _check_form_schema(era: Era, schema: JSONObject) -> None:
     try:
-        _primitive_schemas(era).validate_python(
+        _primitive_schemas(era).validator.validate_python(
             schema.get("properties", {}), strict=True, by_alias=True, by_name=False
         )
     except ValidationError as exc:

@@ -119,7 +119,8 @@ class Tool(Generic[P, R]):
         data = dict(arguments or {})
         if self._schema_validator is not None:
             _check_schema_arguments(self._schema_validator, data)
-        return self.params.model_validate(data)
+        # model_validate's own body, without its Python-level frame
+        return self.params.__pydantic_validator__.validate_python(data)
 
     def context(self) -> Context:
         """A context that knows this tool's elicitation forms.
@@ -148,7 +149,9 @@ class Tool(Generic[P, R]):
         ):
             return cast(R, produced)  # nothing to check, or what str checks
         try:
-            return cast(R, self._output_adapter.validate_python(produced))
+            # The adapter's validator itself: TypeAdapter.validate_python is a
+            # Python-level wrapper that passes seven keyword arguments on.
+            return cast(R, self._output_adapter.validator.validate_python(produced))
         except ValidationError as exc:
             raise TypeError(
                 f"tool {self.name!r} returned a value that is not a valid "
