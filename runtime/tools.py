@@ -136,8 +136,11 @@ class Tool(Generic[P, R]):
 
     def _start(self, params: P, ctx: Context) -> Op[R]:
         produced: Any = self._body(params, ctx)
-        # type() first: isinstance against the Generator ABC is the slow path.
-        if type(produced) is types.GeneratorType or isinstance(produced, Generator):
+        # type() first: isinstance against the Generator ABC is the slow path,
+        # and a plain function's usual results are never generators.
+        if type(produced) is types.GeneratorType or (
+            type(produced) not in _PLAIN_RESULTS and isinstance(produced, Generator)
+        ):
             # The body's generator is the program: no wrapper generator to step
             # through, and to keep alive while the call is parked.
             return cast("Op[R]", produced)
@@ -187,6 +190,11 @@ class Program(Generic[P, R]):
             TypeError: the value is not a valid ``output``.
         """
         return self.tool._finish(produced)  # pyright: ignore[reportPrivateUsage]
+
+
+_PLAIN_RESULTS: frozenset[type[Any]] = frozenset(
+    {str, dict, list, int, float, bool, type(None)}
+)
 
 
 def _at_once(value: Any) -> Op[Any]:

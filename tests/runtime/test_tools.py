@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import collections.abc
+from typing import Any
+
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
 from runtime import Context, InvalidTool, Op, handoff, tool
-from runtime.testing import ScriptedPeer, run_scripted
+from runtime.testing import ScriptedPeer, run_scripted, text
 
 
 class Args(BaseModel):
@@ -92,6 +95,47 @@ def test_the_program_is_the_body_generator_and_finish_checks_the_output() -> Non
     assert program.finish({"answer": "rain"}) == Out(answer="rain")
     with pytest.raises(TypeError, match="not a valid"):
         program.finish({"wrong": 1})
+
+
+def _asks_twice(ctx: Context) -> Op[str]:
+    first = yield from ctx.sample("one?", max_tokens=4)
+    second = yield from ctx.sample("two?", max_tokens=4)
+    return first.text + second.text
+
+
+class _Delegate(collections.abc.Generator[Any, Any, str]):
+    """A generator that is not a native one: the Generator ABC, by hand."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._inner = _asks_twice(ctx)
+
+    def send(self, value: Any) -> Any:
+        return self._inner.send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._inner.throw(*args)
+
+
+@pytest.mark.parametrize("returns", ["a native generator", "a Generator object"])
+def test_a_plain_function_that_returns_a_generator_runs_it_as_the_program(
+    returns: str,
+) -> None:
+    # Not a generator function: what it returns is the program all the same.
+    @tool
+    def delegating(ctx: Context) -> Op[str]:
+        return _asks_twice(ctx) if returns == "a native generator" else _Delegate(ctx)
+
+    peer = ScriptedPeer(samples=[text("a"), text("b")])
+    assert run_scripted(delegating, {}, peer) == "ab"
+
+
+@pytest.mark.parametrize("value", ["text", 3, 2.5, True, None, [1], {"k": "v"}])
+def test_a_plain_function_s_value_is_the_result_at_once(value: Any) -> None:
+    @tool
+    def plain(ctx: Context) -> Any:
+        return value
+
+    assert run_scripted(plain, {}, ScriptedPeer()) == value
 
 
 @pytest.mark.parametrize("name", ["", "has space", "x" * 129, "comma,name"])
