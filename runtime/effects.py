@@ -434,17 +434,21 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
     def resolve_recorded(self, data: JSON, key: str) -> ElicitResult[M]:
         """:meth:`resolve` for a recorded reply, validated again without first
         building the reply value (made only if the exchange is looked at)."""
-        recorded = cast("dict[str, Any]", data) if type(data) is dict else {}
-        content: Any = recorded.get("content")
-        if type(content) is not dict or recorded.get("action") != "accept":
+        try:
+            accepted = data["action"] == "accept"
+            content = data["content"]
+        except (TypeError, KeyError):  # not an accepted form: the general path
+            return super().resolve_recorded(data, key)
+        if not accepted or type(content) is not dict:
             return super().resolve_recorded(data, key)
         return ElicitResult(
             action="accept",
-            content=self._content(dict(cast("dict[str, Any]", content))),
+            # No copy: validation neither changes nor keeps it (forms are flat).
+            content=self._content(content),
             exchange=functools.partial(self._recorded_exchange, data, key),
         )
 
-    def _content(self, data: dict[str, Any]) -> M:
+    def _content(self, data: Any) -> M:
         try:
             return self.model.__pydantic_validator__.validate_python(data)
         except ValidationError as exc:
