@@ -19,7 +19,6 @@ from mcp.types import CreateMessageResult, ElicitResult, TextContent
 
 from benchmarks import ours, sdk
 from benchmarks.compare_mcp import TOOLS
-from runtime.messages import Text
 from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 from tests.helpers import ROOT
@@ -34,26 +33,26 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
-class CountingModel:
-    """Our sampler: answers "ok" and counts the requests."""
+class CountingModel(ours.Model):
+    """The benchmark's sampler, counting the requests it answers."""
 
     def __init__(self) -> None:
         self.asked = 0
 
     async def complete(self, request: SamplingRequest) -> SampleReply:
         self.asked += 1
-        return SampleReply(content=(Text("ok"),), model="bench")
+        return await super().complete(request)
 
 
-class CountingSteps:
-    """Our elicitation handler: accepts with ``n = 1`` and counts the requests."""
+class CountingSteps(ours.Steps):
+    """The benchmark's elicitation handler, counting the requests it answers."""
 
     def __init__(self) -> None:
         self.asked = 0
 
     async def handle(self, request: ElicitationRequest) -> ElicitReply:
         self.asked += 1
-        return ElicitReply(action="accept", content={"n": 1})
+        return await super().handle(request)
 
 
 class Counter:

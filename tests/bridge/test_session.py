@@ -202,36 +202,35 @@ class Finisher(Recorder):
         return {}
 
 
-async def test_after_the_peer_leaves_a_call_that_needs_nothing_from_it_may_finish(
-    autojump_clock: trio.testing.MockClock,
-) -> None:
+async def _leave_after(handler: Recorder, methods: list[str]) -> float:
+    """Send requests 1, 2, ... one by one, then leave; how long the drain of
+    a session with a 5 s drain timeout took."""
     client_end, server_end = memory_pair()
-    handler = Finisher()
     receiver = Session(server_end, handler, drain_timeout=5)
     async with trio.open_nursery() as nursery:
         await nursery.start(receiver.run)
-        # One call before, answered: the session has been idle once already.
-        await client_end.send(Request(1, "quick"))
-        await trio.testing.wait_all_tasks_blocked()
-        await client_end.send(Request(2, "slow"))
-        await trio.testing.wait_all_tasks_blocked()
+        for request_id, method in enumerate(methods, 1):
+            await client_end.send(Request(request_id, method))
+            await trio.testing.wait_all_tasks_blocked()
         await client_end.aclose()
         start = trio.current_time()
+    return trio.current_time() - start
+
+
+async def test_after_the_peer_leaves_a_call_that_needs_nothing_from_it_may_finish(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    handler = Finisher()
+    # One call before, answered: the session has been idle once already.
+    took = await _leave_after(handler, ["quick", "slow"])
     assert handler.finished == [1, 2]
-    assert trio.current_time() - start == pytest.approx(1)
+    assert took == pytest.approx(1)
 
 
 async def test_after_the_peer_leaves_the_drain_ends_at_its_timeout(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    client_end, server_end = memory_pair()
     handler = Sleeper()
-    receiver = Session(server_end, handler, drain_timeout=5)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(receiver.run)
-        await client_end.send(Request(1, "slow"))
-        await trio.testing.wait_all_tasks_blocked()
-        await client_end.aclose()
-        start = trio.current_time()
+    took = await _leave_after(handler, ["slow"])
     assert handler.cancelled == [1]
-    assert trio.current_time() - start == pytest.approx(5)
+    assert took == pytest.approx(5)
