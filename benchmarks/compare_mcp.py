@@ -469,7 +469,7 @@ def report(rows: list[Row], settings: Settings, started: float) -> str:
             f"| {row.title} | {row.unit} | {_fmt(row, row.ours)} | "
             f"{_noise(row.ours)} | {_fmt(row, row.baseline)} | "
             f"{_noise(row.baseline)} | "
-            f"{'-' if ratio is None else f'{ratio:.1f}x'} | {row.target} |"
+            f"{'-' if ratio is None else f'{ratio:.2f}x'} | {row.target} |"
         )
     notes = [f"- {row.key}: {row.note}" for row in rows if row.note]
     import mcp
