@@ -13,6 +13,7 @@ It knows nothing about JSON-RPC or MCP, and it never waits.
 from __future__ import annotations
 
 import codecs
+import re
 from typing import final
 
 import attrs
@@ -68,6 +69,10 @@ def encode(
     return ("\n".join(lines) + "\n\n").encode()
 
 
+# The three line ends SSE allows; "\r\n" first, so that it counts as one.
+_LINE_END = re.compile("\r\n|\r|\n")
+
+
 @final
 class SseParser:
     """Incremental ``text/event-stream`` parser: ``feed`` bytes, get events."""
@@ -86,17 +91,19 @@ class SseParser:
     def feed(self, chunk: bytes | str) -> list[SseEvent]:
         """Add ``chunk``; return the events it completed, in order."""
         text = self._decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
+        if not text:
+            return []
+        if self._cr and text[0] == "\n":  # the \n of a \r\n pair cut in two
+            text = text[1:]
+        self._cr = text.endswith("\r")
+        # Only the new text is searched: what is pending holds no line end.
+        parts = _LINE_END.split(text)
+        parts[0] = self._pending + parts[0]
+        # Every part but the last ended at a line end; the last is unfinished.
+        *lines, self._pending = parts
         events: list[SseEvent] = []
-        for char in text:
-            if self._cr and char == "\n":  # the \n of a \r\n pair
-                self._cr = False
-                continue
-            self._cr = char == "\r"
-            if char in "\r\n":
-                self._line(self._pending, events)
-                self._pending = ""
-            else:
-                self._pending += char
+        for line in lines:
+            self._line(line, events)
         return events
 
     def _line(self, line: str, events: list[SseEvent]) -> None:

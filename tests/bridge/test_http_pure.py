@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
+import itertools
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -76,6 +77,37 @@ def test_encoded_events_parse_back_from_any_chunking(
         for d, e, i, r in events
     ]
     assert parsed == expected
+
+
+_line = st.text(
+    st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)),
+    max_size=12,
+).map(lambda text: text if ":" in text else f"data:{text}")
+
+
+@given(
+    lines=st.lists(
+        st.tuples(_line | st.just(""), st.sampled_from(["\n", "\r", "\r\n"])),
+        max_size=12,
+    ),
+    cuts=st.lists(st.integers(0, 10**4), max_size=8),
+)
+def test_every_line_ending_reads_as_a_newline_however_the_stream_is_cut(
+    lines: list[tuple[str, str]], cuts: list[int]
+) -> None:
+    # A "\r" end, then an empty line ending in "\n", is one "\r\n" on the wire.
+    assume(
+        not any(
+            end == "\r" and not line and next_end[0] == "\n"
+            for (_line, end), (line, next_end) in itertools.pairwise(lines)
+        )
+    )
+    wire = "".join(line + end for line, end in lines).encode()
+    # "\r\n" cut between two chunks is still one line end, not two.
+    parser = SseParser()
+    parsed = [e for chunk in _chunks(wire, cuts) for e in parser.feed(chunk)]
+    plain = "".join(line + "\n" for line, _end in lines).encode()
+    assert parsed == SseParser().feed(plain)
 
 
 def test_a_priming_event_has_an_id_a_retry_and_empty_data() -> None:
