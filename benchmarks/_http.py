@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 import h11
 import trio
 
+from bridge.transports._sse import SseParser
+
 from ._stats import cpu, now
 
 __all__ = ["measure"]
@@ -183,19 +185,11 @@ async def _messages(
     if content_type.startswith(b"application/json"):
         yield json.loads(b"".join([chunk async for chunk in connection.body()]))
         return
-    pending = b""
-    data: list[bytes] = []
+    parser = SseParser()
     async for chunk in connection.body():
-        *lines, pending = (pending + chunk).split(b"\n")
-        for line in lines:
-            line = line.removesuffix(b"\r")
-            if line.startswith(b"data:"):
-                data.append(line[5:].lstrip())
-            elif not line and data:
-                text = b"\n".join(data)
-                data.clear()
-                if text:  # a priming event carries an empty data line
-                    yield json.loads(text)
+        for event in parser.feed(chunk):
+            if event.data:  # a priming event carries no data
+                yield json.loads(event.data)
 
 
 async def measure(
