@@ -46,10 +46,10 @@ import jsonschema
 import mcp_types
 import mcp_types._v2025_11_25 as _v2025
 import mcp_types._v2026_07_28 as _v2026
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from runtime import codec
-from runtime._wire_check import check_json
+from runtime._wire_check import check_form_properties, check_json
 from runtime.errors import (
     InvalidEffect,
     InvalidMessages,
@@ -328,9 +328,7 @@ def _check_form_schema(schema: JSONObject) -> None:
     properties = schema.get("properties", {})
     for wire in _BOTH:
         try:
-            _primitive_schemas(wire).validator.validate_python(
-                properties, strict=True, by_alias=True, by_name=False
-            )
+            check_form_properties(wire, properties)
             break
         except ValidationError:
             continue
@@ -345,12 +343,6 @@ def _check_form_schema(schema: JSONObject) -> None:
         raise RemoteProtocolError(
             f"requestedSchema is not a valid JSON Schema: {_short(exc.message)}"
         ) from None
-
-
-@functools.cache
-def _primitive_schemas(wire: Any) -> TypeAdapter[Any]:
-    field: Any = wire.PrimitiveSchemaDefinition
-    return TypeAdapter(cast(Any, dict)[str, field])
 
 
 # --- client side: results from a server -----------------------------------------------

@@ -55,11 +55,11 @@ from typing import Any, Literal, TypeAlias, cast
 import mcp_types
 import mcp_types._v2025_11_25 as _v2025
 import mcp_types._v2026_07_28 as _v2026
-from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ValidationError, create_model
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from runtime import codec
-from runtime._wire_check import check_json
+from runtime._wire_check import check_form_properties, check_json
 from runtime.errors import LocalProtocolError, summarize_validation_error
 from runtime.messages import (
     Audio,
@@ -306,17 +306,9 @@ def _url_params(request: ElicitationRequest, era: Era) -> JSONObject:
     return out
 
 
-@functools.cache
-def _primitive_schemas(era: str) -> TypeAdapter[Any]:
-    field: Any = _wire(era).PrimitiveSchemaDefinition
-    return TypeAdapter(cast(Any, dict)[str, field])
-
-
 def _check_form_schema(era: Era, schema: JSONObject) -> None:
     try:
-        _primitive_schemas(era).validator.validate_python(
-            schema.get("properties", {}), strict=True, by_alias=True, by_name=False
-        )
+        check_form_properties(_wire(era), schema.get("properties", {}))
     except ValidationError as exc:
         raise LocalProtocolError(
             "requestedSchema is not a flat form of primitive fields: "

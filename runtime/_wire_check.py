@@ -24,6 +24,7 @@ single-string ``type`` literal (tags distinct), or one ``list`` member, or
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import (
     Annotated,
@@ -36,9 +37,16 @@ from typing import (
     get_origin,
 )
 
-from pydantic import BaseModel, Discriminator, Tag, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    Discriminator,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+)
 
-__all__ = ["check_json"]
+__all__ = ["check_form_properties", "check_json"]
 
 # The tag of a union's list member. A model tagged "[]" beside a list member
 # would share it, and a union with a shared tag is left alone.
@@ -66,6 +74,25 @@ def _strict(model: type[BaseModel], data: object) -> None:
     model.__pydantic_validator__.validate_python(
         data, strict=True, by_alias=True, by_name=False
     )
+
+
+def check_form_properties(wire: types.ModuleType, properties: object) -> None:
+    """Validate a form schema's ``properties`` (JSON) as a map of the
+    ``PrimitiveSchemaDefinition`` of ``wire`` (an ``mcp-types`` era module):
+    strict, wire names only, as :func:`check_json`.
+
+    Raises:
+        ValidationError: some property is not a primitive field of that era.
+    """
+    _form_properties(wire).validator.validate_python(
+        properties, strict=True, by_alias=True, by_name=False
+    )
+
+
+@functools.cache
+def _form_properties(wire: types.ModuleType) -> TypeAdapter[Any]:
+    field: Any = wire.PrimitiveSchemaDefinition
+    return TypeAdapter(cast(Any, dict)[str, field])
 
 
 _TAGGED: dict[type[BaseModel], type[BaseModel]] = {}
