@@ -2,7 +2,7 @@
 
 A transport moves whole messages (:class:`Transport`); some can close and resume
 a request's stream (:class:`ReleasingTransport`, HTTP) or hand frames to the
-session as they arrive (:class:`PushTransport`, memory). A handler answers
+session as they arrive (:class:`PushTransport`, memory and HTTP). A handler answers
 incoming traffic (:class:`Handler`); some take requests on without a task
 (:class:`ImmediateHandler`) and hold them as :class:`Adopted` values, and code
 that sends with ``request_nowait`` hears replies as :class:`Replies`.

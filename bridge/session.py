@@ -19,12 +19,13 @@ Rules:
   dropped.
 * An incoming ``notifications/cancelled`` cancels the matching handler task (or
   the request a handler took on); no response is sent for it.
-* A transport may push frames instead (:class:`PushTransport`, in memory): each
-  is handled as it arrives, in the sender's task — a response settles its
-  waiter, a request starts its handler — with no receive-loop task between the
-  two sessions. Frames that need awaiting (most notifications) queue behind,
-  in order, for the session's own task; so does everything after them until
-  that queue is empty.
+* A transport may push frames instead (:class:`PushTransport`: in memory,
+  and each POST over HTTP): each is handled as it arrives, in the sender's
+  task — a response settles its waiter, a request starts its handler — with
+  no receive-loop task between the two sessions. Frames that need awaiting
+  (most notifications) queue behind, in order, for the session's own task; so
+  does everything after them until that queue is empty. A transport can bound
+  that queue by waiting on :meth:`Session.backlog_below` before it pushes.
 * Code that never waits: when the transport can send without waiting
   (``send_nowait``: at once in memory; queued for the transport's ``pump``,
   which the session runs, over stdio; stored for the request's stream over
@@ -156,6 +157,7 @@ class Session:
         # Push mode and code that never waits (see the module doc):
         self._backlog: collections.deque[Parsed | None] = collections.deque()
         self._backlogged = trio.Event()
+        self._backlog_shrank = trio.Event()
         self._later: collections.deque[tuple[Callable[[Any], object], Any]] = (
             collections.deque()
         )
@@ -241,6 +243,7 @@ class Session:
             return
         self._closed = True
         self.broken.set()
+        self._backlog_shrank.set()
         for handle in list(self._incoming.values()):
             if not isinstance(handle, trio.CancelScope):
                 self._cancel_handle(handle)  # adopted: no task for trio to cancel
@@ -301,10 +304,25 @@ class Session:
                     return
                 await self._dispatch(message)
                 self._backlog.popleft()
+                self._backlog_shrank.set()
             if self._failure is not None:
                 raise self._failure
             self._backlogged = trio.Event()
             await self._backlogged.wait()
+
+    async def backlog_below(self, limit: int) -> None:
+        """Wait until fewer than ``limit`` pushed frames wait for the session's
+        task, or the session has ended.
+
+        A :class:`PushTransport` fed by a peer it cannot slow down otherwise
+        (HTTP POSTs) calls this before each push, so what that peer can queue
+        is bounded.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while len(self._backlog) >= limit and not self._closed:
+            if self._backlog_shrank.is_set():  # one event for every waiter
+                self._backlog_shrank = trio.Event()
+            await self._backlog_shrank.wait()
 
     def _cancel_handle(self, handle: trio.CancelScope | Adopted) -> None:
         if isinstance(handle, trio.CancelScope):

@@ -30,7 +30,9 @@ class HttpLimits:
             stream lives on; then it ends and its calls are cancelled.
         event_capacity: SSE events kept per session for resumption; a client
             that falls further behind loses its stream (never silently).
-        inbox_size: client messages queued per session before a POST waits.
+        inbox_size: client messages per session waiting for the session's task
+            (most notifications; requests and responses need not wait)
+            before a POST waits.
         retry_ms: the ``retry:`` sent in priming events (how long a client
             waits before resuming a stream the server closed).
         stream_responses: how a 2025-11-25 request is answered: ``"always"``

@@ -11,6 +11,13 @@ session sends onto *streams* kept in a bounded
   progress, logs of a ``tools/call``) goes on that request's stream;
 * anything else goes on the standalone stream (the client's ``GET``).
 
+Each POSTed message is handed to the session as it arrives, in the POST's own
+task (a :class:`~bridge.session.PushTransport`): a call that needs nothing
+from the client has its response stored before that task first waits, with
+no hand-off to the session's task and back. At most ``inbox_size`` messages
+that need the session's task (most notifications) wait for it; a POST beyond
+that waits.
+
 HTTP responses *follow* a stream (:meth:`HttpSession.follow`): they write its
 stored events from a position and then live ones until the final event (the
 response). A client that lost a response resumes it with ``GET`` +
@@ -96,7 +103,7 @@ class HttpSession:
         self.store = EventStore(limits.event_capacity)
         self.connection: Connection = server.connection()
         self.session = Session(self, self.connection, drain_timeout=0)
-        self._inbox, self._outbox = trio.open_memory_channel[bytes](limits.inbox_size)
+        self._deliver: Callable[[bytes | None], None] | None = None
         self._by_request: dict[RequestId, _Stream] = {}
         self._streams: dict[int, _Stream] = {
             STANDALONE: _Stream(STANDALONE, None, resumable=True)
@@ -108,7 +115,14 @@ class HttpSession:
     # --- Transport protocol (called by the Session) ----------------------------------
 
     async def receive(self) -> bytes:
-        return await self._outbox.receive()
+        """Not used: the session takes each message as it arrives (attach)."""
+        raise trio.EndOfChannel
+
+    def attach(self, deliver: Callable[[bytes | None], None]) -> None:
+        self._deliver = deliver
+
+    def detach(self) -> None:
+        self._deliver = None
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         self.send_nowait(message, related=related)
@@ -171,7 +185,8 @@ class HttpSession:
     def _end(self) -> None:
         if not self.closed:
             self.closed = True
-            self._inbox.close()
+            if self._deliver is not None:
+                self._deliver(None)  # the end of input, as a PushTransport says
             for stream in self._streams.values():
                 stream.poke()
 
@@ -202,14 +217,25 @@ class HttpSession:
         return request_id in self._by_request
 
     async def deliver(self, data: bytes) -> None:
-        """Queue a notification or response from the client (waits when full)."""
+        """Hand a notification or response from the client to the session.
+
+        Raises:
+            trio.ClosedResourceError: the session has ended.
+        """
         self.touch()
-        await self._inbox.send(data)
+        await self._push(data)
+
+    async def _push(self, data: bytes) -> None:
+        await self.session.backlog_below(self.limits.inbox_size)
+        if self.closed or self._deliver is None:
+            raise trio.ClosedResourceError("the HTTP session has ended")
+        self._deliver(data)
 
     async def deliver_request(
         self, request_id: RequestId, data: bytes, version: str
     ) -> Follower:
-        """Queue a request on a new stream, followed by the POST that carried it."""
+        """Hand a request to the session, on a new stream followed by the POST
+        that carried it (see :meth:`deliver`)."""
         self.touch()
         number = self.store.open_stream()
         stream = _Stream(number, request_id, resumable=supports_priming(version))
@@ -220,7 +246,7 @@ class HttpSession:
         priming = self.store.mark(number)
         follower = Follower(number, parse_event_id(priming)[1], self._attach(stream))
         follower.state = stream
-        await self._inbox.send(data)
+        await self._push(data)
         return follower
 
     # --- server → client: following a stream -----------------------------------------

@@ -5,8 +5,8 @@ What each method does (PROTOCOL.md §5.2, notes/conformance-fixtures.md §2):
 * ``POST`` ``initialize`` without ``Mcp-Session-Id`` creates a session (an id
   from :mod:`secrets`); every other POST needs the header (400 without it, 404
   for a session that is unknown or gone). A notification or a response from
-  the client is queued and answered 202. A request is answered with
-  an SSE stream: a priming event (id + ``retry:``, only for clients on
+  the client is handed to the session and answered 202. A request is answered
+  with an SSE stream: a priming event (id + ``retry:``, only for clients on
   2025-11-25 or later; in the same write as the first frame when that frame
   is ready at once), then ``event: message`` frames, ending after the
   response; with ``HttpLimits(stream_responses="when-needed")`` a response that
@@ -162,7 +162,12 @@ class LegacyEndpoint:
             return
         follower = await http.deliver_request(message.id, data, version)
         answer = _Answer(http, follower, version, self.limits, send)
-        await _until_disconnect(receive, answer.run)
+        if http.store.finished(follower.stream):
+            # Answered as it was delivered: nothing to wait for, so no
+            # disconnect to watch for.
+            await answer.run()
+        else:
+            await _until_disconnect(receive, answer.run)
         if opening and not answer.succeeded:
             http.close()  # a failed initialize leaves no session behind
 

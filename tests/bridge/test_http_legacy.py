@@ -19,7 +19,9 @@ import pytest
 import trio
 import trio.testing
 
+from bridge.jsonrpc import Notification, dumps
 from bridge.server import Server
+from bridge.transports._legacy import HttpSession
 from bridge.transports.http import HttpLimits
 from tests.bridge.http_kit import Raw, SseReader, message_of, served
 from tests.fixtures import http_tools
@@ -549,3 +551,21 @@ async def test_by_default_every_response_is_a_resumable_stream() -> None:
     assert body.startswith("id: ")
     assert "retry: " in body.split("\n\n")[0]
     assert '"protocolVersion":"2025-11-25"' in body
+
+
+async def test_at_most_inbox_size_client_messages_wait_for_the_session() -> None:
+    """Messages a POST hands over that need the session's own task (most
+    notifications) wait for it; one more and the POST waits its turn."""
+    http = HttpSession("s", server(), HttpLimits(inbox_size=2))
+    initialized = dumps(Notification("notifications/initialized"))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(http.run)
+        with trio.fail_after(5):
+            # Neither waits, so the session's task has not run yet.
+            await http.deliver(initialized)
+            await http.deliver(initialized)
+            assert not http.connection.initialized
+            await http.deliver(initialized)
+            # The third waited for the session to handle what was queued.
+            assert http.connection.initialized
+        http.close()

@@ -234,3 +234,69 @@ async def test_after_the_peer_leaves_the_drain_ends_at_its_timeout(
     took = await _leave_after(handler, ["slow"])
     assert handler.cancelled == [1]
     assert took == pytest.approx(5)
+
+
+class Gated(Recorder):
+    """Notifications wait at a gate the test opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = trio.Event()
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None:
+        await self.gate.wait()
+        self.seen.append(notification.method)
+
+
+async def _backlogged(session: Session, transport: Echo, count: int) -> None:
+    """Push ``count`` notifications, which wait behind the gate."""
+    for n in range(count):
+        transport.push(dumps(Notification(f"notifications/n{n}")))
+    await trio.testing.wait_all_tasks_blocked()
+
+
+async def test_a_pusher_waits_while_the_limit_of_frames_waits_for_the_session() -> None:
+    transport, handler = Echo(), Gated()
+    session = Session(transport, handler)
+    handled_when_passed: list[int] = []
+
+    async def push_when_below_two() -> None:
+        await session.backlog_below(2)
+        handled_when_passed.append(len(handler.seen))
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(session.run)
+        await _backlogged(session, transport, 3)
+        nursery.start_soon(push_when_below_two)
+        await trio.testing.wait_all_tasks_blocked()
+        assert handled_when_passed == []  # three wait, one of them in hand
+        handler.gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    # It went on once at most one frame was left waiting.
+    assert handled_when_passed[0] >= 2
+    assert handler.seen == [f"notifications/n{n}" for n in range(3)]
+
+
+async def test_a_pusher_waiting_for_room_goes_on_when_the_session_ends() -> None:
+    transport, handler = Echo(), Gated()
+    session = Session(transport, handler)
+    passed = trio.Event()
+    async with trio.open_nursery() as outer:
+
+        async def push_when_below_one() -> None:
+            await session.backlog_below(1)
+            passed.set()
+
+        async with trio.open_nursery() as inner:
+            await inner.start(session.run)
+            await _backlogged(session, transport, 1)
+            outer.start_soon(push_when_below_one)
+            await trio.testing.wait_all_tasks_blocked()
+            assert not passed.is_set()
+            inner.cancel_scope.cancel()  # the session ends, its frame unhandled
+        with trio.fail_after(5):
+            await passed.wait()
+    assert handler.seen == []
