@@ -13,6 +13,10 @@ Errors: a missing envelope is ``-32602``; an unsupported version ``-32022``
 (with ``supported`` and ``requested``); an unknown method ``-32601``; a tool
 that needs a capability the client did not declare, and does not handle the
 refusal itself, fails the request with ``-32021`` (``requiredCapabilities``).
+
+It does no I/O of its own: the notifications a call sends (progress, logs) go
+through the ``notify`` its caller passes (a session's, or an HTTP response's
+stream), and the result is returned for the caller to send.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ from . import _methods
 from ._live import CallScope, notice_notification, question_request, url_required
 from ._rounds import Complete, run_round
 from .jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Request
-from .session import Session
 
 if TYPE_CHECKING:
     from .server import Server
@@ -47,16 +50,19 @@ _ERA: Final = "2026-07-28"
 
 log = logging.getLogger("yieldmcp")
 
-Method = Callable[["Server", Request, Session, CallScope], Awaitable[dict[str, Any]]]
+Notify = Callable[[str, Mapping[str, Any] | None], Awaitable[None]]
+"""Sends a notification (method, params) to the client, related to the request."""
+
+Method = Callable[["Server", Request, Notify, CallScope], Awaitable[dict[str, Any]]]
 
 
-async def handle(server: Server, request: Request, session: Session) -> Any:
+async def handle(server: Server, request: Request, notify: Notify) -> Any:
     """The result of a modern ``request`` (raises RequestError for errors)."""
     scope = _envelope(request)
     method = _METHODS.get(request.method)
     if method is None:
         raise RequestError(METHOD_NOT_FOUND, "Method not found", request.method)
-    result = await method(server, request, session, scope)
+    result = await method(server, request, notify, scope)
     result.setdefault("resultType", "complete")
     meta = result.setdefault("_meta", {})
     meta[SERVER_INFO] = server.server_info()
@@ -98,7 +104,7 @@ def _envelope(request: Request) -> CallScope:
 
 
 async def _discover(
-    server: Server, request: Request, session: Session, scope: CallScope
+    server: Server, request: Request, notify: Notify, scope: CallScope
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": list(MODERN_VERSIONS),
@@ -121,7 +127,7 @@ def _listing(
     cacheable: bool,
 ) -> Method:
     async def method(
-        server: Server, request: Request, session: Session, scope: CallScope
+        server: Server, request: Request, notify: Notify, scope: CallScope
     ) -> dict[str, Any]:
         result = body(server, request.params or {}, _ERA)
         if cacheable:
@@ -131,27 +137,24 @@ def _listing(
     return method
 
 
-def _notifier(
-    session: Session, scope: CallScope
-) -> Callable[[Notice], Awaitable[None]]:
-    async def notify(notice: Notice) -> None:
+def _notices(notify: Notify, scope: CallScope) -> Callable[[Notice], Awaitable[None]]:
+    async def send(notice: Notice) -> None:
         notification = notice_notification(notice, scope)
         if notification is not None:
-            method, params = notification
-            await session.notify(method, params, related=scope.request_id)
+            await notify(*notification)
 
-    return notify
+    return send
 
 
 async def _call_tool(
-    server: Server, request: Request, session: Session, scope: CallScope
+    server: Server, request: Request, notify: Notify, scope: CallScope
 ) -> dict[str, Any]:
     params = request.params or {}
     tool, arguments = _methods.resolve_tool(server, params)
     try:
         outcome = await run_round(
             tool, arguments, params, purpose="tools/call", scope=scope,
-            sealer=server.sealer, notify=_notifier(session, scope),
+            sealer=server.sealer, notify=_notices(notify, scope),
         )  # fmt: skip
     except RequestError:
         raise
@@ -193,7 +196,7 @@ def _url_flows_required(
 
 
 async def _get_prompt(
-    server: Server, request: Request, session: Session, scope: CallScope
+    server: Server, request: Request, notify: Notify, scope: CallScope
 ) -> dict[str, Any]:
     params = request.params or {}
     name: Any = params.get("name")
@@ -204,7 +207,7 @@ async def _get_prompt(
     try:
         outcome = await run_round(
             prompt.program, arguments, params, purpose="prompts/get", scope=scope,
-            sealer=server.sealer, notify=_notifier(session, scope),
+            sealer=server.sealer, notify=_notices(notify, scope),
         )  # fmt: skip
     except CapabilityError as exc:
         raise _missing_capability(exc) from None

@@ -26,6 +26,7 @@ sent before the reply.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import weakref
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
@@ -278,7 +279,8 @@ class Connection:
     async def handle_request(self, request: Request, session: Session) -> Any:
         params = request.params or {}
         if _is_modern(request):
-            return await _modern.handle(self.server, request, session)
+            notify = functools.partial(session.notify, related=request.id)
+            return await _modern.handle(self.server, request, notify)
         self._session = session
         if request.method == "initialize":
             return self._initialize(params)

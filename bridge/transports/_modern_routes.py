@@ -1,17 +1,16 @@
 """The 2026-07-28 side of the ``/mcp`` endpoint: one self-contained POST at a time.
 
 A modern request carries everything it needs (``_meta`` envelope, headers), so
-each POST gets a throwaway :class:`~bridge.session.Session` and
-:class:`~bridge.server.Connection` whose transport (:class:`_OneShot`) delivers
-exactly that request and routes what the handler sends back onto this POST's
-response:
+there is no session: the POST's own task runs the request
+(:func:`bridge._modern.handle`) and writes what it sends onto this POST's
+response (:class:`_ResponseStream`):
 
 * the response alone → ``application/json``, with the HTTP status its error
   code maps to (:func:`~bridge.transports._ladder.http_status`);
 * a notification first (progress, logs) → ``text/event-stream``: the
   notifications, then the response;
-* a server→client *request* never goes on a modern stream (the handler must
-  use an InputRequiredResult instead): the send fails.
+* a server→client *request* cannot be sent: a call that needs the client
+  returns an InputRequiredResult instead.
 
 Closing the HTTP stream cancels the request (2026 semantics). Before any of
 this, the header ladder (``_ladder``) runs, and a request without the
@@ -33,9 +32,10 @@ from typing import TYPE_CHECKING, Any, Final, cast, final
 
 import trio
 
-from runtime.errors import LocalProtocolError
 from runtime.tools import Tool
 
+from .. import _modern
+from .._errors import error_data
 from ..jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -48,7 +48,6 @@ from ..jsonrpc import (
     Response,
     dumps,
 )
-from ..session import Session
 from . import _asgi, _ladder
 from ._asgi import Receive, Send, SseResponse
 
@@ -76,7 +75,6 @@ async def post(
     server: Server,
     headers: Mapping[str, str],
     message: Message,
-    data: bytes,
     receive: Receive,
     send: Send,
 ) -> None:
@@ -97,7 +95,7 @@ async def post(
     elif message.method == "subscriptions/listen":
         await _listen(server, message, receive, send)
     else:
-        await _answer(server, message, data, receive, send)
+        await _answer(server, message, receive, send)
 
 
 _ENVELOPE: Final = (_ladder.PROTOCOL_VERSION, _ladder.CLIENT_CAPABILITIES)
@@ -141,10 +139,9 @@ def _tool_header_params(tool: Tool[Any, Any]) -> Mapping[str, str]:
 
 
 async def _answer(
-    server: Server, request: Request, data: bytes, receive: Receive, send: Send
+    server: Server, request: Request, receive: Receive, send: Send
 ) -> None:
-    transport = _OneShot(request.id, data, send)
-    session = Session(transport, server.connection(), drain_timeout=0)
+    stream = _ResponseStream(send)
     async with trio.open_nursery() as nursery:
 
         async def cancel_on_disconnect() -> None:
@@ -152,72 +149,37 @@ async def _answer(
             nursery.cancel_scope.cancel()
 
         nursery.start_soon(cancel_on_disconnect)
-        await session.run()
-        await transport.finish()
+        try:
+            result = await _modern.handle(server, request, stream.notify)
+        except Exception as exc:
+            await stream.answer(ErrorResponse(request.id, error_data(exc)))
+        else:
+            await stream.answer(Response(request.id, result))
         nursery.cancel_scope.cancel()
 
 
 @final
-class _OneShot:
-    """A transport carrying one request in and its answer out, over one POST."""
+class _ResponseStream:
+    """The response to one modern request: plain JSON, or an SSE stream once a
+    notification goes out before the answer."""
 
-    def __init__(self, request_id: RequestId, data: bytes, send: Send) -> None:
-        self._request_id = request_id
-        self._data: bytes | None = data
+    def __init__(self, send: Send) -> None:
         self._send = send
         self._sse = SseResponse(send)
-        self._done = trio.Event()
-        self._lock = trio.Lock()
 
-    async def receive(self) -> bytes:
-        if self._data is not None:
-            data, self._data = self._data, None
-            return data
-        # The session must not see EOF before the answer is out: EOF cancels
-        # work that needs the peer, and ends the drain.
-        await self._done.wait()
-        raise trio.EndOfChannel
+    async def notify(self, method: str, params: Mapping[str, Any] | None) -> None:
+        await self._sse.event(dumps(Notification(method, params)))
 
-    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        if isinstance(message, Request):
-            raise LocalProtocolError(
-                f"cannot send {message.method} on a 2026-07-28 HTTP response stream: "
-                f"ask the client with an InputRequiredResult instead"
-            )
-        async with self._lock:
-            if self._done.is_set():
-                raise trio.ClosedResourceError("this request was already answered")
-            if isinstance(message, Response | ErrorResponse):
-                await self._final(message)
-            else:
-                await self._sse.event(dumps(message))
-
-    async def _final(self, message: Response | ErrorResponse) -> None:
-        # Only once the answer is written may receive() report EOF: EOF lets
-        # the session cancel its tasks, this one included.
-        try:
-            if self._sse.started:
-                await self._sse.event(dumps(message))
-                await self._sse.end()
-                return
-            status = 200
-            if isinstance(message, ErrorResponse):
-                status = _ladder.http_status(message.error.code)
-            body = dumps(message)
-            await _asgi.respond(self._send, status, body, content_type=_asgi.JSON)
-        finally:
-            self._done.set()
-
-    async def finish(self) -> None:
-        """After the session: end a response the handler never completed."""
-        async with self._lock:
-            if not self._done.is_set():
-                self._done.set()
-                if self._sse.started:
-                    await self._sse.end()
-                else:
-                    error = ErrorData(-32603, "Internal error: no response")
-                    await _error(self._send, self._request_id, error)
+    async def answer(self, message: Response | ErrorResponse) -> None:
+        if self._sse.started:
+            await self._sse.event(dumps(message))
+            await self._sse.end()
+            return
+        status = 200
+        if isinstance(message, ErrorResponse):
+            status = _ladder.http_status(message.error.code)
+        body = dumps(message)
+        await _asgi.respond(self._send, status, body, content_type=_asgi.JSON)
 
 
 # --- subscriptions/listen -------------------------------------------------------------

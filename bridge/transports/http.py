@@ -205,9 +205,7 @@ class McpHttpApp:
             error = unsupported_version(headers[VERSION_HEADER], SUPPORTED_VERSIONS)
             await _refuse_version(send, request_id, error)
         elif era == "modern":
-            await _modern_routes.post(
-                self.server, headers, message, data, receive, send
-            )
+            await _modern_routes.post(self.server, headers, message, receive, send)
         else:
             version = await self._legacy_version(headers, request_id, send)
             if version is not None:
