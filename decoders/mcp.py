@@ -337,12 +337,26 @@ def _check_form_schema(schema: JSONObject) -> None:
             "requestedSchema must be a flat object of primitive fields (string, "
             "number, integer, boolean, enum)"
         )
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
+    problem = _schema_problem(json.dumps(schema, sort_keys=True))
+    if problem is not None:
         raise RemoteProtocolError(
-            f"requestedSchema is not a valid JSON Schema: {_short(exc.message)}"
-        ) from None
+            f"requestedSchema is not a valid JSON Schema: {problem}"
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_problem(schema_json: str) -> str | None:
+    """Why the schema ``schema_json`` is not a valid JSON Schema, or None.
+
+    Checked once per distinct schema: a server sends the same forms again and
+    again (every round of a 2026-07-28 call), and checking against the
+    metaschema costs far more than anything else in answering one.
+    """
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(schema_json))
+    except jsonschema.SchemaError as exc:
+        return _short(exc.message)
+    return None
 
 
 # --- client side: results from a server -----------------------------------------------

@@ -510,6 +510,24 @@ def test_malformed_elicitation_params_are_refused(params: Any, match: str) -> No
         dec.elicitation_request(params)
 
 
+def test_a_form_schema_is_judged_the_same_every_time_it_is_sent() -> None:
+    # The metaschema check is made once per distinct schema (it is by far the
+    # dearest part of decoding a request); its verdict must not change.
+    def form(min_length: int) -> dict[str, Any]:
+        field = {"type": "string", "minLength": min_length}
+        schema = {"type": "object", "properties": {"a": field}}
+        return {"message": "x", "requestedSchema": schema}
+
+    refusals: list[str] = []
+    for _ in range(3):
+        with _refused("not a valid JSON Schema") as refused:
+            dec.elicitation_request(form(-1))
+        refusals.append(str(refused.value))
+        accepted = dec.elicitation_request(form(1))
+        assert accepted.requested_schema == form(1)["requestedSchema"]
+    assert refusals == [refusals[0]] * 3
+
+
 # --- call_tool_result (client side) ---------------------------------------------------
 
 
