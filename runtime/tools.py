@@ -32,6 +32,7 @@ from typing import Any, Generic, TypeVar, cast, final, get_type_hints, overload
 
 import attrs
 import jsonschema
+import pydantic_core
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from ._elicit_schema import elicitation_schema
@@ -92,6 +93,8 @@ class Tool(Generic[P, R]):
         default=None, alias="schema_validator", repr=False
     )
     _context: Context = attrs.field(init=False, repr=False)
+    # The params model's JSON Schema, as JSON: made once, copied per use.
+    _params_schema: bytes | None = attrs.field(init=False, default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_context", Context(self.elicits))
@@ -99,11 +102,16 @@ class Tool(Generic[P, R]):
     @property
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments (``inputSchema``): the explicit
-        ``input_schema`` verbatim (a copy), else the params model's."""
+        ``input_schema`` verbatim, else the params model's; a fresh copy each
+        time (the model's is generated once: ``tools/list`` asks every time)."""
         if self._schema_validator is not None:
             schema: dict[str, Any] = self._schema_validator.schema
             return copy.deepcopy(schema)
-        return self.params.model_json_schema()
+        if self._params_schema is None:
+            generated = pydantic_core.to_json(self.params.model_json_schema())
+            object.__setattr__(self, "_params_schema", generated)
+        assert self._params_schema is not None
+        return pydantic_core.from_json(self._params_schema)
 
     @property
     def output_schema(self) -> dict[str, Any] | None:

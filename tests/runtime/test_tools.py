@@ -34,6 +34,9 @@ def test_params_output_name_and_description_are_inferred() -> None:
     assert forecast.params is Args
     assert forecast.input_schema == Args.model_json_schema()
     assert forecast.output_schema == Out.model_json_schema()
+    # Generated once, but each caller gets its own copy to change.
+    forecast.input_schema["properties"].clear()
+    assert forecast.input_schema == Args.model_json_schema()
     assert run_scripted(forecast, {"city": "Oslo"}, ScriptedPeer()) == Out(
         answer="sunny"
     )
