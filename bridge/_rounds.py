@@ -134,8 +134,8 @@ class _Round:
         self.rng = rng
 
     def bits(self, count: int) -> int:
-        if self.rng is None:  # seeding one costs more than a whole replay step
-            self.rng = random.Random()
+        if self.rng is None:  # seeding a generator per call costs more than a round
+            return random.getrandbits(count)
         return self.rng.getrandbits(count)
 
     async def run(self, notify: Notify) -> None:

@@ -97,7 +97,8 @@ async def run(
         arguments: a mapping validated by the tool's params model, or the model.
         executor: answers samples and elicitations, receives notices.
         journal: record every answer here; recorded answers are replayed.
-        clock: source of ``ctx.now()``; rng: source of ``ctx.random()``.
+        clock: source of ``ctx.now()``; rng: source of ``ctx.random()`` (by
+            default the :mod:`random` module's shared generator).
 
     Returns:
         The tool's result.
@@ -121,8 +122,8 @@ async def drive(
 ) -> Any:
     """Run an unstarted ``stepper`` to its outcome (see :func:`run`).
 
-    Without ``rng``, a fresh ``random.Random()`` is made the first time the
-    tool asks for randomness.
+    Without ``rng``, randomness comes from the :mod:`random` module's shared
+    generator.
     """
     return await _Driver(stepper, executor, clock, rng).run()
 
@@ -259,10 +260,9 @@ class _Driver:
                 pass
 
     def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
-        if self._rng is None:
-            self._rng = random.Random()
+        bits = random.getrandbits if self._rng is None else self._rng.getrandbits
         try:
-            reply = question.compute(self.clock, self._rng.getrandbits)
+            reply = question.compute(self.clock, bits)
         except Exception as exc:
             self.stepper.fail(key, exc)
         else:
