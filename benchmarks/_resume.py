@@ -84,14 +84,17 @@ async def run_round(seconds: float) -> float:
         client_capabilities=CAPABILITIES,
     )  # fmt: skip
 
-    async def notify(notice: Any) -> None:
-        pass
-
     async def once() -> None:
-        outcome = await _rounds.run_round(
+        steps = _rounds.run_round(
             tool, arguments, params, purpose="tools/call", scope=scope,
-            sealer=server.sealer, notify=notify,
+            sealer=server.sealer,
         )  # fmt: skip
+        while True:  # elicit_n sends no notifications: one step to the end
+            try:
+                next(steps)
+            except StopIteration as done:
+                outcome = done.value
+                break
         assert isinstance(outcome, _rounds.Complete), outcome
 
     return await _timed(once, seconds)

@@ -14,24 +14,26 @@ Errors: a missing envelope is ``-32602``; an unsupported version ``-32022``
 that needs a capability the client did not declare, and does not handle the
 refusal itself, fails the request with ``-32021`` (``requiredCapabilities``).
 
-It does no I/O of its own: the notifications a call sends (progress, logs) go
-through the ``notify`` its caller passes (a session's, or an HTTP response's
-stream), and the result is returned for the caller to send.
+It does no I/O of its own: :func:`handle` yields the notifications a request
+sends (progress, logs) and returns its result. :func:`respond` sends them
+through an async ``notify`` as they come (an HTTP response's stream, a
+session), :func:`respond_now` through one that sends at once (a session whose
+transport never waits): a request never waits on the client in this era, so
+that one is answered in the task that delivered it, with no task of its own.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, cast
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 from encoders import mcp as mcp_encode
-from runtime import Notice
 from runtime.errors import CapabilityError, RequestError, UrlElicitationRequired
 
 from . import _methods
-from ._live import CallScope, notice_notification, question_request, url_required
-from ._rounds import Complete, run_round
+from ._live import CallScope, question_request, url_required
+from ._rounds import Complete, Notification, run_round
 from .jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, Request
 
 if TYPE_CHECKING:
@@ -50,23 +52,63 @@ _ERA: Final = "2026-07-28"
 
 log = logging.getLogger("yieldmcp")
 
-Notify = Callable[[str, Mapping[str, Any] | None], Awaitable[None]]
-"""Sends a notification (method, params) to the client, related to the request."""
+Steps: TypeAlias = Generator[Notification, None, dict[str, Any]]
+"""A request being answered: yields notifications to send, returns the result."""
 
-Method = Callable[["Server", Request, Notify, CallScope], Awaitable[dict[str, Any]]]
+Plain: TypeAlias = Callable[["Server", Mapping[str, Any], CallScope], dict[str, Any]]
+"""A method that sends nothing but its result."""
 
 
-async def handle(server: Server, request: Request, notify: Notify) -> Any:
-    """The result of a modern ``request`` (raises RequestError for errors)."""
+def handle(server: Server, request: Request) -> Steps:
+    """Answer a modern ``request``: yield each notification it sends, in order,
+    and return its result (raises RequestError for errors)."""
     scope = _envelope(request)
-    method = _METHODS.get(request.method)
-    if method is None:
-        raise RequestError(METHOD_NOT_FOUND, "Method not found", request.method)
-    result = await method(server, request, notify, scope)
+    plain = _PLAIN.get(request.method)
+    if plain is not None:
+        result = plain(server, request.params or {}, scope)
+    else:
+        rounds = _ROUNDS.get(request.method)
+        if rounds is None:
+            raise RequestError(METHOD_NOT_FOUND, "Method not found", request.method)
+        result = yield from rounds(server, request.params or {}, scope)
     result.setdefault("resultType", "complete")
     meta = result.setdefault("_meta", {})
     meta[SERVER_INFO] = server.server_info()
     return result
+
+
+async def respond(
+    server: Server,
+    request: Request,
+    notify: Callable[[str, dict[str, Any]], Awaitable[None]],
+) -> dict[str, Any]:
+    """:func:`handle`'s result, its notifications sent with ``notify`` first."""
+    steps = handle(server, request)
+    try:
+        while True:
+            try:
+                method, params = next(steps)
+            except StopIteration as done:
+                return done.value
+            await notify(method, params)
+    finally:
+        steps.close()
+
+
+def respond_now(
+    server: Server, request: Request, notify: Callable[[str, dict[str, Any]], None]
+) -> dict[str, Any]:
+    """:func:`respond` with a ``notify`` that sends at once, without waiting."""
+    steps = handle(server, request)
+    try:
+        while True:
+            try:
+                method, params = next(steps)
+            except StopIteration as done:
+                return done.value
+            notify(method, params)
+    finally:
+        steps.close()
 
 
 def _envelope(request: Request) -> CallScope:
@@ -103,8 +145,8 @@ def _envelope(request: Request) -> CallScope:
 # --- methods -------------------------------------------------------------------------
 
 
-async def _discover(
-    server: Server, request: Request, notify: Notify, scope: CallScope
+def _discover(
+    server: Server, params: Mapping[str, Any], scope: CallScope
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": list(MODERN_VERSIONS),
@@ -125,11 +167,11 @@ def _listing(
     body: Callable[[Server, Mapping[str, Any], str], dict[str, Any]],
     *,
     cacheable: bool,
-) -> Method:
-    async def method(
-        server: Server, request: Request, notify: Notify, scope: CallScope
+) -> Plain:
+    def method(
+        server: Server, params: Mapping[str, Any], scope: CallScope
     ) -> dict[str, Any]:
-        result = body(server, request.params or {}, _ERA)
+        result = body(server, params, _ERA)
         if cacheable:
             result.update(_cache_hints())
         return result
@@ -137,24 +179,12 @@ def _listing(
     return method
 
 
-def _notices(notify: Notify, scope: CallScope) -> Callable[[Notice], Awaitable[None]]:
-    async def send(notice: Notice) -> None:
-        notification = notice_notification(notice, scope)
-        if notification is not None:
-            await notify(*notification)
-
-    return send
-
-
-async def _call_tool(
-    server: Server, request: Request, notify: Notify, scope: CallScope
-) -> dict[str, Any]:
-    params = request.params or {}
+def _call_tool(server: Server, params: Mapping[str, Any], scope: CallScope) -> Steps:
     tool, arguments = _methods.resolve_tool(server, params)
     try:
-        outcome = await run_round(
+        outcome = yield from run_round(
             tool, arguments, params, purpose="tools/call", scope=scope,
-            sealer=server.sealer, notify=_notices(notify, scope),
+            sealer=server.sealer,
         )  # fmt: skip
     except RequestError:
         raise
@@ -195,19 +225,16 @@ def _url_flows_required(
     return {"resultType": "input_required", "inputRequests": requests}
 
 
-async def _get_prompt(
-    server: Server, request: Request, notify: Notify, scope: CallScope
-) -> dict[str, Any]:
-    params = request.params or {}
+def _get_prompt(server: Server, params: Mapping[str, Any], scope: CallScope) -> Steps:
     name: Any = params.get("name")
     prompt = server.prompts.get(name) if isinstance(name, str) else None
     if prompt is None:
         raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
     arguments = prompt.program.parse_arguments(_methods.arguments(params))
     try:
-        outcome = await run_round(
+        outcome = yield from run_round(
             prompt.program, arguments, params, purpose="prompts/get", scope=scope,
-            sealer=server.sealer, notify=_notices(notify, scope),
+            sealer=server.sealer,
         )  # fmt: skip
     except CapabilityError as exc:
         raise _missing_capability(exc) from None
@@ -230,14 +257,16 @@ def _missing_capability(exc: CapabilityError) -> RequestError:
     )
 
 
-_METHODS: dict[str, Method] = {
+_PLAIN: dict[str, Plain] = {
     "server/discover": _discover,
     "tools/list": _listing(_methods.list_tools, cacheable=True),
-    "tools/call": _call_tool,
     "resources/list": _listing(_methods.list_resources, cacheable=True),
     "resources/templates/list": _listing(_methods.list_templates, cacheable=True),
     "resources/read": _listing(_methods.read_resource, cacheable=True),
     "prompts/list": _listing(_methods.list_prompts, cacheable=True),
-    "prompts/get": _get_prompt,
     "completion/complete": _listing(_methods.complete, cacheable=False),
+}
+_ROUNDS: dict[str, Callable[[Server, Mapping[str, Any], CallScope], Steps]] = {
+    "tools/call": _call_tool,
+    "prompts/get": _get_prompt,
 }

@@ -25,6 +25,9 @@ Rules:
   replay (elicitation content against its model, structured output against
   its schema).
 * **Notices** are sent once: the journal remembers which were sent.
+  :func:`run_round` is sans-IO: it yields the notifications to send (method,
+  params), in order, and returns the outcome; its caller sends them, at once
+  or waiting, as its transport allows.
 * **Branch time limits** hold across rounds: a branch's deadline is recorded
   when it first starts and checked on every replay.
 """
@@ -34,8 +37,8 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast, final
+from collections.abc import Callable, Generator, Iterator, Mapping
+from typing import Any, TypeAlias, cast, final
 
 import attrs
 from pydantic import BaseModel
@@ -45,7 +48,6 @@ from runtime import (
     ElicitUrl,
     Journal,
     LocalQuestion,
-    Notice,
     PeerQuestion,
     Sample,
     Stepper,
@@ -64,7 +66,13 @@ from runtime._stepper import (
 from runtime.errors import CapabilityError, RemoteProtocolError, RequestError
 from runtime.journal import question_digest
 
-from ._live import CallScope, check_capabilities, decode_answer, question_request
+from ._live import (
+    CallScope,
+    check_capabilities,
+    decode_answer,
+    notice_notification,
+    question_request,
+)
 from .jsonrpc import INVALID_PARAMS
 from .state_token import Sealer, invalid_state
 
@@ -84,7 +92,8 @@ class InputRequired:
     request_state: str
 
 
-Notify = Callable[[Notice], Awaitable[None]]
+Notification: TypeAlias = tuple[str, dict[str, Any]]
+"""A notification to send: its method and params."""
 
 
 def wire_key(effect_key: str, question: PeerQuestion[Any]) -> str:
@@ -138,7 +147,9 @@ class _Round:
             return random.getrandbits(count)
         return self.rng.getrandbits(count)
 
-    async def run(self, notify: Notify) -> None:
+    def run(self) -> Iterator[Notification]:
+        """Run until nothing moves without the client; yield each notification
+        to send, in order."""
         stepper = self.stepper
         stepper.start()
         events = stepper.events()
@@ -148,7 +159,9 @@ class _Round:
                     case Ask(key, question):
                         self._ask(key, question)
                     case Tell(_key, notice):
-                        await notify(notice)
+                        notification = notice_notification(notice, self.scope)
+                        if notification is not None:
+                            yield notification
                     case StartTimer(key, seconds):
                         deadline = self.deadlines.setdefault(
                             key, self.clock() + seconds
@@ -244,7 +257,7 @@ def parse_responses(params: Mapping[str, Any]) -> dict[str, Any]:
     return responses
 
 
-async def run_round(
+def run_round(
     program: Tool[Any, Any],
     arguments: Any,
     params: Mapping[str, Any],
@@ -252,11 +265,11 @@ async def run_round(
     purpose: str,
     scope: CallScope,
     sealer: Sealer,
-    notify: Notify,
     clock: Callable[[], float] = time.time,
     rng: random.Random | None = None,
-) -> Complete | InputRequired:
-    """One round of a multi-round call of ``program`` (see the module doc).
+) -> Generator[Notification, None, Complete | InputRequired]:
+    """One round of a multi-round call of ``program`` (see the module doc):
+    yields the notifications to send, in order; returns the outcome.
 
     Raises:
         RequestError: a bad or tampered ``requestState`` (one uniform error), or
@@ -268,7 +281,7 @@ async def run_round(
     round_ = _Round(
         program, arguments, scope, parse_responses(params), state, clock, rng
     )
-    await round_.run(notify)
+    yield from round_.run()
     outcome = round_.stepper.outcome
     if isinstance(outcome, Returned):
         return Complete(outcome.value)

@@ -256,10 +256,14 @@ class Connection:
     # --- Handler protocol ------------------------------------------------------------
 
     def begin_request(self, request: Request, session: Session) -> bool:
-        """Take on, with no task, what needs no waiting (the handshake) and live
-        ``tools/call`` (driven from the session: :mod:`bridge._live_calls`)."""
+        """Take on, with no task, what needs no waiting: the handshake, live
+        ``tools/call`` (driven from the session: :mod:`bridge._live_calls`) and
+        every 2026-07-28 request (which never waits on the client)."""
         if _is_modern(request):
-            return False
+            notify = functools.partial(session.notify_nowait, related=request.id)
+            result = _modern.respond_now(self.server, request, notify)
+            session.respond_nowait(request.id, result)
+            return True
         self._session = session
         method = request.method
         params = request.params or {}
@@ -280,7 +284,7 @@ class Connection:
         params = request.params or {}
         if _is_modern(request):
             notify = functools.partial(session.notify, related=request.id)
-            return await _modern.handle(self.server, request, notify)
+            return await _modern.respond(self.server, request, notify)
         self._session = session
         if request.method == "initialize":
             return self._initialize(params)

@@ -2,7 +2,7 @@
 
 A modern request carries everything it needs (``_meta`` envelope, headers), so
 there is no session: the POST's own task runs the request
-(:func:`bridge._modern.handle`) and writes what it sends onto this POST's
+(:func:`bridge._modern.respond`) and writes what it sends onto this POST's
 response (:class:`_ResponseStream`):
 
 * the response alone → ``application/json``, with the HTTP status its error
@@ -150,7 +150,7 @@ async def _answer(
 
         nursery.start_soon(cancel_on_disconnect)
         try:
-            result = await _modern.handle(server, request, stream.notify)
+            result = await _modern.respond(server, request, stream.notify)
         except Exception as exc:
             await stream.answer(ErrorResponse(request.id, error_data(exc)))
         else:

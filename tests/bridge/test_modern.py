@@ -8,8 +8,11 @@ import pytest
 import trio
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from bridge.jsonrpc import Notification, Request, parse
 from bridge.server import Server
+from bridge.session import Session
 from bridge.state_token import Sealer
+from bridge.transports.memory import memory_pair
 from runtime import CapabilityError, Context, Op, tool
 from runtime.errors import InvalidAnswer, PeerError
 from tests.bridge.wire import WirePeer, modern_meta, wire_peer
@@ -557,3 +560,28 @@ async def test_every_frame_validates_against_the_2026_schema() -> None:
             sent=[(1, "tools/call"), (2, "tools/list"), (3, "server/discover")],
         )
     assert checked == 3
+
+
+async def test_a_request_is_answered_in_the_task_that_delivers_it() -> None:
+    # Over a transport that sends at once (memory, stdio), a 2026 request
+    # needs no task of its own: it never waits on the client. Its frames are
+    # all out, notifications first and in order, when the delivery returns.
+    server_end, client_end = memory_pair()
+    received: list[Any] = []
+    client_end.attach(lambda data: received.append(data and parse(data)))
+    meta = modern_meta(
+        **{"io.modelcontextprotocol/logLevel": "info", "progressToken": "p1"}
+    )
+    request = Request(7, "tools/call", {"name": "chatty", "_meta": meta})
+    async with trio.open_nursery() as nursery:
+        await nursery.start(Session(server_end, server().connection()).run)
+        client_end.send_nowait(request)
+        frames = list(received)
+        nursery.cancel_scope.cancel()
+    methods = [f.method if isinstance(f, Notification) else f.id for f in frames]
+    assert methods == [
+        *["notifications/message", "notifications/progress"] * 3,
+        7,
+    ]
+    assert [f.params["progress"] for f in frames[1:6:2]] == [1, 2, 3]
+    assert frames[-1].result["content"][0]["text"] == "done"
