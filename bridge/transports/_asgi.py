@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, final
 
 import pydantic_core
+import trio
 
 from ..jsonrpc import ErrorData, RequestId
 from . import _sse
@@ -91,6 +92,21 @@ async def wait_disconnect(receive: Receive) -> None:
     """Return once the client has gone away (after the body was read)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def until_disconnect(
+    receive: Receive, body: Callable[[], Awaitable[None]]
+) -> None:
+    """Run ``body()``; cancel it if the client goes away."""
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            await wait_disconnect(receive)
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(watch)
+        await body()
+        nursery.cancel_scope.cancel()
 
 
 def error_body(request_id: RequestId | None, error: ErrorData) -> bytes:

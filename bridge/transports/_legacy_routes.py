@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final, final
 
 import trio
@@ -167,7 +167,7 @@ class LegacyEndpoint:
             # disconnect to watch for.
             await answer.run()
         else:
-            await _until_disconnect(receive, answer.run)
+            await _asgi.until_disconnect(receive, answer.run)
         if opening and not answer.succeeded:
             http.close()  # a failed initialize leaves no session behind
 
@@ -204,7 +204,7 @@ class LegacyEndpoint:
                 await _plain(send, 400, f"Bad Request: cannot resume: {exc}")
                 return
             follower = http.resume(number, seq)
-        await _until_disconnect(receive, lambda: _stream(http, follower, sse))
+        await _asgi.until_disconnect(receive, lambda: _stream(http, follower, sse))
 
     # --- DELETE ----------------------------------------------------------------------
 
@@ -219,21 +219,6 @@ class LegacyEndpoint:
 
 def _accepts_sse(headers: Mapping[str, str]) -> bool:
     return "accept" in headers and accepts(headers, "text/event-stream")
-
-
-async def _until_disconnect(
-    receive: Receive, body: Callable[[], Awaitable[None]]
-) -> None:
-    """Run ``body()``; cancel it if the client goes away."""
-    async with trio.open_nursery() as nursery:
-
-        async def watch() -> None:
-            await _asgi.wait_disconnect(receive)
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(watch)
-        await body()
-        nursery.cancel_scope.cancel()
 
 
 async def _stream(http: HttpSession, follower: Follower, sse: SseResponse) -> None:

@@ -142,20 +142,16 @@ async def _answer(
     server: Server, request: Request, receive: Receive, send: Send
 ) -> None:
     stream = _ResponseStream(send)
-    async with trio.open_nursery() as nursery:
 
-        async def cancel_on_disconnect() -> None:
-            await _asgi.wait_disconnect(receive)
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(cancel_on_disconnect)
+    async def run() -> None:
         try:
             result = await _modern.respond(server, request, stream.notify)
         except Exception as exc:
             await stream.answer(ErrorResponse(request.id, error_data(exc)))
         else:
             await stream.answer(Response(request.id, result))
-        nursery.cancel_scope.cancel()
+
+    await _asgi.until_disconnect(receive, run)
 
 
 @final
