@@ -99,7 +99,7 @@ def _reference_b64decode(text: str) -> bytes | None:
 
 _b64ish = st.text(
     alphabet=st.sampled_from(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= é"
+        'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= é"\\'
     ),
     min_size=1,
     max_size=12,
@@ -117,3 +117,10 @@ def test_the_strict_decoder_is_decode_reencode_compare(text: str) -> None:
     from bridge.state_token import _b64decode  # pyright: ignore[reportPrivateUsage]
 
     assert _b64decode(text) == _reference_b64decode(text)
+
+
+@given(st.binary(max_size=40))
+def test_the_encoder_writes_unpadded_base64url(data: bytes) -> None:
+    from bridge.state_token import _b64encode  # pyright: ignore[reportPrivateUsage]
+
+    assert _b64encode(data) == _encoded(data)
