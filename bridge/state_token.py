@@ -85,7 +85,7 @@ _TOKEN_BYTES: Final = TypeAdapter(
 
 def _b64encode(data: bytes) -> str:
     """Unpadded base64url (the JSON form is quoted and padded)."""
-    return _TOKEN_BYTES.dump_json(data).decode("ascii")[1:-1].rstrip("=")
+    return _TOKEN_BYTES.serializer.to_json(data).decode("ascii")[1:-1].rstrip("=")
 
 
 def _b64decode(text: str) -> bytes | None:
@@ -101,7 +101,7 @@ def _b64decode(text: str) -> bytes | None:
     if "\\" in text or '"' in text:
         return None
     try:
-        return _TOKEN_BYTES.validate_json(f'"{text}"')
+        return _TOKEN_BYTES.validator.validate_json(f'"{text}"')
     except ValidationError:
         return None
 
