@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from typing import Annotated, Any
 
 import pytest
 import trio
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
+from bridge import _rounds
+from bridge._live import CallScope
 from bridge.jsonrpc import Notification, Request, parse
 from bridge.server import Server
 from bridge.session import Session
@@ -585,3 +588,19 @@ async def test_a_request_is_answered_in_the_task_that_delivers_it() -> None:
     ]
     assert [f.params["progress"] for f in frames[1:6:2]] == [1, 2, 3]
     assert frames[-1].result["content"][0]["text"] == "done"
+
+
+def test_a_round_draws_its_randomness_from_the_given_rng() -> None:
+    @tool
+    def roll(ctx: Context) -> Op[float]:
+        return (yield from ctx.random())
+
+    scope = CallScope(era="2026-07-28", request_id=1, client_capabilities={})
+    steps = _rounds.run_round(
+        roll, roll.parse_arguments({}), {}, purpose="tools/call", scope=scope,
+        sealer=Sealer(), rng=random.Random(7),
+    )  # fmt: skip
+    with pytest.raises(StopIteration) as done:
+        next(steps)
+    expected = random.Random(7).getrandbits(53) / (1 << 53)
+    assert done.value.value == _rounds.Complete(expected)

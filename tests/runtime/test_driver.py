@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import trio
 import trio.testing
@@ -126,6 +128,15 @@ async def test_local_questions_use_the_given_clock() -> None:
         return (yield from ctx.now())
 
     assert await run(when, {}, ScriptedPeer(), clock=lambda: 1234.5) == 1234.5
+
+
+async def test_randomness_comes_from_the_given_rng() -> None:
+    @tool
+    def roll(ctx: Context) -> Op[float]:
+        return (yield from ctx.random())
+
+    expected = random.Random(7).getrandbits(53) / (1 << 53)
+    assert await run(roll, {}, ScriptedPeer(), rng=random.Random(7)) == expected
 
 
 async def test_tool_errors_propagate_from_run() -> None:
