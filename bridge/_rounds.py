@@ -140,12 +140,11 @@ class _Round:
         )
         self.pending: dict[str, tuple[str, PeerQuestion[Any]]] = {}
         self.clock = clock
-        self.rng = rng
-
-    def bits(self, count: int) -> int:
-        if self.rng is None:  # seeding a generator per call costs more than a round
-            return random.getrandbits(count)
-        return self.rng.getrandbits(count)
+        # Without an rng, the random module's shared generator: seeding one
+        # per call would cost more than a round.
+        self.bits: Callable[[int], int] = (
+            random.getrandbits if rng is None else rng.getrandbits
+        )
 
     def run(self) -> Iterator[Notification]:
         """Run until nothing moves without the client; yield each notification

@@ -130,7 +130,7 @@ async def drive(
 
 class _Driver:
     __slots__ = (
-        "_rng",
+        "_bits",
         "clock",
         "executor",
         "scopes",
@@ -149,7 +149,9 @@ class _Driver:
         self.stepper = stepper
         self.executor = executor
         self.clock = clock
-        self._rng = rng
+        # Without an rng, the random module's shared generator: seeding one
+        # per call would cost more than the call.
+        self._bits = random.getrandbits if rng is None else rng.getrandbits
         # Concurrent mode only (see the module doc):
         self.scopes: dict[str, trio.CancelScope] = {}
         self.timers: dict[str, trio.CancelScope] = {}
@@ -260,9 +262,8 @@ class _Driver:
                 pass
 
     def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
-        bits = random.getrandbits if self._rng is None else self._rng.getrandbits
         try:
-            reply = question.compute(self.clock, bits)
+            reply = question.compute(self.clock, self._bits)
         except Exception as exc:
             self.stepper.fail(key, exc)
         else:
