@@ -89,12 +89,6 @@ ANSWERS = {
 }
 
 
-# A known bug, not a weaker test: when a late round expires the branch, the
-# children's questions asked earlier in the same batch of stepper events are
-# still answered from inputResponses (_Round._ask has no is_pending check), so
-# the stepper raises LocalProtocolError("no question is pending ...") and the
-# client gets that, not BranchTimeout. Strict: the fix makes these pass, and
-# then this mark must go.
 async def call(peer: WirePeer, **params: Any) -> dict[str, Any]:
     result = await peer.request(
         "tools/call",
