@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/compare_mcp.py [--quick] [--rows PREFIX,...] [--json-only]
+    python benchmarks/compare_mcp.py [--quick] [--rows PREFIX,...]
 
 Rows (each is a median over repeated batches; stacks are interleaved batch by
 batch so that background load hits both alike; the IQR of the batches, as a
@@ -494,7 +494,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
     every = _rows()
-    wanted = [p for p in args.rows.split(",") if p]
+    wanted = [p.strip() for p in args.rows.split(",") if p.strip()]
+    unknown = [p for p in wanted if not any(r.key.startswith(p) for r in every)]
+    if unknown:
+        parser.error(
+            f"--rows: no row starts with {', '.join(map(repr, unknown))}; "
+            f"rows: {', '.join(r.key for r in every)}"
+        )
     chosen = [
         r for r in every if not wanted or any(r.key.startswith(p) for p in wanted)
     ]
