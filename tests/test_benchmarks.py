@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mcp.types import CreateMessageResult, ElicitResult, TextContent
 
-from benchmarks import ours, sdk
+from benchmarks import compare_mcp, ours, sdk
 from benchmarks.compare_mcp import TOOLS
 from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
@@ -137,3 +137,31 @@ def test_compare_mcp_prints_a_table_and_a_json_line_of_ratios() -> None:
     text = "\n".join(table)
     for label in ("in-memory: plain tools/call", "2026: resume, 10-answer journal"):
         assert label in text
+
+
+def test_compare_mcp_refuses_a_rows_prefix_that_picks_no_row(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        compare_mcp.main(["--rows", "mem,nope"])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "no row starts with 'nope'" in error
+    assert "mem.plain" in error  # the rows there are, to pick from
+
+
+def test_a_fresh_process_measures_a_parked_call_like_a_warm_one() -> None:
+    # The first measurement of a process once counted anyio importing its trio
+    # backend (over a megabyte) as memory of the parked calls.
+    code = (
+        "import sys, trio; sys.path.insert(0, sys.argv[1]);"
+        "from benchmarks import parked;"
+        "print(*(trio.run(parked.park_ours, 200, 'tracemalloc') for _ in '12'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT)],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, warm = map(float, done.stdout.split())
+    assert first <= warm * 1.2, (first, warm)
