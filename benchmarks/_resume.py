@@ -31,14 +31,18 @@ ENVELOPE: dict[str, Any] = {
 ANSWER = {"action": "accept", "content": {"n": 1}}
 
 
-async def _prepare() -> tuple[Server, Connection, Session, dict[str, Any]]:
+async def _prepare(
+    answers: int = 10,
+) -> tuple[Server, Connection, Session, dict[str, Any]]:
+    """A round of ``elicit_n`` with ``answers + 1`` questions, ready to time: its
+    state holds ``answers`` answers, and its ``inputResponses`` the last one."""
     server = make_server()
     connection = server.connection()
     session = Session(memory_pair()[0], connection)
     params: dict[str, Any] = {
-        "name": "elicit_n", "arguments": {"count": 11}, "_meta": ENVELOPE,
+        "name": "elicit_n", "arguments": {"count": answers + 1}, "_meta": ENVELOPE,
     }  # fmt: skip
-    for i in range(11):
+    for i in range(answers + 1):
         result = await connection.handle_request(
             Request(i, "tools/call", params), session
         )
@@ -62,14 +66,16 @@ async def _timed(fn: Any, seconds: float) -> float:
             return (cpu() - start) / n
 
 
-async def handle_request(seconds: float) -> float:
-    """Seconds for the whole ``tools/call`` round (envelope, seal, replay, result)."""
-    _server, connection, session, params = await _prepare()
+async def handle_request(seconds: float, answers: int = 10) -> float:
+    """Seconds for the whole ``tools/call`` round (envelope, seal, replay, result)
+    that resumes from a journal of ``answers`` answers."""
+    _server, connection, session, params = await _prepare(answers)
     request = Request(99, "tools/call", params)
+    total = str(answers + 1)
 
     async def once() -> None:
         result = await connection.handle_request(request, session)
-        assert result["content"][0]["text"] == "11", result
+        assert result["content"][0]["text"] == total, result
 
     return await _timed(once, seconds)
 

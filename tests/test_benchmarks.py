@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mcp.types import CreateMessageResult, ElicitResult, TextContent
 
-from benchmarks import compare_mcp, ours, sdk
+from benchmarks import _resume, compare_mcp, ours, pieces, sdk
 from benchmarks.compare_mcp import TOOLS
 from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
@@ -165,3 +165,70 @@ def test_a_fresh_process_measures_a_parked_call_like_a_warm_one() -> None:
     assert done.returncode == 0, done.stderr
     first, warm = map(float, done.stdout.split())
     assert first <= warm * 1.2, (first, warm)
+
+
+# --- benchmarks/pieces.py: the steps of a round and of a replay, timed alone ----------
+
+
+class RecordingModel(ours.Model):
+    """The benchmark's sampler, keeping the requests it answers."""
+
+    def __init__(self) -> None:
+        self.asked: list[SamplingRequest] = []
+
+    async def complete(self, request: SamplingRequest) -> SampleReply:
+        self.asked.append(request)
+        return await super().complete(request)
+
+
+async def test_the_round_pieces_are_the_round_a_real_call_makes() -> None:
+    model = RecordingModel()
+    async with ours.in_memory(sampler=model) as client:
+        result = await client.call_tool(TOOLS["sample1"], ARGS)
+
+    built = pieces.round_steps()
+    # The host got the same request, and the tool the same text, as for real.
+    assert model.asked == [built.asked]
+    assert built.outcome.text == result.text == "ok"
+    for step in built.steps:
+        step.run(step.make())  # each step runs on its own
+
+
+async def test_the_replay_pieces_pin_the_digest_a_real_journal_records() -> None:
+    server, _connection, _session, params = await _resume._prepare(answers=4)
+    state = server.sealer.open(params["requestState"], purpose="tools/call")
+    recorded_digest, recorded_answer = state["journal"]["answers"]["3"]
+
+    built = pieces.replay_steps()
+    assert built.digest == recorded_digest
+    assert recorded_answer == _resume.ANSWER
+    assert built.outcome.content.n == 1
+    for step in built.steps:
+        step.run(step.make())
+
+
+def test_pieces_prints_two_tables_and_a_json_line() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/pieces.py"), "--quick"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    *table, last = done.stdout.strip().splitlines()
+    figures = json.loads(last)
+    steps_round = [s.name for s in pieces.round_steps().steps]
+    steps_replay = [s.name for s in pieces.replay_steps().steps]
+    round_, replay = figures["round"], figures["replay"]
+    assert list(round_["steps"]) == steps_round
+    assert list(replay["steps"]) == steps_replay
+    assert round_["sum"] == pytest.approx(sum(round_["steps"].values()), abs=0.01)
+    assert replay["sum"] == pytest.approx(sum(replay["steps"].values()), abs=0.01)
+    assert replay["floor"] == pytest.approx(
+        replay["resume0"] + 10 * replay["sum"], abs=0.02
+    )
+    for key in ("ours", "sdk", "allowed"):
+        assert round_[key] > 0, key
+    for key in ("resume0", "resume10"):
+        assert replay[key] > 0, key
+    text = "\n".join(table)
+    for name in (*steps_round, *steps_replay):
+        assert f"| {name} |" in text
