@@ -23,13 +23,15 @@ furthest from their targets are made of, on our stack:
   sum: a resume from no recorded answer and from ten (``mrtr.resume``), and
   the floor ``no answer + 10 x the sum`` against the 100 µs target.
 
-Each step runs alone in a tight loop, best of several runs, less the cost of
+Each step runs alone in a tight loop, best of a few runs, less the cost of
 the loop itself: warm caches, no session, no stepper, no scheduling. So the
 sum is a floor under the real thing, and the gap between the two is what the
 machinery around the steps (sessions, the stepper, tasks) costs. The steps
 are built by running the real code once, each from the previous step's
 output, so they do the work a real round does. The last line of output is
-one JSON object (µs).
+one JSON object (µs). Every figure is the median of several repeats, and
+each repeat measures everything back to back, so that the machine's changes
+of speed (large on a shared machine) hit the steps and the whole calls alike.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -181,27 +184,22 @@ def replay_steps() -> Pieces:
 @attrs.frozen
 class Settings:
     number: int  # runs of a step per timing
-    repeat: int  # timings per step (the best counts)
-    repeats: int  # whole-call measurements (the median counts)
-    batch_seconds: float
+    best_of: int  # timings per step in a repeat (the best counts)
+    repeats: int  # repeats of everything (the median counts)
+    batch_seconds: float  # per whole-call measurement
 
 
-QUICK = Settings(number=2_000, repeat=5, repeats=3, batch_seconds=0.1)
-FULL = Settings(number=20_000, repeat=7, repeats=7, batch_seconds=0.3)
-
-
-def time_step(step: Step, s: Settings) -> float:
-    """Seconds per run of ``step``, less the loop's own cost per run: the best
-    of ``s.repeat`` timings."""
-    return max(0.0, _best(step, s) - _best(_NOTHING, s))
-
+QUICK = Settings(number=1_000, best_of=3, repeats=3, batch_seconds=0.1)
+FULL = Settings(number=4_000, best_of=3, repeats=9, batch_seconds=0.25)
 
 _NOTHING = Step("nothing", lambda _: None)
 
 
-def _best(step: Step, s: Settings) -> float:
+def time_step(step: Step, s: Settings) -> float:
+    """Seconds per run of ``step``: the best of ``s.best_of`` timings of
+    ``s.number`` runs (the loop's own cost included)."""
     best = float("inf")
-    for _ in range(s.repeat):
+    for _ in range(s.best_of):
         inputs = [step.make() for _ in range(s.number)]
         run = step.run
         start = time.perf_counter()
@@ -211,37 +209,33 @@ def _best(step: Step, s: Settings) -> float:
     return best
 
 
-def _median(values: Sequence[float]) -> float:
-    return sorted(values)[len(values) // 2]
-
-
 def _calls(s: Settings) -> dict[str, float]:
-    """Median seconds per ``plain`` and ``sample10`` call, ours and the SDK's
-    (its faster backend), as ``compare_mcp.py`` measures them."""
-    names = ["plain", "sample10"]
-    runs: dict[str, list[float]] = {}
-    for _ in range(s.repeats):
-        seconds = s.batch_seconds
-        measured = {
-            "ours": compare_mcp._run_trio(compare_mcp._mem_ours, names, seconds),
-            "sdk": compare_mcp._run_asyncio(compare_mcp._mem_sdk, names, seconds),
-            "sdk_trio": compare_mcp._run_trio(compare_mcp._mem_sdk, names, seconds),
-        }
-        for stack, values in measured.items():
-            for name, value in values.items():
-                runs.setdefault(f"{stack}.{name}", []).append(value)
-    out = {key: _median(values) for key, values in runs.items()}
+    """Seconds per ``plain`` and ``sample10`` call, ours and the SDK's (its
+    faster backend), as ``compare_mcp.py`` measures them."""
+    names, seconds = ["plain", "sample10"], s.batch_seconds
+    out: dict[str, float] = {}
+    ours_ = compare_mcp._run_trio(compare_mcp._mem_ours, names, seconds)
+    on_asyncio = compare_mcp._run_asyncio(compare_mcp._mem_sdk, names, seconds)
+    on_trio = compare_mcp._run_trio(compare_mcp._mem_sdk, names, seconds)
     for name in names:
-        out[f"sdk.{name}"] = min(out[f"sdk.{name}"], out.pop(f"sdk_trio.{name}"))
+        out[f"ours.{name}"] = ours_[name]
+        out[f"sdk.{name}"] = min(on_asyncio[name], on_trio[name])
     return out
 
 
-def _resumes(s: Settings) -> dict[str, float]:
-    runs: dict[int, list[float]] = {0: [], 10: []}
-    for _ in range(s.repeats):
-        for answers, values in runs.items():
-            values.append(trio.run(_resume.handle_request, s.batch_seconds, answers))
-    return {f"resume{answers}": _median(values) for answers, values in runs.items()}
+def _once(s: Settings) -> dict[str, float]:
+    """One repeat of every measurement, back to back (seconds), so that each
+    repeat sees the machine at one speed."""
+    loop = time_step(_NOTHING, s)
+    out: dict[str, float] = {}
+    for step in [*round_steps().steps, *replay_steps().steps]:
+        out[step.name] = max(0.0, time_step(step, s) - loop)
+    out.update(_calls(s))
+    for answers in (0, 10):
+        out[f"resume{answers}"] = trio.run(
+            _resume.handle_request, s.batch_seconds, answers
+        )
+    return out
 
 
 def _us(seconds: float) -> float:
@@ -249,11 +243,15 @@ def _us(seconds: float) -> float:
 
 
 def measure(s: Settings) -> dict[str, Any]:
-    """Every figure of the report, in µs."""
-    round_us = {step.name: _us(time_step(step, s)) for step in round_steps().steps}
-    replay_us = {step.name: _us(time_step(step, s)) for step in replay_steps().steps}
-    calls = {key: _us(value) for key, value in _calls(s).items()}
-    resumes = {key: _us(value) for key, value in _resumes(s).items()}
+    """Every figure of the report (µs): per measurement, the median of
+    ``s.repeats`` repeats."""
+    runs = [_once(s) for _ in range(s.repeats)]
+    m = {key: _us(statistics.median(run[key] for run in runs)) for key in runs[0]}
+    round_us = {step.name: m[step.name] for step in round_steps().steps}
+    replay_us = {step.name: m[step.name] for step in replay_steps().steps}
+    calls = {
+        k: m[k] for k in ("ours.plain", "ours.sample10", "sdk.plain", "sdk.sample10")
+    }
     round_sum = round(sum(round_us.values()), 2)
     replay_sum = round(sum(replay_us.values()), 2)
     return {
@@ -269,9 +267,10 @@ def measure(s: Settings) -> dict[str, Any]:
         "replay": {
             "steps": replay_us,
             "sum": replay_sum,
-            **resumes,
-            "per_answer": round((resumes["resume10"] - resumes["resume0"]) / 10, 2),
-            "floor": round(resumes["resume0"] + 10 * replay_sum, 2),
+            "resume0": m["resume0"],
+            "resume10": m["resume10"],
+            "per_answer": round((m["resume10"] - m["resume0"]) / 10, 2),
+            "floor": round(m["resume0"] + 10 * replay_sum, 2),
             "target": 100.0,
         },
     }  # fmt: skip
