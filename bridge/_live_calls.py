@@ -48,6 +48,7 @@ from runtime._stepper import (
     StopTimer,
     Tell,
     Withdraw,
+    start,
 )
 from runtime.errors import BrokenSessionError, ClosedSessionError
 
@@ -69,12 +70,36 @@ _SAMPLING: Final = "sampling/createMessage"
 def begin(server: Server, request: Request, session: Session, scope: CallScope) -> None:
     """Take live ``tools/call`` ``request`` on, with no task.
 
+    A tool that ends before it starts (a plain function's value, or an error)
+    is answered at once: with nothing to step or wait for, there is no call
+    to keep.
+
     Raises:
         RequestError: -32602 for an unknown tool (answered as an error).
         pydantic.ValidationError: arguments that fail the input schema.
     """
     tool, arguments = resolve_tool(server, request.params or {})
-    LiveCall(server, session, scope, tool, arguments).start()
+    started = start(tool.program(arguments), tool.context())
+    if isinstance(started, Stepper):
+        LiveCall(server, session, scope, tool, started).start()
+    else:
+        _respond(session, scope, tool, started)
+
+
+def _respond(
+    session: Session, scope: CallScope, tool: Tool[Any, Any], outcome: Returned | Raised
+) -> None:
+    """Answer the call with its outcome (a result, isError, or an error)."""
+    try:
+        if isinstance(outcome, Returned):
+            result = tool_call_result(tool, scope, value=outcome.value)
+        else:
+            error = cast(Exception, outcome.error)
+            result = tool_call_result(tool, scope, error=error)
+    except Exception as exc:
+        session.respond_nowait(scope.request_id, error=error_data(exc))
+    else:
+        session.respond_nowait(scope.request_id, result)
 
 
 @final
@@ -99,13 +124,13 @@ class LiveCall:
         session: Session,
         scope: CallScope,
         tool: Tool[Any, Any],
-        arguments: Any,
+        stepper: Stepper,
     ) -> None:
         self._server = server
         self._session = session
         self._scope = scope
         self._tool = tool
-        self._stepper = Stepper(tool.program(arguments), tool.context())
+        self._stepper = stepper
         # Which of our requests asks which question (effect key): the first
         # in two slots, more (concurrent branches) in a dict made when needed.
         self._rid: RequestId | None = None
@@ -114,8 +139,8 @@ class LiveCall:
         self._timers: dict[str, Timer] | None = None  # branch time limits, by key
 
     def start(self) -> None:
+        """Take the call on: its stepper has started."""
         self._session.adopt(self._scope.request_id, self)
-        self._stepper.start()
         self._advance()
 
     # --- what the session calls ------------------------------------------------------
@@ -288,18 +313,5 @@ class LiveCall:
         self._timers = None
         outcome = self._stepper.outcome
         if isinstance(outcome, Returned | Raised):
-            self._respond(outcome)
+            _respond(self._session, self._scope, self._tool, outcome)
         self._session.release(self._scope.request_id, self)
-
-    def _respond(self, outcome: Returned | Raised) -> None:
-        session, scope = self._session, self._scope
-        try:
-            if isinstance(outcome, Returned):
-                result = tool_call_result(self._tool, scope, value=outcome.value)
-            else:
-                error = cast(Exception, outcome.error)
-                result = tool_call_result(self._tool, scope, error=error)
-        except Exception as exc:
-            session.respond_nowait(scope.request_id, error=error_data(exc))
-        else:
-            session.respond_nowait(scope.request_id, result)

@@ -43,7 +43,7 @@ from typing import Any, Final, cast, final
 
 import attrs
 
-from .effects import Branch, Notice, Progress, Question, Sample
+from .effects import AtOnce, Branch, Notice, Progress, Question, Sample
 from .errors import (
     BranchDepthExceeded,
     BranchTimeout,
@@ -68,6 +68,7 @@ __all__ = [
     "StopTimer",
     "Tell",
     "Withdraw",
+    "start",
 ]
 
 
@@ -126,6 +127,7 @@ class Cancelled:
 
 
 Outcome = Returned | Raised | Cancelled
+_ENDED: Final = (Returned, Raised)  # an ``A | B`` would be built on every check
 
 
 @final
@@ -276,13 +278,15 @@ class Stepper:
 
     def start(self) -> None:
         """Run the program until every frame waits on the outside world."""
-        if self._root is not None:
+        if self._root is not None or self.outcome is not None:
             raise LocalProtocolError("this stepper has already started")
-        try:
-            gen = self._program(self._context)
-        except Exception as exc:
-            self._finish(Raised(exc))
-            return
+        made = _make(self._program, self._context)
+        if isinstance(made, _ENDED):
+            self._finish(made)
+        else:
+            self._begin(made)
+
+    def _begin(self, gen: Generator[Any, Any, Any]) -> None:
         self._root = _Frame(gen, "", None, 0, 0)
         self._work.append((self._root, _SEND, None))
         self._run()
@@ -542,7 +546,7 @@ class Stepper:
         frame.done = True
         branch = frame.parent
         if branch is None:
-            self._finish(self._result(value))
+            self._finish(_outcome(self._program, value))
             return
         branch.results[frame.index] = value
         branch.remaining -= 1
@@ -553,17 +557,6 @@ class Stepper:
                 self._events.append(StopTimer(branch.key))
             branch.frame.waiting = None
             self._work.append((branch.frame, _SEND, tuple(branch.results)))
-
-    def _result(self, value: Any) -> Outcome:
-        """The call's outcome for what the root returned, checked by the
-        program's ``finish`` when it has one (a tool's output type)."""
-        finish: Callable[[Any], Any] | None = getattr(self._program, "finish", None)
-        if finish is None:
-            return Returned(value)
-        try:
-            return Returned(finish(value))
-        except Exception as exc:
-            return Raised(exc)
 
     def _raised(self, frame: _Frame, error: Exception) -> None:
         frame.done = True
@@ -640,3 +633,50 @@ def _tokens(question: Sample[Any], reply: SampleReply) -> int:
         return reply.usage.total
     chars = sum(len(m.text) for m in question.messages) + len(reply.text)
     return chars // 4 + 1
+
+
+def start(
+    program: Callable[[Any], Generator[Any, Any, Any]],
+    context: Any,
+    *,
+    journal: Journal | None = None,
+) -> Stepper | Returned | Raised:
+    """A :class:`Stepper` for ``program``, started; or, for a program that
+    ends before it starts (a plain function's value, :class:`AtOnce`, or an
+    error making the generator), just that outcome: there is nothing to step
+    and nothing to wait for, so no stepper is made.
+
+    ``Stepper(program, context, journal=journal).start()`` gives the same
+    outcome, as the stepper's ``Finished`` event.
+    """
+    made = _make(program, context)
+    if isinstance(made, _ENDED):
+        return made
+    stepper = Stepper(program, context, journal=journal)
+    stepper._begin(made)  # pyright: ignore[reportPrivateUsage]
+    return stepper
+
+
+def _make(
+    program: Callable[[Any], Generator[Any, Any, Any]], context: Any
+) -> Generator[Any, Any, Any] | Returned | Raised:
+    """The program's generator, or its outcome if it has ended already."""
+    try:
+        gen = program(context)
+    except Exception as exc:
+        return Raised(exc)
+    if type(gen) is AtOnce:  # a plain function's value: nothing to step
+        return _outcome(program, cast("AtOnce[Any]", gen).value)
+    return gen
+
+
+def _outcome(program: Callable[..., Any], value: Any) -> Returned | Raised:
+    """The call's outcome for what the program returned, checked by the
+    program's ``finish`` when it has one (a tool's output type)."""
+    finish: Callable[[Any], Any] | None = getattr(program, "finish", None)
+    if finish is None:
+        return Returned(value)
+    try:
+        return Returned(finish(value))
+    except Exception as exc:
+        return Raised(exc)

@@ -61,6 +61,7 @@ from .results import ElicitResult, ElicitUrlResult, Exchange, SampleResult
 
 __all__ = [
     "LOG_LEVELS",
+    "AtOnce",
     "Branch",
     "ListRoots",
     "Clock",
@@ -115,6 +116,29 @@ class Effect(Generic[R]):
 
 Op: TypeAlias = Generator[Effect[Any], Any, P]
 """A computation that yields effects and returns ``P`` (a tool body, a helper)."""
+
+
+@final
+class AtOnce(Generator[Effect[Any], Any, P]):
+    """A program that returns ``value`` without yielding an effect: what a tool
+    whose body is a plain function runs.
+
+    It behaves as the generator ``return value`` would, so anything that steps
+    programs can step it; a stepper that recognises it takes ``value`` without
+    stepping anything.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: P) -> None:
+        self.value = value
+
+    def send(self, value: Any, /) -> Effect[Any]:
+        raise StopIteration(self.value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None, /) -> Effect[Any]:
+        # Like a generator that has not started: the exception comes straight out.
+        raise typ if val is None else val
 
 
 class Question(Effect[R]):

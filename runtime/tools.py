@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from ._elicit_schema import elicitation_schema
 from .context import Context, ElicitKey
-from .effects import Op, RunBefore
+from .effects import AtOnce, Op, RunBefore
 from .errors import InvalidTool, RequestError
 
 __all__ = ["Program", "Tool", "handoff", "tool"]
@@ -152,7 +152,7 @@ class Tool(Generic[P, R]):
             # The body's generator is the program: no wrapper generator to step
             # through, and to keep alive while the call is parked.
             return cast("Op[R]", produced)
-        return _at_once(produced)
+        return AtOnce(produced)
 
     def _finish(self, produced: Any) -> R:
         if self._output_adapter is None or (
@@ -203,12 +203,6 @@ class Program(Generic[P, R]):
 _PLAIN_RESULTS: frozenset[type[Any]] = frozenset(
     {str, dict, list, int, float, bool, type(None)}
 )
-
-
-def _at_once(value: Any) -> Op[Any]:
-    """A program that returns ``value`` without yielding (a plain function's)."""
-    return value
-    yield  # a generator function  # pyright: ignore[reportUnreachable]
 
 
 # --- @tool --------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from bridge.jsonrpc import Message, RequestId
 from bridge.server import Server
 from bridge.session import Session
 from bridge.transports.memory import MemoryTransport, memory_pair
+from runtime import Context, tool
+from runtime.errors import ToolError, UrlElicitationRequired
 from tests.fixtures import protocol_tools as tools
 from tests.mcp_schema import validate, validate_message
 
@@ -442,6 +444,60 @@ async def test_an_unknown_tool_is_invalid_params() -> None:
     async with connect(capabilities=ALL_CAPS) as raw:
         reply, _ = await raw.call(1, "tools/call", _call("nope"))
         assert reply["error"]["code"] == -32602
+
+
+@tool
+def answers_at_once(ctx: Context) -> str:
+    return "at once"
+
+
+@tool
+def refuses_at_once(ctx: Context) -> str:
+    raise ToolError("no such city")
+
+
+@tool
+def breaks_its_output_type(ctx: Context) -> int:
+    return "not an int"  # type: ignore[return-value]
+
+
+@tool
+def asks_for_a_connection_at_once(ctx: Context) -> str:
+    flow = ctx.elicit_url("Connect", tools.CONNECT_URL, elicitation_id="f")
+    raise UrlElicitationRequired([flow], "Connect first.")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "answers_at_once",
+        "refuses_at_once",
+        "breaks_its_output_type",
+        "asks_for_a_connection_at_once",
+    ],
+)
+async def test_a_plain_tool_is_answered_alike_whether_calls_park_or_run_in_tasks(
+    name: str,
+) -> None:
+    # A parked session answers a plain function's call at once, with no call
+    # record; a session that runs calls in tasks goes through the driver.
+    plain = [
+        answers_at_once,
+        refuses_at_once,
+        breaks_its_output_type,
+        asks_for_a_connection_at_once,
+    ]
+    replies: list[Frame] = []
+    for tasks in (False, True):
+        async with connect(Server(plain), ALL_CAPS, tasks=tasks) as raw:
+            reply, before = await raw.call(1, "tools/call", _call(name))
+            assert before == []
+            await raw.quiet()
+            assert raw.session.in_flight == 0
+            validate_message(ERA, reply, answering="tools/call")
+            replies.append(reply)
+    parked, in_a_task = replies
+    assert parked == in_a_task
 
 
 @both_paths
