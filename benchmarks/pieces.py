@@ -276,6 +276,16 @@ def measure(s: Settings) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _table(
+    title: str, steps: dict[str, float], rows: list[tuple[str, str]]
+) -> list[str]:
+    """A markdown table: ``title``, one row per step (µs), then ``rows``."""
+    lines = [title, "", "| step | µs |", "|---|---:|"]
+    lines += [f"| {name} | {us:.2f} |" for name, us in steps.items()]
+    lines += [f"| {label} | {value} |" for label, value in rows]
+    return lines
+
+
 def report(figures: dict[str, Any], started: float) -> str:
     r, p = figures["round"], figures["replay"]
     header = (
@@ -283,29 +293,29 @@ def report(figures: dict[str, Any], started: float) -> str:
         f"trio {trio.__version__}; {time.perf_counter() - started:.0f} s; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
-    lines = [header, "", "One sampling round trip (2025-11-25, in memory):", ""]
-    lines += ["| step | µs |", "|---|---:|"]
-    lines += [f"| {name} | {us:.2f} |" for name, us in r["steps"].items()]
-    lines += [
-        f"| **sum of the steps** | **{r['sum']:.1f}** |",
-        f"| a whole round, ours: (sample10 - plain) / 10 | {r['ours']:.1f} |",
-        f"| a whole round, the SDK's | {r['sdk']:.1f} |",
-        f"| the round mem.sample10 at 8x allows us | {r['allowed']:.1f} |",
-        "",
+    round_table = _table(
+        "One sampling round trip (2025-11-25, in memory):",
+        r["steps"],
+        [
+            ("**sum of the steps**", f"**{r['sum']:.1f}**"),
+            ("a whole round, ours: (sample10 - plain) / 10", f"{r['ours']:.1f}"),
+            ("a whole round, the SDK's", f"{r['sdk']:.1f}"),
+            ("the round mem.sample10 at 8x allows us", f"{r['allowed']:.1f}"),
+        ],
+    )
+    replay_table = _table(
         "One recorded answer replayed on resume (2026-07-28, elicit_n):",
-        "",
-        "| step | µs |",
-        "|---|---:|",
-    ]
-    lines += [f"| {name} | {us:.2f} |" for name, us in p["steps"].items()]
-    lines += [
-        f"| **sum of the steps** | **{p['sum']:.2f}** |",
-        f"| resume, no recorded answer | {p['resume0']:.1f} |",
-        f"| resume, 10 recorded answers (mrtr.resume) | {p['resume10']:.1f} |",
-        f"| per recorded answer, measured | {p['per_answer']:.2f} |",
-        f"| floor: no answer + 10 x the sum | {p['floor']:.1f} |",
-        f"| target | {p['target']:.0f} |",
-    ]
+        p["steps"],
+        [
+            ("**sum of the steps**", f"**{p['sum']:.2f}**"),
+            ("resume, no recorded answer", f"{p['resume0']:.1f}"),
+            ("resume, 10 recorded answers (mrtr.resume)", f"{p['resume10']:.1f}"),
+            ("per recorded answer, measured", f"{p['per_answer']:.2f}"),
+            ("floor: no answer + 10 x the sum", f"{p['floor']:.1f}"),
+            ("target", f"{p['target']:.0f}"),
+        ],
+    )
+    lines = [header, "", *round_table, "", *replay_table]
     return "\n".join(lines)
 
 
