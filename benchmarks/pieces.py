@@ -40,7 +40,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -55,6 +54,7 @@ import attrs  # noqa: E402
 import trio  # noqa: E402
 
 from benchmarks import _resume, compare_mcp, ours  # noqa: E402
+from benchmarks._stats import median  # noqa: E402
 from bridge import jsonrpc  # noqa: E402
 from bridge._live import CallScope, ask, decode_answer  # noqa: E402
 from decoders import mcp as mcp_decode  # noqa: E402
@@ -223,12 +223,12 @@ def _calls(s: Settings) -> dict[str, float]:
     return out
 
 
-def _once(s: Settings) -> dict[str, float]:
+def _once(steps: Sequence[Step], s: Settings) -> dict[str, float]:
     """One repeat of every measurement, back to back (seconds), so that each
     repeat sees the machine at one speed."""
     loop = time_step(_NOTHING, s)
     out: dict[str, float] = {}
-    for step in [*round_steps().steps, *replay_steps().steps]:
+    for step in steps:
         out[step.name] = max(0.0, time_step(step, s) - loop)
     out.update(_calls(s))
     for answers in (0, 10):
@@ -245,10 +245,11 @@ def _us(seconds: float) -> float:
 def measure(s: Settings) -> dict[str, Any]:
     """Every figure of the report (µs): per measurement, the median of
     ``s.repeats`` repeats."""
-    runs = [_once(s) for _ in range(s.repeats)]
-    m = {key: _us(statistics.median(run[key] for run in runs)) for key in runs[0]}
-    round_us = {step.name: m[step.name] for step in round_steps().steps}
-    replay_us = {step.name: m[step.name] for step in replay_steps().steps}
+    rounds, replays = round_steps().steps, replay_steps().steps
+    runs = [_once([*rounds, *replays], s) for _ in range(s.repeats)]
+    m = {key: _us(median([run[key] for run in runs])) for key in runs[0]}
+    round_us = {step.name: m[step.name] for step in rounds}
+    replay_us = {step.name: m[step.name] for step in replays}
     calls = {
         k: m[k] for k in ("ours.plain", "ours.sample10", "sdk.plain", "sdk.sample10")
     }
