@@ -8,7 +8,7 @@ is the one a stepper reaches, which ``Stepper.start`` reports for all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from typing import Any
 
 import pytest
@@ -56,8 +56,8 @@ def returns_without_yielding(ctx: Context) -> Op[str]:
     yield  # pyright: ignore[reportUnreachable]
 
 
-def _through_a_stepper(program: Callable[[Any], Generator[Any, Any, Any]]) -> Any:
-    stepper = Stepper(program, None)
+def _through_a_stepper(made: Any) -> Any:
+    stepper = Stepper(made.program(made.parse_arguments({})), made.context())
     stepper.start()
     finished = [e for e in stepper.events() if isinstance(e, Finished)]
     return finished[0].outcome if finished else None
@@ -86,7 +86,7 @@ def test_a_plain_function_s_outcome_comes_without_a_stepper(
     assert not isinstance(started, Stepper)
     assert _same(started, outcome)
     # ... and it is the outcome a stepper reaches, as its Finished event.
-    assert _same(_through_a_stepper(made.program(made.parse_arguments({}))), outcome)
+    assert _same(_through_a_stepper(made), outcome)
 
 
 def test_an_output_that_fails_its_check_is_the_call_s_error() -> None:
