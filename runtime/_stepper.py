@@ -394,33 +394,81 @@ class Stepper:
             self._work.append((frame, _THROW, _bad_yield(effect)))
 
     def _ask(self, frame: _Frame, key: str, question: Question[Any]) -> None:
-        dig: str | None = None
         journal = self.journal
-        if journal is not None:
-            dig = question.digest()
-            recorded = journal.lookup(key, dig)
-            if recorded is not None and not self._branches and not self._replays:
-                # Only the root frame runs and nothing else is queued: its
-                # answer would be the next one delivered anyway (no budget to
-                # charge outside a branch).
-                self._deliver_recorded(frame, key, question, recorded)
-                return
-            if recorded is not None:
-                try:
-                    reply = question.reply_from_json(recorded)
-                except Exception as exc:
-                    self._work.append((frame, _THROW, exc))
-                    return
-                # Delivered later, in recorded order: see _replay_next.
-                assert self._positions is not None
-                assert self._replays is not None
-                position = self._positions.get(key, len(self._positions))
-                heapq.heappush(self._replays, (position, key, frame, question, reply))
-                frame.waiting = key
-                return
+        if journal is None:
+            self._park(frame, key, question, None)
+            return
+        dig = question.digest()
+        recorded = journal.lookup(key, dig)
+        if recorded is None:
+            self._park(frame, key, question, dig)
+        elif not self._branches and not self._replays:
+            self._replay_in_row(frame, key, question, recorded)
+        else:
+            self._queue_replay(frame, key, question, recorded)
+
+    def _park(
+        self, frame: _Frame, key: str, question: Question[Any], dig: str | None
+    ) -> None:
         self._pending[key] = (frame, question, dig)
         frame.waiting = key
         self._events.append(Ask(key, question))
+
+    def _queue_replay(
+        self, frame: _Frame, key: str, question: Question[Any], recorded: Any
+    ) -> None:
+        try:
+            reply = question.reply_from_json(recorded)
+        except Exception as exc:
+            self._work.append((frame, _THROW, exc))
+            return
+        # Delivered later, in recorded order: see _replay_next.
+        assert self._positions is not None
+        assert self._replays is not None
+        position = self._positions.get(key, len(self._positions))
+        heapq.heappush(self._replays, (position, key, frame, question, reply))
+        frame.waiting = key
+
+    def _replay_in_row(
+        self, frame: _Frame, key: str, question: Question[Any], recorded: Any
+    ) -> None:
+        """Answer the root frame from the journal, question after question, for
+        as long as the journal has the answers.
+
+        Only the root frame runs and no recorded answer waits its turn, so each
+        answer is the next one due anyway (rule 5), and no budget is charged
+        outside a branch. So the root goes on at once, without a trip through
+        the work queue per answer; anything but a recorded question goes back
+        to the general path.
+        """
+        journal = self.journal
+        assert journal is not None
+        gen = frame.gen
+        while True:
+            try:
+                result: Any = question.resolve_recorded(recorded, key)
+            except Exception as exc:
+                self._work.append((frame, _THROW, exc))
+                return
+            try:
+                effect = gen.send(result)
+            except StopIteration as stop:
+                self._returned(frame, stop.value)
+                return
+            except Exception as exc:
+                self._raised(frame, exc)
+                return
+            if not isinstance(effect, Question):
+                self._dispatch(frame, effect)
+                return
+            key = f"{frame.prefix}{frame.ordinal}"
+            frame.ordinal += 1
+            question = cast("Question[Any]", effect)
+            dig = question.digest()
+            recorded = journal.lookup(key, dig)
+            if recorded is None:
+                self._park(frame, key, question, dig)
+                return
 
     def _replay_next(self) -> None:
         """Deliver the earliest-recorded journaled answer that is still wanted.
@@ -446,16 +494,6 @@ class Stepper:
             return
         try:
             result: Any = question.resolve(reply, key)
-        except Exception as exc:
-            self._work.append((frame, _THROW, exc))
-        else:
-            self._work.append((frame, _SEND, result))
-
-    def _deliver_recorded(
-        self, frame: _Frame, key: str, question: Question[Any], recorded: Any
-    ) -> None:
-        try:
-            result: Any = question.resolve_recorded(recorded, key)
         except Exception as exc:
             self._work.append((frame, _THROW, exc))
         else:

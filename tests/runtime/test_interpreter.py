@@ -339,6 +339,26 @@ def test_a_changed_question_is_asked_again_not_answered_stale() -> None:
     assert [a.key for a in peer.asked] == ["0"]
 
 
+def test_a_tool_that_fails_after_its_answers_fails_the_same_on_replay() -> None:
+    @tool(elicits={"confirm": Confirm})
+    def refuses(ctx: Context) -> Op[str]:
+        first = yield from ctx.elicit("confirm", "Sure?")
+        second = yield from ctx.elicit("confirm", "Really sure?")
+        raise LookupError(f"refused after {first.action} and {second.action}")
+
+    journal = Journal()
+    peer = ScriptedPeer(elicits={"confirm": [accept(ok=True), decline()]})
+    with pytest.raises(LookupError, match="after accept and decline"):
+        run_scripted(refuses, {}, peer, journal=journal)
+
+    silent = ScriptedPeer()
+    restored = Journal.from_json(journal.to_json())
+    with pytest.raises(LookupError, match="after accept and decline"):
+        run_scripted(refuses, {}, silent, journal=restored)
+    assert silent.asked == []
+    assert restored.hits == 2
+
+
 class Params(BaseModel):
     n: int
 
