@@ -367,6 +367,13 @@ def _schema_tool(model: type[BaseModel]) -> ToolSpec:
 # --- elicit -------------------------------------------------------------------------
 
 
+def _non_empty(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    # attrs.validators.min_len(1), as a function: effects are made again on
+    # every replay, and calling a validator instance costs more.
+    if not value:
+        raise ValueError(f"{attribute.name!r} must be a non-empty string: {value!r}")
+
+
 def _json_context(instance: Any, attribute: Any, value: Mapping[str, Any]) -> None:
     if not value:
         return  # {} is JSON; most elicitations carry no context
@@ -394,13 +401,10 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
     """
 
     key: str
-    message: str = attrs.field(validator=attrs.validators.min_len(1))
+    message: str = attrs.field(validator=_non_empty)
     model: type[M]
     context: Mapping[str, Any] = attrs.field(
         factory=dict[str, Any], validator=_json_context
-    )
-    _digest: str | None = attrs.field(
-        init=False, default=None, eq=False, hash=False, repr=False
     )
 
     @property
@@ -426,22 +430,19 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
         }
 
     def digest(self) -> str:
-        """``digest(self.fingerprint())``, made once per effect, from the
-        canonical JSON of the form's schema made once per model: the same
-        bytes, in sorted-key order, without encoding the schema every time."""
-        if self._digest is None:
-            if self.context:
-                made = _elicit_digest(
-                    self.model,
-                    self.key,
-                    self.message,
-                    canonical_json(dict(self.context)),
-                )
-            else:  # most forms: the same questions recur on every replay
-                made = _plain_elicit_digest(self.model, self.key, self.message)
-            object.__setattr__(self, "_digest", made)
-        assert self._digest is not None
-        return self._digest
+        """``digest(self.fingerprint())``, from the canonical JSON of the form's
+        schema made once per model: the same bytes, in sorted-key order,
+        without encoding the schema every time.
+
+        Not kept on the effect: a replay makes every effect again and asks each
+        for its digest once, so a per-effect cache would cost more to fill
+        than it saves. A form without context, the usual kind, is looked up
+        in a cache of recent digests instead."""
+        if self.context:
+            return _elicit_digest(
+                self.model, self.key, self.message, canonical_json(dict(self.context))
+            )
+        return _plain_elicit_digest(self.model, self.key, self.message)
 
     def resolve(self, reply: Any, key: str) -> ElicitResult[M]:
         if not isinstance(reply, ElicitReply):
@@ -533,8 +534,8 @@ class ElicitUrl(PeerQuestion[ElicitUrlResult]):
     flow; it is not part of the fingerprint, so replays with a fresh id still match.
     """
 
-    message: str = attrs.field(validator=attrs.validators.min_len(1))
-    url: str = attrs.field(validator=attrs.validators.min_len(1))
+    message: str = attrs.field(validator=_non_empty)
+    url: str = attrs.field(validator=_non_empty)
     elicitation_id: str
 
     def request(self) -> ElicitationRequest:

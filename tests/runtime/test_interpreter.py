@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from pydantic import BaseModel
 
@@ -279,6 +281,21 @@ def test_eliciting_an_undeclared_key_fails_clearly() -> None:
 
     with pytest.raises(InvalidEffect, match="not declared"):
         run_scripted(ask, {}, ScriptedPeer())
+
+
+@pytest.mark.parametrize(
+    ("make", "field"),
+    [
+        (lambda ctx: ctx.elicit("confirm", ""), "message"),
+        (lambda ctx: ctx.elicit_url("", "https://example.com/x"), "message"),
+        (lambda ctx: ctx.elicit_url("Sign in", ""), "url"),
+    ],
+)
+def test_an_empty_message_or_url_is_refused_where_the_effect_is_made(
+    make: Callable[[Context], object], field: str
+) -> None:
+    with pytest.raises(ValueError, match=f"'{field}' must be a non-empty string"):
+        make(confirm.context())
 
 
 def test_notices_are_delivered_in_order_and_progress_must_increase() -> None:
