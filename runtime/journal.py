@@ -55,10 +55,12 @@ class Journal:
         entries: Mapping[str, JournalEntry] | None = None,
         notices: set[str] | None = None,
     ) -> None:
-        self._entries: dict[str, tuple[str, Any]] = {
-            key: (entry.digest, entry.reply) for key, entry in (entries or {}).items()
-        }
-        self._notices: set[str] = set(notices or ())
+        # Loops, not comprehensions: a journal is made on every resumed round,
+        # and a comprehension is a function made and called each time.
+        self._entries: dict[str, tuple[str, Any]] = {}
+        for key, entry in (entries or {}).items():
+            self._entries[key] = (entry.digest, entry.reply)
+        self._notices: set[str] = set(notices) if notices else set()
         self.hits = 0  # questions answered from the journal, for tests and stats
 
     def __len__(self) -> int:
@@ -116,7 +118,7 @@ class Journal:
             entries = journal._entries
             for key, value in answers.items():
                 entries[key] = _entry(key, value)
-            journal._notices.update(str(n) for n in data["notices"])
+            journal._notices.update(map(str, data["notices"]))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed journal: {exc!r}") from None
         return journal

@@ -408,3 +408,19 @@ def test_handoff_before_runs_once_and_its_result_is_journaled() -> None:
     again = run_scripted(game, {"n": 1}, ScriptedPeer(), journal=journal)
     assert again == "m11:YOU ARE M11"
     assert calls == [1]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"answers": {}},
+        {"answers": {}, "notices": None},
+        {"answers": [], "notices": []},
+        {"answers": {"0": ["digest"]}, "notices": []},
+        {"answers": {"0": [1, {}]}, "notices": []},
+    ],
+)
+def test_a_malformed_journal_is_refused(data: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="malformed journal"):
+        Journal.from_json(data)
