@@ -227,9 +227,11 @@ def decode_answer(question: PeerQuestion[Any], result: Any) -> Any:
     """The runtime reply for the client's ``result`` (RemoteProtocolError if bad)."""
     if isinstance(question, Sample):
         return mcp_decode.sample_reply(result)
-    if isinstance(question, Elicit | ElicitUrl):
-        elicit = cast("Elicit[Any] | ElicitUrl", question)
-        return mcp_decode.elicit_reply(result, elicit.request())
+    if isinstance(question, Elicit):
+        form = cast("Elicit[Any]", question)
+        return mcp_decode.form_reply(result, form.requested_schema)
+    if isinstance(question, ElicitUrl):
+        return mcp_decode.elicit_reply(result, question.request())
     if not isinstance(result, dict):
         from runtime.errors import RemoteProtocolError
 

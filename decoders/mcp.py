@@ -76,6 +76,7 @@ __all__ = [
     "call_tool_result",
     "elicit_reply",
     "elicitation_request",
+    "form_reply",
     "sample_reply",
     "sampling_request",
 ]
@@ -159,13 +160,26 @@ def elicit_reply(result: object, request: ElicitationRequest) -> ElicitReply:
             accepted content does not match the requested schema (the message
             names the field).
     """
+    schema = None if request.mode == "url" else request.requested_schema
+    return _elicit_reply(result, schema)
+
+
+def form_reply(result: object, requested_schema: Mapping[str, Any]) -> ElicitReply:
+    """:func:`elicit_reply` to a form-mode request, given only its
+    ``requestedSchema``: a server reading the answer to its own form has the
+    schema at hand, and need not build the request again to read it."""
+    return _elicit_reply(result, requested_schema)
+
+
+def _elicit_reply(result: object, schema: Mapping[str, Any] | None) -> ElicitReply:
+    """The reply; accepted content checked against ``schema`` (None: URL mode)."""
     data = _object(result, "elicitation result")
     _validate("ElicitResult", data, "elicitation result")
     action = data["action"]
-    if action != "accept" or request.mode == "url":
+    if action != "accept" or schema is None:
         return ElicitReply(action=action)
     content: JSONObject | None = data.get("content")
-    _check_answer(request.requested_schema, content or {})
+    _check_answer(schema, content or {})
     return ElicitReply(action="accept", content=content)
 
 

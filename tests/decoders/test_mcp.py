@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -256,6 +257,30 @@ def test_a_url_answer_carries_no_content() -> None:
 def test_a_malformed_elicitation_result_is_refused(result: Any) -> None:
     with _refused():
         dec.elicit_reply(result, FORM)
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"action": "accept", "content": {"name": "Ada", "bags": 2}},
+        {"action": "accept", "content": {"name": "A", "bags": 4}},
+        {"action": "accept"},
+        {"action": "decline", "content": {"name": 5}},
+        {"action": "maybe"},
+        "accept",
+    ],
+)
+def test_form_reply_reads_a_form_answer_as_elicit_reply_does(result: Any) -> None:
+    def outcome(read: Callable[[], ElicitReply]) -> object:
+        try:
+            return read()
+        except RemoteProtocolError as exc:
+            return str(exc)
+
+    schema = FORM.requested_schema
+    assert outcome(lambda: dec.form_reply(result, schema)) == outcome(
+        lambda: dec.elicit_reply(result, FORM)
+    )
 
 
 # --- sampling_request (host side) -----------------------------------------------------
