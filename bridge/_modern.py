@@ -112,33 +112,44 @@ def respond_now(
 
 
 def _envelope(request: Request) -> CallScope:
-    meta: Any = (request.params or {}).get("_meta")
-    meta = cast("dict[str, Any]", meta) if isinstance(meta, dict) else {}
-    missing = [k for k in (PROTOCOL_VERSION, CLIENT_CAPABILITIES) if k not in meta]
-    if missing:
-        keys = ", ".join(missing)
-        raise RequestError(
-            INVALID_PARAMS,
-            f"params._meta is missing the required envelope key(s): {keys}",
-        )
-    version: Any = meta[PROTOCOL_VERSION]
+    params = request.params or {}
+    meta: Any = params.get("_meta")
+    if (
+        not isinstance(meta, dict)
+        or PROTOCOL_VERSION not in meta
+        or CLIENT_CAPABILITIES not in meta
+    ):
+        raise _missing_envelope(params)
+    envelope = cast("dict[str, Any]", meta)
+    version: Any = envelope[PROTOCOL_VERSION]
     if version not in MODERN_VERSIONS:
         raise RequestError(
             UNSUPPORTED_PROTOCOL_VERSION,
             "Unsupported protocol version",
             {"supported": list(MODERN_VERSIONS), "requested": str(version)},
         )
-    capabilities: Any = meta[CLIENT_CAPABILITIES]
+    capabilities: Any = envelope[CLIENT_CAPABILITIES]
     if not isinstance(capabilities, dict):
         raise RequestError(INVALID_PARAMS, f"{CLIENT_CAPABILITIES} must be an object")
-    level: Any = meta.get(LOG_LEVEL)
+    level: Any = envelope.get(LOG_LEVEL)
+    has_level = isinstance(level, str)
     return CallScope(
         era=_ERA,
         request_id=request.id,
         client_capabilities=cast("dict[str, Any]", capabilities),
-        progress_token=_methods.progress_token(request.params),
-        log_level=level if isinstance(level, str) else None,
-        logging=isinstance(level, str),
+        progress_token=_methods.progress_token(params),
+        log_level=level if has_level else None,
+        logging=has_level,
+    )
+
+
+def _missing_envelope(params: Mapping[str, Any]) -> RequestError:
+    meta: Any = params.get("_meta")
+    present = cast("dict[str, Any]", meta) if isinstance(meta, dict) else {}
+    missing = [k for k in (PROTOCOL_VERSION, CLIENT_CAPABILITIES) if k not in present]
+    return RequestError(
+        INVALID_PARAMS,
+        "params._meta is missing the required envelope key(s): " + ", ".join(missing),
     )
 
 
