@@ -113,19 +113,18 @@ class Journal:
     def from_json(cls, data: Mapping[str, Any]) -> Journal:
         """A journal from :meth:`to_json` output (ValueError if malformed)."""
         journal = cls()
+        entries = journal._entries
         try:
             answers: Mapping[Any, Any] = data["answers"]
-            entries = journal._entries
             for key, value in answers.items():
-                entries[key] = _entry(key, value)
+                recorded, reply = value
+                entries[key] = (recorded, reply)
             journal._notices.update(map(str, data["notices"]))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed journal: {exc!r}") from None
+        for key, (recorded, _reply) in entries.items():
+            if type(key) is not str or type(recorded) is not str:
+                raise ValueError(
+                    f"malformed journal: keys and digests are strings, got {key!r}"
+                )
         return journal
-
-
-def _entry(key: Any, value: Any) -> tuple[str, Any]:
-    recorded, reply = value
-    if type(key) is not str or type(recorded) is not str:
-        raise TypeError(f"journal keys and digests are strings, got {key!r}")
-    return recorded, reply
