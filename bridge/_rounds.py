@@ -64,7 +64,6 @@ from runtime._stepper import (
     Withdraw,
 )
 from runtime.errors import CapabilityError, RemoteProtocolError, RequestError
-from runtime.journal import question_digest
 
 from ._live import (
     CallScope,
@@ -199,15 +198,15 @@ class _Round:
             stepper.fail(key, exc)
             return
         wire = wire_key(key, peer)
-        if wire in self.responses and self._accepts(wire, key, peer):
+        if wire in self.responses and self._accepts(wire, key):
             stepper.answer(key, self._decode(wire, peer))
         else:
             self.pending[wire] = (key, peer)
 
-    def _accepts(self, wire: str, key: str, question: PeerQuestion[Any]) -> bool:
+    def _accepts(self, wire: str, key: str) -> bool:
         if not self.stateful:
             return True
-        return self.asked.get(wire) == [key, question_digest(question)]
+        return self.asked.get(wire) == [key, self.stepper.digest(key)]
 
     def _decode(self, wire: str, question: PeerQuestion[Any]) -> Any:
         try:
@@ -233,8 +232,8 @@ class _Round:
             "args": args_digest,
             "journal": self.journal.to_json(),
             "asked": {
-                wire: [key, question_digest(question)]
-                for wire, (key, question) in self.pending.items()
+                wire: [key, self.stepper.digest(key)]
+                for wire, (key, _question) in self.pending.items()
             },
             "deadlines": self.deadlines,
         }

@@ -308,6 +308,19 @@ class Stepper:
         entry = self._pending.get(key)
         return None if entry is None else entry[1]
 
+    def digest(self, key: str) -> str:
+        """The digest of the question pending at ``key``: the one its journal
+        lookup used, so a question with context is not digested again.
+
+        Raises:
+            LocalProtocolError: no question is pending at ``key``.
+        """
+        entry = self._pending.get(key)
+        if entry is None:
+            raise LocalProtocolError(f"no question is pending at key {key!r}")
+        _frame, question, dig = entry
+        return question.digest() if dig is None else dig
+
     def answer(self, key: str, reply: Any) -> None:
         """Deliver ``reply`` for the pending question ``key`` and run on."""
         frame, question, dig = self._take(key)

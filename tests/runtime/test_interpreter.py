@@ -16,11 +16,12 @@ from runtime import (
     Limits,
     Op,
     ProgressNotIncreasing,
+    Stepper,
     TokenBudgetExceeded,
     Usage,
     tool,
 )
-from runtime.errors import PeerError, ScriptExhausted
+from runtime.errors import LocalProtocolError, PeerError, ScriptExhausted
 from runtime.testing import ScriptedPeer, accept, cancel, decline, run_scripted, text
 
 
@@ -408,6 +409,20 @@ def test_handoff_before_runs_once_and_its_result_is_journaled() -> None:
     again = run_scripted(game, {"n": 1}, ScriptedPeer(), journal=journal)
     assert again == "m11:YOU ARE M11"
     assert calls == [1]
+
+
+@pytest.mark.parametrize("journal", [None, Journal()], ids=["live", "journaled"])
+def test_a_pending_question_has_the_digest_of_the_question(
+    journal: Journal | None,
+) -> None:
+    stepper = Stepper(confirm.program(confirm.parse_arguments({})), confirm.context(),
+                      journal=journal)  # fmt: skip
+    stepper.start()
+    ((key, question),) = stepper.pending().items()
+    assert stepper.digest(key) == question.digest()
+    stepper.answer(key, accept(ok=True))
+    with pytest.raises(LocalProtocolError, match="no question is pending"):
+        stepper.digest(key)
 
 
 @pytest.mark.parametrize(
