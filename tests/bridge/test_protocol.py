@@ -467,29 +467,23 @@ def asks_for_a_connection_at_once(ctx: Context) -> str:
     raise UrlElicitationRequired([flow], "Connect first.")
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "answers_at_once",
-        "refuses_at_once",
-        "breaks_its_output_type",
-        "asks_for_a_connection_at_once",
-    ],
-)
+PLAIN_TOOLS = [
+    answers_at_once,
+    refuses_at_once,
+    breaks_its_output_type,
+    asks_for_a_connection_at_once,
+]
+
+
+@pytest.mark.parametrize("name", [t.name for t in PLAIN_TOOLS])
 async def test_a_plain_tool_is_answered_alike_whether_calls_park_or_run_in_tasks(
     name: str,
 ) -> None:
     # A parked session answers a plain function's call at once, with no call
     # record; a session that runs calls in tasks goes through the driver.
-    plain = [
-        answers_at_once,
-        refuses_at_once,
-        breaks_its_output_type,
-        asks_for_a_connection_at_once,
-    ]
     replies: list[Frame] = []
     for tasks in (False, True):
-        async with connect(Server(plain), ALL_CAPS, tasks=tasks) as raw:
+        async with connect(Server(PLAIN_TOOLS), ALL_CAPS, tasks=tasks) as raw:
             reply, before = await raw.call(1, "tools/call", _call(name))
             assert before == []
             await raw.quiet()
