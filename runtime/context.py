@@ -11,6 +11,7 @@ per-call state and performs no I/O; the interpreter does.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Generic, Literal, TypeVar, final, overload
@@ -271,7 +272,9 @@ class Context:
                 f"elicit: {name!r} is declared with {model.__name__}, not "
                 f"{key.model.__name__}"
             )
-        return Elicit(key=name, message=message, model=model, context=context)
+        if context or type(message) is not str:
+            return Elicit(key=name, message=message, model=model, context=context)
+        return _plain_elicit(model, name, message)
 
     def list_roots(self) -> ListRoots:
         """Ask the client which roots (file:// URIs) it exposes."""
@@ -370,3 +373,15 @@ class Context:
 def _check_retries(retries: int) -> None:
     if not (isinstance(retries, int) and retries >= 0):
         raise InvalidEffect(f"retries must be a non-negative int, got {retries!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_elicit(model: type[BaseModel], key: str, message: str) -> Elicit[Any]:
+    """The form ``key`` asking ``message``, with no context.
+
+    Effects are immutable values, so one value serves every time the same
+    question is asked: a replay asks each of its questions again, once per
+    round, and a recent question is then found instead of made and checked
+    anew. (An invalid message raises, and nothing is kept.)
+    """
+    return Elicit(key=key, message=message, model=model)

@@ -299,6 +299,31 @@ def test_an_empty_message_or_url_is_refused_where_the_effect_is_made(
         make(confirm.context())
 
 
+class Agree(BaseModel):
+    yes: bool
+
+
+@tool(elicits={"confirm": Agree})
+def agree(ctx: Context) -> Op[bool]:
+    reply = yield from ctx.elicit("confirm", "Sure?")
+    return reply.content is not None and reply.content.yes
+
+
+def test_a_question_asked_again_is_one_value_with_its_own_model_and_context() -> None:
+    first = confirm.context().elicit("confirm", "Sure?")
+    # Made once, and found again: a replay asks every question anew.
+    assert confirm.context().elicit("confirm", "Sure?") is first
+    same_key_other_model = agree.context().elicit("confirm", "Sure?")
+    assert (first.model, same_key_other_model.model) == (Confirm, Agree)
+    peer = ScriptedPeer(elicits={"confirm": [accept(yes=True)]})
+    assert run_scripted(agree, {}, peer)
+    with_context = confirm.context().elicit("confirm", "Sure?", about="x")
+    assert with_context.context == {"about": "x"}
+    assert first.context == {}
+    other_message = confirm.context().elicit("confirm", "Really?")
+    assert (other_message.message, first.message) == ("Really?", "Sure?")
+
+
 def test_notices_are_delivered_in_order_and_progress_must_increase() -> None:
     @tool
     def report(ctx: Context) -> Op[None]:
