@@ -97,13 +97,11 @@ class CallScope:
 
     def capability(self, *path: str) -> bool:
         node: Any = self.client_capabilities
-        for part in path:
-            if not (type(node) is dict or isinstance(node, Mapping)):
-                return False
-            mapping = cast("Mapping[str, Any]", node)
-            if part not in mapping:
-                return False
-            node = mapping[part]
+        try:
+            for part in path:
+                node = node[part]
+        except (KeyError, TypeError):  # absent, or under a value that is no object
+            return False
         return node is not None
 
 

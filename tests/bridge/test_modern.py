@@ -604,3 +604,29 @@ def test_a_round_draws_its_randomness_from_the_given_rng() -> None:
         next(steps)
     expected = random.Random(7).getrandbits(53) / (1 << 53)
     assert done.value.value == _rounds.Complete(expected)
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "declared"),
+    [
+        ({"elicitation": {"form": {}}}, True),
+        ({"elicitation": {"form": {"x": 1}}}, True),
+        ({"elicitation": {"url": {}}}, False),
+        ({"elicitation": {"form": None}}, False),
+        ({"elicitation": {}}, False),
+        ({"elicitation": None}, False),
+        ({"elicitation": ["form"]}, False),
+        ({"elicitation": "form"}, False),
+        ({"elicitation": True}, False),
+        ({"elicitation": 1}, False),
+        ({}, False),
+    ],
+)
+def test_a_capability_is_declared_only_by_an_object_path_to_a_value(
+    capabilities: dict[str, Any], declared: bool
+) -> None:
+    scope = CallScope(era="2026-07-28", request_id=1, client_capabilities=capabilities)
+    assert scope.capability("elicitation", "form") is declared
+    assert scope.capability("elicitation") is (
+        capabilities.get("elicitation") is not None
+    )
