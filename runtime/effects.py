@@ -406,6 +406,9 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
     context: Mapping[str, Any] = attrs.field(
         factory=dict[str, Any], validator=_json_context
     )
+    _digest: str | None = attrs.field(
+        init=False, default=None, eq=False, hash=False, repr=False
+    )
 
     @property
     def requested_schema(self) -> Mapping[str, Any]:
@@ -430,19 +433,24 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
         }
 
     def digest(self) -> str:
-        """``digest(self.fingerprint())``, from the canonical JSON of the form's
-        schema made once per model: the same bytes, in sorted-key order,
-        without encoding the schema every time.
+        """``digest(self.fingerprint())``, made once per effect, from the
+        canonical JSON of the form's schema made once per model: the same
+        bytes, in sorted-key order, without encoding the schema every time.
 
-        Not kept on the effect: a replay makes every effect again and asks each
-        for its digest once, so a per-effect cache would cost more to fill
-        than it saves. A form without context, the usual kind, is looked up
-        in a cache of recent digests instead."""
-        if self.context:
-            return _elicit_digest(
-                self.model, self.key, self.message, canonical_json(dict(self.context))
-            )
-        return _plain_elicit_digest(self.model, self.key, self.message)
+        Kept on the effect: ``ctx.elicit`` serves a recent form without
+        context as the value it made before, so a replay asks for this digest
+        again on every round."""
+        made = self._digest
+        if made is None:
+            if self.context:
+                made = _elicit_digest(
+                    self.model, self.key, self.message,
+                    canonical_json(dict(self.context)),
+                )  # fmt: skip
+            else:
+                made = _plain_elicit_digest(self.model, self.key, self.message)
+            object.__setattr__(self, "_digest", made)
+        return made
 
     def resolve(self, reply: Any, key: str) -> ElicitResult[M]:
         if not isinstance(reply, ElicitReply):
