@@ -368,8 +368,9 @@ def _schema_tool(model: type[BaseModel]) -> ToolSpec:
 
 
 def _non_empty(instance: Any, attribute: attrs.Attribute[str], value: str) -> None:
-    # attrs.validators.min_len(1), as a function: effects are made again on
-    # every replay, and calling a validator instance costs more.
+    # attrs.validators.min_len(1), as a function: a replay makes its URL
+    # elicitations and forms with context again, and calling a validator
+    # instance costs more.
     if not value:
         raise ValueError(f"{attribute.name!r} must be a non-empty string: {value!r}")
 
