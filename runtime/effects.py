@@ -416,12 +416,16 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
         return elicitation_schema(self.model)
 
     def request(self) -> ElicitationRequest:
-        """This elicitation as data: the form's JSON Schema, key and context."""
+        """This elicitation as data: the form's JSON Schema, key and context.
+
+        The context is a copy: ``ctx.elicit`` serves a form without context
+        as one shared value, which whoever answers must not be able to change.
+        """
         return ElicitationRequest(
             message=self.message,
             requested_schema=self.requested_schema,
             key=self.key,
-            context=self.context,
+            context=dict(self.context),
         )
 
     def fingerprint(self) -> JSON:

@@ -324,6 +324,15 @@ def test_a_question_asked_again_is_one_value_with_its_own_model_and_context() ->
     assert (other_message.message, first.message) == ("Really?", "Sure?")
 
 
+def test_whoever_answers_a_shared_question_cannot_change_it() -> None:
+    asked = confirm.context().elicit("confirm", "Sure?")
+    request = asked.request()
+    request.context["about"] = "changed"  # type: ignore[index]  # a careless host
+    again = confirm.context().elicit("confirm", "Sure?")
+    assert again.request().context == {}
+    assert again.fingerprint()["context"] == {}
+
+
 def test_notices_are_delivered_in_order_and_progress_must_increase() -> None:
     @tool
     def report(ctx: Context) -> Op[None]:
