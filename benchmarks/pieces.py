@@ -166,7 +166,7 @@ def replay_steps() -> Pieces:
     assert journal.lookup("3", digest) is recorded
     outcome = effect.resolve_recorded(recorded, "3")
     steps = [
-        Step("the tool makes its Elicit effect again", make_effect),
+        Step("the tool asks ctx.elicit again (a recent form is reused)", make_effect),
         Step(
             "its digest, which pins the recorded answer",
             lambda e: e.digest(),
