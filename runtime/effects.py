@@ -447,13 +447,8 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
         again on every round."""
         made = self._digest
         if made is None:
-            if self.context:
-                made = _elicit_digest(
-                    self.model, self.key, self.message,
-                    canonical_json(dict(self.context)),
-                )  # fmt: skip
-            else:
-                made = _plain_elicit_digest(self.model, self.key, self.message)
+            context = canonical_json(dict(self.context)) if self.context else b"{}"
+            made = _elicit_digest(self.model, self.key, self.message, context)
             object.__setattr__(self, "_digest", made)
         return made
 
@@ -531,11 +526,6 @@ def _elicit_digest(
         _schema_json(model), b"}",
     ))  # fmt: skip
     return digest_of_json(text)
-
-
-@functools.lru_cache(maxsize=4096)
-def _plain_elicit_digest(model: type[BaseModel], key: str, message: str) -> str:
-    return _elicit_digest(model, key, message, b"{}")
 
 
 @final
