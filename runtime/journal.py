@@ -15,20 +15,11 @@ for transport is the bridge's job.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, final
+from typing import Any, final
 
 import attrs
 
-if TYPE_CHECKING:
-    from .effects import Question
-
-
-def question_digest(question: Question[Any]) -> str:
-    """The digest that pins answers to ``question`` (sha256 of its fingerprint)."""
-    return question.digest()
-
-
-__all__ = ["Journal", "JournalEntry", "question_digest"]
+__all__ = ["Journal", "JournalEntry"]
 
 
 @final
