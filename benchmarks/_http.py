@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import h11
 import trio
 
-from bridge.transports._sse import SseParser
+from bridge.transports.sse import SseParser
 
 from ._stats import cpu, now
 

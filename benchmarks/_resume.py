@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import _rounds
-from bridge._live import CallScope
 from bridge.jsonrpc import Request
+from bridge.jsonrpc.session import Session
 from bridge.server import Connection, Server
-from bridge.session import Session
+from bridge.server import rounds as _rounds
+from bridge.server.live import CallScope
 from bridge.transports.memory import memory_pair
 
 from ._stats import cpu

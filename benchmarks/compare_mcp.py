@@ -193,7 +193,7 @@ def bench_memory(rows: dict[str, Row], s: Settings) -> None:
 
 async def _stdio_ours(names: Sequence[str], seconds: float) -> dict[str, float]:
     from bridge.client import Client
-    from bridge.transports.process import spawn
+    from bridge.client.process import spawn
 
     out: dict[str, float] = {}
     async with (
@@ -279,7 +279,7 @@ def bench_http(rows: dict[str, Row], s: Settings) -> None:
         return
     if importlib.util.find_spec("bridge.transports.http") is None:
         for name in names:
-            rows[f"http.{name}"].note = "skipped: bridge/transports/http.py missing"
+            rows[f"http.{name}"].note = "skipped: bridge/transports/http missing"
         return
     from benchmarks import _http
 

@@ -30,15 +30,15 @@ from typing import Any, Literal
 import mcp_types
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from bridge.catalog import (
+from bridge.server import (
     Prompt,
     Resource,
     ResourceTemplate,
+    Server,
     prompt,
     resource,
     resource_template,
 )
-from bridge.server import Server
 from runtime import (
     Audio,
     CapabilityError,

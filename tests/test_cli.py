@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import trio
 
-from bridge.cli import _host_port
+from bridge.cli.commands import _host_port
 from bridge.client import connect
 from tests.helpers import ROOT
 from tests.providers.fake_server import Reply, open_fake_provider

@@ -17,7 +17,7 @@ from typing import final
 
 import trio
 
-from ..jsonrpc import Message, RequestId, dumps
+from bridge.jsonrpc.messages import Message, RequestId, dumps
 
 __all__ = ["MemoryTransport", "memory_pair"]
 

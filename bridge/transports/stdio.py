@@ -26,8 +26,9 @@ from typing import final
 
 import trio
 
-from ..jsonrpc import ErrorData, ErrorResponse, Message, RequestId, dumps
-from ._framing import OVERSIZED, LineBuffer
+from bridge.jsonrpc.messages import ErrorData, ErrorResponse, Message, RequestId, dumps
+
+from .framing import OVERSIZED, LineBuffer
 
 __all__ = ["StreamTransport", "reserve_stdout_for_mcp", "stdio_transport"]
 

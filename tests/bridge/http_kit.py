@@ -18,8 +18,8 @@ import httpx
 import trio
 
 from bridge.server import Server
-from bridge.transports._sse import SseEvent, SseParser
 from bridge.transports.http import serve_http
+from bridge.transports.sse import SseEvent, SseParser
 from tests.mcp_schema import validate_message
 
 MODERN = "2026-07-28"

@@ -20,7 +20,7 @@ from typing import Any, cast
 import attrs
 import trio
 
-from bridge.transports._sse import encode
+from bridge.transports.sse import encode
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

@@ -125,7 +125,7 @@ async def test_a_late_reply_to_a_cancelled_request_is_ignored() -> None:
 async def test_a_client_that_disconnects_mid_call_cancels_it() -> None:
     server_end, client_end = memory_pair()
     server_end.record = True
-    from bridge.session import Session
+    from bridge.jsonrpc.session import Session
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(Session(server_end, SERVER.connection()).run)

@@ -233,7 +233,7 @@ async def test_a_server_killed_mid_call_is_reported_not_hung() -> None:
             await trio.sleep_forever()
             raise AssertionError
 
-    from bridge.transports.process import spawn
+    from bridge.client.process import spawn
 
     model = Stalling()
     with trio.fail_after(30):

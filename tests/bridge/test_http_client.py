@@ -20,9 +20,9 @@ import trio
 import trio.testing
 
 from bridge.client import Client
+from bridge.client.http import HttpClientTransport, http_transport
 from bridge.server import Server
 from bridge.transports.http import HttpLimits
-from bridge.transports.http_client import HttpClientTransport, http_transport
 from runtime import Context, ElicitationRequest, ElicitReply, Op, tool
 from runtime.errors import RequestTimeout
 from tests.bridge.http_kit import JSON_HEADERS, served

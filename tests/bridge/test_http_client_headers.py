@@ -16,15 +16,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge.jsonrpc import Request
-from bridge.transports import _ladder
-from bridge.transports._mirror import (
+from bridge.client.headers import (
     envelope_version,
     header_map,
     invalid_header_reason,
     modern_headers,
     param_headers,
 )
+from bridge.jsonrpc import Request
+from bridge.transports import headers as _ladder
 
 MODERN = "2026-07-28"
 ENVELOPE: dict[str, Any] = {

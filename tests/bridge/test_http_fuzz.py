@@ -29,11 +29,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bridge.client import Client
+from bridge.client.http import http_transport
 from bridge.server import Server
-from bridge.transports._ladder import encode_param
-from bridge.transports._sse import SseParser
+from bridge.transports.headers import encode_param
 from bridge.transports.http import HttpLimits
-from bridge.transports.http_client import http_transport
+from bridge.transports.sse import SseParser
 from tests.bridge.http_kit import JSON_HEADERS, LEGACY, MODERN, served
 from tests.bridge.test_fuzz import json_values
 from tests.fixtures import http_tools

@@ -23,7 +23,7 @@ import pytest
 import trio
 from mcp import Client
 
-from bridge.loader import load_server
+from bridge.cli.loader import load_server
 from bridge.transports.http import serve_http
 from tests.bridge.test_interop_stdio import elicitation, sampling, text_of
 from tests.helpers import ROOT

@@ -21,8 +21,8 @@ import trio.testing
 
 from bridge.jsonrpc import Notification, dumps
 from bridge.server import Server
-from bridge.transports._legacy import HttpSession
 from bridge.transports.http import HttpLimits
+from bridge.transports.http.legacy_session import HttpSession
 from tests.bridge.http_kit import Raw, SseReader, message_of, served
 from tests.fixtures import http_tools
 

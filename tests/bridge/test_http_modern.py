@@ -16,8 +16,7 @@ import pytest
 import trio
 from pydantic import BaseModel, Field
 
-from bridge.catalog import prompt
-from bridge.server import Server
+from bridge.server import Server, prompt
 from runtime import Context, Op, tool
 from tests.bridge.http_kit import MODERN, Raw, served
 from tests.fixtures import http_tools

@@ -18,16 +18,7 @@ from hypothesis.stateful import (
 )
 
 from bridge.jsonrpc import Request
-from bridge.transports._asgi import SseResponse
-from bridge.transports._events import (
-    STANDALONE,
-    EventsLost,
-    EventStore,
-    UnknownEvent,
-    parse_event_id,
-)
-from bridge.transports._guard import Guard, accepts, json_content_type
-from bridge.transports._ladder import (
+from bridge.transports.headers import (
     HEADER_MISMATCH,
     UNSUPPORTED_VERSION,
     check,
@@ -36,7 +27,16 @@ from bridge.transports._ladder import (
     header_params,
     http_status,
 )
-from bridge.transports._sse import SseEvent, SseParser, encode
+from bridge.transports.http.asgi import SseResponse
+from bridge.transports.http.events import (
+    STANDALONE,
+    EventsLost,
+    EventStore,
+    UnknownEvent,
+    parse_event_id,
+)
+from bridge.transports.http.guard import Guard, accepts, json_content_type
+from bridge.transports.sse import SseEvent, SseParser, encode
 
 # --- SSE ------------------------------------------------------------------------------
 

@@ -9,8 +9,8 @@ import pytest
 import trio
 import trio.testing
 
+from bridge.jsonrpc.session import Session
 from bridge.server import Server
-from bridge.session import Session
 from bridge.transports.memory import memory_pair
 from runtime import Context, Limits, Op, tool
 from runtime.errors import BranchTimeout

@@ -9,12 +9,12 @@ import pytest
 import trio
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from bridge import _rounds
-from bridge._live import CallScope
 from bridge.jsonrpc import Notification, Request, parse
+from bridge.jsonrpc.session import Session
 from bridge.server import Server
-from bridge.session import Session
-from bridge.state_token import Sealer
+from bridge.server import rounds as _rounds
+from bridge.server.live import CallScope
+from bridge.server.state_token import Sealer
 from bridge.transports.memory import memory_pair
 from runtime import CapabilityError, Context, Op, tool
 from runtime.errors import InvalidAnswer, PeerError

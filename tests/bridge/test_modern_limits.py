@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from bridge import _modern, _rounds
 from bridge.server import Server
+from bridge.server import modern as _modern
+from bridge.server import rounds as _rounds
 from runtime import Context, ElicitKey, Limits, Op, tool
 from tests.bridge.wire import WirePeer, modern_meta, wire_peer
 from tests.mcp_schema import validate

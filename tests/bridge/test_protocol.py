@@ -20,8 +20,8 @@ import trio
 import trio.testing
 
 from bridge.jsonrpc import Message, RequestId
+from bridge.jsonrpc.session import Session
 from bridge.server import Server
-from bridge.session import Session
 from bridge.transports.memory import MemoryTransport, memory_pair
 from runtime import Context, tool
 from runtime.errors import ToolError, UrlElicitationRequired

@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 from bridge.jsonrpc import Message, Notification, Request, RequestId, Response, dumps
-from bridge.session import Session
+from bridge.jsonrpc.session import Session
 from bridge.transports.memory import memory_pair
 
 

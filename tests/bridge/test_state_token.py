@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge.state_token import KEY_ENV, Sealer, new_key
+from bridge.server.state_token import KEY_ENV, Sealer, new_key
 from runtime.errors import RequestError
 
 SEALER = Sealer([b"s" * 32])
@@ -114,13 +114,13 @@ def _encoded(data: bytes) -> str:
 
 @given(st.one_of(_b64ish, st.binary(min_size=1, max_size=9).map(_encoded)))
 def test_the_strict_decoder_is_decode_reencode_compare(text: str) -> None:
-    from bridge.state_token import _b64decode  # pyright: ignore[reportPrivateUsage]
+    from bridge.server.state_token import _b64decode  # pyright: ignore[reportPrivateUsage]
 
     assert _b64decode(text) == _reference_b64decode(text)
 
 
 @given(st.binary(max_size=40))
 def test_the_encoder_writes_unpadded_base64url(data: bytes) -> None:
-    from bridge.state_token import _b64encode  # pyright: ignore[reportPrivateUsage]
+    from bridge.server.state_token import _b64encode  # pyright: ignore[reportPrivateUsage]
 
     assert _b64encode(data) == _encoded(data)

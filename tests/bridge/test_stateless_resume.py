@@ -24,7 +24,7 @@ import pytest
 import trio
 from mcp import Client
 
-from bridge.state_token import new_key
+from bridge.server.state_token import new_key
 from tests.helpers import ROOT
 from tests.mcp_schema import validate
 

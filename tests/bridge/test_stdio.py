@@ -15,8 +15,8 @@ import trio
 
 from bridge.client import connect
 from bridge.jsonrpc import Notification, parse
+from bridge.jsonrpc.session import Session
 from bridge.server import Server
-from bridge.session import Session
 from bridge.transports.stdio import StreamTransport
 from tests.bridge.wire import _ClientSide
 from tests.fixtures import slow_tools

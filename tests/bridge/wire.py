@@ -17,8 +17,8 @@ import pydantic_core
 import trio
 
 from bridge.jsonrpc import Notification, Request
+from bridge.jsonrpc.session import Session
 from bridge.server import Server
-from bridge.session import Session
 from bridge.transports.memory import memory_pair
 from tests.mcp_schema import validate_message
 

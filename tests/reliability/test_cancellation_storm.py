@@ -27,8 +27,8 @@ import trio
 import trio.testing
 
 from bridge.jsonrpc import Notification, Request, RequestId
+from bridge.jsonrpc.session import Session
 from bridge.server import Server
-from bridge.session import Session
 from bridge.transports.memory import memory_pair
 from tests.fixtures import storm_tools
 
@@ -237,7 +237,7 @@ def _outcome(
 # number of strings) and the capacity of trio's task set (the high-water mark
 # of concurrent tasks). Their growth is excluded from the comparison.
 BOUNDED = (
-    tracemalloc.Filter(False, "*/bridge/jsonrpc.py"),
+    tracemalloc.Filter(False, "*/bridge/jsonrpc/*.py"),
     tracemalloc.Filter(False, "*/trio/_core/_run.py"),
     tracemalloc.Filter(False, tracemalloc.__file__),  # the snapshots themselves
 )

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bridge.server import Server
-from bridge.transports._framing import OVERSIZED, LineBuffer
+from bridge.transports.framing import OVERSIZED, LineBuffer
 from runtime.testing.strategies import from_schema
 from tests.bridge.test_fuzz import check_reply, expected_reply
 from tests.bridge.wire import wire_peer

@@ -1,0 +1,14 @@
+"""The ``yieldmcp`` command line: argument parsing and the terminal console.
+
+Owns: the verbs ``serve``, ``call`` and ``demo`` (:mod:`.commands`), finding
+what to serve in a file or module (:mod:`.loader`), and the terminal host
+that shows a call's logs, progress and result (:mod:`.console`): presentation
+and exit codes.
+
+Does not own: any protocol work. It composes the other subpackages (server,
+client, providers, elicit) and nothing imports it.
+"""
+
+from .commands import main as main
+
+__all__ = ["main"]

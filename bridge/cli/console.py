@@ -1,0 +1,178 @@
+"""The terminal host behind ``yieldmcp call`` and ``yieldmcp demo``.
+
+It connects to a server (a command it spawns, or a URL), answers sampling with
+a provider (the built-in offline model unless ``--model`` names a real one) and
+elicitation at the terminal (or from scripted answers), and shows what the
+tool reports as it runs: log messages and progress. It owns presentation and
+exit codes; the protocol work is :mod:`bridge.client`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO, final
+
+import attrs
+
+from bridge.client.client import connect
+from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm
+from bridge.providers import provider_from_spec
+from runtime.errors import (
+    BrokenSessionError,
+    PeerError,
+    ProviderConfigError,
+    RemoteProtocolError,
+    ScriptExhausted,
+)
+from runtime.replies import ElicitReply
+from runtime.requests import ElicitationRequest
+
+__all__ = ["CallOptions", "HostError", "run_call"]
+
+
+class HostError(Exception):
+    """A failure to report as one line (exit code 1)."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class CallOptions:
+    target: str | Sequence[str]
+    tool: str | None
+    arguments: Mapping[str, Any] = attrs.field(factory=dict[str, Any])
+    model: str = "offline"
+    answers: ScriptedAnswers | None = None
+    json_output: bool = False
+    era: str = "auto"
+
+
+@final
+class _Scripted:
+    """Scripted answers; a form with no answer left is cancelled, and said so."""
+
+    def __init__(self, script: ScriptedAnswers, out: TextIO) -> None:
+        self.script = script
+        self.out = out
+
+    async def handle(self, request: ElicitationRequest) -> ElicitReply:
+        try:
+            return await self.script.handle(request)
+        except ScriptExhausted:
+            print(
+                f"  (no scripted answer left for {request.key!r}: cancelling)",
+                file=self.out,
+            )
+            return ElicitReply(action="cancel")
+
+
+def describe_model(spec: str) -> str:
+    """How the model is labelled on screen."""
+    if spec.split(":", 1)[0] == "offline":
+        return f"{spec} (the built-in offline model: no API key, no network)"
+    return spec
+
+
+async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
+    """Run one ``yieldmcp call``; the exit code."""
+    try:
+        provider = provider_from_spec(options.model)
+    except ProviderConfigError as exc:
+        raise HostError(str(exc)) from None
+    handler: ElicitationHandler = (
+        _Scripted(options.answers, out)
+        if options.answers is not None
+        else TerminalForm()
+    )
+    show = _Display(out, quiet=options.json_output)
+    if options.tool is not None:
+        show.line(f"model: {describe_model(options.model)}")
+    try:
+        async with connect(
+            options.target,
+            era=options.era,  # type: ignore[arg-type]
+            sampler=provider,
+            elicitation=handler,
+            on_log=show.log,
+        ) as client:
+            if options.tool is None:
+                return show.tools(await client.list_tools())
+            result = await client.call_tool(
+                options.tool, options.arguments, on_progress=show.progress
+            )
+    except OSError as exc:
+        raise HostError(f"cannot start the server: {exc}") from None
+    except BrokenSessionError as exc:
+        raise HostError(f"the server went away: {exc}") from None
+    except PeerError as exc:
+        raise HostError(f"the server refused: {exc.message} ({exc.code})") from None
+    except RemoteProtocolError as exc:
+        raise HostError(f"the server broke the protocol: {exc}") from None
+    return show.result(result, json_output=options.json_output)
+
+
+@final
+class _Display:
+    def __init__(self, out: TextIO, *, quiet: bool) -> None:
+        self.out = out
+        self.quiet = quiet
+
+    def line(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=self.out, flush=True)
+
+    def log(self, level: str, data: Any, logger: str | None) -> None:
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        first, *rest = text.splitlines() or [""]
+        self.line(f"[{level}] {first}")
+        for row in rest:
+            self.line(f"    {row}")
+
+    def progress(self, value: float, total: float | None, message: str | None) -> None:
+        amount = f"{value:g}/{total:g}" if total is not None else f"{value:g}"
+        self.line(f"[progress {amount}] {message or ''}".rstrip())
+
+    def tools(self, tools: list[dict[str, Any]]) -> int:
+        for tool in tools:
+            print(
+                f"{tool['name']}: {tool.get('description', '')}".rstrip(), file=self.out
+            )
+        return 0
+
+    def result(self, result: Any, *, json_output: bool) -> int:
+        if json_output:
+            payload = {
+                "content": [_block_json(b) for b in result.content],
+                "structuredContent": result.structured_content,
+                "isError": result.is_error,
+            }
+            print(json.dumps(payload, ensure_ascii=False, indent=2), file=self.out)
+        elif result.is_error:
+            print(f"tool error: {result.text}", file=sys.stderr)
+        else:
+            print(_readable(result), file=self.out)
+        return 1 if result.is_error else 0
+
+
+def _block_json(block: Any) -> Any:
+    from runtime import codec
+    from runtime.messages import Audio, Image, Text
+
+    if isinstance(block, Text | Image | Audio):
+        return codec.block_to_json(block)
+    return block.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _readable(result: Any) -> str:
+    structured = result.structured_content
+    if isinstance(structured, dict):
+        lines: list[str] = []
+        for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(value, str) and "\n" in value:
+                lines.append(f"{key}:")
+                lines.extend(f"    {row}" for row in value.splitlines())
+            else:
+                lines.append(f"{key}: {value}")
+        return "\n".join(lines)
+    return result.text

@@ -1,0 +1,103 @@
+"""Find what to serve in a Python file or module.
+
+``load_server("examples/ttt.py")`` imports the file (or a dotted module name)
+and returns its ``server`` if it defines a :class:`~bridge.server.Server` by that
+name, else a new server offering every tool, resource, resource template and
+prompt defined at the module's top level, in definition order.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from bridge.server.catalog import Prompt, Resource, ResourceTemplate
+from bridge.server.server import Server
+from runtime import Tool
+
+__all__ = ["LoadError", "load_module", "load_server"]
+
+_OFFERED = (Tool, Resource, ResourceTemplate, Prompt)
+
+
+class LoadError(Exception):
+    """The file or module could not be loaded, or offers nothing to serve."""
+
+
+def load_module(target: str) -> ModuleType:
+    """Import ``target``: a path to a ``.py`` file, or a dotted module name."""
+    path = Path(target)
+    if path.suffix == ".py" or path.exists():
+        if not path.is_file():
+            raise LoadError(f"no such file: {target}")
+        name = f"yieldmcp_served_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise LoadError(f"cannot import {target}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        sys.path.insert(0, str(path.resolve().parent))
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[name]
+            raise LoadError(_failed(target, exc)) from exc
+        return module
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and target.startswith(exc.name):
+            raise LoadError(f"no file or module named {target!r} ({exc})") from None
+        raise LoadError(_failed(target, exc)) from exc
+    except Exception as exc:
+        raise LoadError(_failed(target, exc)) from exc
+
+
+def _failed(target: str, exc: BaseException) -> str:
+    """One line: where importing ``target`` failed, and why.
+
+    The place is the last line of the served code the error passed through
+    (the ``@tool`` line of a bad definition, say), not the library's insides.
+    """
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<frozen") and not _ours(f.filename)
+    ]
+    here = frames[-1] if frames else None
+    where = f" ({Path(here.filename).name}, line {here.lineno})" if here else ""
+    detail = str(exc).strip().splitlines()
+    why = f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
+    return f"cannot load {target}{where}: {why}"
+
+
+def load_server(target: str, **options: Any) -> Server:
+    """The server ``target`` defines, or one offering everything it defines."""
+    module = load_module(target)
+    server = getattr(module, "server", None)
+    if isinstance(server, Server):
+        return server
+    items: list[Any] = [v for v in vars(module).values() if isinstance(v, _OFFERED)]
+    if not items:
+        raise LoadError(
+            f"{target} defines no tools, resources or prompts (and no `server`)"
+        )
+    return Server(items, name=getattr(module, "SERVER_NAME", "yieldmcp"), **options)
+
+
+_PACKAGES = Path(__file__).resolve().parents[2]  # the folder holding bridge/
+
+
+def _ours(filename: str) -> bool:
+    """Whether ``filename`` is yieldmcp's own code or an installed library."""
+    resolved = Path(filename).resolve()
+    inside = any(
+        resolved.is_relative_to(_PACKAGES / package)
+        for package in ("runtime", "bridge", "encoders", "decoders")
+    )
+    return inside or "site-packages" in resolved.parts

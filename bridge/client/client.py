@@ -1,0 +1,463 @@
+"""The MCP client: connect to a server, call its tools, answer its questions.
+
+A :class:`Client` talks to one server over any transport (a spawned command's
+stdio, Streamable HTTP, or memory) in either protocol era, and answers what
+the server asks while a tool runs: ``sampling/createMessage`` through a
+:class:`~bridge.providers.Provider`, ``elicitation/create`` through an
+elicitation handler, ``roots/list`` from a fixed list. It declares only the
+capabilities it really has: ``sampling`` (with ``tools``) when it has a model,
+``elicitation`` when it has a handler, ``roots`` when it has roots.
+
+Eras: ``"auto"`` probes ``server/discover`` and uses 2026-07-28 when the server
+speaks it, else the ``initialize`` handshake (2025-11-25). In 2025-11-25 the
+server asks mid-call; in 2026-07-28 a call returns ``input_required`` and the
+client answers and retries (echoing ``requestState`` byte for byte, with a new
+request id) until the result is complete.
+
+Progress and log notifications reach the caller through ``on_progress`` (per
+call) and ``on_log``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import shlex
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, Literal, Protocol, cast, final
+
+import trio
+
+from bridge.jsonrpc.messages import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    Notification,
+    Request,
+)
+from bridge.jsonrpc.session import Session, Transport
+from decoders import mcp as mcp_decode
+from encoders import mcp as mcp_encode
+from runtime.errors import PeerError, ProviderError, RemoteProtocolError, RequestError
+from runtime.replies import ElicitReply, Root, RootsReply
+from runtime.requests import ElicitationRequest, SamplingRequest
+
+from .headers import invalid_header_reason
+
+__all__ = [
+    "Client",
+    "connect",
+    "ElicitationHandler",
+    "LogCallback",
+    "ProgressCallback",
+    "Sampler",
+]
+
+log = logging.getLogger("yieldmcp.client")
+
+Era = Literal["auto", "legacy", "2026-07-28"]
+MODERN: Final = "2026-07-28"
+LEGACY: Final = "2025-11-25"
+PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+UNSUPPORTED_VERSION: Final = -32022
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+LogCallback = Callable[[str, Any, str | None], Awaitable[None] | None]
+
+
+class Sampler(Protocol):
+    """Answers sampling: a provider (``bridge.providers``) or anything alike.
+
+    A sampler that can answer requests offering tools says so with a true
+    ``supports_tools`` attribute (every ``bridge.providers`` adapter does);
+    only then does the client declare ``sampling.tools``, so a server never
+    sends tools to a sampler that would ignore them.
+    """
+
+    async def complete(self, request: SamplingRequest) -> Any: ...
+
+
+class ElicitationHandler(Protocol):
+    """Answers elicitation: a terminal form, keyed handlers, scripted answers."""
+
+    async def handle(self, request: ElicitationRequest) -> ElicitReply: ...
+
+
+def _needs_input(result: Any) -> bool:
+    """A 2026 interim result (a missing ``resultType`` means complete)."""
+    if not isinstance(result, dict):
+        return False
+    return cast(dict[str, Any], result).get("resultType") == "input_required"
+
+
+async def _maybe(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value
+
+
+@final
+class Client:
+    """One connection to an MCP server. Build it with :meth:`connect`.
+
+    Args:
+        sampler: answers sampling (a provider); ``None`` declares no sampling.
+        elicitation: answers elicitation; ``None`` declares no elicitation.
+        roots: the roots to expose; ``None`` declares no roots.
+        on_log: called with (level, data, logger) for server log messages.
+        log_level: the minimum level to ask the server for.
+        client_info: this client's ``clientInfo``.
+        max_rounds: cap on 2026-07-28 ``input_required`` rounds per call.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        sampler: Sampler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        roots: Sequence[Root] | None = None,
+        on_log: LogCallback | None = None,
+        log_level: str | None = "info",
+        client_info: Mapping[str, Any] | None = None,
+        max_rounds: int = 100,
+    ) -> None:
+        self.session = Session(transport, self)
+        self.sampler = sampler
+        self.elicitation = elicitation
+        self.roots = roots
+        self.on_log = on_log
+        self.log_level = log_level
+        self.client_info = dict(client_info or {"name": "yieldmcp", "version": "0"})
+        self.max_rounds = max_rounds
+        self.era: str | None = None
+        self.server_info: Mapping[str, Any] = {}
+        self.server_capabilities: Mapping[str, Any] = {}
+        self.instructions: str | None = None
+        self._progress: dict[str | int, ProgressCallback] = {}
+        self._tokens = itertools.count(1)
+
+    # --- connecting ------------------------------------------------------------------
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def connect(
+        cls, transport: Transport, *, era: Era = "auto", **options: Any
+    ) -> AsyncGenerator[Client]:
+        """Open a client over ``transport`` and negotiate the era.
+
+        Raises:
+            PeerError: the server refused the handshake.
+            BrokenSessionError: the connection ended first.
+        """
+        client = cls(transport, **options)
+        failure: Exception | None = None
+        async with trio.open_nursery() as nursery:
+            await nursery.start(client.session.run)
+            try:
+                await client._negotiate(era)
+                yield client
+            except Exception as exc:
+                # Raised by the caller's block (or the handshake): re-raise it
+                # as itself, not wrapped in the nursery's ExceptionGroup.
+                failure = exc
+            finally:
+                nursery.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What this client can answer, as MCP client capabilities."""
+        caps: dict[str, Any] = {}
+        if self.sampler is not None:
+            tools = getattr(self.sampler, "supports_tools", False) is True
+            caps["sampling"] = {"tools": {}} if tools else {}
+        if self.elicitation is not None:
+            caps["elicitation"] = {"form": {}, "url": {}}
+        if self.roots is not None:
+            caps["roots"] = {"listChanged": False}
+        return caps
+
+    async def _negotiate(self, era: Era) -> None:
+        if era in ("auto", MODERN) and await self._discover(required=era == MODERN):
+            return
+        await self._initialize()
+
+    async def _discover(self, *, required: bool) -> bool:
+        try:
+            result = await self._probe()
+        except (PeerError, RequestError, RemoteProtocolError) as exc:
+            if required:
+                raise
+            log.debug("server/discover refused (%s); using initialize", exc)
+            return False
+        versions: Any = result.get("supportedVersions", [])
+        if MODERN not in versions:
+            if required:
+                raise RemoteProtocolError(f"the server does not speak {MODERN}")
+            return False
+        self.era = MODERN
+        self.server_capabilities = result.get("capabilities", {})
+        self.server_info = result.get("_meta", {}).get(
+            "io.modelcontextprotocol/serverInfo", {}
+        )
+        self.instructions = result.get("instructions")
+        return True
+
+    async def _probe(self) -> Any:
+        """``server/discover``, asked again if refused for a version we speak.
+
+        A server may refuse the first request's version (-32022) and list the
+        ones it supports; we only speak 2026-07-28, so we retry once when it
+        is among them.
+        """
+        params = {"_meta": self._envelope()}
+        try:
+            return await self.session.request("server/discover", params, timeout=10)
+        except PeerError as exc:
+            data: Any = exc.data
+            supported: Any = (
+                cast(dict[str, Any], data).get("supported")
+                if isinstance(data, dict)
+                else None
+            )
+            if exc.code != UNSUPPORTED_VERSION or not isinstance(supported, list):
+                raise
+            if MODERN not in cast(list[Any], supported):
+                raise
+            log.debug("server/discover: retrying with %s", MODERN)
+        return await self.session.request("server/discover", params, timeout=10)
+
+    async def _initialize(self) -> None:
+        result = await self.session.request(
+            "initialize",
+            {
+                "protocolVersion": LEGACY,
+                "capabilities": self.capabilities,
+                "clientInfo": self.client_info,
+            },
+        )
+        self.era = str(result.get("protocolVersion", LEGACY))
+        self.server_capabilities = result.get("capabilities", {})
+        self.server_info = result.get("serverInfo", {})
+        self.instructions = result.get("instructions")
+        await self.session.notify("notifications/initialized")
+        if self.log_level is not None and "logging" in self.server_capabilities:
+            await self.session.request("logging/setLevel", {"level": self.log_level})
+
+    @property
+    def modern(self) -> bool:
+        return self.era == MODERN
+
+    def _envelope(self, **extra: Any) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            PROTOCOL_VERSION: MODERN,
+            CLIENT_CAPABILITIES: self.capabilities,
+            CLIENT_INFO: self.client_info,
+        }
+        if self.log_level is not None:
+            meta[LOG_LEVEL] = self.log_level
+        meta.update(extra)
+        return meta
+
+    # --- requests --------------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> Any:
+        """Send ``method`` with ``params`` (adding the 2026 envelope when modern)."""
+        body = dict(params or {})
+        if self.modern:
+            meta = dict(body.get("_meta") or {})
+            body["_meta"] = {**self._envelope(), **meta}
+        return await self.session.request(method, body)
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The server's tools. In 2026-07-28, a tool whose ``x-mcp-header``
+        annotations are invalid is left out (the spec says clients MUST)."""
+        result = await self.request("tools/list")
+        tools = list(result.get("tools", []))
+        return [tool for tool in tools if not self._unusable(tool)]
+
+    def _unusable(self, tool: Any) -> bool:
+        if not self.modern or not isinstance(tool, dict):
+            return False
+        entry = cast(dict[str, Any], tool)
+        reason = invalid_header_reason(entry.get("inputSchema"))
+        if reason is not None:
+            log.warning("leaving out tool %r: %s", entry.get("name"), reason)
+        return reason is not None
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> mcp_decode.ToolCallResult:
+        """Call tool ``name``; answers the server's questions until it completes.
+
+        Raises:
+            PeerError: the server answered with a JSON-RPC error.
+            RemoteProtocolError: the result is malformed, or 2026 rounds ran out.
+            BrokenSessionError: the server went away (e.g. its process exited).
+        """
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        return mcp_decode.call_tool_result(
+            await self._until_complete("tools/call", params, on_progress)
+        )
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> Any:
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        return await self._until_complete("prompts/get", params, None)
+
+    async def _until_complete(
+        self, method: str, params: dict[str, Any], on_progress: ProgressCallback | None
+    ) -> Any:
+        token: str | None = None
+        if on_progress is not None:
+            token = f"p{next(self._tokens)}"
+            params["_meta"] = {"progressToken": token}
+            self._progress[token] = on_progress
+        try:
+            for _round in range(self.max_rounds):
+                result: Any = await self.request(method, params)
+                if not _needs_input(result):
+                    return result
+                params = await self._retry_params(params, cast(dict[str, Any], result))
+            raise RemoteProtocolError(
+                f"{method} still needed input after {self.max_rounds} rounds"
+            )
+        finally:
+            if token is not None:
+                self._progress.pop(token, None)
+
+    async def _retry_params(
+        self, params: dict[str, Any], result: dict[str, Any]
+    ) -> dict[str, Any]:
+        requests: Any = result.get("inputRequests") or {}
+        if not isinstance(requests, dict):
+            raise RemoteProtocolError("inputRequests must be an object")
+        responses: dict[str, Any] = {}
+        for key, entry in cast(dict[str, Any], requests).items():
+            item = cast(dict[str, Any], entry) if isinstance(entry, dict) else {}
+            if not isinstance(item.get("method"), str):
+                raise RemoteProtocolError(f"inputRequests[{key!r}] is malformed")
+            responses[key] = await self.answer(
+                item["method"], item.get("params") or {}, MODERN
+            )
+        retry = {
+            k: v
+            for k, v in params.items()
+            if k not in ("inputResponses", "requestState")
+        }
+        retry["inputResponses"] = responses
+        if "requestState" in result:
+            retry["requestState"] = result["requestState"]
+        return retry
+
+    # --- the session's handler: the server's requests and notifications --------------
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        if request.method == "ping":
+            return {}
+        return await self.answer(request.method, request.params or {}, LEGACY)
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None:
+        await self.notified(notification.method, notification.params or {})
+
+    def closed(self, session: Session) -> None:
+        pass
+
+    # --- answering the server --------------------------------------------------------
+
+    async def answer(self, method: str, params: Mapping[str, Any], era: str) -> Any:
+        """The answer to a server request (live, or an ``inputRequests`` entry)."""
+        wire: mcp_encode.Era = MODERN if era == MODERN else LEGACY
+        try:
+            if method == "sampling/createMessage":
+                return await self._sample(params, wire)
+            if method == "elicitation/create":
+                return await self._elicit(params)
+            if method == "roots/list" and self.roots is not None:
+                from runtime.codec import roots_reply_to_json
+
+                return roots_reply_to_json(RootsReply(tuple(self.roots)))
+        except RemoteProtocolError as exc:
+            raise RequestError(INVALID_PARAMS, str(exc)) from None
+        except ProviderError as exc:
+            raise RequestError(INTERNAL_ERROR, str(exc)) from None
+        raise RequestError(METHOD_NOT_FOUND, f"this client does not answer {method}")
+
+    async def _sample(self, params: Mapping[str, Any], era: mcp_encode.Era) -> Any:
+        if self.sampler is None:
+            raise RequestError(METHOD_NOT_FOUND, "this client does not sample")
+        request = mcp_decode.sampling_request(dict(params))
+        reply = await self.sampler.complete(request)
+        return mcp_encode.sample_result(reply, era=era)
+
+    async def _elicit(self, params: Mapping[str, Any]) -> Any:
+        if self.elicitation is None:
+            raise RequestError(METHOD_NOT_FOUND, "this client does not elicit")
+        request = mcp_decode.elicitation_request(dict(params))
+        reply = await self.elicitation.handle(request)
+        return mcp_encode.elicit_result(reply)
+
+    async def notified(self, method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/progress":
+            callback = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+            if callback is not None:
+                await _maybe(
+                    callback(
+                        params.get("progress", 0),
+                        params.get("total"),
+                        params.get("message"),
+                    )
+                )
+        elif method == "notifications/message" and self.on_log is not None:
+            await _maybe(
+                self.on_log(
+                    params.get("level", "info"),
+                    params.get("data"),
+                    params.get("logger"),
+                )
+            )
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    target: str | Sequence[str],
+    *,
+    era: Era = "auto",
+    cwd: str | None = None,
+    **options: Any,
+) -> AsyncGenerator[Client]:
+    """A client for ``target``: an ``http(s)://`` URL, or a server command.
+
+    A command is a list of arguments, or one string split like a shell would.
+    """
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        from .http import http_transport
+
+        async with (
+            http_transport(target) as transport,
+            Client.connect(transport, era=era, **options) as client,
+        ):
+            yield client
+        return
+    from .process import spawn
+
+    argv = shlex.split(target) if isinstance(target, str) else list(target)
+    async with (
+        spawn(argv, cwd=cwd) as (transport, _process),
+        Client.connect(transport, era=era, **options) as client,
+    ):
+        yield client

@@ -1,0 +1,525 @@
+"""Streamable HTTP for our MCP client, both eras, over httpx on trio.
+
+:func:`http_transport` yields a :class:`~bridge.session.Transport`: every
+message the session sends is one ``POST`` to the endpoint, and whatever the
+server answers (one JSON body, or an SSE stream of notifications, server
+requests and finally the response) comes back through ``receive`` in order.
+
+The era follows the messages it carries, so :class:`~bridge.client.Client`
+needs no extra coupling:
+
+* a request whose ``_meta`` holds the 2026-07-28 envelope is sent with that
+  envelope's version in ``MCP-Protocol-Version`` plus ``Mcp-Method``,
+  ``Mcp-Name`` and the ``Mcp-Param-*`` mirrors of ``x-mcp-header`` arguments
+  (``_mirror``; the header maps come from the ``tools/list`` results it
+  carried). There is no session and no ``GET``; cancelling a request aborts its
+  ``POST``, which is how 2026-07-28 cancels, so ``notifications/cancelled`` is
+  not posted;
+* after ``initialize`` (2025-11-25 and older) it sends the ``Mcp-Session-Id``
+  the server issued and the negotiated ``MCP-Protocol-Version`` on every later
+  request, opens the standalone ``GET`` stream once the session is initialized
+  (a 405 means there is none), resumes a request's SSE stream that ended
+  without the response by ``GET`` + ``Last-Event-ID`` after the server's
+  ``retry:`` delay, and ``DELETE``\\ s the session on close.
+
+Theory of operation: :meth:`HttpClientTransport.send` of a request performs
+the whole exchange in the caller's task: it posts, reads the answer (pushing
+every message into the inbox ``receive`` drains) and resumes the stream as
+often as needed, and returns once the response has been pushed. So a failure
+of that one exchange raises from ``send`` (and from ``Session.request``), and
+cancelling the caller closes the connection. A response that arrives on
+another stream (the standalone one) ends the exchange too.
+
+Session expiry (2025-11-25): a 404 to a request sent with our session id
+means the server ended the session, and the spec asks the client to start a
+new one. The transport posts the ``initialize`` request it carried before
+(same capabilities and client info) without a session id, then
+``notifications/initialized``, and sends the refused request once more in the
+new session; concurrent requests refused together renew it once. What the
+server kept per session (log level, subscriptions, streams in flight) is not
+carried over. A renewal that fails, or that negotiates another version, is a
+:class:`~runtime.errors.BrokenSessionError`; so is a 404 while resuming a
+stream (its response belonged to the old session).
+
+Errors: a server that cannot be reached, or a connection that drops with no
+way to resume, raises :class:`~runtime.errors.BrokenSessionError`. An HTTP
+error whose body is a JSON-RPC error is that error
+(:class:`~runtime.errors.PeerError`, e.g. ``-32022``); any other HTTP error
+raises :class:`~runtime.errors.RemoteProtocolError` naming the status.
+
+Helpers: ``_client_state`` keeps the version, session and tool header maps
+(sans-IO), ``_mirror`` builds the 2026 headers, ``_client_wire`` does plain
+HTTP, ``_sse`` parses the streams. This module does not negotiate versions,
+resume the standalone stream, authenticate, or speak the pre-2025 HTTP+SSE
+transport.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Mapping
+from typing import Final, final
+
+import attrs
+import httpx
+import trio
+
+from bridge.jsonrpc.messages import (
+    ErrorResponse,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    coerce_id,
+    dumps,
+    parse,
+)
+from bridge.transports.sse import SseEvent, SseParser
+from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
+
+from ._http_state import ConnectionState
+from ._http_wire import (
+    chunks,
+    is_sse,
+    open_response,
+    read_body,
+    status_error,
+)
+
+__all__ = ["HttpClientTransport", "http_transport"]
+
+log = logging.getLogger("yieldmcp.http_client")
+
+_CANCELLED: Final = "notifications/cancelled"
+_LISTEN_WAIT: Final = 2.0  # seconds to wait for the standalone stream to open
+
+
+@attrs.define
+class _Cursor:
+    """How far a request's SSE stream got: where and when to resume it."""
+
+    last_id: str | None = None
+    retry: float | None = None  # seconds, from the server's ``retry:``
+
+
+@final
+class _Exchange:
+    """One request in flight: whether it is answered, and how to stop reading."""
+
+    __slots__ = ("answered", "method", "scope")
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.answered = False
+        self.scope = trio.CancelScope()
+
+
+@final
+class HttpClientTransport:
+    """The client end of one Streamable HTTP connection. Build it with
+    :func:`http_transport`.
+
+    Attributes:
+        url: the MCP endpoint.
+        state: the version, session and tool header maps it follows.
+    """
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        nursery: trio.Nursery,
+        *,
+        headers: Mapping[str, str],
+        retry: float,
+        max_resumes: int,
+        timeout: float,
+    ) -> None:
+        self.url = url
+        self.state = ConnectionState(headers)
+        self._http = http
+        self._nursery = nursery
+        self._retry = retry
+        self._max_resumes = max_resumes
+        self._timeout = timeout
+        self._inbox_in, self._inbox = trio.open_memory_channel[bytes](64)
+        self._exchanges: dict[RequestId, _Exchange] = {}
+        self._closed = False
+        self._handshake: Request | None = None  # to renew an expired session
+        self._renewing = trio.Lock()
+
+    @property
+    def session_id(self) -> str | None:
+        """The 2025-11-25 ``Mcp-Session-Id``, once initialized."""
+        return self.state.session_id
+
+    @property
+    def version(self) -> str | None:
+        """The protocol version sent in ``MCP-Protocol-Version``."""
+        return self.state.version
+
+    @property
+    def modern(self) -> bool:
+        """Whether messages go out the 2026-07-28 way."""
+        return self.state.modern
+
+    # --- the Transport protocol ----------------------------------------------------
+
+    async def receive(self) -> bytes:
+        return await self._inbox.receive()
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        if self._closed:
+            raise trio.ClosedResourceError("the HTTP transport is closed")
+        if isinstance(message, Request):
+            await self._exchange(message)
+        elif not (self.modern and _is_cancel(message)):
+            await self._post_one_way(message)
+
+    # --- requests ------------------------------------------------------------------
+
+    async def _exchange(self, request: Request) -> None:
+        exchange = _Exchange(request.method)
+        self._exchanges[request.id] = exchange
+        try:
+            with exchange.scope:  # cancelled if the response comes another way
+                cursor = await self._post_request(request, exchange)
+                await self._resume(request, exchange, cursor)
+        finally:
+            del self._exchanges[request.id]
+
+    async def _post_request(
+        self, request: Request, exchange: _Exchange, *, renew: bool = True
+    ) -> _Cursor:
+        if request.method == "initialize":
+            self._handshake = request
+        headers = self.state.post_headers(request)
+        sent_in = self.state.session_id
+        async with self._open("POST", headers, dumps(request)) as response:
+            if request.method == "initialize":
+                self.state.session_id = response.headers.get("mcp-session-id")
+            if response.status_code == 200 and is_sse(response):
+                return await self._read(response, exchange, _Cursor())
+            body = await read_body(response)
+        if renew and self._expired(response, sent_in):
+            await self._renew(sent_in)
+            return await self._post_request(request, exchange, renew=False)
+        await self._answered_by_body(request, exchange, response, body)
+        return _Cursor()
+
+    # --- an expired session (2025-11-25) -------------------------------------------
+
+    def _expired(self, response: httpx.Response, sent_in: str | None) -> bool:
+        return (
+            response.status_code == 404
+            and sent_in is not None
+            and not self.modern
+            and self._handshake is not None
+        )
+
+    async def _renew(self, expired: str | None) -> None:
+        """Open a new session the way the expired one was opened."""
+        async with self._renewing:
+            if self.state.session_id != expired:
+                return  # a concurrent request has renewed it already
+            handshake, version = self._handshake, self.state.version
+            assert handshake is not None
+            log.info("session %s expired; initializing a new one", expired)
+            headers = self.state.post_headers(handshake)
+            async with self._open("POST", headers, dumps(handshake)) as response:
+                self.state.session_id = response.headers.get("mcp-session-id")
+                answer = await self._private_answer(response, handshake.id)
+            if not isinstance(answer, Response):
+                self.state.session_id = None
+                raise BrokenSessionError(
+                    f"session {expired} expired and a new one could not be "
+                    f"initialized at {self.url}: {_why(answer, response)}"
+                )
+            self.state.answered("initialize", answer.result)
+            if self.state.version != version:
+                raise BrokenSessionError(
+                    f"session {expired} expired and the new session speaks "
+                    f"{self.state.version}, not {version}; connect again"
+                )
+            await self._post_one_way(Notification("notifications/initialized"))
+
+    async def _private_answer(
+        self, response: httpx.Response, request_id: RequestId
+    ) -> Response | ErrorResponse | None:
+        """The response to our renewal ``initialize``, kept from the session
+        (which never sent that request); anything else on its stream is dropped."""
+        if not (response.status_code == 200 and is_sse(response)):
+            body = await read_body(response)
+            message = parse(body) if response.is_success and body.strip() else None
+            return message if isinstance(message, Response | ErrorResponse) else None
+        parser = SseParser()
+        async with chunks(response) as pieces:
+            async for chunk in pieces:
+                for event in parser.feed(chunk):
+                    message = parse(event.data.encode()) if event.data else None
+                    if (
+                        isinstance(message, Response | ErrorResponse)
+                        and message.id is not None
+                        and coerce_id(message.id) == request_id
+                    ):
+                        return message
+        return None
+
+    async def _answered_by_body(
+        self,
+        request: Request,
+        exchange: _Exchange,
+        response: httpx.Response,
+        body: bytes,
+    ) -> None:
+        """Deliver the response a plain (JSON) answer holds, or raise."""
+        message = parse(body) if body.strip() else None
+        if isinstance(message, Response | ErrorResponse):
+            if await self._deliver(body, exchange):
+                return
+            if isinstance(message, ErrorResponse) and message.id is None:
+                error = message.error
+                raise PeerError(error.code, error.message, error.data)
+        if response.is_success:
+            raise RemoteProtocolError(
+                f"POST {self.url} ({request.method}) answered HTTP "
+                f"{response.status_code} without the response to the request"
+            )
+        raise self._http_error("POST", request.method, response, body)
+
+    async def _resume(
+        self, request: Request, exchange: _Exchange, cursor: _Cursor
+    ) -> None:
+        """Until answered: resume the request's stream with GET + Last-Event-ID."""
+        attempts = 0
+        while not exchange.answered:
+            if self.modern or cursor.last_id is None:
+                raise BrokenSessionError(
+                    f"the response stream of {request.method} from {self.url} "
+                    f"ended before the response, and cannot be resumed"
+                )
+            if attempts >= self._max_resumes:
+                raise BrokenSessionError(
+                    f"gave up resuming the response stream of {request.method} "
+                    f"after {attempts} attempts"
+                )
+            attempts += 1
+            # The server's retry: delay is the behaviour asked for (SEP-1699).
+            await trio.sleep(self._retry if cursor.retry is None else cursor.retry)
+            before = cursor.last_id
+            cursor = await self._resume_once(request, exchange, cursor)
+            if cursor.last_id != before:
+                attempts = 0  # progress: the stream is alive
+
+    async def _resume_once(
+        self, request: Request, exchange: _Exchange, cursor: _Cursor
+    ) -> _Cursor:
+        headers = self.state.get_headers(cursor.last_id)
+        try:
+            async with self._open("GET", headers) as response:
+                if response.status_code == 200 and is_sse(response):
+                    return await self._read(response, exchange, cursor)
+                body = await read_body(response)
+        except BrokenSessionError as exc:  # the server is away; try again later
+            log.debug("resuming %s failed: %s", request.method, exc)
+            return cursor
+        raise self._http_error("GET", request.method, response, body)
+
+    # --- notifications and our responses -------------------------------------------
+
+    async def _post_one_way(self, message: Message) -> None:
+        headers = self.state.post_headers(message)
+        async with self._open("POST", headers, dumps(message)) as response:
+            body = b"" if response.is_success else await read_body(response)
+        if not response.is_success:
+            if isinstance(message, Response | ErrorResponse) or _is_cancel(message):
+                # Nothing to retry and no one to tell: the server refused a
+                # reply or a cancellation it no longer wants.
+                log.warning(
+                    "the server refused a message (HTTP %d)", response.status_code
+                )
+                return
+            what = message.method if isinstance(message, Notification) else "?"
+            raise self._http_error("POST", what, response, body)
+        if (
+            isinstance(message, Notification)
+            and message.method == "notifications/initialized"
+            and not self.modern
+        ):
+            await self._open_standalone()
+
+    # --- the standalone GET stream (2025-11-25) ------------------------------------
+
+    async def _open_standalone(self) -> None:
+        """Start listening, and wait (briefly) until the server has answered."""
+        opened = trio.Event()
+        self._nursery.start_soon(self._listen, opened)
+        # Only to order the GET before our next request: a server that sends
+        # the headers with its first event must not stall the handshake.
+        with trio.move_on_after(min(self._timeout, _LISTEN_WAIT)):
+            await opened.wait()
+
+    async def _listen(self, opened: trio.Event) -> None:
+        try:
+            async with self._open("GET", self.state.get_headers()) as response:
+                if response.status_code != 200 or not is_sse(response):
+                    log.debug("no standalone stream (HTTP %d)", response.status_code)
+                    return
+                opened.set()
+                await self._read(response, None, _Cursor())
+        except (BrokenSessionError, trio.ClosedResourceError) as exc:
+            log.debug("the standalone stream ended: %s", exc)  # it is optional
+        finally:
+            opened.set()
+
+    # --- reading answers -----------------------------------------------------------
+
+    async def _read(
+        self, response: httpx.Response, exchange: _Exchange | None, cursor: _Cursor
+    ) -> _Cursor:
+        """Deliver a stream's messages until it ends or answers ``exchange``."""
+        parser = SseParser()
+        try:
+            async with chunks(response) as pieces:
+                async for chunk in pieces:
+                    for event in parser.feed(chunk):
+                        if await self._on_event(event, exchange, cursor):
+                            return cursor
+        except httpx.TransportError as exc:  # dropped: the caller may resume
+            log.debug("an SSE stream from %s dropped: %s", self.url, exc)
+        return cursor
+
+    async def _on_event(
+        self, event: SseEvent, exchange: _Exchange | None, cursor: _Cursor
+    ) -> bool:
+        if event.id:
+            cursor.last_id = event.id
+        if event.retry is not None:
+            cursor.retry = event.retry / 1000
+        if event.event not in (None, "message") or not event.data:
+            return False  # a priming event, or not MCP
+        return await self._deliver(event.data.encode(), exchange)
+
+    async def _deliver(self, data: bytes, exchange: _Exchange | None) -> bool:
+        """Pass one message on; say whether it answered ``exchange``."""
+        message = parse(data)
+        if not isinstance(message, Request | Notification | Response | ErrorResponse):
+            log.debug("dropped an unusable message from the server")
+            return False
+        answered = self._answered(message)
+        await self._inbox_in.send(data)
+        if answered is not None and answered is not exchange:
+            answered.scope.cancel()  # that exchange is waiting on another stream
+        return answered is not None and answered is exchange
+
+    def _answered(self, message: Message) -> _Exchange | None:
+        if not isinstance(message, Response | ErrorResponse) or message.id is None:
+            return None
+        request_id = coerce_id(message.id)
+        exchange = self._exchanges.get(request_id) if request_id is not None else None
+        if exchange is None or exchange.answered:
+            return None
+        exchange.answered = True
+        if isinstance(message, Response):
+            self.state.answered(exchange.method, message.result)
+        return exchange
+
+    # --- HTTP ----------------------------------------------------------------------
+
+    def _open(
+        self, verb: str, headers: Mapping[str, str], content: bytes | None = None
+    ) -> contextlib.AbstractAsyncContextManager[httpx.Response]:
+        return open_response(self._http, verb, self.url, headers, content)
+
+    def _http_error(
+        self, verb: str, method: str, response: httpx.Response, body: bytes
+    ) -> Exception:
+        session = None if self.modern else self.session_id
+        return status_error(f"{verb} {self.url} ({method})", response, body, session)
+
+    # --- closing -------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """End the session (DELETE, best effort) and the inbox."""
+        if self._closed:
+            return
+        self._closed = True
+        self._inbox_in.close()
+        if self.session_id is None or self.modern:
+            return
+        with trio.move_on_after(self._timeout):
+            try:
+                async with self._open("DELETE", self.state.get_headers()) as response:
+                    log.debug("DELETE session: HTTP %d", response.status_code)
+            except BrokenSessionError as exc:
+                log.debug("could not DELETE the session: %s", exc)
+
+
+def _why(answer: Message | None, response: httpx.Response) -> str:
+    if isinstance(answer, ErrorResponse):
+        return f"error {answer.error.code}: {answer.error.message}"
+    return f"HTTP {response.status_code} {response.reason_phrase}"
+
+
+def _is_cancel(message: Message) -> bool:
+    return isinstance(message, Notification) and message.method == _CANCELLED
+
+
+@contextlib.asynccontextmanager
+async def http_transport(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    retry: float = 1.0,
+    max_resumes: int = 5,
+    client: httpx.AsyncClient | None = None,
+) -> AsyncGenerator[HttpClientTransport]:
+    """A Streamable HTTP transport to the MCP endpoint ``url``, for the block.
+
+    Args:
+        url: the endpoint, used exactly as given (e.g. ``http://127.0.0.1:8000/mcp``).
+        headers: sent with every request (e.g. ``Authorization``).
+        timeout: seconds to connect and send a request, and to end the
+            session on close. Waiting for answers is unbounded: bound it with
+            ``Session`` timeouts or trio cancel scopes.
+        retry: seconds to wait before resuming a stream when the server gave
+            no ``retry:``.
+        max_resumes: consecutive resumptions without progress before a request
+            fails.
+        client: an httpx client to use (it is not closed); by default one is
+            made with no connection limit (every open stream holds one).
+    """
+    failure: Exception | None = None
+    async with contextlib.AsyncExitStack() as stack:
+        if client is None:
+            client = await stack.enter_async_context(
+                httpx.AsyncClient(
+                    timeout=httpx.Timeout(timeout, read=None, pool=None),
+                    limits=httpx.Limits(max_connections=None),
+                )
+            )
+        nursery = await stack.enter_async_context(trio.open_nursery())
+        transport = HttpClientTransport(
+            client,
+            url,
+            nursery,
+            headers=headers or {},
+            retry=retry,
+            max_resumes=max_resumes,
+            timeout=timeout,
+        )
+        try:
+            yield transport
+        except Exception as exc:
+            # The caller's block failed: re-raise it as itself, not wrapped in
+            # the nursery's ExceptionGroup (as Client.connect does).
+            failure = exc
+        finally:
+            with trio.CancelScope(shield=True):
+                await transport.aclose()
+            nursery.cancel_scope.cancel()
+    if failure is not None:
+        raise failure

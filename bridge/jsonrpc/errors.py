@@ -1,0 +1,66 @@
+"""The one place exceptions become JSON-RPC error objects.
+
+Request handlers raise; the session calls :func:`error_data` and sends what it
+returns. pydantic's and jsonschema's texts never reach the wire: invalid params
+say which fields were wrong, not how the validator phrased it. Anything
+unexpected is an opaque ``Internal error`` (the traceback goes to the server's
+log, not to the peer).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pydantic
+
+from runtime.errors import (
+    CapabilityError,
+    InvalidAnswer,
+    RequestError,
+    RequestTimeout,
+    UrlElicitationRequired,
+)
+
+from .messages import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
+
+__all__ = ["URL_ELICITATION_REQUIRED", "error_data"]
+
+URL_ELICITATION_REQUIRED = -32042
+
+log = logging.getLogger("yieldmcp")
+
+
+def error_data(exc: BaseException) -> ErrorData:
+    """The JSON-RPC error a handler's exception is answered with."""
+    match exc:
+        case RequestError(code=code, message=message, data=data):
+            return ErrorData(code, message, data)
+        case pydantic.ValidationError():
+            return ErrorData(INVALID_PARAMS, f"Invalid params: {_fields(exc)}")
+        case UrlElicitationRequired():
+            return ErrorData(
+                URL_ELICITATION_REQUIRED,
+                str(exc),
+                {"elicitations": [_url_elicitation(e) for e in exc.elicitations]},
+            )
+        case CapabilityError() | InvalidAnswer() | RequestTimeout():
+            return ErrorData(INVALID_PARAMS, str(exc))
+        case _:
+            log.error("internal error while handling a request", exc_info=exc)
+            return ErrorData(INTERNAL_ERROR, "Internal error")
+
+
+def _fields(exc: pydantic.ValidationError) -> str:
+    problems = sorted(
+        {".".join(str(p) for p in e["loc"]) or "<root>" for e in exc.errors()}
+    )
+    return "invalid or missing " + ", ".join(problems)
+
+
+def _url_elicitation(effect: object) -> dict[str, str]:
+    return {
+        "mode": "url",
+        "elicitationId": getattr(effect, "elicitation_id", ""),
+        "url": getattr(effect, "url", ""),
+        "message": getattr(effect, "message", ""),
+    }

@@ -1,0 +1,42 @@
+"""The MCP server: what it offers, and how it answers each request, in both eras.
+
+Owns: :class:`Server` (tools, resources, prompts, settings), the handshake
+era's per-connection state and methods (:mod:`.connection`), the method bodies
+both eras share (:mod:`.methods`), the 2026-07-28 dispatcher (:mod:`.modern`)
+and its multi-round calls (:mod:`.rounds`, sealed by :mod:`.state_token`), how
+a tool's questions become server→client requests (:mod:`.questions`) and the
+live 2025-11-25 call (:mod:`.live`, :mod:`.live_calls`), and the resources
+and prompts beside the tools (:mod:`.catalog`).
+
+Does not own: moving bytes (``bridge.transports``; the HTTP endpoint in
+``bridge.transports.http`` sits on top of this package), JSON-RPC framing and
+correlation (``bridge.jsonrpc``), or anything of the client side: it never
+imports ``bridge.client``, ``bridge.host``, ``bridge.providers``,
+``bridge.elicit`` or ``bridge.cli``.
+"""
+
+from .catalog import Completer as Completer
+from .catalog import Prompt as Prompt
+from .catalog import Resource as Resource
+from .catalog import ResourceTemplate as ResourceTemplate
+from .catalog import prompt as prompt
+from .catalog import resource as resource
+from .catalog import resource_template as resource_template
+from .server import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
+from .server import LATEST_HANDSHAKE as LATEST_HANDSHAKE
+from .server import Connection as Connection
+from .server import Server as Server
+
+__all__ = [
+    "HANDSHAKE_VERSIONS",
+    "LATEST_HANDSHAKE",
+    "Completer",
+    "Connection",
+    "Prompt",
+    "Resource",
+    "ResourceTemplate",
+    "Server",
+    "prompt",
+    "resource",
+    "resource_template",
+]

@@ -1,0 +1,364 @@
+"""MCP method bodies shared by both eras: listing, reading, completing, calling.
+
+Each function takes the :class:`~bridge.server.Server`, the request params and
+the era, and returns the result JSON for that era. Era-specific envelopes
+(``resultType``, ``ttlMs``...) are added by the modern dispatcher; live
+server→client traffic is the business of :mod:`bridge._live`.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+import pydantic
+
+from bridge.jsonrpc.messages import INVALID_PARAMS, Request
+from bridge.jsonrpc.session import Session
+from encoders import mcp as mcp_encode
+from runtime import Message, Text, Tool, run
+from runtime.errors import RequestError, ToolError, UrlElicitationRequired
+from runtime.messages import Audio, Image
+
+from .live import CallScope, LiveExecutor, url_required
+
+if TYPE_CHECKING:
+    from .catalog import Resource, ResourceTemplate
+    from .server import Server
+
+__all__ = [
+    "arguments",
+    "call_tool_live",
+    "complete",
+    "describe_failure",
+    "get_prompt_live",
+    "list_prompts",
+    "list_resources",
+    "list_templates",
+    "list_tools",
+    "progress_token",
+    "read_resource",
+    "resolve_tool",
+    "tool_call_result",
+    "uri_param",
+]
+
+log = logging.getLogger("yieldmcp")
+
+RESOURCE_NOT_FOUND_LEGACY = -32002
+
+
+def _str_param(params: Mapping[str, Any] | None, name: str) -> str:
+    value = (params or {}).get(name)
+    if not isinstance(value, str):
+        raise RequestError(INVALID_PARAMS, f"params.{name} must be a string")
+    return value
+
+
+def progress_token(params: Mapping[str, Any] | None) -> str | int | None:
+    """The caller's ``_meta.progressToken``, if it sent a valid one."""
+    meta: Any = (params or {}).get("_meta")
+    if not isinstance(meta, dict):
+        return None
+    token: Any = cast("dict[str, Any]", meta).get("progressToken")
+    if isinstance(token, bool) or not isinstance(token, str | int):
+        return None
+    return token
+
+
+def uri_param(params: Mapping[str, Any] | None) -> str:
+    return _str_param(params, "uri")
+
+
+def arguments(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    arguments: Any = params.get("arguments")
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise RequestError(INVALID_PARAMS, "params.arguments must be an object")
+    return cast("dict[str, Any]", arguments)
+
+
+# --- tools --------------------------------------------------------------------------
+
+
+def list_tools(server: Server, params: Mapping[str, Any], era: str) -> dict[str, Any]:
+    _no_cursor(params)
+    return {
+        "tools": [
+            mcp_encode.tool_definition(t, era=_era(era)) for t in server.tools.values()
+        ]
+    }
+
+
+def resolve_tool(
+    server: Server, params: Mapping[str, Any]
+) -> tuple[Tool[Any, Any], Any]:
+    """The tool named in ``params`` and its validated arguments.
+
+    Raises:
+        RequestError: -32602 for an unknown tool.
+        pydantic.ValidationError: arguments that fail the input schema (-32602).
+    """
+    name = _str_param(params, "name")
+    tool = server.tools.get(name)
+    if tool is None:
+        raise RequestError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
+    return tool, tool.parse_arguments(arguments(params))
+
+
+async def call_tool_live(
+    server: Server, request: Request, session: Session, scope: CallScope
+) -> dict[str, Any]:
+    """Run a tool with live server→client requests, in this task (the general
+    path; see :mod:`bridge._live_calls` for the task-less one); failures
+    become isError."""
+    tool, arguments = resolve_tool(server, request.params or {})
+    executor = LiveExecutor(
+        session,
+        scope,
+        sampling_timeout=server.sampling_timeout,
+        elicitation_timeout=server.elicitation_timeout,
+    )
+    try:
+        value = await run(tool, arguments, executor)
+    except Exception as exc:
+        return tool_call_result(tool, scope, error=exc)
+    return tool_call_result(tool, scope, value=value)
+
+
+def tool_call_result(
+    tool: Tool[Any, Any],
+    scope: CallScope,
+    *,
+    value: Any = None,
+    error: Exception | None = None,
+) -> dict[str, Any]:
+    """The ``CallToolResult`` for a live call that returned ``value`` or raised
+    ``error``: a failure (or a value that cannot be sent) is an isError result.
+
+    Raises:
+        RequestError: ``error``, to be answered as a JSON-RPC error instead.
+        UrlElicitationRequired: likewise (``-32042``), for a client that
+            declared URL-mode elicitation (see :func:`bridge._live.url_required`;
+            for another client it is an isError result naming the capability).
+    """
+    era = scope.era
+    if error is None:
+        try:
+            return mcp_encode.tool_result(value, tool, era=era)
+        except Exception as exc:
+            error = exc
+    if isinstance(error, UrlElicitationRequired):
+        error = url_required(error, scope)
+    if isinstance(error, RequestError | UrlElicitationRequired):
+        raise error
+    log.info("tool %s failed", tool.name, exc_info=error)
+    return mcp_encode.tool_error(describe_failure(error), era=era)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A message for the model: what went wrong in the tool, without internals."""
+    if isinstance(exc, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        return "; ".join(describe_failure(e) for e in group.exceptions)
+    if isinstance(exc, ToolError):
+        return str(exc)
+    if isinstance(exc, pydantic.ValidationError):
+        fields = sorted(
+            {".".join(map(str, e["loc"])) or "<root>" for e in exc.errors()}
+        )
+        return f"{exc.title} failed validation: {', '.join(fields)}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# --- resources ----------------------------------------------------------------------
+
+
+def list_resources(
+    server: Server, params: Mapping[str, Any], era: str
+) -> dict[str, Any]:
+    _no_cursor(params)
+    return {
+        "resources": [
+            _described({"uri": item.uri, "name": item.name}, item)
+            for item in server.resources.values()
+        ]
+    }
+
+
+def list_templates(
+    server: Server, params: Mapping[str, Any], era: str
+) -> dict[str, Any]:
+    _no_cursor(params)
+    return {
+        "resourceTemplates": [
+            _described({"uriTemplate": item.uri_template, "name": item.name}, item)
+            for item in server.templates
+        ]
+    }
+
+
+def _described(
+    entry: dict[str, Any], item: Resource | ResourceTemplate
+) -> dict[str, Any]:
+    """``entry`` with the item's title, description and MIME type, when set."""
+    _put(entry, title=item.title, description=item.description, mimeType=item.mime_type)
+    return entry
+
+
+def read_resource(
+    server: Server, params: Mapping[str, Any], era: str
+) -> dict[str, Any]:
+    uri = uri_param(params)
+    item = server.resources.get(uri)
+    if item is not None:
+        return {"contents": _contents(uri, item.mime_type, item.read())}
+    for template in server.templates:
+        variables = template.match(uri)
+        if variables is not None:
+            return {
+                "contents": _contents(uri, template.mime_type, template.read(variables))
+            }
+    code = INVALID_PARAMS if era == "2026-07-28" else RESOURCE_NOT_FOUND_LEGACY
+    raise RequestError(code, f"Resource not found: {uri}", {"uri": uri})
+
+
+def _contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, str):
+        entry: dict[str, Any] = {"uri": uri, "text": value}
+    elif isinstance(value, bytes):
+        entry = {"uri": uri, "blob": base64.b64encode(value).decode()}
+    elif isinstance(value, list):
+        entries = cast("list[Mapping[str, Any]]", value)
+        return [dict(v) for v in entries]
+    else:
+        kind = type(value).__name__
+        raise TypeError(
+            f"a resource reader returned {kind}; return str, bytes or a list"
+        )
+    if mime_type is not None:
+        entry["mimeType"] = mime_type
+    return [entry]
+
+
+# --- prompts ------------------------------------------------------------------------
+
+
+def list_prompts(server: Server, params: Mapping[str, Any], era: str) -> dict[str, Any]:
+    _no_cursor(params)
+    out: list[dict[str, Any]] = []
+    for item in server.prompts.values():
+        entry: dict[str, Any] = {"name": item.name, "arguments": item.arguments()}
+        _put(entry, title=item.title, description=item.description)
+        out.append(entry)
+    return {"prompts": out}
+
+
+async def get_prompt_live(
+    server: Server, request: Request, session: Session, scope: CallScope
+) -> dict[str, Any]:
+    params = request.params or {}
+    name = _str_param(params, "name")
+    item = server.prompts.get(name)
+    if item is None:
+        raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
+    parsed = item.program.parse_arguments(arguments(params))
+    executor = LiveExecutor(
+        session, scope, elicitation_timeout=server.elicitation_timeout
+    )
+    try:
+        value = await run(item.program, parsed, executor)
+    except UrlElicitationRequired as exc:
+        raise url_required(exc, scope) from None
+    return prompt_result(value, item.description)
+
+
+def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
+    """The ``GetPromptResult`` JSON for what a prompt body returned."""
+    messages: list[dict[str, Any]] = []
+    for role, block in _prompt_blocks(value):
+        messages.append({"role": role, "content": _prompt_block(block)})
+    out: dict[str, Any] = {"messages": messages}
+    _put(out, description=description)
+    return out
+
+
+def _prompt_blocks(value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, str):
+        return [("user", Text(value))]
+    pairs: list[tuple[str, Any]] = []
+    for item in value:
+        if isinstance(item, Message):
+            pairs.extend((item.role, block) for block in item.content)
+        else:
+            role, block = item
+            pairs.append((role, block))
+    return pairs
+
+
+def _prompt_block(block: Any) -> dict[str, Any]:
+    if isinstance(block, Text | Image | Audio):
+        from runtime import codec
+
+        return codec.block_to_json(block)
+    if isinstance(block, pydantic.BaseModel):
+        return block.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dict(block)
+
+
+# --- completion ---------------------------------------------------------------------
+
+
+def complete(server: Server, params: Mapping[str, Any], era: str) -> dict[str, Any]:
+    ref: Any = params.get("ref")
+    argument: Any = params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict):
+        raise RequestError(INVALID_PARAMS, "completion/complete needs ref and argument")
+    ref = cast("dict[str, Any]", ref)
+    argument = cast("dict[str, Any]", argument)
+    target: Any = ref.get("name" if ref.get("type") == "ref/prompt" else "uri")
+    name: Any = argument.get("name")
+    value: Any = argument.get("value", "")
+    if not all(isinstance(text, str) for text in (target, name, value)):
+        raise RequestError(
+            INVALID_PARAMS,
+            "completion/complete: ref.name (or ref.uri), argument.name and "
+            "argument.value must be strings",
+        )
+    completers: Mapping[str, Any] = {}
+    if ref.get("type") == "ref/prompt" and target in server.prompts:
+        completers = server.prompts[target].complete
+    elif ref.get("type") == "ref/resource":
+        for template in server.templates:
+            if template.uri_template == target:
+                completers = template.complete
+    completer = completers.get(name)
+    values: list[str] = list(completer(value)) if completer else []
+    return {
+        "completion": {
+            "values": values[:100],
+            "total": len(values),
+            "hasMore": len(values) > 100,
+        }
+    }
+
+
+# --- shared -------------------------------------------------------------------------
+
+
+def _no_cursor(params: Mapping[str, Any]) -> None:
+    if params.get("cursor") is not None:
+        raise RequestError(
+            INVALID_PARAMS, "invalid cursor: this server does not paginate"
+        )
+
+
+def _put(out: dict[str, Any], **values: Any) -> None:
+    out.update({k: v for k, v in values.items() if v is not None})
+
+
+def _era(era: str) -> mcp_encode.Era:
+    return "2026-07-28" if era == "2026-07-28" else "2025-11-25"

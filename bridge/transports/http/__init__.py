@@ -1,0 +1,30 @@
+"""The server's Streamable HTTP endpoint at ``/mcp``, both eras.
+
+Owns: the ASGI app (:mod:`.app`) and what it checks before any MCP
+(:mod:`.guard`: Origin, Host, media types), its bounds (:mod:`.config`), the
+2025-11-25 side (:mod:`.legacy`: POST, GET and DELETE on a session, whose
+SSE streams and their replay buffer are :mod:`.legacy_session` and
+:mod:`.events`) and the 2026-07-28 side (:mod:`.modern`: one self-contained
+POST at a time), and serving it with hypercorn.
+
+Does not own: answering MCP requests (``bridge.server``), or the client's
+half of HTTP (``bridge.client.http``).
+"""
+
+from .app import ENDPOINT as ENDPOINT
+from .app import SUPPORTED_VERSIONS as SUPPORTED_VERSIONS
+from .app import HttpLimits as HttpLimits
+from .app import McpHttpApp as McpHttpApp
+from .app import header_era as header_era
+from .app import hypercorn_config as hypercorn_config
+from .app import serve_http as serve_http
+
+__all__ = [
+    "ENDPOINT",
+    "SUPPORTED_VERSIONS",
+    "HttpLimits",
+    "McpHttpApp",
+    "header_era",
+    "hypercorn_config",
+    "serve_http",
+]

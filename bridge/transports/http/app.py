@@ -1,0 +1,328 @@
+"""Streamable HTTP: a server's MCP endpoint at ``/mcp``, served by hypercorn on trio.
+
+:func:`serve_http` is the entry point (``yieldmcp serve FILE --http HOST:PORT``
+calls it); :class:`McpHttpApp` is the ASGI application it serves, usable with
+any trio ASGI server. Both protocol eras share the endpoint, routed by the
+``MCP-Protocol-Version`` header (:func:`header_era`):
+
+* a modern version (2026-07-28) → the 2026-07-28 path (``_modern_routes``):
+  stateless POSTs, header ladder, GET/DELETE → 405;
+* a handshake version (2024-11-05 … 2025-11-25), or no header → the
+  2025-11-25 path (``_legacy_routes``): sessions, SSE streams, resumption,
+  DELETE;
+* any other value → **400**, UnsupportedProtocolVersion (-32022) naming every
+  version the endpoint speaks in ``data.supported``, as the 2026 ladder names
+  its own. One exception: a POSTed request carrying the 2026 ``_meta``
+  envelope goes to the modern path, whose ladder tells a header that
+  disagrees with the envelope (-32020) from an unsupported version (-32022).
+
+On the 2025-11-25 path any supported handshake-era version is accepted in a
+session, whatever it negotiated (PROTOCOL.md §5.2 refuses only "an invalid or
+unsupported value"; the official conformance suite sends 2025-03-26 inside
+2025-11-25 sessions, as the SDK's server accepts), and the request is served
+as that version speaks. Without the header, a session's negotiated version
+applies, and without a session 2025-03-26.
+
+Before any of this, every request passes the same checks: Host and Origin (DNS
+rebinding, ``_guard``), and for a POST ``Content-Type: application/json``, an
+acceptable ``Accept``, a body of at most ``HttpLimits.max_body`` bytes, and
+JSON-RPC syntax (400 with the JSON-RPC error, echoing the id when readable).
+
+Request bodies are never logged. This module owns routing and the server's
+lifetime; it does not answer MCP methods.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal, final
+
+import trio
+
+from bridge.jsonrpc.messages import (
+    ErrorData,
+    ErrorResponse,
+    Invalid,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    parse,
+)
+from bridge.server.server import HANDSHAKE_VERSIONS
+from bridge.transports.headers import UNSUPPORTED_VERSION
+
+from . import asgi as _asgi
+from . import modern as _modern_routes
+from .asgi import Receive, Scope, Send
+from .config import HttpLimits
+from .guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
+from .legacy import DEFAULT_VERSION, LegacyEndpoint
+
+if TYPE_CHECKING:
+    from hypercorn.config import Config
+
+    from bridge.server.server import Server
+
+__all__ = [
+    "ENDPOINT",
+    "SUPPORTED_VERSIONS",
+    "HttpLimits",
+    "McpHttpApp",
+    "header_era",
+    "serve_http",
+]
+
+log = logging.getLogger("yieldmcp.http")
+
+ENDPOINT = "/mcp"
+VERSION_HEADER: Final = "mcp-protocol-version"
+SUPPORTED_VERSIONS: Final = (*HANDSHAKE_VERSIONS, *_modern_routes.SUPPORTED)
+"""Every ``MCP-Protocol-Version`` the endpoint accepts, oldest first."""
+_WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+
+Era = Literal["legacy", "modern"]
+
+
+def header_era(headers: Mapping[str, str]) -> Era | None:
+    """The path a request's ``MCP-Protocol-Version`` selects; None: no path."""
+    version = headers.get(VERSION_HEADER)
+    if version is None or version in HANDSHAKE_VERSIONS:
+        return "legacy"
+    return "modern" if version in _modern_routes.SUPPORTED else None
+
+
+def unsupported_version(
+    requested: str, supported: Sequence[str], why: str = ""
+) -> ErrorData:
+    """The UnsupportedProtocolVersion error for an ``MCP-Protocol-Version``."""
+    return ErrorData(
+        UNSUPPORTED_VERSION,
+        f"Unsupported protocol version: MCP-Protocol-Version is {requested!r}"
+        f"{why}; use {', '.join(supported)}",
+        {"supported": list(supported), "requested": requested},
+    )
+
+
+async def _refuse_version(
+    send: Send, request_id: RequestId | None, error: ErrorData
+) -> None:
+    body = _asgi.error_body(request_id, error)
+    await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
+
+
+async def _plain(send: Send, status: int, text: str, **headers: str) -> None:
+    extra = [(k.replace("_", "-"), v) for k, v in headers.items()]
+    await _asgi.respond(
+        send, status, text.encode(), content_type="text/plain", headers=extra
+    )
+
+
+@final
+class McpHttpApp:
+    """The ASGI application serving ``server`` at ``/mcp``.
+
+    Args:
+        server: what to serve.
+        nursery: where 2025-11-25 sessions run (they outlive the requests that
+            start them); cancelling it ends them all.
+        guard: the Host/Origin policy.
+        limits: bounds on bodies, sessions, queues and stores.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        nursery: trio.Nursery,
+        *,
+        guard: Guard | None = None,
+        limits: HttpLimits | None = None,
+    ) -> None:
+        self.server = server
+        self.guard = guard or Guard()
+        self.limits = limits or HttpLimits()
+        self.legacy = LegacyEndpoint(server, self.limits, nursery)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = _asgi.header_map(scope)
+        rejection = self.guard.check(headers)
+        if rejection is not None:
+            await _plain(send, rejection.status, rejection.reason)
+            return
+        if scope["path"] != ENDPOINT:
+            await _plain(send, 404, f"Not Found: the MCP endpoint is {ENDPOINT}")
+            return
+        method = scope["method"]
+        era = header_era(headers)
+        if method == "POST":
+            await self._post(headers, era, receive, send)
+        elif method in ("GET", "DELETE"):
+            await self._get_or_delete(method, headers, era, receive, send)
+        else:
+            await _plain(send, 405, "Method Not Allowed", allow="GET, POST, DELETE")
+
+    async def _get_or_delete(
+        self,
+        method: str,
+        headers: Mapping[str, str],
+        era: Era | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        if era is None:
+            error = unsupported_version(headers[VERSION_HEADER], SUPPORTED_VERSIONS)
+            await _refuse_version(send, None, error)
+            return
+        if era == "modern":
+            await _plain(send, 405, "Method Not Allowed in 2026-07-28", allow="POST")
+            return
+        version = await self._legacy_version(headers, None, send)
+        if version is None:
+            return
+        if method == "GET":
+            await self.legacy.get(headers, version, receive, send)
+        else:
+            await self.legacy.delete(headers, send)
+
+    async def _post(
+        self, headers: Mapping[str, str], era: Era | None, receive: Receive, send: Send
+    ) -> None:
+        parsed = await self._read_message(headers, receive, send)
+        if parsed is None:
+            return
+        message, data = parsed
+        if era is None and _modern_routes.has_envelope(message):
+            era = "modern"  # the ladder says how the header and envelope disagree
+        request_id = message.id if isinstance(message, Request) else None
+        if era is None:
+            error = unsupported_version(headers[VERSION_HEADER], SUPPORTED_VERSIONS)
+            await _refuse_version(send, request_id, error)
+        elif era == "modern":
+            await _modern_routes.post(self.server, headers, message, receive, send)
+        else:
+            version = await self._legacy_version(headers, request_id, send)
+            if version is not None:
+                await self.legacy.post(headers, message, data, version, receive, send)
+
+    async def _legacy_version(
+        self, headers: Mapping[str, str], request_id: RequestId | None, send: Send
+    ) -> str | None:
+        """The version a 2025-11-25-path request speaks.
+
+        The header if any (``route`` has refused unsupported values), else
+        the session's negotiated version (PROTOCOL.md §5.2).
+        """
+        sent = headers.get(VERSION_HEADER)
+        return sent or self.legacy.negotiated(headers) or DEFAULT_VERSION
+
+    async def _read_message(
+        self, headers: Mapping[str, str], receive: Receive, send: Send
+    ) -> tuple[Message, bytes] | None:
+        """The POSTed JSON-RPC message, or None after answering an error."""
+        if not json_content_type(headers):
+            await _plain(send, 415, "Unsupported Media Type: use application/json")
+            return None
+        if not (
+            accepts(headers, "application/json")
+            or accepts(headers, "text/event-stream")
+        ):
+            await _plain(send, 406, "Not Acceptable: accept JSON or an event stream")
+            return None
+        try:
+            data = await _asgi.read_body(receive, headers, self.limits.max_body)
+        except _asgi.BodyTooLarge:
+            await _plain(send, 413, "Payload Too Large")
+            return None
+        except _asgi.Disconnected:
+            return None
+        message = parse(data)
+        if isinstance(message, Invalid):
+            body = _asgi.error_body(message.id, message.error)
+            await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
+            return None
+        if not isinstance(message, Request | Notification | Response | ErrorResponse):
+            # A response we cannot use (parse says: do not answer it in JSON-RPC).
+            await _plain(send, 400, "Bad Request: unusable JSON-RPC response")
+            return None
+        return message, data
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    # Nothing to set up or tear down: sessions live in the caller's nursery.
+    while True:
+        event = await receive()
+        if event["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif event["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _bind(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def hypercorn_config(host: str, port: int) -> Config:
+    """hypercorn's settings for :func:`serve_http` at ``host:port``: errors to
+    the ``hypercorn.error`` logger, no access log. (The benchmarks' no-op
+    floor server uses them too, so that it measures the same hypercorn.)"""
+    from hypercorn.config import Config
+
+    config = Config()
+    config.bind = [_bind(host, port)]
+    config.errorlog = logging.getLogger("hypercorn.error")
+    config.accesslog = None
+    return config
+
+
+async def serve_http(
+    server: Server,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    allowed_origins: Iterable[str] = (),
+    allowed_hosts: Iterable[str] = (),
+    limits: HttpLimits | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled.
+
+    Bind to loopback (the default) unless the server must be reachable from
+    elsewhere; then also list the names clients will use in ``allowed_hosts``.
+
+    Args:
+        server: the tools, resources and prompts to serve.
+        host: the address to bind (``127.0.0.1``; ``::1`` for IPv6).
+        port: the TCP port (0: any free port; see ``task_status``).
+        allowed_origins: browser origins (``scheme://host[:port]``) allowed
+            besides loopback ones.
+        allowed_hosts: ``Host`` names accepted besides loopback ones and
+            ``host`` itself.
+        limits: bounds on bodies, sessions, queues and stores.
+        task_status: started with the endpoint's URL (``nursery.start``).
+    """
+    import hypercorn.trio
+
+    # hypercorn types apps with its own TypedDicts; ours speaks plain dicts.
+    serve: Any = getattr(hypercorn.trio, "serve")  # noqa: B009
+
+    config = hypercorn_config(host, port)
+    hosts = [*allowed_hosts] + ([] if host in _WILDCARDS else [host])
+    guard = Guard(allowed_hosts=hosts, allowed_origins=allowed_origins)
+    async with trio.open_nursery() as nursery:
+        app = McpHttpApp(server, nursery, guard=guard, limits=limits)
+        binds: Any = await nursery.start(functools.partial(serve, app, config))
+        url = f"{binds[0]}{ENDPOINT}"
+        log.info("serving MCP at %s", url)
+        if host not in LOOPBACK_HOSTS:
+            log.warning("listening on %s: reachable beyond this machine", host)
+        task_status.started(url)

@@ -1,0 +1,203 @@
+"""The few ASGI moves the MCP endpoint makes: read a bounded body, answer, stream.
+
+ASGI (the interface hypercorn serves) hands an app a ``scope`` dict and two
+callables; this module wraps them so the MCP code reads as HTTP: lower-cased
+headers, a body read with a size limit, a plain response, and an SSE response
+that writes events. :func:`wait_disconnect` returns when the client goes away
+(hypercorn then delivers ``http.disconnect``), so callers can cancel what was
+only for that client.
+
+It holds no MCP logic and no session state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Final, final
+
+import pydantic_core
+import trio
+
+from bridge.jsonrpc.messages import ErrorData, RequestId
+from bridge.transports import sse as _sse
+
+__all__ = [
+    "BodyTooLarge",
+    "Disconnected",
+    "Receive",
+    "Scope",
+    "Send",
+    "SseResponse",
+    "error_body",
+    "header_map",
+    "read_body",
+    "respond",
+    "wait_disconnect",
+]
+
+Scope = Mapping[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+JSON: Final = "application/json"
+SSE_HEADERS: Final = (
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    # Buffering proxies (nginx) would hold events back until the response ends.
+    (b"x-accel-buffering", b"no"),
+)
+
+
+class Disconnected(Exception):
+    """The client went away while we were reading its request."""
+
+
+class BodyTooLarge(Exception):
+    """The request body exceeds the configured limit."""
+
+
+def header_map(scope: Scope) -> dict[str, str]:
+    """Request headers by lower-case name; repeated headers joined with ", "."""
+    out: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", ()):
+        name = bytes(raw_name).decode("latin-1").lower()
+        value = bytes(raw_value).decode("latin-1")
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
+
+
+async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
+    """The whole request body, refusing more than ``limit`` bytes.
+
+    Raises:
+        BodyTooLarge: ``Content-Length`` or the bytes read exceed ``limit``.
+        Disconnected: the client left first.
+    """
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    chunks = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Disconnected
+        chunks += message.get("body", b"")
+        if len(chunks) > limit:
+            raise BodyTooLarge
+        if not message.get("more_body", False):
+            return bytes(chunks)
+
+
+async def wait_disconnect(receive: Receive) -> None:
+    """Return once the client has gone away (after the body was read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def until_disconnect(
+    receive: Receive, body: Callable[[], Awaitable[None]]
+) -> None:
+    """Run ``body()``; cancel it if the client goes away."""
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            await wait_disconnect(receive)
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(watch)
+        await body()
+        nursery.cancel_scope.cancel()
+
+
+def error_body(request_id: RequestId | None, error: ErrorData) -> bytes:
+    """A JSON-RPC error response, compact; without ``id`` when it is unknown.
+
+    JSON-RPC says ``"id": null`` there, but the MCP schemas type ``id`` as a
+    string or number (and optional), so null fails their validation.
+    """
+    body: dict[str, Any] = {"jsonrpc": "2.0", "error": error.to_json()}
+    if request_id is not None:
+        body["id"] = request_id
+    return pydantic_core.to_json(body)
+
+
+def _raw(headers: Iterable[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    *,
+    content_type: str | None = None,
+    headers: Iterable[tuple[str, str]] = (),
+) -> None:
+    """A complete response."""
+    raw = _raw(headers)
+    if content_type is not None:
+        raw.append((b"content-type", content_type.encode()))
+    raw.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+@final
+class SseResponse:
+    """A ``200 text/event-stream`` response, written event by event."""
+
+    def __init__(self, send: Send, headers: Iterable[tuple[str, str]] = ()) -> None:
+        self._send = send
+        self._headers = _raw(headers)
+        self._held = b""
+        self.started = False
+        self.ended = False
+
+    async def start(self) -> None:
+        if not self.started:
+            self.started = True
+            headers = [*SSE_HEADERS, *self._headers]
+            await self._send(
+                {"type": "http.response.start", "status": 200, "headers": headers}
+            )
+
+    async def event(
+        self,
+        data: bytes | str,
+        *,
+        id: str | None = None,
+        retry: int | None = None,
+    ) -> None:
+        """One ``event: message`` (or, with empty data, a priming event)."""
+        name = "message" if data else None
+        await self._write(_sse.encode(data, event=name, id=id, retry=retry))
+
+    def prime(self, id: str, retry: int | None) -> None:
+        """Hold a priming event (no data; an ``id`` and a ``retry``).
+
+        It goes out first, in the same body write as the next event, or alone
+        at :meth:`flush` or :meth:`end`: when the first message is ready at
+        once, the client gets both in one write instead of two.
+        """
+        self._held = _sse.encode("", id=id, retry=retry)
+
+    async def flush(self) -> None:
+        """Send a held priming event now."""
+        if self._held:
+            await self._write(b"")
+
+    async def _write(self, frame: bytes) -> None:
+        await self.start()
+        body, self._held = self._held + frame, b""
+        await self._send(
+            {"type": "http.response.body", "body": body, "more_body": True}
+        )
+
+    async def end(self) -> None:
+        await self.flush()
+        await self.start()  # an empty stream still gets its headers
+        if not self.ended:
+            self.ended = True
+            await self._send(
+                {"type": "http.response.body", "body": b"", "more_body": False}
+            )

@@ -1,0 +1,224 @@
+"""The 2026-07-28 side of the ``/mcp`` endpoint: one self-contained POST at a time.
+
+A modern request carries everything it needs (``_meta`` envelope, headers), so
+there is no session: the POST's own task runs the request
+(:func:`bridge._modern.respond`) and writes what it sends onto this POST's
+response (:class:`_ResponseStream`):
+
+* the response alone → ``application/json``, with the HTTP status its error
+  code maps to (:func:`~bridge.transports._ladder.http_status`);
+* a notification first (progress, logs) → ``text/event-stream``: the
+  notifications, then the response;
+* a server→client *request* cannot be sent: a call that needs the client
+  returns an InputRequiredResult instead.
+
+Closing the HTTP stream cancels the request (2026 semantics). Before any of
+this, the header ladder (``_ladder``) runs, and a request without the
+``_meta`` envelope is refused (-32602): on this path every request is
+self-contained, so none may fall back to handshake-era handling (an
+``initialize`` here is not a session). ``subscriptions/listen`` is answered
+here, as a long-lived SSE stream of list-change notifications, each tagged with
+the subscription id. Notifications POSTed by the client are accepted (202) and
+dropped: there is no session for them to affect.
+
+What a modern request *means* is the business of :mod:`bridge._modern`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, cast, final
+
+import trio
+
+from bridge.jsonrpc.errors import error_data
+from bridge.jsonrpc.messages import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    ErrorData,
+    ErrorResponse,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    dumps,
+)
+from bridge.server import modern as _modern
+from bridge.transports import headers as _ladder
+from runtime.tools import Tool
+
+from . import asgi as _asgi
+from .asgi import Receive, Send, SseResponse
+
+if TYPE_CHECKING:
+    from bridge.server.server import ListKind, Server
+
+__all__ = ["SUPPORTED", "has_envelope", "post"]
+
+SUPPORTED: Final = ("2026-07-28",)
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+_FILTERS: Final[Mapping[str, str]] = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+
+
+async def _error(send: Send, request_id: RequestId | None, error: ErrorData) -> None:
+    body = _asgi.error_body(request_id, error)
+    status = _ladder.http_status(error.code)
+    await _asgi.respond(send, status, body, content_type=_asgi.JSON)
+
+
+async def post(
+    server: Server,
+    headers: Mapping[str, str],
+    message: Message,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """Answer one modern POST (the body is already parsed into ``message``)."""
+    if isinstance(message, Notification):
+        await _asgi.respond(send, 202)
+        return
+    if not isinstance(message, Request):
+        error = ErrorData(INVALID_REQUEST, "Invalid request: expected a request")
+        await _error(send, None, error)
+        return
+    lookup = functools.partial(_header_params, server)
+    problem = _no_envelope(message) or _ladder.check(
+        headers, message, SUPPORTED, lookup
+    )
+    if problem is not None:
+        await _error(send, message.id, problem)
+    elif message.method == "subscriptions/listen":
+        await _listen(server, message, receive, send)
+    else:
+        await _answer(server, message, receive, send)
+
+
+_ENVELOPE: Final = (_ladder.PROTOCOL_VERSION, _ladder.CLIENT_CAPABILITIES)
+
+
+def _missing(request: Request) -> list[str]:
+    """The envelope keys ``params._meta`` of ``request`` lacks."""
+    meta: Any = (request.params or {}).get("_meta")
+    if not isinstance(meta, Mapping):
+        return list(_ENVELOPE)
+    return [key for key in _ENVELOPE if key not in meta]
+
+
+def has_envelope(message: Message) -> bool:
+    """Whether ``message`` is a request carrying the 2026-07-28 envelope."""
+    return isinstance(message, Request) and not _missing(message)
+
+
+def _no_envelope(request: Request) -> ErrorData | None:
+    missing = _missing(request)
+    if not missing:
+        return None
+    return ErrorData(
+        INVALID_PARAMS,
+        f"params._meta is missing the required envelope key(s): {', '.join(missing)}",
+    )
+
+
+def _header_params(server: Server, tool_name: str) -> Mapping[str, str]:
+    tool = server.tools.get(tool_name)
+    return {} if tool is None else _tool_header_params(tool)
+
+
+@functools.lru_cache(maxsize=256)
+def _tool_header_params(tool: Tool[Any, Any]) -> Mapping[str, str]:
+    # A tool's schema is fixed once defined; building it is not free.
+    return _ladder.header_params(tool.input_schema)
+
+
+# --- one request ----------------------------------------------------------------------
+
+
+async def _answer(
+    server: Server, request: Request, receive: Receive, send: Send
+) -> None:
+    stream = _ResponseStream(send)
+
+    async def run() -> None:
+        try:
+            result = await _modern.respond(server, request, stream.notify)
+        except Exception as exc:
+            await stream.answer(ErrorResponse(request.id, error_data(exc)))
+        else:
+            await stream.answer(Response(request.id, result))
+
+    await _asgi.until_disconnect(receive, run)
+
+
+@final
+class _ResponseStream:
+    """The response to one modern request: plain JSON, or an SSE stream once a
+    notification goes out before the answer."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._sse = SseResponse(send)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None) -> None:
+        await self._sse.event(dumps(Notification(method, params)))
+
+    async def answer(self, message: Response | ErrorResponse) -> None:
+        if self._sse.started:
+            await self._sse.event(dumps(message))
+            await self._sse.end()
+            return
+        status = 200
+        if isinstance(message, ErrorResponse):
+            status = _ladder.http_status(message.error.code)
+        body = dumps(message)
+        await _asgi.respond(self._send, status, body, content_type=_asgi.JSON)
+
+
+# --- subscriptions/listen -------------------------------------------------------------
+
+
+async def _listen(
+    server: Server, request: Request, receive: Receive, send: Send
+) -> None:
+    wanted: Any = (request.params or {}).get("notifications")
+    if not isinstance(wanted, Mapping):
+        error = ErrorData(INVALID_PARAMS, "subscriptions/listen needs notifications")
+        await _error(send, request.id, error)
+        return
+    honoured = {
+        name: True
+        for name in _FILTERS.values()
+        if cast(Mapping[str, Any], wanted).get(name) is True
+    }
+    tag = {SUBSCRIPTION_ID: request.id}
+    sse = SseResponse(send)
+    with server.listen() as changes:
+        ack = {"_meta": tag, "notifications": honoured}
+        await sse.event(
+            dumps(Notification("notifications/subscriptions/acknowledged", ack))
+        )
+        async with trio.open_nursery() as nursery:
+
+            async def cancel_on_disconnect() -> None:
+                await _asgi.wait_disconnect(receive)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(cancel_on_disconnect)
+            await _relay(changes, honoured, tag, sse)
+
+
+async def _relay(
+    changes: trio.MemoryReceiveChannel[ListKind],
+    honoured: Mapping[str, bool],
+    tag: Mapping[str, Any],
+    sse: SseResponse,
+) -> None:
+    async for kind in changes:
+        if honoured.get(_FILTERS[kind]):
+            note = Notification(f"notifications/{kind}/list_changed", {"_meta": tag})
+            await sse.event(dumps(note))
