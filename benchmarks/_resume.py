@@ -15,7 +15,7 @@ from bridge.jsonrpc import Request
 from bridge.jsonrpc.session import Session
 from bridge.server import Connection, Server
 from bridge.server import rounds as _rounds
-from bridge.server.live import CallScope
+from bridge.server.questions import CallScope
 from bridge.transports.memory import memory_pair
 
 from ._stats import cpu
@@ -81,7 +81,7 @@ async def handle_request(seconds: float, answers: int = 10) -> float:
 
 
 async def run_round(seconds: float) -> float:
-    """Seconds for ``bridge._rounds.run_round`` alone (seal, replay, finish)."""
+    """Seconds for ``bridge.server.rounds.run_round`` alone (seal, replay, finish)."""
     server, _connection, _session, params = await _prepare()
     tool = server.tools["elicit_n"]
     arguments = tool.parse_arguments(params["arguments"])

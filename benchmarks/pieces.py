@@ -56,7 +56,7 @@ import trio  # noqa: E402
 from benchmarks import _resume, compare_mcp, ours  # noqa: E402
 from benchmarks._stats import median  # noqa: E402
 from bridge.jsonrpc import messages as jsonrpc  # noqa: E402
-from bridge.server.live import CallScope, ask, decode_answer  # noqa: E402
+from bridge.server.questions import CallScope, ask, decode_answer  # noqa: E402
 from decoders import mcp as mcp_decode  # noqa: E402
 from encoders import mcp as mcp_encode  # noqa: E402
 from runtime import Journal, SampleReply, Text  # noqa: E402

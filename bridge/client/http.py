@@ -1,6 +1,6 @@
 """Streamable HTTP for our MCP client, both eras, over httpx on trio.
 
-:func:`http_transport` yields a :class:`~bridge.session.Transport`: every
+:func:`http_transport` yields a :class:`~bridge.jsonrpc.session.Transport`: every
 message the session sends is one ``POST`` to the endpoint, and whatever the
 server answers (one JSON body, or an SSE stream of notifications, server
 requests and finally the response) comes back through ``receive`` in order.

@@ -7,14 +7,24 @@ A request sent with ``Session.request`` is awaited by one task on a
 
 from __future__ import annotations
 
-from typing import Any, final
+from typing import Any, Protocol, final
 
 import trio
 
+from .messages import RequestId
 from .timers import Timer
-from .transport import Replies
 
-__all__ = ["Callback", "Slot"]
+__all__ = ["Callback", "Replies", "Slot"]
+
+
+class Replies(Protocol):
+    """Whoever sent requests with ``Session.request_nowait``."""
+
+    def replied(
+        self, request_id: RequestId, result: Any, error: BaseException | None
+    ) -> None:
+        """Request ``request_id`` is settled: ``result``, or else ``error``."""
+        ...
 
 
 @final

@@ -1,69 +1,48 @@
 """A JSON-RPC session over any transport, in both directions at once.
 
-The session owns request-id correlation, the receive loop, one task per
-incoming request (unless the handler takes it on with no task:
-:class:`ImmediateHandler`), cancellation in both directions, timeouts on the
-requests it sends, ``ping``, and the single point where a handler's exception
-becomes an error reply (``bridge._errors``). It is deliberately not MCP-aware:
+The session owns the receive loop, one task per incoming request (unless the
+handler takes it on with no task: :class:`ImmediateHandler`), cancellation in
+both directions, and the single point where a handler's exception becomes an
+error reply (:mod:`bridge.jsonrpc.errors`). It is deliberately not MCP-aware:
 methods are strings and params are dicts; the MCP server and client sit on top.
+What it sends, and the replies to its own requests, are
+:mod:`~bridge.jsonrpc.outbound`'s; the requests it is answering are
+:mod:`~bridge.jsonrpc.incoming`'s (where ``notifications/cancelled`` finds
+them); frames pushed by a :class:`PushTransport`, and the one-piece-at-a-time
+order of code that never waits, are :mod:`~bridge.jsonrpc.feed`'s.
 
-Rules:
+Code that never waits: when the transport can send without waiting
+(``send_nowait``: at once in memory; queued for the transport's ``pump``, which
+the session runs, over stdio; stored for the request's stream over HTTP), a
+handler may take a request on with no task (:meth:`Session.adopt`) and answer
+it later from the receive path, sending its own requests with
+``request_nowait`` (the reply comes back as a callback, the timeout is a
+:class:`~bridge.jsonrpc.timers.Timer`).
 
-* Our request ids are ints from a counter; a response id ``"7"`` matches ``7``.
-  A ``notifications/cancelled`` for ``"7"`` cancels incoming request ``7`` (and
-  ``7`` cancels ``"7"``); a boolean id matches nothing.
-* The pending table is cleaned in ``finally``: a request that times out, is
-  cancelled, or whose session breaks never leaks an entry.
-* If the caller of :meth:`Session.request` is cancelled or times out, the peer is
-  sent ``notifications/cancelled`` (shielded, best effort) and a late reply is
-  dropped.
-* An incoming ``notifications/cancelled`` cancels the matching handler task (or
-  the request a handler took on); no response is sent for it.
-* A transport may push frames instead (:class:`PushTransport`: in memory,
-  and each POST over HTTP): each is handled as it arrives, in the sender's
-  task — a response settles its waiter, a request starts its handler — with
-  no receive-loop task between the two sessions. Frames that need awaiting
-  (most notifications) queue behind, in order, for the session's own task; so
-  does everything after them until that queue is empty. A transport can bound
-  that queue by waiting on :meth:`Session.backlog_below` before it pushes.
-* Code that never waits: when the transport can send without waiting
-  (``send_nowait``: at once in memory; queued for the transport's ``pump``,
-  which the session runs, over stdio; stored for the request's stream over
-  HTTP), a
-  handler may take a request on with no task (:meth:`Session.adopt`) and answer
-  it later from the receive path, sending its own requests with
-  :meth:`Session.request_nowait` (the reply comes back as a callback, the
-  timeout is a :class:`~bridge._timers.Timer`). All such code runs one piece at
-  a time: a frame pushed while a frame, a timer or a cancellation is being
-  handled is handled after it, never inside it.
-* When the transport ends (EOF, disconnect) the peer is gone: every incoming
-  request that is waiting on (or later needs) a reply from the peer is
-  cancelled; the others may finish for ``drain_timeout`` seconds and their
-  replies are written if the transport still takes them; then whatever is
-  left is cancelled. Requests we sent without a related incoming request fail
-  with :class:`~runtime.errors.BrokenSessionError`.
+When the transport ends (EOF, disconnect) the peer is gone: every incoming
+request that is waiting on (or later needs) a reply from the peer is cancelled;
+the others may finish for ``drain_timeout`` seconds and their replies are
+written if the transport still takes them; then whatever is left is
+cancelled. Requests we sent without a related incoming request fail with
+:class:`~runtime.errors.BrokenSessionError`.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import itertools
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, final
+from typing import Any, Protocol, TypeVar, final
 
 import trio
 
-from runtime.errors import (
-    BrokenSessionError,
-    ClosedSessionError,
-    PeerError,
-    RequestTimeout,
-)
+from runtime.errors import BrokenSessionError, ClosedSessionError, PeerError
 
-from ._pending import Callback, Slot
+from ._pending import Replies as Replies
 from .errors import error_data
+from .feed import Feed, Parsed
+from .incoming import Adopted as Adopted
+from .incoming import Handle, Incoming
 from .messages import (
     INVALID_REQUEST,
     ErrorData,
@@ -75,51 +54,67 @@ from .messages import (
     Request,
     RequestId,
     Response,
-    coerce_id,
     parse,
 )
+from .outbound import CANCELLED, CLOSED_ERRORS, Outbound
 from .timers import Timer, Timers
-from .transport import Adopted as Adopted
-from .transport import Handler as Handler
-from .transport import ImmediateHandler as ImmediateHandler
 from .transport import PushTransport as PushTransport
 from .transport import ReleasingTransport as ReleasingTransport
-from .transport import Replies as Replies
 from .transport import Transport as Transport
 
 __all__ = [
     "Adopted",
     "Handler",
     "ImmediateHandler",
-    "Replies",
     "PushTransport",
     "ReleasingTransport",
+    "Replies",
     "Session",
     "Transport",
 ]
 
 log = logging.getLogger("yieldmcp")
 
-_CANCELLED = "notifications/cancelled"
-_CLOSED_ERRORS = (
-    trio.BrokenResourceError,
-    trio.ClosedResourceError,
-    BrokenSessionError,
-)
-
 T = TypeVar("T")
 
 
-Parsed = Message | Invalid | Ignored
+class Handler(Protocol):
+    """What the session calls for incoming traffic (the MCP server or client)."""
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        """The result for ``request``; raise to answer with an error."""
+        ...
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None: ...
+
+    def closed(self, session: Session) -> None:
+        """The transport ended (called once, synchronously, before teardown)."""
+        ...
 
 
-def _cancel(handle: Adopted | trio.CancelScope) -> None:
-    handle.cancel()
+class ImmediateHandler(Handler, Protocol):
+    """A handler that can take some requests on without a task of their own."""
+
+    def begin_request(self, request: Request, session: Session) -> bool:
+        """Take ``request`` on now and return True: answer it at once with
+        :meth:`Session.respond_nowait`, or :meth:`Session.adopt` it and answer
+        it later. Return False to leave it to :meth:`handle_request`, in a task.
+        Called only when :attr:`Session.immediate`. An exception raised before
+        adopting is answered as an error.
+        """
+        ...
 
 
 @final
 class Session:
     """One JSON-RPC connection. Start it with :meth:`run` in a nursery.
+
+    It sends with :meth:`request` and, from code that never waits,
+    ``request_nowait``, ``cancel_nowait``, ``notify_nowait`` and
+    ``respond_nowait``; ``notify`` and ``release_stream`` send and wait. Those
+    are :class:`~bridge.jsonrpc.outbound.Outbound`'s methods, documented there.
 
     Args:
         transport: moves the bytes.
@@ -142,37 +137,32 @@ class Session:
     ) -> None:
         self.transport = transport
         self.handler = handler
-        self.request_timeout = request_timeout
-        self.cancel_grace = cancel_grace
         self.drain_timeout = drain_timeout
-        self._ids = itertools.count(1)
-        self._pending: dict[RequestId, Slot | Callback] = {}
-        self._related: dict[RequestId, RequestId | None] = {}
-        self._eof = False
-        self._idle: trio.Event | None = None  # while draining: set when idle
-        self._incoming: dict[RequestId, trio.CancelScope | Adopted] = {}
+        self._feed = feed = Feed(self._dispatch_now)
+        self._out = out = Outbound(
+            transport,
+            request_timeout=request_timeout,
+            cancel_grace=cancel_grace,
+            call_later=self.call_later,
+            serially=feed.serially,
+        )
+        # Outbound's API, bound here: one call on the hot path, not two.
+        self.request_nowait = out.request_nowait
+        self.cancel_nowait = out.cancel_nowait
+        self.notify_nowait = out.notify_nowait
+        self.respond_nowait = out.respond_nowait
+        self.notify = out.notify
+        self.release_stream = out.release_stream
+        self.release_stream_nowait = out.release_stream_nowait
+        self._incoming = Incoming(feed.serially)
         self._nursery: trio.Nursery | None = None
         self._closed = False
         self.broken = trio.Event()
-        # Push mode and code that never waits (see the module doc):
-        self._backlog: collections.deque[Parsed | None] = collections.deque()
-        self._backlogged = trio.Event()
-        self._backlog_shrank = trio.Event()
-        self._later: collections.deque[tuple[Callable[[Any], object], Any]] = (
-            collections.deque()
-        )
-        self._busy = False
-        self._failure: Exception | None = None
         self._timers: Timers | None = None
-        self._send_now: Callable[..., None] | None = getattr(
-            transport, "send_nowait", None
-        )
         begin = getattr(handler, "begin_request", None)
         self._begin: Callable[[Request, Session], bool] | None = (
-            begin if self._send_now is not None else None
+            begin if out.send_now is not None else None
         )
-
-    # --- running ---------------------------------------------------------------------
 
     async def run(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -186,9 +176,10 @@ class Session:
                 if pump is not None:  # writes what send_nowait queues
                     nursery.start_soon(pump)
                 if isinstance(transport, PushTransport):
-                    transport.attach(self._push)
+                    transport.attach(self._feed.push)
                     task_status.started()
-                    await self._serve_backlog()
+                    await self._feed.serve(self._dispatch)
+                    self._out.peer_gone = True
                 else:
                     task_status.started()
                     await self._receive_loop()
@@ -206,8 +197,8 @@ class Session:
         flush = getattr(self.transport, "flush", None)
         if flush is not None:
             with (
-                trio.move_on_after(self.cancel_grace),
-                contextlib.suppress(*_CLOSED_ERRORS),
+                trio.move_on_after(self._out.cancel_grace),
+                contextlib.suppress(*CLOSED_ERRORS),
             ):
                 await flush()
 
@@ -215,42 +206,31 @@ class Session:
         while True:
             try:
                 data = await self.transport.receive()
-            except (trio.EndOfChannel, *_CLOSED_ERRORS):
-                self._eof = True
+            except (trio.EndOfChannel, *CLOSED_ERRORS):
+                self._out.peer_gone = True
                 return
             await self._dispatch(parse(data))
 
     async def _drain(self) -> None:
         """The peer is gone: cancel calls that need it, let the others finish."""
-        self._eof = True
-        for request_id, related in list(self._related.items()):
+        out = self._out
+        out.peer_gone = True
+        for request_id, related in list(out.related.items()):
             handle = self._incoming.get(related) if related is not None else None
             if handle is not None:
-                self._cancel_handle(handle)
-            elif request_id in self._pending:
-                self._fail_pending(
-                    request_id, BrokenSessionError("the peer disconnected")
-                )
-        if self._incoming:
-            # A fresh event: the session may have been idle before, between
-            # earlier requests, and those times must not end the drain.
-            self._idle = idle = trio.Event()
-            with trio.move_on_after(self.drain_timeout):
-                await idle.wait()
+                self._incoming.cancel(handle)
+            elif request_id in out.pending:
+                out.fail(request_id, BrokenSessionError("the peer disconnected"))
+        await self._incoming.until_idle(self.drain_timeout)
 
     def _close(self) -> None:
         if self._closed:
             return
-        self._closed = True
+        self._closed = self._out.closed = True
         self.broken.set()
-        self._backlog_shrank.set()
-        for handle in list(self._incoming.values()):
-            if not isinstance(handle, trio.CancelScope):
-                self._cancel_handle(handle)  # adopted: no task for trio to cancel
-        for request_id in list(self._pending):
-            self._fail_pending(
-                request_id, BrokenSessionError("the session ended before the reply")
-            )
+        self._feed.close()
+        self._incoming.cancel_adopted()
+        self._out.fail_all(BrokenSessionError("the session ended before the reply"))
         self.handler.closed(self)
 
     @property
@@ -260,55 +240,7 @@ class Session:
     @property
     def peer_gone(self) -> bool:
         """The transport has ended: the peer can no longer answer."""
-        return self._eof
-
-    # --- one piece at a time ---------------------------------------------------------
-
-    def _exclusively(self, fn: Callable[[T], object], arg: T) -> None:
-        """Run ``fn(arg)``; what arrives meanwhile runs after it, in order."""
-        if self._busy:
-            self._later.append((fn, arg))
-            return
-        self._busy = True
-        try:
-            fn(arg)
-            while self._later:
-                later, later_arg = self._later.popleft()
-                later(later_arg)
-        finally:
-            self._busy = False
-
-    def _push(self, data: bytes | None) -> None:
-        """A frame (None: the end) from a :class:`PushTransport`."""
-        try:
-            self._exclusively(self._arrive, data)
-        except Exception as exc:
-            # Our bug, not the sender's: fail this session, as a receive loop would.
-            self._later.clear()
-            self._failure = exc
-            self._backlogged.set()
-
-    def _arrive(self, data: bytes | None) -> None:
-        message = None if data is None else parse(data)
-        if self._backlog or message is None or not self._dispatch_now(message):
-            self._backlog.append(message)
-            self._backlogged.set()
-
-    async def _serve_backlog(self) -> None:
-        """Handle, in order, the pushed frames that need awaiting; until the end."""
-        while True:
-            while self._backlog:
-                message = self._backlog[0]
-                if message is None:
-                    self._eof = True
-                    return
-                await self._dispatch(message)
-                self._backlog.popleft()
-                self._backlog_shrank.set()
-            if self._failure is not None:
-                raise self._failure
-            self._backlogged = trio.Event()
-            await self._backlogged.wait()
+        return self._out.peer_gone
 
     async def backlog_below(self, limit: int) -> None:
         """Wait until fewer than ``limit`` pushed frames wait for the session's
@@ -318,41 +250,31 @@ class Session:
         (HTTP POSTs) calls this before each push, so what that peer can queue
         is bounded.
         """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        while len(self._backlog) >= limit and not self._closed:
-            if self._backlog_shrank.is_set():  # one event for every waiter
-                self._backlog_shrank = trio.Event()
-            await self._backlog_shrank.wait()
-
-    def _cancel_handle(self, handle: trio.CancelScope | Adopted) -> None:
-        if isinstance(handle, trio.CancelScope):
-            handle.cancel()
-        else:
-            self._exclusively(_cancel, handle)
-
-    # --- incoming --------------------------------------------------------------------
+        await self._feed.below(limit)
 
     async def _dispatch(self, message: Parsed) -> None:
         match message:
-            case Notification(method=method) if method != _CANCELLED:
+            case Notification(method=method) if method != CANCELLED:
                 await self.handler.handle_notification(message, self)
             case Invalid(id=request_id, error=error):
-                await self._send_quietly(ErrorResponse(request_id, error), request_id)
+                await self._out.send_quietly(
+                    ErrorResponse(request_id, error), request_id
+                )
             case _:
-                self._exclusively(self._dispatch_now, message)
+                self._feed.serially(self._dispatch_now, message)
 
     def _dispatch_now(self, message: Parsed) -> bool:
         """Handle ``message`` without waiting, if it can be (else False)."""
         match message:
             case Request():
                 self._start_request(message)
-            case Notification(method=method, params=params) if method == _CANCELLED:
+            case Notification(method=method, params=params) if method == CANCELLED:
                 self._cancel_incoming(params or {})
             case Response(id=raw_id, result=result):
-                self._settle(raw_id, result=result)
+                self._out.settle(raw_id, result=result)
             case ErrorResponse(id=raw_id, error=error):
                 if raw_id is not None:
-                    self._settle(
+                    self._out.settle(
                         raw_id, error=PeerError(error.code, error.message, error.data)
                     )
             case Ignored(reason=reason):
@@ -368,13 +290,13 @@ class Session:
                 INVALID_REQUEST, f"request id {request.id!r} is already in use"
             )
             self._nursery.start_soon(
-                self._send_quietly, ErrorResponse(request.id, error), None
+                self._out.send_quietly, ErrorResponse(request.id, error), None
             )
             return
         if self._begin is not None and self._begun(request):
             return
         scope = trio.CancelScope()
-        self._incoming[request.id] = scope
+        self._incoming.add(request.id, scope)
         self._nursery.start_soon(self._answer, request, scope)
 
     def _begun(self, request: Request) -> bool:
@@ -396,69 +318,14 @@ class Session:
                 else:
                     reply = Response(request.id, result)
             if reply is not None and not scope.cancelled_caught:
-                await self._send_quietly(reply, request.id)
+                await self._out.send_quietly(reply, request.id)
         finally:
             self.release(request.id, scope)
 
     def _cancel_incoming(self, params: Mapping[str, Any]) -> None:
-        handle = self._incoming_handle(params.get("requestId"))
+        handle = self._incoming.named_by(params.get("requestId"))
         if handle is not None:
-            self._cancel_handle(handle)
-
-    def _incoming_handle(self, request_id: object) -> trio.CancelScope | Adopted | None:
-        """The incoming request a peer's ``requestId`` names: ``"7"`` names
-        request ``7`` and ``7`` names ``"7"``; a boolean names none (``True``
-        would alias ``1``)."""
-        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-            return None
-        handle = self._incoming.get(request_id)
-        if handle is None:
-            alias = (
-                coerce_id(request_id)
-                if isinstance(request_id, str)
-                else str(request_id)
-            )
-            if alias is not None and alias != request_id:
-                handle = self._incoming.get(alias)
-        return handle
-
-    def _settle(
-        self,
-        raw_id: RequestId,
-        *,
-        result: Any = None,
-        error: BaseException | None = None,
-    ) -> None:
-        request_id = coerce_id(raw_id)
-        entry = self._pending.get(request_id) if request_id is not None else None
-        if entry is None:
-            return  # a late reply to a cancelled request
-        if isinstance(entry, Slot):
-            entry.settle(result, error)
-            return
-        assert request_id is not None
-        del self._pending[request_id]
-        self._related.pop(request_id, None)
-        if entry.close():
-            entry.owner.replied(request_id, result, error)
-
-    def _fail_pending(self, request_id: RequestId, error: BaseException) -> None:
-        entry = self._pending.get(request_id)
-        if isinstance(entry, Slot):
-            entry.settle(error=error)
-        elif entry is not None:
-            self._exclusively(self._settle_error, (request_id, error))
-
-    def _settle_error(self, args: tuple[RequestId, BaseException]) -> None:
-        self._settle(args[0], error=args[1])
-
-    def cancel_request(self, request_id: RequestId) -> bool:
-        """Cancel the handler of incoming request ``request_id``, if running."""
-        handle = self._incoming.get(request_id)
-        if handle is None:
-            return False
-        self._cancel_handle(handle)
-        return True
+            self._incoming.cancel(handle)
 
     @property
     def in_flight(self) -> int:
@@ -468,136 +335,22 @@ class Session:
     @property
     def outstanding(self) -> list[RequestId]:
         """Ids of our requests still waiting for a reply."""
-        return list(self._pending)
-
-    # --- incoming requests taken on without a task -----------------------------------
+        return self._out.outstanding
 
     @property
     def immediate(self) -> bool:
         """Whether this session can send without waiting (the ``*_nowait`` methods)."""
-        return self._send_now is not None
+        return self._out.send_now is not None
 
     def adopt(self, request_id: RequestId, handle: Adopted) -> None:
         """Take incoming request ``request_id`` on, with no task: ``handle`` is
         cancelled if the peer cancels it or leaves. End it with
         :meth:`respond_nowait` and :meth:`release`."""
-        self._incoming[request_id] = handle
+        self._incoming.add(request_id, handle)
 
-    def release(
-        self, request_id: RequestId, handle: trio.CancelScope | Adopted
-    ) -> None:
+    def release(self, request_id: RequestId, handle: Handle) -> None:
         """Incoming request ``request_id`` is over (answered or cancelled)."""
-        if self._incoming.get(request_id) is handle:
-            del self._incoming[request_id]
-        if not self._incoming and self._idle is not None:
-            self._idle.set()
-
-    def respond_nowait(
-        self,
-        request_id: RequestId,
-        result: Any = None,
-        *,
-        error: ErrorData | None = None,
-    ) -> None:
-        """Answer incoming request ``request_id`` now (a gone peer is ignored)."""
-        reply = (
-            Response(request_id, result)
-            if error is None
-            else ErrorResponse(request_id, error)
-        )
-        self._send_nowait_quietly(reply, request_id)
-
-    def request_nowait(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None,
-        *,
-        owner: Replies,
-        related: RequestId | None = None,
-        timeout: float | None = None,
-    ) -> RequestId:
-        """Send a request now; its reply (or failure) goes to ``owner.replied``.
-
-        ``owner.replied`` is called once: with the result, or with a
-        :class:`~runtime.errors.PeerError`, a
-        :class:`~runtime.errors.RequestTimeout` (the peer was told to cancel) or
-        a :class:`~runtime.errors.BrokenSessionError`; never after
-        :meth:`cancel_nowait`. Call it only from code the session runs (a
-        handler's ``begin_request``, a ``replied``, a timer, a cancel), so a
-        reply cannot arrive before this returns.
-
-        Raises:
-            ClosedSessionError: the session had already ended.
-            BrokenSessionError: the peer is gone, or the transport is closed.
-        """
-        if self._closed:
-            raise ClosedSessionError("the session is closed")
-        if self._eof:
-            raise BrokenSessionError("the peer disconnected")
-        assert self._send_now is not None
-        request_id = next(self._ids)
-        entry = Callback(method, owner)
-        self._pending[request_id] = entry
-        self._related[request_id] = related
-        try:
-            self._send_now(Request(request_id, method, params), related=related)
-        except _CLOSED_ERRORS as exc:
-            del self._pending[request_id]
-            del self._related[request_id]
-            if isinstance(exc, BrokenSessionError):
-                raise  # the transport's own account of what broke
-            raise BrokenSessionError(
-                f"could not send {method}: the transport is closed"
-            ) from exc
-        limit = timeout if timeout is not None else self.request_timeout
-        if limit is not None:
-            entry.timer = self.call_later(limit, self._time_out, (request_id, limit))
-        return request_id
-
-    def _time_out(self, args: tuple[RequestId, float]) -> None:
-        request_id, limit = args
-        entry = self._pending.get(request_id)
-        if not isinstance(entry, Callback):
-            return
-        self.cancel_nowait(request_id, f"timed out after {limit} s")
-        entry.owner.replied(
-            request_id,
-            None,
-            RequestTimeout(f"{entry.method} got no reply within {limit} s"),
-        )
-
-    def cancel_nowait(self, request_id: RequestId, reason: str = "cancelled") -> None:
-        """Withdraw our request ``request_id``: tell the peer, ignore its reply."""
-        entry = self._pending.pop(request_id, None)
-        related = self._related.pop(request_id, None)
-        if entry is None or not isinstance(entry, Callback) or not entry.close():
-            return
-        note = Notification(_CANCELLED, {"requestId": request_id, "reason": reason})
-        self._send_nowait_quietly(note, related)
-
-    def notify_nowait(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        related: RequestId | None = None,
-    ) -> None:
-        """Send a notification now (BrokenSessionError if the transport is gone)."""
-        assert self._send_now is not None
-        try:
-            self._send_now(Notification(method, params), related=related)
-        except BrokenSessionError:
-            raise
-        except _CLOSED_ERRORS as exc:
-            raise BrokenSessionError(
-                f"could not send {method}: the transport is closed"
-            ) from exc
-
-    def release_stream_nowait(self, related: RequestId) -> None:
-        """:meth:`release_stream`, for a transport that can do it without waiting."""
-        release = getattr(self.transport, "release_stream_nowait", None)
-        if release is not None:
-            release(related)
+        self._incoming.release(request_id, handle)
 
     def call_later(
         self, seconds: float, callback: Callable[[T], None], arg: T
@@ -605,20 +358,9 @@ class Session:
         """Call ``callback(arg)`` in ``seconds`` (run like a frame's handling)."""
         if self._timers is None:
             assert self._nursery is not None
-            self._timers = Timers(self._exclusively)
+            self._timers = Timers(self._feed.serially)
             self._nursery.start_soon(self._timers.run)
         return self._timers.call_later(seconds, callback, arg)
-
-    def _send_nowait_quietly(self, message: Message, related: RequestId | None) -> None:
-        assert self._send_now is not None
-        # try/except, not contextlib.suppress: this runs for every message, and
-        # suppress costs an object and two Python calls each time.
-        try:  # noqa: SIM105
-            self._send_now(message, related=related)
-        except _CLOSED_ERRORS:
-            pass  # the peer is gone: there is no one to tell
-
-    # --- outgoing --------------------------------------------------------------------
 
     async def request(
         self,
@@ -630,6 +372,9 @@ class Session:
     ) -> Any:
         """Send a request and wait for its result.
 
+        ``related`` names the incoming request this one serves (HTTP sends it
+        on that request's stream); ``timeout`` overrides ``request_timeout``.
+
         Raises:
             PeerError: the peer answered with an error object.
             RequestTimeout: no reply within ``timeout`` (the peer was told to
@@ -639,93 +384,17 @@ class Session:
         """
         if self._closed:
             raise ClosedSessionError("the session is closed")
-        if self._eof:
+        if self._out.peer_gone:
             await self._peer_gone(related)
-        request_id = next(self._ids)
-        slot = Slot()
-        self._pending[request_id] = slot
-        self._related[request_id] = related
-        limit = timeout if timeout is not None else self.request_timeout
-        message = Request(request_id, method, params)
-        try:
-            # The timeout covers sending too: over HTTP the whole exchange
-            # (POST, reading the answer, resuming it) happens in ``send``.
-            if limit is None:
-                await self.transport.send(message, related=related)
-                await slot.wait()
-            else:
-                with trio.move_on_after(limit) as timer:
-                    await self.transport.send(message, related=related)
-                    await slot.wait()
-                if timer.cancelled_caught:
-                    await self._cancel_remote(
-                        request_id, f"timed out after {limit} s", related
-                    )
-                    raise RequestTimeout(f"{method} got no reply within {limit} s")
-        except trio.Cancelled:
-            if not slot.done:
-                await self._cancel_remote(request_id, "cancelled", related)
-            raise
-        except BrokenSessionError:
-            raise  # the transport's own account of what broke
-        except _CLOSED_ERRORS as exc:
-            raise BrokenSessionError(
-                f"could not send {method}: the transport is closed"
-            ) from exc
-        finally:
-            self._pending.pop(request_id, None)
-            self._related.pop(request_id, None)
-        if slot.error is not None:
-            raise slot.error
-        return slot.result
+        return await self._out.request(method, params, related=related, timeout=timeout)
 
     async def _peer_gone(self, related: RequestId | None) -> None:
         """A request after the peer left: cancel the call that needs it."""
         handle = self._incoming.get(related) if related is not None else None
         if handle is not None:
-            self._cancel_handle(handle)
+            self._incoming.cancel(handle)
             await trio.lowlevel.checkpoint()  # raises Cancelled (for a task)
         raise BrokenSessionError("the peer disconnected")
 
-    async def notify(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        related: RequestId | None = None,
-    ) -> None:
-        """Send a notification (raises BrokenSessionError if the transport is gone)."""
-        try:
-            await self.transport.send(Notification(method, params), related=related)
-        except BrokenSessionError:
-            raise
-        except _CLOSED_ERRORS as exc:
-            raise BrokenSessionError(
-                f"could not send {method}: the transport is closed"
-            ) from exc
-
-    async def release_stream(self, related: RequestId) -> None:
-        """Let the transport close incoming request ``related``'s response stream.
-
-        The request goes on; the peer resumes the stream later (SSE polling).
-        A transport that cannot resume streams ignores it.
-        """
-        if isinstance(self.transport, ReleasingTransport):
-            await self.transport.release_stream(related)
-
     async def ping(self, *, timeout: float | None = None) -> None:
         await self.request("ping", None, timeout=timeout)
-
-    async def _cancel_remote(
-        self, request_id: RequestId, reason: str, related: RequestId | None
-    ) -> None:
-        note = Notification(_CANCELLED, {"requestId": request_id, "reason": reason})
-        with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_grace):
-            await self._send_quietly(note, related)
-
-    async def _send_quietly(self, message: Message, related: RequestId | None) -> None:
-        """Send, ignoring a transport that is already gone (nothing to tell)."""
-        try:  # noqa: SIM105 (as in _send_nowait_quietly: every reply comes here)
-            await self.transport.send(message, related=related)
-        except _CLOSED_ERRORS:
-            pass

@@ -1,7 +1,7 @@
 """Live ``tools/call`` without a task: a 2025-11-25 call driven by the session.
 
 A live call spends nearly all its life waiting on the client — a model, a
-person. Run in a task (``runtime.run`` with :class:`~bridge._live.LiveExecutor`),
+person. Run in a task (``runtime.run`` with :class:`~bridge.server.live.LiveExecutor`),
 waiting costs a task, its cancel scopes and a stack of coroutine frames for as
 long as the call is parked. Here a call is a record instead: the sans-IO
 stepper, and which of our requests in flight asks which of its questions. The
@@ -11,7 +11,7 @@ sent when the stepper finishes. Nothing waits: a parked call is its stepper,
 its generators and a table entry per open question.
 
 It is used when the session can send without waiting
-(:attr:`~bridge.session.Session.immediate`); the task-based driver stays the
+(:attr:`~bridge.jsonrpc.session.Session.immediate`); the task-based driver stays the
 general path (other transports, prompts, in-process hosts). The two behave the
 same, because the stepper makes every decision and this module only carries
 its events out, as the driver does:
@@ -28,7 +28,7 @@ its events out, as the driver does:
 * ``notifications/cancelled`` for the call, or the client leaving, closes its
   generators, withdraws its questions and sends no response;
 * the outcome becomes a result or an error as in the task path
-  (:func:`bridge._methods.tool_call_result`, then :mod:`bridge._errors`).
+  (:func:`bridge.server.methods.tool_call_result`, then :mod:`bridge.jsonrpc.errors`).
 """
 
 from __future__ import annotations
@@ -56,18 +56,18 @@ from runtime._stepper import (
 )
 from runtime.errors import BrokenSessionError, ClosedSessionError
 
-from .live import CallScope, ask, decode_answer, notice_notification
 from .methods import resolve_tool, tool_call_result
+from .questions import CallScope, ask, decode_answer, notice_notification
 
 if TYPE_CHECKING:
-    from .server import Server
+    from .offer import Offer
 
 __all__ = ["LiveCall", "begin"]
 
 _SAMPLING: Final = "sampling/createMessage"
 
 
-def begin(server: Server, request: Request, session: Session, scope: CallScope) -> None:
+def begin(server: Offer, request: Request, session: Session, scope: CallScope) -> None:
     """Take live ``tools/call`` ``request`` on, with no task.
 
     A tool that ends before it starts (a plain function's value, or an error)
@@ -120,7 +120,7 @@ class LiveCall:
 
     def __init__(
         self,
-        server: Server,
+        server: Offer,
         session: Session,
         scope: CallScope,
         tool: Tool[Any, Any],

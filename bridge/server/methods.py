@@ -3,7 +3,7 @@
 Each function takes the :class:`~bridge.server.Server`, the request params and
 the era, and returns the result JSON for that era. Era-specific envelopes
 (``resultType``, ``ttlMs``...) are added by the modern dispatcher; live
-server→client traffic is the business of :mod:`bridge._live`.
+server→client traffic is the business of :mod:`bridge.server.questions`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from runtime import Message, Text, Tool, run
 from runtime.errors import RequestError, ToolError, UrlElicitationRequired
 from runtime.messages import Audio, Image
 
-from .live import CallScope, LiveExecutor, url_required
+from .live import LiveExecutor
+from .questions import CallScope, url_required
 
 if TYPE_CHECKING:
     from .catalog import Resource, ResourceTemplate
-    from .server import Server
+    from .offer import Offer
 
 __all__ = [
     "arguments",
@@ -84,7 +85,7 @@ def arguments(params: Mapping[str, Any]) -> Mapping[str, Any]:
 # --- tools --------------------------------------------------------------------------
 
 
-def list_tools(server: Server, params: Mapping[str, Any], era: str) -> dict[str, Any]:
+def list_tools(server: Offer, params: Mapping[str, Any], era: str) -> dict[str, Any]:
     _no_cursor(params)
     return {
         "tools": [
@@ -94,7 +95,7 @@ def list_tools(server: Server, params: Mapping[str, Any], era: str) -> dict[str,
 
 
 def resolve_tool(
-    server: Server, params: Mapping[str, Any]
+    server: Offer, params: Mapping[str, Any]
 ) -> tuple[Tool[Any, Any], Any]:
     """The tool named in ``params`` and its validated arguments.
 
@@ -110,10 +111,10 @@ def resolve_tool(
 
 
 async def call_tool_live(
-    server: Server, request: Request, session: Session, scope: CallScope
+    server: Offer, request: Request, session: Session, scope: CallScope
 ) -> dict[str, Any]:
     """Run a tool with live server→client requests, in this task (the general
-    path; see :mod:`bridge._live_calls` for the task-less one); failures
+    path; see :mod:`bridge.server.live_calls` for the task-less one); failures
     become isError."""
     tool, arguments = resolve_tool(server, request.params or {})
     executor = LiveExecutor(
@@ -142,8 +143,9 @@ def tool_call_result(
     Raises:
         RequestError: ``error``, to be answered as a JSON-RPC error instead.
         UrlElicitationRequired: likewise (``-32042``), for a client that
-            declared URL-mode elicitation (see :func:`bridge._live.url_required`;
-            for another client it is an isError result naming the capability).
+            declared URL-mode elicitation (see
+            :func:`bridge.server.questions.url_required`; for another client it
+            is an isError result naming the capability).
     """
     era = scope.era
     if error is None:
@@ -178,7 +180,7 @@ def describe_failure(exc: BaseException) -> str:
 
 
 def list_resources(
-    server: Server, params: Mapping[str, Any], era: str
+    server: Offer, params: Mapping[str, Any], era: str
 ) -> dict[str, Any]:
     _no_cursor(params)
     return {
@@ -190,7 +192,7 @@ def list_resources(
 
 
 def list_templates(
-    server: Server, params: Mapping[str, Any], era: str
+    server: Offer, params: Mapping[str, Any], era: str
 ) -> dict[str, Any]:
     _no_cursor(params)
     return {
@@ -209,9 +211,7 @@ def _described(
     return entry
 
 
-def read_resource(
-    server: Server, params: Mapping[str, Any], era: str
-) -> dict[str, Any]:
+def read_resource(server: Offer, params: Mapping[str, Any], era: str) -> dict[str, Any]:
     uri = uri_param(params)
     item = server.resources.get(uri)
     if item is not None:
@@ -247,7 +247,7 @@ def _contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any
 # --- prompts ------------------------------------------------------------------------
 
 
-def list_prompts(server: Server, params: Mapping[str, Any], era: str) -> dict[str, Any]:
+def list_prompts(server: Offer, params: Mapping[str, Any], era: str) -> dict[str, Any]:
     _no_cursor(params)
     out: list[dict[str, Any]] = []
     for item in server.prompts.values():
@@ -258,7 +258,7 @@ def list_prompts(server: Server, params: Mapping[str, Any], era: str) -> dict[st
 
 
 async def get_prompt_live(
-    server: Server, request: Request, session: Session, scope: CallScope
+    server: Offer, request: Request, session: Session, scope: CallScope
 ) -> dict[str, Any]:
     params = request.params or {}
     name = _str_param(params, "name")
@@ -312,7 +312,7 @@ def _prompt_block(block: Any) -> dict[str, Any]:
 # --- completion ---------------------------------------------------------------------
 
 
-def complete(server: Server, params: Mapping[str, Any], era: str) -> dict[str, Any]:
+def complete(server: Offer, params: Mapping[str, Any], era: str) -> dict[str, Any]:
     ref: Any = params.get("ref")
     argument: Any = params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):

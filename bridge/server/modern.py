@@ -5,7 +5,7 @@ client's capabilities (and optionally its info, a log level and a progress
 token). This module validates that envelope, answers ``server/discover``, and
 answers the other methods with ``resultType`` (and the cache hints the list
 and read results need). Calls that need the client run as multi-round calls
-(:mod:`bridge._rounds`): they return ``input_required`` instead of sending
+(:mod:`bridge.server.rounds`): they return ``input_required`` instead of sending
 requests. Methods removed in 2026-07-28 (``initialize``, ``ping``,
 ``logging/setLevel``, ``resources/subscribe``...) are unknown here.
 
@@ -33,11 +33,11 @@ from encoders import mcp as mcp_encode
 from runtime.errors import CapabilityError, RequestError, UrlElicitationRequired
 
 from . import methods as _methods
-from .live import CallScope, question_request, url_required
+from .questions import CallScope, question_request, url_required
 from .rounds import Complete, Notification, run_round
 
 if TYPE_CHECKING:
-    from .server import Server
+    from .offer import Offer
 
 __all__ = ["MODERN_VERSIONS", "handle"]
 
@@ -55,11 +55,11 @@ log = logging.getLogger("yieldmcp")
 Steps: TypeAlias = Generator[Notification, None, dict[str, Any]]
 """A request being answered: yields notifications to send, returns the result."""
 
-Plain: TypeAlias = Callable[["Server", Mapping[str, Any], CallScope], dict[str, Any]]
+Plain: TypeAlias = Callable[["Offer", Mapping[str, Any], CallScope], dict[str, Any]]
 """A method that sends nothing but its result."""
 
 
-def handle(server: Server, request: Request) -> Steps:
+def handle(server: Offer, request: Request) -> Steps:
     """Answer a modern ``request``: yield each notification it sends, in order,
     and return its result (raises RequestError for errors)."""
     scope = _envelope(request)
@@ -78,7 +78,7 @@ def handle(server: Server, request: Request) -> Steps:
 
 
 async def respond(
-    server: Server,
+    server: Offer,
     request: Request,
     notify: Callable[[str, dict[str, Any]], Awaitable[None]],
 ) -> dict[str, Any]:
@@ -96,7 +96,7 @@ async def respond(
 
 
 def respond_now(
-    server: Server, request: Request, notify: Callable[[str, dict[str, Any]], None]
+    server: Offer, request: Request, notify: Callable[[str, dict[str, Any]], None]
 ) -> dict[str, Any]:
     """:func:`respond` with a ``notify`` that sends at once, without waiting."""
     steps = handle(server, request)
@@ -157,7 +157,7 @@ def _missing_envelope(params: Mapping[str, Any]) -> RequestError:
 
 
 def _discover(
-    server: Server, params: Mapping[str, Any], scope: CallScope
+    server: Offer, params: Mapping[str, Any], scope: CallScope
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": list(MODERN_VERSIONS),
@@ -175,12 +175,12 @@ def _cache_hints() -> dict[str, Any]:
 
 
 def _listing(
-    body: Callable[[Server, Mapping[str, Any], str], dict[str, Any]],
+    body: Callable[[Offer, Mapping[str, Any], str], dict[str, Any]],
     *,
     cacheable: bool,
 ) -> Plain:
     def method(
-        server: Server, params: Mapping[str, Any], scope: CallScope
+        server: Offer, params: Mapping[str, Any], scope: CallScope
     ) -> dict[str, Any]:
         result = body(server, params, _ERA)
         if cacheable:
@@ -190,7 +190,7 @@ def _listing(
     return method
 
 
-def _call_tool(server: Server, params: Mapping[str, Any], scope: CallScope) -> Steps:
+def _call_tool(server: Offer, params: Mapping[str, Any], scope: CallScope) -> Steps:
     tool, arguments = _methods.resolve_tool(server, params)
     try:
         outcome = yield from run_round(
@@ -236,7 +236,7 @@ def _url_flows_required(
     return {"resultType": "input_required", "inputRequests": requests}
 
 
-def _get_prompt(server: Server, params: Mapping[str, Any], scope: CallScope) -> Steps:
+def _get_prompt(server: Offer, params: Mapping[str, Any], scope: CallScope) -> Steps:
     name: Any = params.get("name")
     prompt = server.prompts.get(name) if isinstance(name, str) else None
     if prompt is None:
@@ -277,7 +277,7 @@ _PLAIN: dict[str, Plain] = {
     "prompts/list": _listing(_methods.list_prompts, cacheable=True),
     "completion/complete": _listing(_methods.complete, cacheable=False),
 }
-_ROUNDS: dict[str, Callable[[Server, Mapping[str, Any], CallScope], Steps]] = {
+_ROUNDS: dict[str, Callable[[Offer, Mapping[str, Any], CallScope], Steps]] = {
     "tools/call": _call_tool,
     "prompts/get": _get_prompt,
 }

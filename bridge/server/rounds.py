@@ -66,7 +66,7 @@ from runtime._stepper import (
 )
 from runtime.errors import CapabilityError, RemoteProtocolError, RequestError
 
-from .live import (
+from .questions import (
     CallScope,
     check_capabilities,
     decode_answer,

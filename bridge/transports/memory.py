@@ -3,7 +3,7 @@
 Messages still go through JSON serialisation and parsing, so what is tested here
 is what a real transport would carry. What is saved is the scheduling: a frame
 is handed to the session attached to the other end as it is sent (see
-:class:`~bridge.session.PushTransport`), in the sender's task, instead of
+:class:`~bridge.jsonrpc.session.PushTransport`), in the sender's task, instead of
 travelling through a channel to a receive loop in a task of its own. An end
 with no session attached queues what arrives for :meth:`MemoryTransport.receive`
 (tests, and benchmarks that read raw frames).

@@ -1,4 +1,4 @@
-"""bridge._live_calls: a 2025-11-25 call parks as a record, not as a task."""
+"""bridge.server.live_calls: a 2025-11-25 call parks as a record, not as a task."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from bridge.jsonrpc import Notification, Request, parse
 from bridge.jsonrpc.session import Session
 from bridge.server import Server
 from bridge.server import rounds as _rounds
-from bridge.server.live import CallScope
+from bridge.server.questions import CallScope
 from bridge.server.state_token import Sealer
 from bridge.transports.memory import memory_pair
 from runtime import CapabilityError, Context, Op, tool
@@ -467,7 +467,7 @@ async def test_a_journaled_answer_that_no_longer_validates_is_refused() -> None:
     # The form's model became stricter between rounds, with the same JSON
     # schema (so the question, and its digest, are unchanged): the answer in
     # the sealed journal is validated again, and raised into the tool at its
-    # yield as InvalidAnswer, as a live answer would be (bridge._rounds,
+    # yield as InvalidAnswer, as a live answer would be (bridge.server.rounds,
     # "Re-validation"); it never reaches the code after the yield.
     lax, strict = _pin_then_sample(_AnyPin), _pin_then_sample(_SixDigitPin)
     assert lax.context().elicit("pin", "Your PIN?").digest() == (

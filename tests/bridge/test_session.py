@@ -1,4 +1,4 @@
-"""bridge.session: push delivery (in memory) keeps order, nesting and isolation."""
+"""The JSON-RPC session: push delivery (in memory) keeps order, nesting, isolation."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ async def test_a_failure_while_handling_a_pushed_frame_fails_the_receiver() -> N
     def bug(message: Any) -> bool:
         raise RuntimeError("a bug in the receiving session")
 
-    receiver._dispatch_now = bug  # type: ignore[method-assign]
+    receiver._feed._dispatch_now = bug  # type: ignore[method-assign]
     sent = False
 
     async def serve_and_send() -> None:

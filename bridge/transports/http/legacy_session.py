@@ -1,10 +1,11 @@
 """One 2025-11-25 HTTP session: a JSON-RPC session and the SSE streams it feeds.
 
 An :class:`HttpSession` is what an ``Mcp-Session-Id`` names. It is the
-:class:`~bridge.session.Transport` of one :class:`~bridge.session.Session`
-(with its own :class:`~bridge.server.Connection`), and it routes what that
-session sends onto *streams* kept in a bounded
-:class:`~bridge.transports._events.EventStore`:
+:class:`~bridge.jsonrpc.transport.Transport` of one
+:class:`~bridge.jsonrpc.session.Session` (with its own
+:class:`~bridge.server.Connection`), and it routes what that session sends
+onto *streams* kept in a bounded
+:class:`~bridge.transports.http.events.EventStore`:
 
 * a response goes on the stream of the POST that carried its request;
 * a message sent ``related`` to a request in flight (``sampling/createMessage``,
@@ -12,7 +13,7 @@ session sends onto *streams* kept in a bounded
 * anything else goes on the standalone stream (the client's ``GET``).
 
 Each POSTed message is handed to the session as it arrives, in the POST's own
-task (a :class:`~bridge.session.PushTransport`): a call that needs nothing
+task (a :class:`~bridge.jsonrpc.session.PushTransport`): a call that needs nothing
 from the client has its response stored before that task first waits, with
 no hand-off to the session's task and back. At most ``inbox_size`` messages
 that need the session's task (most notifications) wait for it; a POST beyond

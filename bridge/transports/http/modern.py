@@ -2,11 +2,11 @@
 
 A modern request carries everything it needs (``_meta`` envelope, headers), so
 there is no session: the POST's own task runs the request
-(:func:`bridge._modern.respond`) and writes what it sends onto this POST's
+(:func:`bridge.server.modern.respond`) and writes what it sends onto this POST's
 response (:class:`_ResponseStream`):
 
 * the response alone → ``application/json``, with the HTTP status its error
-  code maps to (:func:`~bridge.transports._ladder.http_status`);
+  code maps to (:func:`~bridge.transports.headers.http_status`);
 * a notification first (progress, logs) → ``text/event-stream``: the
   notifications, then the response;
 * a server→client *request* cannot be sent: a call that needs the client
@@ -21,7 +21,7 @@ here, as a long-lived SSE stream of list-change notifications, each tagged with
 the subscription id. Notifications POSTed by the client are accepted (202) and
 dropped: there is no session for them to affect.
 
-What a modern request *means* is the business of :mod:`bridge._modern`.
+What a modern request *means* is the business of :mod:`bridge.server.modern`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ from . import asgi as _asgi
 from .asgi import Receive, Send, SseResponse
 
 if TYPE_CHECKING:
-    from bridge.server.server import ListKind, Server
+    from bridge.server.offer import ListKind
+    from bridge.server.server import Server
 
 __all__ = ["SUPPORTED", "has_envelope", "post"]
 

@@ -1,0 +1,265 @@
+"""One client's connection in the handshake era, and its methods.
+
+A :class:`Connection` is the session handler for one stdio process or HTTP
+session: it answers ``initialize``, keeps what was negotiated (version,
+capabilities, log level, subscriptions, URL elicitations awaiting completion)
+and answers the handshake era's methods (the table at the end). A request whose
+``_meta`` carries ``io.modelcontextprotocol/protocolVersion`` is answered in the
+2026-07-28 era instead (:mod:`bridge.server.modern`), on the same connection.
+
+Logging (2025-11-25): until the client sends ``logging/setLevel``, every level
+is sent; after it, only that level and above. ``logging/setLevel`` is applied
+as it arrives, so it governs every call the client sends after it, even one
+sent before the reply.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, cast, final
+
+import trio
+
+from bridge.jsonrpc.messages import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    Notification,
+    Request,
+)
+from bridge.jsonrpc.session import Session
+from runtime.effects import LOG_LEVELS
+from runtime.errors import BrokenSessionError, ClosedSessionError, RequestError
+
+from . import live_calls as _live_calls
+from . import methods as _methods
+from . import modern as _modern
+from .offer import Offer
+from .questions import CallScope
+
+__all__ = ["HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE", "Connection"]
+
+HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_HANDSHAKE: Final = "2025-11-25"
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+
+
+@final
+class Connection:
+    """One client's connection: its negotiated era, capabilities and settings."""
+
+    def __init__(self, server: Offer) -> None:
+        self.server = server
+        self.protocol_version: str | None = None
+        self.client_capabilities: Mapping[str, Any] = {}
+        self.client_info: Mapping[str, Any] | None = None
+        self.initialized = False
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.closed_event = trio.Event()
+        self._session: Session | None = None
+        self._url_flows: set[str] = set()  # elicitationIds sent, not completed
+
+    # --- Handler protocol ------------------------------------------------------------
+
+    def begin_request(self, request: Request, session: Session) -> bool:
+        """Take on, with no task, what needs no waiting: the handshake, live
+        ``tools/call`` (driven from the session: :mod:`bridge.server.live_calls`) and
+        every 2026-07-28 request (which never waits on the client)."""
+        if _is_modern(request):
+            notify = functools.partial(session.notify_nowait, related=request.id)
+            result = _modern.respond_now(self.server, request, notify)
+            session.respond_nowait(request.id, result)
+            return True
+        self._session = session
+        method = request.method
+        params = request.params or {}
+        if self.protocol_version is not None:
+            if method == "tools/call":
+                _live_calls.begin(self.server, request, session, self.scope(request))
+                return True
+            if method == "logging/setLevel":  # before any call that follows it
+                session.respond_nowait(request.id, self.set_level(params))
+                return True
+        if method not in _IMMEDIATE:
+            return False
+        result = self._initialize(params) if method == "initialize" else {}
+        session.respond_nowait(request.id, result)
+        return True
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        params = request.params or {}
+        if _is_modern(request):
+            notify = functools.partial(session.notify, related=request.id)
+            return await _modern.respond(self.server, request, notify)
+        self._session = session
+        if request.method == "initialize":
+            return self._initialize(params)
+        if request.method == "ping":
+            return {}
+        if self.protocol_version is None:
+            raise RequestError(
+                INVALID_REQUEST,
+                f"{request.method} before initialize: send initialize first",
+            )
+        handler = _LEGACY.get(request.method)
+        if handler is None:
+            raise RequestError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        return await handler(self, request, session)
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None:
+        if notification.method == "notifications/initialized":
+            self.initialized = True
+
+    def closed(self, session: Session) -> None:
+        self._url_flows.clear()
+        self.closed_event.set()
+
+    # --- URL elicitation completion (2025-11-25) -------------------------------------
+
+    def expect_completion(self, elicitation_id: str) -> None:
+        """URL elicitation ``elicitation_id`` was sent to this client."""
+        if not self.closed_event.is_set():
+            self._url_flows.add(elicitation_id)
+
+    def awaits_completion(self, elicitation_id: str) -> bool:
+        """Whether this client was sent ``elicitation_id``, not yet completed."""
+        return elicitation_id in self._url_flows
+
+    async def complete_elicitation(self, elicitation_id: str) -> bool:
+        """Send ``notifications/elicitation/complete`` for ``elicitation_id``
+        (once; False if it is not awaited here or the client has gone)."""
+        if elicitation_id not in self._url_flows:
+            return False
+        self._url_flows.discard(elicitation_id)
+        session = self._session
+        if session is None or session.closed or session.peer_gone:
+            return False
+        try:
+            await session.notify(
+                "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+            )
+        except (BrokenSessionError, ClosedSessionError):
+            return False
+        return True
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        requested: Any = params.get("protocolVersion")
+        capabilities: Any = params.get("capabilities", {})
+        if not isinstance(requested, str) or not isinstance(capabilities, dict):
+            raise RequestError(
+                INVALID_PARAMS, "initialize needs protocolVersion and capabilities"
+            )
+        version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
+        self.protocol_version = version
+        self.client_capabilities = cast("dict[str, Any]", capabilities)
+        info: Any = params.get("clientInfo")
+        self.client_info = (
+            cast("dict[str, Any]", info) if isinstance(info, dict) else None
+        )
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.server.capabilities(),
+            "serverInfo": self.server.server_info(),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def set_level(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``logging/setLevel``: the minimum level for calls from now on."""
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise RequestError(
+                INVALID_PARAMS,
+                f"unknown log level {level!r}; use one of {list(LOG_LEVELS)}",
+            )
+        self.log_level = level
+        return {}
+
+    def scope(self, request: Request) -> CallScope:
+        """The call scope of a legacy request on this connection."""
+        return CallScope(
+            era="2025-11-25",
+            request_id=request.id,
+            client_capabilities=self.client_capabilities,
+            progress_token=_methods.progress_token(request.params),
+            log_level=self.log_level,
+            track_url=self.expect_completion,
+        )
+
+
+def _is_modern(request: Request) -> bool:
+    """A 2026-07-28 request (self-contained: the envelope is in ``_meta``)."""
+    meta = (request.params or {}).get("_meta")
+    return request.method == "server/discover" or (
+        # ``None`` first: most legacy requests have no _meta, and isinstance
+        # against the Mapping ABC is the slow path.
+        meta is not None
+        and (type(meta) is dict or isinstance(meta, Mapping))
+        and PROTOCOL_VERSION_META in meta
+    )
+
+
+_IMMEDIATE = frozenset({"initialize", "ping"})
+
+
+# --- legacy-only methods ------------------------------------------------------------
+
+
+async def _set_level(conn: Connection, request: Request, session: Session) -> Any:
+    return conn.set_level(request.params or {})
+
+
+async def _subscribe(conn: Connection, request: Request, session: Session) -> Any:
+    conn.subscriptions.add(_methods.uri_param(request.params))
+    return {}
+
+
+async def _unsubscribe(conn: Connection, request: Request, session: Session) -> Any:
+    conn.subscriptions.discard(_methods.uri_param(request.params))
+    return {}
+
+
+async def _call_tool(conn: Connection, request: Request, session: Session) -> Any:
+    return await _methods.call_tool_live(
+        conn.server, request, session, conn.scope(request)
+    )
+
+
+async def _get_prompt(conn: Connection, request: Request, session: Session) -> Any:
+    return await _methods.get_prompt_live(
+        conn.server, request, session, conn.scope(request)
+    )
+
+
+Handler = Callable[[Connection, Request, Session], Awaitable[Any]]
+
+
+def _static(
+    method: Callable[[Offer, Mapping[str, Any], str], Any],
+) -> Handler:
+    async def handle(conn: Connection, request: Request, session: Session) -> Any:
+        return method(conn.server, request.params or {}, "2025-11-25")
+
+    return handle
+
+
+_LEGACY: dict[str, Handler] = {
+    "tools/list": _static(_methods.list_tools),
+    "tools/call": _call_tool,
+    "resources/list": _static(_methods.list_resources),
+    "resources/templates/list": _static(_methods.list_templates),
+    "resources/read": _static(_methods.read_resource),
+    "resources/subscribe": _subscribe,
+    "resources/unsubscribe": _unsubscribe,
+    "prompts/list": _static(_methods.list_prompts),
+    "prompts/get": _get_prompt,
+    "completion/complete": _static(_methods.complete),
+    "logging/setLevel": _set_level,
+}

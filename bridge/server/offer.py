@@ -1,0 +1,152 @@
+"""What a server offers its clients, and the settings it answers them under.
+
+:class:`Offer` holds the tools, resources, resource templates and prompts, who
+listens for changes to those lists, the ``serverInfo`` and capabilities, and
+the settings every request is answered under (timeouts, the ``requestState``
+sealer). It is everything a request handler reads; how connections are served
+is :class:`~bridge.server.server.Server`'s, which extends it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+from collections.abc import Generator, Iterable, Sequence
+from typing import Any, Literal
+
+import trio
+
+from runtime import Tool
+
+from .catalog import Prompt, Resource, ResourceTemplate
+from .state_token import Sealer
+
+__all__ = ["ListKind", "Offer"]
+
+ListKind = Literal["tools", "prompts", "resources"]
+
+
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("yieldmcp")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.0.0"
+
+
+class Offer:
+    """What a server offers, and the settings every request is answered under.
+
+    :class:`~bridge.server.Server` is the public face; this base holds what its
+    request handlers read, so that they need not know how connections are
+    served.
+    """
+
+    def __init__(
+        self,
+        items: Iterable[Any] = (),
+        *,
+        name: str = "yieldmcp",
+        version: str | None = None,
+        title: str | None = None,
+        instructions: str | None = None,
+        sampling_timeout: float | None = None,
+        elicitation_timeout: float | None = None,
+        state_keys: Sequence[bytes] | None = None,
+        state_ttl: float = 3600.0,
+    ) -> None:
+        self.name = name
+        self.version = version or _package_version()
+        self.title = title
+        self.instructions = instructions
+        self.sampling_timeout = sampling_timeout
+        self.elicitation_timeout = elicitation_timeout
+        self.sealer = Sealer(state_keys, ttl=state_ttl)
+        self.tools: dict[str, Tool[Any, Any]] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: list[ResourceTemplate] = []
+        self.prompts: dict[str, Prompt] = {}
+        self._listeners: set[trio.MemorySendChannel[ListKind]] = set()
+        self.add(*items)
+
+    def add(self, *items: Any) -> None:
+        """Offer tools, resources, resource templates and prompts.
+
+        Listeners (see :meth:`listen`) hear which lists changed.
+        """
+        for item in items:
+            match item:
+                case Tool():
+                    self._unique(self.tools, item.name, "tool")[item.name] = item
+                case Resource():
+                    self._unique(self.resources, item.uri, "resource")[item.uri] = item
+                case ResourceTemplate():
+                    self.templates.append(item)
+                case Prompt():
+                    self._unique(self.prompts, item.name, "prompt")[item.name] = item
+                case _:
+                    raise TypeError(
+                        f"a Server offers Tool, Resource, ResourceTemplate and Prompt "
+                        f"values, got {item!r}"
+                    )
+            self._changed(_kind_of(item))
+
+    def remove(self, *items: Any) -> None:
+        """Stop offering these items; listeners hear which lists changed."""
+        for item in items:
+            match item:
+                case Tool():
+                    self.tools.pop(item.name, None)
+                case Resource():
+                    self.resources.pop(item.uri, None)
+                case ResourceTemplate():
+                    self.templates = [t for t in self.templates if t is not item]
+                case Prompt():
+                    self.prompts.pop(item.name, None)
+                case _:
+                    raise TypeError(f"cannot remove {item!r}")
+            self._changed(_kind_of(item))
+
+    @contextlib.contextmanager
+    def listen(self) -> Generator[trio.MemoryReceiveChannel[ListKind]]:
+        """Within the block, a channel of list changes (``"tools"``, ...).
+
+        Changes are dropped, not queued without bound, for a listener that has
+        fallen 64 behind.
+        """
+        send, receive = trio.open_memory_channel[ListKind](64)
+        self._listeners.add(send)
+        try:
+            yield receive
+        finally:
+            self._listeners.discard(send)
+            send.close()
+
+    def _changed(self, kind: ListKind) -> None:
+        for listener in list(self._listeners):
+            with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
+                listener.send_nowait(kind)
+
+    @staticmethod
+    def _unique(table: dict[str, Any], key: str, kind: str) -> dict[str, Any]:
+        if key in table:
+            raise ValueError(f"two {kind}s are named {key!r}")
+        return table
+
+    def server_info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title is not None:
+            info["title"] = self.title
+        return info
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {"logging": {}, "completions": {}}
+        caps["tools"] = {"listChanged": True}
+        caps["resources"] = {"subscribe": True, "listChanged": True}
+        caps["prompts"] = {"listChanged": True}
+        return caps
+
+
+def _kind_of(item: Any) -> ListKind:
+    if isinstance(item, Tool):
+        return "tools"
+    return "prompts" if isinstance(item, Prompt) else "resources"
