@@ -40,9 +40,14 @@ from .effects import (
     ReleaseStream,
     Sample,
 )
-from .errors import InvalidEffect, SampleValidationError
+from .errors import InvalidEffect
 from .messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
-from .results import SampleResult, SchemaResult, ToolsResult
+from .results import (
+    SampleResult,
+    SampleValidationError,
+    SchemaResult,
+    ToolsResult,
+)
 
 __all__ = ["Context", "ElicitKey"]
 
