@@ -34,10 +34,18 @@ from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast, final
 import attrs
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from . import codec
 from ._canonical import canonical_json, digest, digest_of_json
 from ._elicit_schema import elicitation_schema
 from ._sampling import resolve_sample
+from .codec import (
+    elicit_reply_from_json,
+    elicit_reply_to_json,
+    message_to_json,
+    roots_reply_from_json,
+    roots_reply_to_json,
+    sample_reply_from_json,
+    sample_reply_to_json,
+)
 from .errors import (
     InvalidAnswer,
     InvalidEffect,
@@ -307,7 +315,7 @@ class Sample(PeerQuestion[SampleResult[P]], Generic[P]):
         prefs = self.model_preferences
         return {
             "effect": "sample",
-            "messages": [codec.message_to_json(m) for m in self.messages],
+            "messages": [message_to_json(m) for m in self.messages],
             "systemPrompt": self.system_prompt,
             "maxTokens": self.max_tokens,
             "temperature": self.temperature,
@@ -328,10 +336,10 @@ class Sample(PeerQuestion[SampleResult[P]], Generic[P]):
         return resolve_sample(self, reply, key)
 
     def reply_to_json(self, reply: Any) -> JSON:
-        return codec.sample_reply_to_json(cast(SampleReply, reply))
+        return sample_reply_to_json(cast(SampleReply, reply))
 
     def reply_from_json(self, data: JSON) -> Any:
-        return codec.sample_reply_from_json(data)
+        return sample_reply_from_json(data)
 
 
 def _tool_json(tool: ToolSpec) -> JSON:
@@ -491,7 +499,7 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
             ) from None
 
     def _recorded_exchange(self, data: JSON, key: str) -> Exchange:
-        return self._exchange(codec.elicit_reply_from_json(data), key)
+        return self._exchange(elicit_reply_from_json(data), key)
 
     def _exchange(self, reply: ElicitReply, key: str) -> Exchange:
         use = ToolUse(
@@ -499,16 +507,16 @@ class Elicit(PeerQuestion[ElicitResult[M]], Generic[M]):
             self.key,
             {"message": self.message, **self.context},
         )
-        answer = codec.elicit_reply_to_json(reply)
+        answer = elicit_reply_to_json(reply)
         result = ToolResult(use.id, canonical_json(answer).decode())
         messages = (Message("assistant", (use,)), Message("user", (result,)))
         return Exchange(messages=messages, history=messages)
 
     def reply_to_json(self, reply: Any) -> JSON:
-        return codec.elicit_reply_to_json(cast(ElicitReply, reply))
+        return elicit_reply_to_json(cast(ElicitReply, reply))
 
     def reply_from_json(self, data: JSON) -> Any:
-        return codec.elicit_reply_from_json(data)
+        return elicit_reply_from_json(data)
 
 
 @functools.cache
@@ -559,10 +567,10 @@ class ElicitUrl(PeerQuestion[ElicitUrlResult]):
         return ElicitUrlResult(action=reply.action, elicitation_id=self.elicitation_id)
 
     def reply_to_json(self, reply: Any) -> JSON:
-        return codec.elicit_reply_to_json(cast(ElicitReply, reply))
+        return elicit_reply_to_json(cast(ElicitReply, reply))
 
     def reply_from_json(self, data: JSON) -> Any:
-        return codec.elicit_reply_from_json(data)
+        return elicit_reply_from_json(data)
 
 
 @final
@@ -579,10 +587,10 @@ class ListRoots(PeerQuestion[tuple[Root, ...]]):
         return reply.roots
 
     def reply_to_json(self, reply: Any) -> JSON:
-        return codec.roots_reply_to_json(cast(RootsReply, reply))
+        return roots_reply_to_json(cast(RootsReply, reply))
 
     def reply_from_json(self, data: JSON) -> Any:
-        return codec.roots_reply_from_json(data)
+        return roots_reply_from_json(data)
 
 
 # --- local questions ----------------------------------------------------------------
