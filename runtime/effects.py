@@ -26,10 +26,9 @@ tool's result (validating it), and how to (de)serialise its reply for a journal.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast, final
+from typing import Any, Generic, TypeVar, cast, final
 
 import attrs
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -46,6 +45,11 @@ from ._effect_base import Op as Op
 from ._effect_base import PeerQuestion as PeerQuestion
 from ._effect_base import Question as Question
 from ._elicit_schema import elicitation_schema
+from ._notices import LOG_LEVELS as LOG_LEVELS
+from ._notices import Log as Log
+from ._notices import LogLevel as LogLevel
+from ._notices import Progress as Progress
+from ._notices import ReleaseStream as ReleaseStream
 from ._sample_effect import Sample as Sample
 from .codec import (
     elicit_reply_from_json,
@@ -90,20 +94,6 @@ __all__ = [
 
 P = TypeVar("P")
 M = TypeVar("M", bound=BaseModel)
-
-LogLevel: TypeAlias = Literal[
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
-]
-LOG_LEVELS: tuple[LogLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
 
 
 _NOT_ID = re.compile(r"[^A-Za-z0-9_-]")
@@ -401,50 +391,3 @@ class RunBefore(LocalQuestion[Any]):
 
     def reply_from_json(self, data: JSON) -> Any:
         return self.adapter.validate_python(data)
-
-
-# --- notices ------------------------------------------------------------------------
-
-
-@final
-@attrs.frozen(kw_only=True)
-class Log(Notice):
-    """Send a log message (MCP ``notifications/message``) at ``level``.
-
-    Messages below the client's chosen level are dropped by the server layer.
-    """
-
-    level: LogLevel = attrs.field(validator=attrs.validators.in_(LOG_LEVELS))
-    data: Any
-    logger: str | None = None
-
-
-def _finite(instance: Any, attribute: Any, value: float | None) -> None:
-    if value is not None and not (
-        isinstance(value, int | float) and math.isfinite(value)
-    ):
-        raise InvalidEffect(f"progress: {attribute.name} must be a finite number")
-
-
-@final
-@attrs.frozen(kw_only=True)
-class Progress(Notice):
-    """Report progress (MCP ``notifications/progress``); must increase per call."""
-
-    progress: float = attrs.field(validator=_finite)
-    total: float | None = attrs.field(default=None, validator=_finite)
-    message: str | None = None
-
-
-@final
-@attrs.frozen
-class ReleaseStream(Notice):
-    """Let the transport close this call's response stream; the call goes on.
-
-    Over 2025-11-25 Streamable HTTP the call's SSE stream is closed after its
-    priming event, and the client resumes it later (``GET`` + ``Last-Event-ID``)
-    to receive what the call sent meanwhile and its result: SSE polling
-    (SEP-1699). Yield it before a long wait so the client does not hold a
-    connection open. Transports that cannot resume a stream (stdio, the
-    2026-07-28 path, clients older than 2025-11-25) ignore it.
-    """
