@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Generic, TypeVar, cast, final
 
 import attrs
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ._branch_effect import Branch as Branch
 from ._branch_effect import Limits as Limits
@@ -45,6 +45,9 @@ from ._effect_base import Op as Op
 from ._effect_base import PeerQuestion as PeerQuestion
 from ._effect_base import Question as Question
 from ._elicit_schema import elicitation_schema
+from ._local_effects import Clock as Clock
+from ._local_effects import RandomBits as RandomBits
+from ._local_effects import RunBefore as RunBefore
 from ._notices import LOG_LEVELS as LOG_LEVELS
 from ._notices import Log as Log
 from ._notices import LogLevel as LogLevel
@@ -322,72 +325,3 @@ class ListRoots(PeerQuestion[tuple[Root, ...]]):
 
     def reply_from_json(self, data: JSON) -> Any:
         return roots_reply_from_json(data)
-
-
-# --- local questions ----------------------------------------------------------------
-
-
-@final
-@attrs.frozen
-class Clock(LocalQuestion[float]):
-    """Read the wall clock (seconds since the epoch), recorded for replay."""
-
-    def fingerprint(self) -> JSON:
-        return {"effect": "clock"}
-
-    def resolve(self, reply: Any, key: str) -> float:
-        return float(reply)
-
-    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
-        return clock()
-
-
-@final
-@attrs.frozen
-class RandomBits(LocalQuestion[int]):
-    """Draw a random non-negative integer of ``bits`` bits, recorded for replay."""
-
-    bits: int = attrs.field(default=64, validator=attrs.validators.in_(range(1, 257)))
-
-    def fingerprint(self) -> JSON:
-        return {"effect": "random", "bits": self.bits}
-
-    def resolve(self, reply: Any, key: str) -> int:
-        return int(reply)
-
-    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
-        return bits(self.bits)
-
-
-@final
-@attrs.frozen(kw_only=True)
-class RunBefore(LocalQuestion[Any]):
-    """Run a handoff tool's ``before(params)`` once; its result is journaled.
-
-    ``adapter`` serialises the result for the journal (built from ``before``'s
-    return annotation), so a replayed ``client`` sees an equal value.
-    """
-
-    tool: str
-    before: Callable[[Any], Any]
-    params: BaseModel
-    adapter: TypeAdapter[Any] = attrs.field(eq=False, repr=False)
-
-    def fingerprint(self) -> JSON:
-        return {
-            "effect": "before",
-            "tool": self.tool,
-            "params": self.params.model_dump(mode="json"),
-        }
-
-    def resolve(self, reply: Any, key: str) -> Any:
-        return reply
-
-    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
-        return self.before(self.params)
-
-    def reply_to_json(self, reply: Any) -> JSON:
-        return self.adapter.dump_python(reply, mode="json")
-
-    def reply_from_json(self, data: JSON) -> Any:
-        return self.adapter.validate_python(data)
