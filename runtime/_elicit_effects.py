@@ -1,26 +1,14 @@
-"""Effects: the values a tool yields, and what each one means.
+"""The questions for the client's user and host: form and URL elicitation, roots.
 
-An effect is a frozen attrs value. A tool yields it (``x = yield from effect``
-for the typed form, or ``x = yield effect``) and the interpreter sends back the
-result. Effects fall into four families:
+Owns :class:`Elicit` (a form, validated against its pydantic model when
+accepted; its digest made from the form's canonical schema, once per model),
+:class:`ElicitUrl` (a flow the user completes out of band) and
+:class:`ListRoots` (the roots the client exposes): the peer questions that no
+model answers.
 
-* **Peer questions** (:class:`Sample`, :class:`Elicit`, :class:`ElicitUrl`) are
-  answered by the executor: the MCP client, a provider, or a scripted peer.
-* **Local questions** (:class:`Clock`, :class:`RandomBits`, :class:`RunBefore`)
-  are answered by the runtime itself, but journaled like peer questions, so a
-  replayed tool sees the same time, the same random numbers and the same
-  ``before()`` result.
-* **Notices** (:class:`Log`, :class:`Progress`) are sent and not answered.
-* :class:`Branch` runs child generators concurrently.
-
-Cancellation policy, for every question: while it is waiting for its answer, a
-cancelled question is *withdrawn* (live MCP sends ``notifications/cancelled`` and
-ignores a late reply). Once an answer is accepted it is committed before the
-tool sees it; it cannot be cancelled half-delivered.
-
-Each question knows how to fingerprint itself (the canonical JSON of what is
-asked, whose digest pins a recorded answer to it), how to turn a reply into the
-tool's result (validating it), and how to (de)serialise its reply for a journal.
+It does not build the form's JSON Schema (:mod:`runtime._elicit_schema` does),
+decide which key a form is asked under (the context does), or check a reply's
+wire shape (``decoders`` do).
 """
 
 from __future__ import annotations
@@ -33,27 +21,9 @@ from typing import Any, Generic, TypeVar, cast, final
 import attrs
 from pydantic import BaseModel, ValidationError
 
-from ._branch_effect import Branch as Branch
-from ._branch_effect import Limits as Limits
 from ._canonical import canonical_json, digest_of_json
-from ._effect_base import JSON
-from ._effect_base import AtOnce as AtOnce
-from ._effect_base import Effect as Effect
-from ._effect_base import LocalQuestion as LocalQuestion
-from ._effect_base import Notice as Notice
-from ._effect_base import Op as Op
-from ._effect_base import PeerQuestion as PeerQuestion
-from ._effect_base import Question as Question
+from ._effect_base import JSON, PeerQuestion
 from ._elicit_schema import elicitation_schema
-from ._local_effects import Clock as Clock
-from ._local_effects import RandomBits as RandomBits
-from ._local_effects import RunBefore as RunBefore
-from ._notices import LOG_LEVELS as LOG_LEVELS
-from ._notices import Log as Log
-from ._notices import LogLevel as LogLevel
-from ._notices import Progress as Progress
-from ._notices import ReleaseStream as ReleaseStream
-from ._sample_effect import Sample as Sample
 from .codec import (
     elicit_reply_from_json,
     elicit_reply_to_json,
@@ -71,31 +41,8 @@ from .replies import ElicitReply, Root, RootsReply
 from .requests import ElicitationRequest
 from .results import ElicitResult, ElicitUrlResult, Exchange
 
-__all__ = [
-    "LOG_LEVELS",
-    "AtOnce",
-    "Branch",
-    "ListRoots",
-    "Clock",
-    "Effect",
-    "Elicit",
-    "ElicitUrl",
-    "Limits",
-    "LocalQuestion",
-    "Log",
-    "LogLevel",
-    "Notice",
-    "Op",
-    "PeerQuestion",
-    "Progress",
-    "Question",
-    "RandomBits",
-    "ReleaseStream",
-    "RunBefore",
-    "Sample",
-]
+__all__ = ["Elicit", "ElicitUrl", "ListRoots"]
 
-P = TypeVar("P")
 M = TypeVar("M", bound=BaseModel)
 
 

@@ -1,37 +1,66 @@
-"""Effects: the values a tool yields (moved to _elicit_effects.py; re-exported)."""
+"""Effects: the values a tool yields, and what each one means.
 
-from ._elicit_effects import LOG_LEVELS as LOG_LEVELS
-from ._elicit_effects import AtOnce as AtOnce
-from ._elicit_effects import Branch as Branch
-from ._elicit_effects import Clock as Clock
-from ._elicit_effects import Effect as Effect
+An effect is a frozen attrs value. A tool yields it (``x = yield from effect``
+for the typed form, or ``x = yield effect``) and the interpreter sends back the
+result. Effects fall into four families:
+
+* **Peer questions** (:class:`Sample`, :class:`Elicit`, :class:`ElicitUrl`,
+  :class:`ListRoots`) are answered by the executor: the MCP client, a provider,
+  or a scripted peer.
+* **Local questions** (:class:`Clock`, :class:`RandomBits`, :class:`RunBefore`)
+  are answered by the runtime itself, but journaled like peer questions, so a
+  replayed tool sees the same time, the same random numbers and the same
+  ``before()`` result.
+* **Notices** (:class:`Log`, :class:`Progress`, :class:`ReleaseStream`) are sent
+  and not answered.
+* :class:`Branch` runs child generators concurrently.
+
+Cancellation policy, for every question: while it is waiting for its answer, a
+cancelled question is *withdrawn* (live MCP sends ``notifications/cancelled`` and
+ignores a late reply). Once an answer is accepted it is committed before the
+tool sees it; it cannot be cancelled half-delivered.
+
+Each question knows how to fingerprint itself (the canonical JSON of what is
+asked, whose digest pins a recorded answer to it), how to turn a reply into the
+tool's result (validating it), and how to (de)serialise its reply for a journal.
+
+This module is the public home of every effect name and defines none: the
+bases are in ``_effect_base``, and each kind has its own module (``_sample_effect``,
+``_elicit_effects``, ``_local_effects``, ``_notices``, ``_branch_effect``).
+"""
+
+from ._branch_effect import Branch as Branch
+from ._branch_effect import Limits as Limits
+from ._effect_base import AtOnce as AtOnce
+from ._effect_base import Effect as Effect
+from ._effect_base import LocalQuestion as LocalQuestion
+from ._effect_base import Notice as Notice
+from ._effect_base import Op as Op
+from ._effect_base import PeerQuestion as PeerQuestion
+from ._effect_base import Question as Question
 from ._elicit_effects import Elicit as Elicit
 from ._elicit_effects import ElicitUrl as ElicitUrl
-from ._elicit_effects import Limits as Limits
 from ._elicit_effects import ListRoots as ListRoots
-from ._elicit_effects import LocalQuestion as LocalQuestion
-from ._elicit_effects import Log as Log
-from ._elicit_effects import LogLevel as LogLevel
-from ._elicit_effects import Notice as Notice
-from ._elicit_effects import Op as Op
-from ._elicit_effects import PeerQuestion as PeerQuestion
-from ._elicit_effects import Progress as Progress
-from ._elicit_effects import Question as Question
-from ._elicit_effects import RandomBits as RandomBits
-from ._elicit_effects import ReleaseStream as ReleaseStream
-from ._elicit_effects import RunBefore as RunBefore
-from ._elicit_effects import Sample as Sample
+from ._local_effects import Clock as Clock
+from ._local_effects import RandomBits as RandomBits
+from ._local_effects import RunBefore as RunBefore
+from ._notices import LOG_LEVELS as LOG_LEVELS
+from ._notices import Log as Log
+from ._notices import LogLevel as LogLevel
+from ._notices import Progress as Progress
+from ._notices import ReleaseStream as ReleaseStream
+from ._sample_effect import Sample as Sample
 
 __all__ = [
     "LOG_LEVELS",
     "AtOnce",
     "Branch",
-    "ListRoots",
     "Clock",
     "Effect",
     "Elicit",
     "ElicitUrl",
     "Limits",
+    "ListRoots",
     "LocalQuestion",
     "Log",
     "LogLevel",
