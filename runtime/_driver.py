@@ -33,6 +33,7 @@ from typing import Any, Protocol, TypeVar, cast
 import attrs
 import trio
 
+from ._effect_base import LocalQuestion, Notice, PeerQuestion
 from ._stepper import (
     Ask,
     Cancelled,
@@ -46,7 +47,6 @@ from ._stepper import (
     Tell,
     Withdraw,
 )
-from .effects import LocalQuestion, Notice, PeerQuestion
 from .errors import InternalError
 from .journal import Journal
 from .tools import Tool

@@ -43,7 +43,10 @@ from typing import Any, Final, cast, final
 
 import attrs
 
-from .effects import AtOnce, Branch, Notice, Progress, Question, Sample
+from ._branch_effect import Branch
+from ._effect_base import AtOnce, Notice, Question
+from ._notices import Progress
+from ._sample_effect import Sample
 from .errors import (
     BranchDepthExceeded,
     BranchTimeout,

@@ -35,9 +35,10 @@ import jsonschema
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from ._effect_base import AtOnce, Op
 from ._elicit_schema import elicitation_schema
+from ._local_effects import RunBefore
 from .context import Context, ElicitKey
-from .effects import AtOnce, Op, RunBefore
 from .errors import InvalidTool, RequestError
 
 __all__ = ["Program", "Tool", "handoff", "tool"]

@@ -11,6 +11,9 @@ from typing import Any, TypeAlias, TypeVar, cast, final
 import attrs
 import trio
 
+from .._effect_base import LocalQuestion, Notice, PeerQuestion
+from .._elicit_effects import Elicit, ElicitUrl
+from .._sample_effect import Sample
 from .._stepper import (
     Ask,
     Finished,
@@ -22,7 +25,6 @@ from .._stepper import (
     Tell,
     Withdraw,
 )
-from ..effects import Elicit, ElicitUrl, LocalQuestion, Notice, PeerQuestion, Sample
 from ..errors import InternalError, ScriptExhausted
 from ..journal import Journal
 from ..tools import Tool

@@ -33,7 +33,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from ..effects import Elicit, ElicitUrl, ListRoots, Notice, PeerQuestion, Sample
+from .._effect_base import Notice, PeerQuestion
+from .._elicit_effects import Elicit, ElicitUrl, ListRoots
+from .._sample_effect import Sample
 from ..errors import PeerError, RequestTimeout
 from ..messages import SCHEMA_TOOL_NAME, NamedTool, Text, ToolSpec, ToolUse
 from ..replies import ElicitReply, Root, RootsReply, SampleReply
