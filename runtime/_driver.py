@@ -34,7 +34,7 @@ import attrs
 import trio
 
 from ._effect_base import LocalQuestion, Notice, PeerQuestion
-from ._stepper import (
+from ._events import (
     Ask,
     Cancelled,
     Event,
@@ -42,11 +42,11 @@ from ._stepper import (
     Raised,
     Returned,
     StartTimer,
-    Stepper,
     StopTimer,
     Tell,
     Withdraw,
 )
+from ._stepper import Stepper
 from .errors import InternalError
 from .journal import Journal
 from .tools import Tool

@@ -41,10 +41,19 @@ import heapq
 from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
-import attrs
-
 from ._branch_effect import Branch
 from ._effect_base import AtOnce, Notice, Question
+from ._events import Ask as Ask
+from ._events import Cancelled as Cancelled
+from ._events import Event as Event
+from ._events import Finished as Finished
+from ._events import Outcome as Outcome
+from ._events import Raised as Raised
+from ._events import Returned as Returned
+from ._events import StartTimer as StartTimer
+from ._events import StopTimer as StopTimer
+from ._events import Tell as Tell
+from ._events import Withdraw as Withdraw
 from ._notices import Progress
 from ._sample_effect import Sample
 from .errors import (
@@ -75,71 +84,7 @@ __all__ = [
 ]
 
 
-# --- events and outcomes ------------------------------------------------------------
-
-
-@final
-@attrs.frozen
-class Ask:
-    key: str
-    question: Question[Any]
-
-
-@final
-@attrs.frozen
-class Tell:
-    key: str
-    notice: Notice
-
-
-@final
-@attrs.frozen
-class Withdraw:
-    key: str
-
-
-@final
-@attrs.frozen
-class StartTimer:
-    key: str
-    seconds: float
-
-
-@final
-@attrs.frozen
-class StopTimer:
-    key: str
-
-
-@final
-@attrs.frozen
-class Returned:
-    value: Any
-
-
-@final
-@attrs.frozen
-class Raised:
-    error: BaseException
-
-
-@final
-@attrs.frozen
-class Cancelled:
-    pass
-
-
-Outcome = Returned | Raised | Cancelled
 _ENDED: Final = (Returned, Raised)  # an ``A | B`` would be built on every check
-
-
-@final
-@attrs.frozen
-class Finished:
-    outcome: Outcome
-
-
-Event = Ask | Tell | Withdraw | StartTimer | StopTimer | Finished
 
 _SEND: Final = 0
 _THROW: Final = 1

@@ -13,18 +13,18 @@ import trio
 
 from .._effect_base import LocalQuestion, Notice, PeerQuestion
 from .._elicit_effects import Elicit, ElicitUrl
-from .._sample_effect import Sample
-from .._stepper import (
+from .._events import (
     Ask,
     Finished,
     Raised,
     Returned,
     StartTimer,
-    Stepper,
     StopTimer,
     Tell,
     Withdraw,
 )
+from .._sample_effect import Sample
+from .._stepper import Stepper
 from ..errors import InternalError, ScriptExhausted
 from ..journal import Journal
 from ..tools import Tool
