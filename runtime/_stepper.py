@@ -1,11 +1,11 @@
-"""The sans-IO interpreter: steps tool generators, owns branch semantics.
+"""The sans-IO interpreter: steps tool generators and reports what they need.
 
 Theory of operation
 -------------------
 A call is a tree of *frames*. The root frame runs the tool's generator; a
 ``Branch`` effect parks its frame and starts one child frame per child. The
 stepper advances frames until each is parked on something only the outside world
-can supply, and reports what it needs as *events*:
+can supply, and reports what it needs as *events* (:mod:`runtime._events`):
 
 * ``Ask(key, question)``: answer with :meth:`Stepper.answer` or :meth:`fail`.
 * ``Tell(key, notice)``: deliver a log/progress notice; nothing comes back.
@@ -23,16 +23,17 @@ Rules (the single source of truth for both protocol eras):
 1. Every yield gets a key: the frame's prefix plus its yield ordinal. The root's
    yields are ``"0"``, ``"1"``...; child ``i`` of the branch at key ``k`` has the
    prefix ``"k.i/"``. Keys are stable for the same program and answers.
-2. Children start left to right in one step. Results return in child order.
-3. The first child failure cancels its running siblings: their subtrees are
-   closed in reverse start order (``finally`` runs), their pending questions are
-   withdrawn, and an ``ExceptionGroup`` is thrown into the parent at the yield.
-4. A limit failure (depth, tokens, time) cancels the same way and throws the
-   limit's own error, bare.
+2. to 4. Branches: children start left to right and return in child order; the
+   first failure, or a limit, cancels the siblings. These are carried out by
+   :mod:`runtime._branches`, which states them in full.
 5. With a journal, a question whose key is recorded with the same digest is
    answered from the journal with no event — in recorded order, once the
    frames have moved as far as they can, as the answers first arrived — and a
    changed question is asked again.
+
+This module is the core loop and the driving API (:class:`Stepper`,
+:func:`start`); the frame tree and the branch rules are
+:class:`~runtime._branches.Branching`, which :class:`Stepper` extends.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
 from ._branch_effect import Branch
+from ._branches import SEND, THROW, Branching, Frame, RunningBranch, outcome_of
 from ._effect_base import AtOnce, Notice, Question
 from ._events import Ask as Ask
 from ._events import Cancelled as Cancelled
@@ -55,17 +57,13 @@ from ._events import StopTimer as StopTimer
 from ._events import Tell as Tell
 from ._events import Withdraw as Withdraw
 from ._notices import Progress
-from ._sample_effect import Sample
 from .errors import (
-    BranchDepthExceeded,
     BranchTimeout,
     InvalidEffect,
     LocalProtocolError,
     ProgressNotIncreasing,
-    TokenBudgetExceeded,
 )
 from .journal import Journal
-from .replies import SampleReply
 
 __all__ = [
     "Ask",
@@ -86,71 +84,6 @@ __all__ = [
 
 _ENDED: Final = (Returned, Raised)  # an ``A | B`` would be built on every check
 
-_SEND: Final = 0
-_THROW: Final = 1
-
-
-# --- frames -------------------------------------------------------------------------
-
-
-class _Frame:
-    __slots__ = (
-        "depth",
-        "done",
-        "gen",
-        "index",
-        "ordinal",
-        "parent",
-        "prefix",
-        "waiting",
-    )
-
-    def __init__(
-        self,
-        gen: Generator[Any, Any, Any],
-        prefix: str,
-        parent: _Branch | None,
-        index: int,
-        depth: int,
-    ) -> None:
-        self.gen = gen
-        self.prefix = prefix
-        self.parent = parent
-        self.index = index
-        self.depth = depth  # number of enclosing branches
-        self.ordinal = 0
-        self.waiting: str | None = None
-        self.done = False
-
-
-class _Branch:
-    __slots__ = (
-        "children",
-        "depth",
-        "depth_bound",
-        "frame",
-        "key",
-        "limits",
-        "remaining",
-        "results",
-        "timed",
-        "tokens",
-    )
-
-    def __init__(
-        self, key: str, frame: _Frame, effect: Branch, depth_bound: int | None
-    ):
-        self.key = key
-        self.frame = frame
-        self.limits = effect.limits
-        self.depth = frame.depth + 1
-        self.depth_bound = depth_bound
-        self.children: list[_Frame] = []
-        self.results: list[Any] = []
-        self.remaining = 0
-        self.tokens = 0
-        self.timed = effect.limits is not None and effect.limits.timeout is not None
-
 
 def _bad_yield(value: object) -> InvalidEffect:
     if isinstance(value, Generator):
@@ -166,7 +99,7 @@ def _bad_yield(value: object) -> InvalidEffect:
 
 
 @final
-class Stepper:
+class Stepper(Branching):
     """Interprets one call of a tool program. Pure: no I/O, no clock, no trio.
 
     Args:
@@ -207,18 +140,18 @@ class Stepper:
         # Frames to advance, oldest first. A list, swapped out per batch in
         # _run (FIFO all the same): an idle stepper keeps an empty list, not a
         # deque's 600-byte block, for as long as its call is parked.
-        self._work: list[tuple[_Frame, int, Any]] = []
-        self._pending: dict[str, tuple[_Frame, Question[Any], str | None]] = {}
+        self._work: list[tuple[Frame, int, Any]] = []
+        self._pending: dict[str, tuple[Frame, Question[Any], str | None]] = {}
         # Replay (with a journal) and branches only: made when first needed,
         # so a parked call without them holds no empty containers.
-        self._replays: list[tuple[int, str, _Frame, Question[Any], Any]] | None = (
+        self._replays: list[tuple[int, str, Frame, Question[Any], Any]] | None = (
             [] if journal is not None else None
         )
         self._positions: dict[str, int] | None = (
             {key: i for i, key in enumerate(journal.keys())} if journal else None
         )
-        self._branches: dict[str, _Branch] | None = None
-        self._root: _Frame | None = None
+        self._branches: dict[str, RunningBranch] | None = None
+        self._root: Frame | None = None
         self._last_progress: float | None = None
         self.outcome: Outcome | None = None
 
@@ -235,8 +168,8 @@ class Stepper:
             self._begin(made)
 
     def _begin(self, gen: Generator[Any, Any, Any]) -> None:
-        self._root = _Frame(gen, "", None, 0, 0)
-        self._work.append((self._root, _SEND, None))
+        self._root = Frame(gen, "", None, 0, 0)
+        self._work.append((self._root, SEND, None))
         self._run()
 
     def events(self) -> list[Event]:
@@ -282,7 +215,7 @@ class Stepper:
     def fail(self, key: str, error: BaseException) -> None:
         """Raise ``error`` into the frame waiting on ``key`` and run on."""
         frame, _question, _dig = self._take(key)
-        self._work.append((frame, _THROW, error))
+        self._work.append((frame, THROW, error))
         self._run()
 
     def expire(self, key: str) -> None:
@@ -309,17 +242,13 @@ class Stepper:
 
     # --- internals -------------------------------------------------------------------
 
-    def _take(self, key: str) -> tuple[_Frame, Question[Any], str | None]:
+    def _take(self, key: str) -> tuple[Frame, Question[Any], str | None]:
         try:
             entry = self._pending.pop(key)
         except KeyError:
             raise LocalProtocolError(f"no question is pending at key {key!r}") from None
         entry[0].waiting = None
         return entry
-
-    def _finish(self, outcome: Outcome) -> None:
-        self.outcome = outcome
-        self._events.append(Finished(outcome))
 
     def _run(self) -> None:
         while self._work or self._replays:
@@ -331,7 +260,7 @@ class Stepper:
                 if frame.done:
                     continue
                 try:
-                    if mode == _SEND:
+                    if mode == SEND:
                         effect = frame.gen.send(value)
                     else:
                         effect = frame.gen.throw(value)
@@ -342,7 +271,7 @@ class Stepper:
                 else:
                     self._dispatch(frame, effect)
 
-    def _dispatch(self, frame: _Frame, effect: object) -> None:
+    def _dispatch(self, frame: Frame, effect: object) -> None:
         key = f"{frame.prefix}{frame.ordinal}"
         frame.ordinal += 1
         if isinstance(effect, Question):
@@ -352,9 +281,9 @@ class Stepper:
         elif isinstance(effect, Branch):
             self._branch(frame, key, effect)
         else:
-            self._work.append((frame, _THROW, _bad_yield(effect)))
+            self._work.append((frame, THROW, _bad_yield(effect)))
 
-    def _ask(self, frame: _Frame, key: str, question: Question[Any]) -> None:
+    def _ask(self, frame: Frame, key: str, question: Question[Any]) -> None:
         journal = self.journal
         if journal is None:
             self._park(frame, key, question, None)
@@ -369,19 +298,19 @@ class Stepper:
             self._queue_replay(frame, key, question, recorded)
 
     def _park(
-        self, frame: _Frame, key: str, question: Question[Any], dig: str | None
+        self, frame: Frame, key: str, question: Question[Any], dig: str | None
     ) -> None:
         self._pending[key] = (frame, question, dig)
         frame.waiting = key
         self._events.append(Ask(key, question))
 
     def _queue_replay(
-        self, frame: _Frame, key: str, question: Question[Any], recorded: Any
+        self, frame: Frame, key: str, question: Question[Any], recorded: Any
     ) -> None:
         try:
             reply = question.reply_from_json(recorded)
         except Exception as exc:
-            self._work.append((frame, _THROW, exc))
+            self._work.append((frame, THROW, exc))
             return
         # Delivered later, in recorded order: see _replay_next.
         assert self._positions is not None
@@ -391,7 +320,7 @@ class Stepper:
         frame.waiting = key
 
     def _replay_in_row(
-        self, frame: _Frame, key: str, question: Question[Any], recorded: Any
+        self, frame: Frame, key: str, question: Question[Any], recorded: Any
     ) -> None:
         """Answer the root frame from the journal, question after question, for
         as long as the journal has the answers.
@@ -409,7 +338,7 @@ class Stepper:
             try:
                 result: Any = question.resolve_recorded(recorded, key)
             except Exception as exc:
-                self._work.append((frame, _THROW, exc))
+                self._work.append((frame, THROW, exc))
                 return
             try:
                 effect = gen.send(result)
@@ -448,7 +377,7 @@ class Stepper:
         self._deliver(frame, key, question, reply)
 
     def _deliver(
-        self, frame: _Frame, key: str, question: Question[Any], reply: Any
+        self, frame: Frame, key: str, question: Question[Any], reply: Any
     ) -> None:
         self._charge(frame, question, reply)
         if frame.done:
@@ -456,182 +385,24 @@ class Stepper:
         try:
             result: Any = question.resolve(reply, key)
         except Exception as exc:
-            self._work.append((frame, _THROW, exc))
+            self._work.append((frame, THROW, exc))
         else:
-            self._work.append((frame, _SEND, result))
+            self._work.append((frame, SEND, result))
 
-    def _tell(self, frame: _Frame, key: str, notice: Notice) -> None:
+    def _tell(self, frame: Frame, key: str, notice: Notice) -> None:
         if isinstance(notice, Progress):
             last = self._last_progress
             if last is not None and notice.progress <= last:
                 error = ProgressNotIncreasing(
                     f"progress must increase: got {notice.progress} after {last}"
                 )
-                self._work.append((frame, _THROW, error))
+                self._work.append((frame, THROW, error))
                 return
             self._last_progress = notice.progress
         journal = self.journal
         if journal is None or journal.note(key):
             self._events.append(Tell(key, notice))
-        self._work.append((frame, _SEND, None))
-
-    # --- branches --------------------------------------------------------------------
-
-    def _branch(self, frame: _Frame, key: str, effect: Branch) -> None:
-        bound = self._depth_bound(frame, effect)
-        if bound is not None and frame.depth + 1 > bound:
-            error = BranchDepthExceeded(
-                f"branch {key!r} would nest {frame.depth + 1} deep, over its limit "
-                f"of {bound}",
-                branch_key=key,
-            )
-            self._work.append((frame, _THROW, error))
-            return
-        branch = _Branch(key, frame, effect, bound)
-        try:
-            gens = self._start_children(effect)
-        except Exception as exc:
-            self._work.append((frame, _THROW, ExceptionGroup(f"branch {key!r}", [exc])))
-            return
-        frame.waiting = key
-        if not gens:
-            self._work.append((frame, _SEND, ()))
-            return
-        if self._branches is None:
-            self._branches = {}
-        self._branches[key] = branch
-        branch.results = [None] * len(gens)
-        branch.remaining = len(gens)
-        for index, gen in enumerate(gens):
-            child = _Frame(gen, f"{key}.{index}/", branch, index, branch.depth)
-            branch.children.append(child)
-            self._work.append((child, _SEND, None))
-        if branch.timed:
-            assert effect.limits is not None
-            assert effect.limits.timeout is not None
-            self._events.append(StartTimer(key, effect.limits.timeout))
-
-    def _depth_bound(self, frame: _Frame, effect: Branch) -> int | None:
-        inherited = frame.parent.depth_bound if frame.parent is not None else None
-        own = effect.limits.max_depth if effect.limits is not None else None
-        if own is None:
-            return inherited
-        own_bound = frame.depth + own
-        return own_bound if inherited is None else min(inherited, own_bound)
-
-    def _start_children(self, effect: Branch) -> list[Generator[Any, Any, Any]]:
-        gens: list[Generator[Any, Any, Any]] = []
-        try:
-            for factory in effect.children:
-                gens.append(self._start_child(factory))
-        except BaseException:
-            for gen in reversed(gens):
-                gen.close()
-            raise
-        return gens
-
-    def _start_child(
-        self, factory: Callable[[Any], Generator[Any, Any, Any]]
-    ) -> Generator[Any, Any, Any]:
-        gen = factory(self._context)
-        if not isinstance(gen, Generator):
-            raise InvalidEffect(
-                f"branch child {factory!r} returned {gen!r}, not a generator; "
-                f"children must be generator functions taking the context"
-            )
-        return gen
-
-    def _returned(self, frame: _Frame, value: Any) -> None:
-        frame.done = True
-        branch = frame.parent
-        if branch is None:
-            self._finish(_outcome(self._program, value))
-            return
-        branch.results[frame.index] = value
-        branch.remaining -= 1
-        if branch.remaining == 0:
-            assert self._branches is not None
-            del self._branches[branch.key]
-            if branch.timed:
-                self._events.append(StopTimer(branch.key))
-            branch.frame.waiting = None
-            self._work.append((branch.frame, _SEND, tuple(branch.results)))
-
-    def _raised(self, frame: _Frame, error: Exception) -> None:
-        frame.done = True
-        if frame.parent is None:
-            self._finish(Raised(error))
-            return
-        self._abort(frame.parent, error, group=True)
-
-    def _abort(self, branch: _Branch, error: Exception, *, group: bool) -> None:
-        """Cancel ``branch``'s running children and throw ``error`` into its parent."""
-        teardown: list[Exception] = []
-        for child in reversed(branch.children):
-            if not child.done:
-                self._close(child, teardown)
-        if self._branches is not None:
-            self._branches.pop(branch.key, None)
-        if branch.timed:
-            self._events.append(StopTimer(branch.key))
-        branch.frame.waiting = None
-        if group or teardown:
-            thrown: Exception = ExceptionGroup(
-                f"branch {branch.key!r} failed", [error, *teardown]
-            )
-        else:
-            thrown = error
-        self._work.append((branch.frame, _THROW, thrown))
-
-    def _close(self, frame: _Frame, errors: list[Exception]) -> None:
-        """Close ``frame`` and everything under it, innermost first."""
-        waiting = frame.waiting
-        if waiting is not None:
-            nested = self._branches.pop(waiting, None) if self._branches else None
-            if nested is not None:
-                for child in reversed(nested.children):
-                    if not child.done:
-                        self._close(child, errors)
-                if nested.timed:
-                    self._events.append(StopTimer(nested.key))
-            elif self._pending.pop(waiting, None) is not None:
-                self._events.append(Withdraw(waiting))
-            frame.waiting = None
-        frame.done = True
-        try:
-            frame.gen.close()
-        except Exception as exc:
-            errors.append(exc)
-
-    # --- token budgets ---------------------------------------------------------------
-
-    def _charge(self, frame: _Frame, question: Question[Any], reply: Any) -> None:
-        if frame.parent is None or not isinstance(reply, SampleReply):
-            return
-        tokens = _tokens(cast("Sample[Any]", question), reply)
-        exceeded: _Branch | None = None
-        branch = frame.parent
-        while branch is not None:
-            branch.tokens += tokens
-            limit = branch.limits.max_tokens if branch.limits else None
-            if limit is not None and branch.tokens > limit:
-                exceeded = branch  # keep walking: the outermost one wins
-            branch = branch.frame.parent
-        if exceeded is not None:
-            limit = exceeded.limits.max_tokens if exceeded.limits else None
-            error = TokenBudgetExceeded(
-                f"branch {exceeded.key!r} used {exceeded.tokens} tokens, over its "
-                f"budget of {limit}",
-                branch_key=exceeded.key,
-            )
-            self._abort(exceeded, error, group=False)
-
-
-def _tokens(question: Sample[Any], reply: SampleReply) -> int:
-    if reply.usage is not None:
-        return reply.usage.total
-    chars = sum(len(m.text) for m in question.messages) + len(reply.text)
-    return chars // 4 + 1
+        self._work.append((frame, SEND, None))
 
 
 def start(
@@ -665,17 +436,5 @@ def _make(
     except Exception as exc:
         return Raised(exc)
     if type(gen) is AtOnce:  # a plain function's value: nothing to step
-        return _outcome(program, cast("AtOnce[Any]", gen).value)
+        return outcome_of(program, cast("AtOnce[Any]", gen).value)
     return gen
-
-
-def _outcome(program: Callable[..., Any], value: Any) -> Returned | Raised:
-    """The call's outcome for what the program returned, checked by the
-    program's ``finish`` when it has one (a tool's output type)."""
-    finish: Callable[[Any], Any] | None = getattr(program, "finish", None)
-    if finish is None:
-        return Returned(value)
-    try:
-        return Returned(finish(value))
-    except Exception as exc:
-        return Raised(exc)
