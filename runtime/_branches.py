@@ -19,9 +19,9 @@ error to its branch, or ending the call at the root, where the program's
 ``finish`` checks the value), aborting and closing subtrees, and charging
 samples to token budgets.
 
-It does not step generators, ask or answer questions, replay a journal or keep
-time: the stepper's core loop does, and the driver turns ``StartTimer`` into a
-clock.
+It does not step generators (:mod:`runtime._stepper`), ask or answer questions
+or replay a journal (:mod:`runtime._dispatch`), or keep time (the driver turns
+``StartTimer`` into a clock).
 """
 
 from __future__ import annotations
