@@ -47,9 +47,9 @@ from ._events import (
     Withdraw,
 )
 from ._stepper import Stepper
+from ._tool import Tool
 from .errors import InternalError
 from .journal import Journal
-from .tools import Tool
 
 __all__ = ["Executor", "run"]
 

@@ -25,9 +25,9 @@ from .._events import (
 )
 from .._sample_effect import Sample
 from .._stepper import Stepper
+from .._tool import Tool
 from ..errors import InternalError, ScriptExhausted
 from ..journal import Journal
-from ..tools import Tool
 
 __all__ = ["Asked", "HeldPeer", "ScriptedPeer", "run_scripted"]
 

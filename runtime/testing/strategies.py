@@ -36,10 +36,10 @@ from pydantic import BaseModel
 from .._effect_base import Notice, PeerQuestion
 from .._elicit_effects import Elicit, ElicitUrl, ListRoots
 from .._sample_effect import Sample
+from .._tool import Tool
 from ..errors import PeerError, RequestTimeout
 from ..messages import SCHEMA_TOOL_NAME, NamedTool, Text, ToolSpec, ToolUse
 from ..replies import ElicitReply, Root, RootsReply, SampleReply
-from ..tools import Tool
 from ._peers import HeldPeer
 
 __all__ = [
