@@ -49,17 +49,15 @@ import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from types import ModuleType
 from typing import Any, Literal, TypeAlias, cast
 
 import mcp_types
 import mcp_types._v2025_11_25 as _v2025
-import mcp_types._v2026_07_28 as _v2026
-from pydantic import BaseModel, ValidationError, create_model
+from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from runtime import codec
-from runtime._wire_check import check_form_properties, check_json
+from runtime._wire_check import check_form_properties
 from runtime.errors import LocalProtocolError, summarize_validation_error
 from runtime.messages import (
     Audio,
@@ -77,6 +75,10 @@ from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 from runtime.tools import Tool
 
+from ._mcp_wire import ERAS as ERAS
+from ._mcp_wire import Era as Era
+from ._mcp_wire import JSONObject, checked, era_models, plain_text, put
+
 __all__ = [
     "ERAS",
     "Era",
@@ -90,12 +92,6 @@ __all__ = [
     "tool_result",
 ]
 
-JSONObject = dict[str, Any]
-
-Era: TypeAlias = Literal["2025-11-25", "2026-07-28"]
-"""The MCP protocol era a payload is shaped for."""
-
-ERAS: tuple[Era, ...] = ("2025-11-25", "2026-07-28")
 
 ResultBlock: TypeAlias = (
     Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
@@ -109,7 +105,6 @@ _RESULT_BLOCKS = (
     mcp_types.ResourceLink,
     mcp_types.EmbeddedResource,
 )
-_WIRE: dict[str, ModuleType] = {"2025-11-25": _v2025, "2026-07-28": _v2026}
 
 
 # --- sampling (server side) -----------------------------------------------------------
@@ -133,20 +128,20 @@ def sampling_params(
         LocalProtocolError: the request cannot be sent as valid MCP in ``era``
             (e.g. a non-object tool-result ``structuredContent`` in 2025-11-25).
     """
-    wire = _wire(era)
+    wire = era_models(era)
     tools, choice = _tools_and_choice(request)
     out: JSONObject = {
         "messages": [_message(m) for m in request.messages],
         "maxTokens": request.max_tokens,
     }
-    _put(out, "systemPrompt", request.system_prompt)
+    put(out, "systemPrompt", request.system_prompt)
     if request.temperature is not None:
         out["temperature"] = _finite(request.temperature, "temperature")
     if request.stop_sequences:
         out["stopSequences"] = list(request.stop_sequences)
     if request.model_preferences is not None:
         out["modelPreferences"] = _preferences(request.model_preferences)
-    _put(out, "includeContext", request.include_context)
+    put(out, "includeContext", request.include_context)
     if request.metadata is not None:
         out["metadata"] = dict(request.metadata)
     if tools:
@@ -160,7 +155,7 @@ def sampling_params(
         trusted.append("messages")
     if type(request.system_prompt) is str:
         trusted.append("systemPrompt")
-    return _checked(
+    return checked(
         wire.CreateMessageRequestParams,
         out,
         "sampling/createMessage params",
@@ -168,15 +163,9 @@ def sampling_params(
     )
 
 
-def _plain_text(blocks: Sequence[Any]) -> bool:
-    """Text blocks without ``_meta``: valid MCP by construction (``Text`` checks
-    that its text is a ``str``)."""
-    return all(type(b) is Text and b.meta is None for b in blocks)
-
-
 def _plain_messages(messages: Sequence[Message]) -> bool:
     # Message checks its role; plain text blocks need no further check.
-    return all(_plain_text(m.content) for m in messages)
+    return all(plain_text(m.content) for m in messages)
 
 
 def _message(message: Message) -> JSONObject:
@@ -205,7 +194,7 @@ def _tools_and_choice(
 
 def _sampling_tool(spec: ToolSpec) -> JSONObject:
     out: JSONObject = {"name": spec.name}
-    _put(out, "description", spec.description)
+    put(out, "description", spec.description)
     out["inputSchema"] = copy.deepcopy(dict(spec.input_schema))
     return out
 
@@ -214,9 +203,9 @@ def _preferences(prefs: ModelPreferences) -> JSONObject:
     out: JSONObject = {}
     if prefs.hints:
         out["hints"] = [{"name": h} for h in prefs.hints]
-    _put(out, "costPriority", prefs.cost_priority)
-    _put(out, "speedPriority", prefs.speed_priority)
-    _put(out, "intelligencePriority", prefs.intelligence_priority)
+    put(out, "costPriority", prefs.cost_priority)
+    put(out, "speedPriority", prefs.speed_priority)
+    put(out, "intelligencePriority", prefs.intelligence_priority)
     return out
 
 
@@ -233,14 +222,14 @@ def sample_result(reply: SampleReply, *, era: Era) -> JSONObject:
     if len(out["content"]) == 1:
         out["content"] = out["content"][0]
     trusted = ["role"]  # always "assistant"
-    if _plain_text(reply.content):
+    if plain_text(reply.content):
         trusted.append("content")
     if type(reply.model) is str:
         trusted.append("model")
     if type(reply.stop_reason) is str:
         trusted.append("stopReason")
-    return _checked(
-        _wire(era).CreateMessageResult, out, "sampling result", trusted=trusted
+    return checked(
+        era_models(era).CreateMessageResult, out, "sampling result", trusted=trusted
     )
 
 
@@ -262,7 +251,7 @@ def elicitation_params(
             (a URL elicitation without ``url``, or without ``elicitation_id`` in
             2025-11-25; a form schema that is not flat and primitive).
     """
-    wire = _wire(era)
+    wire = era_models(era)
     if request.mode == "form":
         out: JSONObject = {
             "mode": "form",
@@ -284,7 +273,7 @@ def elicitation_params(
     trusted = ["mode"]
     if type(request.message) is str:
         trusted.append("message")
-    return _checked(
+    return checked(
         model,
         out,
         f"elicitation/create params ({request.mode} mode)",
@@ -308,7 +297,7 @@ def _url_params(request: ElicitationRequest, era: Era) -> JSONObject:
 
 def _check_form_schema(era: Era, schema: JSONObject) -> None:
     try:
-        check_form_properties(_wire(era), schema.get("properties", {}))
+        check_form_properties(era_models(era), schema.get("properties", {}))
     except ValidationError as exc:
         raise LocalProtocolError(
             "requestedSchema is not a flat form of primitive fields: "
@@ -336,7 +325,7 @@ def elicit_result(reply: ElicitReply) -> JSONObject:
     if "content" in out:
         out["content"] = {k: _integral(v) for k, v in out["content"].items()}
     # ElicitReply checks its action; the content is the user's (checked).
-    return _checked(_v2025.ElicitResult, out, "elicitation result", trusted=["action"])
+    return checked(_v2025.ElicitResult, out, "elicitation result", trusted=["action"])
 
 
 def _integral(value: Any) -> Any:
@@ -360,15 +349,15 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
         LocalProtocolError: the definition is not valid MCP in ``era``.
     """
     out: JSONObject = {"name": tool.name}
-    _put(out, "title", tool.title)
-    _put(out, "description", tool.description)
+    put(out, "title", tool.title)
+    put(out, "description", tool.description)
     out["inputSchema"] = tool.input_schema
     output = _output_schema(tool.output, era)
     if output is not None:
         out["outputSchema"] = copy.deepcopy(output)
     if tool.annotations is not None:
         out["annotations"] = dict(tool.annotations)
-    return _checked(_wire(era).Tool, out, f"tool {tool.name!r} definition")
+    return checked(era_models(era).Tool, out, f"tool {tool.name!r} definition")
 
 
 def _output_schema(output: Any, era: str) -> JSONObject | None:
@@ -413,8 +402,8 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
     if not plain:
         # Blocks come from the tool: checked. Text and structured data are
         # spelled here, from a str and from JSON: valid by construction.
-        _checked(
-            _wire(era).CallToolResult, out, f"tool {tool.name!r} result",
+        checked(
+            era_models(era).CallToolResult, out, f"tool {tool.name!r} result",
             trusted=["structuredContent", "resultType"],
         )  # fmt: skip
     return out
@@ -429,7 +418,7 @@ def tool_error(message: str, *, era: Era) -> JSONObject:
     if era == "2026-07-28":
         out["resultType"] = "complete"
     if type(message) is not str:
-        _checked(_wire(era).CallToolResult, out, "tool error result")
+        checked(era_models(era).CallToolResult, out, "tool error result")
     return out
 
 
@@ -442,7 +431,7 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bo
         return [], None, True
     blocks = _as_blocks(value, tool_name)
     if blocks is not None:
-        if _plain_text(blocks):
+        if plain_text(blocks):
             return [{"type": "text", "text": b.text} for b in blocks], None, True
         return [_result_block(b) for b in blocks], None, False
     try:
@@ -490,70 +479,7 @@ def _result_block(block: ResultBlock) -> JSONObject:
 # --- shared ---------------------------------------------------------------------------
 
 
-def _wire(era: str) -> Any:
-    try:
-        return _WIRE[era]
-    except KeyError:
-        raise LocalProtocolError(
-            f"unknown MCP era {era!r}; expected one of {list(ERAS)}"
-        ) from None
-
-
-def _put(out: JSONObject, key: str, value: Any) -> None:
-    if value is not None:
-        out[key] = value
-
-
 def _finite(value: float, name: str) -> float:
     if not math.isfinite(value):
         raise LocalProtocolError(f"{name} must be a finite number, got {value!r}")
     return value
-
-
-def _checked(
-    model: type[BaseModel],
-    data: JSONObject,
-    what: str,
-    *,
-    trusted: Sequence[str] = (),
-) -> JSONObject:
-    """``data``, once valid against ``model`` (strict, wire names only).
-
-    Keys in ``trusted`` were spelled by this module from values that are valid
-    by construction; they are not validated again. The other keys present are,
-    with a validator of just those fields of ``model`` (cached per key set).
-    """
-    checked = frozenset(k for k in data if k not in trusted)
-    if len(checked) == len(data):
-        _validate(model, data, what)
-    elif checked:
-        _validate(_fields_of(model, checked), {k: data[k] for k in checked}, what)
-    return data
-
-
-def _validate(model: type[BaseModel], data: JSONObject, what: str) -> None:
-    try:
-        check_json(model, data)
-    except ValidationError as exc:
-        raise LocalProtocolError(
-            f"{what} would not be valid MCP: {summarize_validation_error(exc)}"
-        ) from None
-
-
-@functools.cache
-def _fields_of(model: type[BaseModel], keys: frozenset[str]) -> type[BaseModel]:
-    """A model with only the fields of ``model`` whose wire names are ``keys``.
-
-    The fields keep their ``FieldInfo`` (types, constraints, aliases), so a
-    value is accepted exactly as ``model`` accepts it; ``mcp-types`` models
-    have no model-level validators.
-    """
-    fields: dict[str, Any] = {
-        name: (info.annotation, info)
-        for name, info in model.model_fields.items()
-        if (info.alias or name) in keys
-    }
-    partial: type[BaseModel] = create_model(  # pyright: ignore[reportCallIssue, reportUnknownVariableType]
-        f"{model.__name__}Fields", __config__=model.model_config, **fields
-    )
-    return partial
