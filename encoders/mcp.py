@@ -49,7 +49,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-import mcp_types._v2025_11_25 as _v2025
 from pydantic import BaseModel, ValidationError
 
 from runtime import codec
@@ -62,9 +61,10 @@ from runtime.messages import (
     ToolChoice,
     ToolSpec,
 )
-from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 
+from ._mcp_answers import elicit_result as elicit_result
+from ._mcp_answers import sample_result as sample_result
 from ._mcp_tools import ResultBlock as ResultBlock
 from ._mcp_tools import tool_definition as tool_definition
 from ._mcp_tools import tool_error as tool_error
@@ -189,30 +189,6 @@ def _preferences(prefs: ModelPreferences) -> JSONObject:
     return out
 
 
-def sample_result(reply: SampleReply, *, era: Era) -> JSONObject:
-    """The ``CreateMessageResult`` a host answers with (role ``assistant``).
-
-    One block is sent as a single object, several (or none) as a list; usage,
-    when known, travels in ``_meta["io.yieldmcp/usage"]``.
-
-    Raises:
-        LocalProtocolError: ``reply`` cannot be sent as valid MCP in ``era``.
-    """
-    out = codec.sample_reply_to_json(reply)
-    if len(out["content"]) == 1:
-        out["content"] = out["content"][0]
-    trusted = ["role"]  # always "assistant"
-    if plain_text(reply.content):
-        trusted.append("content")
-    if type(reply.model) is str:
-        trusted.append("model")
-    if type(reply.stop_reason) is str:
-        trusted.append("stopReason")
-    return checked(
-        era_models(era).CreateMessageResult, out, "sampling result", trusted=trusted
-    )
-
-
 # --- elicitation ----------------------------------------------------------------------
 
 
@@ -283,35 +259,6 @@ def _check_form_schema(era: Era, schema: JSONObject) -> None:
             "requestedSchema is not a flat form of primitive fields: "
             + summarize_validation_error(exc)
         ) from None
-
-
-def elicit_result(reply: ElicitReply) -> JSONObject:
-    """The ``ElicitResult`` a host answers with (the same in both eras).
-
-    Integral floats in the content are sent as integers: the official
-    ``schema.json`` types answer values as ``integer`` although the TypeScript
-    schema says ``number``. Other floats are sent as they are (see
-    PROTOCOL.md §3.2).
-
-    Raises:
-        LocalProtocolError: ``reply`` declines or cancels but carries content.
-    """
-    if reply.content is not None and reply.action != "accept":
-        raise LocalProtocolError(
-            f"an elicitation answered {reply.action!r} carries no content; only "
-            f"'accept' may"
-        )
-    out = codec.elicit_reply_to_json(reply)
-    if "content" in out:
-        out["content"] = {k: _integral(v) for k, v in out["content"].items()}
-    # ElicitReply checks its action; the content is the user's (checked).
-    return checked(_v2025.ElicitResult, out, "elicitation result", trusted=["action"])
-
-
-def _integral(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def _finite(value: float, name: str) -> float:
