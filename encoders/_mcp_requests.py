@@ -1,28 +1,8 @@
-"""MCP wire encoding: canonical values to the JSON yieldmcp sends, per protocol era.
+"""MCP encoding of a server's requests: ``sampling/createMessage`` and
+``elicitation/create`` params, per era.
 
-Owns the MCP spelling of what a yieldmcp server sends (``sampling/createMessage``
-and ``elicitation/create`` params, tool definitions and ``tools/call`` results)
-and of what a yieldmcp host answers (``CreateMessageResult``, ``ElicitResult``).
-Blocks and messages are spelled by :mod:`runtime.codec`; this module adds the
-request- and result-level shape and the differences between the two eras:
-
-* ``"2025-11-25"``: URL elicitation carries ``elicitationId``; a tool's
-  ``outputSchema`` and every ``structuredContent`` must be JSON objects.
-* ``"2026-07-28"``: no ``elicitationId``; ``structuredContent`` may be any JSON
-  value; ``CallToolResult`` carries ``resultType: "complete"``.
-
-Every output is checked against the era's official ``mcp-types`` model (strict,
-wire names only) before it is returned, so a failure here is a
-:class:`~runtime.errors.LocalProtocolError`: we were about to break the protocol.
-The check covers what comes from outside this module's control — blocks,
-resources, schemas, preferences, metadata and scalars of unchecked types — with
-cached per-field validators; the parts this module spells itself from values
-that are valid by construction (a ``str`` as a text block, the JSON of a
-structured value, ``resultType``, an ``isError`` error result) are not
-validated again on every call. The test suite validates every shape against
-the official JSON Schemas (``tests/mcp_schema.py``).
-
-Decisions a reader should know:
+Owns :func:`sampling_params` and :func:`elicitation_params`. Decisions a reader
+should know:
 
 * MCP's ``toolChoice`` has only ``auto``, ``required`` and ``none``. A
   ``NamedTool(name)`` choice is encoded faithfully as *offering only that tool*
@@ -32,14 +12,11 @@ Decisions a reader should know:
   accept extra ``_meta`` keys (2026-07-28 declares no ``_meta`` on elicitation
   params but does not forbid additional properties), and both names are valid
   ``_meta`` key names.
-* Tool results may contain MCP resources. Rather than inventing a second type,
-  a tool returns the official public models ``mcp_types.ResourceLink`` or
-  ``mcp_types.EmbeddedResource`` (alongside runtime ``Text``/``Image``/``Audio``
-  blocks); a plain ``dict`` is always *data*, never mistaken for a block.
+* Only 2025-11-25 URL elicitations carry ``elicitationId``.
 
-It does not send anything, mint JSON-RPC ids, choose the era (the bridge passes
-it), wrap requests for 2026-07-28 ``inputRequests``, or decode anything (see
-:mod:`decoders.mcp`).
+Every payload passes :func:`~encoders._mcp_wire.checked` before it is returned.
+It does not encode the answers to these requests (``_mcp_answers``), wrap them
+for 2026-07-28 ``inputRequests`` (the bridge does) or send them.
 """
 
 from __future__ import annotations
@@ -51,40 +28,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from runtime import codec
 from runtime._wire_check import check_form_properties
+from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_to_json
 from runtime.errors import LocalProtocolError, summarize_validation_error
-from runtime.messages import (
-    Message,
-    ModelPreferences,
-    NamedTool,
-    ToolChoice,
-    ToolSpec,
-)
+from runtime.messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
 from runtime.requests import ElicitationRequest, SamplingRequest
 
-from ._mcp_answers import elicit_result as elicit_result
-from ._mcp_answers import sample_result as sample_result
-from ._mcp_tools import ResultBlock as ResultBlock
-from ._mcp_tools import tool_definition as tool_definition
-from ._mcp_tools import tool_error as tool_error
-from ._mcp_tools import tool_result as tool_result
-from ._mcp_wire import ERAS as ERAS
-from ._mcp_wire import Era as Era
-from ._mcp_wire import JSONObject, checked, era_models, plain_text, put
+from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text, put
 
-__all__ = [
-    "ERAS",
-    "Era",
-    "ResultBlock",
-    "elicit_result",
-    "elicitation_params",
-    "sample_result",
-    "sampling_params",
-    "tool_definition",
-    "tool_error",
-    "tool_result",
-]
+__all__ = ["elicitation_params", "sampling_params"]
 
 
 # --- sampling (server side) -----------------------------------------------------------
@@ -149,7 +101,7 @@ def _plain_messages(messages: Sequence[Message]) -> bool:
 
 
 def _message(message: Message) -> JSONObject:
-    out = codec.message_to_json(message)
+    out = message_to_json(message)
     if len(out["content"]) == 1:
         out["content"] = out["content"][0]
     return out
@@ -221,9 +173,9 @@ def elicitation_params(
         model = wire.ElicitRequestURLParams
     merged = dict(meta or {})
     if request.key is not None:
-        merged[codec.ELICIT_KEY_META_KEY] = request.key
+        merged[ELICIT_KEY_META_KEY] = request.key
     if request.context:
-        merged[codec.CONTEXT_META_KEY] = dict(request.context)
+        merged[CONTEXT_META_KEY] = dict(request.context)
     if meta is not None or merged:
         out["_meta"] = merged
     trusted = ["mode"]

@@ -6,6 +6,11 @@ returns: :func:`tool_result` (text, content blocks including MCP resources,
 or structured data, as the era allows) and :func:`tool_error`. Every payload
 passes :func:`~encoders._mcp_wire.checked` before it is returned.
 
+Tool results may contain MCP resources. Rather than inventing a second type, a
+tool returns the official public models ``mcp_types.ResourceLink`` or
+``mcp_types.EmbeddedResource`` (alongside runtime ``Text``/``Image``/``Audio``
+blocks); a plain ``dict`` is always *data*, never mistaken for a block.
+
 It does not validate arguments, run the tool or decide that a call failed
 (``runtime`` and the bridge do), and encodes no sampling or elicitation.
 """
