@@ -38,23 +38,20 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, TypeAlias, cast, final
 
 import attrs
 import jsonschema
 import mcp_types
-import mcp_types._v2025_11_25 as _v2025
-import mcp_types._v2026_07_28 as _v2026
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from runtime import codec
-from runtime._wire_check import check_form_properties, check_json
+from runtime._wire_check import check_form_properties
 from runtime.errors import (
     InvalidEffect,
     InvalidMessages,
     RemoteProtocolError,
-    summarize_validation_error,
 )
 from runtime.messages import (
     Audio,
@@ -69,6 +66,15 @@ from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 
 from ._forms import surely_valid
+from ._mcp_wire import (
+    BOTH_ERAS,
+    JSONObject,
+    check_blocks,
+    content_list,
+    json_object,
+    short,
+    validate,
+)
 
 __all__ = [
     "ResultBlock",
@@ -81,14 +87,11 @@ __all__ = [
     "sampling_request",
 ]
 
-JSONObject = dict[str, Any]
 
 ResultBlock: TypeAlias = (
     Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
 )
 """A content block of a ``CallToolResult``."""
-
-_BOTH: tuple[Any, ...] = (_v2026, _v2025)
 
 
 @final
@@ -123,13 +126,13 @@ def sample_reply(result: object) -> SampleReply:
     Raises:
         RemoteProtocolError: ``result`` is not a valid sampling result.
     """
-    data = _object(result, "sampling result")
-    _validate("CreateMessageResult", data, "sampling result")
+    data = json_object(result, "sampling result")
+    validate("CreateMessageResult", data, "sampling result")
     if data["role"] != "assistant":
         raise RemoteProtocolError(
             f"a sampling result must have role 'assistant', got {data['role']!r}"
         )
-    _check_blocks(_content_list(data["content"]))
+    check_blocks(content_list(data["content"]))
     _check_usage(data.get("_meta"))
     return codec.sample_reply_from_json(data)
 
@@ -173,8 +176,8 @@ def form_reply(result: object, requested_schema: Mapping[str, Any]) -> ElicitRep
 
 def _elicit_reply(result: object, schema: Mapping[str, Any] | None) -> ElicitReply:
     """The reply; accepted content checked against ``schema`` (None: URL mode)."""
-    data = _object(result, "elicitation result")
-    _validate("ElicitResult", data, "elicitation result")
+    data = json_object(result, "elicitation result")
+    validate("ElicitResult", data, "elicitation result")
     action = data["action"]
     if action != "accept" or schema is None:
         return ElicitReply(action=action)
@@ -200,7 +203,7 @@ def _check_answer(schema: Mapping[str, Any], content: JSONObject) -> None:
     else:
         # Name the rule, never the value: elicited content may be private, and
         # this message can reach the model as a tool error.
-        rule = _short(json.dumps(expected, default=str))
+        rule = short(json.dumps(expected, default=str))
         field, reason = (
             (list(error.path) or ["?"])[0],
             f"breaks {error.validator}: {rule}",
@@ -216,10 +219,6 @@ def _answer_validator(schema_json: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(json.loads(schema_json))
 
 
-def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 # --- host side: requests from the server ----------------------------------------------
 
 
@@ -232,10 +231,10 @@ def sampling_request(params: object) -> SamplingRequest:
         RemoteProtocolError: ``params`` are not valid, or the conversation breaks
             MCP's tool-use rules.
     """
-    data = _object(params, "sampling/createMessage params")
-    _validate("CreateMessageRequestParams", data, "sampling/createMessage params")
+    data = json_object(params, "sampling/createMessage params")
+    validate("CreateMessageRequestParams", data, "sampling/createMessage params")
     for message in data["messages"]:
-        _check_blocks(_content_list(message["content"]))
+        check_blocks(content_list(message["content"]))
     messages = tuple(codec.message_from_json(m) for m in data["messages"])
     try:
         validate_messages(messages)
@@ -290,11 +289,11 @@ def elicitation_request(params: object) -> ElicitationRequest:
         RemoteProtocolError: ``params`` are not valid (including a form schema
             that is not a flat object of primitive fields).
     """
-    data = _object(params, "elicitation/create params")
+    data = json_object(params, "elicitation/create params")
     mode = data.get("mode", "form")
     key, context = _yieldmcp_meta(data.get("_meta"))
     if mode == "url":
-        _validate("ElicitRequestURLParams", data, "elicitation/create params")
+        validate("ElicitRequestURLParams", data, "elicitation/create params")
         return ElicitationRequest(
             message=data["message"],
             mode="url",
@@ -305,7 +304,7 @@ def elicitation_request(params: object) -> ElicitationRequest:
         )
     if mode != "form":
         raise RemoteProtocolError(f"unknown elicitation mode {mode!r}")
-    _validate("ElicitRequestFormParams", data, "elicitation/create params")
+    validate("ElicitRequestFormParams", data, "elicitation/create params")
     schema: JSONObject = data["requestedSchema"]
     _check_form_schema(schema)
     return ElicitationRequest(
@@ -340,7 +339,7 @@ def _optional_str(data: JSONObject, name: str) -> str | None:
 
 def _check_form_schema(schema: JSONObject) -> None:
     properties = schema.get("properties", {})
-    for wire in _BOTH:
+    for wire in BOTH_ERAS:
         try:
             check_form_properties(wire, properties)
             break
@@ -369,7 +368,7 @@ def _schema_problem(schema_json: str) -> str | None:
     try:
         jsonschema.Draft202012Validator.check_schema(json.loads(schema_json))
     except jsonschema.SchemaError as exc:
-        return _short(exc.message)
+        return short(exc.message)
     return None
 
 
@@ -386,9 +385,9 @@ def call_tool_result(result: object) -> ToolCallResult:
     Raises:
         RemoteProtocolError: ``result`` is not a valid, complete tool result.
     """
-    data = _object(result, "tool result")
+    data = json_object(result, "tool result")
     # Only 2026-07-28 results carry resultType: try the era that fits first.
-    _validate("CallToolResult", data, "tool result", modern="resultType" in data)
+    validate("CallToolResult", data, "tool result", modern="resultType" in data)
     kind = data.get("resultType", "complete")
     if kind != "complete":
         raise RemoteProtocolError(
@@ -412,51 +411,3 @@ def _result_block(block: JSONObject) -> ResultBlock:
 
 
 # --- shared ---------------------------------------------------------------------------
-
-
-def _object(value: object, what: str) -> JSONObject:
-    if not isinstance(value, dict):
-        raise RemoteProtocolError(
-            f"{what} must be a JSON object, got {type(value).__name__}"
-        )
-    return cast(JSONObject, value)
-
-
-def _content_list(content: Any) -> list[JSONObject]:
-    return [content] if isinstance(content, dict) else list(content)
-
-
-def _check_blocks(blocks: Sequence[JSONObject]) -> None:
-    for block in blocks:
-        if block["type"] != "tool_result":
-            continue
-        for inner in block["content"]:
-            if inner["type"] not in ("text", "image", "audio"):
-                raise RemoteProtocolError(
-                    f"tool_result content of type {inner['type']!r} is not "
-                    f"supported in sampling messages (only text, image and audio)"
-                )
-
-
-def _validate(
-    type_name: str, data: JSONObject, what: str, *, modern: bool = True
-) -> None:
-    """Accept ``data`` if either era's model of ``type_name`` accepts it.
-
-    ``modern`` says which era's model to try first (the one likely to accept,
-    so that valid data is validated once); the other is tried only if it
-    refuses, and the first refusal is the one reported.
-    """
-    first: ValidationError | None = None
-    for wire in _BOTH if modern else _BOTH[::-1]:
-        model: type[BaseModel] = getattr(wire, type_name)
-        try:
-            check_json(model, data)
-        except ValidationError as exc:
-            first = first or exc
-            continue
-        return
-    assert first is not None
-    raise RemoteProtocolError(
-        f"malformed {what}: {summarize_validation_error(first)}"
-    ) from None
