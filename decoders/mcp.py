@@ -39,11 +39,9 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from typing import Any, TypeAlias, cast, final
+from typing import Any, cast
 
-import attrs
 import jsonschema
-import mcp_types
 from pydantic import ValidationError
 
 from runtime import codec
@@ -54,10 +52,7 @@ from runtime.errors import (
     RemoteProtocolError,
 )
 from runtime.messages import (
-    Audio,
-    Image,
     ModelPreferences,
-    Text,
     ToolChoice,
     ToolSpec,
     validate_messages,
@@ -66,6 +61,9 @@ from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 
 from ._forms import surely_valid
+from ._mcp_tools import ResultBlock as ResultBlock
+from ._mcp_tools import ToolCallResult as ToolCallResult
+from ._mcp_tools import call_tool_result as call_tool_result
 from ._mcp_wire import (
     BOTH_ERAS,
     JSONObject,
@@ -86,32 +84,6 @@ __all__ = [
     "sample_reply",
     "sampling_request",
 ]
-
-
-ResultBlock: TypeAlias = (
-    Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
-)
-"""A content block of a ``CallToolResult``."""
-
-
-@final
-@attrs.frozen(kw_only=True)
-class ToolCallResult:
-    """A server's answer to ``tools/call`` (MCP ``CallToolResult``), client side.
-
-    It lives here, not in ``runtime``, because its content may hold MCP
-    resources (``mcp_types.ResourceLink``, ``mcp_types.EmbeddedResource``),
-    which no other protocol has.
-    """
-
-    content: tuple[ResultBlock, ...] = ()
-    structured_content: Any = None
-    is_error: bool = False
-
-    @property
-    def text(self) -> str:
-        """The concatenated text of the ``Text`` blocks."""
-        return "".join(b.text for b in self.content if isinstance(b, Text))
 
 
 # --- server side: answers from the client ---------------------------------------------
@@ -370,44 +342,3 @@ def _schema_problem(schema_json: str) -> str | None:
     except jsonschema.SchemaError as exc:
         return short(exc.message)
     return None
-
-
-# --- client side: results from a server -----------------------------------------------
-
-
-def call_tool_result(result: object) -> ToolCallResult:
-    """The outcome in a server's ``CallToolResult``.
-
-    A missing ``resultType`` reads as ``"complete"`` (older servers); any other
-    value (``"input_required"``, ``"task"``) must be handled by the caller before
-    decoding, and is refused here.
-
-    Raises:
-        RemoteProtocolError: ``result`` is not a valid, complete tool result.
-    """
-    data = json_object(result, "tool result")
-    # Only 2026-07-28 results carry resultType: try the era that fits first.
-    validate("CallToolResult", data, "tool result", modern="resultType" in data)
-    kind = data.get("resultType", "complete")
-    if kind != "complete":
-        raise RemoteProtocolError(
-            f"expected a complete tool result, got resultType {kind!r}; interim "
-            f"results are for the caller to handle before decoding"
-        )
-    return ToolCallResult(
-        content=tuple(_result_block(b) for b in data["content"]),
-        structured_content=data.get("structuredContent"),
-        is_error=data.get("isError") is True,
-    )
-
-
-def _result_block(block: JSONObject) -> ResultBlock:
-    kind = block["type"]
-    if kind == "resource_link":
-        return mcp_types.ResourceLink.model_validate(block)
-    if kind == "resource":
-        return mcp_types.EmbeddedResource.model_validate(block)
-    return cast(ResultBlock, codec.block_from_json(block))
-
-
-# --- shared ---------------------------------------------------------------------------
