@@ -1,37 +1,17 @@
-"""MCP wire decoding: the JSON a peer sends, validated, to canonical values.
+"""Reading a server's requests, host side: ``sampling/createMessage`` and
+``elicitation/create`` params.
 
-Owns the reading of what an MCP peer sends yieldmcp: a client's
-``CreateMessageResult`` and ``ElicitResult`` (server side), a server's
-``sampling/createMessage`` and ``elicitation/create`` params (host side) and a
-server's ``CallToolResult`` (client side). Blocks and messages are read by
-:mod:`runtime.codec`; this module validates first, with the official
-``mcp-types`` models (strict, wire names only), so anything malformed becomes a
-:class:`~runtime.errors.RemoteProtocolError` with a short summary. Decoders
-raise nothing else, whatever JSON they are given.
+Owns :func:`sampling_request` (the conversation checked against MCP's tool-use
+rules, :func:`runtime.messages.validate_messages`) and
+:func:`elicitation_request` (``mode`` defaults to ``"form"``; a form's
+``requestedSchema`` must be a flat object of primitive fields and a valid JSON
+Schema, checked once per distinct schema; the tool's key and context recovered
+from ``_meta``). What these requests lose on the way in is listed in
+:mod:`decoders.mcp`.
 
-Decoders take no era: they accept what *either* era's schema accepts (a
-2025-11-25 URL elicitation with ``elicitationId``, a 2026-07-28 one without;
-object or any-JSON ``structuredContent``; ``CallToolResult`` with or without
-``resultType``). Rules the wire models cannot express are checked here:
-
-* a sampling result must come from the ``assistant``;
-* a sampling conversation must follow MCP's tool-use rules
-  (:func:`runtime.messages.validate_messages`);
-* an accepted form answer must match the requested schema (JSON Schema 2020-12,
-  formats not asserted). Numbers follow the TypeScript schema: a float answers a
-  ``number`` field although the generated ``schema.json`` types answers as
-  ``integer`` (PROTOCOL.md §3.2); ``30.0`` answers an ``integer`` field.
-
-Documented normalisations (what a round trip through the encoders loses):
-block ``annotations`` and message-level ``_meta`` are dropped; a sampling tool
-keeps only ``name``, ``description`` and ``inputSchema``; model hints without a
-name are dropped; ``toolChoice: {}`` reads as no choice; content sent with a
-decline, a cancel or a URL-mode answer is dropped. ``tool_result`` blocks inside
-sampling messages may hold only text, image and audio (yieldmcp's ``ToolResult``
-cannot carry resources); resources are refused with a clear error.
-
-It does not decide what to do with a decoded value, check capabilities, or read
-JSON-RPC envelopes (the bridge does).
+It does not answer the requests (a model, a user or a handler does) and reads
+no answer (``_mcp_answers``); the params' other ``_meta`` (a progress token) is
+left to the caller.
 """
 
 from __future__ import annotations
@@ -43,27 +23,12 @@ from typing import Any, cast
 import jsonschema
 from pydantic import ValidationError
 
-from runtime import codec
 from runtime._wire_check import check_form_properties
-from runtime.errors import (
-    InvalidEffect,
-    InvalidMessages,
-    RemoteProtocolError,
-)
-from runtime.messages import (
-    ModelPreferences,
-    ToolChoice,
-    ToolSpec,
-    validate_messages,
-)
+from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_from_json
+from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
+from runtime.messages import ModelPreferences, ToolChoice, ToolSpec, validate_messages
 from runtime.requests import ElicitationRequest, SamplingRequest
 
-from ._mcp_answers import elicit_reply as elicit_reply
-from ._mcp_answers import form_reply as form_reply
-from ._mcp_answers import sample_reply as sample_reply
-from ._mcp_tools import ResultBlock as ResultBlock
-from ._mcp_tools import ToolCallResult as ToolCallResult
-from ._mcp_tools import call_tool_result as call_tool_result
 from ._mcp_wire import (
     BOTH_ERAS,
     JSONObject,
@@ -74,19 +39,7 @@ from ._mcp_wire import (
     validate,
 )
 
-__all__ = [
-    "ResultBlock",
-    "ToolCallResult",
-    "call_tool_result",
-    "elicit_reply",
-    "elicitation_request",
-    "form_reply",
-    "sample_reply",
-    "sampling_request",
-]
-
-
-# --- host side: requests from the server ----------------------------------------------
+__all__ = ["elicitation_request", "sampling_request"]
 
 
 def sampling_request(params: object) -> SamplingRequest:
@@ -102,7 +55,7 @@ def sampling_request(params: object) -> SamplingRequest:
     validate("CreateMessageRequestParams", data, "sampling/createMessage params")
     for message in data["messages"]:
         check_blocks(content_list(message["content"]))
-    messages = tuple(codec.message_from_json(m) for m in data["messages"])
+    messages = tuple(message_from_json(m) for m in data["messages"])
     try:
         validate_messages(messages)
         tools = tuple(_tool_spec(t) for t in data.get("tools") or ())
@@ -185,11 +138,11 @@ def _yieldmcp_meta(meta: Any) -> tuple[str | None, JSONObject]:
     if not isinstance(meta, dict):
         raise RemoteProtocolError("elicitation/create params: _meta must be an object")
     values = cast(JSONObject, meta)
-    key = _optional_str(values, codec.ELICIT_KEY_META_KEY)
-    context = values.get(codec.CONTEXT_META_KEY, {})
+    key = _optional_str(values, ELICIT_KEY_META_KEY)
+    context = values.get(CONTEXT_META_KEY, {})
     if not isinstance(context, dict):
         raise RemoteProtocolError(
-            f"_meta[{codec.CONTEXT_META_KEY!r}] must be an object, got "
+            f"_meta[{CONTEXT_META_KEY!r}] must be an object, got "
             f"{type(context).__name__}"
         )
     return key, cast(JSONObject, context)
