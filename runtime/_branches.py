@@ -53,6 +53,9 @@ THROW: Final = 1
 
 
 class Frame:
+    """One generator of a call: its key prefix and yield ordinal, its place in
+    its branch, and the key it waits on (a question's, or a branch's)."""
+
     __slots__ = (
         "depth",
         "done",
@@ -83,6 +86,9 @@ class Frame:
 
 
 class RunningBranch:
+    """A ``Branch`` in progress: its parked frame, its children and their
+    results so far, its limits and the tokens its samples used."""
+
     __slots__ = (
         "children",
         "depth",
