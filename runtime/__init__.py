@@ -49,7 +49,6 @@ from .errors import LimitExceeded as LimitExceeded
 from .errors import PeerError as PeerError
 from .errors import ProgressNotIncreasing as ProgressNotIncreasing
 from .errors import RequestTimeout as RequestTimeout
-from .errors import SampleValidationError as SampleValidationError
 from .errors import TokenBudgetExceeded as TokenBudgetExceeded
 from .errors import ToolError as ToolError
 from .errors import YieldMCPError as YieldMCPError
@@ -76,6 +75,7 @@ from .results import ElicitUrlResult as ElicitUrlResult
 from .results import Exchange as Exchange
 from .results import ParseError as ParseError
 from .results import SampleResult as SampleResult
+from .results import SampleValidationError as SampleValidationError
 from .results import SchemaResult as SchemaResult
 from .results import ToolsResult as ToolsResult
 from .tools import Tool as Tool

@@ -33,7 +33,8 @@ from typing import Any, Protocol, TypeVar, cast
 import attrs
 import trio
 
-from ._stepper import (
+from ._effect_base import LocalQuestion, Notice, PeerQuestion
+from ._events import (
     Ask,
     Cancelled,
     Event,
@@ -41,15 +42,14 @@ from ._stepper import (
     Raised,
     Returned,
     StartTimer,
-    Stepper,
     StopTimer,
     Tell,
     Withdraw,
 )
-from .effects import LocalQuestion, Notice, PeerQuestion
+from ._stepper import Stepper
+from ._tool import Tool
 from .errors import InternalError
 from .journal import Journal
-from .tools import Tool
 
 __all__ = ["Executor", "run"]
 

@@ -1,11 +1,11 @@
-"""The sans-IO interpreter: steps tool generators, owns branch semantics.
+"""The sans-IO interpreter: steps tool generators and reports what they need.
 
 Theory of operation
 -------------------
 A call is a tree of *frames*. The root frame runs the tool's generator; a
 ``Branch`` effect parks its frame and starts one child frame per child. The
 stepper advances frames until each is parked on something only the outside world
-can supply, and reports what it needs as *events*:
+can supply, and reports what it needs as *events* (:mod:`runtime._events`):
 
 * ``Ask(key, question)``: answer with :meth:`Stepper.answer` or :meth:`fail`.
 * ``Tell(key, notice)``: deliver a log/progress notice; nothing comes back.
@@ -23,37 +23,41 @@ Rules (the single source of truth for both protocol eras):
 1. Every yield gets a key: the frame's prefix plus its yield ordinal. The root's
    yields are ``"0"``, ``"1"``...; child ``i`` of the branch at key ``k`` has the
    prefix ``"k.i/"``. Keys are stable for the same program and answers.
-2. Children start left to right in one step. Results return in child order.
-3. The first child failure cancels its running siblings: their subtrees are
-   closed in reverse start order (``finally`` runs), their pending questions are
-   withdrawn, and an ``ExceptionGroup`` is thrown into the parent at the yield.
-4. A limit failure (depth, tokens, time) cancels the same way and throws the
-   limit's own error, bare.
-5. With a journal, a question whose key is recorded with the same digest is
-   answered from the journal with no event — in recorded order, once the
-   frames have moved as far as they can, as the answers first arrived — and a
-   changed question is asked again.
+2. to 4. Branches: children start left to right and return in child order; the
+   first failure, or a limit, cancels the siblings. :mod:`runtime._branches`
+   states these rules in full and carries them out.
+5. With a journal, a recorded question is answered from the journal, in
+   recorded order, and a changed one is asked again: :mod:`runtime._dispatch`
+   states the rule in full and carries it out.
+
+This module is the driving API (:class:`Stepper`, :func:`start`) and the loop
+that advances frames. What a yielded value does is
+:class:`~runtime._dispatch.Dispatching`'s, and the frame tree and branches are
+:class:`~runtime._branches.Branching`'s: :class:`Stepper` extends both, so one
+stepper object holds the whole state of a call.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
-import attrs
-
-from .effects import AtOnce, Branch, Notice, Progress, Question, Sample
-from .errors import (
-    BranchDepthExceeded,
-    BranchTimeout,
-    InvalidEffect,
-    LocalProtocolError,
-    ProgressNotIncreasing,
-    TokenBudgetExceeded,
-)
+from ._branches import SEND, THROW, Frame, RunningBranch, outcome_of
+from ._dispatch import Dispatching
+from ._effect_base import AtOnce, Question
+from ._events import Ask as Ask
+from ._events import Cancelled as Cancelled
+from ._events import Event as Event
+from ._events import Finished as Finished
+from ._events import Outcome as Outcome
+from ._events import Raised as Raised
+from ._events import Returned as Returned
+from ._events import StartTimer as StartTimer
+from ._events import StopTimer as StopTimer
+from ._events import Tell as Tell
+from ._events import Withdraw as Withdraw
+from .errors import BranchTimeout, LocalProtocolError
 from .journal import Journal
-from .replies import SampleReply
 
 __all__ = [
     "Ask",
@@ -72,153 +76,14 @@ __all__ = [
 ]
 
 
-# --- events and outcomes ------------------------------------------------------------
-
-
-@final
-@attrs.frozen
-class Ask:
-    key: str
-    question: Question[Any]
-
-
-@final
-@attrs.frozen
-class Tell:
-    key: str
-    notice: Notice
-
-
-@final
-@attrs.frozen
-class Withdraw:
-    key: str
-
-
-@final
-@attrs.frozen
-class StartTimer:
-    key: str
-    seconds: float
-
-
-@final
-@attrs.frozen
-class StopTimer:
-    key: str
-
-
-@final
-@attrs.frozen
-class Returned:
-    value: Any
-
-
-@final
-@attrs.frozen
-class Raised:
-    error: BaseException
-
-
-@final
-@attrs.frozen
-class Cancelled:
-    pass
-
-
-Outcome = Returned | Raised | Cancelled
 _ENDED: Final = (Returned, Raised)  # an ``A | B`` would be built on every check
-
-
-@final
-@attrs.frozen
-class Finished:
-    outcome: Outcome
-
-
-Event = Ask | Tell | Withdraw | StartTimer | StopTimer | Finished
-
-_SEND: Final = 0
-_THROW: Final = 1
-
-
-# --- frames -------------------------------------------------------------------------
-
-
-class _Frame:
-    __slots__ = (
-        "depth",
-        "done",
-        "gen",
-        "index",
-        "ordinal",
-        "parent",
-        "prefix",
-        "waiting",
-    )
-
-    def __init__(
-        self,
-        gen: Generator[Any, Any, Any],
-        prefix: str,
-        parent: _Branch | None,
-        index: int,
-        depth: int,
-    ) -> None:
-        self.gen = gen
-        self.prefix = prefix
-        self.parent = parent
-        self.index = index
-        self.depth = depth  # number of enclosing branches
-        self.ordinal = 0
-        self.waiting: str | None = None
-        self.done = False
-
-
-class _Branch:
-    __slots__ = (
-        "children",
-        "depth",
-        "depth_bound",
-        "frame",
-        "key",
-        "limits",
-        "remaining",
-        "results",
-        "timed",
-        "tokens",
-    )
-
-    def __init__(
-        self, key: str, frame: _Frame, effect: Branch, depth_bound: int | None
-    ):
-        self.key = key
-        self.frame = frame
-        self.limits = effect.limits
-        self.depth = frame.depth + 1
-        self.depth_bound = depth_bound
-        self.children: list[_Frame] = []
-        self.results: list[Any] = []
-        self.remaining = 0
-        self.tokens = 0
-        self.timed = effect.limits is not None and effect.limits.timeout is not None
-
-
-def _bad_yield(value: object) -> InvalidEffect:
-    if isinstance(value, Generator):
-        hint = "a generator; did you mean `yield from` instead of `yield`?"
-    elif callable(value):
-        hint = "a callable; did you forget to call it, or mean `yield from f(...)`?"
-    else:
-        hint = "not an effect; yield effects built by the context (ctx.sample(...))."
-    return InvalidEffect(f"a tool yielded {value!r}, which is {hint}")
 
 
 # --- the stepper --------------------------------------------------------------------
 
 
 @final
-class Stepper:
+class Stepper(Dispatching):
     """Interprets one call of a tool program. Pure: no I/O, no clock, no trio.
 
     Args:
@@ -259,18 +124,18 @@ class Stepper:
         # Frames to advance, oldest first. A list, swapped out per batch in
         # _run (FIFO all the same): an idle stepper keeps an empty list, not a
         # deque's 600-byte block, for as long as its call is parked.
-        self._work: list[tuple[_Frame, int, Any]] = []
-        self._pending: dict[str, tuple[_Frame, Question[Any], str | None]] = {}
+        self._work: list[tuple[Frame, int, Any]] = []
+        self._pending: dict[str, tuple[Frame, Question[Any], str | None]] = {}
         # Replay (with a journal) and branches only: made when first needed,
         # so a parked call without them holds no empty containers.
-        self._replays: list[tuple[int, str, _Frame, Question[Any], Any]] | None = (
+        self._replays: list[tuple[int, str, Frame, Question[Any], Any]] | None = (
             [] if journal is not None else None
         )
         self._positions: dict[str, int] | None = (
             {key: i for i, key in enumerate(journal.keys())} if journal else None
         )
-        self._branches: dict[str, _Branch] | None = None
-        self._root: _Frame | None = None
+        self._branches: dict[str, RunningBranch] | None = None
+        self._root: Frame | None = None
         self._last_progress: float | None = None
         self.outcome: Outcome | None = None
 
@@ -287,8 +152,8 @@ class Stepper:
             self._begin(made)
 
     def _begin(self, gen: Generator[Any, Any, Any]) -> None:
-        self._root = _Frame(gen, "", None, 0, 0)
-        self._work.append((self._root, _SEND, None))
+        self._root = Frame(gen, "", None, 0, 0)
+        self._work.append((self._root, SEND, None))
         self._run()
 
     def events(self) -> list[Event]:
@@ -334,7 +199,7 @@ class Stepper:
     def fail(self, key: str, error: BaseException) -> None:
         """Raise ``error`` into the frame waiting on ``key`` and run on."""
         frame, _question, _dig = self._take(key)
-        self._work.append((frame, _THROW, error))
+        self._work.append((frame, THROW, error))
         self._run()
 
     def expire(self, key: str) -> None:
@@ -361,17 +226,13 @@ class Stepper:
 
     # --- internals -------------------------------------------------------------------
 
-    def _take(self, key: str) -> tuple[_Frame, Question[Any], str | None]:
+    def _take(self, key: str) -> tuple[Frame, Question[Any], str | None]:
         try:
             entry = self._pending.pop(key)
         except KeyError:
             raise LocalProtocolError(f"no question is pending at key {key!r}") from None
         entry[0].waiting = None
         return entry
-
-    def _finish(self, outcome: Outcome) -> None:
-        self.outcome = outcome
-        self._events.append(Finished(outcome))
 
     def _run(self) -> None:
         while self._work or self._replays:
@@ -383,7 +244,7 @@ class Stepper:
                 if frame.done:
                     continue
                 try:
-                    if mode == _SEND:
+                    if mode == SEND:
                         effect = frame.gen.send(value)
                     else:
                         effect = frame.gen.throw(value)
@@ -393,297 +254,6 @@ class Stepper:
                     self._raised(frame, exc)
                 else:
                     self._dispatch(frame, effect)
-
-    def _dispatch(self, frame: _Frame, effect: object) -> None:
-        key = f"{frame.prefix}{frame.ordinal}"
-        frame.ordinal += 1
-        if isinstance(effect, Question):
-            self._ask(frame, key, cast("Question[Any]", effect))
-        elif isinstance(effect, Notice):
-            self._tell(frame, key, effect)
-        elif isinstance(effect, Branch):
-            self._branch(frame, key, effect)
-        else:
-            self._work.append((frame, _THROW, _bad_yield(effect)))
-
-    def _ask(self, frame: _Frame, key: str, question: Question[Any]) -> None:
-        journal = self.journal
-        if journal is None:
-            self._park(frame, key, question, None)
-            return
-        dig = question.digest()
-        recorded = journal.lookup(key, dig)
-        if recorded is None:
-            self._park(frame, key, question, dig)
-        elif not self._branches and not self._replays:
-            self._replay_in_row(frame, key, question, recorded)
-        else:
-            self._queue_replay(frame, key, question, recorded)
-
-    def _park(
-        self, frame: _Frame, key: str, question: Question[Any], dig: str | None
-    ) -> None:
-        self._pending[key] = (frame, question, dig)
-        frame.waiting = key
-        self._events.append(Ask(key, question))
-
-    def _queue_replay(
-        self, frame: _Frame, key: str, question: Question[Any], recorded: Any
-    ) -> None:
-        try:
-            reply = question.reply_from_json(recorded)
-        except Exception as exc:
-            self._work.append((frame, _THROW, exc))
-            return
-        # Delivered later, in recorded order: see _replay_next.
-        assert self._positions is not None
-        assert self._replays is not None
-        position = self._positions.get(key, len(self._positions))
-        heapq.heappush(self._replays, (position, key, frame, question, reply))
-        frame.waiting = key
-
-    def _replay_in_row(
-        self, frame: _Frame, key: str, question: Question[Any], recorded: Any
-    ) -> None:
-        """Answer the root frame from the journal, question after question, for
-        as long as the journal has the answers.
-
-        Only the root frame runs and no recorded answer waits its turn, so each
-        answer is the next one due anyway (rule 5), and no budget is charged
-        outside a branch. So the root goes on at once, without a trip through
-        the work queue per answer; anything but a recorded question goes back
-        to the general path.
-        """
-        journal = self.journal
-        assert journal is not None
-        gen = frame.gen
-        while True:
-            try:
-                result: Any = question.resolve_recorded(recorded, key)
-            except Exception as exc:
-                self._work.append((frame, _THROW, exc))
-                return
-            try:
-                effect = gen.send(result)
-            except StopIteration as stop:
-                self._returned(frame, stop.value)
-                return
-            except Exception as exc:
-                self._raised(frame, exc)
-                return
-            if not isinstance(effect, Question):
-                self._dispatch(frame, effect)
-                return
-            key = f"{frame.prefix}{frame.ordinal}"
-            frame.ordinal += 1
-            question = cast("Question[Any]", effect)
-            dig = question.digest()
-            recorded = journal.lookup(key, dig)
-            if recorded is None:
-                self._park(frame, key, question, dig)
-                return
-
-    def _replay_next(self) -> None:
-        """Deliver the earliest-recorded journaled answer that is still wanted.
-
-        A replay must reach the same point as the original run, so recorded
-        answers arrive as they first did: one at a time, in the order they were
-        recorded, each once every frame has moved as far as it can. Delivering
-        them at the moment they are asked would let one branch child run ahead
-        of its siblings and, say, fail first where it failed second before.
-        """
-        assert self._replays is not None
-        _position, key, frame, question, reply = heapq.heappop(self._replays)
-        if frame.done or frame.waiting != key:
-            return  # closed (its branch failed) before its answer came round
-        frame.waiting = None
-        self._deliver(frame, key, question, reply)
-
-    def _deliver(
-        self, frame: _Frame, key: str, question: Question[Any], reply: Any
-    ) -> None:
-        self._charge(frame, question, reply)
-        if frame.done:
-            return
-        try:
-            result: Any = question.resolve(reply, key)
-        except Exception as exc:
-            self._work.append((frame, _THROW, exc))
-        else:
-            self._work.append((frame, _SEND, result))
-
-    def _tell(self, frame: _Frame, key: str, notice: Notice) -> None:
-        if isinstance(notice, Progress):
-            last = self._last_progress
-            if last is not None and notice.progress <= last:
-                error = ProgressNotIncreasing(
-                    f"progress must increase: got {notice.progress} after {last}"
-                )
-                self._work.append((frame, _THROW, error))
-                return
-            self._last_progress = notice.progress
-        journal = self.journal
-        if journal is None or journal.note(key):
-            self._events.append(Tell(key, notice))
-        self._work.append((frame, _SEND, None))
-
-    # --- branches --------------------------------------------------------------------
-
-    def _branch(self, frame: _Frame, key: str, effect: Branch) -> None:
-        bound = self._depth_bound(frame, effect)
-        if bound is not None and frame.depth + 1 > bound:
-            error = BranchDepthExceeded(
-                f"branch {key!r} would nest {frame.depth + 1} deep, over its limit "
-                f"of {bound}",
-                branch_key=key,
-            )
-            self._work.append((frame, _THROW, error))
-            return
-        branch = _Branch(key, frame, effect, bound)
-        try:
-            gens = self._start_children(effect)
-        except Exception as exc:
-            self._work.append((frame, _THROW, ExceptionGroup(f"branch {key!r}", [exc])))
-            return
-        frame.waiting = key
-        if not gens:
-            self._work.append((frame, _SEND, ()))
-            return
-        if self._branches is None:
-            self._branches = {}
-        self._branches[key] = branch
-        branch.results = [None] * len(gens)
-        branch.remaining = len(gens)
-        for index, gen in enumerate(gens):
-            child = _Frame(gen, f"{key}.{index}/", branch, index, branch.depth)
-            branch.children.append(child)
-            self._work.append((child, _SEND, None))
-        if branch.timed:
-            assert effect.limits is not None
-            assert effect.limits.timeout is not None
-            self._events.append(StartTimer(key, effect.limits.timeout))
-
-    def _depth_bound(self, frame: _Frame, effect: Branch) -> int | None:
-        inherited = frame.parent.depth_bound if frame.parent is not None else None
-        own = effect.limits.max_depth if effect.limits is not None else None
-        if own is None:
-            return inherited
-        own_bound = frame.depth + own
-        return own_bound if inherited is None else min(inherited, own_bound)
-
-    def _start_children(self, effect: Branch) -> list[Generator[Any, Any, Any]]:
-        gens: list[Generator[Any, Any, Any]] = []
-        try:
-            for factory in effect.children:
-                gens.append(self._start_child(factory))
-        except BaseException:
-            for gen in reversed(gens):
-                gen.close()
-            raise
-        return gens
-
-    def _start_child(
-        self, factory: Callable[[Any], Generator[Any, Any, Any]]
-    ) -> Generator[Any, Any, Any]:
-        gen = factory(self._context)
-        if not isinstance(gen, Generator):
-            raise InvalidEffect(
-                f"branch child {factory!r} returned {gen!r}, not a generator; "
-                f"children must be generator functions taking the context"
-            )
-        return gen
-
-    def _returned(self, frame: _Frame, value: Any) -> None:
-        frame.done = True
-        branch = frame.parent
-        if branch is None:
-            self._finish(_outcome(self._program, value))
-            return
-        branch.results[frame.index] = value
-        branch.remaining -= 1
-        if branch.remaining == 0:
-            assert self._branches is not None
-            del self._branches[branch.key]
-            if branch.timed:
-                self._events.append(StopTimer(branch.key))
-            branch.frame.waiting = None
-            self._work.append((branch.frame, _SEND, tuple(branch.results)))
-
-    def _raised(self, frame: _Frame, error: Exception) -> None:
-        frame.done = True
-        if frame.parent is None:
-            self._finish(Raised(error))
-            return
-        self._abort(frame.parent, error, group=True)
-
-    def _abort(self, branch: _Branch, error: Exception, *, group: bool) -> None:
-        """Cancel ``branch``'s running children and throw ``error`` into its parent."""
-        teardown: list[Exception] = []
-        for child in reversed(branch.children):
-            if not child.done:
-                self._close(child, teardown)
-        if self._branches is not None:
-            self._branches.pop(branch.key, None)
-        if branch.timed:
-            self._events.append(StopTimer(branch.key))
-        branch.frame.waiting = None
-        if group or teardown:
-            thrown: Exception = ExceptionGroup(
-                f"branch {branch.key!r} failed", [error, *teardown]
-            )
-        else:
-            thrown = error
-        self._work.append((branch.frame, _THROW, thrown))
-
-    def _close(self, frame: _Frame, errors: list[Exception]) -> None:
-        """Close ``frame`` and everything under it, innermost first."""
-        waiting = frame.waiting
-        if waiting is not None:
-            nested = self._branches.pop(waiting, None) if self._branches else None
-            if nested is not None:
-                for child in reversed(nested.children):
-                    if not child.done:
-                        self._close(child, errors)
-                if nested.timed:
-                    self._events.append(StopTimer(nested.key))
-            elif self._pending.pop(waiting, None) is not None:
-                self._events.append(Withdraw(waiting))
-            frame.waiting = None
-        frame.done = True
-        try:
-            frame.gen.close()
-        except Exception as exc:
-            errors.append(exc)
-
-    # --- token budgets ---------------------------------------------------------------
-
-    def _charge(self, frame: _Frame, question: Question[Any], reply: Any) -> None:
-        if frame.parent is None or not isinstance(reply, SampleReply):
-            return
-        tokens = _tokens(cast("Sample[Any]", question), reply)
-        exceeded: _Branch | None = None
-        branch = frame.parent
-        while branch is not None:
-            branch.tokens += tokens
-            limit = branch.limits.max_tokens if branch.limits else None
-            if limit is not None and branch.tokens > limit:
-                exceeded = branch  # keep walking: the outermost one wins
-            branch = branch.frame.parent
-        if exceeded is not None:
-            limit = exceeded.limits.max_tokens if exceeded.limits else None
-            error = TokenBudgetExceeded(
-                f"branch {exceeded.key!r} used {exceeded.tokens} tokens, over its "
-                f"budget of {limit}",
-                branch_key=exceeded.key,
-            )
-            self._abort(exceeded, error, group=False)
-
-
-def _tokens(question: Sample[Any], reply: SampleReply) -> int:
-    if reply.usage is not None:
-        return reply.usage.total
-    chars = sum(len(m.text) for m in question.messages) + len(reply.text)
-    return chars // 4 + 1
 
 
 def start(
@@ -717,17 +287,5 @@ def _make(
     except Exception as exc:
         return Raised(exc)
     if type(gen) is AtOnce:  # a plain function's value: nothing to step
-        return _outcome(program, cast("AtOnce[Any]", gen).value)
+        return outcome_of(program, cast("AtOnce[Any]", gen).value)
     return gen
-
-
-def _outcome(program: Callable[..., Any], value: Any) -> Returned | Raised:
-    """The call's outcome for what the program returned, checked by the
-    program's ``finish`` when it has one (a tool's output type)."""
-    finish: Callable[[Any], Any] | None = getattr(program, "finish", None)
-    if finish is None:
-        return Returned(value)
-    try:
-        return Returned(finish(value))
-    except Exception as exc:
-        return Raised(exc)

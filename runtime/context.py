@@ -19,30 +19,25 @@ from typing import Any, Generic, Literal, TypeVar, final, overload
 import attrs
 from pydantic import BaseModel
 
+from ._branch_effect import Branch, Limits
+from ._effect_base import Effect, Op
+from ._elicit_effects import Elicit, ElicitUrl, ListRoots
+from ._local_effects import Clock, RandomBits
+from ._notices import Log, LogLevel, Progress, ReleaseStream
+from ._sample_effect import Sample
 from ._sampling import (
     schema_retry_messages,
     tool_call_problems,
     tools_retry_messages,
 )
-from .effects import (
-    Branch,
-    Clock,
-    Effect,
-    Elicit,
-    ElicitUrl,
-    Limits,
-    ListRoots,
-    Log,
-    LogLevel,
-    Op,
-    Progress,
-    RandomBits,
-    ReleaseStream,
-    Sample,
-)
-from .errors import InvalidEffect, SampleValidationError
+from .errors import InvalidEffect
 from .messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
-from .results import SampleResult, SchemaResult, ToolsResult
+from .results import (
+    SampleResult,
+    SampleValidationError,
+    SchemaResult,
+    ToolsResult,
+)
 
 __all__ = ["Context", "ElicitKey"]
 

@@ -1,6 +1,10 @@
 """Every exception yieldmcp raises, in one hierarchy.
 
-The root is :class:`YieldMCPError`. Definition-time misuse also subclasses
+The root is :class:`YieldMCPError`. One subclass lives elsewhere:
+:class:`~runtime.results.SampleValidationError` (``sample_schema`` and
+``sample_tools`` ran out of retries) carries the last ``SampleResult``, so it
+lives beside that value in :mod:`runtime.results`; this module needs no value
+type, and every value module may import it. Definition-time misuse also subclasses
 ``TypeError`` (or ``ValueError``) so that ordinary ``except TypeError`` code keeps
 working. Expected outcomes are *values*, not exceptions: an elicitation that the
 user declines is an ``ElicitResult`` with ``action == "decline"``, and a model
@@ -19,8 +23,6 @@ from typing import TYPE_CHECKING, Any, final
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
-
-    from .results import SampleResult
 
 __all__ = [
     "summarize_validation_error",
@@ -44,7 +46,6 @@ __all__ = [
     "RemoteProtocolError",
     "RequestError",
     "RequestTimeout",
-    "SampleValidationError",
     "ScriptExhausted",
     "TokenBudgetExceeded",
     "ToolError",
@@ -82,32 +83,6 @@ class ToolError(YieldMCPError):
     Any exception escaping a tool fails the call; this one says the message is
     meant for the caller (it becomes the text of an ``isError`` result verbatim).
     """
-
-
-# --- sampling helpers ---------------------------------------------------------------
-
-
-@final
-class SampleValidationError(YieldMCPError):
-    """``sample_schema`` / ``sample_tools`` ran out of retries.
-
-    Attributes:
-        method: ``"sample_schema"`` or ``"sample_tools"``.
-        attempts: how many samples were made (``retries + 1``).
-        last_result: the last ``SampleResult`` received, for inspection.
-    """
-
-    def __init__(
-        self, method: str, attempts: int, last_result: SampleResult[Any], reason: str
-    ) -> None:
-        super().__init__(
-            f"{method} gave up after {attempts} attempt(s): {reason}. Inspect "
-            f".last_result for the model's final answer, or raise `retries`."
-        )
-        self.method = method
-        self.attempts = attempts
-        self.last_result = last_result
-        self.reason = reason
 
 
 # --- answers and limits -------------------------------------------------------------

@@ -4,6 +4,12 @@ Expected outcomes are values here, never exceptions: a schema the model failed
 is ``SampleResult.parse_error``; a declined elicitation is
 ``ElicitResult(action="decline")``. Every sample and elicitation also carries an
 :class:`Exchange`, the messages to append to a running conversation.
+
+The one exception here, :class:`SampleValidationError`, is what ``sample_schema``
+and ``sample_tools`` raise in place of a ``SchemaResult`` or ``ToolsResult`` once
+their retries run out; it carries the last :class:`SampleResult`, so it lives
+beside it (the rest of the hierarchy is in :mod:`runtime.errors`, which imports
+no value type).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any, Generic, TypeVar, final
 
 import attrs
 
+from .errors import YieldMCPError
 from .messages import Block, Message, ToolCall, Usage
 from .replies import ElicitAction
 
@@ -22,6 +29,7 @@ __all__ = [
     "Exchange",
     "ParseError",
     "SampleResult",
+    "SampleValidationError",
     "SchemaResult",
     "ToolsResult",
 ]
@@ -166,3 +174,26 @@ class ElicitUrlResult:
     @property
     def accepted(self) -> bool:
         return self.action == "accept"
+
+
+@final
+class SampleValidationError(YieldMCPError):
+    """``sample_schema`` / ``sample_tools`` ran out of retries.
+
+    Attributes:
+        method: ``"sample_schema"`` or ``"sample_tools"``.
+        attempts: how many samples were made (``retries + 1``).
+        last_result: the last ``SampleResult`` received, for inspection.
+    """
+
+    def __init__(
+        self, method: str, attempts: int, last_result: SampleResult[Any], reason: str
+    ) -> None:
+        super().__init__(
+            f"{method} gave up after {attempts} attempt(s): {reason}. Inspect "
+            f".last_result for the model's final answer, or raise `retries`."
+        )
+        self.method = method
+        self.attempts = attempts
+        self.last_result = last_result
+        self.reason = reason

@@ -11,21 +11,23 @@ from typing import Any, TypeAlias, TypeVar, cast, final
 import attrs
 import trio
 
-from .._stepper import (
+from .._effect_base import LocalQuestion, Notice, PeerQuestion
+from .._elicit_effects import Elicit, ElicitUrl
+from .._events import (
     Ask,
     Finished,
     Raised,
     Returned,
     StartTimer,
-    Stepper,
     StopTimer,
     Tell,
     Withdraw,
 )
-from ..effects import Elicit, ElicitUrl, LocalQuestion, Notice, PeerQuestion, Sample
+from .._sample_effect import Sample
+from .._stepper import Stepper
+from .._tool import Tool
 from ..errors import InternalError, ScriptExhausted
 from ..journal import Journal
-from ..tools import Tool
 
 __all__ = ["Asked", "HeldPeer", "ScriptedPeer", "run_scripted"]
 

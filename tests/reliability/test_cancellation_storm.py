@@ -283,7 +283,7 @@ async def test_a_thousand_cancelled_calls_leave_nothing_behind() -> None:
 def _live_call_objects() -> dict[str, int]:
     """Per-call objects that outlived their call, by type (should be none)."""
     per_call = {
-        "Stepper", "_Frame", "_Branch", "_Driver", "LiveExecutor", "CallScope",
+        "Stepper", "Frame", "RunningBranch", "_Driver", "LiveExecutor", "CallScope",
         "LiveCall", "_Callback", "Timer",
     }  # fmt: skip
     counts: dict[str, int] = {}

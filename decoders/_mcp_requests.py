@@ -1,0 +1,192 @@
+"""Reading a server's requests, host side: ``sampling/createMessage`` and
+``elicitation/create`` params.
+
+Owns :func:`sampling_request` (the conversation checked against MCP's tool-use
+rules, :func:`runtime.messages.validate_messages`) and
+:func:`elicitation_request` (``mode`` defaults to ``"form"``; a form's
+``requestedSchema`` must be a flat object of primitive fields and a valid JSON
+Schema, checked once per distinct schema; the tool's key and context recovered
+from ``_meta``). What these requests lose on the way in is listed in
+:mod:`decoders.mcp`.
+
+It does not answer the requests (a model, a user or a handler does) and reads
+no answer (``_mcp_answers``); the params' other ``_meta`` (a progress token) is
+left to the caller.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, cast
+
+import jsonschema
+from pydantic import ValidationError
+
+from runtime._wire_check import check_form_properties
+from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_from_json
+from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
+from runtime.messages import ModelPreferences, ToolChoice, ToolSpec, validate_messages
+from runtime.requests import ElicitationRequest, SamplingRequest
+
+from ._mcp_wire import (
+    BOTH_ERAS,
+    JSONObject,
+    check_blocks,
+    content_list,
+    json_object,
+    short,
+    validate,
+)
+
+__all__ = ["elicitation_request", "sampling_request"]
+
+
+def sampling_request(params: object) -> SamplingRequest:
+    """The request in a server's ``sampling/createMessage`` params.
+
+    The params' ``_meta`` (e.g. a progress token) is left to the caller.
+
+    Raises:
+        RemoteProtocolError: ``params`` are not valid, or the conversation breaks
+            MCP's tool-use rules.
+    """
+    data = json_object(params, "sampling/createMessage params")
+    validate("CreateMessageRequestParams", data, "sampling/createMessage params")
+    for message in data["messages"]:
+        check_blocks(content_list(message["content"]))
+    messages = tuple(message_from_json(m) for m in data["messages"])
+    try:
+        validate_messages(messages)
+        tools = tuple(_tool_spec(t) for t in data.get("tools") or ())
+    except (InvalidMessages, InvalidEffect) as exc:
+        raise RemoteProtocolError(f"invalid sampling request: {exc}") from None
+    return SamplingRequest(
+        messages=messages,
+        system_prompt=data.get("systemPrompt"),
+        max_tokens=data["maxTokens"],
+        temperature=data.get("temperature"),
+        stop_sequences=tuple(data.get("stopSequences") or ()),
+        model_preferences=_preferences(data.get("modelPreferences")),
+        include_context=data.get("includeContext"),
+        tools=tools,
+        tool_choice=_choice(data.get("toolChoice")),
+        metadata=data.get("metadata"),
+    )
+
+
+def _tool_spec(tool: JSONObject) -> ToolSpec:
+    return ToolSpec(
+        name=tool["name"],
+        description=tool.get("description"),
+        input_schema=tool["inputSchema"],
+    )
+
+
+def _choice(choice: JSONObject | None) -> ToolChoice | None:
+    return None if choice is None else choice.get("mode")
+
+
+def _preferences(prefs: JSONObject | None) -> ModelPreferences | None:
+    if prefs is None:
+        return None
+    hints: list[JSONObject] = prefs.get("hints") or []
+    return ModelPreferences(
+        hints=tuple(h["name"] for h in hints if h.get("name") is not None),
+        cost_priority=prefs.get("costPriority"),
+        speed_priority=prefs.get("speedPriority"),
+        intelligence_priority=prefs.get("intelligencePriority"),
+    )
+
+
+def elicitation_request(params: object) -> ElicitationRequest:
+    """The request in a server's ``elicitation/create`` params.
+
+    ``mode`` defaults to ``"form"``. The tool's key and context are recovered
+    from ``_meta["io.yieldmcp/key"]`` and ``_meta["x-model-context"]``.
+
+    Raises:
+        RemoteProtocolError: ``params`` are not valid (including a form schema
+            that is not a flat object of primitive fields).
+    """
+    data = json_object(params, "elicitation/create params")
+    mode = data.get("mode", "form")
+    key, context = _yieldmcp_meta(data.get("_meta"))
+    if mode == "url":
+        validate("ElicitRequestURLParams", data, "elicitation/create params")
+        return ElicitationRequest(
+            message=data["message"],
+            mode="url",
+            url=data["url"],
+            elicitation_id=_optional_str(data, "elicitationId"),
+            key=key,
+            context=context,
+        )
+    if mode != "form":
+        raise RemoteProtocolError(f"unknown elicitation mode {mode!r}")
+    validate("ElicitRequestFormParams", data, "elicitation/create params")
+    schema: JSONObject = data["requestedSchema"]
+    _check_form_schema(schema)
+    return ElicitationRequest(
+        message=data["message"], requested_schema=schema, key=key, context=context
+    )
+
+
+def _yieldmcp_meta(meta: Any) -> tuple[str | None, JSONObject]:
+    if meta is None:
+        return None, {}
+    if not isinstance(meta, dict):
+        raise RemoteProtocolError("elicitation/create params: _meta must be an object")
+    values = cast(JSONObject, meta)
+    key = _optional_str(values, ELICIT_KEY_META_KEY)
+    context = values.get(CONTEXT_META_KEY, {})
+    if not isinstance(context, dict):
+        raise RemoteProtocolError(
+            f"_meta[{CONTEXT_META_KEY!r}] must be an object, got "
+            f"{type(context).__name__}"
+        )
+    return key, cast(JSONObject, context)
+
+
+def _optional_str(data: JSONObject, name: str) -> str | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, str):
+        raise RemoteProtocolError(
+            f"{name} must be a string, got {type(value).__name__}"
+        )
+    return value
+
+
+def _check_form_schema(schema: JSONObject) -> None:
+    properties = schema.get("properties", {})
+    for wire in BOTH_ERAS:
+        try:
+            check_form_properties(wire, properties)
+            break
+        except ValidationError:
+            continue
+    else:
+        raise RemoteProtocolError(
+            "requestedSchema must be a flat object of primitive fields (string, "
+            "number, integer, boolean, enum)"
+        )
+    problem = _schema_problem(json.dumps(schema, sort_keys=True))
+    if problem is not None:
+        raise RemoteProtocolError(
+            f"requestedSchema is not a valid JSON Schema: {problem}"
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_problem(schema_json: str) -> str | None:
+    """Why the schema ``schema_json`` is not a valid JSON Schema, or None.
+
+    Checked once per distinct schema: a server sends the same forms again and
+    again (every round of a 2026-07-28 call), and checking against the
+    metaschema costs far more than anything else in answering one.
+    """
+    try:
+        jsonschema.Draft202012Validator.check_schema(json.loads(schema_json))
+    except jsonschema.SchemaError as exc:
+        return short(exc.message)
+    return None

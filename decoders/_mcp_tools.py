@@ -1,0 +1,85 @@
+"""Reading a server's ``CallToolResult``, client side.
+
+Owns :class:`ToolCallResult` (content blocks, which may be MCP resources;
+structured content; the error flag) and :func:`call_tool_result`, which
+accepts a complete result of either era (a missing ``resultType`` reads as
+``"complete"``) and refuses an interim one.
+
+It does not handle ``input_required`` or task results (the caller does, before
+decoding) and reads no sampling or elicitation payload.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias, cast, final
+
+import attrs
+import mcp_types
+
+from runtime.codec import block_from_json
+from runtime.errors import RemoteProtocolError
+from runtime.messages import Audio, Image, Text
+
+from ._mcp_wire import JSONObject, json_object, validate
+
+__all__ = ["ResultBlock", "ToolCallResult", "call_tool_result"]
+
+ResultBlock: TypeAlias = (
+    Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
+)
+"""A content block of a ``CallToolResult``."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ToolCallResult:
+    """A server's answer to ``tools/call`` (MCP ``CallToolResult``), client side.
+
+    It lives here, not in ``runtime``, because its content may hold MCP
+    resources (``mcp_types.ResourceLink``, ``mcp_types.EmbeddedResource``),
+    which no other protocol has.
+    """
+
+    content: tuple[ResultBlock, ...] = ()
+    structured_content: Any = None
+    is_error: bool = False
+
+    @property
+    def text(self) -> str:
+        """The concatenated text of the ``Text`` blocks."""
+        return "".join(b.text for b in self.content if isinstance(b, Text))
+
+
+def call_tool_result(result: object) -> ToolCallResult:
+    """The outcome in a server's ``CallToolResult``.
+
+    A missing ``resultType`` reads as ``"complete"`` (older servers); any other
+    value (``"input_required"``, ``"task"``) must be handled by the caller before
+    decoding, and is refused here.
+
+    Raises:
+        RemoteProtocolError: ``result`` is not a valid, complete tool result.
+    """
+    data = json_object(result, "tool result")
+    # Only 2026-07-28 results carry resultType: try the era that fits first.
+    validate("CallToolResult", data, "tool result", modern="resultType" in data)
+    kind = data.get("resultType", "complete")
+    if kind != "complete":
+        raise RemoteProtocolError(
+            f"expected a complete tool result, got resultType {kind!r}; interim "
+            f"results are for the caller to handle before decoding"
+        )
+    return ToolCallResult(
+        content=tuple(_result_block(b) for b in data["content"]),
+        structured_content=data.get("structuredContent"),
+        is_error=data.get("isError") is True,
+    )
+
+
+def _result_block(block: JSONObject) -> ResultBlock:
+    kind = block["type"]
+    if kind == "resource_link":
+        return mcp_types.ResourceLink.model_validate(block)
+    if kind == "resource":
+        return mcp_types.EmbeddedResource.model_validate(block)
+    return cast(ResultBlock, block_from_json(block))

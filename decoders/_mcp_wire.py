@@ -1,0 +1,93 @@
+"""Validating what an MCP peer sends, in either era: the checks every decoder shares.
+
+Owns :func:`validate` (a payload accepted if either era's ``mcp-types`` model
+accepts it, strict and by wire names; a refusal becomes a
+:class:`~runtime.errors.RemoteProtocolError` with a short summary that never
+quotes the input), :func:`json_object`, and the sampling-content rule
+:func:`check_blocks` (a ``tool_result`` inside a sampling message holds only
+text, image and audio).
+
+It reads no value out of a payload: :mod:`decoders.mcp` and the modules behind
+it do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import mcp_types._v2025_11_25 as _v2025
+import mcp_types._v2026_07_28 as _v2026
+from pydantic import BaseModel, ValidationError
+
+from runtime._wire_check import check_json
+from runtime.errors import RemoteProtocolError, summarize_validation_error
+
+__all__ = [
+    "BOTH_ERAS",
+    "JSONObject",
+    "check_blocks",
+    "content_list",
+    "json_object",
+    "short",
+    "validate",
+]
+
+JSONObject = dict[str, Any]
+
+BOTH_ERAS: tuple[Any, ...] = (_v2026, _v2025)
+"""Each era's ``mcp-types`` models, the modern era first."""
+
+
+def short(text: str, limit: int = 160) -> str:
+    """``text``, cut to ``limit`` characters for an error message."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def json_object(value: object, what: str) -> JSONObject:
+    if not isinstance(value, dict):
+        raise RemoteProtocolError(
+            f"{what} must be a JSON object, got {type(value).__name__}"
+        )
+    return cast(JSONObject, value)
+
+
+def content_list(content: Any) -> list[JSONObject]:
+    """A message's or result's content as a list (MCP allows a single block)."""
+    return [content] if isinstance(content, dict) else list(content)
+
+
+def check_blocks(blocks: Sequence[JSONObject]) -> None:
+    for block in blocks:
+        if block["type"] != "tool_result":
+            continue
+        for inner in block["content"]:
+            if inner["type"] not in ("text", "image", "audio"):
+                raise RemoteProtocolError(
+                    f"tool_result content of type {inner['type']!r} is not "
+                    f"supported in sampling messages (only text, image and audio)"
+                )
+
+
+def validate(
+    type_name: str, data: JSONObject, what: str, *, modern: bool = True
+) -> None:
+    """Accept ``data`` if either era's model of ``type_name`` accepts it.
+
+    ``modern`` says which era's model to try first (the one likely to accept,
+    so that valid data is validated once); the other is tried only if it
+    refuses, and the first refusal is the one reported.
+    """
+    first: ValidationError | None = None
+    for wire in BOTH_ERAS if modern else BOTH_ERAS[::-1]:
+        model: type[BaseModel] = getattr(wire, type_name)
+        try:
+            check_json(model, data)
+        except ValidationError as exc:
+            first = first or exc
+            continue
+        return
+    assert first is not None
+    raise RemoteProtocolError(
+        f"malformed {what}: {summarize_validation_error(first)}"
+    ) from None

@@ -1,0 +1,189 @@
+"""MCP encoding of tools, server side: tool definitions and ``tools/call`` results.
+
+Owns :func:`tool_definition` (the ``Tool`` object ``tools/list`` returns, with
+``outputSchema`` when the tool's output is a pydantic model) and what a call
+returns: :func:`tool_result` (text, content blocks including MCP resources,
+or structured data, as the era allows) and :func:`tool_error`. Every payload
+passes :func:`~encoders._mcp_wire.checked` before it is returned.
+
+Tool results may contain MCP resources. Rather than inventing a second type, a
+tool returns the official public models ``mcp_types.ResourceLink`` or
+``mcp_types.EmbeddedResource`` (alongside runtime ``Text``/``Image``/``Audio``
+blocks); a plain ``dict`` is always *data*, never mistaken for a block.
+
+It does not validate arguments, run the tool or decide that a call failed
+(``runtime`` and the bridge do), and encodes no sampling or elicitation.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from collections.abc import Sequence
+from typing import Any, TypeAlias, cast
+
+import mcp_types
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from runtime.codec import block_to_json
+from runtime.errors import LocalProtocolError
+from runtime.messages import Audio, Image, Text, ToolResult, ToolUse
+from runtime.tools import Tool
+
+from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text, put
+
+__all__ = ["ResultBlock", "tool_definition", "tool_error", "tool_result"]
+
+ResultBlock: TypeAlias = (
+    Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
+)
+"""What a tool may return as ``CallToolResult`` content (alone or in a list)."""
+
+_RESULT_BLOCKS = (
+    Text,
+    Image,
+    Audio,
+    mcp_types.ResourceLink,
+    mcp_types.EmbeddedResource,
+)
+
+
+def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
+    """The MCP ``Tool`` object ``tools/list`` returns for ``tool``.
+
+    ``inputSchema`` is the params model's JSON Schema. ``outputSchema`` is the
+    output model's serialization schema when the tool's output is a pydantic
+    model, except in 2025-11-25 when that schema's root is not an object (then
+    it is omitted, and so is ``structuredContent`` in :func:`tool_result`).
+
+    Raises:
+        LocalProtocolError: the definition is not valid MCP in ``era``.
+    """
+    out: JSONObject = {"name": tool.name}
+    put(out, "title", tool.title)
+    put(out, "description", tool.description)
+    out["inputSchema"] = tool.input_schema
+    output = _output_schema(tool.output, era)
+    if output is not None:
+        out["outputSchema"] = copy.deepcopy(output)
+    if tool.annotations is not None:
+        out["annotations"] = dict(tool.annotations)
+    return checked(era_models(era).Tool, out, f"tool {tool.name!r} definition")
+
+
+def _output_schema(output: Any, era: str) -> JSONObject | None:
+    if not (isinstance(output, type) and issubclass(output, BaseModel)):
+        return None
+    return _model_output_schema(output, era)
+
+
+@functools.cache
+def _model_output_schema(output: type[BaseModel], era: str) -> JSONObject | None:
+    schema = output.model_json_schema(mode="serialization")
+    if era == "2025-11-25" and schema.get("type") != "object":
+        return None
+    return schema
+
+
+def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
+    """The ``CallToolResult`` for ``value``, returned by ``tool``.
+
+    * a ``str``: one text block;
+    * ``None``: no content;
+    * a :data:`ResultBlock` or a non-empty list/tuple of them: that content;
+    * anything else (a pydantic model, a dict, a list, a number...): its JSON
+      as one text block, and as ``structuredContent`` whenever the era allows
+      that value (any JSON in 2026-07-28, objects only in 2025-11-25).
+
+    Raises:
+        LocalProtocolError: the value cannot be sent (not JSON-serialisable,
+            content mixed with data, sampling-only blocks such as ``ToolUse``).
+    """
+    content, structured, plain = _result_parts(value, tool.name)
+    out: JSONObject = {"content": content}
+    if structured is not None and (era == "2026-07-28" or isinstance(structured, dict)):
+        out["structuredContent"] = structured
+    elif _output_schema(tool.output, era) is not None:
+        raise LocalProtocolError(
+            f"tool {tool.name!r} declares an outputSchema but returned "
+            f"{type(value).__name__}, which has no structured content"
+        )
+    if era == "2026-07-28":
+        out["resultType"] = "complete"
+    if not plain:
+        # Blocks come from the tool: checked. Text and structured data are
+        # spelled here, from a str and from JSON: valid by construction.
+        checked(
+            era_models(era).CallToolResult, out, f"tool {tool.name!r} result",
+            trusted=["structuredContent", "resultType"],
+        )  # fmt: skip
+    return out
+
+
+def tool_error(message: str, *, era: Era) -> JSONObject:
+    """A failed ``CallToolResult``: ``message`` as text with ``isError: true``.
+
+    Valid by construction for a ``str`` message (checked otherwise).
+    """
+    out: JSONObject = {"content": [{"type": "text", "text": message}], "isError": True}
+    if era == "2026-07-28":
+        out["resultType"] = "complete"
+    if type(message) is not str:
+        checked(era_models(era).CallToolResult, out, "tool error result")
+    return out
+
+
+def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bool]:
+    """The content, the structured value and whether the content is plain text
+    (spelled here, valid by construction) for what a tool returned."""
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}], None, True
+    if value is None:
+        return [], None, True
+    blocks = _as_blocks(value, tool_name)
+    if blocks is not None:
+        if plain_text(blocks):
+            return [{"type": "text", "text": b.text} for b in blocks], None, True
+        return [_result_block(b) for b in blocks], None, False
+    try:
+        data = to_jsonable_python(value, by_alias=True)
+        text = json.dumps(
+            data, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+    except (PydanticSerializationError, ValueError) as exc:
+        raise LocalProtocolError(
+            f"tool {tool_name!r} returned a {type(value).__name__} that is not "
+            f"JSON-serialisable: {exc}"
+        ) from None
+    return [{"type": "text", "text": text}], data, True
+
+
+def _as_blocks(value: Any, tool_name: str) -> list[Any] | None:
+    if isinstance(value, _RESULT_BLOCKS):
+        return [value]
+    if isinstance(value, ToolUse | ToolResult):
+        raise LocalProtocolError(
+            f"tool {tool_name!r} returned a {type(value).__name__} block, which "
+            f"belongs to sampling conversations, not to tool results"
+        )
+    if not isinstance(value, list | tuple) or not value:
+        return None
+    items = cast("Sequence[Any]", value)
+    flags = [isinstance(v, _RESULT_BLOCKS) for v in items]
+    if all(flags):
+        return list(items)
+    if any(flags):
+        raise LocalProtocolError(
+            f"tool {tool_name!r} returned a list mixing content blocks with other "
+            f"values; return only blocks (Text, Image, Audio, ResourceLink, "
+            f"EmbeddedResource) or only data"
+        )
+    return None
+
+
+def _result_block(block: ResultBlock) -> JSONObject:
+    if isinstance(block, Text | Image | Audio):
+        return block_to_json(block)
+    return block.model_dump(mode="json", by_alias=True, exclude_none=True)

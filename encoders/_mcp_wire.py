@@ -1,0 +1,107 @@
+"""The MCP eras and the check every encoded payload passes before it is returned.
+
+Owns :data:`Era` and :data:`ERAS`, the official ``mcp-types`` models of each era
+(:func:`era_models`), and :func:`checked`: a payload validated against its
+era's model (strict, wire names only), skipping the keys the caller spelled
+itself from values that are valid by construction, with cached per-field
+validators. A failure is a :class:`~runtime.errors.LocalProtocolError`: we were
+about to break the protocol.
+
+It spells no payload: :mod:`encoders.mcp` and the modules behind it do.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any, Literal, TypeAlias
+
+import mcp_types._v2025_11_25 as _v2025
+import mcp_types._v2026_07_28 as _v2026
+from pydantic import BaseModel, ValidationError, create_model
+
+from runtime._wire_check import check_json
+from runtime.errors import LocalProtocolError, summarize_validation_error
+from runtime.messages import Text
+
+__all__ = ["ERAS", "Era", "JSONObject", "checked", "era_models", "plain_text", "put"]
+
+JSONObject = dict[str, Any]
+
+Era: TypeAlias = Literal["2025-11-25", "2026-07-28"]
+"""The MCP protocol era a payload is shaped for."""
+
+ERAS: tuple[Era, ...] = ("2025-11-25", "2026-07-28")
+
+_WIRE: dict[str, ModuleType] = {"2025-11-25": _v2025, "2026-07-28": _v2026}
+
+
+def plain_text(blocks: Sequence[Any]) -> bool:
+    """Text blocks without ``_meta``: valid MCP by construction (``Text`` checks
+    that its text is a ``str``)."""
+    return all(type(b) is Text and b.meta is None for b in blocks)
+
+
+def era_models(era: str) -> Any:
+    """The ``mcp-types`` module of ``era``'s models."""
+    try:
+        return _WIRE[era]
+    except KeyError:
+        raise LocalProtocolError(
+            f"unknown MCP era {era!r}; expected one of {list(ERAS)}"
+        ) from None
+
+
+def put(out: JSONObject, key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value
+
+
+def checked(
+    model: type[BaseModel],
+    data: JSONObject,
+    what: str,
+    *,
+    trusted: Sequence[str] = (),
+) -> JSONObject:
+    """``data``, once valid against ``model`` (strict, wire names only).
+
+    Keys in ``trusted`` were spelled by this module from values that are valid
+    by construction; they are not validated again. The other keys present are,
+    with a validator of just those fields of ``model`` (cached per key set).
+    """
+    keys = frozenset(k for k in data if k not in trusted)
+    if len(keys) == len(data):
+        _validate(model, data, what)
+    elif keys:
+        _validate(_fields_of(model, keys), {k: data[k] for k in keys}, what)
+    return data
+
+
+def _validate(model: type[BaseModel], data: JSONObject, what: str) -> None:
+    try:
+        check_json(model, data)
+    except ValidationError as exc:
+        raise LocalProtocolError(
+            f"{what} would not be valid MCP: {summarize_validation_error(exc)}"
+        ) from None
+
+
+@functools.cache
+def _fields_of(model: type[BaseModel], keys: frozenset[str]) -> type[BaseModel]:
+    """A model with only the fields of ``model`` whose wire names are ``keys``.
+
+    The fields keep their ``FieldInfo`` (types, constraints, aliases), so a
+    value is accepted exactly as ``model`` accepts it; ``mcp-types`` models
+    have no model-level validators.
+    """
+    fields: dict[str, Any] = {
+        name: (info.annotation, info)
+        for name, info in model.model_fields.items()
+        if (info.alias or name) in keys
+    }
+    partial: type[BaseModel] = create_model(  # pyright: ignore[reportCallIssue, reportUnknownVariableType]
+        f"{model.__name__}Fields", __config__=model.model_config, **fields
+    )
+    return partial
