@@ -24,25 +24,21 @@ import contextlib
 import itertools
 import logging
 import shlex
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final, Literal, Protocol, cast, final
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any, Final, Literal, cast, final
 
 import trio
 
-from bridge.jsonrpc.messages import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    Notification,
-    Request,
-)
 from bridge.jsonrpc.session import Session, Transport
 from decoders import mcp as mcp_decode
-from encoders import mcp as mcp_encode
-from runtime.errors import PeerError, ProviderError, RemoteProtocolError, RequestError
-from runtime.replies import ElicitReply, Root, RootsReply
-from runtime.requests import ElicitationRequest, SamplingRequest
+from runtime.errors import PeerError, RemoteProtocolError, RequestError
+from runtime.replies import Root
 
+from .answers import LEGACY, MODERN, Answers
+from .answers import ElicitationHandler as ElicitationHandler
+from .answers import LogCallback as LogCallback
+from .answers import ProgressCallback as ProgressCallback
+from .answers import Sampler as Sampler
 from .headers import invalid_header_reason
 
 __all__ = [
@@ -57,34 +53,11 @@ __all__ = [
 log = logging.getLogger("yieldmcp.client")
 
 Era = Literal["auto", "legacy", "2026-07-28"]
-MODERN: Final = "2026-07-28"
-LEGACY: Final = "2025-11-25"
 PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 UNSUPPORTED_VERSION: Final = -32022
-
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
-LogCallback = Callable[[str, Any, str | None], Awaitable[None] | None]
-
-
-class Sampler(Protocol):
-    """Answers sampling: a provider (``bridge.providers``) or anything alike.
-
-    A sampler that can answer requests offering tools says so with a true
-    ``supports_tools`` attribute (every ``bridge.providers`` adapter does);
-    only then does the client declare ``sampling.tools``, so a server never
-    sends tools to a sampler that would ignore them.
-    """
-
-    async def complete(self, request: SamplingRequest) -> Any: ...
-
-
-class ElicitationHandler(Protocol):
-    """Answers elicitation: a terminal form, keyed handlers, scripted answers."""
-
-    async def handle(self, request: ElicitationRequest) -> ElicitReply: ...
 
 
 def _needs_input(result: Any) -> bool:
@@ -92,11 +65,6 @@ def _needs_input(result: Any) -> bool:
     if not isinstance(result, dict):
         return False
     return cast(dict[str, Any], result).get("resultType") == "input_required"
-
-
-async def _maybe(value: Awaitable[None] | None) -> None:
-    if value is not None:
-        await value
 
 
 @final
@@ -125,11 +93,10 @@ class Client:
         client_info: Mapping[str, Any] | None = None,
         max_rounds: int = 100,
     ) -> None:
-        self.session = Session(transport, self)
-        self.sampler = sampler
-        self.elicitation = elicitation
-        self.roots = roots
-        self.on_log = on_log
+        self.answers = Answers(
+            sampler=sampler, elicitation=elicitation, roots=roots, on_log=on_log
+        )
+        self.session = Session(transport, self.answers)
         self.log_level = log_level
         self.client_info = dict(client_info or {"name": "yieldmcp", "version": "0"})
         self.max_rounds = max_rounds
@@ -137,7 +104,6 @@ class Client:
         self.server_info: Mapping[str, Any] = {}
         self.server_capabilities: Mapping[str, Any] = {}
         self.instructions: str | None = None
-        self._progress: dict[str | int, ProgressCallback] = {}
         self._tokens = itertools.count(1)
 
     # --- connecting ------------------------------------------------------------------
@@ -172,15 +138,7 @@ class Client:
     @property
     def capabilities(self) -> dict[str, Any]:
         """What this client can answer, as MCP client capabilities."""
-        caps: dict[str, Any] = {}
-        if self.sampler is not None:
-            tools = getattr(self.sampler, "supports_tools", False) is True
-            caps["sampling"] = {"tools": {}} if tools else {}
-        if self.elicitation is not None:
-            caps["elicitation"] = {"form": {}, "url": {}}
-        if self.roots is not None:
-            caps["roots"] = {"listChanged": False}
-        return caps
+        return self.answers.capabilities
 
     async def _negotiate(self, era: Era) -> None:
         if era in ("auto", MODERN) and await self._discover(required=era == MODERN):
@@ -324,7 +282,7 @@ class Client:
         if on_progress is not None:
             token = f"p{next(self._tokens)}"
             params["_meta"] = {"progressToken": token}
-            self._progress[token] = on_progress
+            self.answers.progress[token] = on_progress
         try:
             for _round in range(self.max_rounds):
                 result: Any = await self.request(method, params)
@@ -336,7 +294,7 @@ class Client:
             )
         finally:
             if token is not None:
-                self._progress.pop(token, None)
+                self.answers.progress.pop(token, None)
 
     async def _retry_params(
         self, params: dict[str, Any], result: dict[str, Any]
@@ -349,7 +307,7 @@ class Client:
             item = cast(dict[str, Any], entry) if isinstance(entry, dict) else {}
             if not isinstance(item.get("method"), str):
                 raise RemoteProtocolError(f"inputRequests[{key!r}] is malformed")
-            responses[key] = await self.answer(
+            responses[key] = await self.answers.answer(
                 item["method"], item.get("params") or {}, MODERN
             )
         retry = {
@@ -361,75 +319,6 @@ class Client:
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
-
-    # --- the session's handler: the server's requests and notifications --------------
-
-    async def handle_request(self, request: Request, session: Session) -> Any:
-        if request.method == "ping":
-            return {}
-        return await self.answer(request.method, request.params or {}, LEGACY)
-
-    async def handle_notification(
-        self, notification: Notification, session: Session
-    ) -> None:
-        await self.notified(notification.method, notification.params or {})
-
-    def closed(self, session: Session) -> None:
-        pass
-
-    # --- answering the server --------------------------------------------------------
-
-    async def answer(self, method: str, params: Mapping[str, Any], era: str) -> Any:
-        """The answer to a server request (live, or an ``inputRequests`` entry)."""
-        wire: mcp_encode.Era = MODERN if era == MODERN else LEGACY
-        try:
-            if method == "sampling/createMessage":
-                return await self._sample(params, wire)
-            if method == "elicitation/create":
-                return await self._elicit(params)
-            if method == "roots/list" and self.roots is not None:
-                from runtime.codec import roots_reply_to_json
-
-                return roots_reply_to_json(RootsReply(tuple(self.roots)))
-        except RemoteProtocolError as exc:
-            raise RequestError(INVALID_PARAMS, str(exc)) from None
-        except ProviderError as exc:
-            raise RequestError(INTERNAL_ERROR, str(exc)) from None
-        raise RequestError(METHOD_NOT_FOUND, f"this client does not answer {method}")
-
-    async def _sample(self, params: Mapping[str, Any], era: mcp_encode.Era) -> Any:
-        if self.sampler is None:
-            raise RequestError(METHOD_NOT_FOUND, "this client does not sample")
-        request = mcp_decode.sampling_request(dict(params))
-        reply = await self.sampler.complete(request)
-        return mcp_encode.sample_result(reply, era=era)
-
-    async def _elicit(self, params: Mapping[str, Any]) -> Any:
-        if self.elicitation is None:
-            raise RequestError(METHOD_NOT_FOUND, "this client does not elicit")
-        request = mcp_decode.elicitation_request(dict(params))
-        reply = await self.elicitation.handle(request)
-        return mcp_encode.elicit_result(reply)
-
-    async def notified(self, method: str, params: Mapping[str, Any]) -> None:
-        if method == "notifications/progress":
-            callback = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
-            if callback is not None:
-                await _maybe(
-                    callback(
-                        params.get("progress", 0),
-                        params.get("total"),
-                        params.get("message"),
-                    )
-                )
-        elif method == "notifications/message" and self.on_log is not None:
-            await _maybe(
-                self.on_log(
-                    params.get("level", "info"),
-                    params.get("data"),
-                    params.get("logger"),
-                )
-            )
 
 
 @contextlib.asynccontextmanager

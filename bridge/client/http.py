@@ -1,57 +1,39 @@
 """Streamable HTTP for our MCP client, both eras, over httpx on trio.
 
-:func:`http_transport` yields a :class:`~bridge.jsonrpc.session.Transport`: every
-message the session sends is one ``POST`` to the endpoint, and whatever the
-server answers (one JSON body, or an SSE stream of notifications, server
-requests and finally the response) comes back through ``receive`` in order.
+:func:`http_transport` yields a :class:`~bridge.jsonrpc.transport.Transport`:
+every message the session sends is one ``POST``, and what the server answers
+(one JSON body, or an SSE stream of notifications, server requests and finally
+the response) comes back through ``receive`` in order. The era follows the
+messages, so :class:`~bridge.client.Client` needs no extra coupling:
 
-The era follows the messages it carries, so :class:`~bridge.client.Client`
-needs no extra coupling:
-
-* a request whose ``_meta`` holds the 2026-07-28 envelope is sent with that
-  envelope's version in ``MCP-Protocol-Version`` plus ``Mcp-Method``,
-  ``Mcp-Name`` and the ``Mcp-Param-*`` mirrors of ``x-mcp-header`` arguments
-  (``_mirror``; the header maps come from the ``tools/list`` results it
-  carried). There is no session and no ``GET``; cancelling a request aborts its
-  ``POST``, which is how 2026-07-28 cancels, so ``notifications/cancelled`` is
-  not posted;
+* a request whose ``_meta`` holds the 2026-07-28 envelope is sent with its
+  version in ``MCP-Protocol-Version`` plus ``Mcp-Method``, ``Mcp-Name`` and the
+  ``Mcp-Param-*`` mirrors of ``x-mcp-header`` arguments (:mod:`.headers`). No
+  session, no ``GET``; cancelling a request aborts its ``POST``, which is how
+  2026-07-28 cancels, so ``notifications/cancelled`` is not posted;
 * after ``initialize`` (2025-11-25 and older) it sends the ``Mcp-Session-Id``
-  the server issued and the negotiated ``MCP-Protocol-Version`` on every later
-  request, opens the standalone ``GET`` stream once the session is initialized
-  (a 405 means there is none), resumes a request's SSE stream that ended
-  without the response by ``GET`` + ``Last-Event-ID`` after the server's
+  and ``MCP-Protocol-Version`` on every request, opens the standalone ``GET``
+  stream once initialized (a 405 means there is none), resumes a request's SSE
+  stream that ended early by ``GET`` + ``Last-Event-ID`` after the server's
   ``retry:`` delay, and ``DELETE``\\ s the session on close.
 
-Theory of operation: :meth:`HttpClientTransport.send` of a request performs
-the whole exchange in the caller's task: it posts, reads the answer (pushing
-every message into the inbox ``receive`` drains) and resumes the stream as
-often as needed, and returns once the response has been pushed. So a failure
-of that one exchange raises from ``send`` (and from ``Session.request``), and
-cancelling the caller closes the connection. A response that arrives on
-another stream (the standalone one) ends the exchange too.
+:meth:`HttpClientTransport.send` of a request performs the whole exchange in
+the caller's task (post, read, resume) and returns once the response is in the
+inbox (:mod:`._http_inbox`); so a failure of that exchange raises from ``send``
+and from ``Session.request``, and cancelling the caller closes the connection.
 
-Session expiry (2025-11-25): a 404 to a request sent with our session id
-means the server ended the session, and the spec asks the client to start a
-new one. The transport posts the ``initialize`` request it carried before
-(same capabilities and client info) without a session id, then
-``notifications/initialized``, and sends the refused request once more in the
-new session; concurrent requests refused together renew it once. What the
-server kept per session (log level, subscriptions, streams in flight) is not
-carried over. A renewal that fails, or that negotiates another version, is a
-:class:`~runtime.errors.BrokenSessionError`; so is a 404 while resuming a
-stream (its response belonged to the old session).
+A 404 to a request sent with our session id means the server ended the
+session (2025-11-25): the transport posts the ``initialize`` it carried before
+without a session id, then ``notifications/initialized``, and sends the refused
+request again; concurrent refusals renew it once. What the server kept per
+session is not carried over. A renewal that fails or negotiates another
+version, or a 404 while resuming, is a :class:`~runtime.errors.BrokenSessionError`.
 
-Errors: a server that cannot be reached, or a connection that drops with no
-way to resume, raises :class:`~runtime.errors.BrokenSessionError`. An HTTP
-error whose body is a JSON-RPC error is that error
-(:class:`~runtime.errors.PeerError`, e.g. ``-32022``); any other HTTP error
-raises :class:`~runtime.errors.RemoteProtocolError` naming the status.
-
-Helpers: ``_client_state`` keeps the version, session and tool header maps
-(sans-IO), ``_mirror`` builds the 2026 headers, ``_client_wire`` does plain
-HTTP, ``_sse`` parses the streams. This module does not negotiate versions,
-resume the standalone stream, authenticate, or speak the pre-2025 HTTP+SSE
-transport.
+Errors: an unreachable server, or a dropped connection that cannot be resumed,
+is :class:`~runtime.errors.BrokenSessionError`; an HTTP error whose body is a
+JSON-RPC error is that :class:`~runtime.errors.PeerError`; any other HTTP error
+is :class:`~runtime.errors.RemoteProtocolError` naming the status. It does not
+negotiate versions, authenticate, or speak the pre-2025 HTTP+SSE transport.
 """
 
 from __future__ import annotations
@@ -61,7 +43,6 @@ import logging
 from collections.abc import AsyncGenerator, Mapping
 from typing import Final, final
 
-import attrs
 import httpx
 import trio
 
@@ -72,16 +53,14 @@ from bridge.jsonrpc.messages import (
     Request,
     RequestId,
     Response,
-    coerce_id,
     dumps,
     parse,
 )
-from bridge.transports.sse import SseEvent, SseParser
 from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
 
+from ._http_inbox import Cursor, Exchange, Inbox, private_answer
 from ._http_state import ConnectionState
 from ._http_wire import (
-    chunks,
     is_sse,
     open_response,
     read_body,
@@ -94,26 +73,6 @@ log = logging.getLogger("yieldmcp.http_client")
 
 _CANCELLED: Final = "notifications/cancelled"
 _LISTEN_WAIT: Final = 2.0  # seconds to wait for the standalone stream to open
-
-
-@attrs.define
-class _Cursor:
-    """How far a request's SSE stream got: where and when to resume it."""
-
-    last_id: str | None = None
-    retry: float | None = None  # seconds, from the server's ``retry:``
-
-
-@final
-class _Exchange:
-    """One request in flight: whether it is answered, and how to stop reading."""
-
-    __slots__ = ("answered", "method", "scope")
-
-    def __init__(self, method: str) -> None:
-        self.method = method
-        self.answered = False
-        self.scope = trio.CancelScope()
 
 
 @final
@@ -144,8 +103,7 @@ class HttpClientTransport:
         self._retry = retry
         self._max_resumes = max_resumes
         self._timeout = timeout
-        self._inbox_in, self._inbox = trio.open_memory_channel[bytes](64)
-        self._exchanges: dict[RequestId, _Exchange] = {}
+        self._inbox = Inbox(url, self.state)
         self._closed = False
         self._handshake: Request | None = None  # to renew an expired session
         self._renewing = trio.Lock()
@@ -165,10 +123,8 @@ class HttpClientTransport:
         """Whether messages go out the 2026-07-28 way."""
         return self.state.modern
 
-    # --- the Transport protocol ----------------------------------------------------
-
     async def receive(self) -> bytes:
-        return await self._inbox.receive()
+        return await self._inbox.receive_channel.receive()
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         if self._closed:
@@ -178,21 +134,19 @@ class HttpClientTransport:
         elif not (self.modern and _is_cancel(message)):
             await self._post_one_way(message)
 
-    # --- requests ------------------------------------------------------------------
-
     async def _exchange(self, request: Request) -> None:
-        exchange = _Exchange(request.method)
-        self._exchanges[request.id] = exchange
+        exchange = Exchange(request.method)
+        self._inbox.exchanges[request.id] = exchange
         try:
             with exchange.scope:  # cancelled if the response comes another way
                 cursor = await self._post_request(request, exchange)
                 await self._resume(request, exchange, cursor)
         finally:
-            del self._exchanges[request.id]
+            del self._inbox.exchanges[request.id]
 
     async def _post_request(
-        self, request: Request, exchange: _Exchange, *, renew: bool = True
-    ) -> _Cursor:
+        self, request: Request, exchange: Exchange, *, renew: bool = True
+    ) -> Cursor:
         if request.method == "initialize":
             self._handshake = request
         headers = self.state.post_headers(request)
@@ -201,15 +155,13 @@ class HttpClientTransport:
             if request.method == "initialize":
                 self.state.session_id = response.headers.get("mcp-session-id")
             if response.status_code == 200 and is_sse(response):
-                return await self._read(response, exchange, _Cursor())
+                return await self._inbox.read(response, exchange, Cursor())
             body = await read_body(response)
         if renew and self._expired(response, sent_in):
             await self._renew(sent_in)
             return await self._post_request(request, exchange, renew=False)
         await self._answered_by_body(request, exchange, response, body)
-        return _Cursor()
-
-    # --- an expired session (2025-11-25) -------------------------------------------
+        return Cursor()
 
     def _expired(self, response: httpx.Response, sent_in: str | None) -> bool:
         return (
@@ -230,7 +182,7 @@ class HttpClientTransport:
             headers = self.state.post_headers(handshake)
             async with self._open("POST", headers, dumps(handshake)) as response:
                 self.state.session_id = response.headers.get("mcp-session-id")
-                answer = await self._private_answer(response, handshake.id)
+                answer = await private_answer(response, handshake.id)
             if not isinstance(answer, Response):
                 self.state.session_id = None
                 raise BrokenSessionError(
@@ -245,39 +197,17 @@ class HttpClientTransport:
                 )
             await self._post_one_way(Notification("notifications/initialized"))
 
-    async def _private_answer(
-        self, response: httpx.Response, request_id: RequestId
-    ) -> Response | ErrorResponse | None:
-        """The response to our renewal ``initialize``, kept from the session
-        (which never sent that request); anything else on its stream is dropped."""
-        if not (response.status_code == 200 and is_sse(response)):
-            body = await read_body(response)
-            message = parse(body) if response.is_success and body.strip() else None
-            return message if isinstance(message, Response | ErrorResponse) else None
-        parser = SseParser()
-        async with chunks(response) as pieces:
-            async for chunk in pieces:
-                for event in parser.feed(chunk):
-                    message = parse(event.data.encode()) if event.data else None
-                    if (
-                        isinstance(message, Response | ErrorResponse)
-                        and message.id is not None
-                        and coerce_id(message.id) == request_id
-                    ):
-                        return message
-        return None
-
     async def _answered_by_body(
         self,
         request: Request,
-        exchange: _Exchange,
+        exchange: Exchange,
         response: httpx.Response,
         body: bytes,
     ) -> None:
         """Deliver the response a plain (JSON) answer holds, or raise."""
         message = parse(body) if body.strip() else None
         if isinstance(message, Response | ErrorResponse):
-            if await self._deliver(body, exchange):
+            if await self._inbox.deliver(body, exchange):
                 return
             if isinstance(message, ErrorResponse) and message.id is None:
                 error = message.error
@@ -290,7 +220,7 @@ class HttpClientTransport:
         raise self._http_error("POST", request.method, response, body)
 
     async def _resume(
-        self, request: Request, exchange: _Exchange, cursor: _Cursor
+        self, request: Request, exchange: Exchange, cursor: Cursor
     ) -> None:
         """Until answered: resume the request's stream with GET + Last-Event-ID."""
         attempts = 0
@@ -314,20 +244,18 @@ class HttpClientTransport:
                 attempts = 0  # progress: the stream is alive
 
     async def _resume_once(
-        self, request: Request, exchange: _Exchange, cursor: _Cursor
-    ) -> _Cursor:
+        self, request: Request, exchange: Exchange, cursor: Cursor
+    ) -> Cursor:
         headers = self.state.get_headers(cursor.last_id)
         try:
             async with self._open("GET", headers) as response:
                 if response.status_code == 200 and is_sse(response):
-                    return await self._read(response, exchange, cursor)
+                    return await self._inbox.read(response, exchange, cursor)
                 body = await read_body(response)
         except BrokenSessionError as exc:  # the server is away; try again later
             log.debug("resuming %s failed: %s", request.method, exc)
             return cursor
         raise self._http_error("GET", request.method, response, body)
-
-    # --- notifications and our responses -------------------------------------------
 
     async def _post_one_way(self, message: Message) -> None:
         headers = self.state.post_headers(message)
@@ -350,8 +278,6 @@ class HttpClientTransport:
         ):
             await self._open_standalone()
 
-    # --- the standalone GET stream (2025-11-25) ------------------------------------
-
     async def _open_standalone(self) -> None:
         """Start listening, and wait (briefly) until the server has answered."""
         opened = trio.Event()
@@ -368,65 +294,11 @@ class HttpClientTransport:
                     log.debug("no standalone stream (HTTP %d)", response.status_code)
                     return
                 opened.set()
-                await self._read(response, None, _Cursor())
+                await self._inbox.read(response, None, Cursor())
         except (BrokenSessionError, trio.ClosedResourceError) as exc:
             log.debug("the standalone stream ended: %s", exc)  # it is optional
         finally:
             opened.set()
-
-    # --- reading answers -----------------------------------------------------------
-
-    async def _read(
-        self, response: httpx.Response, exchange: _Exchange | None, cursor: _Cursor
-    ) -> _Cursor:
-        """Deliver a stream's messages until it ends or answers ``exchange``."""
-        parser = SseParser()
-        try:
-            async with chunks(response) as pieces:
-                async for chunk in pieces:
-                    for event in parser.feed(chunk):
-                        if await self._on_event(event, exchange, cursor):
-                            return cursor
-        except httpx.TransportError as exc:  # dropped: the caller may resume
-            log.debug("an SSE stream from %s dropped: %s", self.url, exc)
-        return cursor
-
-    async def _on_event(
-        self, event: SseEvent, exchange: _Exchange | None, cursor: _Cursor
-    ) -> bool:
-        if event.id:
-            cursor.last_id = event.id
-        if event.retry is not None:
-            cursor.retry = event.retry / 1000
-        if event.event not in (None, "message") or not event.data:
-            return False  # a priming event, or not MCP
-        return await self._deliver(event.data.encode(), exchange)
-
-    async def _deliver(self, data: bytes, exchange: _Exchange | None) -> bool:
-        """Pass one message on; say whether it answered ``exchange``."""
-        message = parse(data)
-        if not isinstance(message, Request | Notification | Response | ErrorResponse):
-            log.debug("dropped an unusable message from the server")
-            return False
-        answered = self._answered(message)
-        await self._inbox_in.send(data)
-        if answered is not None and answered is not exchange:
-            answered.scope.cancel()  # that exchange is waiting on another stream
-        return answered is not None and answered is exchange
-
-    def _answered(self, message: Message) -> _Exchange | None:
-        if not isinstance(message, Response | ErrorResponse) or message.id is None:
-            return None
-        request_id = coerce_id(message.id)
-        exchange = self._exchanges.get(request_id) if request_id is not None else None
-        if exchange is None or exchange.answered:
-            return None
-        exchange.answered = True
-        if isinstance(message, Response):
-            self.state.answered(exchange.method, message.result)
-        return exchange
-
-    # --- HTTP ----------------------------------------------------------------------
 
     def _open(
         self, verb: str, headers: Mapping[str, str], content: bytes | None = None
@@ -439,14 +311,12 @@ class HttpClientTransport:
         session = None if self.modern else self.session_id
         return status_error(f"{verb} {self.url} ({method})", response, body, session)
 
-    # --- closing -------------------------------------------------------------------
-
     async def aclose(self) -> None:
         """End the session (DELETE, best effort) and the inbox."""
         if self._closed:
             return
         self._closed = True
-        self._inbox_in.close()
+        self._inbox.send_channel.close()
         if self.session_id is None or self.modern:
             return
         with trio.move_on_after(self._timeout):

@@ -37,6 +37,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
+from ._schema_bounds import float_bounds, int_bounds
+
 __all__ = ["value_from_schema"]
 
 JSONObject = Mapping[str, Any]
@@ -46,7 +48,6 @@ _WORDS = (
     "idea", "light", "line", "move", "north", "open", "path", "plan", "quiet",
     "river", "stone", "simple", "steady", "take", "the", "center", "corner",
 )  # fmt: skip
-_DEFAULT_SPAN = 100
 _EXTRA_ITEMS = 3
 _UNIQUE_TRIES = 20
 
@@ -159,7 +160,7 @@ class _Generator:
         return text if high is None else text[: max(high, low)]
 
     def integer(self, schema: JSONObject, depth: int) -> Any:
-        low, high = _int_bounds(schema)
+        low, high = int_bounds(schema)
         step = schema.get("multipleOf")
         if isinstance(step, int) and not isinstance(step, bool) and step > 0:
             first, last = -(-low // step), high // step
@@ -170,7 +171,7 @@ class _Generator:
         step = schema.get("multipleOf")
         if isinstance(step, int) and not isinstance(step, bool):
             return self.integer(schema, depth)
-        low, high, open_low, open_high = _float_bounds(schema)
+        low, high, open_low, open_high = float_bounds(schema)
         if low >= high:
             return low
         share = self.rng.random()
@@ -320,67 +321,6 @@ def _int(value: Any, default: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return math.ceil(value)
     return default
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value
-    return None
-
-
-def _limits(schema: JSONObject) -> tuple[Any, bool, Any, bool]:
-    """The tightest lower and upper bounds, each with whether it is exclusive.
-
-    Reads 2020-12 (``exclusiveMinimum: 3``) and draft-4 (``minimum: 3,
-    exclusiveMinimum: true``) spellings; at a tie the exclusive bound wins.
-    """
-    lows = _candidates(schema, "minimum", "exclusiveMinimum")
-    highs = _candidates(schema, "maximum", "exclusiveMaximum")
-    low, open_low = max(lows) if lows else (None, False)
-    high, open_high = (
-        min(highs, key=lambda c: (c[0], not c[1])) if highs else (None, False)
-    )
-    return low, open_low, high, open_high
-
-
-def _candidates(
-    schema: JSONObject, inclusive: str, exclusive: str
-) -> list[tuple[float, bool]]:
-    plain = _number(schema.get(inclusive))
-    strict: Any = schema.get(exclusive)
-    found: list[tuple[float, bool]] = []
-    if plain is not None:
-        found.append((plain, strict is True))
-    strict_value = _number(strict)
-    if strict_value is not None:
-        found.append((strict_value, True))
-    return found
-
-
-def _int_bounds(schema: JSONObject) -> tuple[int, int]:
-    low, open_low, high, open_high = _limits(schema)
-    lo = None if low is None else math.floor(low) + 1 if open_low else math.ceil(low)
-    hi = (
-        None if high is None else math.ceil(high) - 1 if open_high else math.floor(high)
-    )
-    if lo is None and hi is None:
-        return 0, _DEFAULT_SPAN
-    if lo is None:
-        return cast(int, hi) - _DEFAULT_SPAN, cast(int, hi)
-    if hi is None:
-        return lo, lo + _DEFAULT_SPAN
-    return lo, hi
-
-
-def _float_bounds(schema: JSONObject) -> tuple[float, float, bool, bool]:
-    low, open_low, high, open_high = _limits(schema)
-    if low is None and high is None:
-        return -float(_DEFAULT_SPAN), float(_DEFAULT_SPAN), False, False
-    if low is None:
-        return high - _DEFAULT_SPAN, high, False, open_high
-    if high is None:
-        return low, low + _DEFAULT_SPAN, open_low, False
-    return low, high, open_low, open_high
 
 
 def _copy(value: Any) -> Any:

@@ -1,0 +1,150 @@
+"""What the server sends our HTTP client, matched to the requests awaiting it.
+
+Every message the server sends, on a POST's answer or an SSE stream, goes into
+the :class:`Inbox`, which the session drains (``receive``). A response also
+ends the :class:`Exchange` of the request it answers: the one reading that
+stream stops, and one reading another stream is cancelled. :class:`Cursor`
+keeps how far a stream got, so it can be resumed. :func:`private_answer` reads
+the answer to a request the session never sent (the ``initialize`` that renews
+an expired session) without passing anything on.
+
+It does not post, resume or decide what a failure means
+(:mod:`bridge.client.http`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import final
+
+import attrs
+import httpx
+import trio
+
+from bridge.jsonrpc.messages import (
+    ErrorResponse,
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    coerce_id,
+    parse,
+)
+from bridge.transports.sse import SseEvent, SseParser
+
+from ._http_state import ConnectionState
+from ._http_wire import chunks, is_sse, read_body
+
+__all__ = ["Cursor", "Exchange", "Inbox", "private_answer"]
+
+log = logging.getLogger("yieldmcp.http_client")
+
+
+@attrs.define
+class Cursor:
+    """How far a request's SSE stream got: where and when to resume it."""
+
+    last_id: str | None = None
+    retry: float | None = None  # seconds, from the server's ``retry:``
+
+
+@final
+class Exchange:
+    """One request in flight: whether it is answered, and how to stop reading."""
+
+    __slots__ = ("answered", "method", "scope")
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.answered = False
+        self.scope = trio.CancelScope()
+
+
+@final
+class Inbox:
+    """The messages of one HTTP client transport, on their way to the session.
+
+    Args:
+        url: the endpoint, for log messages.
+        state: told the results of the requests it follows (``tools/list``).
+    """
+
+    def __init__(self, url: str, state: ConnectionState) -> None:
+        self.url = url
+        self.state = state
+        self.send_channel, self.receive_channel = trio.open_memory_channel[bytes](64)
+        self.exchanges: dict[RequestId, Exchange] = {}
+
+    async def read(
+        self, response: httpx.Response, exchange: Exchange | None, cursor: Cursor
+    ) -> Cursor:
+        """Deliver a stream's messages until it ends or answers ``exchange``."""
+        parser = SseParser()
+        try:
+            async with chunks(response) as pieces:
+                async for chunk in pieces:
+                    for event in parser.feed(chunk):
+                        if await self._on_event(event, exchange, cursor):
+                            return cursor
+        except httpx.TransportError as exc:  # dropped: the caller may resume
+            log.debug("an SSE stream from %s dropped: %s", self.url, exc)
+        return cursor
+
+    async def _on_event(
+        self, event: SseEvent, exchange: Exchange | None, cursor: Cursor
+    ) -> bool:
+        if event.id:
+            cursor.last_id = event.id
+        if event.retry is not None:
+            cursor.retry = event.retry / 1000
+        if event.event not in (None, "message") or not event.data:
+            return False  # a priming event, or not MCP
+        return await self.deliver(event.data.encode(), exchange)
+
+    async def deliver(self, data: bytes, exchange: Exchange | None) -> bool:
+        """Pass one message on; say whether it answered ``exchange``."""
+        message = parse(data)
+        if not isinstance(message, Request | Notification | Response | ErrorResponse):
+            log.debug("dropped an unusable message from the server")
+            return False
+        answered = self._answered(message)
+        await self.send_channel.send(data)
+        if answered is not None and answered is not exchange:
+            answered.scope.cancel()  # that exchange is waiting on another stream
+        return answered is not None and answered is exchange
+
+    def _answered(self, message: Message) -> Exchange | None:
+        if not isinstance(message, Response | ErrorResponse) or message.id is None:
+            return None
+        request_id = coerce_id(message.id)
+        exchange = self.exchanges.get(request_id) if request_id is not None else None
+        if exchange is None or exchange.answered:
+            return None
+        exchange.answered = True
+        if isinstance(message, Response):
+            self.state.answered(exchange.method, message.result)
+        return exchange
+
+
+async def private_answer(
+    response: httpx.Response, request_id: RequestId
+) -> Response | ErrorResponse | None:
+    """The response to our renewal ``initialize``, kept from the session
+    (which never sent that request); anything else on its stream is dropped."""
+    if not (response.status_code == 200 and is_sse(response)):
+        body = await read_body(response)
+        message = parse(body) if response.is_success and body.strip() else None
+        return message if isinstance(message, Response | ErrorResponse) else None
+    parser = SseParser()
+    async with chunks(response) as pieces:
+        async for chunk in pieces:
+            for event in parser.feed(chunk):
+                message = parse(event.data.encode()) if event.data else None
+                if (
+                    isinstance(message, Response | ErrorResponse)
+                    and message.id is not None
+                    and coerce_id(message.id) == request_id
+                ):
+                    return message
+    return None

@@ -1,0 +1,173 @@
+"""What our client answers: the server's questions, and its notifications.
+
+:class:`Answers` is the session handler of a :class:`~bridge.client.Client`.
+It answers ``sampling/createMessage`` through a :class:`Sampler` (a provider),
+``elicitation/create`` through an :class:`ElicitationHandler`, ``roots/list``
+from a fixed list, and ``ping``, in either era (live requests in 2025-11-25,
+``inputRequests`` entries in 2026-07-28); and it passes progress and log
+notifications to the caller's callbacks. What it can answer is what the client
+declares (:attr:`Answers.capabilities`): nothing more.
+
+It does not connect, negotiate or call tools (:mod:`bridge.client.client`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final, Protocol, final
+
+from bridge.jsonrpc.messages import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    Notification,
+    Request,
+)
+from bridge.jsonrpc.session import Session
+from decoders import mcp as mcp_decode
+from encoders import mcp as mcp_encode
+from runtime.codec import roots_reply_to_json
+from runtime.errors import ProviderError, RemoteProtocolError, RequestError
+from runtime.replies import ElicitReply, Root, RootsReply
+from runtime.requests import ElicitationRequest, SamplingRequest
+
+__all__ = [
+    "LEGACY",
+    "MODERN",
+    "Answers",
+    "ElicitationHandler",
+    "LogCallback",
+    "ProgressCallback",
+    "Sampler",
+]
+
+MODERN: Final = "2026-07-28"
+LEGACY: Final = "2025-11-25"
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+LogCallback = Callable[[str, Any, str | None], Awaitable[None] | None]
+
+
+class Sampler(Protocol):
+    """Answers sampling: a provider (``bridge.providers``) or anything alike.
+
+    A sampler that can answer requests offering tools says so with a true
+    ``supports_tools`` attribute (every ``bridge.providers`` adapter does);
+    only then does the client declare ``sampling.tools``, so a server never
+    sends tools to a sampler that would ignore them.
+    """
+
+    async def complete(self, request: SamplingRequest) -> Any: ...
+
+
+class ElicitationHandler(Protocol):
+    """Answers elicitation: a terminal form, keyed handlers, scripted answers."""
+
+    async def handle(self, request: ElicitationRequest) -> ElicitReply: ...
+
+
+async def _maybe(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value
+
+
+@final
+class Answers:
+    """Answers a server's requests with what the client was given.
+
+    Args:
+        sampler: answers sampling (a provider); ``None`` declares no sampling.
+        elicitation: answers elicitation; ``None`` declares no elicitation.
+        roots: the roots to expose; ``None`` declares no roots.
+        on_log: called with (level, data, logger) for server log messages.
+    """
+
+    def __init__(
+        self,
+        *,
+        sampler: Sampler | None,
+        elicitation: ElicitationHandler | None,
+        roots: Sequence[Root] | None,
+        on_log: LogCallback | None,
+    ) -> None:
+        self.sampler = sampler
+        self.elicitation = elicitation
+        self.roots = roots
+        self.on_log = on_log
+        self.progress: dict[str | int, ProgressCallback] = {}
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What this client can answer, as MCP client capabilities."""
+        caps: dict[str, Any] = {}
+        if self.sampler is not None:
+            tools = getattr(self.sampler, "supports_tools", False) is True
+            caps["sampling"] = {"tools": {}} if tools else {}
+        if self.elicitation is not None:
+            caps["elicitation"] = {"form": {}, "url": {}}
+        if self.roots is not None:
+            caps["roots"] = {"listChanged": False}
+        return caps
+
+    async def handle_request(self, request: Request, session: Session) -> Any:
+        if request.method == "ping":
+            return {}
+        return await self.answer(request.method, request.params or {}, LEGACY)
+
+    async def handle_notification(
+        self, notification: Notification, session: Session
+    ) -> None:
+        await self.notified(notification.method, notification.params or {})
+
+    def closed(self, session: Session) -> None:
+        pass
+
+    async def answer(self, method: str, params: Mapping[str, Any], era: str) -> Any:
+        """The answer to a server request (live, or an ``inputRequests`` entry)."""
+        wire: mcp_encode.Era = MODERN if era == MODERN else LEGACY
+        try:
+            if method == "sampling/createMessage":
+                return await self._sample(params, wire)
+            if method == "elicitation/create":
+                return await self._elicit(params)
+            if method == "roots/list" and self.roots is not None:
+                return roots_reply_to_json(RootsReply(tuple(self.roots)))
+        except RemoteProtocolError as exc:
+            raise RequestError(INVALID_PARAMS, str(exc)) from None
+        except ProviderError as exc:
+            raise RequestError(INTERNAL_ERROR, str(exc)) from None
+        raise RequestError(METHOD_NOT_FOUND, f"this client does not answer {method}")
+
+    async def _sample(self, params: Mapping[str, Any], era: mcp_encode.Era) -> Any:
+        if self.sampler is None:
+            raise RequestError(METHOD_NOT_FOUND, "this client does not sample")
+        request = mcp_decode.sampling_request(dict(params))
+        reply = await self.sampler.complete(request)
+        return mcp_encode.sample_result(reply, era=era)
+
+    async def _elicit(self, params: Mapping[str, Any]) -> Any:
+        if self.elicitation is None:
+            raise RequestError(METHOD_NOT_FOUND, "this client does not elicit")
+        request = mcp_decode.elicitation_request(dict(params))
+        reply = await self.elicitation.handle(request)
+        return mcp_encode.elicit_result(reply)
+
+    async def notified(self, method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/progress":
+            callback = self.progress.get(params.get("progressToken"))  # type: ignore[arg-type]
+            if callback is not None:
+                await _maybe(
+                    callback(
+                        params.get("progress", 0),
+                        params.get("total"),
+                        params.get("message"),
+                    )
+                )
+        elif method == "notifications/message" and self.on_log is not None:
+            await _maybe(
+                self.on_log(
+                    params.get("level", "info"),
+                    params.get("data"),
+                    params.get("logger"),
+                )
+            )
