@@ -55,6 +55,8 @@ class OAuth:
         application_type: ``native`` (a CLI or desktop app, the default) or
             ``web``, sent in dynamic registration.
         timeout: seconds for each request to an authorization server.
+        refresh_margin: a token this many seconds from expiry is refreshed
+            before it is sent (when it can be).
     """
 
     redirect: Redirect = attrs.field(factory=BrowserRedirect)
@@ -66,3 +68,4 @@ class OAuth:
     client_name: str = "yieldmcp"
     application_type: Literal["native", "web"] = "native"
     timeout: float = 30.0
+    refresh_margin: float = 30.0

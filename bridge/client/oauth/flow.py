@@ -123,7 +123,8 @@ class OAuthSession:
                 self.tokens = await self.config.store.load_tokens(self.key)
                 self._loaded = True
             tokens = self.tokens
-            if tokens is not None and tokens.expired() and tokens.refresh_token:
+            margin = self.config.refresh_margin
+            if tokens and tokens.expired(margin=margin) and tokens.refresh_token:
                 await self._refresh()
             tokens = self.tokens
             if tokens is None:
