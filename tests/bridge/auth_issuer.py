@@ -49,6 +49,7 @@ class Issuer:
         self.subject = "alice"  # whom the authorization endpoint approves
         self.lifetime = 300  # expires_in of issued access tokens
         self.auth_methods = ["none", "client_secret_basic"]  # at the token endpoint
+        self.bonus = ""  # a scope granted beyond those asked
         self.registrations: list[dict[str, Any]] = []
         self.clients: dict[str, dict[str, Any]] = {}
         self.authorizations: list[dict[str, str]] = []
@@ -173,7 +174,7 @@ class Issuer:
         return 200, self._grant(grant)
 
     def _grant(self, grant: dict[str, str]) -> dict[str, Any]:
-        scope = grant.get("scope", "")
+        scope = " ".join(filter(None, [grant.get("scope", ""), self.bonus]))
         access = self.token(
             aud=grant["resource"], sub=self.subject, scope=scope,
             client_id=grant["client_id"], exp=int(time.time()) + self.lifetime,

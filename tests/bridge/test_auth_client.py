@@ -89,18 +89,18 @@ async def test_a_client_authorizes_with_the_servers_issuer_then_calls(era: Any) 
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_scoped_tool_steps_up_keeping_the_scopes_granted(era: Any) -> None:
-    async with (
-        protected() as (issuer, url),
-        connect(url, era=era, auth=headless()) as client,
-    ):
-        await client.list_tools()
-        result = await client.call_tool("write_note", {"text": "hi"})
-        assert result.text == "alice wrote hi"
-        again = await client.call_tool("whoami")  # the union kept mcp:use
-    assert again.text == "alice via client-1 ['mcp:use', 'notes:write']"
+    async with protected() as (issuer, url):
+        issuer.bonus = "profile"  # granted, though no challenge names it
+        async with connect(url, era=era, auth=headless()) as client:
+            await client.list_tools()
+            result = await client.call_tool("write_note", {"text": "hi"})
+            assert result.text == "alice wrote hi"
+            again = await client.call_tool("whoami")
+    assert again.text == "alice via client-1 ['mcp:use', 'notes:write', 'profile']"
     first, second = issuer.authorizations
     assert first["scope"] == USE
-    assert second["scope"] == f"{USE} notes:write"
+    # SEP-2350: what was asked, what was granted, and what the 403 names.
+    assert second["scope"] == f"{USE} profile notes:write"
     assert len(issuer.registrations) == 1  # the same client steps up
 
 
@@ -153,6 +153,22 @@ async def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
             async with connect(url, era="2026-07-28", auth=oauth) as client:
                 await client.list_tools()
         assert issuer.authorizations == []
+
+
+async def test_metadata_for_another_resource_stops_the_flow_before_consent() -> None:
+    async with issuing() as issuer:
+        server = Server([whoami], name="misconfigured")
+        async with served(server) as url:
+            server.auth = Auth(
+                resource=url.replace("/mcp", "/another"),  # not this server
+                authorization_servers=[issuer.url],
+                verifier=JwtVerifier(issuer=issuer.url),
+            )
+            with pytest.raises(AuthorizationError, match="another resource"):
+                async with connect(url, era="2026-07-28", auth=headless()) as client:
+                    await client.list_tools()
+    assert issuer.registrations == []
+    assert issuer.authorizations == []
 
 
 async def test_a_refusal_after_authorizing_is_an_error_not_a_loop() -> None:
