@@ -282,3 +282,49 @@ def test_tool_scopes_must_be_scope_tokens() -> None:
         return ""
 
     assert good.scopes == {"files:read"}
+
+
+# --- sealed states and principals, as a property -------------------------------------
+
+IDENTITIES = st.tuples(
+    st.one_of(st.none(), st.sampled_from(["https://as.one", "https://as.two"])),
+    st.text(min_size=1, max_size=8),
+)
+
+
+def _round(server: Any, principal: Principal | None, **params: Any) -> Any:
+    from bridge.jsonrpc.messages import Request
+    from bridge.server import modern
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    }
+    request = Request(1, "tools/call", {"name": "ask_name", "arguments": {},
+                                        "_meta": meta, **params})  # fmt: skip
+    return modern.respond_now(server, request, lambda *_: None, principal=principal)
+
+
+@given(IDENTITIES, IDENTITIES, st.booleans())
+def test_a_state_is_accepted_exactly_from_the_principal_it_was_made_for(
+    maker: tuple[str | None, str], other: tuple[str | None, str], same: bool
+) -> None:
+    from bridge.server import Server
+    from runtime.errors import RequestError
+    from tests.fixtures.http_tools import ask_name
+
+    sender = maker if same else other
+    server = Server([ask_name])
+    made = Principal(issuer=maker[0], subject=maker[1])
+    sent = Principal(issuer=sender[0], subject=sender[1], scopes={"any"})
+    state = _round(server, made)["requestState"]
+    answer = {"name": {"action": "accept", "content": {"name": "Zed"}}}
+    retry = {"requestState": state, "inputResponses": answer}
+    if made.identity == sent.identity:
+        assert _round(server, sent, **retry)["content"][0]["text"] == "hi Zed"
+    else:
+        with pytest.raises(RequestError) as refused:
+            _round(server, sent, **retry)
+        assert refused.value.data == {"reason": "invalid_request_state"}
+        with pytest.raises(RequestError):
+            _round(server, None, **retry)  # nor from no one
