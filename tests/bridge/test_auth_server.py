@@ -363,3 +363,15 @@ async def test_tokens_are_never_logged(caplog: pytest.LogCaptureFixture) -> None
     for token in (good, expired):  # ...never the token, nor its signature
         assert token not in caplog.text
         assert token.rsplit(".", 1)[1] not in caplog.text
+
+
+async def test_keys_already_fetched_serve_while_the_issuer_is_down() -> None:
+    async with issuing() as issuer:
+        resource = "http://127.0.0.1:1/mcp"
+        token = issuer.token(aud=resource)
+        verifier = JwtVerifier(issuer=issuer.url, jwks_ttl=0)
+        await verifier.verify(token, resource=resource)
+        issuer.down = True
+        assert (await verifier.verify(token, resource=resource)).subject == "alice"
+        with pytest.raises(httpx.HTTPError):  # no keys yet: answered 503
+            await JwtVerifier(issuer=issuer.url).verify(token, resource=resource)

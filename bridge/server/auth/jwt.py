@@ -15,13 +15,16 @@
 6. ``sub`` names the subject.
 
 JOSE comes from joserfc (signature and key handling); this module only
-decides what to accept. Without a ``jwks_url``, the JWKS location is read once
-from the issuer's metadata (``jwks_uri``: RFC 8414, then OpenID Connect
-Discovery).
+decides what to accept. A JWKS that cannot be fetched again (the issuer is
+down) leaves the keys already fetched in use, and is asked for again every
+``jwks_refresh`` seconds; with no keys yet, the request is answered 503.
+Without a ``jwks_url``, the JWKS location is read once from the issuer's
+metadata (``jwks_uri``: RFC 8414, then OpenID Connect Discovery).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final, cast, final
@@ -43,6 +46,8 @@ from .verifiers import (
 )
 
 __all__ = ["DEFAULT_ALGORITHMS", "JwtVerifier", "metadata_urls"]
+
+log = logging.getLogger("yieldmcp.auth")
 
 DEFAULT_ALGORITHMS: Final = (
     "RS256",
@@ -167,7 +172,15 @@ class JwtVerifier:
             age = self.clock() - self._fetched
             wanted = age >= self.jwks_ttl or (stale and age >= self.jwks_refresh)
             if self._keys is None or wanted:
-                self._keys = await self._fetch()
+                try:
+                    self._keys = await self._fetch()
+                except httpx.HTTPError as exc:
+                    if self._keys is None:
+                        raise
+                    # Keep serving with the keys we have; ask again later.
+                    log.warning("cannot refresh the JWKS, using the old keys: %s", exc)
+                    self._fetched = self.clock() - self.jwks_ttl + self.jwks_refresh
+                    return self._keys
                 self._fetched = self.clock()
             return self._keys
 
