@@ -127,7 +127,7 @@ class FileTokenStore:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
 
     def __repr__(self) -> str:
         return f"FileTokenStore({str(self.path)!r})"

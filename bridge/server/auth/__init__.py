@@ -16,9 +16,27 @@ client's half of OAuth (``bridge.client.oauth``). The principal is plain
 data, :class:`runtime.Principal`.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .config import Auth as Auth
-from .introspection import IntrospectionVerifier as IntrospectionVerifier
-from .jwt import JwtVerifier as JwtVerifier
 from .verifiers import TokenVerifier as TokenVerifier
 
+if TYPE_CHECKING:
+    from .introspection import IntrospectionVerifier as IntrospectionVerifier
+    from .jwt import JwtVerifier as JwtVerifier
+
 __all__ = ["Auth", "IntrospectionVerifier", "JwtVerifier", "TokenVerifier"]
+
+
+def __getattr__(name: str) -> Any:
+    # The verifiers load httpx and joserfc: only a server that uses one pays
+    # for them (every server imports this package, for .binding).
+    if name == "JwtVerifier":
+        from .jwt import JwtVerifier
+
+        return JwtVerifier
+    if name == "IntrospectionVerifier":
+        from .introspection import IntrospectionVerifier
+
+        return IntrospectionVerifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

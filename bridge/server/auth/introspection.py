@@ -31,7 +31,8 @@ import httpx
 from runtime.errors import InvalidToken
 from runtime.principal import Principal
 
-from .verifiers import check_audience, check_times, http_client, principal_from_claims
+from ._http import http_client
+from .verifiers import check_audience, check_times, principal_from_claims
 
 __all__ = ["IntrospectionVerifier"]
 

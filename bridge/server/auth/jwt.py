@@ -38,10 +38,10 @@ from joserfc.jwk import KeySet, KeySetSerialization
 from runtime.errors import InvalidToken
 from runtime.principal import Principal
 
+from ._http import http_client
 from .verifiers import (
     check_audience,
     check_times,
-    http_client,
     principal_from_claims,
 )
 

@@ -17,12 +17,9 @@ the times ``exp``/``nbf`` with a leeway.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import AsyncGenerator, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Protocol, cast
-
-import httpx
 
 from runtime.errors import InvalidToken
 from runtime.principal import Principal
@@ -32,7 +29,6 @@ __all__ = [
     "audiences",
     "check_audience",
     "check_times",
-    "http_client",
     "principal_from_claims",
     "scopes_of",
 ]
@@ -135,15 +131,3 @@ def principal_from_claims(claims: Mapping[str, Any]) -> Principal:
         expires_at=float(expires) if isinstance(expires, int | float) else None,
         claims=claims,
     )
-
-
-@contextlib.asynccontextmanager
-async def http_client(
-    given: httpx.AsyncClient | None, timeout: float
-) -> AsyncGenerator[httpx.AsyncClient]:
-    """``given``, or a client of our own for the block (closed after it)."""
-    if given is not None:
-        yield given
-        return
-    async with httpx.AsyncClient(timeout=timeout) as own:
-        yield own
