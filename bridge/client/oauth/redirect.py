@@ -26,6 +26,7 @@ import base64
 import contextlib
 import functools
 import hashlib
+import os
 import secrets
 import sys
 import webbrowser
@@ -196,7 +197,7 @@ class BrowserRedirect:
         port: the loopback port to listen on (0: any free one; give a fixed
             one if the client was registered with it).
         open_browser: open the URL in the default browser (it is printed
-            either way).
+            either way; on Linux only with a display, never a text browser).
         timeout: seconds to wait for the user.
         out: where the URL is printed.
     """
@@ -214,6 +215,14 @@ class BrowserRedirect:
             yield _Browser(callback, self)
 
 
+def _graphical() -> bool:
+    """Whether a browser can open beside us: not on a Linux box with no display,
+    where :mod:`webbrowser` would start a text browser in our terminal."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 @final
 class _Browser:
     def __init__(self, callback: Any, settings: BrowserRedirect) -> None:
@@ -224,7 +233,7 @@ class _Browser:
     async def authorize(self, url: str) -> Mapping[str, str]:
         settings = self._settings
         print(f"Authorize in your browser: {url}", file=settings.out, flush=True)
-        if settings.open_browser:
+        if settings.open_browser and _graphical():
             await trio.to_thread.run_sync(functools.partial(webbrowser.open, url))
         with trio.move_on_after(settings.timeout):
             return await self._callback.wait()
