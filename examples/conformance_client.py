@@ -1,18 +1,28 @@
-"""Our MCP client as the official conformance suite's client (non-auth scenarios).
+"""Our MCP client as the official conformance suite's client.
 
 The harness runs ``python examples/conformance_client.py <server-url>`` once per
 scenario, naming it in ``MCP_CONFORMANCE_SCENARIO`` (plus
 ``MCP_CONFORMANCE_PROTOCOL_VERSION`` and, for some, ``MCP_CONFORMANCE_CONTEXT``);
 the URL is the last argument. Run the suite with::
 
-    .ci/run-conformance-client-all      # both legs, every non-auth scenario
+    .ci/run-conformance-client-all      # both legs, every scored scenario
 
 Each scenario below does what notes/conformance-fixtures.md §8.2 asks, through
 the public :func:`bridge.client.connect` (which picks the Streamable HTTP
 transport for an ``http://`` URL). On a handshake-era leg (2025-11-25) the client
 uses ``initialize``; on 2026-07-28 it uses ``server/discover`` and the ``_meta``
-envelope. The ``auth/*`` scenarios are not implemented (OAuth is out of scope):
-they, and any unknown scenario, exit with status 2.
+envelope.
+
+The scored ``auth/*`` scenarios all run :func:`authorized`: connect with
+:class:`bridge.client.oauth.OAuth`, list the tools and call the first. The
+harness plays the authorization server, which approves at once, so the
+consent step is :class:`~bridge.client.oauth.HeadlessRedirect` (the
+authorization URL is fetched and its redirect read, as the official SDK's
+conformance client does); a pre-registered client comes from
+``MCP_CONFORMANCE_CONTEXT``, and the client ID metadata document URL is the
+one the suite expects. The unscored extensions (client credentials,
+enterprise-managed authorization, DPoP, workload identity) are not
+implemented: they, and any unknown scenario, exit with status 2.
 """
 
 from __future__ import annotations
@@ -28,8 +38,10 @@ from typing import Any
 import trio
 
 from bridge.client import Client, Era, connect
+from bridge.client.oauth import HeadlessRedirect, OAuth
 from bridge.elicit import Always, ScriptedAnswers
 from bridge.providers import provider_from_spec
+from runtime.errors import AuthorizationError
 
 log = logging.getLogger("conformance-client")
 
@@ -198,15 +210,75 @@ async def http_invalid_tool_headers(url: str) -> None:
             await client.call_tool(tool["name"], stub_arguments(tool))
 
 
+# --- authorization (the harness is the authorization server) ------------------------
+
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+AUTH_SCENARIOS = (
+    "metadata-default",
+    "metadata-var1",
+    "metadata-var2",
+    "metadata-var3",
+    "basic-cimd",
+    "scope-from-www-authenticate",
+    "scope-from-scopes-supported",
+    "scope-omitted-when-undefined",
+    "scope-step-up",
+    "scope-retry-limit",
+    "token-endpoint-auth-basic",
+    "token-endpoint-auth-post",
+    "token-endpoint-auth-none",
+    "pre-registration",
+    "resource-mismatch",
+    "offline-access-scope",
+    "offline-access-not-supported",
+    "authorization-server-migration",
+    "iss-supported",
+    "iss-not-advertised",
+    "iss-supported-missing",
+    "iss-wrong-issuer",
+    "iss-unexpected",
+    "iss-normalized",
+    "metadata-issuer-mismatch",
+)
+
+
+async def authorized(url: str) -> None:
+    """List the tools of a protected server and call the first.
+
+    Scenarios that must refuse (a wrong ``iss``, another resource, endless
+    step-up) end in AuthorizationError: the harness allows that failure.
+    """
+    given = context()
+    oauth = OAuth(
+        redirect=HeadlessRedirect(),
+        client_id=given.get("client_id"),
+        client_secret=given.get("client_secret"),
+        client_metadata_url=CIMD_URL,
+        client_name=CLIENT_INFO["name"],
+    )
+    async with connected(url, auth=oauth, elicitation=Always("accept")) as client:
+        tools = await client.list_tools()
+        if tools:
+            result = await client.call_tool(tools[0]["name"], stub_arguments(tools[0]))
+            log.info("%s: %s", tools[0]["name"], result.text)
+
+
+for _name in AUTH_SCENARIOS:
+    SCENARIOS[f"auth/{_name}"] = authorized
+
+
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     run = SCENARIOS.get(name)
     if run is None or len(argv) < 2:
-        kind = "auth scenarios are" if name.startswith("auth/") else "it is"
-        print(f"scenario {name!r} is not implemented ({kind} out of scope)")
+        print(f"scenario {name!r} is not implemented")
         return 2
-    trio.run(run, argv[-1])
+    try:
+        trio.run(run, argv[-1])
+    except AuthorizationError as exc:  # the refusals some auth scenarios expect
+        print(f"authorization failed: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -64,6 +64,7 @@ from .messages import ToolResult as ToolResult
 from .messages import ToolSpec as ToolSpec
 from .messages import ToolUse as ToolUse
 from .messages import Usage as Usage
+from .principal import Principal as Principal
 from .replies import ElicitReply as ElicitReply
 from .replies import Root as Root
 from .replies import RootsReply as RootsReply
@@ -117,6 +118,7 @@ __all__ = [
     "Op",
     "ParseError",
     "PeerQuestion",
+    "Principal",
     "Progress",
     "Question",
     "RandomBits",

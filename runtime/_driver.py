@@ -50,6 +50,7 @@ from ._stepper import Stepper
 from ._tool import Tool
 from .errors import InternalError
 from .journal import Journal
+from .principal import Principal
 
 __all__ = ["Executor", "run"]
 
@@ -89,6 +90,7 @@ async def run(
     journal: Journal | None = None,
     clock: Callable[[], float] = time.time,
     rng: random.Random | None = None,
+    principal: Principal | None = None,
 ) -> R:
     """Run ``tool`` with ``arguments``, answering its questions with ``executor``.
 
@@ -99,6 +101,7 @@ async def run(
         journal: record every answer here; recorded answers are replayed.
         clock: source of ``ctx.now()``; rng: source of ``ctx.random()`` (by
             default the :mod:`random` module's shared generator).
+        principal: who the call acts for (``ctx.principal``).
 
     Returns:
         The tool's result.
@@ -108,7 +111,8 @@ async def run(
         Exception: whatever the tool raises.
     """
     params = tool.parse_arguments(arguments)
-    stepper = Stepper(tool.program(params), tool.context(), journal=journal)
+    ctx = tool.context(principal)
+    stepper = Stepper(tool.program(params), ctx, journal=journal)
     # Not through drive(): one coroutine frame less for as long as the call lasts.
     return await _Driver(stepper, executor, clock, rng).run()
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from ._effect_base import AtOnce, Op
 from .context import Context
 from .errors import RequestError
+from .principal import Principal
 
 __all__ = ["Program", "Tool"]
 
@@ -45,6 +46,8 @@ class Tool(Generic[P, R]):
         params: the pydantic model of the arguments.
         output: the type of the result (a pydantic model makes it structured).
         elicits: the declared elicitation forms, by key.
+        scopes: the OAuth scopes a caller's token must grant to call it (on
+            a server that checks tokens; see ``bridge.server.auth``).
     """
 
     name: str
@@ -54,6 +57,7 @@ class Tool(Generic[P, R]):
     elicits: Mapping[str, type[BaseModel]]
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
+    scopes: frozenset[str] = frozenset()
     _body: Callable[[P, Context], Op[R]] = attrs.field(alias="body", repr=False)
     _output_adapter: TypeAdapter[Any] | None = attrs.field(
         alias="output_adapter", repr=False
@@ -99,12 +103,12 @@ class Tool(Generic[P, R]):
         # model_validate's own body, without its Python-level frame
         return self.params.__pydantic_validator__.validate_python(data)
 
-    def context(self) -> Context:
-        """A context that knows this tool's elicitation forms.
-
-        A context holds no per-call state, so every call shares this tool's.
-        """
-        return self._context
+    def context(self, principal: Principal | None = None) -> Context:
+        """A context that knows this tool's elicitation forms, for a call made
+        by ``principal``. Calls with no principal share this tool's one."""
+        if principal is None:
+            return self._context
+        return self._context.acting_for(principal)
 
     def program(self, params: P) -> Program[P, R]:
         """This tool's program bound to ``params``: called with a context, it

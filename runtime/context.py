@@ -5,8 +5,9 @@ small generator composed of effects (``sample_schema``, ``sample_tools``,
 ``random``). Use them the same way: ``result = yield from ctx.sample(...)``.
 
 A context belongs to one tool: it knows the tool's declared ``elicits``, so
-``ctx.elicit("pick_move", ...)`` can find the model to ask for. It holds no
-per-call state and performs no I/O; the interpreter does.
+``ctx.elicit("pick_move", ...)`` can find the model to ask for. It performs no
+I/O; the interpreter does. Its only per-call value is ``ctx.principal``, who
+the call acts for when the server checks access tokens (plain data).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ._sampling import (
 )
 from .errors import InvalidEffect
 from .messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
+from .principal import Principal
 from .results import (
     SampleResult,
     SampleValidationError,
@@ -80,10 +82,23 @@ def _messages(
 class Context:
     """Builds effects for one tool. Tools receive it as their ``ctx`` argument."""
 
-    __slots__ = ("_elicits",)
+    __slots__ = ("_elicits", "_principal")
 
     def __init__(self, elicits: Mapping[str, type[BaseModel]] | None = None) -> None:
         self._elicits: Mapping[str, type[BaseModel]] = dict(elicits or {})
+        self._principal: Principal | None = None
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who the call acts for (the caller whose access token the server
+        accepted), or ``None`` when no token is checked (stdio, in-process)."""
+        return self._principal
+
+    def acting_for(self, principal: Principal | None) -> Context:
+        """This context (the same forms), for a call made by ``principal``."""
+        acting = Context.__new__(Context)
+        acting._elicits, acting._principal = self._elicits, principal
+        return acting
 
     # --- sampling --------------------------------------------------------------------
 

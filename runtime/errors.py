@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "summarize_validation_error",
+    "AuthorizationError",
     "BranchDepthExceeded",
     "BranchTimeout",
     "BrokenSessionError",
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidEffect",
     "InvalidMessages",
     "InvalidTool",
+    "InvalidToken",
     "LimitExceeded",
     "LocalProtocolError",
     "PeerError",
@@ -233,6 +235,22 @@ class ProviderError(YieldMCPError):
 
 class ProviderConfigError(YieldMCPError, ValueError):
     """A provider spec or its environment is unusable (unknown prefix, no key)."""
+
+
+class InvalidToken(YieldMCPError):
+    """A server refused an access token: malformed, badly signed, expired, not
+    yet valid, from another issuer or for another audience, or inactive.
+
+    The message says which (for the server's log and the ``error_description``
+    of the 401); it never contains the token.
+    """
+
+
+class AuthorizationError(YieldMCPError):
+    """A client could not obtain authorization to call a server: discovery,
+    registration, the user's consent or the token request failed, or the
+    server still refused after re-authorizing. The message never contains a
+    token, code or secret."""
 
 
 class InternalError(YieldMCPError):

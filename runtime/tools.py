@@ -43,6 +43,7 @@ from ._tool import Program as Program
 from ._tool import Tool as Tool
 from .context import Context, ElicitKey
 from .errors import InvalidTool
+from .principal import scope_set
 
 __all__ = ["Program", "Tool", "handoff", "tool"]
 
@@ -96,6 +97,7 @@ def tool(
     title: str | None = None,
     annotations: Mapping[str, Any] | None = None,
     input_schema: Mapping[str, Any] | None = None,
+    scopes: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
 
 
@@ -111,6 +113,7 @@ def tool(
     title: str | None = None,
     annotations: Mapping[str, Any] | None = None,
     input_schema: Mapping[str, Any] | None = None,
+    scopes: Iterable[str] = (),
 ) -> Any:
     """Define a tool from ``fn(params, ctx)`` (a generator function, or a plain one).
 
@@ -123,6 +126,10 @@ def tool(
     with JSON-RPC error -32602 before ``params`` validates them. Without a
     ``params`` model, the tool receives a model carrying every argument as an
     extra field (``params.model_extra``).
+
+    ``scopes`` are the OAuth scopes a caller's access token must grant to call
+    the tool, on a server that checks tokens (``Server(auth=...)``): without
+    them the call is refused with HTTP 403 ``insufficient_scope``.
 
     Raises:
         InvalidTool: if the definition is malformed (see the message).
@@ -142,6 +149,7 @@ def tool(
             title=title,
             annotations=annotations,
             input_schema=input_schema,
+            scopes=scopes,
         )
 
     return define if fn is None else define(fn)
@@ -158,6 +166,7 @@ def _make(
     title: str | None,
     annotations: Mapping[str, Any] | None,
     input_schema: Mapping[str, Any] | None = None,
+    scopes: Iterable[str] = (),
 ) -> Tool[Any, Any]:
     if not _NAME.match(name):
         raise InvalidTool(
@@ -174,7 +183,15 @@ def _make(
         title=title,
         annotations=annotations,
         schema_validator=_schema_validator(name, input_schema),
+        scopes=_scopes(name, scopes),
     )
+
+
+def _scopes(name: str, scopes: Iterable[str]) -> frozenset[str]:
+    try:
+        return scope_set(scopes)
+    except ValueError as exc:
+        raise InvalidTool(f"tool {name!r}: {exc}") from None
 
 
 def _schema_validator(

@@ -27,6 +27,8 @@ from typing import Any, NoReturn, cast
 
 import trio
 
+from . import auth_options
+
 __all__ = ["main"]
 
 EXIT_USAGE = 2
@@ -113,6 +115,7 @@ def _add_serve(verbs: Any) -> None:
             "logs it)"
         ),
     )
+    auth_options.add_serve_options(serve)
     serve.set_defaults(run=_serve)
 
 
@@ -185,6 +188,7 @@ def _add_call(verbs: Any) -> None:
         "--args", metavar="JSON", help="all tool arguments as a JSON object"
     )
     _add_host_options(call)
+    auth_options.add_call_options(call)
     call.set_defaults(run=_call)
 
 
@@ -218,7 +222,8 @@ def _serve(args: argparse.Namespace) -> int:
         reserve_stdout_for_mcp()  # before the served code runs and prints
     try:
         server = load_server(args.target)
-    except LoadError as exc:
+        server.auth = auth_options.serve_auth(args, args.http) or server.auth
+    except (LoadError, ValueError) as exc:
         raise CliError(str(exc)) from None
     if args.http is None:
         trio.run(server.serve_stdio)
@@ -241,7 +246,11 @@ def _call(args: argparse.Namespace) -> int:
             raise CliError("--args must be a JSON object")
         arguments.update(cast(dict[str, Any], parsed))
     arguments.update(dict(args.arg))
-    return _host(args, _server_target(args.server), args.tool, arguments)
+    try:
+        auth = auth_options.call_auth(args)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    return _host(args, _server_target(args.server), args.tool, arguments, auth)
 
 
 def _server_target(server: str) -> str | list[str]:
@@ -270,7 +279,11 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _host(
-    args: argparse.Namespace, target: Any, tool: str | None, arguments: dict[str, Any]
+    args: argparse.Namespace,
+    target: Any,
+    tool: str | None,
+    arguments: dict[str, Any],
+    auth: Any = None,
 ) -> int:
     from .console import CallOptions, HostError, run_call
 
@@ -282,6 +295,7 @@ def _host(
         answers=_answers(args),
         json_output=args.json,
         era=args.era,
+        auth=auth,
     )
     try:
         return trio.run(run_call, options)

@@ -20,6 +20,7 @@ from bridge.client.client import connect
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm
 from bridge.providers import provider_from_spec
 from runtime.errors import (
+    AuthorizationError,
     BrokenSessionError,
     PeerError,
     ProviderConfigError,
@@ -46,6 +47,7 @@ class CallOptions:
     answers: ScriptedAnswers | None = None
     json_output: bool = False
     era: str = "auto"
+    auth: Any = None  # an OAuth for an http(s) target: used if the server asks
 
 
 @final
@@ -88,6 +90,7 @@ async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
     show = _Display(out, quiet=options.json_output)
     if options.tool is not None:
         show.line(f"model: {describe_model(options.model)}")
+    remote = isinstance(options.target, str) and "://" in options.target
     try:
         async with connect(
             options.target,
@@ -95,6 +98,7 @@ async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
             sampler=provider,
             elicitation=handler,
             on_log=show.log,
+            auth=options.auth if remote else None,
         ) as client:
             if options.tool is None:
                 return show.tools(await client.list_tools())
@@ -103,6 +107,8 @@ async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
             )
     except OSError as exc:
         raise HostError(f"cannot start the server: {exc}") from None
+    except AuthorizationError as exc:
+        raise HostError(f"authorization failed: {exc}") from None
     except BrokenSessionError as exc:
         raise HostError(f"the server went away: {exc}") from None
     except PeerError as exc:

@@ -40,6 +40,7 @@ from .answers import LogCallback as LogCallback
 from .answers import ProgressCallback as ProgressCallback
 from .answers import Sampler as Sampler
 from .headers import invalid_header_reason
+from .oauth.config import OAuth
 
 __all__ = [
     "Client",
@@ -327,21 +328,33 @@ async def connect(
     *,
     era: Era = "auto",
     cwd: str | None = None,
+    auth: OAuth | None = None,
     **options: Any,
 ) -> AsyncGenerator[Client]:
     """A client for ``target``: an ``http(s)://`` URL, or a server command.
 
     A command is a list of arguments, or one string split like a shell would.
+    ``auth`` authorizes with the URL's OAuth authorization server when it
+    asks (:class:`~bridge.client.oauth.OAuth`); a spawned server gets its
+    credentials from its environment instead.
     """
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from .http import http_transport
+        from .oauth.flow import oauth_session
 
-        async with (
-            http_transport(target) as transport,
-            Client.connect(transport, era=era, **options) as client,
-        ):
-            yield client
+        async with contextlib.AsyncExitStack() as stack:
+            session = None
+            if auth is not None:
+                session = await stack.enter_async_context(oauth_session(auth, target))
+            transport = await stack.enter_async_context(
+                http_transport(target, auth=session)
+            )
+            yield await stack.enter_async_context(
+                Client.connect(transport, era=era, **options)
+            )
         return
+    if auth is not None:
+        raise ValueError("auth is for http(s) servers; a command gets its own")
     from .process import spawn
 
     argv = shlex.split(target) if isinstance(target, str) else list(target)

@@ -32,8 +32,11 @@ version, or a 404 while resuming, is a :class:`~runtime.errors.BrokenSessionErro
 Errors: an unreachable server, or a dropped connection that cannot be resumed,
 is :class:`~runtime.errors.BrokenSessionError`; an HTTP error whose body is a
 JSON-RPC error is that :class:`~runtime.errors.PeerError`; any other HTTP error
-is :class:`~runtime.errors.RemoteProtocolError` naming the status. It does not
-negotiate versions, authenticate, or speak the pre-2025 HTTP+SSE transport.
+is :class:`~runtime.errors.RemoteProtocolError` naming the status. With ``auth``
+(:class:`~bridge.client.oauth.OAuthSession`) each request carries the access
+token, and a 401 or 403 ``insufficient_scope`` runs the OAuth flow and sends it
+again (:class:`~runtime.errors.AuthorizationError` if that fails). It does not
+negotiate versions, or speak the pre-2025 HTTP+SSE transport.
 """
 
 from __future__ import annotations
@@ -60,12 +63,8 @@ from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
 
 from ._http_inbox import Cursor, Exchange, Inbox, private_answer
 from ._http_state import ConnectionState
-from ._http_wire import (
-    is_sse,
-    open_response,
-    read_body,
-    status_error,
-)
+from ._http_wire import is_sse, open_response, read_body, status_error
+from .oauth.flow import OAuthSession
 
 __all__ = ["HttpClientTransport", "http_transport"]
 
@@ -95,8 +94,10 @@ class HttpClientTransport:
         retry: float,
         max_resumes: int,
         timeout: float,
+        auth: OAuthSession | None = None,
     ) -> None:
         self.url = url
+        self._auth = auth
         self.state = ConnectionState(headers)
         self._http = http
         self._nursery = nursery
@@ -303,7 +304,8 @@ class HttpClientTransport:
     def _open(
         self, verb: str, headers: Mapping[str, str], content: bytes | None = None
     ) -> contextlib.AbstractAsyncContextManager[httpx.Response]:
-        return open_response(self._http, verb, self.url, headers, content)
+        opener = open_response if self._auth is None else self._auth.open
+        return opener(self._http, verb, self.url, headers, content)
 
     def _http_error(
         self, verb: str, method: str, response: httpx.Response, body: bytes
@@ -346,6 +348,7 @@ async def http_transport(
     retry: float = 1.0,
     max_resumes: int = 5,
     client: httpx.AsyncClient | None = None,
+    auth: OAuthSession | None = None,
 ) -> AsyncGenerator[HttpClientTransport]:
     """A Streamable HTTP transport to the MCP endpoint ``url``, for the block.
 
@@ -361,6 +364,7 @@ async def http_transport(
             fails.
         client: an httpx client to use (it is not closed); by default one is
             made with no connection limit (every open stream holds one).
+        auth: authorizes every request (see the module doc).
     """
     failure: Exception | None = None
     async with contextlib.AsyncExitStack() as stack:
@@ -380,6 +384,7 @@ async def http_transport(
             retry=retry,
             max_resumes=max_resumes,
             timeout=timeout,
+            auth=auth,
         )
         try:
             yield transport

@@ -31,6 +31,7 @@ from bridge.jsonrpc.messages import (
 from bridge.jsonrpc.session import Session
 from runtime.effects import LOG_LEVELS
 from runtime.errors import BrokenSessionError, ClosedSessionError, RequestError
+from runtime.principal import Principal
 
 from . import live_calls as _live_calls
 from . import methods as _methods
@@ -57,6 +58,9 @@ class Connection:
         self.initialized = False
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
+        # Who the latest request acts for, when the transport checks tokens
+        # (set by the HTTP endpoint before it delivers each request).
+        self.principal: Principal | None = None
         self.closed_event = trio.Event()
         self._session: Session | None = None
         self._url_flows: set[str] = set()  # elicitationIds sent, not completed
@@ -69,7 +73,9 @@ class Connection:
         every 2026-07-28 request (which never waits on the client)."""
         if _is_modern(request):
             notify = functools.partial(session.notify_nowait, related=request.id)
-            result = _modern.respond_now(self.server, request, notify)
+            result = _modern.respond_now(
+                self.server, request, notify, principal=self.principal
+            )
             session.respond_nowait(request.id, result)
             return True
         self._session = session
@@ -92,7 +98,9 @@ class Connection:
         params = request.params or {}
         if _is_modern(request):
             notify = functools.partial(session.notify, related=request.id)
-            return await _modern.respond(self.server, request, notify)
+            return await _modern.respond(
+                self.server, request, notify, principal=self.principal
+            )
         self._session = session
         if request.method == "initialize":
             return self._initialize(params)
@@ -191,6 +199,7 @@ class Connection:
             progress_token=_methods.progress_token(request.params),
             log_level=self.log_level,
             track_url=self.expect_completion,
+            principal=self.principal,
         )
 
 

@@ -79,7 +79,7 @@ def begin(server: Offer, request: Request, session: Session, scope: CallScope) -
         pydantic.ValidationError: arguments that fail the input schema.
     """
     tool, arguments = resolve_tool(server, request.params or {})
-    started = start(tool.program(arguments), tool.context())
+    started = start(tool.program(arguments), tool.context(scope.principal))
     if isinstance(started, Stepper):
         LiveCall(server, session, scope, tool, started).start()
     else:

@@ -124,7 +124,7 @@ async def call_tool_live(
         elicitation_timeout=server.elicitation_timeout,
     )
     try:
-        value = await run(tool, arguments, executor)
+        value = await run(tool, arguments, executor, principal=scope.principal)
     except Exception as exc:
         return tool_call_result(tool, scope, error=exc)
     return tool_call_result(tool, scope, value=value)
@@ -270,7 +270,7 @@ async def get_prompt_live(
         session, scope, elicitation_timeout=server.elicitation_timeout
     )
     try:
-        value = await run(item.program, parsed, executor)
+        value = await run(item.program, parsed, executor, principal=scope.principal)
     except UrlElicitationRequired as exc:
         raise url_required(exc, scope) from None
     return prompt_result(value, item.description)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 from bridge.jsonrpc.messages import INVALID_PARAMS, METHOD_NOT_FOUND, Request
 from encoders import mcp as mcp_encode
 from runtime.errors import CapabilityError, RequestError, UrlElicitationRequired
+from runtime.principal import Principal
 
 from . import methods as _methods
 from .questions import CallScope, question_request, url_required
@@ -59,10 +60,14 @@ Plain: TypeAlias = Callable[["Offer", Mapping[str, Any], CallScope], dict[str, A
 """A method that sends nothing but its result."""
 
 
-def handle(server: Offer, request: Request) -> Steps:
-    """Answer a modern ``request``: yield each notification it sends, in order,
-    and return its result (raises RequestError for errors)."""
+def handle(
+    server: Offer, request: Request, principal: Principal | None = None
+) -> Steps:
+    """Answer a modern ``request`` made by ``principal``: yield each
+    notification it sends, in order, and return its result (raises
+    RequestError for errors)."""
     scope = _envelope(request)
+    scope.principal = principal
     plain = _PLAIN.get(request.method)
     if plain is not None:
         result = plain(server, request.params or {}, scope)
@@ -81,9 +86,11 @@ async def respond(
     server: Offer,
     request: Request,
     notify: Callable[[str, dict[str, Any]], Awaitable[None]],
+    *,
+    principal: Principal | None = None,
 ) -> dict[str, Any]:
     """:func:`handle`'s result, its notifications sent with ``notify`` first."""
-    steps = handle(server, request)
+    steps = handle(server, request, principal)
     try:
         while True:
             try:
@@ -96,10 +103,14 @@ async def respond(
 
 
 def respond_now(
-    server: Offer, request: Request, notify: Callable[[str, dict[str, Any]], None]
+    server: Offer,
+    request: Request,
+    notify: Callable[[str, dict[str, Any]], None],
+    *,
+    principal: Principal | None = None,
 ) -> dict[str, Any]:
     """:func:`respond` with a ``notify`` that sends at once, without waiting."""
-    steps = handle(server, request)
+    steps = handle(server, request, principal)
     try:
         while True:
             try:

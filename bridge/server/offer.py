@@ -3,8 +3,9 @@
 :class:`Offer` holds the tools, resources, resource templates and prompts, who
 listens for changes to those lists, the ``serverInfo`` and capabilities, and
 the settings every request is answered under (timeouts, the ``requestState``
-sealer). It is everything a request handler reads; how connections are served
-is :class:`~bridge.server.server.Server`'s, which extends it.
+sealer, the access-token checks of its HTTP endpoint: ``auth``). It is
+everything a request handler reads; how connections are served is
+:class:`~bridge.server.server.Server`'s, which extends it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 from collections.abc import Generator, Iterable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 
@@ -20,6 +21,9 @@ from runtime import Tool
 
 from .catalog import Prompt, Resource, ResourceTemplate
 from .state_token import Sealer
+
+if TYPE_CHECKING:
+    from .auth.config import Auth
 
 __all__ = ["ListKind", "Offer"]
 
@@ -53,8 +57,10 @@ class Offer:
         elicitation_timeout: float | None = None,
         state_keys: Sequence[bytes] | None = None,
         state_ttl: float = 3600.0,
+        auth: Auth | None = None,
     ) -> None:
         self.name = name
+        self.auth = auth
         self.version = version or _package_version()
         self.title = title
         self.instructions = instructions

@@ -57,6 +57,7 @@ from runtime.codec import roots_reply_from_json
 from runtime.effects import LOG_LEVELS
 from runtime.errors import CapabilityError, UrlElicitationRequired
 from runtime.messages import ToolResult, ToolUse
+from runtime.principal import Principal
 from runtime.requests import SamplingRequest
 
 __all__ = [
@@ -80,7 +81,8 @@ class CallScope:
     False sends none (a 2026-07-28 request that did not opt in).
     ``track_url``, when set, hears the ``elicitationId`` of every URL
     elicitation sent to the client (2025-11-25 only: later eras have no
-    completion notification).
+    completion notification). ``principal`` is who the call acts for, on a
+    server that checks access tokens.
     """
 
     era: mcp_encode.Era
@@ -90,6 +92,7 @@ class CallScope:
     log_level: str | None = None
     logging: bool = True
     track_url: Callable[[str], None] | None = None
+    principal: Principal | None = None
 
     def capability(self, *path: str) -> bool:
         node: Any = self.client_capabilities

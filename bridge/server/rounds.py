@@ -30,6 +30,9 @@ Rules:
   or waiting, as its transport allows.
 * **Branch time limits** hold across rounds: a branch's deadline is recorded
   when it first starts and checked on every replay.
+* **Who.** On a server that checks access tokens, the state records the
+  caller (:mod:`bridge.server.auth.binding`): a state made for one principal
+  is refused, with the same error as a tampered one, for any other.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from runtime._stepper import (
 )
 from runtime.errors import CapabilityError, RemoteProtocolError, RequestError
 
+from .auth.binding import bind, bound_to
 from .questions import (
     CallScope,
     check_capabilities,
@@ -135,7 +139,9 @@ class _Round:
         journal_json = (state or {}).get("journal")
         self.journal = Journal.from_json(journal_json) if journal_json else Journal()
         self.stepper = Stepper(
-            program.program(arguments), program.context(), journal=self.journal
+            program.program(arguments),
+            program.context(scope.principal),
+            journal=self.journal,
         )
         self.pending: dict[str, tuple[str, PeerQuestion[Any]]] = {}
         self.clock = clock
@@ -227,7 +233,7 @@ class _Round:
         return out
 
     def state(self, name: str, args_digest: str) -> dict[str, Any]:
-        return {
+        state: dict[str, Any] = {
             "name": name,
             "args": args_digest,
             "journal": self.journal.to_json(),
@@ -237,6 +243,8 @@ class _Round:
             },
             "deadlines": self.deadlines,
         }
+        bind(state, self.scope.principal)
+        return state
 
 
 def parse_responses(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -276,6 +284,8 @@ def run_round(
     """
     args_digest = arguments_digest(arguments)
     state = _open_state(params, sealer, purpose, program.name, args_digest)
+    if state is not None and not bound_to(state, scope.principal):
+        raise invalid_state()  # made for another caller
     round_ = _Round(
         program, arguments, scope, parse_responses(params), state, clock, rng
     )

@@ -50,6 +50,11 @@ class Server(Offer):
             all open); default ``YIELDMCP_STATE_KEY`` or a random key. Workers
             that share a key can resume each other's calls.
         state_ttl: seconds a sealed ``requestState`` stays valid.
+        auth: make the HTTP endpoint an OAuth 2.1 resource server
+            (:class:`~bridge.server.auth.Auth`): every request needs an access
+            token for it, ``ctx.principal`` says whose, and tools may require
+            scopes. Not used over stdio (credentials come from the
+            environment there).
     """
 
     @functools.cached_property

@@ -27,6 +27,11 @@ Before any of this, every request passes the same checks: Host and Origin (DNS
 rebinding, ``_guard``), and for a POST ``Content-Type: application/json``, an
 acceptable ``Accept``, a body of at most ``HttpLimits.max_body`` bytes, and
 JSON-RPC syntax (400 with the JSON-RPC error, echoing the id when readable).
+On a server with ``auth`` (:mod:`.protect`), the protected resource metadata is
+served at its well-known paths, every request to ``/mcp`` needs an access
+token (401 before the body is read) and the scopes its message needs (403),
+and a 2025-11-25 session belongs to the caller who opened it (404 for anyone
+else, as for an unknown session).
 
 Request bodies are never logged. This module owns routing and the server's
 lifetime; it does not answer MCP methods.
@@ -57,6 +62,7 @@ from bridge.transports.headers import UNSUPPORTED_VERSION
 
 from . import asgi as _asgi
 from . import modern as _modern_routes
+from . import protect as _protect
 from .asgi import Receive, Scope, Send
 from .config import HttpLimits
 from .guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
@@ -66,6 +72,7 @@ if TYPE_CHECKING:
     from hypercorn.config import Config
 
     from bridge.server.server import Server
+    from runtime.principal import Principal
 
 __all__ = [
     "ENDPOINT",
@@ -158,15 +165,25 @@ class McpHttpApp:
         if rejection is not None:
             await _plain(send, rejection.status, rejection.reason)
             return
+        auth = self.server.auth
+        if _protect.is_metadata(auth, scope["path"]):
+            assert auth is not None
+            await _protect.serve_metadata(auth, scope["method"], send)
+            return
         if scope["path"] != ENDPOINT:
             await _plain(send, 404, f"Not Found: the MCP endpoint is {ENDPOINT}")
             return
+        principal: Principal | None = None
+        if auth is not None:
+            principal = await _protect.check(auth, headers, send)
+            if principal is None:
+                return
         method = scope["method"]
         era = header_era(headers)
         if method == "POST":
-            await self._post(headers, era, receive, send)
+            await self._post(headers, era, principal, receive, send)
         elif method in ("GET", "DELETE"):
-            await self._get_or_delete(method, headers, era, receive, send)
+            await self._get_or_delete(method, headers, era, principal, receive, send)
         else:
             await _plain(send, 405, "Method Not Allowed", allow="GET, POST, DELETE")
 
@@ -175,6 +192,7 @@ class McpHttpApp:
         method: str,
         headers: Mapping[str, str],
         era: Era | None,
+        principal: Principal | None,
         receive: Receive,
         send: Send,
     ) -> None:
@@ -189,17 +207,26 @@ class McpHttpApp:
         if version is None:
             return
         if method == "GET":
-            await self.legacy.get(headers, version, receive, send)
+            await self.legacy.get(headers, version, principal, receive, send)
         else:
-            await self.legacy.delete(headers, send)
+            await self.legacy.delete(headers, principal, send)
 
     async def _post(
-        self, headers: Mapping[str, str], era: Era | None, receive: Receive, send: Send
+        self,
+        headers: Mapping[str, str],
+        era: Era | None,
+        principal: Principal | None,
+        receive: Receive,
+        send: Send,
     ) -> None:
         parsed = await self._read_message(headers, receive, send)
         if parsed is None:
             return
         message, data = parsed
+        if principal is not None and not await _protect.check_scopes(
+            self.server, principal, message, send
+        ):
+            return
         if era is None and _modern_routes.has_envelope(message):
             era = "modern"  # the ladder says how the header and envelope disagree
         request_id = message.id if isinstance(message, Request) else None
@@ -207,11 +234,15 @@ class McpHttpApp:
             error = unsupported_version(headers[VERSION_HEADER], SUPPORTED_VERSIONS)
             await _refuse_version(send, request_id, error)
         elif era == "modern":
-            await _modern_routes.post(self.server, headers, message, receive, send)
+            await _modern_routes.post(
+                self.server, headers, message, receive, send, principal=principal
+            )
         else:
             version = await self._legacy_version(headers, request_id, send)
             if version is not None:
-                await self.legacy.post(headers, message, data, version, receive, send)
+                await self.legacy.post(
+                    headers, message, data, version, principal, receive, send
+                )
 
     async def _legacy_version(
         self, headers: Mapping[str, str], request_id: RequestId | None, send: Send

@@ -15,6 +15,12 @@ What each method does (PROTOCOL.md §5.2, notes/conformance-fixtures.md §2):
   ``Last-Event-ID`` resumes the stream that id belongs to.
 * ``DELETE`` ends the session and cancels its calls.
 
+On a server that checks access tokens, a session belongs to the principal
+whose ``initialize`` opened it: a request naming it with another caller's
+token is answered 404, as for an unknown session, and each request's calls
+see its own token's principal (``ctx.principal``), so a stepped-up token's
+scopes count from the request that carries it.
+
 Header checks common to both eras, body reading, JSON parsing and the
 ``MCP-Protocol-Version`` check (against :meth:`LegacyEndpoint.negotiated`)
 happen in ``http.py`` before this module sees a request, which passes on the
@@ -55,6 +61,7 @@ from .legacy_session import Follower, HttpSession, StreamEnd, supports_priming
 
 if TYPE_CHECKING:
     from bridge.server.server import Server
+    from runtime.principal import Principal
 
 __all__ = ["DEFAULT_VERSION", "LegacyEndpoint"]
 
@@ -96,8 +103,9 @@ class LegacyEndpoint:
 
     # --- sessions --------------------------------------------------------------------
 
-    async def _open(self) -> HttpSession:
+    async def _open(self, principal: Principal | None) -> HttpSession:
         http = HttpSession(secrets.token_hex(16), self.server, self.limits)
+        http.owner = None if principal is None else principal.identity
         self._sessions[http.id] = http
         await self._nursery.start(self._run, http)
         return http
@@ -110,16 +118,21 @@ class LegacyEndpoint:
         finally:
             self._sessions.pop(http.id, None)
 
-    async def _find(self, headers: Mapping[str, str], send: Send) -> HttpSession | None:
-        """The session the request names, or None after answering 400/404."""
+    async def _find(
+        self, headers: Mapping[str, str], principal: Principal | None, send: Send
+    ) -> HttpSession | None:
+        """The session the request names, or None after answering 400/404
+        (404 also for a session another principal opened)."""
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
             await _plain(send, 400, "Bad Request: Mcp-Session-Id header is required")
             return None
         http = self._sessions.get(session_id)
-        if http is None or http.closed:
+        who = None if principal is None else principal.identity
+        if http is None or http.closed or http.owner != who:
             await _plain(send, 404, "Not Found: unknown or terminated session")
             return None
+        http.connection.principal = principal
         return http
 
     def negotiated(self, headers: Mapping[str, str]) -> str | None:
@@ -137,10 +150,12 @@ class LegacyEndpoint:
         message: Message,
         data: bytes,
         version: str,
+        principal: Principal | None,
         receive: Receive,
         send: Send,
     ) -> None:
-        """Answer a POST on behalf of a client speaking ``version``."""
+        """Answer a POST on behalf of a client speaking ``version``, made by
+        ``principal`` (on a server that checks tokens)."""
         opening = (
             isinstance(message, Request)
             and message.method == "initialize"
@@ -149,7 +164,11 @@ class LegacyEndpoint:
         if opening and len(self._sessions) >= self.limits.max_sessions:
             await _plain(send, 503, "Service Unavailable: too many sessions")
             return
-        http = await self._open() if opening else await self._find(headers, send)
+        if opening:
+            http = await self._open(principal)
+            http.connection.principal = principal
+        else:
+            http = await self._find(headers, principal, send)
         if http is None:
             return
         if not isinstance(message, Request):
@@ -175,14 +194,19 @@ class LegacyEndpoint:
     # --- GET -------------------------------------------------------------------------
 
     async def get(
-        self, headers: Mapping[str, str], version: str, receive: Receive, send: Send
+        self,
+        headers: Mapping[str, str],
+        version: str,
+        principal: Principal | None,
+        receive: Receive,
+        send: Send,
     ) -> None:
         if not _accepts_sse(headers):
             await _plain(
                 send, 406, "Not Acceptable: GET needs Accept: text/event-stream"
             )
             return
-        http = await self._find(headers, send)
+        http = await self._find(headers, principal, send)
         if http is None:
             return
         last = headers.get("last-event-id")
@@ -209,8 +233,10 @@ class LegacyEndpoint:
 
     # --- DELETE ----------------------------------------------------------------------
 
-    async def delete(self, headers: Mapping[str, str], send: Send) -> None:
-        http = await self._find(headers, send)
+    async def delete(
+        self, headers: Mapping[str, str], principal: Principal | None, send: Send
+    ) -> None:
+        http = await self._find(headers, principal, send)
         if http is None:
             return
         http.close()

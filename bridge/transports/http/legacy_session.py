@@ -112,6 +112,7 @@ class HttpSession:
         }
         self._scope = trio.CancelScope()
         self.closed = False
+        self.owner: str | None = None  # the identity of the principal who opened it
         self.last_seen = trio.current_time()
 
     # --- Transport protocol (called by the Session) ----------------------------------

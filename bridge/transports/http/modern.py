@@ -55,6 +55,7 @@ from .asgi import Receive, Send, SseResponse
 if TYPE_CHECKING:
     from bridge.server.offer import ListKind
     from bridge.server.server import Server
+    from runtime.principal import Principal
 
 __all__ = ["SUPPORTED", "has_envelope", "post"]
 
@@ -79,8 +80,11 @@ async def post(
     message: Message,
     receive: Receive,
     send: Send,
+    *,
+    principal: Principal | None = None,
 ) -> None:
-    """Answer one modern POST (the body is already parsed into ``message``)."""
+    """Answer one modern POST (the body is already parsed into ``message``),
+    made by ``principal`` (on a server that checks tokens)."""
     if isinstance(message, Notification):
         await _asgi.respond(send, 202)
         return
@@ -97,7 +101,7 @@ async def post(
     elif message.method == "subscriptions/listen":
         await _listen(server, message, receive, send)
     else:
-        await _answer(server, message, receive, send)
+        await _answer(server, message, principal, receive, send)
 
 
 _ENVELOPE: Final = (_ladder.PROTOCOL_VERSION, _ladder.CLIENT_CAPABILITIES)
@@ -141,13 +145,19 @@ def _tool_header_params(tool: Tool[Any, Any]) -> Mapping[str, str]:
 
 
 async def _answer(
-    server: Server, request: Request, receive: Receive, send: Send
+    server: Server,
+    request: Request,
+    principal: Principal | None,
+    receive: Receive,
+    send: Send,
 ) -> None:
     stream = _ResponseStream(send)
 
     async def run() -> None:
         try:
-            result = await _modern.respond(server, request, stream.notify)
+            result = await _modern.respond(
+                server, request, stream.notify, principal=principal
+            )
         except Exception as exc:
             await stream.answer(ErrorResponse(request.id, error_data(exc)))
         else:

@@ -1,0 +1,69 @@
+"""The OAuth documents the client reads, as pydantic models (validation at the
+wire): protected resource metadata (RFC 9728), authorization server metadata
+(RFC 8414 / OpenID Connect Discovery), a dynamic registration answer (RFC
+7591) and a token answer (RFC 6749 §5.1).
+
+Each model keeps only what the flow uses and ignores the rest; a document that
+lacks a required field or has one of the wrong type does not validate, and
+the flow treats it as absent (or fails, where the spec says so). No I/O here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["AuthServerMetadata", "Registered", "ResourceMetadata", "TokenAnswer"]
+
+
+class _Document(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class ResourceMetadata(_Document):
+    """RFC 9728: what protects the resource, and which scopes it has."""
+
+    resource: str
+    authorization_servers: list[str] = Field(min_length=1)
+    scopes_supported: list[str] | None = None
+
+
+class AuthServerMetadata(_Document):
+    """RFC 8414 (or OpenID Connect Discovery): the authorization server."""
+
+    issuer: str
+    authorization_endpoint: str
+    token_endpoint: str
+    registration_endpoint: str | None = None
+    scopes_supported: list[str] | None = None
+    code_challenge_methods_supported: list[str] | None = None
+    token_endpoint_auth_methods_supported: list[str] | None = None
+    client_id_metadata_document_supported: bool = False
+    authorization_response_iss_parameter_supported: bool = False
+
+
+class Registered(_Document):
+    """RFC 7591 §3.2.1: the client a registration made."""
+
+    client_id: str = Field(min_length=1)
+    client_secret: str | None = None
+    token_endpoint_auth_method: str | None = None
+
+
+class TokenAnswer(_Document):
+    """RFC 6749 §5.1: a successful token answer."""
+
+    access_token: str = Field(min_length=1)
+    token_type: str
+    expires_in: int | None = None
+    refresh_token: str | None = None
+    scope: str | None = None
+
+    @field_validator("expires_in", mode="before")
+    @classmethod
+    def _lenient_number(cls, value: Any) -> Any:
+        # Some servers send "3600"; a number is what RFC 6749 means.
+        if isinstance(value, str) and value.isdigit():
+            return int(value)
+        return value
