@@ -1,6 +1,7 @@
 """The ``yieldmcp`` command line: argument parsing and the terminal console.
 
-Owns: the verbs ``serve``, ``call`` and ``demo`` (:mod:`.commands`), finding
+Owns: the verbs ``serve``, ``call`` and ``demo`` (:mod:`.commands`), the
+``serve`` flag of every limit (:mod:`.limits`), finding
 what to serve in a file or module (:mod:`.loader`), and the terminal host
 that shows a call's logs, progress and result (:mod:`.console`): presentation
 and exit codes.

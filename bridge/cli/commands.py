@@ -17,6 +17,7 @@ stderr).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import shlex
@@ -28,6 +29,7 @@ from typing import Any, NoReturn, cast
 import trio
 
 from . import auth_options
+from .limits import add_limit_flags, apply_limits, http_options
 
 __all__ = ["main"]
 
@@ -116,6 +118,7 @@ def _add_serve(verbs: Any) -> None:
         ),
     )
     auth_options.add_serve_options(serve)
+    add_limit_flags(serve)
     serve.set_defaults(run=_serve)
 
 
@@ -225,13 +228,19 @@ def _serve(args: argparse.Namespace) -> int:
         server.auth = auth_options.serve_auth(args, args.http) or server.auth
     except (LoadError, ValueError) as exc:
         raise CliError(str(exc)) from None
+
+    try:
+        apply_limits(server, args)
+        options = http_options(args)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     if args.http is None:
         trio.run(server.serve_stdio)
         return 0
     from bridge.transports.http.app import serve_http
 
     host, port = args.http
-    trio.run(serve_http, server, host, port)
+    trio.run(functools.partial(serve_http, server, host, port, **options))
     return 0
 
 

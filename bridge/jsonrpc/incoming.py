@@ -42,12 +42,18 @@ class Incoming:
     Args:
         serially: runs an adopted request's cancellation as the session runs
             a frame's handling, one piece at a time.
+        transport: the session's transport; if it has ``request_over``, that is
+            told each request id that is over, answered or not (an HTTP
+            transport then frees the request's stream and its id at once).
     """
 
-    def __init__(self, serially: Serially) -> None:
+    def __init__(self, serially: Serially, transport: object = None) -> None:
         self._handles: dict[RequestId, Handle] = {}
         self._idle: trio.Event | None = None
         self._serially = serially
+        self._on_release: Callable[[RequestId], object] | None = getattr(
+            transport, "request_over", None
+        )
 
     def __len__(self) -> int:
         return len(self._handles)
@@ -65,6 +71,8 @@ class Incoming:
         """Request ``request_id`` is over (answered or cancelled)."""
         if self._handles.get(request_id) is handle:
             del self._handles[request_id]
+            if self._on_release is not None:
+                self._on_release(request_id)
         if not self._handles and self._idle is not None:
             self._idle.set()
 

@@ -154,7 +154,7 @@ class Session:
         self.notify = out.notify
         self.release_stream = out.release_stream
         self.release_stream_nowait = out.release_stream_nowait
-        self._incoming = Incoming(feed.serially)
+        self._incoming = Incoming(feed.serially, transport)
         self._nursery: trio.Nursery | None = None
         self._closed = False
         self.broken = trio.Event()

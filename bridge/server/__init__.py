@@ -6,8 +6,10 @@ both eras share (:mod:`.methods`), the 2026-07-28 dispatcher (:mod:`.modern`)
 and its multi-round calls (:mod:`.rounds`, sealed by :mod:`.state_token`), how
 a tool's questions become server→client requests (:mod:`.questions`) and the
 live 2025-11-25 call (:mod:`.live`, :mod:`.live_calls`), the resources
-and prompts beside the tools (:mod:`.catalog`), and the access-token checks
-of a resource server (:mod:`.auth`: ``Server(auth=...)``).
+and prompts beside the tools (:mod:`.catalog`), the access-token checks of a
+resource server (:mod:`.auth`: ``Server(auth=...)``), what one client may make
+the server hold (:mod:`.limits`) and what a client is told when a tool fails
+(:mod:`.failures`).
 
 Does not own: moving bytes (``bridge.transports``; the HTTP endpoint in
 ``bridge.transports.http`` sits on top of this package), JSON-RPC framing and

@@ -36,6 +36,7 @@ from runtime.principal import Principal
 from . import live_calls as _live_calls
 from . import methods as _methods
 from . import modern as _modern
+from .limits import busy, check_size
 from .offer import Offer
 from .questions import CallScope
 
@@ -167,6 +168,9 @@ class Connection:
         self.protocol_version = version
         self.client_capabilities = cast("dict[str, Any]", capabilities)
         info: Any = params.get("clientInfo")
+        limits = self.server.limits
+        check_size("clientInfo", info, limits)
+        check_size("capabilities", cast("dict[str, Any]", capabilities), limits)
         self.client_info = (
             cast("dict[str, Any]", info) if isinstance(info, dict) else None
         )
@@ -226,7 +230,14 @@ async def _set_level(conn: Connection, request: Request, session: Session) -> An
 
 
 async def _subscribe(conn: Connection, request: Request, session: Session) -> Any:
-    conn.subscriptions.add(_methods.uri_param(request.params))
+    uri = _methods.uri_param(request.params)
+    limits = conn.server.limits
+    check_size("the uri", uri, limits)
+    if uri not in conn.subscriptions and (
+        len(conn.subscriptions) >= limits.max_subscriptions
+    ):
+        raise busy("too many subscriptions on this session", limits.max_subscriptions)
+    conn.subscriptions.add(uri)
     return {}
 
 

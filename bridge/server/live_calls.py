@@ -79,23 +79,34 @@ def begin(server: Offer, request: Request, session: Session, scope: CallScope) -
         pydantic.ValidationError: arguments that fail the input schema.
     """
     tool, arguments = resolve_tool(server, request.params or {})
-    started = start(tool.program(arguments), tool.context(scope.principal))
+    server.calls.admit(session.in_flight)
+    try:
+        started = start(tool.program(arguments), tool.context(scope.principal))
+    except BaseException:
+        server.calls.leave()
+        raise
     if isinstance(started, Stepper):
         LiveCall(server, session, scope, tool, started).start()
     else:
-        _respond(session, scope, tool, started)
+        server.calls.leave()
+        _respond(server, session, scope, tool, started)
 
 
 def _respond(
-    session: Session, scope: CallScope, tool: Tool[Any, Any], outcome: Returned | Raised
+    server: Offer,
+    session: Session,
+    scope: CallScope,
+    tool: Tool[Any, Any],
+    outcome: Returned | Raised,
 ) -> None:
     """Answer the call with its outcome (a result, isError, or an error)."""
+    debug = server.debug
     try:
         if isinstance(outcome, Returned):
-            result = tool_call_result(tool, scope, value=outcome.value)
+            result = tool_call_result(tool, scope, value=outcome.value, debug=debug)
         else:
             error = cast(Exception, outcome.error)
-            result = tool_call_result(tool, scope, error=error)
+            result = tool_call_result(tool, scope, error=error, debug=debug)
     except Exception as exc:
         session.respond_nowait(scope.request_id, error=error_data(exc))
     else:
@@ -312,6 +323,7 @@ class LiveCall:
                 timer.cancel()
         self._timers = None
         outcome = self._stepper.outcome
+        self._server.calls.leave()
         if isinstance(outcome, Returned | Raised):
-            _respond(self._session, self._scope, self._tool, outcome)
+            _respond(self._server, self._session, self._scope, self._tool, outcome)
         self._session.release(self._scope.request_id, self)

@@ -19,9 +19,11 @@ from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.jsonrpc.session import Session
 from encoders import mcp as mcp_encode
 from runtime import Message, Text, Tool, run
-from runtime.errors import RequestError, ToolError, UrlElicitationRequired
+from runtime.errors import RequestError, UrlElicitationRequired
 from runtime.messages import Audio, Image
 
+from .failures import describe_failure as describe_failure
+from .failures import tool_failure
 from .live import LiveExecutor
 from .questions import CallScope, url_required
 
@@ -123,11 +125,13 @@ async def call_tool_live(
         sampling_timeout=server.sampling_timeout,
         elicitation_timeout=server.elicitation_timeout,
     )
-    try:
-        value = await run(tool, arguments, executor, principal=scope.principal)
-    except Exception as exc:
-        return tool_call_result(tool, scope, error=exc)
-    return tool_call_result(tool, scope, value=value)
+    debug = server.debug
+    with server.calls.held(session.in_flight - 1):  # not counting this one
+        try:
+            value = await run(tool, arguments, executor, principal=scope.principal)
+        except Exception as exc:
+            return tool_call_result(tool, scope, error=exc, debug=debug)
+    return tool_call_result(tool, scope, value=value, debug=debug)
 
 
 def tool_call_result(
@@ -136,9 +140,12 @@ def tool_call_result(
     *,
     value: Any = None,
     error: Exception | None = None,
+    debug: bool = False,
 ) -> dict[str, Any]:
     """The ``CallToolResult`` for a live call that returned ``value`` or raised
-    ``error``: a failure (or a value that cannot be sent) is an isError result.
+    ``error``: a failure (or a value that cannot be sent) is an isError result,
+    described by :func:`~bridge.server.failures.tool_failure` (``debug``: with
+    the details of an unexpected exception).
 
     Raises:
         RequestError: ``error``, to be answered as a JSON-RPC error instead.
@@ -157,23 +164,8 @@ def tool_call_result(
         error = url_required(error, scope)
     if isinstance(error, RequestError | UrlElicitationRequired):
         raise error
-    log.info("tool %s failed", tool.name, exc_info=error)
-    return mcp_encode.tool_error(describe_failure(error), era=era)
-
-
-def describe_failure(exc: BaseException) -> str:
-    """A message for the model: what went wrong in the tool, without internals."""
-    if isinstance(exc, BaseExceptionGroup):
-        group = cast("BaseExceptionGroup[BaseException]", exc)
-        return "; ".join(describe_failure(e) for e in group.exceptions)
-    if isinstance(exc, ToolError):
-        return str(exc)
-    if isinstance(exc, pydantic.ValidationError):
-        fields = sorted(
-            {".".join(map(str, e["loc"])) or "<root>" for e in exc.errors()}
-        )
-        return f"{exc.title} failed validation: {', '.join(fields)}"
-    return f"{type(exc).__name__}: {exc}"
+    text = tool_failure(tool.name, error, debug=debug)
+    return mcp_encode.tool_error(text, era=era)
 
 
 # --- resources ----------------------------------------------------------------------
@@ -270,7 +262,8 @@ async def get_prompt_live(
         session, scope, elicitation_timeout=server.elicitation_timeout
     )
     try:
-        value = await run(item.program, parsed, executor, principal=scope.principal)
+        with server.calls.held(session.in_flight - 1):
+            value = await run(item.program, parsed, executor, principal=scope.principal)
     except UrlElicitationRequired as exc:
         raise url_required(exc, scope) from None
     return prompt_result(value, item.description)

@@ -34,6 +34,7 @@ from runtime.errors import CapabilityError, RequestError, UrlElicitationRequired
 from runtime.principal import Principal
 
 from . import methods as _methods
+from .failures import describe_failure, tool_failure
 from .questions import CallScope, question_request, url_required
 from .rounds import Complete, Notification, run_round
 
@@ -215,8 +216,8 @@ def _call_tool(server: Offer, params: Mapping[str, Any], scope: CallScope) -> St
     except CapabilityError as exc:
         raise _missing_capability(exc) from None
     except Exception as exc:
-        log.info("tool %s failed", tool.name, exc_info=exc)
-        return mcp_encode.tool_error(_methods.describe_failure(exc), era=_ERA)
+        text = tool_failure(tool.name, exc, debug=server.debug)
+        return mcp_encode.tool_error(text, era=_ERA)
     if isinstance(outcome, Complete):
         return mcp_encode.tool_result(outcome.value, tool, era=_ERA)
     return _input_required(outcome.input_requests, outcome.request_state)
@@ -238,7 +239,7 @@ def _url_flows_required(
         raise _missing_capability(checked) from None
     if not isinstance(checked, UrlElicitationRequired):
         log.info("a tool raised a malformed UrlElicitationRequired: %s", checked)
-        return mcp_encode.tool_error(_methods.describe_failure(checked), era=_ERA)
+        return mcp_encode.tool_error(describe_failure(checked), era=_ERA)
     requests: dict[str, Any] = {}
     for number, flow in enumerate(checked.elicitations, start=1):
         method, params = question_request(flow, scope)

@@ -20,6 +20,7 @@ import trio
 from runtime import Tool
 
 from .catalog import Prompt, Resource, ResourceTemplate
+from .limits import CallSlots, ServerLimits
 from .state_token import Sealer
 
 if TYPE_CHECKING:
@@ -56,8 +57,10 @@ class Offer:
         sampling_timeout: float | None = None,
         elicitation_timeout: float | None = None,
         state_keys: Sequence[bytes] | None = None,
-        state_ttl: float = 3600.0,
+        state_ttl: float = 600.0,
         auth: Auth | None = None,
+        limits: ServerLimits | None = None,
+        debug: bool = False,
     ) -> None:
         self.name = name
         self.auth = auth
@@ -67,12 +70,22 @@ class Offer:
         self.sampling_timeout = sampling_timeout
         self.elicitation_timeout = elicitation_timeout
         self.sealer = Sealer(state_keys, ttl=state_ttl)
+        self.limits = limits or ServerLimits()
+        self.calls = CallSlots(self.limits)
+        self.debug = debug
         self.tools: dict[str, Tool[Any, Any]] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self._listeners: set[trio.MemorySendChannel[ListKind]] = set()
         self.add(*items)
+
+    def set_limits(self, limits: ServerLimits) -> None:
+        """Serve under ``limits`` from now on (calls in flight stay counted)."""
+        in_flight = self.calls.in_flight
+        self.limits = limits
+        self.calls = CallSlots(limits)
+        self.calls.in_flight = in_flight
 
     def add(self, *items: Any) -> None:
         """Offer tools, resources, resource templates and prompts.

@@ -15,8 +15,16 @@ Rules:
   appended (``"user_name@3.1/0"``), which keeps concurrent questions apart.
 * **Pinning.** The state records, per key, the effect key and the digest of the
   question asked. A response is accepted only for the same question; a question
-  that changed is asked again, never answered stale. On the first round (no
-  state) a response is matched to the question by its key alone.
+  that changed is asked again, never answered stale. The first round (no
+  state) asked nothing, so it takes no response: whatever ``inputResponses``
+  it carries answers questions never asked, and is ignored (the questions are
+  asked; a URL-elicitation retry, which carries no state, runs afresh).
+* **Binding.** A state opens only for the call it was sealed for
+  (:func:`~bridge.server.state_token.binding`: the method, the tool, the
+  digest of its arguments and, on a server that checks access tokens, the
+  caller, :mod:`bridge.server.auth.binding`), and only within its TTL. Within
+  the TTL it can be replayed: a stateless server cannot tell a replay from a
+  retry (README, "What a stateless server cannot prevent").
 * **Tolerance.** A missing response leaves its question in ``inputRequests``
   (a new ``input_required``, not an error); extra keys are ignored. A response
   that is not a valid answer (wrong shape, content outside the schema) is
@@ -30,9 +38,6 @@ Rules:
   or waiting, as its transport allows.
 * **Branch time limits** hold across rounds: a branch's deadline is recorded
   when it first starts and checked on every replay.
-* **Who.** On a server that checks access tokens, the state records the
-  caller (:mod:`bridge.server.auth.binding`): a state made for one principal
-  is refused, with the same error as a tampered one, for any other.
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ from runtime._stepper import (
 )
 from runtime.errors import CapabilityError, RemoteProtocolError, RequestError
 
-from .auth.binding import bind, bound_to
+from .auth.binding import principal_binding
 from .questions import (
     CallScope,
     check_capabilities,
@@ -77,7 +82,7 @@ from .questions import (
     notice_notification,
     question_request,
 )
-from .state_token import Sealer, invalid_state
+from .state_token import Sealer, binding, invalid_state
 
 __all__ = ["Complete", "InputRequired", "run_round"]
 
@@ -210,9 +215,8 @@ class _Round:
             self.pending[wire] = (key, peer)
 
     def _accepts(self, wire: str, key: str) -> bool:
-        if not self.stateful:
-            return True
-        return self.asked.get(wire) == [key, self.stepper.digest(key)]
+        # Only answers to what the sealed state says was asked, as asked.
+        return self.stateful and self.asked.get(wire) == [key, self.stepper.digest(key)]
 
     def _decode(self, wire: str, question: PeerQuestion[Any]) -> Any:
         try:
@@ -232,18 +236,14 @@ class _Round:
             out[wire] = entry
         return out
 
-    def state(self, name: str, args_digest: str) -> dict[str, Any]:
-        state: dict[str, Any] = {
-            "name": name,
-            "args": args_digest,
-            "journal": self.journal.to_json(),
-            "asked": {
-                wire: [key, self.stepper.digest(key)]
-                for wire, (key, _question) in self.pending.items()
-            },
-            "deadlines": self.deadlines,
+    def state(self, bound: Mapping[str, str | None]) -> dict[str, Any]:
+        state: dict[str, Any] = {k: v for k, v in bound.items() if v is not None}
+        state["journal"] = self.journal.to_json()
+        state["asked"] = {
+            wire: [key, self.stepper.digest(key)]
+            for wire, (key, _question) in self.pending.items()
         }
-        bind(state, self.scope.principal)
+        state["deadlines"] = self.deadlines
         return state
 
 
@@ -282,10 +282,13 @@ def run_round(
             malformed ``inputResponses`` (-32602).
         Exception: whatever the tool raises.
     """
-    args_digest = arguments_digest(arguments)
-    state = _open_state(params, sealer, purpose, program.name, args_digest)
-    if state is not None and not bound_to(state, scope.principal):
-        raise invalid_state()  # made for another caller
+    bound = binding(
+        purpose,
+        program.name,
+        arguments_digest(arguments),
+        principal_binding(scope.principal),
+    )
+    state = _open_state(params, sealer, purpose, bound)
     round_ = _Round(
         program, arguments, scope, parse_responses(params), state, clock, rng
     )
@@ -296,17 +299,22 @@ def run_round(
     if isinstance(outcome, Raised):
         raise outcome.error
     requests = round_.input_requests()
-    sealed = sealer.seal(round_.state(program.name, args_digest), purpose=purpose)
+    sealed = sealer.seal(round_.state(bound), purpose=purpose)
     return InputRequired(requests, sealed)
 
 
 def _open_state(
-    params: Mapping[str, Any], sealer: Sealer, purpose: str, name: str, args: str
+    params: Mapping[str, Any],
+    sealer: Sealer,
+    purpose: str,
+    bound: Mapping[str, str | None],
 ) -> dict[str, Any] | None:
     token: Any = params.get("requestState")
     if token is None:
         return None
     state = sealer.open(token, purpose=purpose)
-    if state.get("name") != name or state.get("args") != args:
-        raise invalid_state()  # a state from another tool or other arguments
+    # An absent field reads as None: a state made for no principal opens only
+    # for none, and one made for a principal only for that principal.
+    if any(state.get(field) != value for field, value in bound.items()):
+        raise invalid_state()  # a state from another call, or another caller
     return state

@@ -49,12 +49,18 @@ class Server(Offer):
         state_keys: keys sealing 2026-07-28 ``requestState`` (the first seals,
             all open); default ``YIELDMCP_STATE_KEY`` or a random key. Workers
             that share a key can resume each other's calls.
-        state_ttl: seconds a sealed ``requestState`` stays valid.
+        state_ttl: seconds a sealed ``requestState`` stays valid (10 minutes:
+            long enough for a person to answer a form).
         auth: make the HTTP endpoint an OAuth 2.1 resource server
             (:class:`~bridge.server.auth.Auth`): every request needs an access
             token for it, ``ctx.principal`` says whose, and tools may require
             scopes. Not used over stdio (credentials come from the
             environment there).
+        limits: what one client may make the server hold
+            (:class:`~bridge.server.limits.ServerLimits`).
+        debug: tell clients what an unexpected exception in a tool said (for
+            development only: by default they get a generic message and an
+            error id, and the traceback is logged under that id).
     """
 
     @functools.cached_property
@@ -98,4 +104,4 @@ class Server(Offer):
         """Serve this process's stdin/stdout until stdin closes."""
         from bridge.transports.stdio import stdio_transport
 
-        await self.serve(stdio_transport())
+        await self.serve(stdio_transport(max_queued=self.limits.stdio_output_bytes))

@@ -38,7 +38,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from runtime.errors import RequestError
 
-__all__ = ["KEY_ENV", "Sealer", "invalid_state", "new_key"]
+__all__ = ["KEY_ENV", "Sealer", "binding", "invalid_state", "new_key"]
 
 KEY_ENV: Final = "YIELDMCP_STATE_KEY"
 _PREFIX: Final = "v1."
@@ -54,6 +54,22 @@ def invalid_state() -> RequestError:
         "Invalid or expired requestState",
         {"reason": "invalid_request_state"},
     )
+
+
+def binding(
+    method: str, tool: str, arguments_digest: str, who: str | None
+) -> dict[str, str | None]:
+    """What a sealed state is bound to: it opens only for the same call.
+
+    The method is also the sealing's authenticated data (``purpose``); the
+    tool (or prompt) name, the digest of the call's arguments and, on a server
+    that checks access tokens, the digest of the caller's identity (``who``,
+    from :func:`bridge.server.auth.binding.principal_binding`; None: no caller)
+    travel inside. A state sealed for one call or caller is refused for another
+    with :func:`invalid_state`. Bind another field by adding it here: every
+    state sealed after that carries it, and one without it is refused.
+    """
+    return {"method": method, "name": tool, "args": arguments_digest, "who": who}
 
 
 def new_key() -> str:
@@ -124,7 +140,7 @@ class Sealer:
         self,
         keys: Sequence[bytes] | None = None,
         *,
-        ttl: float = 3600.0,
+        ttl: float = 600.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if keys is None:

@@ -10,7 +10,11 @@ Frames never interleave and keep their order. A frame is written at once when
 nothing is queued before it and the pipe takes it (a non-blocking ``write``);
 otherwise it is queued: :meth:`StreamTransport.send` then writes the queue until
 its frame is out (backpressure), :meth:`StreamTransport.send_nowait` leaves it
-to the session's writer task (:meth:`StreamTransport.pump`). Reads go straight
+to the session's writer task (:meth:`StreamTransport.pump`). With
+``max_queued``, a transport holding more than that many bytes for a peer that
+is not reading stops reading until the queue drains (backpressure: a host that
+stops reading a server's stdout cannot make it queue replies without bound).
+Reads go straight
 to the pipe too, waiting only when it is empty. On pipes (file descriptors) a
 frame thus costs no scheduling of its own; other streams go through their
 ``send_all`` / ``receive_some``.
@@ -48,6 +52,7 @@ class StreamTransport:
         send_stream: trio.abc.SendStream,
         *,
         max_message: int = 16 * 1024 * 1024,
+        max_queued: int | None = None,
     ) -> None:
         self._receive_stream = receive_stream
         self._send_stream = send_stream
@@ -63,10 +68,15 @@ class StreamTransport:
         self._queue: list[bytes] = []
         self._queued = trio.Event()
         self._broken = False
+        self._max_queued = max_queued
+        self._queued_bytes = 0  # in the queue or being written by flush
+        self._drained = trio.Event()
 
     # --- receiving -------------------------------------------------------------------
 
     async def receive(self) -> bytes:
+        if self._max_queued is not None:
+            await self._room(self._max_queued)
         while not self._ready:
             data = await self._read()
             if not data:
@@ -77,6 +87,13 @@ class StreamTransport:
                 else:
                     self._ready.append(line)
         return self._ready.pop(0)
+
+    async def _room(self, limit: int) -> None:
+        """Wait until at most ``limit`` bytes wait to be written."""
+        while self._queued_bytes > limit and not self._broken:
+            if self._drained.is_set():
+                self._drained = trio.Event()
+            await self._drained.wait()
 
     async def _read(self) -> bytes:
         read_fd = self._read_fd
@@ -127,6 +144,7 @@ class StreamTransport:
                 return False
             data = data[written:]
         self._queue.append(data)
+        self._queued_bytes += len(data)
         return True
 
     async def flush(self) -> None:
@@ -139,7 +157,11 @@ class StreamTransport:
                     await self._send_stream.send_all(chunk)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     self._broken = True
+                    self._drained.set()
                     raise
+                finally:
+                    self._queued_bytes -= len(chunk)
+                self._drained.set()
 
     async def pump(self) -> None:
         """Write what :meth:`send_nowait` queues, until the stream breaks."""
@@ -185,11 +207,16 @@ def reserve_stdout_for_mcp() -> int:
     return _mcp_stdout
 
 
-def stdio_transport(*, max_message: int = 16 * 1024 * 1024) -> StreamTransport:
+def stdio_transport(
+    *, max_message: int = 16 * 1024 * 1024, max_queued: int | None = None
+) -> StreamTransport:
     """A transport over this process's stdin and its stdout, kept for MCP alone
-    (see :func:`reserve_stdout_for_mcp`: prints go to stderr)."""
+    (see :func:`reserve_stdout_for_mcp`: prints go to stderr); with
+    ``max_queued``, it stops reading stdin while more than that many bytes wait
+    for the host to read stdout."""
     return StreamTransport(
         trio.lowlevel.FdStream(os.dup(0)),
         trio.lowlevel.FdStream(os.dup(reserve_stdout_for_mcp())),
         max_message=max_message,
+        max_queued=max_queued,
     )

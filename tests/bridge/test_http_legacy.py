@@ -429,9 +429,12 @@ async def test_dns_rebinding_is_refused(raw: Raw) -> None:
         body = raw.request(1, "initialize", {})
         evil_host = await raw.post(body, host="evil.example.com")
         evil_origin = await raw.post(body, origin="http://evil.example.com")
-        fine = await raw.post(body, origin="http://localhost:3000")
+        other_local_app = await raw.post(body, origin="http://localhost:3000")
+        port = httpx.URL(raw.url).port
+        fine = await raw.post(body, origin=f"http://localhost:{port}")
     assert evil_host.status_code == 421
     assert evil_origin.status_code == 403
+    assert other_local_app.status_code == 403
     assert fine.status_code == 200
 
 
@@ -501,13 +504,19 @@ async def test_other_paths_and_methods_are_refused(raw: Raw) -> None:
 
 
 async def test_sessions_are_bounded() -> None:
+    # Only sessions with calls in flight are never evicted to make room.
     limits = HttpLimits(max_sessions=1, stream_responses="when-needed")
     async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        busy = Raw(http, url)
         with trio.fail_after(10):
-            await Raw(http, url).initialize()
-            second = await Raw(http, url).post(
-                Raw(http, url).request(1, "initialize", {})
-            )
+            await busy.initialize()
+            call = _call(busy, 1, "wait_forever", tag="bounded")
+            async with busy.stream("POST", call) as (_, reader):
+                await _priming(reader)
+                await reader.next()  # the call is parked on its question
+                second = await Raw(http, url).post(
+                    Raw(http, url).request(1, "initialize", {})
+                )
     assert second.status_code == 503
 
 

@@ -35,7 +35,7 @@ from bridge.transports.http.events import (
     UnknownEvent,
     parse_event_id,
 )
-from bridge.transports.http.guard import Guard, accepts, json_content_type
+from bridge.transports.http.guard import Guard, Rejection, accepts, json_content_type
 from bridge.transports.sse import SseEvent, SseParser, encode
 
 # --- SSE ------------------------------------------------------------------------------
@@ -174,14 +174,15 @@ def test_ids_and_names_cannot_smuggle_fields(bad: str) -> None:
 
 
 class StoreMachine(RuleBasedStateMachine):
-    """The store against a model: every event of a stream, in order, forever."""
+    """The store against a model: every event of a stream, in order, forever,
+    except droppable ones, which may be missing (never out of order)."""
 
     streams = Bundle("streams")
 
-    @initialize(capacity=st.integers(1, 8))
-    def start(self, capacity: int) -> None:
-        self.store = EventStore(capacity)
-        self.model: dict[int, list[tuple[int, bytes, bool]]] = {STANDALONE: []}
+    @initialize(capacity=st.integers(1, 8), max_bytes=st.none() | st.integers(1, 16))
+    def start(self, capacity: int, max_bytes: int | None) -> None:
+        self.store = EventStore(capacity, max_bytes)
+        self.model: dict[int, list[tuple[int, bytes, bool, bool]]] = {STANDALONE: []}
         self.ids: set[str] = set()
 
     @rule(target=streams)
@@ -191,16 +192,21 @@ class StoreMachine(RuleBasedStateMachine):
         self.model[number] = []
         return number
 
-    @rule(stream=streams, data=st.binary(max_size=4), final=st.booleans())
-    def append(self, stream: int, data: bytes, final: bool) -> None:
+    @rule(
+        stream=streams,
+        data=st.binary(max_size=4),
+        final=st.booleans(),
+        droppable=st.booleans(),
+    )
+    def append(self, stream: int, data: bytes, final: bool, droppable: bool) -> None:
         if self.model[stream] and self.model[stream][-1][2]:
             with pytest.raises((ValueError, UnknownEvent)):
-                self.store.append(stream, data, final=final)
+                self.store.append(stream, data, final=final, droppable=droppable)
             return
-        stored = self.store.append(stream, data, final=final)
+        stored = self.store.append(stream, data, final=final, droppable=droppable)
         assert stored.id not in self.ids
         self.ids.add(stored.id)
-        self.model[stream].append((stored.seq, data, final))
+        self.model[stream].append((stored.seq, data, final, stored.droppable))
 
     @rule(stream=streams)
     def mark(self, stream: int) -> None:
@@ -215,7 +221,7 @@ class StoreMachine(RuleBasedStateMachine):
 
     @rule(stream=streams, start=st.integers(0, 40))
     def read(self, stream: int, start: int) -> None:
-        expected = [(s, d, f) for s, d, f in self.model[stream] if s > start]
+        expected = [(s, d, f, r) for s, d, f, r in self.model[stream] if s > start]
         try:
             got = self.store.read(stream, start)
         except EventsLost:
@@ -223,11 +229,16 @@ class StoreMachine(RuleBasedStateMachine):
         except UnknownEvent:
             assert self.model[stream][-1][2]  # a finished stream, forgotten
             return
-        assert [(e.seq, e.data, e.final) for e in got] == expected
+        got_events = [(e.seq, e.data, e.final, e.droppable) for e in got]
+        # Only droppable events may be missing; what is there is in order.
+        assert [e for e in expected if e in got_events or not e[3]] == got_events
 
     @invariant()
     def bounded(self) -> None:
-        assert len(self.store) <= self.store.capacity
+        store = self.store
+        assert len(store) <= store.capacity
+        if store.max_bytes is not None and len(store) > 1:
+            assert store.bytes <= store.max_bytes
 
 
 TestEventStore = StoreMachine.TestCase
@@ -242,6 +253,18 @@ def test_a_reader_behind_the_bound_is_told_events_were_lost() -> None:
     with pytest.raises(EventsLost):
         store.read(stream, first.seq - 1)
     assert [e.data for e in store.read(stream, first.seq)] == [b"2", b"3"]
+
+
+def test_a_burst_of_notices_drops_old_notices_first_never_a_request() -> None:
+    store = EventStore(4)
+    stream = store.open_stream()
+    question = store.append(stream, b"request")
+    for number in range(100):
+        store.append(stream, b"notice %d" % number, droppable=True)
+    store.append(stream, b"response", final=True)
+    got = [e.data for e in store.read(stream, question.seq - 1)]
+    assert got == [b"request", b"notice 98", b"notice 99", b"response"]
+    assert store.dropped == 98
 
 
 @pytest.mark.parametrize("bad", ["", "x", "1-", "-1", "1-2-3", "\u0661-\u0662", "99-1"])
@@ -268,8 +291,12 @@ def test_event_ids_name_their_stream() -> None:
         ({"host": "127.0.0.1:8000"}, None),
         ({"host": "localhost"}, None),
         ({"host": "[::1]:9"}, None),
-        ({"host": "LOCALHOST:1", "origin": "http://127.0.0.1:5173"}, None),
-        ({"host": "localhost", "origin": "https://[::1]"}, None),
+        ({"host": "LOCALHOST:1", "origin": "http://127.0.0.1:8000"}, None),
+        ({"host": "localhost", "origin": "https://[::1]:8000"}, None),
+        # Another local web app (another port) is another origin.
+        ({"host": "127.0.0.1:8000", "origin": "http://127.0.0.1:5173"}, 403),
+        ({"host": "localhost", "origin": "https://[::1]"}, 403),
+        ({"host": "localhost", "origin": "http://localhost"}, 403),
         ({}, 421),
         ({"host": "evil.example.com"}, 421),
         ({"host": "127.0.0.1.evil.com:80"}, 421),
@@ -281,11 +308,20 @@ def test_event_ids_name_their_stream() -> None:
         ({"host": "127.0.0.1", "origin": "file://localhost"}, 403),
     ],
 )
-def test_only_loopback_hosts_and_origins_pass_by_default(
+def test_only_loopback_hosts_and_the_servers_own_origins_pass_by_default(
     headers: dict[str, str], status: int | None
 ) -> None:
-    rejection = Guard().check(headers)
+    rejection = Guard(port=8000).check(headers)
     assert (rejection and rejection.status) == status
+
+
+def test_no_origin_is_the_servers_own_until_it_knows_its_port() -> None:
+    guard = Guard()
+    headers = {"host": "127.0.0.1:80", "origin": "http://127.0.0.1"}
+    assert guard.check({"host": "127.0.0.1:80"}) is None
+    assert guard.check(headers) == Rejection(403, "Invalid Origin header")
+    guard.serve_at(80)
+    assert guard.check(headers) is None
 
 
 def test_operators_can_allow_more_hosts_and_origins() -> None:

@@ -245,15 +245,18 @@ async def test_a_missing_response_asks_again_and_extra_keys_are_ignored() -> Non
     assert done["content"][0]["text"] == "decline"
 
 
-async def test_the_first_round_accepts_a_response_matched_by_key() -> None:
+async def test_the_first_round_refuses_answers_to_questions_never_asked() -> None:
+    # No requestState: nothing was asked, so an "answer" is not one; the
+    # question is asked.
     async with wire_peer(server()) as peer:
-        done = await call(
+        again = await call(
             peer,
             "confirm",
             {"prompt": "?"},
             inputResponses={"confirm": {"action": "accept", "content": {"ok": False}}},
         )
-    assert done["content"][0]["text"] == "accept:False:"
+    assert again["resultType"] == "input_required"
+    assert list(again["inputRequests"]) == ["confirm"]
 
 
 @pytest.mark.parametrize(
@@ -270,6 +273,7 @@ async def test_a_malformed_response_is_invalid_params(bad: Any) -> None:
 
 async def test_content_outside_the_schema_is_invalid_params() -> None:
     async with wire_peer(server()) as peer:
+        first = await call(peer, "confirm", {"prompt": "?"})
         with pytest.raises(PeerError) as info:
             await call(
                 peer,
@@ -278,6 +282,7 @@ async def test_content_outside_the_schema_is_invalid_params() -> None:
                 inputResponses={
                     "confirm": {"action": "accept", "content": {"ok": "y"}}
                 },
+                requestState=first["requestState"],
             )
     assert info.value.code == -32602
 

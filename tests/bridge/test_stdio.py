@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -253,3 +255,53 @@ async def test_an_oversized_line_is_answered_and_the_next_request_still_is() -> 
     }
     assert listed["id"] == 3
     assert "quick" in [tool["name"] for tool in listed["result"]["tools"]]
+
+
+def test_a_host_that_stops_reading_stdout_stops_the_server_reading_stdin() -> None:
+    # A host writes requests and never reads the replies. The server must stop
+    # reading once its queued replies pass the bound, so the host's writes
+    # block (the pipe fills) instead of the server queueing without end.
+    served = ROOT / "tests/fixtures/load_tools.py"
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bridge.cli", "serve", str(served)],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdin is not None
+    written = 0
+    limit = 64 * 1024 * 1024  # without backpressure the server takes it all
+    fd = process.stdin.fileno()
+    os.set_blocking(fd, False)
+    pending = b""
+    try:
+        stalled_since: float | None = None
+        give_up = time.monotonic() + 90
+        while written < limit and time.monotonic() < give_up:
+            pending = pending or ping * 4096
+            try:
+                sent = os.write(fd, pending)  # whole lines only, in the end
+                written += sent
+                pending = pending[sent:]
+                stalled_since = None
+            except BlockingIOError:
+                now = time.monotonic()
+                stalled_since = stalled_since or now
+                if now - stalled_since > 3 and written > 1024 * 1024:
+                    break  # the server stopped reading: backpressure
+                time.sleep(0.01)
+        rss_mib = _rss_mib(process.pid)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        process.stdin.close()
+        if process.stdout is not None:
+            process.stdout.close()
+    assert written < 32 * 1024 * 1024, f"the server read {written} bytes"
+    assert rss_mib < 200
+
+
+def _rss_mib(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    line = next(row for row in status.splitlines() if row.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024

@@ -29,6 +29,7 @@ import trio.testing
 from bridge.jsonrpc import Notification, Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.server import Server
+from bridge.server.limits import ServerLimits
 from bridge.transports.memory import memory_pair
 from tests.fixtures import storm_tools
 
@@ -150,7 +151,10 @@ async def _storm(seed: int, calls: int = CALLS) -> Outcome:
     server_end, client_end = memory_pair()
     server_end.record = True
     client_end.record = True
-    server = Server([storm_tools.storm])
+    # All CALLS run at once on one session: allow it (the default is lower).
+    server = Server(
+        [storm_tools.storm], limits=ServerLimits(max_calls_per_session=CALLS)
+    )
     cancel_at = {n: rng.randint(1, 5) for n in range(calls)}  # 5: never cancelled
     scopes = {n: trio.CancelScope() for n in range(calls)}
     side = _Client(rng, cancel_at, scopes)

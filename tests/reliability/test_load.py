@@ -100,11 +100,11 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _modern_call(
-    http: httpx.AsyncClient, url: str, seed: int, ids: Iterator[int]
+    http: httpx.AsyncClient, url: str, seed: int, ids: Iterator[int], rounds: int = 3
 ) -> str:
     params: dict[str, Any] = {
         "name": "chain",
-        "arguments": {"seed": seed},
+        "arguments": {"seed": seed, "rounds": rounds},
         "_meta": META,
     }
     headers = {
@@ -166,10 +166,11 @@ class LegacyClient:
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await self.http.post(self.url, content=json.dumps(note), headers=self.headers)
 
-    async def call(self, seed: int) -> str:
+    async def call(self, seed: int, rounds: int = 3) -> str:
         call_id = next(self.ids)
+        arguments = {"seed": seed, "rounds": rounds}
         body = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
-                "params": {"name": "chain", "arguments": {"seed": seed}}}  # fmt: skip
+                "params": {"name": "chain", "arguments": arguments}}  # fmt: skip
         result: str | None = None
         async with self.http.stream(
             "POST", self.url, content=json.dumps(body), headers=self.headers

@@ -3,8 +3,9 @@
 Owns: the ASGI app (:mod:`.app`) and what it checks before any MCP
 (:mod:`.guard`: Origin, Host, media types), its bounds (:mod:`.config`), the
 2025-11-25 side (:mod:`.legacy`: POST, GET and DELETE on a session, whose
-SSE streams and their replay buffer are :mod:`.legacy_session` and
-:mod:`.events`) and the 2026-07-28 side (:mod:`.modern`: one self-contained
+SSE streams and their replay buffer are :mod:`.legacy_session`,
+:mod:`.streams` and :mod:`.events`, and whose expiry and eviction are
+:mod:`.expiry`) and the 2026-07-28 side (:mod:`.modern`: one self-contained
 POST at a time), and serving it with hypercorn.
 
 Does not own: answering MCP requests (``bridge.server``), or the client's

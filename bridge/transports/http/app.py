@@ -43,6 +43,7 @@ import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, final
+from urllib.parse import urlsplit
 
 import trio
 
@@ -235,7 +236,13 @@ class McpHttpApp:
             await _refuse_version(send, request_id, error)
         elif era == "modern":
             await _modern_routes.post(
-                self.server, headers, message, receive, send, principal=principal
+                self.server,
+                headers,
+                message,
+                receive,
+                send,
+                self.limits,
+                principal=principal,
             )
         else:
             version = await self._legacy_version(headers, request_id, send)
@@ -268,10 +275,16 @@ class McpHttpApp:
         ):
             await _plain(send, 406, "Not Acceptable: accept JSON or an event stream")
             return None
+        limits = self.limits
         try:
-            data = await _asgi.read_body(receive, headers, self.limits.max_body)
+            data = await _asgi.read_body(
+                receive, headers, limits.max_body, limits.body_timeout
+            )
         except _asgi.BodyTooLarge:
             await _plain(send, 413, "Payload Too Large")
+            return None
+        except _asgi.BodyTimeout:
+            await _plain(send, 408, "Request Timeout: the body was too slow")
             return None
         except _asgi.Disconnected:
             return None
@@ -335,7 +348,7 @@ async def serve_http(
         host: the address to bind (``127.0.0.1``; ``::1`` for IPv6).
         port: the TCP port (0: any free port; see ``task_status``).
         allowed_origins: browser origins (``scheme://host[:port]``) allowed
-            besides loopback ones.
+            besides the server's own (an accepted host on the server's port).
         allowed_hosts: ``Host`` names accepted besides loopback ones and
             ``host`` itself.
         limits: bounds on bodies, sessions, queues and stores.
@@ -353,6 +366,7 @@ async def serve_http(
         app = McpHttpApp(server, nursery, guard=guard, limits=limits)
         binds: Any = await nursery.start(functools.partial(serve, app, config))
         url = f"{binds[0]}{ENDPOINT}"
+        guard.serve_at(urlsplit(url).port or port)
         log.info("serving MCP at %s", url)
         if host not in LOOPBACK_HOSTS:
             log.warning("listening on %s: reachable beyond this machine", host)

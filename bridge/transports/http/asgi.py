@@ -22,6 +22,7 @@ from bridge.jsonrpc.messages import ErrorData, RequestId
 from bridge.transports import sse as _sse
 
 __all__ = [
+    "BodyTimeout",
     "BodyTooLarge",
     "Disconnected",
     "Receive",
@@ -56,6 +57,10 @@ class BodyTooLarge(Exception):
     """The request body exceeds the configured limit."""
 
 
+class BodyTimeout(Exception):
+    """The request body did not arrive in time (a stalled client)."""
+
+
 def header_map(scope: Scope) -> dict[str, str]:
     """Request headers by lower-case name; repeated headers joined with ", "."""
     out: dict[str, str] = {}
@@ -66,16 +71,29 @@ def header_map(scope: Scope) -> dict[str, str]:
     return out
 
 
-async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
-    """The whole request body, refusing more than ``limit`` bytes.
+async def read_body(
+    receive: Receive,
+    headers: Mapping[str, str],
+    limit: int,
+    timeout: float = float("inf"),
+) -> bytes:
+    """The whole request body, refusing more than ``limit`` bytes, or one that
+    takes more than ``timeout`` seconds to arrive.
 
     Raises:
         BodyTooLarge: ``Content-Length`` or the bytes read exceed ``limit``.
+        BodyTimeout: the body was not all there after ``timeout`` seconds.
         Disconnected: the client left first.
     """
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge
+    with trio.move_on_after(timeout):
+        return await _read_body(receive, limit)
+    raise BodyTimeout
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
     chunks = bytearray()
     while True:
         message = await receive()
@@ -171,6 +189,11 @@ class SseResponse:
         """One ``event: message`` (or, with empty data, a priming event)."""
         name = "message" if data else None
         await self._write(_sse.encode(data, event=name, id=id, retry=retry))
+
+    async def comment(self) -> None:
+        """An SSE comment (clients ignore it): a heartbeat on a quiet stream,
+        so that a dead peer is noticed by the failed write."""
+        await self._write(b": keep-alive\n\n")
 
     def prime(self, id: str, retry: int | None) -> None:
         """Hold a priming event (no data; an ``id`` and a ``retry``).

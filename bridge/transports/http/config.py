@@ -25,11 +25,30 @@ class HttpLimits:
 
     Attributes:
         max_body: largest request body in bytes (larger: 413).
-        max_sessions: live 2025-11-25 sessions at once (more: 503).
+        body_timeout: seconds a request body may take to arrive (then 408).
+        max_sessions: live 2025-11-25 sessions at once; a new one evicts an
+            idle one (no call in flight), and only when every session has
+            calls in flight is it refused (503).
+        unused_session_timeout: seconds a session that has made no request
+            since ``initialize`` (and has no open stream) lives on.
+        orphan_timeout: seconds a session with calls in flight but no open
+            stream and no request lives on: its client is gone, so its calls
+            are cancelled (their ``finally`` runs).
         session_idle_timeout: seconds a session with no request and no open
             stream lives on; then it ends and its calls are cancelled.
-        event_capacity: SSE events kept per session for resumption; a client
-            that falls further behind loses its stream (never silently).
+        session_bytes: bytes one session may hold (request bodies in flight,
+            stored events, what it stores); a request beyond: 429, -32000.
+        event_capacity: SSE events kept per session for resumption; beyond,
+            old progress and log notices are dropped first (with a log line),
+            and a client that falls behind other events loses its stream
+            (never silently).
+        event_bytes: the same bound in bytes.
+        heartbeat: seconds of quiet after which an SSE stream (a call's, the
+            GET stream, ``subscriptions/listen``) gets a comment, so that a
+            dead peer is noticed.
+        max_stream_seconds: the longest a GET stream or a
+            ``subscriptions/listen`` stream stays open; the client then
+            resumes or listens again (a stalled peer cannot hold one forever).
         inbox_size: client messages per session waiting for the session's task
             (most notifications; requests and responses need not wait)
             before a POST waits.
@@ -43,9 +62,16 @@ class HttpLimits:
     """
 
     max_body: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+    body_timeout: float = attrs.field(default=30.0, validator=_positive)
     max_sessions: int = attrs.field(default=256, validator=_positive)
+    unused_session_timeout: float = attrs.field(default=30.0, validator=_positive)
+    orphan_timeout: float = attrs.field(default=15.0, validator=_positive)
     session_idle_timeout: float = attrs.field(default=30 * 60.0, validator=_positive)
+    session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
     event_capacity: int = attrs.field(default=1024, validator=_positive)
+    event_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=_positive)
+    heartbeat: float = attrs.field(default=15.0, validator=_positive)
+    max_stream_seconds: float = attrs.field(default=30 * 60.0, validator=_positive)
     inbox_size: int = attrs.field(default=32, validator=_positive)
     retry_ms: int = attrs.field(default=1000, validator=_positive)
     stream_responses: Literal["always", "when-needed"] = attrs.field(

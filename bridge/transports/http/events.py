@@ -13,9 +13,14 @@ Theory of operation:
   so ids are unique in the session and name their stream (PROTOCOL.md §5.2).
   :meth:`EventStore.mark` reserves a seq without storing anything: that is the
   id of a priming event, a resumption point that is never replayed.
-* The store holds at most ``capacity`` events; the oldest are evicted first. A
-  reader whose next event was evicted gets :class:`EventsLost` rather than a
-  silent gap.
+* The store holds at most ``capacity`` events and ``max_bytes`` bytes of them.
+  When it must let one go, it drops the oldest *droppable* event first (a
+  notification the server sent: progress, a log line; see
+  :meth:`EventStore.append`), so a tool that sends a burst of notices loses
+  old notices, never a request or a response. Only when nothing droppable is
+  left is the oldest other event evicted; a reader whose next such event was
+  evicted gets :class:`EventsLost` rather than a silent gap. A dropped notice
+  is a gap a reader does not see; :attr:`EventStore.dropped` counts them.
 * A stream is *finished* once its final event (the response) is stored; a
   finished stream whose events have all been evicted is forgotten.
 
@@ -45,12 +50,13 @@ class EventsLost(LookupError):
 
 
 @final
-@attrs.frozen
+@attrs.frozen(eq=False)  # identity: the store finds a dropped event by it
 class StoredEvent:
     stream: int
     seq: int
     data: bytes
     final: bool = False
+    droppable: bool = False
 
     @property
     def id(self) -> str:
@@ -82,19 +88,24 @@ class _Log:
 
 @final
 class EventStore:
-    """One session's events, at most ``capacity`` of them."""
+    """One session's events: at most ``capacity`` of them, and at most
+    ``max_bytes`` bytes of them (but always the newest one)."""
 
-    def __init__(self, capacity: int = 1024) -> None:
+    def __init__(self, capacity: int = 1024, max_bytes: int | None = None) -> None:
         if capacity < 1:
             raise ValueError("an event store needs a capacity of at least 1")
         self.capacity = capacity
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.dropped = 0  # droppable events let go so far
         self._seq = 0
         self._next_stream = STANDALONE + 1
         self._logs: dict[int, _Log] = {STANDALONE: _Log()}
         self._order: collections.deque[StoredEvent] = collections.deque()
+        self._droppable: collections.deque[StoredEvent] = collections.deque()
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self._order) + len(self._droppable)
 
     def open_stream(self) -> int:
         """A new stream's number."""
@@ -113,27 +124,57 @@ class EventStore:
         """The seq of the newest event or mark (read live events after it)."""
         return self._seq
 
-    def append(self, stream: int, data: bytes, *, final: bool = False) -> StoredEvent:
-        """Store one event; evict the oldest if full. Returns what was stored."""
+    def append(
+        self, stream: int, data: bytes, *, final: bool = False, droppable: bool = False
+    ) -> StoredEvent:
+        """Store one event; let the oldest go if full (droppable ones first).
+
+        ``droppable``: the event may be dropped unseen to make room (a
+        notification); a final event cannot be. Returns what was stored.
+        """
         log = self._log(stream)
         if log.finished:
             raise ValueError(f"stream {stream} already has its final event")
         self._seq += 1
-        stored = StoredEvent(stream, self._seq, data, final)
+        stored = StoredEvent(stream, self._seq, data, final, droppable and not final)
         log.events.append(stored)
         log.finished = final
-        self._order.append(stored)
-        while len(self._order) > self.capacity:
+        (self._droppable if stored.droppable else self._order).append(stored)
+        self.bytes += len(data)
+        while self._full():
             self._evict()
         return stored
 
+    def _full(self) -> bool:
+        count = len(self._order) + len(self._droppable)
+        if count > self.capacity:
+            return True
+        return self.max_bytes is not None and self.bytes > self.max_bytes and count > 1
+
     def _evict(self) -> None:
-        old = self._order.popleft()
-        log = self._logs[old.stream]
-        log.events.popleft()
-        log.evicted_through = old.seq
+        if self._droppable:
+            old = self._droppable.popleft()
+            log = self._logs[old.stream]
+            log.events.remove(old)  # near the front: after the stream's few others
+            self.dropped += 1
+        else:
+            # Nothing droppable is left anywhere, so this is its stream's oldest.
+            old = self._order.popleft()
+            log = self._logs[old.stream]
+            log.events.popleft()
+            log.evicted_through = old.seq
+        self.bytes -= len(old.data)
         if log.finished and not log.events and old.stream != STANDALONE:
             del self._logs[old.stream]
+
+    def close_stream(self, stream: int) -> None:
+        """End ``stream`` with no final event (its request was cancelled)."""
+        log = self._logs.get(stream)
+        if log is None or stream == STANDALONE:
+            return
+        log.finished = True
+        if not log.events:
+            del self._logs[stream]
 
     def _log(self, stream: int) -> _Log:
         log = self._logs.get(stream)
@@ -157,7 +198,8 @@ class EventStore:
         """``stream``'s events with a seq above ``after``, oldest first.
 
         Raises:
-            EventsLost: some of them were evicted.
+            EventsLost: some of them were evicted (dropped droppable events are
+                simply missing).
             UnknownEvent: the stream is forgotten.
         """
         log = self._log(stream)

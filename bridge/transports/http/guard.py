@@ -6,8 +6,13 @@ Two checks stop that (PROTOCOL.md §5.2; conformance ``dns-rebinding-protection`
 
 * ``Host`` must name a loopback host (``127.0.0.1``, ``localhost``, ``[::1]``,
   any port) or one the operator allowed; otherwise **421**.
-* ``Origin``, when present, must be a loopback origin or one the operator
-  allowed; otherwise **403**. Non-browser clients send no Origin.
+* ``Origin``, when present, must name this server itself — an ``http`` or
+  ``https`` origin whose host the ``Host`` check accepts and whose port is the
+  port the server listens on — or be one the operator allowed
+  (``--allow-origin``); otherwise **403**. Non-browser clients send no Origin.
+  A page served by another local web app (another port) is another origin:
+  it cannot drive the server from the user's browser. Until the guard knows
+  its port (:meth:`Guard.serve_at`), only allowed origins pass.
 
 Also here: the ``Content-Type`` and ``Accept`` checks of a POST. Every function
 is pure: headers in, a :class:`Rejection` (or ``None``) out. Nothing here reads
@@ -26,6 +31,7 @@ import attrs
 __all__ = ["LOOPBACK_HOSTS", "Guard", "Rejection", "accepts", "json_content_type"]
 
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _HOST_PORT = re.compile(
     r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[^:\[\]]+))(?::\d+)?$"
 )
@@ -54,15 +60,26 @@ class Guard:
     Args:
         allowed_hosts: extra host names (no port) to accept in ``Host``.
         allowed_origins: extra origins (``scheme://host[:port]``) to accept.
+        port: the port the server listens on (its own origins name it); see
+            :meth:`serve_at`.
     """
 
     def __init__(
-        self, *, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = ()
+        self,
+        *,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        port: int | None = None,
     ) -> None:
         self.allowed_hosts = frozenset(h.lower().strip("[]") for h in allowed_hosts)
         self.allowed_origins = frozenset(
             o.strip().lower().rstrip("/") for o in allowed_origins
         )
+        self.port = port
+
+    def serve_at(self, port: int) -> None:
+        """The server listens on ``port`` (known once bound, for port 0)."""
+        self.port = port
 
     def check(self, headers: Mapping[str, str]) -> Rejection | None:
         """Refuse a request whose ``Host`` or ``Origin`` is not ours."""
@@ -81,14 +98,17 @@ class Guard:
             return True
         try:
             parts = urlsplit(normalised)
-            parts.port  # noqa: B018 - raises ValueError on a malformed port
+            port = parts.port  # raises ValueError on a malformed port
         except ValueError:
             return False
+        if parts.scheme not in _DEFAULT_PORTS or parts.path or parts.username:
+            return False
+        host = parts.hostname
+        if not (host in LOOPBACK_HOSTS or host in self.allowed_hosts):
+            return False
         return (
-            parts.scheme in ("http", "https")
-            and parts.hostname in LOOPBACK_HOSTS
-            and not parts.path
-            and parts.username is None
+            self.port is not None
+            and (port or _DEFAULT_PORTS[parts.scheme]) == self.port
         )
 
 

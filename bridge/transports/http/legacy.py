@@ -15,6 +15,16 @@ What each method does (PROTOCOL.md §5.2, notes/conformance-fixtures.md §2):
   ``Last-Event-ID`` resumes the stream that id belongs to.
 * ``DELETE`` ends the session and cancels its calls.
 
+Bounds (:class:`~.config.HttpLimits`): at most ``max_sessions`` sessions; an
+``initialize`` beyond that evicts the session :func:`~.expiry.evictable`
+names (one with no call in flight, unused or idle longest first), and only
+when every session has calls in flight is it refused (503). A request that
+would make its session hold more than ``session_bytes`` is refused (429,
+JSON-RPC -32000). A GET stream ends after ``max_stream_seconds`` (the client
+resumes or reopens it); every stream sends a comment after ``heartbeat``
+quiet seconds. A client that fell behind the event store gets its stream
+closed, never an HTTP 500.
+
 On a server that checks access tokens, a session belongs to the principal
 whose ``initialize`` opened it: a request naming it with another caller's
 token is answered 404, as for an unknown session, and each request's calls
@@ -23,8 +33,8 @@ scopes count from the request that carries it.
 
 Header checks common to both eras, body reading, JSON parsing and the
 ``MCP-Protocol-Version`` check (against :meth:`LegacyEndpoint.negotiated`)
-happen in ``http.py`` before this module sees a request, which passes on the
-version in effect; the session machinery is in ``_legacy``.
+happen in :mod:`.app` before this module sees a request, which passes on the
+version in effect; the session machinery is in :mod:`.legacy_session`.
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ from bridge.jsonrpc.messages import (
     Request,
     parse,
 )
+from bridge.server.limits import SERVER_BUSY
 
 from . import asgi as _asgi
 from .asgi import Receive, Send, SseResponse
@@ -56,8 +67,10 @@ from .events import (
     event_id,
     parse_event_id,
 )
+from .expiry import evictable
 from .guard import accepts
-from .legacy_session import Follower, HttpSession, StreamEnd, supports_priming
+from .legacy_session import HttpSession
+from .streams import Follower, StreamEnd, supports_priming
 
 if TYPE_CHECKING:
     from bridge.server.server import Server
@@ -161,8 +174,8 @@ class LegacyEndpoint:
             and message.method == "initialize"
             and SESSION_HEADER not in headers
         )
-        if opening and len(self._sessions) >= self.limits.max_sessions:
-            await _plain(send, 503, "Service Unavailable: too many sessions")
+        if opening and not self._make_room():
+            await _plain(send, 503, "Service Unavailable: too many busy sessions")
             return
         if opening:
             http = await self._open(principal)
@@ -171,6 +184,8 @@ class LegacyEndpoint:
             http = await self._find(headers, principal, send)
         if http is None:
             return
+        if isinstance(message, Request) and not opening:
+            http.used = True
         if not isinstance(message, Request):
             await http.deliver(data)
             await _asgi.respond(send, 202, headers=[(SESSION_HEADER, http.id)])
@@ -179,6 +194,13 @@ class LegacyEndpoint:
             await _json_error(
                 send, 400, message.id, INVALID_REQUEST, "request id already in use"
             )
+            return
+        if http.holds() + len(data) > self.limits.session_bytes:
+            await _json_error(
+                send, 429, message.id, SERVER_BUSY,
+                f"Server busy: this session holds too much "
+                f"(limit {self.limits.session_bytes} bytes); try again later",
+            )  # fmt: skip
             return
         follower = await http.deliver_request(message.id, data, version)
         answer = _Answer(http, follower, version, self.limits, send)
@@ -190,6 +212,18 @@ class LegacyEndpoint:
             await _asgi.until_disconnect(receive, answer.run)
         if opening and not answer.succeeded:
             http.close()  # a failed initialize leaves no session behind
+
+    def _make_room(self) -> bool:
+        """Whether a new session fits, after evicting one if need be."""
+        if len(self._sessions) < self.limits.max_sessions:
+            return True
+        victim = evictable(self._sessions.values())
+        if victim is None:
+            return False
+        log.info("HTTP session evicted to make room for a new one")
+        victim.close()
+        self._sessions.pop(victim.id, None)
+        return True
 
     # --- GET -------------------------------------------------------------------------
 
@@ -209,6 +243,7 @@ class LegacyEndpoint:
         http = await self._find(headers, principal, send)
         if http is None:
             return
+        http.used = True
         last = headers.get("last-event-id")
         sse = SseResponse(send, [(SESSION_HEADER, http.id)])
         if last is None:
@@ -229,7 +264,10 @@ class LegacyEndpoint:
                 await _plain(send, 400, f"Bad Request: cannot resume: {exc}")
                 return
             follower = http.resume(number, seq)
-        await _asgi.until_disconnect(receive, lambda: _stream(http, follower, sse))
+        lifetime = self.limits.max_stream_seconds
+        await _asgi.until_disconnect(
+            receive, lambda: _stream(http, follower, sse, lifetime)
+        )
 
     # --- DELETE ----------------------------------------------------------------------
 
@@ -248,17 +286,24 @@ def _accepts_sse(headers: Mapping[str, str]) -> bool:
     return "accept" in headers and accepts(headers, "text/event-stream")
 
 
-async def _stream(http: HttpSession, follower: Follower, sse: SseResponse) -> None:
-    """Write a stream's events to ``sse`` until it ends; end the response."""
+async def _stream(
+    http: HttpSession,
+    follower: Follower,
+    sse: SseResponse,
+    lifetime: float = float("inf"),
+) -> None:
+    """Write a stream's events to ``sse`` until it ends, or for ``lifetime``
+    seconds; end the response."""
 
     async def write(event: StoredEvent) -> None:
         await sse.event(event.data, id=event.id)
 
+    why = StreamEnd.CLOSED
     try:
-        why = await http.follow(follower, write)
+        with trio.move_on_after(lifetime):
+            why = await http.follow(follower, write, sse.comment)
     except EventsLost:
         log.warning("an SSE client fell behind the event store; closing its stream")
-        why = StreamEnd.CLOSED
     if why != StreamEnd.FINAL:
         log.debug("SSE stream %d of a session ended: %s", follower.stream, why)
     await sse.end()
@@ -283,9 +328,19 @@ class _Answer:
         self.send = send
         self.headers = [(SESSION_HEADER, http.id)]
         self.succeeded = False  # the response is a result, on its way
+        self.started = False  # the SSE response has begun
 
     async def run(self) -> None:
         """Answer with JSON or SSE (see the module docstring)."""
+        try:
+            await self._run()
+        except EventsLost:
+            # The client's events were evicted before it read the first one.
+            log.warning("an SSE client fell behind the event store; no response")
+            if not self.started:
+                await _plain(self.send, 503, "Service Unavailable: events were lost")
+
+    async def _run(self) -> None:
         priming = event_id(self.follower.stream, self.follower.after)
         why = await self.http.wait(self.follower)
         if why == StreamEnd.CLOSED:
@@ -310,6 +365,7 @@ class _Answer:
             )
             return
         sse = SseResponse(self.send, self.headers)
+        self.started = True
         if supports_priming(self.version):
             sse.prime(priming, self.limits.retry_ms)
             if first is None:

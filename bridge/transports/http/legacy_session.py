@@ -24,8 +24,14 @@ stored events from a position and then live ones until the final event (the
 response). A client that lost a response resumes it with ``GET`` +
 ``Last-Event-ID``; a newer follower supersedes an older one, so each event is
 delivered once. A disconnect is not a cancellation (2025-11-25): the call goes
-on and its events wait in the store. Ending the session (``DELETE``, idle
-expiry) cancels every call.
+on and its events wait in the store. Ending the session (``DELETE``, expiry,
+eviction) cancels every call. A request that is over without a response (a
+cancelled call) frees its stream and its id at once (:meth:`request_over`).
+
+What a session holds is bounded (:class:`~.config.HttpLimits`): the events in
+its store (by count and bytes; progress and log notices are dropped first,
+with a log line), and the bytes of the requests it is answering
+(:meth:`HttpSession.holds`). When it expires is :mod:`.expiry`'s business.
 
 A tool may ask, with ``ctx.release_stream()``, for its POST stream to be closed
 mid-call (SSE polling, SEP-1699): :meth:`HttpSession.release_stream` ends the
@@ -41,14 +47,24 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final, final
 
-import attrs
 import trio
 
-from bridge.jsonrpc.messages import ErrorResponse, Message, RequestId, Response, dumps
+from bridge.jsonrpc.messages import (
+    ErrorResponse,
+    Message,
+    Notification,
+    RequestId,
+    Response,
+    dumps,
+)
 from bridge.jsonrpc.session import Session
 
 from .config import HttpLimits
-from .events import STANDALONE, EventStore, StoredEvent, parse_event_id
+from .events import STANDALONE, EventStore, StoredEvent, UnknownEvent, parse_event_id
+from .expiry import expire
+from .streams import FIRST_PRIMING_VERSION as FIRST_PRIMING_VERSION
+from .streams import Follower as Follower
+from .streams import Stream, StreamEnd, supports_priming
 
 if TYPE_CHECKING:
     from bridge.server.server import Connection, Server
@@ -57,41 +73,9 @@ __all__ = ["FIRST_PRIMING_VERSION", "Follower", "HttpSession", "StreamEnd"]
 
 log = logging.getLogger("yieldmcp.http")
 
-FIRST_PRIMING_VERSION: Final = "2025-11-25"
-"""Clients on this version or later get priming events and may be released."""
-
 Write = Callable[[StoredEvent], Awaitable[None]]
-
-
-@attrs.define(eq=False)
-class _Stream:
-    number: int
-    request_id: RequestId | None
-    resumable: bool
-    changed: trio.Event = attrs.field(factory=trio.Event)
-    follower: int = 0  # the number of the follower entitled to write
-    # follower number -> store position when the tool released the stream:
-    # that follower writes the events up to there, then ends.
-    releases: dict[int, int] = attrs.field(factory=dict[int, int])
-    active: int = 0  # followers currently writing (0 or, briefly, 2)
-
-    def poke(self) -> None:
-        old, self.changed = self.changed, trio.Event()
-        old.set()
-
-
-@final
-class StreamEnd:
-    """Why :meth:`HttpSession.follow` returned (string constants)."""
-
-    FINAL = "final"  # the response was written
-    RELEASED = "released"  # the tool released the stream; the client resumes
-    SUPERSEDED = "superseded"  # a newer follower took the stream over
-    CLOSED = "closed"  # the session ended
-
-
-def supports_priming(version: str) -> bool:
-    return version >= FIRST_PRIMING_VERSION
+Beat = Callable[[], Awaitable[None]]
+_NOTICES: Final = frozenset({"notifications/progress", "notifications/message"})
 
 
 @final
@@ -102,18 +86,22 @@ class HttpSession:
         self.id = session_id
         self.server = server
         self.limits = limits
-        self.store = EventStore(limits.event_capacity)
+        self.store = EventStore(limits.event_capacity, limits.event_bytes)
         self.connection: Connection = server.connection()
         self.session = Session(self, self.connection, drain_timeout=0)
         self._deliver: Callable[[bytes | None], None] | None = None
-        self._by_request: dict[RequestId, _Stream] = {}
-        self._streams: dict[int, _Stream] = {
-            STANDALONE: _Stream(STANDALONE, None, resumable=True)
+        self._by_request: dict[RequestId, Stream] = {}
+        self._streams: dict[int, Stream] = {
+            STANDALONE: Stream(STANDALONE, None, resumable=True)
         }
         self._scope = trio.CancelScope()
         self.closed = False
         self.owner: str | None = None  # the identity of the principal who opened it
         self.last_seen = trio.current_time()
+        self.used = False  # a request besides the handshake, or a GET
+        self._held: dict[RequestId, int] = {}  # body bytes of requests in flight
+        self._held_bytes = 0
+        self._dropped_logged = 0
 
     # --- Transport protocol (called by the Session) ----------------------------------
 
@@ -139,16 +127,49 @@ class HttpSession:
         the session may take calls on without a task of their own.
         """
         stream, final = self._route(message, related)
-        self.store.append(stream.number, dumps(message), final=final)
+        notice = isinstance(message, Notification) and message.method in _NOTICES
+        store = self.store
+        store.append(stream.number, dumps(message), final=final, droppable=notice)
         if final:
             assert stream.request_id is not None
-            del self._by_request[stream.request_id]
-            del self._streams[stream.number]
+            self._forget(stream.request_id, stream)
+        if store.dropped > self._dropped_logged:
+            self._log_dropped()
         stream.poke()
+
+    def _log_dropped(self) -> None:
+        # One line per 1,000 dropped, not one per notice.
+        if self._dropped_logged == 0 or self.store.dropped // 1000 > (
+            self._dropped_logged // 1000
+        ):
+            log.warning(
+                "HTTP session: %d progress/log notices dropped so far: a client "
+                "fell behind the event store (HttpLimits.event_capacity)",
+                self.store.dropped,
+            )
+        self._dropped_logged = self.store.dropped
+
+    def _forget(self, request_id: RequestId, stream: Stream) -> None:
+        del self._by_request[request_id]
+        self._streams.pop(stream.number, None)
+        self._held_bytes -= self._held.pop(request_id, 0)
+
+    def request_over(self, request_id: RequestId) -> None:
+        """Request ``request_id`` is over (the session says so): if it was not
+        answered (cancelled), end its stream and free its id now."""
+        stream = self._by_request.get(request_id)
+        if stream is not None:
+            self._forget(request_id, stream)
+            self.store.close_stream(stream.number)
+            stream.poke()
+
+    def holds(self) -> int:
+        """Bytes this session holds: requests in flight and stored events."""
+        return self._held_bytes + self.store.bytes
 
     def _route(
         self, message: Message, related: RequestId | None
-    ) -> tuple[_Stream, bool]:
+    ) -> tuple[Stream, bool]:
         if isinstance(message, Response | ErrorResponse) and message.id is not None:
             stream = self._by_request.get(message.id)
             if stream is not None:
@@ -176,7 +197,7 @@ class HttpSession:
             async with trio.open_nursery() as nursery:
                 await nursery.start(self.session.run)
                 nursery.start_soon(self._forward_list_changes)
-                nursery.start_soon(self._expire)
+                nursery.start_soon(expire, self)
                 task_status.started()
         self._end()
 
@@ -199,19 +220,18 @@ class HttpSession:
                 if self.connection.initialized:
                     await self.session.notify(f"notifications/{kind}/list_changed")
 
-    async def _expire(self) -> None:
-        timeout = self.limits.session_idle_timeout
-        while True:
-            await trio.sleep_until(self.last_seen + timeout)
-            idle = trio.current_time() - self.last_seen >= timeout
-            if idle and not any(s.active for s in self._streams.values()):
-                log.info("HTTP session expired after %.0f s idle", timeout)
-                self.close()
-                return
-            self.touch()
-
     def touch(self) -> None:
         self.last_seen = trio.current_time()
+
+    @property
+    def calls(self) -> int:
+        """Requests of the client this session is answering."""
+        return self.session.in_flight
+
+    @property
+    def streaming(self) -> bool:
+        """Whether an HTTP response is following one of its streams."""
+        return any(s.active for s in self._streams.values())
 
     # --- client → server -------------------------------------------------------------
 
@@ -241,9 +261,11 @@ class HttpSession:
         that carried it (see :meth:`deliver`)."""
         self.touch()
         number = self.store.open_stream()
-        stream = _Stream(number, request_id, resumable=supports_priming(version))
+        stream = Stream(number, request_id, resumable=supports_priming(version))
         self._streams[number] = stream
         self._by_request[request_id] = stream
+        self._held[request_id] = len(data)
+        self._held_bytes += len(data)
         # The priming id precedes every event of the stream, so resuming from
         # it replays them all.
         priming = self.store.mark(number)
@@ -266,7 +288,7 @@ class HttpSession:
     def standalone_busy(self) -> bool:
         return self._streams[STANDALONE].active > 0
 
-    def _attach(self, stream: _Stream) -> int:
+    def _attach(self, stream: Stream) -> int:
         stream.follower += 1
         stream.poke()  # a superseded follower wakes up and leaves
         return stream.follower
@@ -281,9 +303,7 @@ class HttpSession:
     async def wait(self, follower: Follower) -> str | None:
         """Wait for an event after the follower's position, or a reason to end."""
         number = follower.stream
-        while not (
-            self.store.read(number, follower.after) or self.store.finished(number)
-        ):
+        while not (self.store.finished(number) or self._read(follower)):
             stream = self._streams[number]
             if self.closed:
                 return StreamEnd.CLOSED
@@ -294,13 +314,25 @@ class HttpSession:
             await stream.changed.wait()
         return None
 
+    def _read(self, follower: Follower) -> list[StoredEvent]:
+        """The events after the follower's position ([] once forgotten)."""
+        try:
+            return self.store.read(follower.stream, follower.after)
+        except UnknownEvent:
+            return []  # a cancelled request's stream: finished, nothing to send
+
     def peek(self, follower: Follower) -> StoredEvent | None:
         """The next event the follower would write, if any."""
-        events = self.store.read(follower.stream, follower.after)
+        events = self._read(follower)
         return events[0] if events else None
 
-    async def follow(self, follower: Follower, write: Write) -> str:
+    async def follow(
+        self, follower: Follower, write: Write, beat: Beat | None = None
+    ) -> str:
         """Write the stream's events until it ends; say why it ended.
+
+        ``beat`` is called after ``HttpLimits.heartbeat`` seconds with nothing
+        to write (an SSE comment: a dead peer is noticed by the failed write).
 
         Raises:
             EventsLost: the follower fell behind the bounded store.
@@ -312,7 +344,10 @@ class HttpSession:
             while True:
                 why = await self._write_available(follower, write)
                 if why is None:
-                    why = await self.wait(follower)
+                    with trio.move_on_after(self.limits.heartbeat) as quiet:
+                        why = await self.wait(follower)
+                    if quiet.cancelled_caught and beat is not None:
+                        await beat()
                 if why is not None:
                     return why
         finally:
@@ -323,7 +358,7 @@ class HttpSession:
     async def _write_available(self, follower: Follower, write: Write) -> str | None:
         """Write every stored event the follower may; say if the stream ended."""
         limit = self.release_limit(follower)
-        while events := self.store.read(follower.stream, follower.after):
+        while events := self._read(follower):
             for event in events:
                 if limit is not None and event.seq > limit:
                     return StreamEnd.RELEASED
@@ -335,13 +370,3 @@ class HttpSession:
         if self.store.finished(follower.stream):
             return StreamEnd.FINAL  # resumed after the final event
         return None if limit is None else StreamEnd.RELEASED
-
-
-@attrs.define(eq=False)
-class Follower:
-    """An HTTP response's claim on a stream: where it is, and its token."""
-
-    stream: int
-    after: int
-    token: int  # which follower of the stream this is (the newest one writes)
-    state: _Stream | None = None

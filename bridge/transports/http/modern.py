@@ -18,8 +18,11 @@ this, the header ladder (``_ladder``) runs, and a request without the
 self-contained, so none may fall back to handshake-era handling (an
 ``initialize`` here is not a session). ``subscriptions/listen`` is answered
 here, as a long-lived SSE stream of list-change notifications, each tagged with
-the subscription id. Notifications POSTed by the client are accepted (202) and
-dropped: there is no session for them to affect.
+the subscription id; a comment goes out after ``HttpLimits.heartbeat`` quiet
+seconds (a dead peer is noticed by the failed write), and the stream ends
+after ``HttpLimits.max_stream_seconds`` (the client listens again).
+Notifications POSTed by the client are accepted (202) and dropped: there is no
+session for them to affect.
 
 What a modern request *means* is the business of :mod:`bridge.server.modern`.
 """
@@ -51,6 +54,7 @@ from runtime.tools import Tool
 
 from . import asgi as _asgi
 from .asgi import Receive, Send, SseResponse
+from .config import HttpLimits
 
 if TYPE_CHECKING:
     from bridge.server.offer import ListKind
@@ -80,6 +84,7 @@ async def post(
     message: Message,
     receive: Receive,
     send: Send,
+    limits: HttpLimits | None = None,
     *,
     principal: Principal | None = None,
 ) -> None:
@@ -99,7 +104,7 @@ async def post(
     if problem is not None:
         await _error(send, message.id, problem)
     elif message.method == "subscriptions/listen":
-        await _listen(server, message, receive, send)
+        await _listen(server, message, receive, send, limits or HttpLimits())
     else:
         await _answer(server, message, principal, receive, send)
 
@@ -194,7 +199,7 @@ class _ResponseStream:
 
 
 async def _listen(
-    server: Server, request: Request, receive: Receive, send: Send
+    server: Server, request: Request, receive: Receive, send: Send, limits: HttpLimits
 ) -> None:
     wanted: Any = (request.params or {}).get("notifications")
     if not isinstance(wanted, Mapping):
@@ -213,14 +218,20 @@ async def _listen(
         await sse.event(
             dumps(Notification("notifications/subscriptions/acknowledged", ack))
         )
+        gone = trio.Event()
         async with trio.open_nursery() as nursery:
 
             async def cancel_on_disconnect() -> None:
                 await _asgi.wait_disconnect(receive)
+                gone.set()
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(cancel_on_disconnect)
-            await _relay(changes, honoured, tag, sse)
+            with trio.move_on_after(limits.max_stream_seconds):
+                await _relay(changes, honoured, tag, sse, limits.heartbeat)
+            nursery.cancel_scope.cancel()
+        if not gone.is_set():
+            await sse.end()  # its lifetime is over
 
 
 async def _relay(
@@ -228,8 +239,14 @@ async def _relay(
     honoured: Mapping[str, bool],
     tag: Mapping[str, Any],
     sse: SseResponse,
+    heartbeat: float,
 ) -> None:
-    async for kind in changes:
-        if honoured.get(_FILTERS[kind]):
+    while True:
+        kind: ListKind | None = None
+        with trio.move_on_after(heartbeat):
+            kind = await changes.receive()
+        if kind is None:
+            await sse.comment()
+        elif honoured.get(_FILTERS[kind]):
             note = Notification(f"notifications/{kind}/list_changed", {"_meta": tag})
             await sse.event(dumps(note))

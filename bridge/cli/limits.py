@@ -1,0 +1,140 @@
+"""``yieldmcp serve``'s flags for every limit, made from the limits themselves.
+
+Each field of :class:`~bridge.server.limits.ServerLimits` and
+:class:`~bridge.transports.http.HttpLimits` is a flag (``max_calls`` is
+``--max-calls``), typed and documented from the field, so a new limit gets its
+flag with no code here. Also: ``--state-ttl``, ``--debug``,
+``--allow-origin`` and ``--allow-host``. What a flag does not set keeps the
+value the served code chose (or the default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+import attrs
+
+from bridge.server.limits import ServerLimits
+from bridge.server.server import Server
+from bridge.transports.http import HttpLimits
+
+__all__ = ["add_limit_flags", "apply_limits", "http_limits", "http_options"]
+
+_LIMITS: tuple[type[Any], ...] = (ServerLimits, HttpLimits)
+
+
+def _described(cls: type[Any]) -> dict[str, str]:
+    """The ``Attributes:`` section of ``cls``'s docstring, by name."""
+    text = (cls.__doc__ or "").split("Attributes:", 1)[-1]
+    found: dict[str, str] = {}
+    for name, body in re.findall(r"\n {8}(\w+): (.*?)(?=\n {8}\w+: |\Z)", text, re.S):
+        found[name] = " ".join(body.split())
+    return found
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_limit_flags(command: argparse.ArgumentParser) -> None:
+    """Add a flag for every limit, and the server's own settings, to ``serve``."""
+    group = command.add_argument_group(
+        "limits", "what one client can make the server hold (docs/deploying.md)"
+    )
+    for cls in _LIMITS:
+        described = _described(cls)
+        fields: tuple[attrs.Attribute[Any], ...] = attrs.fields(cls)
+        for field in fields:
+            default: object = field.default
+            kind: type[Any] = type(default)
+            options: dict[str, Any] = {"type": kind, "metavar": kind.__name__.upper()}
+            if kind is str:  # a choice
+                options = {"choices": _choices(field)}
+            group.add_argument(
+                _flag(field.name),
+                dest=field.name,
+                default=None,
+                help=f"{described.get(field.name, '')} (default: {field.default})",
+                **options,
+            )
+    group.add_argument(
+        "--state-ttl",
+        type=float,
+        metavar="SECONDS",
+        help="seconds a 2026-07-28 requestState stays valid (default: 600)",
+    )
+    command.add_argument(
+        "--debug",
+        action="store_true",
+        help=(
+            "development only: tell clients what an unexpected exception in a "
+            "tool said (by default they get an error id; the log has the rest)"
+        ),
+    )
+    command.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help=(
+            "a browser origin (scheme://host[:port]) allowed besides the "
+            "server's own; repeatable"
+        ),
+    )
+    command.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="a Host name accepted besides loopback ones and HOST; repeatable",
+    )
+
+
+def _choices(field: attrs.Attribute[Any]) -> list[str]:
+    validator: Any = field.validator
+    return sorted(getattr(validator, "options", ()))
+
+
+def _chosen(args: argparse.Namespace, cls: type[Any]) -> dict[str, Any]:
+    return {
+        f.name: getattr(args, f.name)
+        for f in attrs.fields(cls)
+        if getattr(args, f.name, None) is not None
+    }
+
+
+def apply_limits(server: Server, args: argparse.Namespace) -> None:
+    """Apply the server-side flags to the loaded ``server``.
+
+    Raises:
+        ValueError: a value a limit refuses (not positive).
+    """
+    chosen = _chosen(args, ServerLimits)
+    if chosen:
+        server.set_limits(attrs.evolve(server.limits, **chosen))
+    if args.state_ttl is not None:
+        if not args.state_ttl > 0:
+            raise ValueError(f"--state-ttl must be positive, got {args.state_ttl}")
+        server.sealer.ttl = args.state_ttl
+    if args.debug:
+        server.debug = True
+
+
+def http_limits(args: argparse.Namespace) -> HttpLimits:
+    """The HTTP limits the flags set (the rest at their defaults).
+
+    Raises:
+        ValueError: a value a limit refuses.
+    """
+    return HttpLimits(**_chosen(args, HttpLimits))
+
+
+def http_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``serve_http``'s keyword arguments from the flags."""
+    return {
+        "limits": http_limits(args),
+        "allowed_origins": list(args.allow_origin),
+        "allowed_hosts": list(args.allow_host),
+    }

@@ -1,0 +1,80 @@
+"""What a client is told when a tool fails, and what the server's log keeps.
+
+A tool's failure becomes an ``isError`` result whose text the client's model
+reads, so it must say what the tool meant to say and nothing else:
+
+* a :class:`~runtime.errors.ToolError`'s message goes to the client as is
+  (that is what it is for);
+* yieldmcp's own errors (a capability the client lacks, an answer that failed
+  validation, a branch limit) say what happened in the protocol, in words
+  yieldmcp wrote, so they go too, prefixed with their type;
+* any other exception (``RuntimeError("db connect failed: password=...")``,
+  an ``OSError`` naming a file) may carry secrets or internals: the client
+  gets a generic message with an *error id*, and the traceback is logged on
+  the server under the same id, so an operator can find it. With
+  ``Server(debug=True)`` (``yieldmcp serve --debug``) the client is also told
+  the exception's type and message, for development.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import cast
+
+import pydantic
+
+from runtime.errors import InternalError, ToolError, YieldMCPError
+
+__all__ = ["describe_failure", "tool_failure"]
+
+log = logging.getLogger("yieldmcp")
+
+
+def tool_failure(tool_name: str, exc: BaseException, *, debug: bool = False) -> str:
+    """The ``isError`` text for ``tool_name`` failing with ``exc``; an
+    unexpected exception is logged with its traceback under an error id."""
+    if _expected(exc):
+        log.info("tool %s failed: %s", tool_name, describe_failure(exc))
+        return describe_failure(exc)
+    error_id = secrets.token_hex(6)
+    log.error("tool %s failed (error id %s)", tool_name, error_id, exc_info=exc)
+    return describe_failure(exc, error_id=error_id, debug=debug)
+
+
+def _expected(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        return all(_expected(e) for e in group.exceptions)
+    if isinstance(exc, InternalError):
+        return False
+    return isinstance(exc, YieldMCPError | pydantic.ValidationError)
+
+
+def describe_failure(
+    exc: BaseException, *, error_id: str | None = None, debug: bool = False
+) -> str:
+    """A message for the model: what went wrong in the tool, without internals.
+
+    An unexpected exception (see the module doc) is described only by
+    ``error_id``, unless ``debug``.
+    """
+    if isinstance(exc, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        return "; ".join(
+            describe_failure(e, error_id=error_id, debug=debug)
+            for e in group.exceptions
+        )
+    if isinstance(exc, ToolError):
+        return str(exc)
+    if isinstance(exc, pydantic.ValidationError):
+        fields = sorted(
+            {".".join(map(str, e["loc"])) or "<root>" for e in exc.errors()}
+        )
+        return f"{exc.title} failed validation: {', '.join(fields)}"
+    if _expected(exc):
+        return f"{type(exc).__name__}: {exc}"
+    where = f" (error id {error_id})" if error_id else ""
+    if debug:
+        return f"{type(exc).__name__}: {exc}{where}"
+    return f"The tool failed with an internal error{where}; the server's log has it."

@@ -1,0 +1,125 @@
+"""What one client may make the server hold, whatever the transport.
+
+:class:`ServerLimits` is one frozen value, given to ``Server(limits=...)``: how
+many calls may be in flight on a session and on the whole server, how many
+subscriptions a session may keep, how large a value the server stores for a
+client may be, and how much a stdio server queues for a host that stops
+reading. :class:`CallSlots` counts the calls in flight on one server.
+
+Every refusal here is a JSON-RPC error naming the limit, never a crash: a
+client that asks for too much is told so and may try again later. The HTTP
+transport's own bounds (sessions, bodies, streams, bytes per session) are
+``bridge.transports.http.HttpLimits``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator, Mapping
+from typing import Any, Final, final
+
+import attrs
+import pydantic_core
+
+from bridge.jsonrpc.messages import INVALID_PARAMS
+from runtime.errors import RequestError
+
+__all__ = ["SERVER_BUSY", "CallSlots", "ServerLimits", "busy", "check_size"]
+
+SERVER_BUSY: Final = -32000
+"""The JSON-RPC error code of a call refused because a limit is reached (an
+implementation-defined server error: try again later)."""
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not value > 0:
+        raise ValueError(
+            f"ServerLimits.{attribute.name} must be positive, got {value!r}"
+        )
+
+
+@final
+@attrs.frozen(kw_only=True)
+class ServerLimits:
+    """Bounds on what one client can make the server hold.
+
+    Attributes:
+        max_calls: ``tools/call`` and ``prompts/get`` in flight on the whole
+            server (2025-11-25 calls; a 2026-07-28 round never waits on the
+            client, so it holds nothing between rounds). More: error -32000.
+        max_calls_per_session: the same for one session (one stdio process,
+            one HTTP session).
+        max_subscriptions: ``resources/subscribe`` URIs one session keeps.
+        max_client_value: bytes of any one value the server keeps for a
+            client (``clientInfo``, capabilities, a subscribed URI), as JSON.
+        stdio_output_bytes: replies a stdio server queues for a host that is
+            not reading its stdout; above this it stops reading stdin.
+    """
+
+    max_calls: int = attrs.field(default=2048, validator=_positive)
+    max_calls_per_session: int = attrs.field(default=128, validator=_positive)
+    max_subscriptions: int = attrs.field(default=64, validator=_positive)
+    max_client_value: int = attrs.field(default=16 * 1024, validator=_positive)
+    stdio_output_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+
+
+def busy(what: str, limit: int) -> RequestError:
+    """The -32000 error of a request refused at ``limit``."""
+    return RequestError(
+        SERVER_BUSY,
+        f"Server busy: {what} (limit {limit}); try again later",
+        {"reason": "limit", "limit": limit},
+    )
+
+
+@final
+class CallSlots:
+    """The calls in flight on one server, at most ``limits.max_calls``."""
+
+    def __init__(self, limits: ServerLimits) -> None:
+        self.limits = limits
+        self.in_flight = 0
+
+    def admit(self, session_calls: int) -> None:
+        """Take a slot for a new call, the session having ``session_calls``.
+
+        Raises:
+            RequestError: -32000, a limit is reached.
+        """
+        limits = self.limits
+        if session_calls >= limits.max_calls_per_session:
+            raise busy(
+                "too many calls in flight on this session",
+                limits.max_calls_per_session,
+            )
+        if self.in_flight >= limits.max_calls:
+            raise busy("too many calls in flight", limits.max_calls)
+        self.in_flight += 1
+
+    def leave(self) -> None:
+        """A call admitted with :meth:`admit` is over."""
+        self.in_flight -= 1
+
+    @contextlib.contextmanager
+    def held(self, session_calls: int) -> Generator[None]:
+        """A slot for the duration of the block (see :meth:`admit`)."""
+        self.admit(session_calls)
+        try:
+            yield
+        finally:
+            self.leave()
+
+
+def check_size(name: str, value: object, limits: ServerLimits) -> None:
+    """Refuse (-32602) a client value to keep that is larger than allowed."""
+    if isinstance(value, str):
+        size = len(value.encode("utf-8", "surrogatepass"))
+    elif isinstance(value, Mapping | list):
+        size = len(pydantic_core.to_json(value))
+    else:
+        return
+    if size > limits.max_client_value:
+        raise RequestError(
+            INVALID_PARAMS,
+            f"{name} is too large: {size} bytes (limit {limits.max_client_value})",
+        )

@@ -1,0 +1,96 @@
+"""``yieldmcp serve``'s flags for limits, origins and ``--debug`` take effect."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import trio
+
+from tests.helpers import ROOT
+
+YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+}
+
+
+def _initialize(request_id: int) -> str:
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "initialize"}
+    return json.dumps({**body, "params": params})
+
+
+async def _url(stderr: trio.abc.ReceiveStream) -> str:
+    logged = bytearray()
+    while not (found := re.search(rb"serving MCP at (http://\S+/mcp)", logged)):
+        chunk = await stderr.receive_some()
+        assert chunk, logged.decode()
+        logged.extend(chunk)
+    return found[1].decode()
+
+
+async def _drain(stream: trio.abc.ReceiveStream) -> None:
+    while await stream.receive_some():
+        pass
+
+
+async def test_serve_flags_set_limits_origins_and_debug() -> None:
+    command = [
+        YIELDMCP, "-v", "serve", "tests/fixtures/http_tools.py", "--http", "0",
+        "--max-sessions", "1", "--allow-origin", "https://app.example", "--debug",
+        "--stream-responses", "when-needed", "--max-calls-per-session", "1",
+    ]  # fmt: skip
+    process = await trio.lowlevel.open_process(
+        command, stderr=subprocess.PIPE, cwd=ROOT
+    )
+    assert process.stderr is not None
+    try:
+        with trio.fail_after(60):
+            url = await _url(process.stderr)
+            async with trio.open_nursery() as nursery, httpx.AsyncClient() as http:
+                nursery.start_soon(_drain, process.stderr)
+                allowed = await http.post(
+                    url,
+                    content=_initialize(1),
+                    headers={**HEADERS, "origin": "https://app.example"},
+                )
+                session = {
+                    **HEADERS,
+                    "mcp-session-id": allowed.headers["mcp-session-id"],
+                }
+                call = {"name": "leaks", "arguments": {}}
+                body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+                leaked = await http.post(
+                    url, content=json.dumps({**body, "params": call}), headers=session
+                )
+                other = await http.post(
+                    url,
+                    content=_initialize(3),
+                    headers={**HEADERS, "origin": "http://localhost:3000"},
+                )
+                nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            process.terminate()
+            await process.wait()
+    assert allowed.status_code == 200
+    assert other.status_code == 403
+    assert "hunter2" in leaked.json()["result"]["content"][0]["text"]  # --debug
+
+
+def test_a_limit_that_is_not_positive_is_one_error_line() -> None:
+    done = subprocess.run(
+        [YIELDMCP, "serve", "examples/ttt.py", "--max-sessions", "0"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, input="",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "yieldmcp: error: HttpLimits.max_sessions must be positive, got 0"
+    ]
