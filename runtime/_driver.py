@@ -46,6 +46,7 @@ from ._events import (
     Tell,
     Withdraw,
 )
+from ._observe import performing
 from ._stepper import Stepper
 from ._tool import Tool
 from .errors import InternalError
@@ -195,7 +196,8 @@ class _Driver:
                 cast("PeerQuestion[Any]", deferred[0].question),
             )
             try:
-                reply = await self.executor.perform(key, question)
+                with performing(stepper.observer, key):
+                    reply = await self.executor.perform(key, question)
             except Exception as exc:
                 stepper.fail(key, exc)
             else:
@@ -279,7 +281,8 @@ class _Driver:
         with scope:
             assert self.send is not None
             try:
-                reply = await self.executor.perform(key, question)
+                with performing(self.stepper.observer, key):
+                    reply = await self.executor.perform(key, question)
             except Exception as exc:
                 self.send.send_nowait(_Done(key, error=exc))
             else:

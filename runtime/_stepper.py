@@ -56,6 +56,7 @@ from ._events import StartTimer as StartTimer
 from ._events import StopTimer as StopTimer
 from ._events import Tell as Tell
 from ._events import Withdraw as Withdraw
+from ._observe import OBSERVING
 from .errors import BranchTimeout, LocalProtocolError
 from .journal import Journal
 
@@ -107,6 +108,7 @@ class Stepper(Dispatching):
         "_root",
         "_work",
         "journal",
+        "observer",
         "outcome",
     )
 
@@ -138,6 +140,7 @@ class Stepper(Dispatching):
         self._root: Frame | None = None
         self._last_progress: float | None = None
         self.outcome: Outcome | None = None
+        self.observer = OBSERVING.get()  # who watches this call, if anyone
 
     # --- driving ---------------------------------------------------------------------
 
@@ -193,12 +196,16 @@ class Stepper(Dispatching):
             if dig is None:
                 dig = question.digest()
             self.journal.record(key, dig, question.reply_to_json(reply))
+        if self.observer is not None:
+            self.observer.answered(key, reply)
         self._deliver(frame, key, question, reply)
         self._run()
 
     def fail(self, key: str, error: BaseException) -> None:
         """Raise ``error`` into the frame waiting on ``key`` and run on."""
         frame, _question, _dig = self._take(key)
+        if self.observer is not None:
+            self.observer.failed(key, error)
         self._work.append((frame, THROW, error))
         self._run()
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Protocol, final
 
+from bridge import telemetry
 from bridge.jsonrpc.messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -142,7 +143,7 @@ class Answers:
         if self.sampler is None:
             raise RequestError(METHOD_NOT_FOUND, "this client does not sample")
         request = mcp_decode.sampling_request(dict(params))
-        reply = await self.sampler.complete(request)
+        reply = await telemetry.traced_completion(self.sampler, request)
         return mcp_encode.sample_result(reply, era=era)
 
     async def _elicit(self, params: Mapping[str, Any]) -> Any:

@@ -29,6 +29,7 @@ from typing import Any, Final, Literal, cast, final
 
 import trio
 
+from bridge import telemetry
 from bridge.jsonrpc.session import Session, Transport
 from decoders import mcp as mcp_decode
 from runtime.errors import PeerError, RemoteProtocolError, RequestError
@@ -66,6 +67,9 @@ def _needs_input(result: Any) -> bool:
     if not isinstance(result, dict):
         return False
     return cast(dict[str, Any], result).get("resultType") == "input_required"
+
+
+telemetry.install()  # sessions get a tap when OpenTelemetry is configured
 
 
 @final
@@ -285,11 +289,13 @@ class Client:
             params["_meta"] = {"progressToken": token}
             self.answers.progress[token] = on_progress
         try:
-            for _round in range(self.max_rounds):
-                result: Any = await self.request(method, params)
-                if not _needs_input(result):
-                    return result
-                params = await self._retry_params(params, cast(dict[str, Any], result))
+            with telemetry.rounds_span(method, params, self.modern) as rounds:
+                for count in range(1, self.max_rounds + 1):
+                    rounds(count)  # every round's request is a child of one span
+                    result: Any = await self.request(method, params)
+                    if not _needs_input(result):
+                        return result
+                    params = await self._retry_params(params, result)
             raise RemoteProtocolError(
                 f"{method} still needed input after {self.max_rounds} rounds"
             )

@@ -51,6 +51,8 @@ PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 class Connection:
     """One client's connection: its negotiated era, capabilities and settings."""
 
+    mcp_role: Final = "server"  # for telemetry: which side of MCP this is
+
     def __init__(self, server: Offer) -> None:
         self.server = server
         self.protocol_version: str | None = None

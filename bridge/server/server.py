@@ -25,6 +25,7 @@ import functools
 import weakref
 from typing import final
 
+from bridge import telemetry
 from bridge.jsonrpc.session import Session, Transport
 
 from .connection import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
@@ -33,6 +34,9 @@ from .connection import Connection as Connection
 from .offer import Offer
 
 __all__ = ["HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE", "Connection", "Server"]
+
+
+telemetry.install()  # sessions get a tap when OpenTelemetry is configured
 
 
 @final
