@@ -28,7 +28,7 @@ from typing import Any, NoReturn, cast
 
 import trio
 
-from . import auth_options
+from . import auth_options, trace_options
 from .limits import add_limit_flags, apply_limits, http_options
 
 __all__ = ["main"]
@@ -334,6 +334,13 @@ def _answers(args: argparse.Namespace) -> Any:
         raise CliError(f"bad scripted answers: {exc}") from None
 
 
+def _prepare(args: argparse.Namespace) -> None:
+    try:
+        trace_options.prepare(args)  # OTEL_* variables, --trace
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -348,6 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        _prepare(args)
         return run(args)
     except CliError as exc:
         print(f"yieldmcp: error: {exc}", file=sys.stderr)

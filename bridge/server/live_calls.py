@@ -42,6 +42,7 @@ from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
 from runtime import LocalQuestion, Notice, PeerQuestion, ReleaseStream, Stepper, Tool
+from runtime._observe import performing
 from runtime._stepper import (
     Ask,
     Cancelled,
@@ -242,15 +243,16 @@ class LiveCall:
         try:
             method, params = ask(question, scope)
             server = self._server
-            request_id = session.request_nowait(
-                method,
-                params,
-                owner=self,
-                related=scope.request_id,
-                timeout=server.sampling_timeout
-                if method == _SAMPLING
-                else server.elicitation_timeout,
-            )
+            with performing(self._stepper.observer, key):  # the effect's span
+                request_id = session.request_nowait(
+                    method,
+                    params,
+                    owner=self,
+                    related=scope.request_id,
+                    timeout=server.sampling_timeout
+                    if method == _SAMPLING
+                    else server.elicitation_timeout,
+                )
         except (BrokenSessionError, ClosedSessionError) as exc:
             if session.peer_gone or session.closed:
                 self.cancel()  # the call needs a peer that has left

@@ -9,7 +9,6 @@ no call an observer.
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 __all__ = ["Api", "api", "enable", "live"]
@@ -39,8 +38,10 @@ class Api:
 def api() -> Api | None:
     """The OpenTelemetry API, or None if ``opentelemetry-api`` is not installed."""
     if not _loaded:
-        found = importlib.util.find_spec("opentelemetry") is not None
-        _loaded.append(Api() if found else None)
+        try:
+            _loaded.append(Api())
+        except ImportError:
+            _loaded.append(None)
     return _loaded[0]
 
 

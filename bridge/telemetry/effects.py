@@ -97,7 +97,7 @@ class EffectSpans:
             return
         parent = self._otel.trace.get_current_span(self._parent(key, replayed=False))
         attributes: dict[str, Any] = {"yieldmcp.effect.key": key}
-        for name in ("level", "message", "progress", "total"):
+        for name in ("level", "data", "message", "progress", "total"):
             value = getattr(notice, name, None)
             if isinstance(value, str | int | float) and not isinstance(value, bool):
                 attributes[f"yieldmcp.{effect_kind(notice)}.{name}"] = value

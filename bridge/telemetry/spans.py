@@ -9,9 +9,11 @@ context it writes into the request's ``params._meta``. A ``tools/call`` or
 ``prompts/get`` it receives also gets an effect observer
 (:mod:`bridge.telemetry.effects`), so each effect is a child span.
 
-Metrics: ``mcp.server.operation.duration`` / ``mcp.client.operation.duration``
-(seconds, per request we answer / send) and ``mcp.server.session.duration``
-(seconds, per server session, when it closes).
+Metrics, as the semantic conventions define them (by who sends, not by which
+side): ``mcp.server.operation.duration`` (seconds, per request received, until
+its answer is sent), ``mcp.client.operation.duration`` (per request sent,
+until its answer arrives), and ``mcp.server.session.duration`` /
+``mcp.client.session.duration`` (per session, when it closes).
 """
 
 from __future__ import annotations
@@ -73,18 +75,17 @@ class McpTap:
         self._born = time.monotonic()
         meter = otel.metrics.get_meter("yieldmcp")
         self._in_ops = meter.create_histogram(
-            f"mcp.{role}.operation.duration",
+            "mcp.server.operation.duration",  # as the receiver, either side
             unit="s",
             explicit_bucket_boundaries_advisory=_BOUNDS,
         )
-        peer = "client" if role == "server" else "server"
         self._out_ops = meter.create_histogram(
-            f"mcp.{peer}.operation.duration",
+            "mcp.client.operation.duration",  # as the sender, either side
             unit="s",
             explicit_bucket_boundaries_advisory=_BOUNDS,
         )
         self._sessions = meter.create_histogram(
-            "mcp.server.session.duration",
+            f"mcp.{role}.session.duration",
             unit="s",
             explicit_bucket_boundaries_advisory=_BOUNDS,
         )
@@ -176,8 +177,7 @@ class McpTap:
         self._end(entry, outcome, message, self._out_ops)
 
     def closed(self) -> None:
-        if self._role == "server":
-            self._sessions.record(time.monotonic() - self._born, self._common)
+        self._sessions.record(time.monotonic() - self._born, self._common)
         for table in (self._in, self._out):
             for entry in table.values():
                 outcome = {"error.type": "session_closed"}
