@@ -119,7 +119,7 @@ class Outbound:
             return  # a late reply to a cancelled request
         assert request_id is not None
         if self.tap is not None:
-            self.tap.settled(request_id, error)
+            self.tap.settled(request_id, result, error)
         if isinstance(entry, Slot):
             entry.settle(result, error)
             return
@@ -189,7 +189,7 @@ class Outbound:
             del self.pending[request_id]
             del self.related[request_id]
             if self.tap is not None:
-                self.tap.settled(request_id, exc)
+                self.tap.settled(request_id, None, exc)
             if isinstance(exc, BrokenSessionError):
                 raise  # the transport's own account of what broke
             raise BrokenSessionError(
@@ -207,7 +207,7 @@ class Outbound:
             return
         error = RequestTimeout(f"{entry.method} got no reply within {limit} s")
         if self.tap is not None:
-            self.tap.settled(request_id, error)
+            self.tap.settled(request_id, None, error)
         self.cancel_nowait(request_id, f"timed out after {limit} s")
         entry.owner.replied(request_id, None, error)
 
@@ -218,7 +218,7 @@ class Outbound:
         if entry is None or not isinstance(entry, Callback) or not entry.close():
             return
         if self.tap is not None:
-            self.tap.settled(request_id, None)
+            self.tap.settled(request_id, None, None)
         note = Notification(CANCELLED, {"requestId": request_id, "reason": reason})
         self.send_nowait_quietly(note, related)
 
@@ -324,7 +324,8 @@ class Outbound:
             self.pending.pop(request_id, None)
             self.related.pop(request_id, None)
             if self.tap is not None:  # idempotent: settle() may have told it
-                self.tap.settled(request_id, slot.error or sys.exc_info()[1])
+                error = slot.error or sys.exc_info()[1]
+                self.tap.settled(request_id, slot.result, error)
         if slot.error is not None:
             raise slot.error
         return slot.result

@@ -113,9 +113,8 @@ class ImmediateHandler(Handler, Protocol):
 class Session:
     """One JSON-RPC connection. Start it with :meth:`run` in a nursery.
 
-    It sends with :meth:`request` and, from code that never waits,
-    ``request_nowait``, ``cancel_nowait``, ``notify_nowait`` and
-    ``respond_nowait``; ``notify`` and ``release_stream`` send and wait. Those
+    It sends with :meth:`request` and, from code that never waits, the
+    ``*_nowait`` methods; ``notify`` and ``release_stream`` send and wait. Those
     are :class:`~bridge.jsonrpc.outbound.Outbound`'s methods, documented there.
 
     Args:
@@ -260,6 +259,8 @@ class Session:
     async def _dispatch(self, message: Parsed) -> None:
         match message:
             case Notification(method=method) if method != CANCELLED:
+                if self.tap is not None:
+                    self.tap.notified(message)
                 await self.handler.handle_notification(message, self)
             case Invalid(id=request_id, error=error):
                 await self._out.send_quietly(

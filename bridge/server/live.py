@@ -39,7 +39,7 @@ class LiveExecutor:
         self.elicitation_timeout = elicitation_timeout
 
     async def perform(self, key: str, question: PeerQuestion[Any]) -> Any:
-        method, params = ask(question, self.scope)
+        method, params = ask(question, self.scope, key)
         timeout = (
             self.sampling_timeout
             if method == "sampling/createMessage"
@@ -54,7 +54,7 @@ class LiveExecutor:
         if isinstance(notice, ReleaseStream):
             await self.session.release_stream(self.scope.request_id)
             return
-        notification = notice_notification(notice, self.scope)
+        notification = notice_notification(notice, self.scope, key)
         if notification is not None:
             method, params = notification
             await self.session.notify(method, params, related=self.scope.request_id)

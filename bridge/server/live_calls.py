@@ -219,8 +219,8 @@ class LiveCall:
                 self._answer_locally(key, question)
             case Ask():
                 asks.append(event)
-            case Tell(_key, notice):
-                self._tell(notice)
+            case Tell(key, notice):
+                self._tell(key, notice)
             case Withdraw(key):
                 unsent = [a for a in asks if a.key != key]
                 if len(unsent) < len(asks):
@@ -241,7 +241,7 @@ class LiveCall:
     def _ask(self, key: str, question: PeerQuestion[Any]) -> None:
         scope, session = self._scope, self._session
         try:
-            method, params = ask(question, scope)
+            method, params = ask(question, scope, key)
             server = self._server
             with performing(self._stepper.observer, key):  # the effect's span
                 request_id = session.request_nowait(
@@ -279,13 +279,13 @@ class LiveCall:
         else:
             self._stepper.answer(key, reply)
 
-    def _tell(self, notice: Notice) -> None:
+    def _tell(self, key: str, notice: Notice) -> None:
         session, scope = self._session, self._scope
         try:
             if isinstance(notice, ReleaseStream):
                 session.release_stream_nowait(scope.request_id)
                 return
-            notification = notice_notification(notice, scope)
+            notification = notice_notification(notice, scope, key)
             if notification is not None:
                 method, params = notification
                 session.notify_nowait(method, params, related=scope.request_id)

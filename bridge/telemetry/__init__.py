@@ -46,7 +46,7 @@ def install(enabled: bool = True) -> None:
     ``enabled=False``, none at all even if it is: tests that share a process
     with an SDK provider use it)."""
     _otel.enable(enabled)
-    _tap.install(_factory if enabled else None)
+    _tap.install("otel", _factory if enabled else None)
 
 
 async def traced_completion(sampler: Any, request: Any) -> Any:

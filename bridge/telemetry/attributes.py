@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 __all__ = [
+    "EFFECT_META",
     "PROTOCOL_VERSION_META",
     "outcome_attributes",
     "request_attributes",
@@ -21,6 +22,8 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+EFFECT_META = "io.yieldmcp/effect"
+"""The ``_meta`` key of a server's question or notice naming its effect key."""
 _NAMED = frozenset({"tools/call", "prompts/get"})
 
 

@@ -23,7 +23,13 @@ import time
 from collections.abc import Generator, Mapping
 from typing import Any, cast, final
 
-from bridge.jsonrpc.messages import ErrorResponse, Request, RequestId, Response
+from bridge.jsonrpc.messages import (
+    ErrorResponse,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
 from runtime._observe import OBSERVING
 
 from ._otel import Api
@@ -160,7 +166,9 @@ class McpTap:
         fields["_meta"] = carrier
         return fields
 
-    def settled(self, request_id: RequestId, error: BaseException | None) -> None:
+    def settled(
+        self, request_id: RequestId, result: Any, error: BaseException | None
+    ) -> None:
         entry = self._out.pop(request_id, None)
         if entry is None:
             return
@@ -175,6 +183,9 @@ class McpTap:
             )
             message = str(error)
         self._end(entry, outcome, message, self._out_ops)
+
+    def notified(self, notification: Notification) -> None:
+        pass  # notifications are not spans
 
     def closed(self) -> None:
         self._sessions.record(time.monotonic() - self._born, self._common)
