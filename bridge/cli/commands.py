@@ -192,6 +192,7 @@ def _add_call(verbs: Any) -> None:
     )
     _add_host_options(call)
     auth_options.add_call_options(call)
+    trace_options.add_call_options(call)
     call.set_defaults(run=_call)
 
 
@@ -334,10 +335,10 @@ def _answers(args: argparse.Namespace) -> Any:
         raise CliError(f"bad scripted answers: {exc}") from None
 
 
-def _prepare(args: argparse.Namespace) -> None:
+def _traced(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:
     try:
-        trace_options.prepare(args)  # OTEL_* variables, --trace
-    except ValueError as exc:
+        return trace_options.run(args, run)  # OTEL_* variables, --trace
+    except trace_options.TraceOptionError as exc:
         raise CliError(str(exc)) from None
 
 
@@ -355,8 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        _prepare(args)
-        return run(args)
+        return _traced(args, run)
     except CliError as exc:
         print(f"yieldmcp: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
