@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Generator
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -77,11 +76,12 @@ def effect_kind(effect: object) -> str:
     return _CAMEL.sub("_", type(effect).__name__).lower()
 
 
-@contextlib.contextmanager
-def performing(observer: Observer | None, key: str) -> Generator[None]:
-    """``observer.performing(key)``, or nothing without an observer."""
-    if observer is None:
-        yield
-        return
-    with observer.performing(key):
-        yield
+_NOTHING = contextlib.nullcontext()
+
+
+def performing(
+    observer: Observer | None, key: str
+) -> contextlib.AbstractContextManager[None]:
+    """``observer.performing(key)``, or a shared do-nothing context without
+    an observer (no object made per question)."""
+    return _NOTHING if observer is None else observer.performing(key)

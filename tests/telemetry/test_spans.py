@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import SpanKind, StatusCode
 
 from bridge.server import Server
+from runtime import SampleReply, SamplingRequest, ToolUse
 from runtime.errors import PeerError
 from tests.bridge.test_client import ScriptedModel, in_memory
 from tests.fixtures import interop_server as fx
@@ -173,3 +174,36 @@ async def test_without_telemetry_there_are_no_spans() -> None:
     from bridge.telemetry import _otel
 
     assert _otel.live() is None or trace.get_tracer_provider() is None
+
+
+class HotThenMild:
+    """Structured output that fails validation once, then passes."""
+
+    supports_tools = True
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, request: SamplingRequest) -> SampleReply:
+        self.calls += 1
+        celsius = 999 if self.calls == 1 else 4
+        data = {"city": "Oslo", "celsius": celsius}
+        return SampleReply(content=(ToolUse("s", "__schema__", data),), model="m")
+
+
+async def test_a_retry_is_an_event_on_the_answer_that_needed_it(
+    spans: InMemorySpanExporter,
+) -> None:
+    server = Server([fx.weather])
+    async with in_memory(server, "legacy", sampler=HotThenMild()) as client:
+        result = await client.call_tool("weather", {"prompt": "w"})
+    assert result.structured_content == {"city": "Oslo", "celsius": 4}
+    first, second = sorted(
+        named(list(spans.get_finished_spans()), "sample"),
+        key=lambda s: attrs(s)["yieldmcp.effect.key"],
+    )
+    (retry,) = first.events
+    assert retry.name == "yieldmcp.retry"
+    assert retry.attributes is not None
+    assert "celsius" in str(retry.attributes["yieldmcp.retry.reason"])
+    assert second.events == ()
