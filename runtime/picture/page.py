@@ -65,7 +65,10 @@ for (const bar of document.querySelectorAll('rect.bar')) {
 const asked = /^#hover=(\d+)$/.exec(location.hash);
 if (asked) {
   const bar = document.querySelector(`rect.bar[data-i="${asked[1]}"]`);
-  if (bar) show(bar, 0, 0);
+  if (bar) {
+    const box = bar.getBoundingClientRect();
+    show(bar, box.left, box.bottom);
+  }
 }
 document.body.classList.add('ready');
 """
