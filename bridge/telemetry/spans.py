@@ -75,26 +75,30 @@ class McpTap:
         self._role = role
         self._handler = handler
         self._tracer = otel.trace.get_tracer("yieldmcp")
+        self._transport = transport
         self._common = transport_attributes(transport)
+        self._version: str | None = None  # learnt from initialize, on a client
         self._in: dict[RequestId, _Open] = {}
         self._out: dict[RequestId, _Open] = {}
         self._born = time.monotonic()
-        meter = otel.metrics.get_meter("yieldmcp")
-        self._in_ops = meter.create_histogram(
-            "mcp.server.operation.duration",  # as the receiver, either side
-            unit="s",
-            explicit_bucket_boundaries_advisory=_BOUNDS,
+        self._in_ops = _histogram(otel, "mcp.server.operation.duration")
+        self._out_ops = _histogram(otel, "mcp.client.operation.duration")
+        self._sessions = _histogram(otel, f"mcp.{role}.session.duration")
+
+    def _attributes(
+        self, method: str, request_id: RequestId, params: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        version: Any = getattr(self._handler, "protocol_version", None)
+        attributes = request_attributes(
+            method, request_id, params, version or self._version
         )
-        self._out_ops = meter.create_histogram(
-            "mcp.client.operation.duration",  # as the sender, either side
-            unit="s",
-            explicit_bucket_boundaries_advisory=_BOUNDS,
-        )
-        self._sessions = meter.create_histogram(
-            f"mcp.{role}.session.duration",
-            unit="s",
-            explicit_bucket_boundaries_advisory=_BOUNDS,
-        )
+        attributes.update(self._common)
+        if "mcp.session.id" not in attributes:
+            # An HTTP client learns its session id from the first reply.
+            session_id: Any = getattr(self._transport, "session_id", None)
+            if isinstance(session_id, str):
+                attributes["mcp.session.id"] = session_id
+        return attributes
 
     # --- requests we answer ----------------------------------------------------------
 
@@ -102,9 +106,7 @@ class McpTap:
     def incoming(self, request: Request) -> Generator[object]:
         otel = self._otel
         params = request.params or {}
-        version: Any = getattr(self._handler, "protocol_version", None)
-        attributes = request_attributes(request.method, request.id, params, version)
-        attributes.update(self._common)
+        attributes = self._attributes(request.method, request.id, params)
         parent = otel.propagate.extract(_carrier(params))
         span = self._tracer.start_span(
             span_name(request.method, params),
@@ -149,9 +151,7 @@ class McpTap:
     ) -> Mapping[str, Any] | None:
         otel = self._otel
         fields = dict(params or {})
-        version: Any = getattr(self._handler, "protocol_version", None)
-        attributes = request_attributes(method, request_id, fields, version)
-        attributes.update(self._common)
+        attributes = self._attributes(method, request_id, fields)
         span = self._tracer.start_span(
             span_name(method, fields), kind=otel.SpanKind.CLIENT, attributes=attributes
         )
@@ -174,6 +174,11 @@ class McpTap:
             return
         outcome: dict[str, Any] = {}
         message = None
+        if entry.attributes["mcp.method.name"] == "initialize":
+            version: Any = None
+            if isinstance(result, Mapping):
+                version = cast("Mapping[str, Any]", result).get("protocolVersion")
+            self._version = version if isinstance(version, str) else None
         if error is not None:
             code: Any = getattr(error, "code", None)
             outcome = (
@@ -217,6 +222,24 @@ class McpTap:
             if "gen_ai.tool.name" in entry.attributes:
                 labels["gen_ai.tool.name"] = entry.attributes["gen_ai.tool.name"]
             histogram.record(time.monotonic() - entry.started, labels)
+
+
+_INSTRUMENTS: dict[tuple[int, str], Any] = {}
+
+
+def _histogram(otel: Api, name: str) -> Any:
+    """The histogram ``name`` of the current meter provider, made once (a
+    2026-07-28 HTTP request has a tap of its own; the SDK warns when an
+    instrument is made again)."""
+    provider = otel.metrics.get_meter_provider()
+    key = (id(provider), name)
+    found = _INSTRUMENTS.get(key)
+    if found is None:
+        meter = provider.get_meter("yieldmcp")
+        found = _INSTRUMENTS[key] = meter.create_histogram(
+            name, unit="s", explicit_bucket_boundaries_advisory=_BOUNDS
+        )
+    return found
 
 
 def _carrier(params: Mapping[str, Any]) -> dict[str, str]:

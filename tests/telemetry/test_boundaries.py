@@ -134,6 +134,11 @@ async def test_the_trace_crosses_http(spans: InMemorySpanExporter, era: str) -> 
             assert question.kind == SpanKind.CLIENT
             assert any(is_child(answer, m) for m in done if m.name == "chat")
         assert all("mcp.session.id" in (s.attributes or {}) for s in servers)
+        caller = one(done, "tools/call debate", SpanKind.CLIENT)
+        assert (caller.attributes or {})["mcp.session.id"] == (
+            servers[0].attributes or {}
+        )["mcp.session.id"]
+        assert (caller.attributes or {})["mcp.protocol.version"] == "2025-11-25"
     else:
         one(done, "tools/call debate (rounds)")
     undoubled(done)
