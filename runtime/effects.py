@@ -11,6 +11,9 @@ result. Effects fall into four families:
   are answered by the runtime itself, but journaled like peer questions, so a
   replayed tool sees the same time, the same random numbers and the same
   ``before()`` result.
+* **Steps** (:class:`Step`) run the tool's own function once, off the event
+  loop, and are journaled like peer questions: a replay gets the recorded
+  value without running the function (``ctx.step``; ``docs/steps.md``).
 * **Notices** (:class:`Log`, :class:`Progress`, :class:`ReleaseStream`) are sent
   and not answered.
 * :class:`Branch` runs child generators concurrently.
@@ -50,6 +53,8 @@ from ._notices import LogLevel as LogLevel
 from ._notices import Progress as Progress
 from ._notices import ReleaseStream as ReleaseStream
 from ._sample_effect import Sample as Sample
+from ._step_effect import Step as Step
+from ._step_effect import StepReply as StepReply
 
 __all__ = [
     "LOG_LEVELS",
@@ -73,4 +78,6 @@ __all__ = [
     "ReleaseStream",
     "RunBefore",
     "Sample",
+    "Step",
+    "StepReply",
 ]

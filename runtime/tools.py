@@ -38,9 +38,9 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ._effect_base import Op
 from ._elicit_schema import elicitation_schema
-from ._local_effects import RunBefore
 from ._tool import Program as Program
 from ._tool import Tool as Tool
+from ._tool_steps import as_program, before_program, code_version
 from .context import Context, ElicitKey
 from .errors import InvalidTool
 from .principal import scope_set
@@ -98,6 +98,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
+    version: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
 
 
@@ -114,6 +115,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
+    version: str | None = None,
 ) -> Any:
     """Define a tool from ``fn(params, ctx)`` (a generator function, or a plain one).
 
@@ -131,11 +133,17 @@ def tool(
     the tool, on a server that checks tokens (``Server(auth=...)``): without
     them the call is refused with HTTP 403 ``insufficient_scope``.
 
+    An ``async def`` tool runs as one step (``ctx.step``): it may await any
+    I/O but yields no effects. ``version`` names the code's version for
+    2026-07-28 ``requestState`` (default: a hash of ``fn``'s source).
+
     Raises:
         InvalidTool: if the definition is malformed (see the message).
     """
 
     def define(fn: Callable[..., Any]) -> Tool[Any, Any]:
+        code = code_version(fn, version)
+        fn = as_program(fn)  # an async def: one step
         default = _NoParams if input_schema is None else _AnyParams
         params_model, takes_params = _params_of(fn, params, default)
         body = fn if takes_params else _drop_params(fn)
@@ -150,6 +158,7 @@ def tool(
             annotations=annotations,
             input_schema=input_schema,
             scopes=scopes,
+            version=code,
         )
 
     return define if fn is None else define(fn)
@@ -167,6 +176,7 @@ def _make(
     annotations: Mapping[str, Any] | None,
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
+    version: str | None = None,
 ) -> Tool[Any, Any]:
     if not _NAME.match(name):
         raise InvalidTool(
@@ -184,6 +194,7 @@ def _make(
         annotations=annotations,
         schema_validator=_schema_validator(name, input_schema),
         scopes=_scopes(name, scopes),
+        version=version,
     )
 
 
@@ -333,21 +344,20 @@ def handoff(
 ) -> Tool[P, R]:
     """Define a tool in three phases: ``before`` → ``client`` → ``after``.
 
-    ``before(params)`` runs once, on the server; its result is journaled (annotate
-    its return type so it can be recorded faithfully). ``client(handoff, ctx)`` is
-    the effect generator. ``after(handoff, client_result)`` runs once, when the
-    client part returns, and produces the tool's result. ``name`` defaults to the
-    name of ``client``, ``params`` to the annotation of ``before``'s parameter.
+    ``before(params)`` runs once, on the server, as a step: its result is
+    journaled through its return annotation, which it must have.
+    ``client(handoff, ctx)`` is the effect generator. ``after(handoff,
+    client_result)`` runs once, when the client part returns, and produces the
+    tool's result. ``name`` defaults to the name of ``client``, ``params`` to
+    the annotation of ``before``'s parameter.
     """
     hints = _hints(before)
     params_model = _before_params(before, hints)
-    handoff_adapter = TypeAdapter(hints.get("return", Any))
     tool_name = client.__name__ if name is None else name
+    run_before = before_program(tool_name, before, hints)
 
     def body(params: Any, ctx: Context) -> Op[R]:
-        value = yield RunBefore(
-            tool=tool_name, before=before, params=params, adapter=handoff_adapter
-        )
+        value = yield from run_before(params)
         result = yield from client(value, ctx)
         return after(value, result)
 
@@ -360,4 +370,5 @@ def handoff(
         body=body,
         title=title,
         annotations=annotations,
+        version=code_version(client),
     )

@@ -36,6 +36,7 @@ from runtime.principal import Principal
 from . import live_calls as _live_calls
 from . import methods as _methods
 from . import modern as _modern
+from . import modern_tasks as _modern_tasks
 from .limits import busy, check_size
 from .offer import Offer
 from .questions import CallScope
@@ -77,7 +78,10 @@ class Connection:
             result = _modern.respond_now(
                 self.server, request, notify, principal=self.principal
             )
-            session.respond_nowait(request.id, result)
+            if isinstance(result, tuple):  # it runs a step: go on in a task
+                _modern_tasks.resume(self.server, request, session, *result)
+            else:
+                session.respond_nowait(request.id, result)
             return True
         self._session = session
         method = request.method

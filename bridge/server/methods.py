@@ -128,7 +128,13 @@ async def call_tool_live(
     debug = server.debug
     with server.calls.held(session.in_flight - 1):  # not counting this one
         try:
-            value = await run(tool, arguments, executor, principal=scope.principal)
+            value = await run(
+                tool,
+                arguments,
+                executor,
+                principal=scope.principal,
+                limiter=server.step_limiter,
+            )
         except Exception as exc:
             return tool_call_result(tool, scope, error=exc, debug=debug)
     return tool_call_result(tool, scope, value=value, debug=debug)
@@ -263,7 +269,13 @@ async def get_prompt_live(
     )
     try:
         with server.calls.held(session.in_flight - 1):
-            value = await run(item.program, parsed, executor, principal=scope.principal)
+            value = await run(
+                item.program,
+                parsed,
+                executor,
+                principal=scope.principal,
+                limiter=server.step_limiter,
+            )
     except UrlElicitationRequired as exc:
         raise url_required(exc, scope) from None
     return prompt_result(value, item.description)

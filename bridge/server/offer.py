@@ -72,6 +72,9 @@ class Offer:
         self.sealer = Sealer(state_keys, ttl=state_ttl)
         self.limits = limits or ServerLimits()
         self.calls = CallSlots(self.limits)
+        # Sync steps of every call share these threads (trio's own default
+        # limiter would be shared with everything else in the process).
+        self.step_limiter = trio.CapacityLimiter(self.limits.step_threads)
         self.debug = debug
         self.tools: dict[str, Tool[Any, Any]] = {}
         self.resources: dict[str, Resource] = {}
@@ -86,6 +89,7 @@ class Offer:
         self.limits = limits
         self.calls = CallSlots(limits)
         self.calls.in_flight = in_flight
+        self.step_limiter.total_tokens = limits.step_threads
 
     def add(self, *items: Any) -> None:
         """Offer tools, resources, resource templates and prompts.
