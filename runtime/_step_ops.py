@@ -24,7 +24,7 @@ from pydantic import TypeAdapter
 from ._effect_base import Op
 from ._notices import Log
 from ._step_effect import Step, StepReply, step_outcome
-from .errors import InvalidEffect
+from .errors import InvalidEffect, StepNotRecordable
 
 __all__ = ["StepCall", "StepMethods", "step_op"]
 
@@ -36,12 +36,19 @@ R = TypeVar("R")
 def _adapter(fn: Callable[..., Any]) -> TypeAdapter[Any]:
     """The adapter of ``fn``'s return annotation (``Any`` without one): made
     once per function, since a replay builds its steps again every round."""
-    target = fn.func if isinstance(fn, functools.partial) else fn
+    target: Any = fn.func if isinstance(fn, functools.partial) else fn
     try:
         hint: Any = get_type_hints(target).get("return", Any)
     except Exception:
         hint = Any
-    return TypeAdapter(Any if hint is None else hint)
+    try:
+        return TypeAdapter(Any if hint is None else hint)
+    except Exception as exc:
+        raise StepNotRecordable(
+            f"step {_name_of(target)!r} returns {hint!r}, which cannot be recorded "
+            f"as JSON ({type(exc).__name__}); return a pydantic model, a "
+            f"dataclass or plain JSON types"
+        ) from None
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
