@@ -9,6 +9,7 @@ reads, so it must say what the tool meant to say and nothing else:
   validation, a branch limit) say what happened in the protocol, in words
   yieldmcp wrote, so they go too, prefixed with their type;
 * any other exception (``RuntimeError("db connect failed: password=...")``,
+  and a step's ``StepFailed``, which repeats such an exception's message),
   an ``OSError`` naming a file) may carry secrets or internals: the client
   gets a generic message with an *error id*, and the traceback is logged on
   the server under the same id, so an operator can find it. With
@@ -24,7 +25,7 @@ from typing import cast
 
 import pydantic
 
-from runtime.errors import InternalError, ToolError, YieldMCPError
+from runtime.errors import InternalError, StepFailed, ToolError, YieldMCPError
 
 __all__ = ["describe_failure", "tool_failure"]
 
@@ -46,8 +47,8 @@ def _expected(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         group = cast("BaseExceptionGroup[BaseException]", exc)
         return all(_expected(e) for e in group.exceptions)
-    if isinstance(exc, InternalError):
-        return False
+    if isinstance(exc, InternalError | StepFailed):
+        return False  # a step's own exception may say anything: as unexpected
     return isinstance(exc, YieldMCPError | pydantic.ValidationError)
 
 

@@ -201,3 +201,22 @@ async def test_a_value_that_cannot_be_recorded_fails_at_the_first_run() -> None:
 
 def test_the_default_journal_cap_is_one_mebibyte() -> None:
     assert ServerLimits().max_journal_bytes == 1024 * 1024
+
+
+def leaky() -> str:
+    raise RuntimeError("db connect failed: password=hunter2")
+
+
+@tool
+def leaks(ctx: Context) -> Op[str]:
+    return (yield from ctx.step(leaky))
+
+
+async def test_a_failed_step_does_not_tell_the_client_its_exception() -> None:
+    async with wire_peer(Server([leaks])) as peer:
+        result = await peer.request(
+            "tools/call", {"name": "leaks", "arguments": {}, "_meta": modern_meta()}
+        )
+    assert result["isError"] is True
+    assert "hunter2" not in result["content"][0]["text"]
+    assert "error id" in result["content"][0]["text"]
