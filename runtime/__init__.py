@@ -37,7 +37,6 @@ from .effects import Progress as Progress
 from .effects import Question as Question
 from .effects import RandomBits as RandomBits
 from .effects import ReleaseStream as ReleaseStream
-from .effects import RunBefore as RunBefore
 from .effects import Sample as Sample
 from .effects import Step as Step
 from .effects import StepReply as StepReply
@@ -134,7 +133,6 @@ __all__ = [
     "ReplayDivergence",
     "Root",
     "RootsReply",
-    "RunBefore",
     "Sample",
     "SampleReply",
     "SampleResult",

@@ -58,7 +58,7 @@ class ServerLimits:
             once, on the whole server; more steps wait for a thread.
         max_journal_bytes: bytes of a 2026-07-28 call's journal (the answers
             and step results its ``requestState`` carries in every round); a
-            warning is logged at 80%, and past it the call fails with a tool
+            warning is logged at 80 percent, and past it the call fails with a tool
             error.
     """
 

@@ -220,3 +220,17 @@ async def test_a_failed_step_does_not_tell_the_client_its_exception() -> None:
     assert result["isError"] is True
     assert "hunter2" not in result["content"][0]["text"]
     assert "error id" in result["content"][0]["text"]
+
+
+def test_serve_has_a_flag_for_each_step_limit() -> None:
+    import subprocess
+    import sys
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "bridge.cli", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "--step-threads INT" in shown
+    assert "--max-journal-bytes INT" in shown
