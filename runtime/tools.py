@@ -122,10 +122,10 @@ def tool(
     return annotation ``Op[R]``. ``description`` defaults to the docstring.
 
     ``input_schema`` (a JSON Schema 2020-12 object schema) is advertised as the
-    tool's ``inputSchema`` exactly as given; arguments that fail it are refused
-    with JSON-RPC error -32602 before ``params`` validates them. Without a
-    ``params`` model, the tool receives a model carrying every argument as an
-    extra field (``params.model_extra``).
+    tool's ``inputSchema`` exactly as given; arguments that fail it (or then
+    ``params``) are answered as an ``isError`` result naming each field
+    (SEP-1303). Without a ``params`` model, the tool receives a model carrying
+    every argument as an extra field (``params.model_extra``).
 
     ``scopes`` are the OAuth scopes a caller's access token must grant to call
     the tool, on a server that checks tokens (``Server(auth=...)``): without
