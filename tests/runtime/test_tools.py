@@ -150,18 +150,18 @@ def test_bad_tool_names_are_refused(name: str) -> None:
             return None
 
 
-def test_the_first_parameter_must_be_a_pydantic_model() -> None:
-    with pytest.raises(InvalidTool, match="pydantic"):
+def test_params_must_be_a_pydantic_model() -> None:
+    with pytest.raises(InvalidTool, match="params= must be a pydantic model"):
 
-        @tool
+        @tool(params=dict)  # type: ignore[arg-type]
         def t(params: dict, ctx: Context) -> None:  # type: ignore[type-arg]
             return None
 
 
-def test_wrong_arity_is_refused() -> None:
-    with pytest.raises(InvalidTool, match=r"\(params, ctx\) or \(ctx\)"):
+def test_params_takes_one_parameter_beside_the_context() -> None:
+    with pytest.raises(InvalidTool, match=r"takes the model and the context"):
 
-        @tool
+        @tool(params=Args)
         def t(a: Args, b: Context, c: int) -> None:
             return None
 
