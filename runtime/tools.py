@@ -229,18 +229,39 @@ def _elicits(tool_name: str, elicits: Elicits | None) -> dict[str, type[BaseMode
         return {}
     if isinstance(elicits, Mapping):
         pairs = list(cast("Mapping[str, type[BaseModel]]", elicits).items())
+    elif isinstance(elicits, str | bytes):
+        raise InvalidTool(_ELICITS_FORM.format(tool_name, elicits))
     else:
-        pairs = [(k.name, k.model) for k in elicits]
+        pairs = [_elicit_key(tool_name, k) for k in elicits]
     out: dict[str, type[BaseModel]] = {}
     for key, model in pairs:
         if not isinstance(key, str) or not key:
             raise InvalidTool(f"tool {tool_name!r}: elicits keys must be non-empty str")
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise InvalidTool(
+                f"tool {tool_name!r}, elicits[{key!r}]: the form must be a pydantic "
+                f"model class, got {model!r}"
+            )
         try:
             elicitation_schema(model)
         except InvalidTool as exc:
             raise InvalidTool(f"tool {tool_name!r}, elicits[{key!r}]: {exc}") from None
         out[key] = model
     return out
+
+
+_ELICITS_FORM = (
+    "tool {!r}: elicits takes ElicitKey values (elicits=[ElicitKey('name', "
+    "Model)]) or a mapping (elicits={{'name': Model}}), not {!r}: each key "
+    "needs the model of its form"
+)
+
+
+def _elicit_key(tool_name: str, key: object) -> tuple[str, type[BaseModel]]:
+    if not isinstance(key, ElicitKey):
+        raise InvalidTool(_ELICITS_FORM.format(tool_name, key))
+    known = cast("ElicitKey[Any]", key)
+    return known.name, known.model
 
 
 def _adapter(name: str, output: Any) -> TypeAdapter[Any] | None:

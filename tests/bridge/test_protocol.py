@@ -25,7 +25,7 @@ from bridge.jsonrpc.session import Session
 from bridge.server import Server
 from bridge.transports.memory import MemoryTransport, memory_pair
 from runtime import Context, tool
-from runtime.errors import ToolError, UrlElicitationRequired
+from runtime.errors import InvalidTool, ToolError, UrlElicitationRequired
 from tests.fixtures import protocol_tools as tools
 from tests.mcp_schema import validate, validate_message
 
@@ -764,3 +764,16 @@ async def test_every_frame_of_a_session_is_valid_2025_11_25() -> None:
         "error -32602": 2,
         "error -32600": 1,
     }
+
+
+def test_two_tools_of_one_name_on_a_server_is_invalid_tool() -> None:
+    @tool
+    def t(ctx: Context) -> str:
+        return "a"
+
+    @tool(name="t")
+    def u(ctx: Context) -> str:
+        return "b"
+
+    with pytest.raises(InvalidTool, match="two tools are named 't'"):
+        Server([t, u])

@@ -280,3 +280,12 @@ def test_release_stream_is_a_notice_the_executor_sees() -> None:
     peer = ScriptedPeer()
     assert run_scripted(polls, {}, peer) == "done"
     assert [n for _, n in peer.notices] == [ReleaseStream()]
+
+
+@pytest.mark.parametrize("elicits", [["name"], "name", [("name", Args)]])
+def test_elicits_of_bare_names_is_a_one_line_invalid_tool(elicits: object) -> None:
+    with pytest.raises(InvalidTool, match=r"elicits takes ElicitKey values"):
+
+        @tool(elicits=elicits)  # type: ignore[arg-type]
+        def t(ctx: Context) -> None:
+            return None
