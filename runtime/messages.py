@@ -277,20 +277,21 @@ class Usage:
 # --- validation ---------------------------------------------------------------------
 
 
-def validate_messages(
-    messages: Sequence[Message], *, tool_names: Iterable[str] | None = None
-) -> None:
+def validate_messages(messages: Sequence[Message]) -> None:
     """Check a conversation against MCP's sampling rules, or raise InvalidMessages.
 
     The rules: at least one message; ``tool_use`` only from the assistant and
     ``tool_result`` only from the user; a user message holding tool results holds
     nothing else; tool-use ids are unique; every assistant tool use is answered by
     a matching result in the very next message, and results answer only those.
-    When ``tool_names`` is given, every tool use must name one of them.
+
+    Earlier tool uses may name any tool: a conversation swaps tools as it goes
+    (a decision tree's level-1 tools, then its level-2 ones), and it may carry a
+    ``__schema__`` or an elicitation exchange. Only the model's reply to a
+    request must name a tool offered in it (``sample_tools`` checks that).
     """
     if not messages:
         raise InvalidMessages("a sample needs at least one message")
-    offered = None if tool_names is None else frozenset(tool_names)
     seen: set[str] = set()
     open_ids: list[str] = []
     for index, message in enumerate(messages):
@@ -306,7 +307,7 @@ def validate_messages(
                 f"message with those tool_use ids"
             )
         if uses:
-            _check_uses(index, message, uses, seen, offered)
+            _check_uses(index, message, uses, seen)
             open_ids = [u.id for u in uses]
     if open_ids:
         raise InvalidMessages(
@@ -320,7 +321,6 @@ def _check_uses(
     message: Message,
     uses: list[ToolUse],
     seen: set[str],
-    offered: frozenset[str] | None,
 ) -> None:
     if message.role != "assistant":
         raise InvalidMessages(f"message {index}: only the assistant may use tools")
@@ -328,11 +328,6 @@ def _check_uses(
         if use.id in seen:
             raise InvalidMessages(f"message {index}: tool_use id {use.id!r} repeats")
         seen.add(use.id)
-        if offered is not None and use.name not in offered:
-            raise InvalidMessages(
-                f"message {index}: tool_use names {use.name!r}, which is not among "
-                f"the offered tools {sorted(offered)}"
-            )
 
 
 def _check_answers(

@@ -4,7 +4,8 @@ A tool's failure becomes an ``isError`` result whose text the client's model
 reads, so it must say what the tool meant to say and nothing else:
 
 * a :class:`~runtime.errors.ToolError`'s message goes to the client as is
-  (that is what it is for);
+  (that is what it is for), and so does :class:`~runtime.errors.InvalidArguments`
+  (each field of the call's arguments that failed, and why: SEP-1303);
 * yieldmcp's own errors (a capability the client lacks, an answer that failed
   validation, a branch limit) say what happened in the protocol, in words
   yieldmcp wrote, so they go too, prefixed with their type;
@@ -25,7 +26,13 @@ from typing import cast
 
 import pydantic
 
-from runtime.errors import InternalError, StepFailed, ToolError, YieldMCPError
+from runtime.errors import (
+    InternalError,
+    InvalidArguments,
+    StepFailed,
+    ToolError,
+    YieldMCPError,
+)
 
 __all__ = ["describe_failure", "tool_failure"]
 
@@ -66,7 +73,7 @@ def describe_failure(
             describe_failure(e, error_id=error_id, debug=debug)
             for e in group.exceptions
         )
-    if isinstance(exc, ToolError):
+    if isinstance(exc, ToolError | InvalidArguments):
         return str(exc)
     if isinstance(exc, pydantic.ValidationError):
         fields = sorted(

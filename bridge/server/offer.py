@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import trio
 
 from runtime import Tool
+from runtime.errors import InvalidTool
 
 from .catalog import Prompt, Resource, ResourceTemplate
 from .limits import CallSlots, ServerLimits
@@ -151,6 +152,11 @@ class Offer:
 
     @staticmethod
     def _unique(table: dict[str, Any], key: str, kind: str) -> dict[str, Any]:
+        if key in table and kind == "tool":
+            raise InvalidTool(
+                f"two tools are named {key!r}: a server offers one tool per name "
+                f"(give one another with @tool(name=...))"
+            )
         if key in table:
             raise ValueError(f"two {kind}s are named {key!r}")
         return table
