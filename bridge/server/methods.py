@@ -259,7 +259,10 @@ async def get_prompt_live(
         raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
     parsed = item.program.parse_arguments(arguments(params))
     executor = LiveExecutor(
-        session, scope, elicitation_timeout=server.elicitation_timeout
+        session,
+        scope,
+        sampling_timeout=server.sampling_timeout,
+        elicitation_timeout=server.elicitation_timeout,
     )
     try:
         with server.calls.held(session.in_flight - 1):

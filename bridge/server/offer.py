@@ -26,9 +26,19 @@ from .state_token import Sealer
 if TYPE_CHECKING:
     from .auth.config import Auth
 
-__all__ = ["ListKind", "Offer"]
+__all__ = [
+    "DEFAULT_ELICITATION_TIMEOUT",
+    "DEFAULT_SAMPLING_TIMEOUT",
+    "ListKind",
+    "Offer",
+]
 
 ListKind = Literal["tools", "prompts", "resources"]
+
+DEFAULT_SAMPLING_TIMEOUT = 60.0
+"""Seconds a tool waits for the client's sampling answer by default."""
+DEFAULT_ELICITATION_TIMEOUT = 600.0
+"""Seconds a tool waits for an elicitation answer by default: a person answers."""
 
 
 def _package_version() -> str:
@@ -54,8 +64,8 @@ class Offer:
         version: str | None = None,
         title: str | None = None,
         instructions: str | None = None,
-        sampling_timeout: float | None = None,
-        elicitation_timeout: float | None = None,
+        sampling_timeout: float | None = DEFAULT_SAMPLING_TIMEOUT,
+        elicitation_timeout: float | None = DEFAULT_ELICITATION_TIMEOUT,
         state_keys: Sequence[bytes] | None = None,
         state_ttl: float = 600.0,
         auth: Auth | None = None,

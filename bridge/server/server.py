@@ -44,8 +44,11 @@ class Server(Offer):
         name, version, title: the server's ``serverInfo``.
         instructions: optional usage hints for the client's model.
         sampling_timeout: seconds to wait for a client's sampling answer
-            (``None``: until the call is cancelled).
-        elicitation_timeout: the same for elicitation (people are slow).
+            (60; ``None``: until the call is cancelled). When it passes, the
+            request is withdrawn (``notifications/cancelled``) and the tool's
+            ``yield`` raises :class:`~runtime.errors.RequestTimeout`.
+        elicitation_timeout: the same for elicitation (10 minutes: a person
+            answers it).
         state_keys: keys sealing 2026-07-28 ``requestState`` (the first seals,
             all open); default ``YIELDMCP_STATE_KEY`` or a random key. Workers
             that share a key can resume each other's calls.
