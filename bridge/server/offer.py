@@ -13,13 +13,14 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 from collections.abc import Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from runtime import Tool
 
 from .catalog import Prompt, Resource, ResourceTemplate
+from .changes import Change, ListKind, ResourceUpdated
 from .limits import CallSlots, ServerLimits
 from .state_token import Sealer
 
@@ -33,7 +34,6 @@ __all__ = [
     "Offer",
 ]
 
-ListKind = Literal["tools", "prompts", "resources"]
 
 DEFAULT_SAMPLING_TIMEOUT = 60.0
 """Seconds a tool waits for the client's sampling answer by default."""
@@ -87,7 +87,7 @@ class Offer:
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
-        self._listeners: set[trio.MemorySendChannel[ListKind]] = set()
+        self._listeners: set[trio.MemorySendChannel[Change]] = set()
         self.add(*items)
 
     def set_limits(self, limits: ServerLimits) -> None:
@@ -135,14 +135,26 @@ class Offer:
                     raise TypeError(f"cannot remove {item!r}")
             self._changed(_kind_of(item))
 
+    def notify_resource_updated(self, uri: str) -> None:
+        """Announce that the resource at ``uri`` changed: every client
+        subscribed to it (``resources/subscribe`` in 2025-11-25,
+        ``resourceSubscriptions`` of ``subscriptions/listen`` in 2026-07-28) is
+        sent ``notifications/resources/updated``, on stdio and HTTP.
+
+        Call it from the server's trio thread (a tool, a task beside
+        ``serve``); delivery is best effort, as the spec allows.
+        """
+        self._changed(ResourceUpdated(uri))
+
     @contextlib.contextmanager
-    def listen(self) -> Generator[trio.MemoryReceiveChannel[ListKind]]:
-        """Within the block, a channel of list changes (``"tools"``, ...).
+    def listen(self) -> Generator[trio.MemoryReceiveChannel[Change]]:
+        """Within the block, a channel of changes: a list (``"tools"``, ...)
+        or a resource (:class:`~bridge.server.changes.ResourceUpdated`).
 
         Changes are dropped, not queued without bound, for a listener that has
         fallen 64 behind.
         """
-        send, receive = trio.open_memory_channel[ListKind](64)
+        send, receive = trio.open_memory_channel[Change](64)
         self._listeners.add(send)
         try:
             yield receive
@@ -150,7 +162,7 @@ class Offer:
             self._listeners.discard(send)
             send.close()
 
-    def _changed(self, kind: ListKind) -> None:
+    def _changed(self, kind: Change) -> None:
         for listener in list(self._listeners):
             with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
                 listener.send_nowait(kind)

@@ -25,6 +25,8 @@ import functools
 import weakref
 from typing import final
 
+import trio
+
 from bridge.jsonrpc.session import Session, Transport
 
 from .connection import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
@@ -100,8 +102,14 @@ class Server(Offer):
         return False
 
     async def serve(self, transport: Transport) -> None:
-        """Serve one connection until its transport ends."""
-        await Session(transport, self.connection()).run()
+        """Serve one connection until its transport ends (announcing list
+        changes and resource updates to it: :meth:`notify_resource_updated`)."""
+        connection = self.connection()
+        session = Session(transport, connection)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(connection.forward_changes, session)
+            await session.run()
+            nursery.cancel_scope.cancel()
 
     async def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout until stdin closes."""
