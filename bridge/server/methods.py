@@ -23,7 +23,7 @@ from runtime.errors import RequestError, UrlElicitationRequired
 from runtime.messages import Audio, Image
 
 from .failures import describe_failure as describe_failure
-from .failures import tool_failure
+from .failures import prompt_failure, tool_failure
 from .live import LiveExecutor
 from .questions import CallScope, url_required
 
@@ -269,6 +269,10 @@ async def get_prompt_live(
             value = await run(item.program, parsed, executor, principal=scope.principal)
     except UrlElicitationRequired as exc:
         raise url_required(exc, scope) from None
+    except RequestError:
+        raise
+    except Exception as exc:
+        raise prompt_failure(name, exc, debug=server.debug) from None
     return prompt_result(value, item.description)
 
 
