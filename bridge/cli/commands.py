@@ -30,6 +30,7 @@ import trio
 
 from . import auth_options
 from .limits import add_limit_flags, apply_limits, http_options
+from .server_options import add_server_flags, apply_server_options
 
 __all__ = ["main"]
 
@@ -119,6 +120,7 @@ def _add_serve(verbs: Any) -> None:
     )
     auth_options.add_serve_options(serve)
     add_limit_flags(serve)
+    add_server_flags(serve)
     serve.set_defaults(run=_serve)
 
 
@@ -231,6 +233,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         apply_limits(server, args)
+        apply_server_options(server, args)
         options = http_options(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None

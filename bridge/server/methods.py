@@ -23,7 +23,7 @@ from runtime.errors import InvalidArguments, RequestError, UrlElicitationRequire
 from runtime.messages import Audio, Image
 
 from .failures import describe_failure as describe_failure
-from .failures import tool_failure
+from .failures import prompt_failure, tool_failure
 from .live import LiveExecutor
 from .questions import CallScope, url_required
 
@@ -270,7 +270,10 @@ async def get_prompt_live(
         raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
     parsed = item.program.parse_arguments(arguments(params))
     executor = LiveExecutor(
-        session, scope, elicitation_timeout=server.elicitation_timeout
+        session,
+        scope,
+        sampling_timeout=server.sampling_timeout,
+        elicitation_timeout=server.elicitation_timeout,
     )
     try:
         with server.calls.held(session.in_flight - 1):
@@ -283,6 +286,10 @@ async def get_prompt_live(
             )
     except UrlElicitationRequired as exc:
         raise url_required(exc, scope) from None
+    except RequestError:
+        raise
+    except Exception as exc:
+        raise prompt_failure(name, exc, debug=server.debug) from None
     return prompt_result(value, item.description)
 
 
