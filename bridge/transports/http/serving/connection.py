@@ -30,7 +30,7 @@ import attrs
 import h11
 import trio
 
-from .wire import http_scope, refusal, response_head
+from .wire import head_size, http_scope, refusal, response_head
 
 __all__ = ["App", "ConnectionSettings", "serve_connection"]
 
@@ -129,7 +129,13 @@ class _Connection:
                     if event is h11.NEED_DATA:
                         self.h11.receive_data(await self.receive())
                         continue
-                    return event if isinstance(event, h11.Request) else None
+                    if not isinstance(event, h11.Request):
+                        return None
+                    if head_size(event) > settings.max_header_bytes:
+                        # h11 bounds only a head still arriving; this one came whole.
+                        await self._refuse(431, "Request Header Fields Too Large")
+                        return None
+                    return event
         except h11.RemoteProtocolError as exc:
             await self._refuse(exc.error_status_hint, f"Bad Request: {exc}")
             return None
@@ -137,7 +143,7 @@ class _Connection:
         return None
 
     async def _refuse(self, status: int, text: str) -> None:
-        if self.gone or self.h11.our_state is not h11.IDLE:
+        if self.gone:  # (nothing of a response was sent yet)
             return
         with contextlib.suppress(_Gone):
             await self.send_all(refusal(status, text))
@@ -184,8 +190,6 @@ class _Exchange:
         with self.scope:
             try:
                 await app(scope, self.receive, self.send)
-            except _Gone:
-                pass
             except Exception:
                 log.exception("the app failed on %s %s", scope["method"], scope["path"])
             if not self.started and not self.c.gone:
@@ -195,8 +199,7 @@ class _Exchange:
         # The app sent nothing (it failed): the client still gets an answer.
         self.status, self.headers = 500, [(b"connection", b"close")]
         body = {"type": "http.response.body", "body": b"Internal Server Error"}
-        with contextlib.suppress(_Gone):
-            await self.send(body)
+        await self.send(body)
 
     async def receive(self) -> dict[str, Any]:
         if self.body_done or self.c.gone:
@@ -287,9 +290,10 @@ class _Exchange:
         try:
             await self.c.send_all(data)
         except _Gone:
-            # The peer is gone: the app's work for it ends here.
+            # The peer is gone: the app's work for it ends here (a cancellation,
+            # which the app's nurseries and this exchange's scope absorb).
             self.scope.cancel()
-            raise
+            await trio.lowlevel.checkpoint()
 
 
 def _request(chunks: list[bytes], *, more: bool) -> dict[str, Any]:

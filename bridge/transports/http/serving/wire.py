@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 import h11
 
-__all__ = ["http_scope", "refusal", "response_head"]
+__all__ = ["head_size", "http_scope", "refusal", "response_head"]
 
 _ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
 
@@ -44,6 +44,14 @@ def http_scope(
         "client": client,
         "server": server,
     }
+
+
+def head_size(request: h11.Request) -> int:
+    """About how many bytes ``request``'s head took on the wire."""
+    size = len(request.method) + len(request.target) + 12
+    for name, value in request.headers:
+        size += len(name) + len(value) + 4
+    return size
 
 
 def response_head(
