@@ -540,26 +540,40 @@ async def test_an_idle_session_expires_and_its_calls_are_cancelled() -> None:
     assert "idle" in http_tools.CLEANED
 
 
-async def test_by_default_every_response_is_a_resumable_stream() -> None:
-    async with served(server()) as url, httpx.AsyncClient(timeout=10) as http:
-        raw = Raw(http, url)
-        response = await raw.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-        )
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+async def test_with_always_every_response_is_a_resumable_stream() -> None:
+    always = HttpLimits(stream_responses="always")
+    async with (
+        served(server(), limits=always) as url,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        response = await Raw(http, url).post(_INITIALIZE)
         assert response.headers["content-type"].startswith("text/event-stream")
         body = response.text
     assert body.startswith("id: ")
     assert "retry: " in body.split("\n\n")[0]
     assert '"protocolVersion":"2025-11-25"' in body
+
+
+async def test_by_default_a_response_that_comes_first_is_plain_json() -> None:
+    # One write, and the connection carries the next request (issue 31).
+    async with served(server()) as url, httpx.AsyncClient(timeout=10) as http:
+        raw = Raw(http, url)
+        raw.methods[1] = "initialize"
+        response = await raw.post(_INITIALIZE)
+        body = raw.checked_body(response)
+    assert body["result"]["protocolVersion"] == "2025-11-25"
 
 
 async def test_at_most_inbox_size_client_messages_wait_for_the_session() -> None:

@@ -67,11 +67,13 @@ class HttpLimits:
             before a POST waits.
         retry_ms: the ``retry:`` sent in priming events (how long a client
             waits before resuming a stream the server closed).
-        stream_responses: how a 2025-11-25 request is answered: ``"always"``
-            as an SSE stream with a priming event, so every response can be
-            resumed after a dropped connection (what the reference SDK does);
+        stream_responses: how a 2025-11-25 request is answered:
             ``"when-needed"`` as plain JSON when the response is the first
-            thing the server sends for it (cheaper, not resumable).
+            thing the server sends for it (a call that asks the client nothing
+            and sends no notification; one write, and the connection is
+            reused), else as an SSE stream with a priming event;
+            ``"always"`` as an SSE stream, so that every response can be
+            resumed after a dropped connection (what the reference SDK does).
     """
 
     max_body: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
@@ -93,5 +95,6 @@ class HttpLimits:
     inbox_size: int = attrs.field(default=32, validator=_positive)
     retry_ms: int = attrs.field(default=1000, validator=_positive)
     stream_responses: Literal["always", "when-needed"] = attrs.field(
-        default="always", validator=attrs.validators.in_(("always", "when-needed"))
+        default="when-needed",
+        validator=attrs.validators.in_(("always", "when-needed")),
     )
