@@ -296,7 +296,8 @@ async def _stream(
     seconds; end the response."""
 
     async def write(event: StoredEvent) -> None:
-        await sse.event(event.data, id=event.id)
+        # The response ends the stream: one write for both.
+        await sse.event(event.data, id=event.id, last=event.final)
 
     why = StreamEnd.CLOSED
     try:

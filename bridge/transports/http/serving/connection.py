@@ -111,36 +111,33 @@ class _Connection:
         (after a 408 or 4xx if the head was late or malformed)."""
         settings = self.settings
         idle = settings.header_timeout if first else settings.keepalive_timeout
-        deadline = trio.current_time() + idle
         try:
             event = self.next_event()
             if event is h11.NEED_DATA:
-                with trio.move_on_at(deadline):
+                with trio.move_on_after(idle):
                     self.h11.receive_data(await self.receive())
                 if not self.h11.trailing_data[0] and not self.gone:
                     return None  # quiet for too long: close without a word
-                if not first:
-                    deadline = trio.current_time() + settings.header_timeout
-                event = None
-            with trio.move_on_at(deadline):
-                while True:
-                    if event is None or event is h11.NEED_DATA:
-                        event = self.next_event()
-                    if event is h11.NEED_DATA:
+                event = self.next_event()
+            if event is h11.NEED_DATA:  # a head in pieces: it has a deadline
+                timeout = idle if first else settings.header_timeout
+                with trio.move_on_after(timeout):
+                    while event is h11.NEED_DATA:
                         self.h11.receive_data(await self.receive())
-                        continue
-                    if not isinstance(event, h11.Request):
-                        return None
-                    if head_size(event) > settings.max_header_bytes:
-                        # h11 bounds only a head still arriving; this one came whole.
-                        await self._refuse(431, "Request Header Fields Too Large")
-                        return None
-                    return event
+                        event = self.next_event()
+                if event is h11.NEED_DATA:
+                    await self._refuse(408, "Request Timeout: the head was too slow")
+                    return None
         except h11.RemoteProtocolError as exc:
             await self._refuse(exc.error_status_hint, f"Bad Request: {exc}")
             return None
-        await self._refuse(408, "Request Timeout: the request head was too slow")
-        return None
+        if not isinstance(event, h11.Request):
+            return None  # the peer closed
+        if head_size(event) > settings.max_header_bytes:
+            # h11 bounds only a head still arriving; this one came whole.
+            await self._refuse(431, "Request Header Fields Too Large")
+            return None
+        return event
 
     async def _refuse(self, status: int, text: str) -> None:
         if self.gone:  # (nothing of a response was sent yet)
