@@ -592,3 +592,20 @@ async def test_at_most_inbox_size_client_messages_wait_for_the_session() -> None
             # The third waited for the session to handle what was queued.
             assert http.connection.initialized
         http.close()
+
+
+async def test_plain_json_responses_are_not_kept_for_resumption() -> None:
+    # A response sent as plain JSON has no event id, so no client can resume
+    # it: the session's store lets it go, and it does not count against
+    # session_bytes (20 calls of 1 KB each, in a session allowed 4 KB).
+    limits = HttpLimits(session_bytes=4096)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        raw = Raw(http, url)
+        with trio.fail_after(20):
+            await raw.initialize()
+            statuses = []
+            for request_id in range(2, 22):
+                call = raw.request(request_id, "tools/call", {
+                    "name": "echo", "arguments": {"text": "x" * 1000}})  # fmt: skip
+                statuses.append((await raw.post(call)).status_code)
+    assert statuses == [200] * 20

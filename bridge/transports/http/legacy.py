@@ -357,6 +357,8 @@ class _Answer:
             and (limit is None or first.seq <= limit)
         ):
             self.succeeded = not isinstance(parse(first.data), ErrorResponse)
+            # Sent without an event id, so never resumed: the store lets it go.
+            self.http.store.discard(self.follower.stream)
             await _asgi.respond(
                 self.send,
                 200,

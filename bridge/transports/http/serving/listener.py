@@ -36,6 +36,7 @@ RESERVED_DESCRIPTORS: Final = 128
 _OUT_OF_DESCRIPTORS: Final = frozenset(
     {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 )
+_PER_NURSERY: Final = 256
 _REFUSING_AT_ONCE: Final = 64  # beyond, an over-cap connection is just closed
 _WARN_EVERY: Final = 60.0
 _BUSY: Final = refusal(
@@ -112,8 +113,13 @@ class Listener:
     async def serve(
         self, app: App, settings: ConnectionSettings, nursery: trio.Nursery
     ) -> None:
-        """Accept connections until cancelled, each served in ``nursery``."""
+        """Accept connections until cancelled, each served in a child of
+        ``nursery``: a new one every ``_PER_NURSERY`` connections, so that a
+        burst's bookkeeping goes with its nursery (trio keeps a nursery's
+        tasks in sets, and a set does not shrink when they leave)."""
         server = self.address
+        spawned, full = 0, trio.Event()
+        batch: trio.Nursery = await nursery.start(_batch, full)
         while True:
             try:
                 sock, peer = await self.socket.accept()
@@ -125,8 +131,13 @@ class Listener:
                 await self._over_cap(stream, nursery)
                 continue
             self.open += 1
+            if spawned == _PER_NURSERY:
+                full.set()  # the old batch ends with its last connection
+                spawned, full = 0, trio.Event()
+                batch = await nursery.start(_batch, full)
+            spawned += 1
             client = _address(peer)
-            nursery.start_soon(self._serve_one, stream, app, settings, client, server)
+            batch.start_soon(self._serve_one, stream, app, settings, client, server)
 
     async def _accept_failed(self, exc: OSError) -> None:
         if exc.errno in _OUT_OF_DESCRIPTORS:
@@ -181,6 +192,14 @@ class Listener:
         finally:
             self._refusing -= 1
             await stream.aclose()
+
+
+async def _batch(
+    full: trio.Event, *, task_status: trio.TaskStatus[trio.Nursery]
+) -> None:
+    async with trio.open_nursery() as nursery:
+        task_status.started(nursery)
+        await full.wait()  # then the nursery waits for its connections
 
 
 def _address(peer: Any) -> tuple[str, int] | None:
