@@ -319,7 +319,7 @@ def _bind(host: str, port: int) -> str:
 def hypercorn_config(host: str, port: int) -> Config:
     """hypercorn's settings for serving :class:`McpHttpApp` at ``host:port``
     (``hypercorn.trio.serve(app, config)``): errors to the ``hypercorn.error``
-    logger, no access log. (The benchmarks' hypercorn floor uses them too.)"""
+    logger, no access log."""
     from hypercorn.config import Config
 
     config = Config()

@@ -1,10 +1,10 @@
 """The few ASGI moves the MCP endpoint makes: read a bounded body, answer, stream.
 
-ASGI (the interface hypercorn serves) hands an app a ``scope`` dict and two
+ASGI (the interface ASGI servers serve) hands an app a ``scope`` dict and two
 callables; this module wraps them so the MCP code reads as HTTP: lower-cased
 headers, a body read with a size limit, a plain response, and an SSE response
 that writes events. :func:`wait_disconnect` returns when the client goes away
-(hypercorn then delivers ``http.disconnect``), so callers can cancel what was
+(the server then delivers ``http.disconnect``), so callers can cancel what was
 only for that client.
 
 It holds no MCP logic and no session state.
