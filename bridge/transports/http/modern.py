@@ -181,8 +181,7 @@ class _ResponseStream:
 
     async def answer(self, message: Response | ErrorResponse) -> None:
         if self._sse.started:
-            await self._sse.event(dumps(message))
-            await self._sse.end()
+            await self._sse.event(dumps(message), last=True)
             return
         status = 200
         if isinstance(message, ErrorResponse):
