@@ -31,6 +31,11 @@ class Observer(Protocol):
     """Hears what happens in one call, in the order it happens (keys as the
     stepper's: ``"3.1/0"``)."""
 
+    def began(self, call_id: str) -> None:
+        """The call started; ``call_id`` is the same in every replay of it
+        (each 2026-07-28 round), so it ties the rounds together."""
+        ...
+
     def asked(self, key: str, question: Any) -> None:
         """``question`` waits at ``key`` for the outside world (fresh work)."""
         ...

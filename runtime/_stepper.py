@@ -39,6 +39,7 @@ stepper object holds the whole state of a call.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
@@ -98,6 +99,7 @@ class Stepper(Dispatching):
 
     __slots__ = (
         "_branches",
+        "_call_id",
         "_context",
         "_events",
         "_last_progress",
@@ -139,8 +141,19 @@ class Stepper(Dispatching):
         self._branches: dict[str, RunningBranch] | None = None
         self._root: Frame | None = None
         self._last_progress: float | None = None
+        self._call_id: str | None = None
         self.outcome: Outcome | None = None
         self.observer = OBSERVING.get()  # who watches this call, if anyone
+
+    @property
+    def call_id(self) -> str:
+        """The call's id, the same in every replay with its journal: with a
+        step's name and key, the step's idempotency key."""
+        if self.journal is not None:
+            return self.journal.call_id
+        if self._call_id is None:
+            self._call_id = uuid.uuid4().hex
+        return self._call_id
 
     # --- driving ---------------------------------------------------------------------
 
@@ -155,6 +168,8 @@ class Stepper(Dispatching):
             self._begin(made)
 
     def _begin(self, gen: Generator[Any, Any, Any]) -> None:
+        if self.observer is not None:
+            self.observer.began(self.call_id)
         self._root = Frame(gen, "", None, 0, 0)
         self._work.append((self._root, SEND, None))
         self._run()
@@ -195,7 +210,9 @@ class Stepper(Dispatching):
         if self.journal is not None:
             if dig is None:
                 dig = question.digest()
-            self.journal.record(key, dig, question.reply_to_json(reply))
+            self.journal.record(
+                key, dig, question.reply_to_json(reply), question.label()
+            )
         if self.observer is not None:
             self.observer.answered(key, reply)
         self._deliver(frame, key, question, reply)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Generator
-from typing import Any, final
+from typing import Any, cast, final
 
 from runtime._observe import effect_kind
 
@@ -61,6 +61,10 @@ class EffectSpans:
 
     # --- the Observer protocol -------------------------------------------------------
 
+    def began(self, call_id: str) -> None:
+        request = self._otel.trace.get_current_span(self._root)
+        request.set_attribute("yieldmcp.call.id", call_id)
+
     def asked(self, key: str, question: Any) -> None:
         self._open[key] = (self._start(key, question, replayed=False), question)
 
@@ -78,7 +82,24 @@ class EffectSpans:
         invalid = _invalid(question, reply, key)
         if invalid is not None:
             span.add_event("yieldmcp.retry", {"yieldmcp.retry.reason": invalid})
+        self._attempts(span, reply)
         span.end()
+
+    def _attempts(self, span: Any, reply: Any) -> None:
+        """A reply that tells of failed attempts (a step's retries) and of
+        its own failure: an event per retry, the attempt count, the error."""
+        attempts: Any = getattr(reply, "attempts", None)
+        if isinstance(attempts, tuple) and attempts:
+            failures = [str(f) for f in cast("tuple[Any, ...]", attempts)]
+            span.set_attribute("yieldmcp.effect.attempts", len(failures) + 1)
+            for failure in failures:
+                span.add_event("yieldmcp.retry", {"yieldmcp.retry.reason": failure})
+        error: Any = getattr(reply, "error", None)
+        if isinstance(error, tuple) and error:
+            kind = str(cast("tuple[Any, ...]", error)[0])
+            span.set_attribute("error.type", kind)
+            span.set_attribute("yieldmcp.effect.outcome", "failed")
+            span.set_status(self._otel.Status(self._otel.StatusCode.ERROR, kind))
 
     def failed(self, key: str, error: BaseException) -> None:
         entry = self._open.pop(key, None)

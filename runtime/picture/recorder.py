@@ -43,6 +43,9 @@ class Recorder:
         self.timeline = Timeline(title, started=clock())
         self._asked: dict[str, Any] = {}
 
+    def began(self, call_id: str) -> None:
+        pass
+
     def asked(self, key: str, question: Any) -> None:
         self._asked[key] = question
         kind = effect_kind(question)
@@ -59,7 +62,9 @@ class Recorder:
     def answered(self, key: str, reply: Any) -> None:
         question = self._asked.pop(key, None)
         answer = reply if question is None else question.reply_to_json(reply)
-        self.timeline.close(key, self.clock(), answer)
+        failure: Any = getattr(reply, "error", None)  # a step that failed
+        error = None if failure is None else str(failure)
+        self.timeline.close(key, self.clock(), answer, error)
 
     def failed(self, key: str, error: BaseException) -> None:
         self._asked.pop(key, None)

@@ -207,3 +207,33 @@ async def test_a_retry_is_an_event_on_the_answer_that_needed_it(
     assert retry.attributes is not None
     assert "celsius" in str(retry.attributes["yieldmcp.retry.reason"])
     assert second.events == ()
+
+
+async def test_a_step_is_a_span_once_and_replayed_after(
+    spans: InMemorySpanExporter,
+) -> None:
+    server = Server([tt.researched])
+    async with in_memory(server, "2026-07-28", sampler=ScriptedModel()) as client:
+        result = await client.call_tool("researched", {"topic": "step-spans"})
+    assert result.text == "answer to summarise facts about step-spans"
+    done = list(spans.get_finished_spans())
+    servers = [s for s in named(done, "tools/call researched") if s.kind == SERVER]
+    assert len(servers) == 2
+    call_ids = {attrs(s)["yieldmcp.call.id"] for s in servers}
+    assert len(call_ids) == 1  # the rounds share the call's id
+    first, second = (
+        [s for s in named(done, "step lookup") if is_child(server, s)]
+        for server in servers
+    )
+    (ran,) = first
+    assert attrs(ran) == attrs(ran) | {
+        "yieldmcp.effect.kind": "step",
+        "yieldmcp.effect.name": "lookup",
+        "yieldmcp.effect.replayed": False,
+        "yieldmcp.effect.attempts": 2,
+        "yieldmcp.effect.outcome": "answered",
+    }
+    assert [e.name for e in ran.events] == ["yieldmcp.retry"]
+    (replayed,) = second
+    assert attrs(replayed)["yieldmcp.effect.replayed"] is True
+    undoubled(done)
