@@ -11,8 +11,13 @@ while the request is taken on). Rules:
 * While its question is sent, its span is the current context, so the request
   that carries it is a child, and carries the span's context to the client.
 * A question answered from the journal (a 2026-07-28 round replaying earlier
-  answers) is not fresh work: its span is instant and marked
-  ``yieldmcp.effect.replayed = true``.
+  answers, a step that already ran) is not fresh work: its span is instant
+  and marked ``yieldmcp.effect.replayed = true``.
+* A reply that reports failed attempts (a step's retries) adds an event per
+  retry and ``yieldmcp.effect.attempts``; one that reports an error (a failed
+  step) marks the span failed.
+* The request span gets ``yieldmcp.call.id``, the call's id, the same in every
+  round of a 2026-07-28 call (it travels in the sealed state).
 * A branch is a span with its limits as attributes, and each child a span
   under it; they are made when the first effect under them is, so a branch a
   round only replays is marked replayed too.
@@ -185,9 +190,6 @@ class EffectSpans:
         }
         if label is not None:
             attributes["yieldmcp.effect.name"] = label
-        attempt = getattr(question, "attempt", None)
-        if isinstance(attempt, int):
-            attributes["yieldmcp.effect.attempt"] = attempt
         attributes.update(question_attributes(question))
         return self._tracer.start_span(
             kind if label is None else f"{kind} {label}",
