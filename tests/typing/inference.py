@@ -109,3 +109,21 @@ handlers.on(MOVE, lambda request, context: Move)  # expect-error
 handlers.on("move", wrong_model)
 handlers.on("move", lambda request, context: {"cell": 1})
 handlers.on("move", lambda request, context: 1)  # expect-error
+
+
+# --- plain typed parameters: the result type is still inferred ---------------------
+
+
+@tool
+def add(a: int, b: int = 1) -> int:
+    return a + b
+
+
+@tool
+def add_later(a: int, ctx: Context) -> Op[str]:
+    yield ctx.log("info", "adding")
+    return str(a)
+
+
+reveal_type(add)  # expect-type: Tool[BaseModel, int]
+reveal_type(add_later)  # expect-type: Tool[BaseModel, str]
