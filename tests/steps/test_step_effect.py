@@ -192,3 +192,19 @@ def test_a_handoff_before_without_a_return_annotation_is_refused() -> None:
 
     with pytest.raises(InvalidTool, match="annotate the return type of"):
         handoff(before=before, client=client, after=lambda h, r: r)
+
+
+def test_the_step_benchmark_runs() -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/steps.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert set(last) == {"call, no steps", "thread step", "async step", "replayed step"}
