@@ -12,6 +12,7 @@ import pytest
 import trio
 
 from bridge.client import connect
+from bridge.server import Server
 from runtime import BranchTimeout, Context, Limits, Op, run, tool
 from runtime.testing import ScriptedPeer
 from tests.bridge.http_kit import served
@@ -109,4 +110,22 @@ async def test_a_branch_timeout_cancels_an_async_step() -> None:
     cancelled.clear()
     with trio.fail_after(10):
         assert await run(bounded, {}, ScriptedPeer()) == "timed out"
+    assert cancelled == ["cancelled"]
+
+
+@tool
+def waits_forever(ctx: Context) -> Op[str]:
+    return (yield from ctx.step(forever))
+
+
+@pytest.mark.parametrize("era", ["legacy"])
+async def test_cancelling_a_call_cancels_its_async_step(era: str) -> None:
+    cancelled.clear()
+    server = Server([waits_forever])
+    async with in_memory(server, era) as client:
+        with trio.move_on_after(0.3):
+            await client.call_tool("waits_forever")
+        with trio.fail_after(10):
+            while not cancelled:
+                await trio.sleep(0.01)
     assert cancelled == ["cancelled"]
