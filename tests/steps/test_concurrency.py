@@ -129,3 +129,13 @@ async def test_cancelling_a_call_cancels_its_async_step(era: str) -> None:
             while not cancelled:
                 await trio.sleep(0.01)
     assert cancelled == ["cancelled"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_branch_timeout_cancels_an_async_step_on_a_server(era: str) -> None:
+    cancelled.clear()
+    async with in_memory(Server([bounded]), era) as client:
+        with trio.fail_after(10):
+            result = await client.call_tool("bounded")
+    assert result.text == "timed out"
+    assert cancelled == ["cancelled"]
