@@ -44,6 +44,7 @@ from .errors import BranchDepthExceeded as BranchDepthExceeded
 from .errors import BranchTimeout as BranchTimeout
 from .errors import CapabilityError as CapabilityError
 from .errors import InvalidAnswer as InvalidAnswer
+from .errors import InvalidArguments as InvalidArguments
 from .errors import InvalidEffect as InvalidEffect
 from .errors import InvalidMessages as InvalidMessages
 from .errors import InvalidTool as InvalidTool
@@ -108,6 +109,7 @@ __all__ = [
     "Executor",
     "Image",
     "InvalidAnswer",
+    "InvalidArguments",
     "InvalidEffect",
     "InvalidMessages",
     "InvalidTool",

@@ -87,7 +87,7 @@ def _check_sample(s: Sample[Any]) -> None:
         and s.temperature >= 0
     ):
         raise InvalidEffect(f"sample: temperature must be >= 0, got {s.temperature!r}")
-    validate_messages(s.messages, tool_names=names if s.tools else None)
+    validate_messages(s.messages)
 
 
 @final

@@ -269,8 +269,8 @@ def tools_retry_messages(
     if not result.tool_calls:
         return (*history, Message.user(f"You must call one of these tools: {names}."))
     if any(call.name not in offered for call in result.tool_calls):
-        # A call to a tool that was never offered cannot stay in an MCP-valid
-        # history (tool uses must name offered tools), so restate it as text.
+        # A call to a tool that does not exist is restated as text: answered
+        # with a tool result, it would read as if the tool were real.
         attempted = ", ".join(
             f"{c.name}({canonical_json(dict(c.arguments)).decode()})"
             for c in result.tool_calls

@@ -24,15 +24,13 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ._effect_base import AtOnce, Op
 from .context import Context
-from .errors import RequestError
+from .errors import InvalidArguments
 from .principal import Principal
 
 __all__ = ["Program", "Tool"]
 
 P = TypeVar("P", bound=BaseModel)
 R = TypeVar("R")
-
-_INVALID_PARAMS = -32602
 
 
 @final
@@ -98,14 +96,27 @@ class Tool(Generic[P, R]):
         return None
 
     def parse_arguments(self, arguments: Mapping[str, Any] | P | None) -> P:
-        """Validate ``arguments`` into the params model (raises ValidationError)."""
+        """Validate ``arguments`` into the params model.
+
+        Raises:
+            ValidationError: the params model refuses them.
+            InvalidArguments: they fail an explicit ``input_schema``.
+        """
         if isinstance(arguments, self.params):
             return arguments
         data = dict(arguments or {})
         if self._schema_validator is not None:
-            _check_schema_arguments(self._schema_validator, data)
+            _check_schema_arguments(self.name, self._schema_validator, data)
         # model_validate's own body, without its Python-level frame
         return self.params.__pydantic_validator__.validate_python(data)
+
+    def check_arguments(self, arguments: Mapping[str, Any] | None) -> P:
+        """:meth:`parse_arguments`, with every failure an :class:`InvalidArguments`
+        naming each field and what is wrong with it (what a server sends back)."""
+        try:
+            return self.parse_arguments(arguments)
+        except ValidationError as exc:
+            raise InvalidArguments(self.name, _field_problems(exc)) from None
 
     def context(self, principal: Principal | None = None) -> Context:
         """A context that knows this tool's elicitation forms, for a call made
@@ -182,13 +193,32 @@ _PLAIN_RESULTS: frozenset[type[Any]] = frozenset(
 )
 
 
-def _check_schema_arguments(validator: Any, arguments: dict[str, Any]) -> None:
-    # jsonschema's messages echo values and schema internals; say only where.
+# Enough lines for any honest mistake; a flood of them helps no model.
+_MAX_PROBLEMS = 20
+_MAX_MESSAGE = 200
+
+
+def _field_problems(exc: ValidationError) -> tuple[str, ...]:
+    # The message never echoes the input: the caller knows what it sent.
+    errors = exc.errors(include_url=False, include_input=False)
+    return tuple(
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
+        for e in errors[:_MAX_PROBLEMS]
+    )
+
+
+def _check_schema_arguments(
+    tool: str, validator: Any, arguments: dict[str, Any]
+) -> None:
     errors: list[Any] = list(validator.iter_errors(arguments))
-    where = sorted({str(e.json_path) for e in errors})
-    if where:
-        raise RequestError(
-            _INVALID_PARAMS,
-            f"Invalid params: arguments do not match the tool's inputSchema at "
-            f"{', '.join(where)}",
+    errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        # jsonschema's messages quote the value; cut long ones short.
+        raise InvalidArguments(
+            tool,
+            tuple(
+                f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: "
+                f"{e.message[:_MAX_MESSAGE]}"
+                for e in errors[:_MAX_PROBLEMS]
+            ),
         )

@@ -34,6 +34,7 @@ __all__ = [
     "ClosedSessionError",
     "InternalError",
     "InvalidAnswer",
+    "InvalidArguments",
     "InvalidEffect",
     "InvalidMessages",
     "InvalidTool",
@@ -140,6 +141,21 @@ class ReplayDivergence(YieldMCPError):
 class JournalTooLarge(YieldMCPError):
     """A multi-round call's journal grew past the server's cap
     (``ServerLimits.max_journal_bytes``); the call fails with this message."""
+
+
+class InvalidArguments(YieldMCPError, ValueError):
+    """A call's arguments fail the tool's input schema.
+
+    A server answers it as a tool execution error (``isError: true``, SEP-1303),
+    not a JSON-RPC error, so the model that made the call reads what to fix.
+    ``problems`` holds one ``"field: what is wrong"`` line per field.
+    """
+
+    def __init__(self, tool: str, problems: tuple[str, ...]) -> None:
+        lines = "\n".join(problems)
+        super().__init__(f"Invalid arguments for tool {tool!r}:\n{lines}")
+        self.tool = tool
+        self.problems = problems
 
 
 # --- answers and limits -------------------------------------------------------------

@@ -7,7 +7,9 @@ content blocks, spelled in Python: ``Text``, ``Image``, ``Audio``, ``ToolUse`` a
 
 ``meta`` on a block carries provider-opaque continuity data (MCP ``_meta``: e.g. a
 Gemini ``thoughtSignature`` or an Anthropic thinking block) that must survive a
-round trip untouched. Nothing here performs I/O.
+round trip untouched. ``annotations`` on a text, image or audio block are MCP's
+hints for the host (``{"audience": ["user"], "priority": 0.9}``), kept as sent.
+Nothing here performs I/O.
 
 :func:`validate_messages` enforces MCP's rules for tool use in a conversation; it
 runs whenever a ``Sample`` effect is built, so a bad history fails in the tool,
@@ -62,6 +64,10 @@ def _meta_field() -> Any:
     return attrs.field(default=None, kw_only=True, repr=False)
 
 
+def _annotations_field() -> Any:
+    return attrs.field(default=None, kw_only=True)
+
+
 @final
 @attrs.frozen
 class Text:
@@ -69,6 +75,7 @@ class Text:
 
     text: str = attrs.field(validator=attrs.validators.instance_of(str))
     meta: Mapping[str, Any] | None = _meta_field()
+    annotations: Mapping[str, Any] | None = _annotations_field()
 
 
 @final
@@ -79,6 +86,7 @@ class Image:
     data: str = attrs.field(validator=attrs.validators.instance_of(str))
     mime_type: str = attrs.field(validator=attrs.validators.instance_of(str))
     meta: Mapping[str, Any] | None = _meta_field()
+    annotations: Mapping[str, Any] | None = _annotations_field()
 
 
 @final
@@ -89,6 +97,7 @@ class Audio:
     data: str = attrs.field(validator=attrs.validators.instance_of(str))
     mime_type: str = attrs.field(validator=attrs.validators.instance_of(str))
     meta: Mapping[str, Any] | None = _meta_field()
+    annotations: Mapping[str, Any] | None = _annotations_field()
 
 
 @final
@@ -277,20 +286,21 @@ class Usage:
 # --- validation ---------------------------------------------------------------------
 
 
-def validate_messages(
-    messages: Sequence[Message], *, tool_names: Iterable[str] | None = None
-) -> None:
+def validate_messages(messages: Sequence[Message]) -> None:
     """Check a conversation against MCP's sampling rules, or raise InvalidMessages.
 
     The rules: at least one message; ``tool_use`` only from the assistant and
     ``tool_result`` only from the user; a user message holding tool results holds
     nothing else; tool-use ids are unique; every assistant tool use is answered by
     a matching result in the very next message, and results answer only those.
-    When ``tool_names`` is given, every tool use must name one of them.
+
+    Earlier tool uses may name any tool: a conversation swaps tools as it goes
+    (a decision tree's level-1 tools, then its level-2 ones), and it may carry a
+    ``__schema__`` or an elicitation exchange. Only the model's reply to a
+    request must name a tool offered in it (``sample_tools`` checks that).
     """
     if not messages:
         raise InvalidMessages("a sample needs at least one message")
-    offered = None if tool_names is None else frozenset(tool_names)
     seen: set[str] = set()
     open_ids: list[str] = []
     for index, message in enumerate(messages):
@@ -306,7 +316,7 @@ def validate_messages(
                 f"message with those tool_use ids"
             )
         if uses:
-            _check_uses(index, message, uses, seen, offered)
+            _check_uses(index, message, uses, seen)
             open_ids = [u.id for u in uses]
     if open_ids:
         raise InvalidMessages(
@@ -320,7 +330,6 @@ def _check_uses(
     message: Message,
     uses: list[ToolUse],
     seen: set[str],
-    offered: frozenset[str] | None,
 ) -> None:
     if message.role != "assistant":
         raise InvalidMessages(f"message {index}: only the assistant may use tools")
@@ -328,11 +337,6 @@ def _check_uses(
         if use.id in seen:
             raise InvalidMessages(f"message {index}: tool_use id {use.id!r} repeats")
         seen.add(use.id)
-        if offered is not None and use.name not in offered:
-            raise InvalidMessages(
-                f"message {index}: tool_use names {use.name!r}, which is not among "
-                f"the offered tools {sorted(offered)}"
-            )
 
 
 def _check_answers(

@@ -1,13 +1,16 @@
 """Defining tools: the ``@tool`` decorator and the ``handoff`` builder.
 
-A tool is a generator function ``fn(params, ctx)`` whose ``params`` is a pydantic
-model (its JSON Schema becomes the tool's ``inputSchema``). A plain function that
-returns without yielding is a tool too. A return annotation ``Op[Model]`` (or
-``output=Model``) makes the result structured (``outputSchema`` +
-``structuredContent``). ``input_schema=`` advertises a hand-written JSON Schema
-verbatim instead of the model's (for what pydantic cannot express, such as
-``$anchor`` or ``if``/``then``/``else``); arguments are then checked against it
-with ``jsonschema`` before the params model sees them.
+A tool is a generator function whose parameters are its arguments, typed:
+``def add(a: int, b: int, ctx: Context)`` (``Annotated[..., Field(...)]`` and
+defaults flow into the ``inputSchema``; ``ctx`` is found by its annotation,
+wherever it stands). Or it takes one pydantic model, ``fn(params, ctx)``, whose
+JSON Schema is the ``inputSchema`` (``runtime._signature`` reads both forms).
+A plain function that returns without yielding is a tool too. A return
+annotation ``Op[Model]`` (or ``output=Model``) makes the result structured
+(``outputSchema`` + ``structuredContent``). ``input_schema=`` advertises a
+hand-written JSON Schema verbatim instead of the model's (for what pydantic
+cannot express, such as ``$anchor`` or ``if``/``then``/``else``); arguments are
+then checked against it with ``jsonschema`` before the params model sees them.
 
 The *handoff* form splits a tool in three: ``before(params) -> H`` runs once and
 its result is journaled (so a replayed call sees the same value), the generator
@@ -38,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ._effect_base import Op
 from ._elicit_schema import elicitation_schema
+from ._signature import arguments_of
 from ._tool import Program as Program
 from ._tool import Tool as Tool
 from ._tool_steps import as_program, before_program, code_version
@@ -87,6 +91,14 @@ def tool(fn: Callable[[Context], R], /) -> Tool[BaseModel, R]: ...
 
 
 @overload
+def tool(fn: Callable[..., Op[R]], /) -> Tool[BaseModel, R]: ...
+
+
+@overload
+def tool(fn: Callable[..., R], /) -> Tool[BaseModel, R]: ...
+
+
+@overload
 def tool(
     *,
     name: str | None = None,
@@ -117,17 +129,20 @@ def tool(
     scopes: Iterable[str] = (),
     version: str | None = None,
 ) -> Any:
-    """Define a tool from ``fn(params, ctx)`` (a generator function, or a plain one).
+    """Define a tool from ``fn`` (a generator function, or a plain one).
 
-    ``params`` defaults to the annotation of ``fn``'s first parameter; a function
-    taking only ``ctx`` has no arguments. ``output`` defaults to ``R`` from a
-    return annotation ``Op[R]``. ``description`` defaults to the docstring.
+    ``fn`` takes its arguments as typed parameters (``def add(a: int, b: int)``),
+    or as one pydantic model (``def add(params: AddParams, ctx: Context)``, or
+    ``params=AddParams``); the parameter annotated with ``Context`` (else one
+    named ``ctx``) receives the context, and may be left out. A function taking
+    only ``ctx`` has no arguments. ``output`` defaults to ``R`` from a return
+    annotation ``Op[R]``. ``description`` defaults to the docstring.
 
     ``input_schema`` (a JSON Schema 2020-12 object schema) is advertised as the
-    tool's ``inputSchema`` exactly as given; arguments that fail it are refused
-    with JSON-RPC error -32602 before ``params`` validates them. Without a
-    ``params`` model, the tool receives a model carrying every argument as an
-    extra field (``params.model_extra``).
+    tool's ``inputSchema`` exactly as given; arguments that fail it (or then
+    ``params``) are answered as an ``isError`` result naming each field
+    (SEP-1303). Without a ``params`` model, the tool receives a model carrying
+    every argument as an extra field (``params.model_extra``).
 
     ``scopes`` are the OAuth scopes a caller's access token must grant to call
     the tool, on a server that checks tokens (``Server(auth=...)``): without
@@ -145,8 +160,7 @@ def tool(
         code = code_version(fn, version)
         fn = as_program(fn)  # an async def: one step
         default = _NoParams if input_schema is None else _AnyParams
-        params_model, takes_params = _params_of(fn, params, default)
-        body = fn if takes_params else _drop_params(fn)
+        params_model, body = arguments_of(fn, params, default)
         return _make(
             name=fn.__name__ if name is None else name,
             description=description if description is not None else _doc(fn),
@@ -226,18 +240,39 @@ def _elicits(tool_name: str, elicits: Elicits | None) -> dict[str, type[BaseMode
         return {}
     if isinstance(elicits, Mapping):
         pairs = list(cast("Mapping[str, type[BaseModel]]", elicits).items())
+    elif isinstance(elicits, str | bytes):
+        raise InvalidTool(_ELICITS_FORM.format(tool_name, elicits))
     else:
-        pairs = [(k.name, k.model) for k in elicits]
+        pairs = [_elicit_key(tool_name, k) for k in elicits]
     out: dict[str, type[BaseModel]] = {}
     for key, model in pairs:
         if not isinstance(key, str) or not key:
             raise InvalidTool(f"tool {tool_name!r}: elicits keys must be non-empty str")
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise InvalidTool(
+                f"tool {tool_name!r}, elicits[{key!r}]: the form must be a pydantic "
+                f"model class, got {model!r}"
+            )
         try:
             elicitation_schema(model)
         except InvalidTool as exc:
             raise InvalidTool(f"tool {tool_name!r}, elicits[{key!r}]: {exc}") from None
         out[key] = model
     return out
+
+
+_ELICITS_FORM = (
+    "tool {!r}: elicits takes ElicitKey values (elicits=[ElicitKey('name', "
+    "Model)]) or a mapping (elicits={{'name': Model}}), not {!r}: each key "
+    "needs the model of its form"
+)
+
+
+def _elicit_key(tool_name: str, key: object) -> tuple[str, type[BaseModel]]:
+    if not isinstance(key, ElicitKey):
+        raise InvalidTool(_ELICITS_FORM.format(tool_name, key))
+    known = cast("ElicitKey[Any]", key)
+    return known.name, known.model
 
 
 def _adapter(name: str, output: Any) -> TypeAdapter[Any] | None:
@@ -263,40 +298,6 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
             f"in annotations must be importable from the function's module (not "
             f"local to another function), or passed explicitly (params=, output=)"
         ) from None
-
-
-def _params_of(
-    fn: Callable[..., Any],
-    explicit: type[BaseModel] | None,
-    default: type[BaseModel] = _NoParams,
-) -> tuple[type[BaseModel], bool]:
-    positional = [
-        p
-        for p in inspect.signature(fn).parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    if len(positional) not in (1, 2):
-        raise InvalidTool(
-            f"{fn.__qualname__} must take (params, ctx) or (ctx); it takes "
-            f"{[p.name for p in positional]}"
-        )
-    takes_params = len(positional) == 2
-    if not takes_params:
-        return explicit or default, False
-    model = explicit or _hints(fn).get(positional[0].name)
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise InvalidTool(
-            f"{fn.__qualname__}: annotate the first parameter with a pydantic "
-            f"model (or pass params=Model); got {model!r}"
-        )
-    return model, True
-
-
-def _drop_params(fn: Callable[[Context], Any]) -> Callable[[Any, Context], Any]:
-    def body(params: Any, ctx: Context) -> Any:
-        return fn(ctx)
-
-    return body
 
 
 def _returned_type(fn: Callable[..., Any]) -> Any:

@@ -87,6 +87,23 @@ BROKEN = {
         "    return 'x'\n",
         "(served.py, line 9): InvalidTool: tool 't', elicits['form']",
     ),
+    "elicits-names": (
+        "from runtime import Context, tool\n\n\n"
+        "@tool(elicits=['name'])\n"
+        "def t(ctx: Context) -> str:\n"
+        "    return 'x'\n",
+        "(served.py, line 4): InvalidTool: tool 't': elicits takes ElicitKey values",
+    ),
+    "two-tools-one-name": (
+        "from runtime import Context, tool\n\n\n"
+        "@tool\n"
+        "def t(ctx: Context) -> str:\n"
+        "    return 'x'\n\n\n"
+        "@tool(name='t')\n"
+        "def u(ctx: Context) -> str:\n"
+        "    return 'y'\n",
+        ": two tools are named 't': a server offers one tool per name",
+    ),
     "import": (
         "import a_module_that_is_not_installed\n",
         "(served.py, line 1): ModuleNotFoundError: No module named",

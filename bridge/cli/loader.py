@@ -19,6 +19,7 @@ from typing import Any
 from bridge.server.catalog import Prompt, Resource, ResourceTemplate
 from bridge.server.server import Server
 from runtime import Tool
+from runtime.errors import InvalidTool
 
 __all__ = ["LoadError", "load_module", "load_server"]
 
@@ -87,7 +88,10 @@ def load_server(target: str, **options: Any) -> Server:
         raise LoadError(
             f"{target} defines no tools, resources or prompts (and no `server`)"
         )
-    return Server(items, name=getattr(module, "SERVER_NAME", "yieldmcp"), **options)
+    try:
+        return Server(items, name=getattr(module, "SERVER_NAME", "yieldmcp"), **options)
+    except InvalidTool as exc:  # two tools of one name, say
+        raise LoadError(f"cannot load {target}: {exc}") from None
 
 
 _PACKAGES = Path(__file__).resolve().parents[2]  # the folder holding bridge/

@@ -69,7 +69,7 @@ from runtime._stepper import (
     Withdraw,
     start,
 )
-from runtime.errors import BrokenSessionError, ClosedSessionError
+from runtime.errors import BrokenSessionError, ClosedSessionError, InvalidArguments
 
 from .methods import resolve_tool, tool_call_result
 from .questions import CallScope, ask, decode_answer, notice_notification
@@ -89,11 +89,19 @@ def begin(server: Offer, request: Request, session: Session, scope: CallScope) -
     is answered at once: with nothing to step or wait for, there is no call
     to keep.
 
+    Arguments that fail the tool's input schema are answered at once, as an
+    isError result.
+
     Raises:
         RequestError: -32602 for an unknown tool (answered as an error).
-        pydantic.ValidationError: arguments that fail the input schema.
     """
-    tool, arguments = resolve_tool(server, request.params or {})
+    params = request.params or {}
+    tool = resolve_tool(server, params)
+    try:
+        arguments = tool.check_arguments(params.get("arguments"))
+    except InvalidArguments as exc:
+        _respond(server, session, scope, tool, Raised(exc))
+        return
     server.calls.admit(session.in_flight)
     try:
         started = start(tool.program(arguments), tool.context(scope.principal))

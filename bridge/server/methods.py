@@ -19,11 +19,11 @@ from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.jsonrpc.session import Session
 from encoders import mcp as mcp_encode
 from runtime import Message, Text, Tool, run
-from runtime.errors import RequestError, UrlElicitationRequired
+from runtime.errors import InvalidArguments, RequestError, UrlElicitationRequired
 from runtime.messages import Audio, Image
 
 from .failures import describe_failure as describe_failure
-from .failures import tool_failure
+from .failures import prompt_failure, tool_failure
 from .live import LiveExecutor
 from .questions import CallScope, url_required
 
@@ -96,41 +96,46 @@ def list_tools(server: Offer, params: Mapping[str, Any], era: str) -> dict[str, 
     }
 
 
-def resolve_tool(
-    server: Offer, params: Mapping[str, Any]
-) -> tuple[Tool[Any, Any], Any]:
-    """The tool named in ``params`` and its validated arguments.
+def resolve_tool(server: Offer, params: Mapping[str, Any]) -> Tool[Any, Any]:
+    """The tool named in ``params``.
 
     Raises:
-        RequestError: -32602 for an unknown tool.
-        pydantic.ValidationError: arguments that fail the input schema (-32602).
+        RequestError: -32602 for an unknown tool, or ``arguments`` that are not
+            an object (checked here, before the tool runs: that is the request
+            failing its schema, not the tool's input failing the tool's).
     """
     name = _str_param(params, "name")
     tool = server.tools.get(name)
     if tool is None:
         raise RequestError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
-    return tool, tool.parse_arguments(arguments(params))
+    arguments(params)
+    return tool
 
 
 async def call_tool_live(
     server: Offer, request: Request, session: Session, scope: CallScope
 ) -> dict[str, Any]:
     """Run a tool with live server→client requests, in this task (the general
-    path; see :mod:`bridge.server.live_calls` for the task-less one); failures
-    become isError."""
-    tool, arguments = resolve_tool(server, request.params or {})
+    path; see :mod:`bridge.server.live_calls` for the task-less one); failures,
+    and arguments that fail the tool's input schema, become isError."""
+    params = request.params or {}
+    tool = resolve_tool(server, params)
+    debug = server.debug
+    try:
+        parsed = tool.check_arguments(arguments(params))
+    except InvalidArguments as exc:
+        return tool_call_result(tool, scope, error=exc, debug=debug)
     executor = LiveExecutor(
         session,
         scope,
         sampling_timeout=server.sampling_timeout,
         elicitation_timeout=server.elicitation_timeout,
     )
-    debug = server.debug
     with server.calls.held(session.in_flight - 1):  # not counting this one
         try:
             value = await run(
                 tool,
-                arguments,
+                parsed,
                 executor,
                 principal=scope.principal,
                 limiter=server.step_limiter,
@@ -265,7 +270,10 @@ async def get_prompt_live(
         raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
     parsed = item.program.parse_arguments(arguments(params))
     executor = LiveExecutor(
-        session, scope, elicitation_timeout=server.elicitation_timeout
+        session,
+        scope,
+        sampling_timeout=server.sampling_timeout,
+        elicitation_timeout=server.elicitation_timeout,
     )
     try:
         with server.calls.held(session.in_flight - 1):
@@ -278,6 +286,10 @@ async def get_prompt_live(
             )
     except UrlElicitationRequired as exc:
         raise url_required(exc, scope) from None
+    except RequestError:
+        raise
+    except Exception as exc:
+        raise prompt_failure(name, exc, debug=server.debug) from None
     return prompt_result(value, item.description)
 
 

@@ -33,7 +33,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 from bridge.jsonrpc.messages import INVALID_PARAMS, METHOD_NOT_FOUND, Request
 from encoders import mcp as mcp_encode
-from runtime.errors import CapabilityError, RequestError, UrlElicitationRequired
+from runtime.errors import (
+    CapabilityError,
+    InvalidArguments,
+    RequestError,
+    UrlElicitationRequired,
+)
 from runtime.principal import Principal
 
 from . import methods as _methods
@@ -232,7 +237,12 @@ def _listing(
 
 
 def _call_tool(server: Offer, params: Mapping[str, Any], scope: CallScope) -> Steps:
-    tool, arguments = _methods.resolve_tool(server, params)
+    tool = _methods.resolve_tool(server, params)
+    try:
+        arguments = tool.check_arguments(_methods.arguments(params))
+    except InvalidArguments as exc:
+        text = tool_failure(tool.name, exc, debug=server.debug)
+        return mcp_encode.tool_error(text, era=_ERA)
     try:
         outcome = yield from run_round(
             tool, arguments, params, purpose="tools/call", scope=scope,

@@ -176,7 +176,8 @@ def method_outcomes(
         known = isinstance(name, str) and name in tools
         if not known or not isinstance(arguments, dict | None):
             return bad
-        return frozenset({RESULT, -32602})  # arguments meet the tool's schema, or not
+        # Arguments that fail the tool's schema are an isError result (SEP-1303).
+        return frozenset({RESULT})
     if method == "prompts/get":
         return bad  # there are no prompts
     if method == "resources/read":

@@ -193,6 +193,17 @@ async def test_a_client_without_sampling_is_refused_clearly(mode: str) -> None:
     assert "sampling capability" in message
 
 
+async def test_arguments_failing_the_schema_reach_the_sdk_as_a_tool_error(
+    mode: str,
+) -> None:
+    with trio.fail_after(30):
+        async with client(mode) as session:
+            result = await session.call_tool("ask", {"prompt": 3})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "prompt: Input should be a valid string" in text
+
+
 async def test_an_unknown_tool_is_a_protocol_error(mode: str) -> None:
     from mcp.shared.exceptions import MCPError
 

@@ -260,6 +260,35 @@ async def test_the_first_round_refuses_answers_to_questions_never_asked() -> Non
 
 
 @pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"prompt": 3}, "prompt: Input should be a valid string"),
+        ({}, "prompt: Field required"),
+    ],
+)
+async def test_arguments_failing_the_input_schema_are_a_tool_error(
+    arguments: dict[str, Any], problem: str
+) -> None:
+    # SEP-1303, in this era too: a result the model reads, not -32602.
+    async with wire_peer(server()) as peer:
+        result = await call(peer, "ask", arguments)
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert text.startswith("Invalid arguments for tool 'ask':\n")
+    assert problem in text
+
+
+async def test_arguments_that_are_not_an_object_are_invalid_params() -> None:
+    async with wire_peer(server()) as peer:
+        with pytest.raises(PeerError) as info:
+            await peer.request(
+                "tools/call",
+                {"name": "ask", "arguments": ["hi"], "_meta": modern_meta()},
+            )
+    assert info.value.code == -32602
+
+
+@pytest.mark.parametrize(
     "bad", [12345, "accept", [1]], ids=["number", "string", "list"]
 )
 async def test_a_malformed_response_is_invalid_params(bad: Any) -> None:

@@ -25,7 +25,7 @@ from bridge.jsonrpc.session import Session
 from bridge.server import Server
 from bridge.transports.memory import MemoryTransport, memory_pair
 from runtime import Context, tool
-from runtime.errors import ToolError, UrlElicitationRequired
+from runtime.errors import InvalidTool, ToolError, UrlElicitationRequired
 from tests.fixtures import protocol_tools as tools
 from tests.mcp_schema import validate, validate_message
 
@@ -423,11 +423,20 @@ async def test_a_completion_with_a_non_string_name_is_invalid_params(
         validate_message(ERA, reply)
 
 
-@pytest.mark.parametrize("arguments", [{"n": 99}, {"n": -1}, {"n": "many"}, {}])
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ({"n": 99}, "n: Input should be less than or equal to 10"),
+        ({"n": -1}, "n: Input should be greater than or equal to 0"),
+        ({"n": "many"}, "n: Input should be a valid integer"),
+        ({}, "n: Field required"),
+    ],
+)
 @both_paths
-async def test_arguments_failing_the_input_schema_are_invalid_params(
-    arguments: Frame, tasks: bool
+async def test_arguments_failing_the_input_schema_are_a_tool_error(
+    arguments: Frame, problem: str, tasks: bool
 ) -> None:
+    # SEP-1303: the model that made the call reads what to fix.
     async with connect(capabilities=ALL_CAPS, tasks=tasks) as raw:
         listed, _ = await raw.call(1, "tools/list")
         schema = next(
@@ -436,8 +445,21 @@ async def test_arguments_failing_the_input_schema_are_invalid_params(
         assert schema["properties"]["n"]["maximum"] == 10
         reply, before = await raw.call(2, "tools/call", _call("counts", arguments))
         assert before == []
+        text = _tool_error(reply)
+        assert text.startswith("Invalid arguments for tool 'counts':\n")
+        assert problem in text
+        validate_message(ERA, reply, answering="tools/call")
+
+
+@pytest.mark.parametrize("arguments", [[1], "n=3", 7])
+@both_paths
+async def test_arguments_that_are_not_an_object_are_invalid_params(
+    arguments: Any, tasks: bool
+) -> None:
+    async with connect(capabilities=ALL_CAPS, tasks=tasks) as raw:
+        params = {"name": "counts", "arguments": arguments}
+        reply, _ = await raw.call(1, "tools/call", params)
         assert reply["error"]["code"] == -32602
-        assert "n" in reply["error"]["message"]
         validate_message(ERA, reply)
 
 
@@ -697,7 +719,9 @@ async def test_every_frame_of_a_session_is_valid_2025_11_25() -> None:
         assert _tool_error(reply) == "no such city"
         await call(11, "tools/call", _call("needs_connection"))
         await call(12, "tools/frobnicate")
-        await call(13, "tools/call", _call("counts", {"n": 99}))
+        await call(13, "tools/call", {"name": "counts", "arguments": [99]})
+        reply, _ = await call(15, "tools/call", _call("counts", {"n": 99}))
+        assert "n: Input should be less than" in _tool_error(reply)
         await call(14, "logging/setLevel", {"level": "loud"})
         await raw.request(True, "ping")
         await raw.next()
@@ -727,7 +751,7 @@ async def test_every_frame_of_a_session_is_valid_2025_11_25() -> None:
         "result tools/list": 1,
         "result logging/setLevel": 1,
         "result ping": 1,
-        "result tools/call": 6,
+        "result tools/call": 7,
         "notifications/progress": 2,
         "notifications/message": 2,
         "sampling/createMessage": 2,
@@ -740,3 +764,16 @@ async def test_every_frame_of_a_session_is_valid_2025_11_25() -> None:
         "error -32602": 2,
         "error -32600": 1,
     }
+
+
+def test_two_tools_of_one_name_on_a_server_is_invalid_tool() -> None:
+    @tool
+    def t(ctx: Context) -> str:
+        return "a"
+
+    @tool(name="t")
+    def u(ctx: Context) -> str:
+        return "b"
+
+    with pytest.raises(InvalidTool, match="two tools are named 't'"):
+        Server([t, u])

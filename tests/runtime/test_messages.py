@@ -29,7 +29,6 @@ def test_a_balanced_tool_exchange_is_accepted() -> None:
             Message("user", (RESULT,)),
             Message.assistant("done"),
         ],
-        tool_names=["lookup"],
     )
 
 
@@ -88,11 +87,9 @@ def test_only_the_assistant_uses_tools() -> None:
         validate_messages([Message.user(USE), Message("user", (RESULT,))])
 
 
-def test_tool_uses_must_name_offered_tools() -> None:
-    with pytest.raises(InvalidMessages, match="not among the offered tools"):
-        validate_messages(
-            [Message.assistant(USE), Message("user", (RESULT,))], tool_names=["other"]
-        )
+def test_earlier_tool_uses_need_only_be_answered() -> None:
+    # Whatever tools the next request offers: see test_tool_swapping.py.
+    validate_messages([Message.assistant(USE), Message("user", (RESULT,))])
 
 
 def test_message_content_accepts_str_block_or_blocks() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from runtime import Context, InvalidTool, Op, handoff, tool
+from runtime import Context, InvalidArguments, InvalidTool, Op, handoff, tool
 from runtime.testing import ScriptedPeer, run_scripted, text
 
 
@@ -150,18 +150,18 @@ def test_bad_tool_names_are_refused(name: str) -> None:
             return None
 
 
-def test_the_first_parameter_must_be_a_pydantic_model() -> None:
-    with pytest.raises(InvalidTool, match="pydantic"):
+def test_params_must_be_a_pydantic_model() -> None:
+    with pytest.raises(InvalidTool, match="params= must be a pydantic model"):
 
-        @tool
+        @tool(params=dict)  # type: ignore[arg-type]
         def t(params: dict, ctx: Context) -> None:  # type: ignore[type-arg]
             return None
 
 
-def test_wrong_arity_is_refused() -> None:
-    with pytest.raises(InvalidTool, match=r"\(params, ctx\) or \(ctx\)"):
+def test_params_takes_one_parameter_beside_the_context() -> None:
+    with pytest.raises(InvalidTool, match=r"takes the model and the context"):
 
-        @tool
+        @tool(params=Args)
         def t(a: Args, b: Context, c: int) -> None:
             return None
 
@@ -206,8 +206,6 @@ SCHEMA = {
 
 
 def test_an_explicit_input_schema_is_advertised_verbatim_and_enforced() -> None:
-    from runtime.errors import RequestError
-
     @tool(input_schema=SCHEMA)
     def raw(ctx: Context) -> str:
         """Raw schema."""
@@ -217,11 +215,33 @@ def test_an_explicit_input_schema_is_advertised_verbatim_and_enforced() -> None:
     assert raw.input_schema is not raw.input_schema  # a copy each time
     params = raw.parse_arguments({"a": 1, "b": "x"})
     assert params.model_extra == {"a": 1, "b": "x"}
-    for bad in ({"a": -1, "b": "x"}, {"a": 1}, {"c": 1}):
-        with pytest.raises(RequestError) as info:
-            raw.parse_arguments(bad)
-        assert info.value.code == -32602
-        assert "$" in info.value.message  # names where, not what jsonschema said
+    for bad, problem in (
+        ({"a": -1, "b": "x"}, "a: -1 is less than the minimum of 0"),
+        ({"a": 1}, "<root>: 'b' is a required property"),
+        ({"c": 1}, "<root>: Additional properties are not allowed"),
+    ):
+        with pytest.raises(InvalidArguments) as info:
+            raw.check_arguments(bad)
+        assert info.value.problems[0].startswith(problem)
+        assert str(info.value).startswith("Invalid arguments for tool 'raw':\n")
+
+
+class Two(BaseModel):
+    a: int
+    lines: int = Field(le=10)
+
+
+def test_check_arguments_names_each_field_and_what_is_wrong() -> None:
+    @tool
+    def two(params: Two, ctx: Context) -> str:
+        return "ok"
+
+    with pytest.raises(InvalidArguments) as info:
+        two.check_arguments({"a": "x", "lines": 11})
+    assert info.value.problems == (
+        "a: Input should be a valid integer, unable to parse string as an integer",
+        "lines: Input should be less than or equal to 10",
+    )
 
 
 def test_an_explicit_input_schema_also_feeds_a_params_model() -> None:
@@ -260,3 +280,12 @@ def test_release_stream_is_a_notice_the_executor_sees() -> None:
     peer = ScriptedPeer()
     assert run_scripted(polls, {}, peer) == "done"
     assert [n for _, n in peer.notices] == [ReleaseStream()]
+
+
+@pytest.mark.parametrize("elicits", [["name"], "name", [("name", Args)]])
+def test_elicits_of_bare_names_is_a_one_line_invalid_tool(elicits: object) -> None:
+    with pytest.raises(InvalidTool, match=r"elicits takes ElicitKey values"):
+
+        @tool(elicits=elicits)  # type: ignore[arg-type]
+        def t(ctx: Context) -> None:
+            return None

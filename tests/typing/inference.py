@@ -129,3 +129,21 @@ def stepping(ctx: Context) -> Op[None]:
     reveal_type(named)  # expect-type: Other
     yield from ctx.step(fetch_move, "3")  # expect-error
     yield from ctx.step(fetch_name, 1)  # expect-error
+
+
+# --- plain typed parameters: the result type is still inferred ---------------------
+
+
+@tool
+def add(a: int, b: int = 1) -> int:
+    return a + b
+
+
+@tool
+def add_later(a: int, ctx: Context) -> Op[str]:
+    yield ctx.log("info", "adding")
+    return str(a)
+
+
+reveal_type(add)  # expect-type: Tool[BaseModel, int]
+reveal_type(add_later)  # expect-type: Tool[BaseModel, str]
