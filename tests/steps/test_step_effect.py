@@ -240,3 +240,15 @@ def test_any_step_result_replays_as_it_ran(data: st.DataObject) -> None:
         assert live == f"failed: {type(result).__name__}: {result}"
     else:
         assert live.startswith(f"{result.city}: ")
+
+
+@tool
+async def add(a: int, b: int = 2) -> int:
+    """An async def tool with plain typed parameters."""
+    await trio.sleep(0)
+    return a + b
+
+
+async def test_an_async_def_tool_with_plain_parameters_runs_as_one_step() -> None:
+    assert add.input_schema["required"] == ["a"]
+    assert await run(add, {"a": 3}, ScriptedPeer()) == 5
