@@ -1,16 +1,17 @@
-"""The HTTP rows' floor: hypercorn on trio serving an app that does no MCP work.
+"""The HTTP rows' floor: our HTTP server serving an app that does no MCP work.
 
 ``python benchmarks/_floor.py PORT`` serves, at ``http://127.0.0.1:PORT/mcp``, an
 ASGI app that reads each POST body and answers at once: a request gets a
-canned result as one SSE event, as our server sends it (an ``initialize`` also
-gets an ``mcp-session-id``), anything else ``202``. hypercorn is configured as
-:func:`bridge.transports.http.serve_http` configures it
-(:func:`~bridge.transports.http.hypercorn_config`), and the benchmark's
-own client drives it, so its time per call is what the HTTP stack and the
-client cost with no MCP server behind them: no session, no validation, no tool.
+canned result as plain JSON, as our server answers a plain call (an
+``initialize`` also gets an ``mcp-session-id``), anything else ``202``. The HTTP
+server is the one ``yieldmcp serve --http`` runs
+(:mod:`bridge.transports.http.serving`, h11 on trio, keep-alive), and the
+benchmark's own client drives it, so its time per call is what the HTTP layer
+and the client cost with no MCP server behind them: no session, no
+validation, no tool.
 
-That bounds the ``http.plain`` ratio any server on hypercorn could reach here:
-the SDK's time divided by this one. It is a reference row, not a stack.
+That bounds the ``http.plain`` ratio any server on that HTTP layer could reach
+here: the SDK's time divided by this one. It is a reference row, not a stack.
 """
 
 from __future__ import annotations
@@ -24,12 +25,7 @@ import trio
 _RESULT = {"content": [{"type": "text", "text": "hi"}], "isError": False}
 
 
-async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if scope["type"] == "lifespan":
-        while (await receive())["type"] != "lifespan.shutdown":
-            await send({"type": "lifespan.startup.complete"})
-        await send({"type": "lifespan.shutdown.complete"})
-        return
+async def app(scope: Any, receive: Any, send: Any) -> None:
     body, more = b"", True
     while more:
         message = await receive()
@@ -42,23 +38,17 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": b""})
         return
     answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": _RESULT})
-    # One SSE event, as our server answers a tools/call (it cannot know
-    # beforehand that the tool will not ask the client anything).
-    headers = [(b"content-type", b"text/event-stream")]
+    headers = [(b"content-type", b"application/json")]
     if request.get("method") == "initialize":
         headers.append((b"mcp-session-id", b"floor"))
     await send({"type": "http.response.start", "status": 200, "headers": headers})
-    event = f"event: message\ndata: {answer}\n\n".encode()
-    await send({"type": "http.response.body", "body": event})
+    await send({"type": "http.response.body", "body": answer.encode()})
 
 
 async def serve(port: int) -> None:
-    import hypercorn.trio
+    from bridge.transports.http.serving import serve_app
 
-    from bridge.transports.http import hypercorn_config
-
-    config = hypercorn_config("127.0.0.1", port)
-    await hypercorn.trio.serve(app, config)  # type: ignore[arg-type]
+    await serve_app(app, "127.0.0.1", port)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,13 @@ httpx, used here before, spent more CPU per call than either server (80% to
 100% of the wall time per call); this client spends a third to three quarters
 of what a server does, so the server's core sets the pace.
 
-Like the SDK's client, it stops reading a call's SSE stream once it has the
-response, and so cannot reuse that connection: each call opens a connection
-and closes it after the response, on both servers. Its answers to sampling
-requests (and ``notifications/initialized``) go over one kept-alive
-connection per session.
+It reads every response to its end (a JSON body, or an SSE stream that the
+server ends after the call's response) and then reuses the connection for the
+session's next call, when the server keeps it alive: both servers do (HTTP/1.1
+keep-alive; the SDK under uvicorn, ours on its own server), so each call costs
+a request, not a TCP connection, on both. Its answers to sampling requests
+(and ``notifications/initialized``) go over a second kept-alive connection
+per session.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ class _Client:
             (b"content-type", b"application/json"),
         ]
         self._kept: _Connection | None = None  # for the 202-answered POSTs
+        self._calls: _Connection | None = None  # for the calls, kept alive
 
     async def _open(self) -> _Connection:
         return _Connection(await trio.open_tcp_stream(self.host, self.port))
@@ -133,11 +136,17 @@ class _Client:
         request_id = next(self.ids)
         params = {"name": name, "arguments": {"text": "hi"}}
         body = self._body("tools/call", params, request_id)
-        connection = await self._open()
+        connection, self._calls = self._calls, None
+        if connection is None:
+            connection = await self._open()
+        result: Any = None
         try:
             response = await connection.post(self.path, self.headers, body)
             if response.status_code != 200:
                 raise RuntimeError(f"{name}: answered {response.status_code}")
+            # Read to the end of the response (JSON, or an SSE stream the
+            # server ends after the call's response), so that the connection
+            # can carry the next call when the server keeps it alive.
             async for message in _messages(connection, response):
                 if message.get("method") == "sampling/createMessage":
                     answer = {
@@ -149,10 +158,15 @@ class _Client:
                 elif message.get("id") == request_id:
                     if "result" not in message:
                         raise RuntimeError(f"{name} failed: {message}")
-                    return message["result"]
+                    result = message["result"]
         finally:
-            await connection.stream.aclose()
-        raise RuntimeError(f"{name}: the stream ended without a response")
+            if result is not None and connection.reusable():
+                self._calls = connection
+            else:
+                await connection.stream.aclose()
+        if result is None:
+            raise RuntimeError(f"{name}: the stream ended without a response")
+        return result
 
     async def _post(self, message: dict[str, Any]) -> None:
         connection = self._kept

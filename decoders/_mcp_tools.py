@@ -1,9 +1,10 @@
 """Reading a server's ``CallToolResult``, client side.
 
-Owns :class:`ToolCallResult` (content blocks, which may be MCP resources;
-structured content; the error flag) and :func:`call_tool_result`, which
-accepts a complete result of either era (a missing ``resultType`` reads as
-``"complete"``) and refuses an interim one.
+Owns :class:`ToolCallResult` (content blocks, which may be MCP resources, with
+their annotations; structured content; the error flag; the result's
+``_meta``) and :func:`call_tool_result`, which accepts a complete result of
+either era (a missing ``resultType`` reads as ``"complete"``) and refuses an
+interim one.
 
 It does not handle ``input_required`` or task results (the caller does, before
 decoding) and reads no sampling or elicitation payload.
@@ -11,6 +12,7 @@ decoding) and reads no sampling or elicitation payload.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeAlias, cast, final
 
 import attrs
@@ -43,6 +45,8 @@ class ToolCallResult:
     content: tuple[ResultBlock, ...] = ()
     structured_content: Any = None
     is_error: bool = False
+    meta: Mapping[str, Any] | None = None
+    """The result's ``_meta``, as the server sent it."""
 
     @property
     def text(self) -> str:
@@ -73,6 +77,7 @@ def call_tool_result(result: object) -> ToolCallResult:
         content=tuple(_result_block(b) for b in data["content"]),
         structured_content=data.get("structuredContent"),
         is_error=data.get("isError") is True,
+        meta=data.get("_meta"),
     )
 
 

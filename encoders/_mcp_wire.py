@@ -38,9 +38,11 @@ _WIRE: dict[str, ModuleType] = {"2025-11-25": _v2025, "2026-07-28": _v2026}
 
 
 def plain_text(blocks: Sequence[Any]) -> bool:
-    """Text blocks without ``_meta``: valid MCP by construction (``Text`` checks
-    that its text is a ``str``)."""
-    return all(type(b) is Text and b.meta is None for b in blocks)
+    """Text blocks without ``_meta`` or annotations: valid MCP by construction
+    (``Text`` checks that its text is a ``str``)."""
+    return all(
+        type(b) is Text and b.meta is None and b.annotations is None for b in blocks
+    )
 
 
 def era_models(era: str) -> Any:

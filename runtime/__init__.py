@@ -18,6 +18,7 @@ provider, or ``runtime.testing.ScriptedPeer``). This package imports nothing fro
 from ._driver import Executor as Executor
 from ._driver import drive as drive
 from ._driver import run as run
+from ._step_runner import idempotency_key as idempotency_key
 from ._stepper import Stepper as Stepper
 from .context import Context as Context
 from .context import ElicitKey as ElicitKey
@@ -37,8 +38,9 @@ from .effects import Progress as Progress
 from .effects import Question as Question
 from .effects import RandomBits as RandomBits
 from .effects import ReleaseStream as ReleaseStream
-from .effects import RunBefore as RunBefore
 from .effects import Sample as Sample
+from .effects import Step as Step
+from .effects import StepReply as StepReply
 from .errors import BranchDepthExceeded as BranchDepthExceeded
 from .errors import BranchTimeout as BranchTimeout
 from .errors import CapabilityError as CapabilityError
@@ -47,10 +49,14 @@ from .errors import InvalidArguments as InvalidArguments
 from .errors import InvalidEffect as InvalidEffect
 from .errors import InvalidMessages as InvalidMessages
 from .errors import InvalidTool as InvalidTool
+from .errors import JournalTooLarge as JournalTooLarge
 from .errors import LimitExceeded as LimitExceeded
 from .errors import PeerError as PeerError
 from .errors import ProgressNotIncreasing as ProgressNotIncreasing
+from .errors import ReplayDivergence as ReplayDivergence
 from .errors import RequestTimeout as RequestTimeout
+from .errors import StepFailed as StepFailed
+from .errors import StepNotRecordable as StepNotRecordable
 from .errors import TokenBudgetExceeded as TokenBudgetExceeded
 from .errors import ToolError as ToolError
 from .errors import YieldMCPError as YieldMCPError
@@ -93,13 +99,13 @@ __all__ = [
     "Clock",
     "Context",
     "Effect",
-    "ElicitKey",
     "Elicit",
+    "ElicitKey",
     "ElicitReply",
-    "ElicitationRequest",
     "ElicitResult",
     "ElicitUrl",
     "ElicitUrlResult",
+    "ElicitationRequest",
     "Exchange",
     "Executor",
     "Image",
@@ -109,6 +115,7 @@ __all__ = [
     "InvalidMessages",
     "InvalidTool",
     "Journal",
+    "JournalTooLarge",
     "LimitExceeded",
     "Limits",
     "ListRoots",
@@ -126,15 +133,19 @@ __all__ = [
     "Question",
     "RandomBits",
     "ReleaseStream",
+    "ReplayDivergence",
     "Root",
     "RootsReply",
-    "RunBefore",
     "Sample",
     "SampleReply",
     "SampleResult",
-    "SamplingRequest",
     "SampleValidationError",
+    "SamplingRequest",
     "SchemaResult",
+    "Step",
+    "StepFailed",
+    "StepNotRecordable",
+    "StepReply",
     "Stepper",
     "Text",
     "TokenBudgetExceeded",
@@ -149,6 +160,7 @@ __all__ = [
     "YieldMCPError",
     "drive",
     "handoff",
+    "idempotency_key",
     "run",
     "tool",
 ]

@@ -33,7 +33,7 @@ from ._branches import SEND, THROW, Branching, Frame
 from ._effect_base import Notice, Question
 from ._events import Ask, Tell
 from ._notices import Progress
-from .errors import InvalidEffect, ProgressNotIncreasing
+from .errors import InvalidEffect, ProgressNotIncreasing, ReplayDivergence
 from .journal import Journal
 
 __all__ = ["Dispatching"]
@@ -79,7 +79,11 @@ class Dispatching(Branching):
             self._park(frame, key, question, None)
             return
         dig = question.digest()
-        recorded = journal.lookup(key, dig)
+        try:
+            recorded = journal.lookup(key, dig, question.label())
+        except ReplayDivergence as exc:
+            self._work.append((frame, THROW, exc))
+            return
         if recorded is None:
             self._park(frame, key, question, dig)
         elif not self._branches and not self._replays:
@@ -145,7 +149,11 @@ class Dispatching(Branching):
             frame.ordinal += 1
             question = cast("Question[Any]", effect)
             dig = question.digest()
-            recorded = journal.lookup(key, dig)
+            try:
+                recorded = journal.lookup(key, dig, question.label())
+            except ReplayDivergence as exc:
+                self._work.append((frame, THROW, exc))
+                return
             if recorded is None:
                 self._park(frame, key, question, dig)
                 return

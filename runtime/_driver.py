@@ -16,7 +16,11 @@ The stepper decides; this module waits. It runs in two modes:
 
 Both modes handle events in the order the stepper produced them: notices are
 delivered inline, local questions are answered inline, and peer questions are
-asked after the notices of the same step.
+asked after the notices of the same step. A step (``ctx.step``) is performed
+as a peer question is, by :func:`~runtime._step_runner.perform_step` instead of
+the executor (whose ``step_stub``, if it has one, may replace its function):
+a sync function in a worker thread under ``limiter``, an ``async def`` in the
+question's task, so two steps in a branch run at the same time.
 
 If the call itself is cancelled, every generator is closed first (their
 ``finally`` blocks run) and then ``trio.Cancelled`` propagates.
@@ -33,7 +37,7 @@ from typing import Any, Protocol, TypeVar, cast
 import attrs
 import trio
 
-from ._effect_base import LocalQuestion, Notice, PeerQuestion
+from ._effect_base import LocalQuestion, Notice, PeerQuestion, Question
 from ._events import (
     Ask,
     Cancelled,
@@ -46,6 +50,8 @@ from ._events import (
     Tell,
     Withdraw,
 )
+from ._step_effect import Step
+from ._step_runner import perform_step, step_key
 from ._stepper import Stepper
 from ._tool import Tool
 from .errors import InternalError
@@ -91,6 +97,7 @@ async def run(
     clock: Callable[[], float] = time.time,
     rng: random.Random | None = None,
     principal: Principal | None = None,
+    limiter: trio.CapacityLimiter | None = None,
 ) -> R:
     """Run ``tool`` with ``arguments``, answering its questions with ``executor``.
 
@@ -102,6 +109,8 @@ async def run(
         clock: source of ``ctx.now()``; rng: source of ``ctx.random()`` (by
             default the :mod:`random` module's shared generator).
         principal: who the call acts for (``ctx.principal``).
+        limiter: bounds the worker threads of sync steps (default: trio's
+            shared limiter of 40).
 
     Returns:
         The tool's result.
@@ -114,7 +123,7 @@ async def run(
     ctx = tool.context(principal)
     stepper = Stepper(tool.program(params), ctx, journal=journal)
     # Not through drive(): one coroutine frame less for as long as the call lasts.
-    return await _Driver(stepper, executor, clock, rng).run()
+    return await _Driver(stepper, executor, clock, rng, limiter).run()
 
 
 async def drive(
@@ -123,13 +132,14 @@ async def drive(
     *,
     clock: Callable[[], float] = time.time,
     rng: random.Random | None = None,
+    limiter: trio.CapacityLimiter | None = None,
 ) -> Any:
     """Run an unstarted ``stepper`` to its outcome (see :func:`run`).
 
     Without ``rng``, randomness comes from the :mod:`random` module's shared
     generator.
     """
-    return await _Driver(stepper, executor, clock, rng).run()
+    return await _Driver(stepper, executor, clock, rng, limiter).run()
 
 
 class _Driver:
@@ -137,6 +147,7 @@ class _Driver:
         "_bits",
         "clock",
         "executor",
+        "limiter",
         "scopes",
         "send",
         "stepper",
@@ -149,9 +160,11 @@ class _Driver:
         executor: Executor,
         clock: Callable[[], float],
         rng: random.Random | None,
+        limiter: trio.CapacityLimiter | None = None,
     ) -> None:
         self.stepper = stepper
         self.executor = executor
+        self.limiter = limiter
         self.clock = clock
         # Without an rng, the random module's shared generator: seeding one
         # per call would cost more than the call.
@@ -195,11 +208,20 @@ class _Driver:
                 cast("PeerQuestion[Any]", deferred[0].question),
             )
             try:
-                reply = await self.executor.perform(key, question)
+                reply = await self._perform_one(key, question)
             except Exception as exc:
                 stepper.fail(key, exc)
             else:
                 stepper.answer(key, reply)
+
+    async def _perform_one(self, key: str, question: Question[Any]) -> Any:
+        """The executor's answer to a peer question; a step's reply to a step."""
+        if type(question) is not Step:
+            return await self.executor.perform(key, cast("PeerQuestion[Any]", question))
+        step = question
+        stub = getattr(self.executor, "step_stub", None)
+        idempotency = step_key(self.stepper.call_id, step, key)
+        return await perform_step(step, idempotency, limiter=self.limiter, stub=stub)
 
     async def _serial_one(self, event: Event, deferred: list[Ask | StartTimer]) -> None:
         match event:
@@ -279,7 +301,7 @@ class _Driver:
         with scope:
             assert self.send is not None
             try:
-                reply = await self.executor.perform(key, question)
+                reply = await self._perform_one(key, question)
             except Exception as exc:
                 self.send.send_nowait(_Done(key, error=exc))
             else:

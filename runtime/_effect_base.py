@@ -81,6 +81,12 @@ class Question(Effect[R]):
         """Canonical JSON of what is asked; its digest pins recorded answers."""
         raise NotImplementedError
 
+    def label(self) -> str:
+        """What kind of question this is, in words: a journal keeps it beside
+        the answer, so a replay that meets another kind at the same key can
+        say so (:class:`~runtime.errors.ReplayDivergence`)."""
+        return type(self).__name__
+
     def digest(self) -> str:
         """The digest that pins answers to this question: the sha256 of its
         fingerprint's canonical JSON (:func:`runtime._canonical.digest`)."""

@@ -39,6 +39,7 @@ stepper object holds the whole state of a call.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
@@ -97,6 +98,7 @@ class Stepper(Dispatching):
 
     __slots__ = (
         "_branches",
+        "_call_id",
         "_context",
         "_events",
         "_last_progress",
@@ -137,7 +139,18 @@ class Stepper(Dispatching):
         self._branches: dict[str, RunningBranch] | None = None
         self._root: Frame | None = None
         self._last_progress: float | None = None
+        self._call_id: str | None = None
         self.outcome: Outcome | None = None
+
+    @property
+    def call_id(self) -> str:
+        """The call's id, the same in every replay with its journal: with a
+        step's name and key, the step's idempotency key."""
+        if self.journal is not None:
+            return self.journal.call_id
+        if self._call_id is None:
+            self._call_id = uuid.uuid4().hex
+        return self._call_id
 
     # --- driving ---------------------------------------------------------------------
 
@@ -192,7 +205,9 @@ class Stepper(Dispatching):
         if self.journal is not None:
             if dig is None:
                 dig = question.digest()
-            self.journal.record(key, dig, question.reply_to_json(reply))
+            self.journal.record(
+                key, dig, question.reply_to_json(reply), question.label()
+            )
         self._deliver(frame, key, question, reply)
         self._run()
 

@@ -46,6 +46,9 @@ class Tool(Generic[P, R]):
         elicits: the declared elicitation forms, by key.
         scopes: the OAuth scopes a caller's token must grant to call it (on
             a server that checks tokens; see ``bridge.server.auth``).
+        version: the fingerprint of its code that a 2026-07-28
+            ``requestState`` carries (``@tool(version=...)``, by default a
+            hash of its source); None checks nothing.
     """
 
     name: str
@@ -56,6 +59,7 @@ class Tool(Generic[P, R]):
     title: str | None = None
     annotations: Mapping[str, Any] | None = None
     scopes: frozenset[str] = frozenset()
+    version: str | None = None
     _body: Callable[[P, Context], Op[R]] = attrs.field(alias="body", repr=False)
     _output_adapter: TypeAdapter[Any] | None = attrs.field(
         alias="output_adapter", repr=False

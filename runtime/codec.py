@@ -50,15 +50,23 @@ def _with_meta(out: JSONObject, meta: Mapping[str, Any] | None) -> JSONObject:
     return out
 
 
+def _with_annotations(out: JSONObject, annotations: Mapping[str, Any] | None) -> None:
+    if annotations is not None:
+        out["annotations"] = dict(annotations)
+
+
 def block_to_json(block: Block) -> JSONObject:
     """The MCP content-block JSON for ``block``."""
     match block:
         case Text(text=text):
             out: JSONObject = {"type": "text", "text": text}
+            _with_annotations(out, block.annotations)
         case Image(data=data, mime_type=mime):
             out = {"type": "image", "data": data, "mimeType": mime}
+            _with_annotations(out, block.annotations)
         case Audio(data=data, mime_type=mime):
             out = {"type": "audio", "data": data, "mimeType": mime}
+            _with_annotations(out, block.annotations)
         case ToolUse(id=id_, name=name, input=input_):
             out = {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
         case ToolResult():
@@ -85,12 +93,13 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
 def _block_from_json(data: Mapping[str, Any]) -> Block:
     meta = data.get("_meta")
     kind = data["type"]
+    notes = data.get("annotations")
     if kind == "text":
-        return Text(data["text"], meta=meta)
+        return Text(data["text"], meta=meta, annotations=notes)
     if kind == "image":
-        return Image(data["data"], data["mimeType"], meta=meta)
+        return Image(data["data"], data["mimeType"], meta=meta, annotations=notes)
     if kind == "audio":
-        return Audio(data["data"], data["mimeType"], meta=meta)
+        return Audio(data["data"], data["mimeType"], meta=meta, annotations=notes)
     if kind == "tool_use":
         return ToolUse(data["id"], data["name"], dict(data["input"]), meta=meta)
     if kind == "tool_result":

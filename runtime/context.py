@@ -31,6 +31,7 @@ from ._sampling import (
     tool_call_problems,
     tools_retry_messages,
 )
+from ._step_ops import StepMethods
 from .errors import InvalidEffect
 from .messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
 from .principal import Principal
@@ -79,8 +80,9 @@ def _messages(
 
 
 @final
-class Context:
-    """Builds effects for one tool. Tools receive it as their ``ctx`` argument."""
+class Context(StepMethods):
+    """Builds effects for one tool (and steps: :class:`StepMethods`). Tools
+    receive it as their ``ctx`` argument."""
 
     __slots__ = ("_elicits", "_principal")
 

@@ -7,10 +7,12 @@ result. Effects fall into four families:
 * **Peer questions** (:class:`Sample`, :class:`Elicit`, :class:`ElicitUrl`,
   :class:`ListRoots`) are answered by the executor: the MCP client, a provider,
   or a scripted peer.
-* **Local questions** (:class:`Clock`, :class:`RandomBits`, :class:`RunBefore`)
-  are answered by the runtime itself, but journaled like peer questions, so a
-  replayed tool sees the same time, the same random numbers and the same
-  ``before()`` result.
+* **Local questions** (:class:`Clock`, :class:`RandomBits`) are answered by
+  the runtime itself, but journaled like peer questions, so a replayed tool
+  sees the same time and the same random numbers.
+* **Steps** (:class:`Step`) run the tool's own function once, off the event
+  loop, and are journaled like peer questions: a replay gets the recorded
+  value without running the function (``ctx.step``; ``docs/steps.md``).
 * **Notices** (:class:`Log`, :class:`Progress`, :class:`ReleaseStream`) are sent
   and not answered.
 * :class:`Branch` runs child generators concurrently.
@@ -43,13 +45,14 @@ from ._elicit_effects import ElicitUrl as ElicitUrl
 from ._elicit_effects import ListRoots as ListRoots
 from ._local_effects import Clock as Clock
 from ._local_effects import RandomBits as RandomBits
-from ._local_effects import RunBefore as RunBefore
 from ._notices import LOG_LEVELS as LOG_LEVELS
 from ._notices import Log as Log
 from ._notices import LogLevel as LogLevel
 from ._notices import Progress as Progress
 from ._notices import ReleaseStream as ReleaseStream
 from ._sample_effect import Sample as Sample
+from ._step_effect import Step as Step
+from ._step_effect import StepReply as StepReply
 
 __all__ = [
     "LOG_LEVELS",
@@ -71,6 +74,7 @@ __all__ = [
     "Question",
     "RandomBits",
     "ReleaseStream",
-    "RunBefore",
     "Sample",
+    "Step",
+    "StepReply",
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "InvalidMessages",
     "InvalidTool",
     "InvalidToken",
+    "JournalTooLarge",
     "LimitExceeded",
     "LocalProtocolError",
     "PeerError",
@@ -48,8 +49,11 @@ __all__ = [
     "ProviderError",
     "RemoteProtocolError",
     "RequestError",
+    "ReplayDivergence",
     "RequestTimeout",
     "ScriptExhausted",
+    "StepFailed",
+    "StepNotRecordable",
     "TokenBudgetExceeded",
     "ToolError",
     "UrlElicitationRequired",
@@ -86,6 +90,57 @@ class ToolError(YieldMCPError):
     Any exception escaping a tool fails the call; this one says the message is
     meant for the caller (it becomes the text of an ``isError`` result verbatim).
     """
+
+
+# --- steps and replay ---------------------------------------------------------------
+
+
+class StepFailed(YieldMCPError):
+    """A step's function raised (after its retries). The failure is recorded, so
+    a replay raises this again, with the same ``type_name`` and ``message``,
+    without running the function: the replayed call takes the same path.
+
+    The live exception is chained as ``__cause__`` the first time only.
+    """
+
+    def __init__(self, step: str, type_name: str, message: str) -> None:
+        super().__init__(f"step {step!r} failed: {type_name}: {message}")
+        self.step = step
+        self.type_name = type_name
+        self.message = message
+
+
+class StepNotRecordable(YieldMCPError, TypeError):
+    """A step returned a value its return annotation cannot store as JSON.
+
+    Raised at the step when it first runs (never at a replay); nothing is
+    recorded, so fix the annotation or the value.
+    """
+
+
+class ReplayDivergence(YieldMCPError):
+    """A replay met a journal entry that does not match what the tool asks now.
+
+    The tool's code changed between rounds, or it is not deterministic between
+    its yields. ``key`` is the effect key, ``recorded`` what the journal holds
+    there and ``asked`` what the tool yielded this time.
+    """
+
+    def __init__(self, key: str, recorded: str, asked: str) -> None:
+        super().__init__(
+            f"replay diverged at key {key!r}: the journal recorded {recorded}, "
+            f"the tool now asks {asked}; code between yields must be "
+            f"deterministic (put side effects and I/O in ctx.step)"
+        )
+        self.key = key
+        self.recorded = recorded
+        self.asked = asked
+
+
+@final
+class JournalTooLarge(YieldMCPError):
+    """A multi-round call's journal grew past the server's cap
+    (``ServerLimits.max_journal_bytes``); the call fails with this message."""
 
 
 class InvalidArguments(YieldMCPError, ValueError):

@@ -7,6 +7,13 @@ reaches the same point with no executor calls: a question whose key is recorded
 with the same digest is answered from the journal; a question that *changed*
 (same key, different digest) is asked again and its stale entry dropped.
 
+Each entry also keeps the *label* of the question (its kind, and a step's
+name): a replay that meets another kind of question at a recorded key raises
+:class:`~runtime.errors.ReplayDivergence` instead of asking it afresh, since
+the tool's code changed or is not deterministic between its yields. A journal
+also carries the call's id (made when first read), which with a step's key is
+the step's idempotency key, the same in every round.
+
 Notices (log, progress) are recorded by key only, so a replay does not repeat
 them. The journal is plain JSON (:meth:`to_json` / :meth:`from_json`); sealing it
 for transport is the bridge's job.
@@ -14,10 +21,13 @@ for transport is the bridge's job.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any, final
 
 import attrs
+
+from .errors import ReplayDivergence
 
 __all__ = ["Journal", "JournalEntry"]
 
@@ -39,7 +49,7 @@ class Journal:
     each); :attr:`entries` shows them as :class:`JournalEntry` values.
     """
 
-    __slots__ = ("_entries", "_notices", "hits")
+    __slots__ = ("_call_id", "_entries", "_notices", "hits")
 
     def __init__(
         self,
@@ -48,11 +58,19 @@ class Journal:
     ) -> None:
         # Loops, not comprehensions: a journal is made on every resumed round,
         # and a comprehension is a function made and called each time.
-        self._entries: dict[str, tuple[str, Any]] = {}
+        self._entries: dict[str, tuple[str, Any, str | None]] = {}
         for key, entry in (entries or {}).items():
-            self._entries[key] = (entry.digest, entry.reply)
+            self._entries[key] = (entry.digest, entry.reply, None)
         self._notices: set[str] = set(notices) if notices else set()
+        self._call_id: str | None = None
         self.hits = 0  # questions answered from the journal, for tests and stats
+
+    @property
+    def call_id(self) -> str:
+        """The call's id: random, made when first read, kept in the JSON."""
+        if self._call_id is None:
+            self._call_id = uuid.uuid4().hex
+        return self._call_id
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -63,29 +81,38 @@ class Journal:
     @property
     def entries(self) -> Mapping[str, JournalEntry]:
         return {
-            key: JournalEntry(d, reply) for key, (d, reply) in self._entries.items()
+            key: JournalEntry(d, reply) for key, (d, reply, _l) in self._entries.items()
         }
 
     def keys(self) -> list[str]:
         """The recorded keys, in the order they were first recorded."""
         return list(self._entries)
 
-    def lookup(self, key: str, digest: str) -> Any | None:
+    def lookup(self, key: str, digest: str, label: str | None = None) -> Any | None:
         """The reply JSON recorded at ``key`` for this digest, else None.
 
         A recorded entry whose digest differs is dropped: the question changed.
+
+        Raises:
+            ReplayDivergence: the entry at ``key`` records another kind of
+                question than ``label`` (when both are known).
         """
         entry = self._entries.get(key)
         if entry is None:
             return None
         if entry[0] != digest:
+            recorded = entry[2]
+            if label is not None and recorded is not None and recorded != label:
+                raise ReplayDivergence(key, recorded, label)
             del self._entries[key]
             return None
         self.hits += 1
         return entry[1]
 
-    def record(self, key: str, digest: str, reply: Any) -> None:
-        self._entries[key] = (digest, reply)
+    def record(
+        self, key: str, digest: str, reply: Any, label: str | None = None
+    ) -> None:
+        self._entries[key] = (digest, reply, label)
 
     def note(self, key: str) -> bool:
         """Record notice ``key``; True if it is new (and so should be sent)."""
@@ -95,10 +122,13 @@ class Journal:
         return True
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "answers": {k: [d, reply] for k, (d, reply) in self._entries.items()},
-            "notices": sorted(self._notices),
-        }
+        answers: dict[str, list[Any]] = {}
+        for k, (d, reply, label) in self._entries.items():
+            answers[k] = [d, reply] if label is None else [d, reply, label]
+        data: dict[str, Any] = {"answers": answers, "notices": sorted(self._notices)}
+        if self._call_id is not None:
+            data["call"] = self._call_id
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Journal:
@@ -108,12 +138,14 @@ class Journal:
         try:
             answers: Mapping[Any, Any] = data["answers"]
             for key, value in answers.items():
-                recorded, reply = value
-                entries[key] = (recorded, reply)
+                recorded, reply, *label = value
+                entries[key] = (recorded, reply, str(label[0]) if label else None)
             journal._notices.update(map(str, data["notices"]))
+            call: Any = data.get("call")
+            journal._call_id = None if call is None else str(call)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed journal: {exc!r}") from None
-        for key, (recorded, _reply) in entries.items():
+        for key, (recorded, _reply, _label) in entries.items():
             if type(key) is not str or type(recorded) is not str:
                 raise ValueError(
                     f"malformed journal: keys and digests are strings, got {key!r}"

@@ -7,7 +7,9 @@ content blocks, spelled in Python: ``Text``, ``Image``, ``Audio``, ``ToolUse`` a
 
 ``meta`` on a block carries provider-opaque continuity data (MCP ``_meta``: e.g. a
 Gemini ``thoughtSignature`` or an Anthropic thinking block) that must survive a
-round trip untouched. Nothing here performs I/O.
+round trip untouched. ``annotations`` on a text, image or audio block are MCP's
+hints for the host (``{"audience": ["user"], "priority": 0.9}``), kept as sent.
+Nothing here performs I/O.
 
 :func:`validate_messages` enforces MCP's rules for tool use in a conversation; it
 runs whenever a ``Sample`` effect is built, so a bad history fails in the tool,
@@ -62,6 +64,10 @@ def _meta_field() -> Any:
     return attrs.field(default=None, kw_only=True, repr=False)
 
 
+def _annotations_field() -> Any:
+    return attrs.field(default=None, kw_only=True)
+
+
 @final
 @attrs.frozen
 class Text:
@@ -69,6 +75,7 @@ class Text:
 
     text: str = attrs.field(validator=attrs.validators.instance_of(str))
     meta: Mapping[str, Any] | None = _meta_field()
+    annotations: Mapping[str, Any] | None = _annotations_field()
 
 
 @final
@@ -79,6 +86,7 @@ class Image:
     data: str = attrs.field(validator=attrs.validators.instance_of(str))
     mime_type: str = attrs.field(validator=attrs.validators.instance_of(str))
     meta: Mapping[str, Any] | None = _meta_field()
+    annotations: Mapping[str, Any] | None = _annotations_field()
 
 
 @final
@@ -89,6 +97,7 @@ class Audio:
     data: str = attrs.field(validator=attrs.validators.instance_of(str))
     mime_type: str = attrs.field(validator=attrs.validators.instance_of(str))
     meta: Mapping[str, Any] | None = _meta_field()
+    annotations: Mapping[str, Any] | None = _annotations_field()
 
 
 @final

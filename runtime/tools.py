@@ -41,10 +41,10 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ._effect_base import Op
 from ._elicit_schema import elicitation_schema
-from ._local_effects import RunBefore
 from ._signature import arguments_of
 from ._tool import Program as Program
 from ._tool import Tool as Tool
+from ._tool_steps import as_program, before_program, code_version
 from .context import Context, ElicitKey
 from .errors import InvalidTool
 from .principal import scope_set
@@ -110,6 +110,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
+    version: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
 
 
@@ -126,6 +127,7 @@ def tool(
     annotations: Mapping[str, Any] | None = None,
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
+    version: str | None = None,
 ) -> Any:
     """Define a tool from ``fn`` (a generator function, or a plain one).
 
@@ -146,11 +148,17 @@ def tool(
     the tool, on a server that checks tokens (``Server(auth=...)``): without
     them the call is refused with HTTP 403 ``insufficient_scope``.
 
+    An ``async def`` tool runs as one step (``ctx.step``): it may await any
+    I/O but yields no effects. ``version`` names the code's version for
+    2026-07-28 ``requestState`` (default: a hash of ``fn``'s source).
+
     Raises:
         InvalidTool: if the definition is malformed (see the message).
     """
 
     def define(fn: Callable[..., Any]) -> Tool[Any, Any]:
+        code = code_version(fn, version)
+        fn = as_program(fn)  # an async def: one step
         default = _NoParams if input_schema is None else _AnyParams
         params_model, body = arguments_of(fn, params, default)
         return _make(
@@ -164,6 +172,7 @@ def tool(
             annotations=annotations,
             input_schema=input_schema,
             scopes=scopes,
+            version=code,
         )
 
     return define if fn is None else define(fn)
@@ -181,6 +190,7 @@ def _make(
     annotations: Mapping[str, Any] | None,
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
+    version: str | None = None,
 ) -> Tool[Any, Any]:
     if not _NAME.match(name):
         raise InvalidTool(
@@ -198,6 +208,7 @@ def _make(
         annotations=annotations,
         schema_validator=_schema_validator(name, input_schema),
         scopes=_scopes(name, scopes),
+        version=version,
     )
 
 
@@ -334,21 +345,20 @@ def handoff(
 ) -> Tool[P, R]:
     """Define a tool in three phases: ``before`` → ``client`` → ``after``.
 
-    ``before(params)`` runs once, on the server; its result is journaled (annotate
-    its return type so it can be recorded faithfully). ``client(handoff, ctx)`` is
-    the effect generator. ``after(handoff, client_result)`` runs once, when the
-    client part returns, and produces the tool's result. ``name`` defaults to the
-    name of ``client``, ``params`` to the annotation of ``before``'s parameter.
+    ``before(params)`` runs once, on the server, as a step: its result is
+    journaled through its return annotation, which it must have.
+    ``client(handoff, ctx)`` is the effect generator. ``after(handoff,
+    client_result)`` runs once, when the client part returns, and produces the
+    tool's result. ``name`` defaults to the name of ``client``, ``params`` to
+    the annotation of ``before``'s parameter.
     """
     hints = _hints(before)
     params_model = _before_params(before, hints)
-    handoff_adapter = TypeAdapter(hints.get("return", Any))
     tool_name = client.__name__ if name is None else name
+    run_before = before_program(tool_name, before, hints)
 
     def body(params: Any, ctx: Context) -> Op[R]:
-        value = yield RunBefore(
-            tool=tool_name, before=before, params=params, adapter=handoff_adapter
-        )
+        value = yield from run_before(params)
         result = yield from client(value, ctx)
         return after(value, result)
 
@@ -361,4 +371,5 @@ def handoff(
         body=body,
         title=title,
         annotations=annotations,
+        version=code_version(client),
     )

@@ -1,8 +1,9 @@
 """Small generated tool programs and a reference interpreter for them.
 
-A program is a list of steps: sample, elicit, log, raise, or a branch of
-sub-programs. :func:`execute` runs one as a real tool body (generators yielding
-effects); :func:`reference` computes what it must return by plain recursion.
+A program is a list of steps: sample, elicit, log, raise, work (a
+``ctx.step`` whose function may fail), or a branch of sub-programs.
+:func:`execute` runs one as a real tool body (generators yielding effects);
+:func:`reference` computes what it must return by plain recursion.
 Answers are a pure function of the question (its label), so the result does not
 depend on the order answers arrive in, only on which labels fail.
 """
@@ -14,10 +15,11 @@ from collections.abc import Iterable
 from typing import Any
 
 import attrs
+import trio
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from runtime import Context, Op, PeerError, Tool, tool
+from runtime import Context, Op, PeerError, StepFailed, Tool, idempotency_key, tool
 from runtime.testing import accept, text
 
 
@@ -39,6 +41,12 @@ class LogStep:
 @attrs.frozen
 class RaiseStep:
     label: str
+
+
+@attrs.frozen
+class WorkStep:
+    label: str
+    fails: bool
 
 
 @attrs.frozen
@@ -65,7 +73,24 @@ leaves = st.one_of(
     st.builds(ElicitStep, labels),
     st.builds(LogStep, labels),
     st.builds(RaiseStep, labels),
+    st.builds(WorkStep, labels, st.booleans()),
 )
+
+worked: list[str] = []  # the idempotency key of every run of a work step
+
+
+def work_now(label: str, fails: bool) -> str:
+    """A work step's function, synchronously (``run_scripted`` stubs with it)."""
+    worked.append(idempotency_key())
+    if fails:
+        raise ValueError(label)
+    return label * 2
+
+
+async def work(label: str, fails: bool) -> str:
+    """A work step's function: async, so trio sees it wait like a peer."""
+    await trio.lowlevel.checkpoint()
+    return work_now(label, fails)
 
 
 def _with_branches(inner: st.SearchStrategy[Program]) -> st.SearchStrategy[Program]:
@@ -103,6 +128,8 @@ def execute(ctx: Context, program: Program, path: str, trace: Trace) -> Op[Progr
                     yield ctx.log("info", label)
                 case RaiseStep(label):
                     raise ProgramError(label)
+                case WorkStep(label, fails):
+                    out.append((yield from ctx.step(work, label, fails)))
                 case BranchStep(children):
                     factories = [
                         functools.partial(
@@ -166,8 +193,10 @@ def reference(program: Program, failing: frozenset[str]) -> Ok | Failed:
                 out.append(("elicited", label))
             case LogStep():
                 pass
-            case RaiseStep(label):
+            case RaiseStep(label) | WorkStep(label, True):
                 return Failed(frozenset({label}))
+            case WorkStep(label):
+                out.append(label * 2)
             case BranchStep(children):
                 results = [reference(child, failing) for child in children]
                 failures = [r for r in results if isinstance(r, Failed)]
@@ -184,6 +213,8 @@ def failure_label(error: BaseException) -> str:
     if isinstance(error, ProgramError):
         return error.label
     if isinstance(error, PeerError):
+        return error.message
+    if isinstance(error, StepFailed):
         return error.message
     raise error
 

@@ -7,7 +7,8 @@
   to spawn, or an ``http(s)://`` URL), calls a tool (or lists them), answers
   sampling with a model and elicitation at the terminal or from answers given.
 * ``demo`` plays tic-tac-toe against a model through the whole stack: it runs
-  ``call "yieldmcp serve examples/ttt.py" play_ttt``.
+  ``call "yieldmcp serve bridge.cli.ttt" play_ttt`` (the game ships in the
+  package, :mod:`.ttt`).
 
 Errors are one line on stderr and a non-zero exit code; when serving over
 stdio, stdout carries nothing but MCP (what the served code prints goes to
@@ -30,6 +31,7 @@ import trio
 
 from . import auth_options
 from .limits import add_limit_flags, apply_limits, http_options
+from .server_options import add_server_flags, apply_server_options
 
 __all__ = ["main"]
 
@@ -119,6 +121,7 @@ def _add_serve(verbs: Any) -> None:
     )
     auth_options.add_serve_options(serve)
     add_limit_flags(serve)
+    add_server_flags(serve)
     serve.set_defaults(run=_serve)
 
 
@@ -200,7 +203,7 @@ def _add_demo(verbs: Any) -> None:
         "demo",
         help="play tic-tac-toe against a model through the whole stack",
         description=(
-            "Spawn `yieldmcp serve examples/ttt.py` and call play_ttt: the model "
+            "Spawn `yieldmcp serve bridge.cli.ttt` and call play_ttt: the model "
             "(offline by default, labelled on screen) plays against you; you "
             "pick cells at the terminal. Same as: yieldmcp call 'yieldmcp serve "
             "examples/ttt.py' play_ttt."
@@ -231,6 +234,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         apply_limits(server, args)
+        apply_server_options(server, args)
         options = http_options(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -277,12 +281,8 @@ def _server_target(server: str) -> str | list[str]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    game = Path(__file__).resolve().parents[2] / "examples" / "ttt.py"
-    if not game.is_file():
-        raise CliError(
-            f"the demo needs examples/ttt.py from the repository ({game} is missing)"
-        )
-    target = [sys.executable, "-m", "bridge.cli", "serve", str(game)]
+    # The game ships inside the package, so the demo runs from any install.
+    target = [sys.executable, "-m", "bridge.cli", "serve", "bridge.cli.ttt"]
     arguments = {} if args.seed is None else {"seed": args.seed}
     return _host(args, target, "play_ttt", arguments)
 

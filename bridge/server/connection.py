@@ -33,9 +33,11 @@ from runtime.effects import LOG_LEVELS
 from runtime.errors import BrokenSessionError, ClosedSessionError, RequestError
 from runtime.principal import Principal
 
+from . import changes as _changes
 from . import live_calls as _live_calls
 from . import methods as _methods
 from . import modern as _modern
+from . import modern_tasks as _modern_tasks
 from .limits import busy, check_size
 from .offer import Offer
 from .questions import CallScope
@@ -45,6 +47,8 @@ __all__ = ["HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE", "Connection"]
 HANDSHAKE_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_HANDSHAKE: Final = "2025-11-25"
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+LISTEN: Final = "subscriptions/listen"
+_PEER_CHECK: Final = 0.25  # seconds between a listen's looks for a departed client
 
 
 @final
@@ -73,11 +77,16 @@ class Connection:
         ``tools/call`` (driven from the session: :mod:`bridge.server.live_calls`) and
         every 2026-07-28 request (which never waits on the client)."""
         if _is_modern(request):
+            if request.method == LISTEN:
+                return False  # it lasts: a task relays what it opted in to
             notify = functools.partial(session.notify_nowait, related=request.id)
             result = _modern.respond_now(
                 self.server, request, notify, principal=self.principal
             )
-            session.respond_nowait(request.id, result)
+            if isinstance(result, tuple):  # it runs a step: go on in a task
+                _modern_tasks.resume(self.server, request, session, *result)
+            else:
+                session.respond_nowait(request.id, result)
             return True
         self._session = session
         method = request.method
@@ -98,6 +107,8 @@ class Connection:
     async def handle_request(self, request: Request, session: Session) -> Any:
         params = request.params or {}
         if _is_modern(request):
+            if request.method == LISTEN:
+                return await self._relay_listen(request, session)
             notify = functools.partial(session.notify, related=request.id)
             return await _modern.respond(
                 self.server, request, notify, principal=self.principal
@@ -126,6 +137,51 @@ class Connection:
     def closed(self, session: Session) -> None:
         self._url_flows.clear()
         self.closed_event.set()
+
+    # --- announcements: list changes and resource updates ---------------------------
+
+    async def forward_changes(
+        self,
+        session: Session,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Relay the server's announcements to this client, in the handshake
+        era, for as long as the session lasts: once it is initialized, every
+        list change, and the updates of the resources it subscribed to.
+        Started (``nursery.start``) once it listens, so nothing is missed."""
+        with self.server.listen() as changes:
+            task_status.started()
+            async for change in changes:
+                note = _changes.legacy_notification(change, self.subscriptions)
+                if note is None or not self.initialized:
+                    continue
+                try:
+                    await session.notify(*note)
+                except (BrokenSessionError, ClosedSessionError):
+                    return  # the client left
+
+    async def _relay_listen(self, request: Request, session: Session) -> Any:
+        """A 2026-07-28 ``subscriptions/listen`` on this session (stdio):
+        acknowledged, then what it opted in to, until the client cancels it
+        (``notifications/cancelled``) or leaves."""
+        listen = _changes.Listen.from_request(request, self.server.limits)
+        with self.server.listen() as changes:
+            try:
+                await session.notify(*listen.acknowledged(), related=request.id)
+                # Nothing wakes this task when the client leaves (the session
+                # only notes it, then waits for its requests to finish), so it
+                # looks now and then rather than hold the shutdown.
+                while not session.peer_gone:
+                    with trio.move_on_after(_PEER_CHECK):
+                        note = _changes.modern_notification(
+                            await changes.receive(), listen
+                        )
+                        if note is not None:
+                            await session.notify(*note, related=request.id)
+            except (BrokenSessionError, ClosedSessionError):
+                pass  # the client left: nobody to answer
+        return {"_meta": listen.tag, "resultType": "complete"}
 
     # --- URL elicitation completion (2025-11-25) -------------------------------------
 

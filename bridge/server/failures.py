@@ -1,7 +1,8 @@
 """What a client is told when a tool fails, and what the server's log keeps.
 
 A tool's failure becomes an ``isError`` result whose text the client's model
-reads, so it must say what the tool meant to say and nothing else:
+reads, so it must say what the tool meant to say and nothing else (a prompt's
+failure is a JSON-RPC error with the same text: :func:`prompt_failure`):
 
 * a :class:`~runtime.errors.ToolError`'s message goes to the client as is
   (that is what it is for), and so does :class:`~runtime.errors.InvalidArguments`
@@ -10,6 +11,7 @@ reads, so it must say what the tool meant to say and nothing else:
   validation, a branch limit) say what happened in the protocol, in words
   yieldmcp wrote, so they go too, prefixed with their type;
 * any other exception (``RuntimeError("db connect failed: password=...")``,
+  and a step's ``StepFailed``, which repeats such an exception's message),
   an ``OSError`` naming a file) may carry secrets or internals: the client
   gets a generic message with an *error id*, and the traceback is logged on
   the server under the same id, so an operator can find it. With
@@ -25,9 +27,21 @@ from typing import cast
 
 import pydantic
 
-from runtime.errors import InternalError, InvalidArguments, ToolError, YieldMCPError
+from bridge.jsonrpc.messages import INTERNAL_ERROR, INVALID_PARAMS
+from runtime.errors import (
+    CapabilityError,
+    InternalError,
+    InvalidAnswer,
+    InvalidArguments,
+    RemoteProtocolError,
+    RequestError,
+    RequestTimeout,
+    StepFailed,
+    ToolError,
+    YieldMCPError,
+)
 
-__all__ = ["describe_failure", "tool_failure"]
+__all__ = ["describe_failure", "prompt_failure", "tool_failure"]
 
 log = logging.getLogger("yieldmcp")
 
@@ -48,12 +62,28 @@ def tool_failure(tool_name: str, exc: BaseException, *, debug: bool = False) -> 
     return describe_failure(exc, error_id=error_id, debug=debug)
 
 
+def prompt_failure(name: str, exc: Exception, *, debug: bool = False) -> RequestError:
+    """The JSON-RPC error for prompt ``name`` failing with ``exc``, saying what
+    a tool's ``isError`` would say: a prompt has no ``isError``. What the
+    client caused (a capability it lacks, an answer that fails the form, no
+    answer in time) is ``-32602``; the rest ``-32603``, logged as for a tool."""
+    text = tool_failure(name, exc, debug=debug)
+    client_caused = (
+        CapabilityError,
+        InvalidAnswer,
+        RemoteProtocolError,
+        RequestTimeout,
+    )
+    code = INVALID_PARAMS if isinstance(exc, client_caused) else INTERNAL_ERROR
+    return RequestError(code, text)
+
+
 def _expected(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         group = cast("BaseExceptionGroup[BaseException]", exc)
         return all(_expected(e) for e in group.exceptions)
-    if isinstance(exc, InternalError):
-        return False
+    if isinstance(exc, InternalError | StepFailed):
+        return False  # a step's own exception may say anything: as unexpected
     return isinstance(exc, YieldMCPError | pydantic.ValidationError)
 
 

@@ -54,6 +54,12 @@ class ServerLimits:
             client (``clientInfo``, capabilities, a subscribed URI), as JSON.
         stdio_output_bytes: replies a stdio server queues for a host that is
             not reading its stdout; above this it stops reading stdin.
+        step_threads: worker threads running sync steps (``ctx.step``) at
+            once, on the whole server; more steps wait for a thread.
+        max_journal_bytes: bytes of a 2026-07-28 call's journal (the answers
+            and step results its ``requestState`` carries in every round); a
+            warning is logged at 80 percent, and past it the call fails with a tool
+            error.
     """
 
     max_calls: int = attrs.field(default=2048, validator=_positive)
@@ -61,6 +67,8 @@ class ServerLimits:
     max_subscriptions: int = attrs.field(default=64, validator=_positive)
     max_client_value: int = attrs.field(default=16 * 1024, validator=_positive)
     stdio_output_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
+    step_threads: int = attrs.field(default=40, validator=_positive)
+    max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=_positive)
 
 
 def busy(what: str, limit: int) -> RequestError:

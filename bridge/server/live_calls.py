@@ -28,20 +28,35 @@ its events out, as the driver does:
 * ``notifications/cancelled`` for the call, or the client leaving, closes its
   generators, withdraws its questions and sends no response;
 * the outcome becomes a result or an error as in the task path
-  (:func:`bridge.server.methods.tool_call_result`, then :mod:`bridge.jsonrpc.errors`).
+  (:func:`bridge.server.methods.tool_call_result`, then :mod:`bridge.jsonrpc.errors`);
+* a step (``ctx.step``) must wait, so it runs in a task of its own (a trio
+  system task, cancelled with the call), under the server's step limiter;
+  its reply comes back as a timer's callback does, one piece at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from typing import TYPE_CHECKING, Any, Final, cast, final
+
+import trio
 
 from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
-from runtime import LocalQuestion, Notice, PeerQuestion, ReleaseStream, Stepper, Tool
+from runtime import (
+    LocalQuestion,
+    Notice,
+    PeerQuestion,
+    ReleaseStream,
+    Step,
+    Stepper,
+    Tool,
+)
+from runtime._step_runner import perform_step, step_key
 from runtime._stepper import (
     Ask,
     Cancelled,
@@ -133,6 +148,7 @@ class LiveCall:
         "_server",
         "_session",
         "_stepper",
+        "_steps",
         "_timers",
         "_tool",
     )
@@ -156,6 +172,7 @@ class LiveCall:
         self._key = ""
         self._asked: dict[RequestId, str] | None = None
         self._timers: dict[str, Timer] | None = None  # branch time limits, by key
+        self._steps: dict[str, trio.CancelScope] | None = None  # running, by key
 
     def start(self) -> None:
         """Take the call on: its stepper has started."""
@@ -224,6 +241,8 @@ class LiveCall:
         match event:
             case Ask(key, question) if isinstance(question, LocalQuestion):
                 self._answer_locally(key, question)
+            case Ask(key, question) if type(question) is Step:
+                self._start_step(key, question)
             case Ask():
                 asks.append(event)
             case Tell(_key, notice):
@@ -285,6 +304,40 @@ class LiveCall:
         else:
             self._stepper.answer(key, reply)
 
+    def _start_step(self, key: str, step: Step) -> None:
+        scope = trio.CancelScope()
+        if self._steps is None:
+            self._steps = {}
+        self._steps[key] = scope
+        idempotency = step_key(self._stepper.call_id, step, key)
+        trio.lowlevel.spawn_system_task(self._run_step, key, step, idempotency, scope)
+
+    async def _run_step(
+        self, key: str, step: Step, idempotency: str, scope: trio.CancelScope
+    ) -> None:
+        with scope:
+            limiter = self._server.step_limiter
+            try:
+                reply: Any = await perform_step(step, idempotency, limiter=limiter)
+            except Exception as exc:
+                reply = exc
+            # If the session has ended, it has cancelled the call already.
+            with contextlib.suppress(Exception):
+                self._session.call_later(0, self._step_done, (key, reply))
+
+    def _step_done(self, done: tuple[str, Any]) -> None:
+        key, reply = done
+        if self._steps is not None:
+            self._steps.pop(key, None)
+        stepper = self._stepper
+        if stepper.outcome is not None or not stepper.is_pending(key):
+            return  # withdrawn, or the call ended, while it ran
+        if isinstance(reply, Exception):
+            stepper.fail(key, reply)
+        else:
+            stepper.answer(key, reply)
+        self._advance()
+
     def _tell(self, notice: Notice) -> None:
         session, scope = self._session, self._scope
         try:
@@ -299,6 +352,10 @@ class LiveCall:
             self.cancel()  # nothing more can reach the client
 
     def _withdraw(self, key: str) -> None:
+        step = self._steps.pop(key, None) if self._steps else None
+        if step is not None:
+            step.cancel()  # an async step stops; a thread step is abandoned
+            return
         request_id: RequestId | None = None
         if self._rid is not None and self._key == key:
             request_id = self._rid

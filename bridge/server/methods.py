@@ -23,7 +23,7 @@ from runtime.errors import InvalidArguments, RequestError, UrlElicitationRequire
 from runtime.messages import Audio, Image
 
 from .failures import describe_failure as describe_failure
-from .failures import tool_failure
+from .failures import prompt_failure, tool_failure
 from .live import LiveExecutor
 from .questions import CallScope, url_required
 
@@ -133,7 +133,13 @@ async def call_tool_live(
     )
     with server.calls.held(session.in_flight - 1):  # not counting this one
         try:
-            value = await run(tool, parsed, executor, principal=scope.principal)
+            value = await run(
+                tool,
+                parsed,
+                executor,
+                principal=scope.principal,
+                limiter=server.step_limiter,
+            )
         except Exception as exc:
             return tool_call_result(tool, scope, error=exc, debug=debug)
     return tool_call_result(tool, scope, value=value, debug=debug)
@@ -264,13 +270,26 @@ async def get_prompt_live(
         raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
     parsed = item.program.parse_arguments(arguments(params))
     executor = LiveExecutor(
-        session, scope, elicitation_timeout=server.elicitation_timeout
+        session,
+        scope,
+        sampling_timeout=server.sampling_timeout,
+        elicitation_timeout=server.elicitation_timeout,
     )
     try:
         with server.calls.held(session.in_flight - 1):
-            value = await run(item.program, parsed, executor, principal=scope.principal)
+            value = await run(
+                item.program,
+                parsed,
+                executor,
+                principal=scope.principal,
+                limiter=server.step_limiter,
+            )
     except UrlElicitationRequired as exc:
         raise url_required(exc, scope) from None
+    except RequestError:
+        raise
+    except Exception as exc:
+        raise prompt_failure(name, exc, debug=server.debug) from None
     return prompt_result(value, item.description)
 
 

@@ -15,11 +15,14 @@ that needs a capability the client did not declare, and does not handle the
 refusal itself, fails the request with ``-32021`` (``requiredCapabilities``).
 
 It does no I/O of its own: :func:`handle` yields the notifications a request
-sends (progress, logs) and returns its result. :func:`respond` sends them
-through an async ``notify`` as they come (an HTTP response's stream, a
-session), :func:`respond_now` through one that sends at once (a session whose
-transport never waits): a request never waits on the client in this era, so
-that one is answered in the task that delivered it, with no task of its own.
+sends (progress, logs) and the steps it runs (:class:`~bridge.server.rounds.RunSteps`),
+and returns its result. :func:`respond` sends the notifications through an
+async ``notify`` as they come (an HTTP response's stream, a session) and runs
+the steps, :func:`respond_now` sends them through one that sends at once (a
+session whose transport never waits): a request never waits on the client in
+this era, so that one is answered in the task that delivered it, with no task
+of its own, until it reaches a step; the rest is :func:`respond_rest`'s, in a
+task.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from runtime.principal import Principal
 from . import methods as _methods
 from .failures import describe_failure, tool_failure
 from .questions import CallScope, question_request, url_required
-from .rounds import Complete, Notification, run_round
+from .rounds import Complete, RunSteps, Yielded, run_round, run_steps
 
 if TYPE_CHECKING:
     from .offer import Offer
@@ -59,8 +62,9 @@ _ERA: Final = "2026-07-28"
 
 log = logging.getLogger("yieldmcp")
 
-Steps: TypeAlias = Generator[Notification, None, dict[str, Any]]
-"""A request being answered: yields notifications to send, returns the result."""
+Steps: TypeAlias = Generator[Yielded, Any, dict[str, Any]]
+"""A request being answered: yields notifications to send and steps to run
+(and is sent their replies), returns the result."""
 
 Plain: TypeAlias = Callable[["Offer", Mapping[str, Any], CallScope], dict[str, Any]]
 """A method that sends nothing but its result."""
@@ -95,15 +99,34 @@ async def respond(
     *,
     principal: Principal | None = None,
 ) -> dict[str, Any]:
-    """:func:`handle`'s result, its notifications sent with ``notify`` first."""
+    """:func:`handle`'s result, its notifications sent with ``notify`` first
+    and its steps run."""
     steps = handle(server, request, principal)
+    return await respond_rest(server, steps, None, notify)
+
+
+async def respond_rest(
+    server: Offer,
+    steps: Steps,
+    batch: RunSteps | None,
+    notify: Callable[[str, dict[str, Any]], Awaitable[None]],
+) -> dict[str, Any]:
+    """The result of ``steps``, going on from ``batch`` (steps it yielded and
+    waits on; None: from its start), sending its notifications with ``notify``."""
     try:
+        sent: Any = None
+        if batch is not None:
+            sent = await run_steps(batch, server.step_limiter)
         while True:
             try:
-                method, params = next(steps)
+                item = steps.send(sent)
             except StopIteration as done:
                 return done.value
-            await notify(method, params)
+            if isinstance(item, RunSteps):
+                sent = await run_steps(item, server.step_limiter)
+            else:
+                sent = None
+                await notify(*item)
     finally:
         steps.close()
 
@@ -114,18 +137,24 @@ def respond_now(
     notify: Callable[[str, dict[str, Any]], None],
     *,
     principal: Principal | None = None,
-) -> dict[str, Any]:
-    """:func:`respond` with a ``notify`` that sends at once, without waiting."""
+) -> dict[str, Any] | tuple[Steps, RunSteps]:
+    """:func:`respond` with a ``notify`` that sends at once, without waiting;
+    or, at the first step to run, the request still being answered and that
+    step, to go on with in a task (:func:`respond_rest`)."""
     steps = handle(server, request, principal)
     try:
         while True:
             try:
-                method, params = next(steps)
+                item = next(steps)
             except StopIteration as done:
                 return done.value
-            notify(method, params)
+            if isinstance(item, RunSteps):
+                handed_over, steps = (steps, item), None
+                return handed_over
+            notify(*item)
     finally:
-        steps.close()
+        if steps is not None:
+            steps.close()
 
 
 def _envelope(request: Request) -> CallScope:
@@ -217,7 +246,7 @@ def _call_tool(server: Offer, params: Mapping[str, Any], scope: CallScope) -> St
     try:
         outcome = yield from run_round(
             tool, arguments, params, purpose="tools/call", scope=scope,
-            sealer=server.sealer,
+            sealer=server.sealer, max_journal_bytes=server.limits.max_journal_bytes,
         )  # fmt: skip
     except RequestError:
         raise
@@ -267,7 +296,7 @@ def _get_prompt(server: Offer, params: Mapping[str, Any], scope: CallScope) -> S
     try:
         outcome = yield from run_round(
             prompt.program, arguments, params, purpose="prompts/get", scope=scope,
-            sealer=server.sealer,
+            sealer=server.sealer, max_journal_bytes=server.limits.max_journal_bytes,
         )  # fmt: skip
     except CapabilityError as exc:
         raise _missing_capability(exc) from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 from collections.abc import Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -21,15 +21,25 @@ from runtime import Tool
 from runtime.errors import InvalidTool
 
 from .catalog import Prompt, Resource, ResourceTemplate
+from .changes import Change, ListKind, ResourceUpdated
 from .limits import CallSlots, ServerLimits
 from .state_token import Sealer
 
 if TYPE_CHECKING:
     from .auth.config import Auth
 
-__all__ = ["ListKind", "Offer"]
+__all__ = [
+    "DEFAULT_ELICITATION_TIMEOUT",
+    "DEFAULT_SAMPLING_TIMEOUT",
+    "ListKind",
+    "Offer",
+]
 
-ListKind = Literal["tools", "prompts", "resources"]
+
+DEFAULT_SAMPLING_TIMEOUT = 60.0
+"""Seconds a tool waits for the client's sampling answer by default."""
+DEFAULT_ELICITATION_TIMEOUT = 600.0
+"""Seconds a tool waits for an elicitation answer by default: a person answers."""
 
 
 def _package_version() -> str:
@@ -55,8 +65,8 @@ class Offer:
         version: str | None = None,
         title: str | None = None,
         instructions: str | None = None,
-        sampling_timeout: float | None = None,
-        elicitation_timeout: float | None = None,
+        sampling_timeout: float | None = DEFAULT_SAMPLING_TIMEOUT,
+        elicitation_timeout: float | None = DEFAULT_ELICITATION_TIMEOUT,
         state_keys: Sequence[bytes] | None = None,
         state_ttl: float = 600.0,
         auth: Auth | None = None,
@@ -73,12 +83,15 @@ class Offer:
         self.sealer = Sealer(state_keys, ttl=state_ttl)
         self.limits = limits or ServerLimits()
         self.calls = CallSlots(self.limits)
+        # Sync steps of every call share these threads (trio's own default
+        # limiter would be shared with everything else in the process).
+        self.step_limiter = trio.CapacityLimiter(self.limits.step_threads)
         self.debug = debug
         self.tools: dict[str, Tool[Any, Any]] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
-        self._listeners: set[trio.MemorySendChannel[ListKind]] = set()
+        self._listeners: set[trio.MemorySendChannel[Change]] = set()
         self.add(*items)
 
     def set_limits(self, limits: ServerLimits) -> None:
@@ -87,6 +100,7 @@ class Offer:
         self.limits = limits
         self.calls = CallSlots(limits)
         self.calls.in_flight = in_flight
+        self.step_limiter.total_tokens = limits.step_threads
 
     def add(self, *items: Any) -> None:
         """Offer tools, resources, resource templates and prompts.
@@ -126,14 +140,26 @@ class Offer:
                     raise TypeError(f"cannot remove {item!r}")
             self._changed(_kind_of(item))
 
+    def notify_resource_updated(self, uri: str) -> None:
+        """Announce that the resource at ``uri`` changed: every client
+        subscribed to it (``resources/subscribe`` in 2025-11-25,
+        ``resourceSubscriptions`` of ``subscriptions/listen`` in 2026-07-28) is
+        sent ``notifications/resources/updated``, on stdio and HTTP.
+
+        Call it from the server's trio thread (a tool, a task beside
+        ``serve``); delivery is best effort, as the spec allows.
+        """
+        self._changed(ResourceUpdated(uri))
+
     @contextlib.contextmanager
-    def listen(self) -> Generator[trio.MemoryReceiveChannel[ListKind]]:
-        """Within the block, a channel of list changes (``"tools"``, ...).
+    def listen(self) -> Generator[trio.MemoryReceiveChannel[Change]]:
+        """Within the block, a channel of changes: a list (``"tools"``, ...)
+        or a resource (:class:`~bridge.server.changes.ResourceUpdated`).
 
         Changes are dropped, not queued without bound, for a listener that has
         fallen 64 behind.
         """
-        send, receive = trio.open_memory_channel[ListKind](64)
+        send, receive = trio.open_memory_channel[Change](64)
         self._listeners.add(send)
         try:
             yield receive
@@ -141,7 +167,7 @@ class Offer:
             self._listeners.discard(send)
             send.close()
 
-    def _changed(self, kind: ListKind) -> None:
+    def _changed(self, kind: Change) -> None:
         for listener in list(self._listeners):
             with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
                 listener.send_nowait(kind)

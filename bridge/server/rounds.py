@@ -38,6 +38,18 @@ Rules:
   or waiting, as its transport allows.
 * **Branch time limits** hold across rounds: a branch's deadline is recorded
   when it first starts and checked on every replay.
+* **Steps** run in the round that first reaches them: the round yields
+  :class:`RunSteps` (every step the tool waits on at once, so a branch's
+  steps run concurrently) and its caller, which can wait, sends back their
+  replies (:func:`run_steps`). Their results are journaled, so a later round
+  replays them and runs nothing again.
+* **Versions.** The state carries the tool's code version
+  (``@tool(version=...)``, by default a hash of its source); a state sealed
+  under another version is refused (-32602), since its journal may not fit
+  the code any more.
+* **Size.** The journal travels in every round, so it is capped
+  (``ServerLimits.max_journal_bytes``): a warning is logged at 80%, and past
+  the cap the call fails with :class:`~runtime.errors.JournalTooLarge`.
 """
 
 from __future__ import annotations
@@ -45,8 +57,8 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping
-from typing import Any, TypeAlias, cast, final
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import Any, cast, final
 
 import attrs
 from pydantic import BaseModel
@@ -59,11 +71,14 @@ from runtime import (
     LocalQuestion,
     PeerQuestion,
     Sample,
+    Step,
     Stepper,
     Tool,
 )
+from runtime._step_runner import step_key
 from runtime._stepper import (
     Ask,
+    Event,
     Finished,
     Raised,
     Returned,
@@ -82,9 +97,14 @@ from .questions import (
     notice_notification,
     question_request,
 )
+from .round_steps import Notification as Notification
+from .round_steps import RunSteps as RunSteps
+from .round_steps import Yielded as Yielded
+from .round_steps import capped_journal
+from .round_steps import run_steps as run_steps
 from .state_token import Sealer, binding, invalid_state
 
-__all__ = ["Complete", "InputRequired", "run_round"]
+__all__ = ["Complete", "InputRequired", "RunSteps", "run_round", "run_steps"]
 
 
 @final
@@ -98,10 +118,6 @@ class Complete:
 class InputRequired:
     input_requests: dict[str, dict[str, Any]]
     request_state: str
-
-
-Notification: TypeAlias = tuple[str, dict[str, Any]]
-"""A notification to send: its method and params."""
 
 
 def wire_key(effect_key: str, question: PeerQuestion[Any]) -> str:
@@ -149,6 +165,7 @@ class _Round:
             journal=self.journal,
         )
         self.pending: dict[str, tuple[str, PeerQuestion[Any]]] = {}
+        self.due: list[tuple[str, Step]] = []  # steps to run before going on
         self.clock = clock
         # Without an rng, the random module's shared generator: seeding one
         # per call would cost more than a round.
@@ -156,12 +173,32 @@ class _Round:
             random.getrandbits if rng is None else rng.getrandbits
         )
 
-    def run(self) -> Iterator[Notification]:
+    def run(self) -> Generator[Yielded, Sequence[Any] | None, None]:
         """Run until nothing moves without the client; yield each notification
-        to send, in order."""
+        to send, in order, and the steps to run (see :class:`RunSteps`)."""
         stepper = self.stepper
         stepper.start()
         events = stepper.events()
+        while True:
+            yield from self._carry_out(events)
+            if not self.due:
+                return
+            due, self.due = self.due, []
+            call = stepper.call_id
+            batch = tuple((k, s, step_key(call, s, k)) for k, s in due)
+            replies = yield RunSteps(batch)
+            assert replies is not None
+            for (key, _step), reply in zip(due, replies, strict=True):
+                if not stepper.is_pending(key):
+                    continue  # withdrawn by an earlier reply of the batch
+                if isinstance(reply, Exception):
+                    stepper.fail(key, reply)
+                else:
+                    stepper.answer(key, reply)
+            events = stepper.events()
+
+    def _carry_out(self, events: list[Event]) -> Generator[Notification, Any, None]:
+        stepper = self.stepper
         while events:
             for event in events:
                 match event:
@@ -192,6 +229,9 @@ class _Round:
         if not stepper.is_pending(key):
             # Withdrawn in the same batch of events (its branch timed out or
             # failed first): nothing to ask, and its answer must not be used.
+            return
+        if type(question) is Step:
+            self.due.append((key, question))
             return
         if isinstance(question, LocalQuestion):
             local = cast("LocalQuestion[Any]", question)
@@ -236,9 +276,11 @@ class _Round:
             out[wire] = entry
         return out
 
-    def state(self, bound: Mapping[str, str | None]) -> dict[str, Any]:
+    def state(
+        self, bound: Mapping[str, str | None], max_journal: int
+    ) -> dict[str, Any]:
         state: dict[str, Any] = {k: v for k, v in bound.items() if v is not None}
-        state["journal"] = self.journal.to_json()
+        state["journal"] = capped_journal(self.journal.to_json(), max_journal)
         state["asked"] = {
             wire: [key, self.stepper.digest(key)]
             for wire, (key, _question) in self.pending.items()
@@ -273,13 +315,17 @@ def run_round(
     sealer: Sealer,
     clock: Callable[[], float] = time.time,
     rng: random.Random | None = None,
-) -> Generator[Notification, None, Complete | InputRequired]:
+    max_journal_bytes: int = 1024 * 1024,
+) -> Generator[Yielded, Any, Complete | InputRequired]:
     """One round of a multi-round call of ``program`` (see the module doc):
-    yields the notifications to send, in order; returns the outcome.
+    yields the notifications to send, in order, and the steps to run; returns
+    the outcome.
 
     Raises:
-        RequestError: a bad or tampered ``requestState`` (one uniform error), or
-            malformed ``inputResponses`` (-32602).
+        RequestError: a bad or tampered ``requestState`` (one uniform error),
+            one sealed under another version of the tool, or malformed
+            ``inputResponses`` (-32602).
+        JournalTooLarge: the journal grew past ``max_journal_bytes``.
         Exception: whatever the tool raises.
     """
     bound = binding(
@@ -289,6 +335,7 @@ def run_round(
         principal_binding(scope.principal),
     )
     state = _open_state(params, sealer, purpose, bound)
+    _check_version(program, state)
     round_ = _Round(
         program, arguments, scope, parse_responses(params), state, clock, rng
     )
@@ -299,8 +346,22 @@ def run_round(
     if isinstance(outcome, Raised):
         raise outcome.error
     requests = round_.input_requests()
-    sealed = sealer.seal(round_.state(bound), purpose=purpose)
+    sealed_state = round_.state(bound, max_journal_bytes)
+    if program.version is not None:
+        sealed_state["version"] = program.version
+    sealed = sealer.seal(sealed_state, purpose=purpose)
     return InputRequired(requests, sealed)
+
+
+def _check_version(program: Tool[Any, Any], state: Mapping[str, Any] | None) -> None:
+    if state is None or state.get("version") == program.version:
+        return
+    raise RequestError(
+        INVALID_PARAMS,
+        f"requestState was made by another version of {program.name!r} "
+        f"(the server's code changed during the call); call it again without "
+        f"requestState",
+    )
 
 
 def _open_state(

@@ -25,6 +25,8 @@ import functools
 import weakref
 from typing import final
 
+import trio
+
 from bridge.jsonrpc.session import Session, Transport
 
 from .connection import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
@@ -44,8 +46,11 @@ class Server(Offer):
         name, version, title: the server's ``serverInfo``.
         instructions: optional usage hints for the client's model.
         sampling_timeout: seconds to wait for a client's sampling answer
-            (``None``: until the call is cancelled).
-        elicitation_timeout: the same for elicitation (people are slow).
+            (60; ``None``: until the call is cancelled). When it passes, the
+            request is withdrawn (``notifications/cancelled``) and the tool's
+            ``yield`` raises :class:`~runtime.errors.RequestTimeout`.
+        elicitation_timeout: the same for elicitation (10 minutes: a person
+            answers it).
         state_keys: keys sealing 2026-07-28 ``requestState`` (the first seals,
             all open); default ``YIELDMCP_STATE_KEY`` or a random key. Workers
             that share a key can resume each other's calls.
@@ -97,8 +102,14 @@ class Server(Offer):
         return False
 
     async def serve(self, transport: Transport) -> None:
-        """Serve one connection until its transport ends."""
-        await Session(transport, self.connection()).run()
+        """Serve one connection until its transport ends (announcing list
+        changes and resource updates to it: :meth:`notify_resource_updated`)."""
+        connection = self.connection()
+        session = Session(transport, connection)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(connection.forward_changes, session)
+            await session.run()
+            nursery.cancel_scope.cancel()
 
     async def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout until stdin closes."""

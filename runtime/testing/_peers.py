@@ -24,6 +24,8 @@ from .._events import (
     Withdraw,
 )
 from .._sample_effect import Sample
+from .._step_effect import Step
+from .._step_runner import perform_step_now, step_key
 from .._stepper import Stepper
 from .._tool import Tool
 from ..errors import InternalError, ScriptExhausted
@@ -63,6 +65,10 @@ class ScriptedPeer:
             ``(Sample) -> reply`` answering every sample.
         elicits: per elicitation key, replies in order or a callable.
         urls: replies for URL elicitations, in order or a callable.
+        steps: per step name, what its function returns, attempt after
+            attempt (an exception instance is raised by that attempt); or a
+            fake function, called with the step's arguments. A step not named
+            here runs its own function.
 
     A scripted answer that is an exception instance is raised instead (to play a
     failing peer). Running out of answers raises ScriptExhausted into the tool.
@@ -74,7 +80,11 @@ class ScriptedPeer:
         samples: Iterable[Answer] | Answer = (),
         elicits: Mapping[str, Iterable[Answer] | Answer] | None = None,
         urls: Iterable[Answer] | Answer = (),
+        steps: Mapping[str, Iterable[Any] | Callable[..., Any]] | None = None,
     ) -> None:
+        self._steps: dict[str, Any] = {
+            name: v if callable(v) else _queue(v) for name, v in (steps or {}).items()
+        }
         self._samples = _queue(samples)
         self._elicits = {k: _queue(v) for k, v in (elicits or {}).items()}
         self._urls = _queue(urls)
@@ -117,6 +127,25 @@ class ScriptedPeer:
         await trio.lowlevel.checkpoint()
         return self.reply_for(key, question)
 
+    def step_stub(self, step: Step) -> Callable[..., Any] | None:
+        """The fake function of ``step``, if the script names it (runners ask)."""
+        source = self._steps.get(step.name)
+        if source is None or not isinstance(source, collections.deque):
+            return source
+
+        def scripted(*args: Any, **kwargs: Any) -> Any:
+            queue = cast(collections.deque[Any], source)
+            if not queue:
+                raise ScriptExhausted(
+                    f"the script has no more results for step {step.name!r}"
+                )
+            result = queue.popleft()
+            if isinstance(result, BaseException):
+                raise result
+            return result
+
+        return scripted
+
     async def notify(self, key: str, notice: Notice) -> None:
         self.notices.append((key, notice))
 
@@ -150,7 +179,9 @@ def run_scripted(
 
     No trio, no threads: the stepper is driven directly, which makes this usable
     from plain functions and Hypothesis tests. Branch time limits never fire
-    here (no time passes); use :func:`runtime.run` to test them.
+    here (no time passes); use :func:`runtime.run` to test them. A step runs
+    its sync function here, retries without waiting, and an ``async def``
+    step must be stubbed (``ScriptedPeer(steps=...)``).
     """
     params = tool.parse_arguments(arguments)
     stepper = Stepper(tool.program(params), tool.context(), journal=journal)
@@ -163,6 +194,11 @@ def run_scripted(
                 case Ask(key, question):
                     if isinstance(question, LocalQuestion):
                         compute = functools.partial(question.compute, clock, bits)
+                    elif isinstance(question, Step):
+                        idempotency = step_key(stepper.call_id, question, key)
+                        compute = functools.partial(
+                            perform_step_now, question, idempotency, peer.step_stub
+                        )
                     else:
                         assert isinstance(question, PeerQuestion)
                         compute = functools.partial(peer.reply_for, key, question)

@@ -254,3 +254,14 @@ async def test_a_server_killed_mid_call_is_reported_not_hung() -> None:
             await model.asked.wait()
             process.kill()
     assert len(failures) == 1
+
+
+async def test_annotations_and_result_meta_survive_our_client(era: str) -> None:
+    with trio.fail_after(30):
+        async with connect(SDK_SERVER, era=era) as client:  # type: ignore[arg-type]
+            result = await client.call_tool("annotated", {})
+    wanted = {"audience": ["user"], "priority": 0.9}
+    assert [type(b).__name__ for b in result.content] == ["Text", "Image", "Audio"]
+    assert [b.annotations for b in result.content] == [wanted] * 3  # type: ignore[union-attr]
+    assert result.meta is not None
+    assert result.meta["example.com/trace"] == "t-1"

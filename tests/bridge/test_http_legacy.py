@@ -540,26 +540,40 @@ async def test_an_idle_session_expires_and_its_calls_are_cancelled() -> None:
     assert "idle" in http_tools.CLEANED
 
 
-async def test_by_default_every_response_is_a_resumable_stream() -> None:
-    async with served(server()) as url, httpx.AsyncClient(timeout=10) as http:
-        raw = Raw(http, url)
-        response = await raw.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-        )
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+async def test_with_always_every_response_is_a_resumable_stream() -> None:
+    always = HttpLimits(stream_responses="always")
+    async with (
+        served(server(), limits=always) as url,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        response = await Raw(http, url).post(_INITIALIZE)
         assert response.headers["content-type"].startswith("text/event-stream")
         body = response.text
     assert body.startswith("id: ")
     assert "retry: " in body.split("\n\n")[0]
     assert '"protocolVersion":"2025-11-25"' in body
+
+
+async def test_by_default_a_response_that_comes_first_is_plain_json() -> None:
+    # One write, and the connection carries the next request (issue 31).
+    async with served(server()) as url, httpx.AsyncClient(timeout=10) as http:
+        raw = Raw(http, url)
+        raw.methods[1] = "initialize"
+        response = await raw.post(_INITIALIZE)
+        body = raw.checked_body(response)
+    assert body["result"]["protocolVersion"] == "2025-11-25"
 
 
 async def test_at_most_inbox_size_client_messages_wait_for_the_session() -> None:
@@ -578,3 +592,20 @@ async def test_at_most_inbox_size_client_messages_wait_for_the_session() -> None
             # The third waited for the session to handle what was queued.
             assert http.connection.initialized
         http.close()
+
+
+async def test_plain_json_responses_are_not_kept_for_resumption() -> None:
+    # A response sent as plain JSON has no event id, so no client can resume
+    # it: the session's store lets it go, and it does not count against
+    # session_bytes (20 calls of 1 KB each, in a session allowed 4 KB).
+    limits = HttpLimits(session_bytes=4096)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        raw = Raw(http, url)
+        with trio.fail_after(20):
+            await raw.initialize()
+            statuses = []
+            for request_id in range(2, 22):
+                call = raw.request(request_id, "tools/call", {
+                    "name": "echo", "arguments": {"text": "x" * 1000}})  # fmt: skip
+                statuses.append((await raw.post(call)).status_code)
+    assert statuses == [200] * 20

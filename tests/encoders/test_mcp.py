@@ -832,3 +832,16 @@ def test_blocks_from_the_tool_are_still_checked() -> None:
         enc.sample_result(untyped, era=LEGACY)
     with pytest.raises(LocalProtocolError, match="maxTokens"):
         enc.sampling_params(_request(max_tokens="16"), era=LEGACY)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_block_annotations_are_sent_and_read_back(era: enc.Era) -> None:
+    notes = {"audience": ["user"], "priority": 0.9}
+    blocks = [
+        Text("for you", annotations=notes),
+        Image("iVBORw0=", "image/png", annotations=notes),
+        Audio("UklGRg==", "audio/wav", annotations=notes),
+    ]
+    sent = _result(blocks, era)["content"]
+    assert [b["annotations"] for b in sent] == [notes] * 3
+    assert [codec.block_from_json(b) for b in sent] == blocks

@@ -28,6 +28,8 @@ from tests.programs import (
     program_tool,
     programs,
     reference,
+    work_now,
+    worked,
 )
 
 
@@ -61,6 +63,7 @@ def test_scripted_runs_agree_with_the_reference(
     peer = ScriptedPeer(
         samples=lambda q: answer_for(q, failing),
         elicits={"k": lambda q: answer_for(q, failing)},
+        steps={"work": work_now},
     )
     actual = outcome_of(lambda: run_scripted(program_tool(program, trace), {}, peer))
     assert agrees(actual, reference(program, failing))
@@ -77,6 +80,7 @@ def test_replay_from_the_journal_reproduces_the_result_silently(
     peer = ScriptedPeer(
         samples=lambda q: answer_for(q, failing),
         elicits={"k": lambda q: answer_for(q, failing)},
+        steps={"work": work_now},
     )
     journal = Journal()
     first = outcome_of(
@@ -86,6 +90,7 @@ def test_replay_from_the_journal_reproduces_the_result_silently(
     replay_peer = ScriptedPeer(
         samples=lambda q: answer_for(q, failing),
         elicits={"k": lambda q: answer_for(q, failing)},
+        steps={"work": work_now},
     )
     restored = Journal.from_json(journal.to_json())
     again = outcome_of(
@@ -97,6 +102,45 @@ def test_replay_from_the_journal_reproduces_the_result_silently(
     # Only the questions that failed (never recorded) are asked again.
     assert restored.hits == answered
     assert all(a.key not in journal for a in replay_peer.asked)
+
+
+@given(cases(), st.data())
+def test_live_and_replayed_from_any_prefix_of_the_journal_agree(
+    case: tuple[Program, frozenset[str]], data: st.DataObject
+) -> None:
+    program, failing = case
+
+    def peer() -> ScriptedPeer:
+        return ScriptedPeer(
+            samples=lambda q: answer_for(q, failing),
+            elicits={"k": lambda q: answer_for(q, failing)},
+            steps={"work": work_now},
+        )
+
+    journal = Journal()
+    live = outcome_of(
+        lambda: run_scripted(
+            program_tool(program, Trace()), {}, peer(), journal=journal
+        )
+    )
+    recorded = journal.to_json()
+    keys = list(recorded["answers"])
+    cut = data.draw(st.integers(min_value=0, max_value=len(keys)), label="prefix")
+    prefix = {**recorded, "answers": {k: recorded["answers"][k] for k in keys[:cut]}}
+    worked.clear()
+    replayed = outcome_of(
+        lambda: run_scripted(
+            program_tool(program, Trace()),
+            {},
+            peer(),
+            journal=Journal.from_json(prefix),
+        )
+    )
+    assert replayed == live
+    # A step recorded in the prefix never runs again; the others run once.
+    ran = [key.rsplit("@", 1)[1] for key in worked]
+    assert len(ran) == len(set(ran))
+    assert not set(ran) & set(keys[:cut])
 
 
 async def _drive(

@@ -101,8 +101,8 @@ async def _hold_idle(port: int, count: int, opened: list[trio.SocketStream]) -> 
     async def one() -> None:
         opened.append(await trio.open_tcp_stream("127.0.0.1", port))
 
-    # In batches: hypercorn listens with a backlog of 100 (raised with the
-    # HTTP server of issue 31), and a burst beyond it is reset.
+    # In batches, as a real crowd arrives (the server's backlog of 4096 would
+    # also hold them at once).
     for start in range(0, count, BATCH):
         async with trio.open_nursery() as nursery:
             for _ in range(start, min(count, start + BATCH)):
@@ -113,7 +113,7 @@ async def _hold_idle(port: int, count: int, opened: list[trio.SocketStream]) -> 
 async def main(url: str) -> dict[str, Any]:
     port = httpx.URL(url).port
     assert port is not None
-    # Pooled connections expire before hypercorn's 5 s keep-alive timeout
+    # Pooled connections expire before the server's keep-alive timeout (10 s)
     # closes them under a request (a reset that is not the server's fault).
     pool = httpx.Limits(
         max_connections=400, max_keepalive_connections=400, keepalive_expiry=2
@@ -124,10 +124,9 @@ async def main(url: str) -> dict[str, Any]:
         until = trio.current_time() + SECONDS
 
         async def run(kind: str, client: Any) -> None:
-            # A connection reset or stalled (hypercorn's listen backlog of 100
-            # overflows under the burst: issue 27 item 7, the HTTP server of
-            # issue 31) is counted, and the client starts over, as a real one
-            # would.
+            # A connection reset or stalled (a listen backlog that overflows
+            # under the burst: issue 27 item 7) is counted, and the client
+            # starts over, as a real one would; the test wants none.
             while True:
                 try:
                     done = await client(http, url, until)

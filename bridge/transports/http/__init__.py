@@ -6,7 +6,10 @@ Owns: the ASGI app (:mod:`.app`) and what it checks before any MCP
 SSE streams and their replay buffer are :mod:`.legacy_session`,
 :mod:`.streams` and :mod:`.events`, and whose expiry and eviction are
 :mod:`.expiry`) and the 2026-07-28 side (:mod:`.modern`: one self-contained
-POST at a time), and serving it with hypercorn.
+POST at a time), and serving it (:func:`serve_http`) on the HTTP/1.1 server
+of :mod:`.serving` (h11 on trio: keep-alive, timeouts, the connection cap).
+The ASGI app is public: mount it in another ASGI server if you like
+(:func:`hypercorn_config` for hypercorn).
 
 Does not own: answering MCP requests (``bridge.server``), or the client's
 half of HTTP (``bridge.client.http``).

@@ -1,8 +1,9 @@
-"""Streamable HTTP: a server's MCP endpoint at ``/mcp``, served by hypercorn on trio.
+"""Streamable HTTP: a server's MCP endpoint at ``/mcp``, served on h11 and trio.
 
 :func:`serve_http` is the entry point (``yieldmcp serve FILE --http HOST:PORT``
-calls it); :class:`McpHttpApp` is the ASGI application it serves, usable with
-any trio ASGI server. Both protocol eras share the endpoint, routed by the
+calls it; :mod:`.serving` is its HTTP/1.1 server); :class:`McpHttpApp` is the
+ASGI application it serves, also usable with any trio ASGI server (hypercorn:
+:func:`hypercorn_config`). Both protocol eras share the endpoint, routed by the
 ``MCP-Protocol-Version`` header (:func:`header_era`):
 
 * a modern version (2026-07-28) → the 2026-07-28 path (``_modern_routes``):
@@ -42,8 +43,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, final
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Final, Literal, final
 
 import trio
 
@@ -64,6 +64,7 @@ from bridge.transports.headers import UNSUPPORTED_VERSION
 from . import asgi as _asgi
 from . import modern as _modern_routes
 from . import protect as _protect
+from . import serving as _serving
 from .asgi import Receive, Scope, Send
 from .config import HttpLimits
 from .guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
@@ -316,9 +317,9 @@ def _bind(host: str, port: int) -> str:
 
 
 def hypercorn_config(host: str, port: int) -> Config:
-    """hypercorn's settings for :func:`serve_http` at ``host:port``: errors to
-    the ``hypercorn.error`` logger, no access log. (The benchmarks' no-op
-    floor server uses them too, so that it measures the same hypercorn.)"""
+    """hypercorn's settings for serving :class:`McpHttpApp` at ``host:port``
+    (``hypercorn.trio.serve(app, config)``): errors to the ``hypercorn.error``
+    logger, no access log."""
     from hypercorn.config import Config
 
     config = Config()
@@ -336,12 +337,16 @@ async def serve_http(
     allowed_origins: Iterable[str] = (),
     allowed_hosts: Iterable[str] = (),
     limits: HttpLimits | None = None,
+    reuse_port: bool = False,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled.
 
-    Bind to loopback (the default) unless the server must be reachable from
-    elsewhere; then also list the names clients will use in ``allowed_hosts``.
+    The HTTP/1.1 server is :mod:`.serving` (h11 on trio, keep-alive, the
+    connection limits of ``limits``); to mount the endpoint in another ASGI
+    server, serve :class:`McpHttpApp` instead. Bind to loopback (the default)
+    unless the server must be reachable from elsewhere; then also list the
+    names clients will use in ``allowed_hosts``.
 
     Args:
         server: the tools, resources and prompts to serve.
@@ -351,22 +356,37 @@ async def serve_http(
             besides the server's own (an accepted host on the server's port).
         allowed_hosts: ``Host`` names accepted besides loopback ones and
             ``host`` itself.
-        limits: bounds on bodies, sessions, queues and stores.
-        task_status: started with the endpoint's URL (``nursery.start``).
+        limits: bounds on connections, bodies, sessions, queues and stores.
+        reuse_port: let other processes listen on the same port
+            (``SO_REUSEPORT``; the kernel spreads connections among them).
+        task_status: started with the endpoint's URL (``nursery.start``),
+            which names the bound port.
     """
-    import hypercorn.trio
-
-    # hypercorn types apps with its own TypedDicts; ours speaks plain dicts.
-    serve: Any = getattr(hypercorn.trio, "serve")  # noqa: B009
-
-    config = hypercorn_config(host, port)
+    limits = limits or HttpLimits()
     hosts = [*allowed_hosts] + ([] if host in _WILDCARDS else [host])
     guard = Guard(allowed_hosts=hosts, allowed_origins=allowed_origins)
+    settings = _serving.ConnectionSettings(
+        header_timeout=limits.header_timeout,
+        keepalive_timeout=limits.keepalive_timeout,
+        write_timeout=limits.body_timeout,
+        max_header_bytes=limits.max_header_bytes,
+    )
     async with trio.open_nursery() as nursery:
         app = McpHttpApp(server, nursery, guard=guard, limits=limits)
-        binds: Any = await nursery.start(functools.partial(serve, app, config))
-        url = f"{binds[0]}{ENDPOINT}"
-        guard.serve_at(urlsplit(url).port or port)
+        start = functools.partial(
+            _serving.serve_app,
+            app,
+            host,
+            port,
+            settings=settings,
+            max_connections=limits.max_connections,
+            backlog=limits.backlog,
+            reuse_port=reuse_port,
+        )
+        listener: _serving.Listener = await nursery.start(start)
+        bound, bound_port = listener.address
+        url = f"http://{_bind(bound, bound_port)}{ENDPOINT}"
+        guard.serve_at(bound_port)
         log.info("serving MCP at %s", url)
         if host not in LOOPBACK_HOSTS:
             log.warning("listening on %s: reachable beyond this machine", host)

@@ -1,10 +1,10 @@
 """The few ASGI moves the MCP endpoint makes: read a bounded body, answer, stream.
 
-ASGI (the interface hypercorn serves) hands an app a ``scope`` dict and two
+ASGI (the interface ASGI servers serve) hands an app a ``scope`` dict and two
 callables; this module wraps them so the MCP code reads as HTTP: lower-cased
 headers, a body read with a size limit, a plain response, and an SSE response
 that writes events. :func:`wait_disconnect` returns when the client goes away
-(hypercorn then delivers ``http.disconnect``), so callers can cancel what was
+(the server then delivers ``http.disconnect``), so callers can cancel what was
 only for that client.
 
 It holds no MCP logic and no session state.
@@ -185,10 +185,12 @@ class SseResponse:
         *,
         id: str | None = None,
         retry: int | None = None,
+        last: bool = False,
     ) -> None:
-        """One ``event: message`` (or, with empty data, a priming event)."""
+        """One ``event: message`` (or, with empty data, a priming event);
+        ``last`` ends the response in the same write."""
         name = "message" if data else None
-        await self._write(_sse.encode(data, event=name, id=id, retry=retry))
+        await self._write(_sse.encode(data, event=name, id=id, retry=retry), last)
 
     async def comment(self) -> None:
         """An SSE comment (clients ignore it): a heartbeat on a quiet stream,
@@ -209,11 +211,14 @@ class SseResponse:
         if self._held:
             await self._write(b"")
 
-    async def _write(self, frame: bytes) -> None:
+    async def _write(self, frame: bytes, last: bool = False) -> None:
+        if self.ended:
+            return
         await self.start()
         body, self._held = self._held + frame, b""
+        self.ended = last
         await self._send(
-            {"type": "http.response.body", "body": body, "more_body": True}
+            {"type": "http.response.body", "body": body, "more_body": not last}
         )
 
     async def end(self) -> None:

@@ -25,7 +25,20 @@ class HttpLimits:
 
     Attributes:
         max_body: largest request body in bytes (larger: 413).
-        body_timeout: seconds a request body may take to arrive (then 408).
+        body_timeout: seconds a request body may take to arrive (then 408),
+            and a response write may stall (a peer that stopped reading: the
+            connection closes).
+        header_timeout: seconds a request head may take to arrive, from the
+            connection's start or the first byte of a request (then 408 and
+            the connection closes).
+        keepalive_timeout: seconds a kept-alive connection may stay quiet
+            between requests before it closes.
+        max_header_bytes: largest request head in bytes (then 431).
+        max_connections: connections served at once, kept below the
+            descriptor limit (``ulimit -n`` minus 128); a connection beyond
+            is answered 503, with one warning a minute in the log.
+        backlog: the listen backlog: connections the kernel queues before
+            the server accepts them (capped by ``net.core.somaxconn``).
         max_sessions: live 2025-11-25 sessions at once; a new one evicts an
             idle one (no call in flight), and only when every session has
             calls in flight is it refused (503).
@@ -54,15 +67,22 @@ class HttpLimits:
             before a POST waits.
         retry_ms: the ``retry:`` sent in priming events (how long a client
             waits before resuming a stream the server closed).
-        stream_responses: how a 2025-11-25 request is answered: ``"always"``
-            as an SSE stream with a priming event, so every response can be
-            resumed after a dropped connection (what the reference SDK does);
+        stream_responses: how a 2025-11-25 request is answered:
             ``"when-needed"`` as plain JSON when the response is the first
-            thing the server sends for it (cheaper, not resumable).
+            thing the server sends for it (a call that asks the client nothing
+            and sends no notification; one write, and the connection is
+            reused), else as an SSE stream with a priming event;
+            ``"always"`` as an SSE stream, so that every response can be
+            resumed after a dropped connection (what the reference SDK does).
     """
 
     max_body: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
     body_timeout: float = attrs.field(default=30.0, validator=_positive)
+    header_timeout: float = attrs.field(default=10.0, validator=_positive)
+    keepalive_timeout: float = attrs.field(default=10.0, validator=_positive)
+    max_header_bytes: int = attrs.field(default=16 * 1024, validator=_positive)
+    max_connections: int = attrs.field(default=4096, validator=_positive)
+    backlog: int = attrs.field(default=4096, validator=_positive)
     max_sessions: int = attrs.field(default=256, validator=_positive)
     unused_session_timeout: float = attrs.field(default=30.0, validator=_positive)
     orphan_timeout: float = attrs.field(default=15.0, validator=_positive)
@@ -75,5 +95,6 @@ class HttpLimits:
     inbox_size: int = attrs.field(default=32, validator=_positive)
     retry_ms: int = attrs.field(default=1000, validator=_positive)
     stream_responses: Literal["always", "when-needed"] = attrs.field(
-        default="always", validator=attrs.validators.in_(("always", "when-needed"))
+        default="when-needed",
+        validator=attrs.validators.in_(("always", "when-needed")),
     )

@@ -167,6 +167,21 @@ class EventStore:
         if log.finished and not log.events and old.stream != STANDALONE:
             del self._logs[old.stream]
 
+    def discard(self, stream: int) -> None:
+        """Forget finished ``stream`` now: its events went out without ids (a
+        plain JSON response), so no client can resume it."""
+        log = self._logs.get(stream)
+        if log is None or stream == STANDALONE or not log.finished:
+            return
+        del self._logs[stream]
+        for event in log.events:
+            queue = self._droppable if event.droppable else self._order
+            if queue and queue[-1] is event:
+                queue.pop()  # usually the newest: no search
+            else:
+                queue.remove(event)
+            self.bytes -= len(event.data)
+
     def close_stream(self, stream: int) -> None:
         """End ``stream`` with no final event (its request was cancelled)."""
         log = self._logs.get(stream)

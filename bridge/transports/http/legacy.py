@@ -296,7 +296,8 @@ async def _stream(
     seconds; end the response."""
 
     async def write(event: StoredEvent) -> None:
-        await sse.event(event.data, id=event.id)
+        # The response ends the stream: one write for both.
+        await sse.event(event.data, id=event.id, last=event.final)
 
     why = StreamEnd.CLOSED
     try:
@@ -356,6 +357,8 @@ class _Answer:
             and (limit is None or first.seq <= limit)
         ):
             self.succeeded = not isinstance(parse(first.data), ErrorResponse)
+            # Sent without an event id, so never resumed: the store lets it go.
+            self.http.store.discard(self.follower.stream)
             await _asgi.respond(
                 self.send,
                 200,

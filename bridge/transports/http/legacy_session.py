@@ -196,7 +196,7 @@ class HttpSession:
         with self._scope:
             async with trio.open_nursery() as nursery:
                 await nursery.start(self.session.run)
-                nursery.start_soon(self._forward_list_changes)
+                await nursery.start(self.connection.forward_changes, self.session)
                 nursery.start_soon(expire, self)
                 task_status.started()
         self._end()
@@ -213,12 +213,6 @@ class HttpSession:
                 self._deliver(None)  # the end of input, as a PushTransport says
             for stream in self._streams.values():
                 stream.poke()
-
-    async def _forward_list_changes(self) -> None:
-        with self.server.listen() as changes:
-            async for kind in changes:
-                if self.connection.initialized:
-                    await self.session.notify(f"notifications/{kind}/list_changed")
 
     def touch(self) -> None:
         self.last_seen = trio.current_time()

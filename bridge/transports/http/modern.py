@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, cast, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import trio
 
@@ -49,7 +49,9 @@ from bridge.jsonrpc.messages import (
     dumps,
 )
 from bridge.server import modern as _modern
+from bridge.server.changes import Listen, modern_notification
 from bridge.transports import headers as _ladder
+from runtime.errors import RequestError
 from runtime.tools import Tool
 
 from . import asgi as _asgi
@@ -57,19 +59,13 @@ from .asgi import Receive, Send, SseResponse
 from .config import HttpLimits
 
 if TYPE_CHECKING:
-    from bridge.server.offer import ListKind
+    from bridge.server.changes import Change
     from bridge.server.server import Server
     from runtime.principal import Principal
 
 __all__ = ["SUPPORTED", "has_envelope", "post"]
 
 SUPPORTED: Final = ("2026-07-28",)
-SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
-_FILTERS: Final[Mapping[str, str]] = {
-    "tools": "toolsListChanged",
-    "prompts": "promptsListChanged",
-    "resources": "resourcesListChanged",
-}
 
 
 async def _error(send: Send, request_id: RequestId | None, error: ErrorData) -> None:
@@ -185,8 +181,7 @@ class _ResponseStream:
 
     async def answer(self, message: Response | ErrorResponse) -> None:
         if self._sse.started:
-            await self._sse.event(dumps(message))
-            await self._sse.end()
+            await self._sse.event(dumps(message), last=True)
             return
         status = 200
         if isinstance(message, ErrorResponse):
@@ -201,23 +196,14 @@ class _ResponseStream:
 async def _listen(
     server: Server, request: Request, receive: Receive, send: Send, limits: HttpLimits
 ) -> None:
-    wanted: Any = (request.params or {}).get("notifications")
-    if not isinstance(wanted, Mapping):
-        error = ErrorData(INVALID_PARAMS, "subscriptions/listen needs notifications")
-        await _error(send, request.id, error)
+    try:
+        listen = Listen.from_request(request, server.limits)
+    except RequestError as exc:
+        await _error(send, request.id, error_data(exc))
         return
-    honoured = {
-        name: True
-        for name in _FILTERS.values()
-        if cast(Mapping[str, Any], wanted).get(name) is True
-    }
-    tag = {SUBSCRIPTION_ID: request.id}
     sse = SseResponse(send)
     with server.listen() as changes:
-        ack = {"_meta": tag, "notifications": honoured}
-        await sse.event(
-            dumps(Notification("notifications/subscriptions/acknowledged", ack))
-        )
+        await sse.event(dumps(Notification(*listen.acknowledged())))
         gone = trio.Event()
         async with trio.open_nursery() as nursery:
 
@@ -228,25 +214,23 @@ async def _listen(
 
             nursery.start_soon(cancel_on_disconnect)
             with trio.move_on_after(limits.max_stream_seconds):
-                await _relay(changes, honoured, tag, sse, limits.heartbeat)
+                await _relay(changes, listen, sse, limits.heartbeat)
             nursery.cancel_scope.cancel()
         if not gone.is_set():
             await sse.end()  # its lifetime is over
 
 
 async def _relay(
-    changes: trio.MemoryReceiveChannel[ListKind],
-    honoured: Mapping[str, bool],
-    tag: Mapping[str, Any],
+    changes: trio.MemoryReceiveChannel[Change],
+    listen: Listen,
     sse: SseResponse,
     heartbeat: float,
 ) -> None:
     while True:
-        kind: ListKind | None = None
+        change: Change | None = None
         with trio.move_on_after(heartbeat):
-            kind = await changes.receive()
-        if kind is None:
+            change = await changes.receive()
+        if change is None:
             await sse.comment()
-        elif honoured.get(_FILTERS[kind]):
-            note = Notification(f"notifications/{kind}/list_changed", {"_meta": tag})
-            await sse.event(dumps(note))
+        elif (note := modern_notification(change, listen)) is not None:
+            await sse.event(dumps(Notification(*note)))

@@ -1,0 +1,83 @@
+"""What a 2026-07-28 round needs besides the stepper: steps run, a bounded journal.
+
+A round (:mod:`bridge.server.rounds`) is sans-IO: it yields what it cannot do
+itself. Owns what it yields (:data:`Yielded`: a :data:`Notification` to send,
+or :class:`RunSteps`, steps to run), :func:`run_steps`, which runs such a
+batch for a caller that can wait, and :func:`capped_journal`, the check of the
+journal's size before it is sealed into ``requestState``.
+
+It does not decide when steps run or what their replies mean (the stepper
+does), nor seal state (:mod:`bridge.server.state_token`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, TypeAlias, final
+
+import attrs
+import pydantic_core
+import trio
+
+from runtime import Step
+from runtime._step_runner import perform_step
+from runtime.errors import JournalTooLarge
+
+__all__ = ["Notification", "RunSteps", "Yielded", "capped_journal", "run_steps"]
+
+log = logging.getLogger("yieldmcp")
+
+Notification: TypeAlias = tuple[str, dict[str, Any]]
+"""A notification to send: its method and params."""
+
+
+@final
+@attrs.frozen
+class RunSteps:
+    """Steps a round waits on: ``(effect key, step, idempotency key)`` each.
+    Send back one reply or exception per step, in order (:func:`run_steps`)."""
+
+    steps: tuple[tuple[str, Step, str], ...]
+
+
+Yielded: TypeAlias = Notification | RunSteps
+"""What a round yields: a notification to send, or steps to run."""
+
+
+async def run_steps(batch: RunSteps, limiter: trio.CapacityLimiter | None) -> list[Any]:
+    """Run ``batch``'s steps concurrently: a reply or an exception for each."""
+    results: list[Any] = [None] * len(batch.steps)
+
+    async def one(index: int, step: Step, key: str) -> None:
+        try:
+            results[index] = await perform_step(step, key, limiter=limiter)
+        except Exception as exc:
+            results[index] = exc
+
+    if len(batch.steps) == 1:
+        _key, step, key = batch.steps[0]
+        await one(0, step, key)
+        return results
+    async with trio.open_nursery() as nursery:
+        for index, (_key, step, key) in enumerate(batch.steps):
+            nursery.start_soon(one, index, step, key)
+    return results
+
+
+def capped_journal(journal: dict[str, Any], cap: int) -> dict[str, Any]:
+    """``journal``, if its JSON is within ``cap`` bytes (a warning from 80%).
+
+    Raises:
+        JournalTooLarge: it is larger.
+    """
+    size = len(pydantic_core.to_json(journal))
+    if size > cap:
+        raise JournalTooLarge(
+            f"the call's journal is {size} bytes, over the server's limit of "
+            f"{cap} (ServerLimits.max_journal_bytes); record less in steps, or "
+            f"raise the limit"
+        )
+    if size * 5 >= cap * 4:
+        percent = size * 100 // cap
+        log.warning("a call's journal is %d bytes, %d%% of its limit", size, percent)
+    return journal

@@ -1,0 +1,215 @@
+"""The HTTP/1.1 server under ``serve --http``: its clocks, caps and backlog.
+
+Every test speaks raw HTTP/1.1 over a real loopback socket to the real
+endpoint (``served``), with small limits so that each behaviour shows within
+a second or two: a stalled request head, a stalled body, the connection cap
+and its one warning, the listen backlog, keep-alive and its idle timeout, and
+a ``subscriptions/listen`` stream whose peer went away.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import subprocess
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from bridge.server import Server
+from bridge.transports.http import HttpLimits
+from tests.bridge.http_kit import MODERN, served
+from tests.fixtures import http_tools
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _server() -> Server:
+    return Server([http_tools.echo], name="http-server-test")
+
+
+def _port(url: str) -> int:
+    port = httpx.URL(url).port
+    assert port is not None
+    return port
+
+
+def _post(body: dict[str, Any], *extra: str) -> bytes:
+    data = json.dumps(body).encode()
+    head = [
+        "POST /mcp HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+        f"MCP-Protocol-Version: {MODERN}",
+        f"Content-Length: {len(data)}",
+        *extra,
+    ]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + data
+
+
+def _list(request_id: int = 1) -> bytes:
+    return _post(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/list",
+         "params": {"_meta": ENVELOPE}},
+        "Mcp-Method: tools/list",
+    )  # fmt: skip
+
+
+async def _read_response(stream: trio.SocketStream) -> bytes:
+    """One whole ``content-length`` response (head and body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = await stream.receive_some(65536)
+        assert chunk, f"the server closed mid-response: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        body += await stream.receive_some(65536)
+    return head + b"\r\n\r\n" + body
+
+
+async def _until_closed(stream: trio.SocketStream) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    out = b""
+    while chunk := await stream.receive_some(65536):
+        out += chunk
+    return out
+
+
+async def test_a_stalled_request_head_gets_408_and_the_connection_closes() -> None:
+    limits = HttpLimits(header_timeout=0.3)
+    async with served(_server(), limits=limits) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            await stream.send_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            reply = await _until_closed(stream)
+    assert reply.startswith(b"HTTP/1.1 408")
+
+
+async def test_a_connection_that_sends_nothing_is_closed() -> None:
+    limits = HttpLimits(header_timeout=0.3)
+    async with served(_server(), limits=limits) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            reply = await _until_closed(stream)
+    assert reply == b""
+
+
+async def test_a_stalled_body_gets_408_on_the_lean_server() -> None:
+    limits = HttpLimits(body_timeout=0.3)
+    async with served(_server(), limits=limits) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            request = _list()
+            await stream.send_all(request[:-5])  # the body's end never comes
+            reply = await _until_closed(stream)
+    assert reply.startswith(b"HTTP/1.1 408")
+
+
+async def test_an_oversized_request_head_is_refused() -> None:
+    limits = HttpLimits(max_header_bytes=1024)
+    async with served(_server(), limits=limits) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            await stream.send_all(
+                _list().replace(b"Host:", b"X-Big: " + b"a" * 4096 + b"\r\nHost:")
+            )
+            reply = await _until_closed(stream)
+    assert reply.startswith(b"HTTP/1.1 431")
+
+
+async def test_keep_alive_serves_several_requests_then_closes_when_idle() -> None:
+    limits = HttpLimits(keepalive_timeout=0.3)
+    async with served(_server(), limits=limits) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            replies = []
+            for request_id in (1, 2, 3):
+                await stream.send_all(_list(request_id))
+                replies.append(await _read_response(stream))
+            rest = await _until_closed(stream)  # the idle timeout closes it
+    assert all(reply.startswith(b"HTTP/1.1 200") for reply in replies), replies
+    assert [json.loads(r.partition(b"\r\n\r\n")[2])["id"] for r in replies] == [1, 2, 3]
+    assert rest == b""
+
+
+async def test_over_the_connection_cap_a_client_gets_503_and_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "yieldmcp.http")
+    limits = HttpLimits(max_connections=2)
+    async with served(_server(), limits=limits) as url:
+        port = _port(url)
+        with trio.fail_after(10):
+            held = [await trio.open_tcp_stream("127.0.0.1", port) for _ in range(2)]
+            await trio.sleep(0.2)  # both accepted
+            refused = []
+            for _ in range(3):
+                extra = await trio.open_tcp_stream("127.0.0.1", port)
+                await extra.send_all(_list())
+                refused.append(await _until_closed(extra))
+            await held[0].aclose()
+            await trio.sleep(0.2)  # its slot is free again
+            again = await trio.open_tcp_stream("127.0.0.1", port)
+            await again.send_all(_list())
+            served_again = await _read_response(again)
+    assert all(reply.startswith(b"HTTP/1.1 503") for reply in refused)
+    assert all(b"retry-after: 1" in reply.lower() for reply in refused)
+    assert served_again.startswith(b"HTTP/1.1 200")
+    warnings = [r for r in caplog.records if "connection cap" in r.getMessage()]
+    assert len(warnings) == 1
+    assert warnings[0].exc_info is None  # one line, no traceback
+
+
+async def test_the_listen_backlog_is_at_least_1024() -> None:
+    ss = shutil.which("ss")
+    if ss is None:
+        pytest.skip("`ss` (iproute2) is not installed: cannot read the backlog")
+    with open("/proc/sys/net/core/somaxconn") as f:
+        somaxconn = int(f.read())
+    async with served(_server()) as url:
+        port = _port(url)
+        listing = subprocess.run(
+            [ss, "-Hltn", f"sport = :{port}"], capture_output=True, text=True,
+            check=True,
+        ).stdout  # fmt: skip
+    # For a listening socket, ss's Send-Q column is its backlog.
+    backlog = int(listing.split()[2])
+    assert backlog == min(4096, somaxconn)
+    assert backlog >= min(1024, somaxconn)
+
+
+async def test_a_listen_stream_whose_peer_went_away_is_ended() -> None:
+    server = _server()
+    async with served(server, limits=HttpLimits(heartbeat=0.2)) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            body = {
+                "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+                "params": {"notifications": {"toolsListChanged": True},
+                           "_meta": ENVELOPE},
+            }  # fmt: skip
+            await stream.send_all(_post(body, "Mcp-Method: subscriptions/listen"))
+            first = await stream.receive_some(65536)
+            assert b"acknowledged" in first
+            assert len(server._listeners) == 1  # pyright: ignore[reportPrivateUsage]
+            await stream.aclose()  # the client dies
+            while server._listeners:  # pyright: ignore[reportPrivateUsage]
+                await trio.sleep(0.05)
