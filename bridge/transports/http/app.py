@@ -342,11 +342,9 @@ async def serve_http(
 ) -> None:
     """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled.
 
-    The HTTP/1.1 server is :mod:`.serving` (h11 on trio, keep-alive, the
-    connection limits of ``limits``); to mount the endpoint in another ASGI
-    server, serve :class:`McpHttpApp` instead. Bind to loopback (the default)
-    unless the server must be reachable from elsewhere; then also list the
-    names clients will use in ``allowed_hosts``.
+    On the HTTP/1.1 server of :mod:`.serving` (to use another ASGI server,
+    mount :class:`McpHttpApp`). Bind to loopback unless the server must be
+    reachable from elsewhere; then list its names in ``allowed_hosts``.
 
     Args:
         server: the tools, resources and prompts to serve.
@@ -371,23 +369,31 @@ async def serve_http(
         write_timeout=limits.body_timeout,
         max_header_bytes=limits.max_header_bytes,
     )
-    async with trio.open_nursery() as nursery:
-        app = McpHttpApp(server, nursery, guard=guard, limits=limits)
-        start = functools.partial(
-            _serving.serve_app,
-            app,
-            host,
-            port,
-            settings=settings,
-            max_connections=limits.max_connections,
-            backlog=limits.backlog,
-            reuse_port=reuse_port,
-        )
-        listener: _serving.Listener = await nursery.start(start)
-        bound, bound_port = listener.address
-        url = f"http://{_bind(bound, bound_port)}{ENDPOINT}"
-        guard.serve_at(bound_port)
-        log.info("serving MCP at %s", url)
-        if host not in LOOPBACK_HOSTS:
-            log.warning("listening on %s: reachable beyond this machine", host)
-        task_status.started(url)
+    try:
+        async with trio.open_nursery() as nursery:
+            app = McpHttpApp(server, nursery, guard=guard, limits=limits)
+            start = functools.partial(
+                _serving.serve_app,
+                app,
+                host,
+                port,
+                settings=settings,
+                max_connections=limits.max_connections,
+                backlog=limits.backlog,
+                reuse_port=reuse_port,
+            )
+            listener: _serving.Listener = await nursery.start(start)
+            bound, bound_port = listener.address
+            url = f"http://{_bind(bound, bound_port)}{ENDPOINT}"
+            guard.serve_at(bound_port)
+            log.info("serving MCP at %s", url)
+            if host not in LOOPBACK_HOSTS:
+                log.warning("listening on %s: reachable beyond this machine", host)
+            task_status.started(url)
+    except BaseExceptionGroup as group:
+        # Ctrl-C lands in one of the server's tasks; the caller (the CLI: exit
+        # 130, quietly) should see the interrupt, not a group of it.
+        interrupt, rest = group.split(KeyboardInterrupt)
+        if interrupt is not None and rest is None:
+            raise KeyboardInterrupt from None
+        raise
