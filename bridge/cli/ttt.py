@@ -128,9 +128,15 @@ def model_turn(ctx: Context, board: list[str], mark: Mark) -> Op[int]:
         f"Empty cells: {empty_cells(board)}. Choose your strategy."
     )
     strategy = yield from ctx.sample_tools(prompt, tools=STRATEGIES, retries=3)
+    # A model may call both strategies at once: play the first, and answer
+    # every call, as the conversation must.
     call = strategy.tool_calls[0]
-    answer = ToolResult(call.id, f"Playing {call.name}. Now pick your cell.")
-    conversation = [*strategy.exchange.history, Message("user", (answer,))]
+    answers = [ToolResult(call.id, f"Playing {call.name}. Now pick your cell.")]
+    answers += [
+        ToolResult(other.id, f"Not played: this turn plays {call.name}.")
+        for other in strategy.tool_calls[1:]
+    ]
+    conversation = [*strategy.exchange.history, Message("user", tuple(answers))]
     for _attempt in range(MOVE_ATTEMPTS):
         move = yield from ctx.sample_schema(messages=conversation, schema=Move)
         if board[move.parsed.cell] == " ":
