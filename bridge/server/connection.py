@@ -88,7 +88,9 @@ class Connection:
         method = request.method
         params = request.params or {}
         if self.protocol_version is not None:
-            if method == "tools/call":
+            # A server with its own model may answer samples itself, which
+            # waits on the model: such a call takes the task path.
+            if method == "tools/call" and self.server.sampler is None:
                 _live_calls.begin(self.server, request, session, self.scope(request))
                 return True
             if method == "logging/setLevel":  # before any call that follows it

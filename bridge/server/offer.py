@@ -26,6 +26,7 @@ from .state_token import Sealer
 
 if TYPE_CHECKING:
     from .auth.config import Auth
+    from .fallback import Sampler
 
 __all__ = [
     "DEFAULT_ELICITATION_TIMEOUT",
@@ -71,6 +72,8 @@ class Offer:
         auth: Auth | None = None,
         limits: ServerLimits | None = None,
         debug: bool = False,
+        sampler: Sampler | None = None,
+        sample_always: bool = False,
     ) -> None:
         self.name = name
         self.auth = auth
@@ -83,6 +86,8 @@ class Offer:
         self.limits = limits or ServerLimits()
         self.calls = CallSlots(self.limits)
         self.debug = debug
+        self.sampler = sampler
+        self.sample_always = sample_always
         self.tools: dict[str, Tool[Any, Any]] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
