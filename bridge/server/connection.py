@@ -78,6 +78,8 @@ class Connection:
         if _is_modern(request):
             if request.method == LISTEN:
                 return False  # it lasts: a task relays what it opted in to
+            if self.server.sampler is not None and request.method in _ROUNDS:
+                return False  # the server's own model may answer: that waits
             notify = functools.partial(session.notify_nowait, related=request.id)
             result = _modern.respond_now(
                 self.server, request, notify, principal=self.principal
@@ -274,6 +276,7 @@ def _is_modern(request: Request) -> bool:
 
 
 _IMMEDIATE = frozenset({"initialize", "ping"})
+_ROUNDS = frozenset({"tools/call", "prompts/get"})
 
 
 # --- legacy-only methods ------------------------------------------------------------

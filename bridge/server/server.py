@@ -68,7 +68,7 @@ class Server(Offer):
             error id, and the traceback is logged under that id).
         sampler: the server's own model (a ``bridge.providers`` adapter, e.g.
             ``provider_from_spec("openai:gpt-4o-mini")``), answering a tool's
-            samples when a 2025-11-25 client cannot: it did not declare
+            samples when a client cannot (both eras): it did not declare
             ``sampling`` (or ``sampling.tools`` for a sample offering tools)
             (:mod:`bridge.server.fallback`). No elicitation fallback.
         sample_always: with a ``sampler``, answer every sample with it, even

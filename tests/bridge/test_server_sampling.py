@@ -1,7 +1,7 @@
 """The server's own model answers samples a client cannot (issue 26, item 11).
 
 ``yieldmcp serve --model PROVIDER:MODEL`` (``Server(sampler=...)``) answers a
-tool's samples when the 2025-11-25 client did not declare ``sampling`` (or
+tool's samples when the client (either era) did not declare ``sampling`` (or
 ``sampling.tools`` for a sample offering tools); ``--model-always`` answers
 every sample. The tool code is the same, the reply's ``model`` names the
 server's model, the key comes from the server's environment and is never
@@ -18,14 +18,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from tests.bridge.test_interop_stdio import sampling, text_of
 from tests.helpers import ROOT
 
 FIXTURE = str(ROOT / "tests/fixtures/interop_server.py")
+
+
+@pytest.fixture(params=["legacy", "2026-07-28"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
 def _serve(*flags: str, env: dict[str, str] | None = None) -> StdioServerParameters:
@@ -37,9 +44,9 @@ def _serve(*flags: str, env: dict[str, str] | None = None) -> StdioServerParamet
     )
 
 
-async def test_a_client_without_sampling_gets_the_servers_model() -> None:
+async def test_a_client_without_sampling_gets_the_servers_model(mode: str) -> None:
     with trio.fail_after(30):
-        async with Client(_serve("--model", "offline"), mode="legacy") as client:
+        async with Client(_serve("--model", "offline"), mode=mode) as client:
             asked = await client.call_tool("ask", {"prompt": "hi"})
             shaped = await client.call_tool("weather", {"prompt": "weather?"})
             agent = await client.call_tool("agent", {"prompt": "find trio"})
@@ -50,15 +57,15 @@ async def test_a_client_without_sampling_gets_the_servers_model() -> None:
     assert not agent.is_error, agent.content
 
 
-async def test_a_client_that_samples_still_answers_unless_always() -> None:
+async def test_a_client_that_samples_still_answers_unless_always(mode: str) -> None:
     with trio.fail_after(30):
         async with Client(
-            _serve("--model", "offline"), mode="legacy", sampling_callback=sampling
+            _serve("--model", "offline"), mode=mode, sampling_callback=sampling
         ) as client:
             own = await client.call_tool("ask", {"prompt": "hi"})
         async with Client(
             _serve("--model", "offline:7", "--model-always"),
-            mode="legacy",
+            mode=mode,
             sampling_callback=sampling,
         ) as client:
             server = await client.call_tool("ask", {"prompt": "hi"})
@@ -66,10 +73,12 @@ async def test_a_client_that_samples_still_answers_unless_always() -> None:
     assert text_of(server).startswith("offline:7:")
 
 
-async def test_samples_offering_tools_need_sampling_tools_or_the_server() -> None:
+async def test_samples_offering_tools_need_sampling_tools_or_the_server(
+    mode: str,
+) -> None:
     with trio.fail_after(30):
         async with Client(  # sampling, but not sampling.tools
-            _serve("--model", "offline"), mode="legacy", sampling_callback=sampling
+            _serve("--model", "offline"), mode=mode, sampling_callback=sampling
         ) as client:
             plain = await client.call_tool("ask", {"prompt": "hi"})
             agent = await client.call_tool("agent", {"prompt": "find trio"})
@@ -82,8 +91,12 @@ async def test_elicitation_has_no_fallback() -> None:
     with trio.fail_after(30):
         async with Client(_serve("--model", "offline"), mode="legacy") as client:
             result = await client.call_tool("confirm", {"prompt": "Proceed?"})
+        async with Client(_serve("--model", "offline"), mode="2026-07-28") as client:
+            with pytest.raises(MCPError) as modern:
+                await client.call_tool("confirm", {"prompt": "Proceed?"})
     assert result.is_error
     assert "elicitation capability" in result.content[0].text  # type: ignore[union-attr]
+    assert modern.value.error.code == -32021  # MissingRequiredClientCapability
 
 
 async def test_the_key_comes_from_the_environment_and_is_never_logged(
