@@ -15,6 +15,7 @@ import os
 import shlex
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,22 @@ def test_a_bad_model_flag_is_a_one_line_error() -> None:
     assert _serve_fails("--model-always") == [
         "yieldmcp: error: --model-always needs --model PROVIDER:MODEL"
     ]
+
+
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_server_sampler_over_http(mode: str) -> None:
+    from bridge.cli.loader import load_server
+    from bridge.providers import OfflineModel
+    from bridge.server import Server
+    from bridge.transports.http import serve_http
+
+    tools = load_server(FIXTURE).tools.values()
+    server = Server(tools, sampler=OfflineModel(seed=3))
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(partial(serve_http, server, "127.0.0.1", 0))
+            async with Client(url, mode=mode) as client:
+                asked = await client.call_tool("ask", {"prompt": "hi"})
+            nursery.cancel_scope.cancel()
+    assert text_of(asked).startswith("offline:3:")
