@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO, final
 
 import attrs
+import trio
 
 from bridge.client.client import connect
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm
@@ -24,8 +25,11 @@ from runtime.errors import (
     BrokenSessionError,
     PeerError,
     ProviderConfigError,
+    ProviderError,
     RemoteProtocolError,
+    RequestTimeout,
     ScriptExhausted,
+    YieldMCPError,
 )
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
@@ -48,6 +52,8 @@ class CallOptions:
     json_output: bool = False
     era: str = "auto"
     auth: Any = None  # an OAuth for an http(s) target: used if the server asks
+    connect_timeout: float | None = 10.0  # each handshake request
+    timeout: float | None = None  # the whole call, connecting included
 
 
 @final
@@ -78,6 +84,14 @@ def describe_model(spec: str) -> str:
 
 async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
     """Run one ``yieldmcp call``; the exit code."""
+    if options.timeout is None:
+        return await _run_call(options, out)
+    with trio.move_on_after(options.timeout):
+        return await _run_call(options, out)
+    raise HostError(f"no result within {options.timeout:g} s (--timeout)")
+
+
+async def _run_call(options: CallOptions, out: TextIO) -> int:
     try:
         provider = provider_from_spec(options.model)
     except ProviderConfigError as exc:
@@ -85,7 +99,8 @@ async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
     handler: ElicitationHandler = (
         _Scripted(options.answers, out)
         if options.answers is not None
-        else TerminalForm()
+        # With --json, stdout carries the JSON only: forms go to stderr.
+        else TerminalForm(out=sys.stderr if options.json_output else out)
     )
     show = _Display(out, quiet=options.json_output)
     if options.tool is not None:
@@ -99,12 +114,15 @@ async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
             elicitation=handler,
             on_log=show.log,
             auth=options.auth if remote else None,
+            connect_timeout=options.connect_timeout,
         ) as client:
             if options.tool is None:
                 return show.tools(await client.list_tools())
             result = await client.call_tool(
                 options.tool, options.arguments, on_progress=show.progress
             )
+    except RequestTimeout as exc:
+        raise HostError(f"the server did not answer: {exc}") from None
     except OSError as exc:
         raise HostError(f"cannot start the server: {exc}") from None
     except AuthorizationError as exc:
@@ -115,7 +133,18 @@ async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
         raise HostError(f"the server refused: {exc.message} ({exc.code})") from None
     except RemoteProtocolError as exc:
         raise HostError(f"the server broke the protocol: {exc}") from None
+    except ProviderError as exc:
+        raise HostError(_provider_failure(exc)) from None
+    except YieldMCPError as exc:  # anything else: still one line, no traceback
+        raise HostError(str(exc)) from None
     return show.result(result, json_output=options.json_output)
+
+
+def _provider_failure(exc: ProviderError) -> str:
+    """The provider's error, its name said once (not ``ollama: ... ollama``)."""
+    text = str(exc)
+    rest = text.removeprefix(f"{exc.provider}: ")
+    return rest if exc.provider in rest else text
 
 
 @final
