@@ -137,11 +137,17 @@ def _add_call(verbs: Any) -> None:
             "TOOL, answering sampling with --model and forms at the terminal "
             "(a command starting with `yieldmcp` runs this installation) "
             "(type :decline or :cancel at any prompt) or from --answers. Without "
-            "TOOL, list the server's tools."
+            "TOOL, list the server's tools, resources and prompts; with "
+            "--describe, show what TOOL takes and returns."
         ),
     )
     call.add_argument("server", metavar="SERVER", help="a server command or URL")
     call.add_argument("tool", metavar="TOOL", nargs="?", help="the tool to call")
+    call.add_argument(
+        "--describe",
+        action="store_true",
+        help="show TOOL's inputs as a form, and its output schema; call nothing",
+    )
     call.add_argument(
         "--arg",
         action="append",
@@ -275,6 +281,8 @@ def _host(
         auth=auth,
         connect_timeout=args.connect_timeout,
         timeout=args.timeout,
+        describe=getattr(args, "describe", False),
+        save_media=args.save_media,
     )
     try:
         return run_trio(run_call, options)

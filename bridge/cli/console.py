@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO, final
 
 import attrs
@@ -31,8 +32,11 @@ from runtime.errors import (
     ScriptExhausted,
     YieldMCPError,
 )
+from runtime.messages import Text
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
+
+from .show import describe_tool, offer_lines, result_lines
 
 __all__ = ["CallOptions", "HostError", "run_call"]
 
@@ -54,6 +58,8 @@ class CallOptions:
     auth: Any = None  # an OAuth for an http(s) target: used if the server asks
     connect_timeout: float | None = 10.0  # each handshake request
     timeout: float | None = None  # the whole call, connecting included
+    describe: bool = False  # show the tool's schemas instead of calling it
+    save_media: Path | None = None  # where images and audio of a result go
 
 
 @final
@@ -103,7 +109,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         else TerminalForm(out=sys.stderr if options.json_output else out)
     )
     show = _Display(out, quiet=options.json_output)
-    if options.tool is not None:
+    if options.tool is not None and not options.describe:
         show.line(f"model: {describe_model(options.model)}")
     remote = isinstance(options.target, str) and "://" in options.target
     try:
@@ -117,7 +123,9 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             connect_timeout=options.connect_timeout,
         ) as client:
             if options.tool is None:
-                return show.tools(await client.list_tools())
+                return await _list(client, out)
+            if options.describe:
+                return await _describe(client, options.tool, out)
             result = await client.call_tool(
                 options.tool, options.arguments, on_progress=show.progress
             )
@@ -130,14 +138,68 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
     except BrokenSessionError as exc:
         raise HostError(f"the server went away: {exc}") from None
     except PeerError as exc:
-        raise HostError(f"the server refused: {exc.message} ({exc.code})") from None
+        raise HostError(_refused(exc, options.era)) from None
     except RemoteProtocolError as exc:
         raise HostError(f"the server broke the protocol: {exc}") from None
     except ProviderError as exc:
         raise HostError(_provider_failure(exc)) from None
     except YieldMCPError as exc:  # anything else: still one line, no traceback
         raise HostError(str(exc)) from None
-    return show.result(result, json_output=options.json_output)
+    _report_unused(options.answers)
+    return show.result(
+        result, json_output=options.json_output, save_media=options.save_media
+    )
+
+
+async def _list(client: Any, out: TextIO) -> int:
+    """Everything the server offers; resources and prompts when it has them."""
+    offered: Any = client.server_capabilities
+    resources: list[Any] = []
+    templates: list[Any] = []
+    prompts: list[Any] = []
+    if "resources" in offered:
+        resources = (await client.request("resources/list")).get("resources", [])
+        listed = await client.request("resources/templates/list")
+        templates = listed.get("resourceTemplates", [])
+    if "prompts" in offered:
+        prompts = (await client.request("prompts/list")).get("prompts", [])
+    tools: list[Any] = await client.list_tools() if "tools" in offered else []
+    for line in offer_lines(tools, resources, templates, prompts):
+        print(line, file=out)
+    return 0
+
+
+async def _describe(client: Any, name: str, out: TextIO) -> int:
+    tools: list[dict[str, Any]] = await client.list_tools()
+    tool = next((t for t in tools if t.get("name") == name), None)
+    if tool is None:
+        known = ", ".join(str(t.get("name")) for t in tools) or "none"
+        raise HostError(f"the server has no tool {name!r} (its tools: {known})")
+    for line in describe_tool(tool):
+        print(line, file=out)
+    return 0
+
+
+def _report_unused(answers: ScriptedAnswers | None) -> None:
+    """Answer keys never asked for: usually a typo, so say which."""
+    if answers is None:
+        return
+    unused, asked = answers.unused_keys(), answers.asked_keys()
+    if unused:
+        print(
+            f"yieldmcp: warning: no form asked for answer key(s) {', '.join(unused)}"
+            f" (keys asked: {', '.join(asked) or 'none'})",
+            file=sys.stderr,
+        )
+
+
+def _refused(exc: PeerError, era: str) -> str:
+    text = f"the server refused: {exc.message} ({exc.code})"
+    if era != "legacy" and "back-channel" in exc.message:
+        # An SDK or fastmcp tool asking the 2025-11-25 way, mid-call, which a
+        # 2026-07-28 request has no channel for: the handshake era has one.
+        text += "; its tool asks mid-call the 2025-11-25 way: try --era legacy"
+    return text
 
 
 def _provider_failure(exc: ProviderError) -> str:
@@ -168,14 +230,9 @@ class _Display:
         amount = f"{value:g}/{total:g}" if total is not None else f"{value:g}"
         self.line(f"[progress {amount}] {message or ''}".rstrip())
 
-    def tools(self, tools: list[dict[str, Any]]) -> int:
-        for tool in tools:
-            print(
-                f"{tool['name']}: {tool.get('description', '')}".rstrip(), file=self.out
-            )
-        return 0
-
-    def result(self, result: Any, *, json_output: bool) -> int:
+    def result(
+        self, result: Any, *, json_output: bool, save_media: Path | None = None
+    ) -> int:
         if json_output:
             payload = {
                 "content": [_block_json(b) for b in result.content],
@@ -184,9 +241,10 @@ class _Display:
             }
             print(json.dumps(payload, ensure_ascii=False, indent=2), file=self.out)
         elif result.is_error:
-            print(f"tool error: {result.text}", file=sys.stderr)
+            lines = result_lines(result.content, save_media)
+            print(f"tool error: {chr(10).join(lines)}", file=sys.stderr)
         else:
-            print(_readable(result), file=self.out)
+            print("\n".join(_readable(result, save_media)), file=self.out)
         return 1 if result.is_error else 0
 
 
@@ -199,15 +257,18 @@ def _block_json(block: Any) -> Any:
     return block.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _readable(result: Any) -> str:
+def _readable(result: Any, save_media: Path | None) -> list[str]:
+    """The structured content as fields (else every block), and any media."""
     structured = result.structured_content
-    if isinstance(structured, dict):
-        lines: list[str] = []
-        for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(value, str) and "\n" in value:
-                lines.append(f"{key}:")
-                lines.extend(f"    {row}" for row in value.splitlines())
-            else:
-                lines.append(f"{key}: {value}")
-        return "\n".join(lines)
-    return result.text
+    if not isinstance(structured, dict):
+        return result_lines(result.content, save_media)
+    lines: list[str] = []
+    for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(value, str) and "\n" in value:
+            lines.append(f"{key}:")
+            lines.extend(f"    {row}" for row in value.splitlines())
+        else:
+            lines.append(f"{key}: {value}")
+    # The text blocks repeat the structured content; other blocks do not.
+    others = [b for b in result.content if not isinstance(b, Text)]
+    return lines + result_lines(others, save_media)

@@ -92,6 +92,12 @@ def add_host_options(command: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the whole result as JSON, nothing else",
     )
+    command.add_argument(
+        "--save-media",
+        type=Path,
+        metavar="DIR",
+        help="write the result's images and audio to files in DIR",
+    )
 
 
 def scripted_answers(args: argparse.Namespace) -> Any:

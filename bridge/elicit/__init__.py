@@ -18,6 +18,7 @@ yieldmcp, and compose:
 client and the in-process host (``bridge.host``) call ``handle``.
 """
 
+from ._fields import describe_form as describe_form
 from ._handler import Always as Always
 from ._handler import ElicitationHandler as ElicitationHandler
 from ._handler import form_defaults as form_defaults
@@ -35,6 +36,7 @@ from ._terminal import line_reader as line_reader
 from ._terminal import stdin_line as stdin_line
 
 __all__ = [
+    "describe_form",
     "ANY_KEY",
     "CANCEL",
     "DECLINE",
