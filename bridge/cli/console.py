@@ -36,6 +36,7 @@ from runtime.messages import Text
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
+from .feedback import WaitingSampler, progress_text
 from .show import describe_tool, offer_lines, result_lines
 
 __all__ = ["CallOptions", "HostError", "run_call"]
@@ -102,6 +103,8 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         provider = provider_from_spec(options.model)
     except ProviderConfigError as exc:
         raise HostError(str(exc)) from None
+    # On a terminal, a spinner says who is thinking (nothing when piped).
+    sampler = WaitingSampler(provider, options.model)
     handler: ElicitationHandler = (
         _Scripted(options.answers, out)
         if options.answers is not None
@@ -116,7 +119,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         async with connect(
             options.target,
             era=options.era,  # type: ignore[arg-type]
-            sampler=provider,
+            sampler=sampler,
             elicitation=handler,
             on_log=show.log,
             auth=options.auth if remote else None,
@@ -227,8 +230,7 @@ class _Display:
             self.line(f"    {row}")
 
     def progress(self, value: float, total: float | None, message: str | None) -> None:
-        amount = f"{value:g}/{total:g}" if total is not None else f"{value:g}"
-        self.line(f"[progress {amount}] {message or ''}".rstrip())
+        self.line(progress_text(value, total, message, bar=_is_terminal(self.out)))
 
     def result(
         self, result: Any, *, json_output: bool, save_media: Path | None = None
@@ -272,3 +274,10 @@ def _readable(result: Any, save_media: Path | None) -> list[str]:
     # The text blocks repeat the structured content; other blocks do not.
     others = [b for b in result.content if not isinstance(b, Text)]
     return lines + result_lines(others, save_media)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

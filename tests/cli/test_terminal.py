@@ -6,11 +6,13 @@ import json
 import os
 import re
 import signal
+import subprocess
 from collections.abc import Iterator
 
 import pytest
 
 from tests.cli.terminal import YIELDMCP, Terminal, no_spawned_left
+from tests.helpers import ROOT
 
 GAME = "yieldmcp serve examples/ttt.py"
 MODEL_IS_O = 0  # play_ttt's seed: the user plays X and moves first
@@ -118,3 +120,31 @@ def test_json_output_keeps_typed_forms_off_stdout(terminals: list[Terminal]) -> 
     result = json.loads(terminal.stdout)  # stdout is the JSON, only
     assert result["structuredContent"]["outcome"] == "declined"
     assert "Cell: " not in terminal.stdout
+
+
+MODEL_IS_X = 1  # play_ttt's seed: the model moves first
+
+
+def test_a_terminal_shows_who_is_thinking_and_progress_as_a_bar(
+    terminals: list[Terminal],
+) -> None:
+    terminal = start(terminals, "demo", "--seed", str(MODEL_IS_X))
+    terminal.expect("Cell: ")
+    assert "waiting for offline…" in terminal.screen
+    assert re.search(r"\[progress [█░]{12} 1/9\] move 1", terminal.screen)
+    terminal.type(":cancel\n")
+    assert terminal.wait() == 0
+
+
+def test_piped_output_has_no_spinner_and_no_bar() -> None:
+    done = subprocess.run(
+        [YIELDMCP, "demo", "--seed", str(MODEL_IS_X), "--answer", "pick_move=cancel"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "[progress 1/9] move 1" in done.stdout
+    assert "waiting" not in done.stdout + done.stderr
+    assert "\x1b" not in done.stdout + done.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-TOOL = '''
+TOOL = """
 from pydantic import BaseModel
 from runtime import Context, ElicitKey, Op, tool
 
@@ -30,7 +30,7 @@ def plan(ctx: Context) -> Op[str]:
     answer = yield from ctx.elicit(CONFIRM, "Book it?")
     reveal_type(answer)
     return "booked"
-'''
+"""
 
 
 def test_pyright_resolves_runtime_from_a_file_outside_the_repository(
