@@ -38,6 +38,12 @@ from runtime.requests import ElicitationRequest
 
 from .feedback import WaitingSampler, progress_text
 from .show import describe_tool, offer_lines, result_lines
+from .url_flow import (
+    MAX_URL_ROUNDS,
+    URL_REQUIRED,
+    UrlStepRefused,
+    complete_url_steps,
+)
 
 __all__ = ["CallOptions", "HostError", "run_call"]
 
@@ -129,9 +135,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
                 return await _list(client, out)
             if options.describe:
                 return await _describe(client, options.tool, out)
-            result = await client.call_tool(
-                options.tool, options.arguments, on_progress=show.progress
-            )
+            result = await _call_tool(client, options, handler, show, out)
     except RequestTimeout as exc:
         raise HostError(f"the server did not answer: {exc}") from None
     except OSError as exc:
@@ -194,6 +198,28 @@ def _report_unused(answers: ScriptedAnswers | None) -> None:
             f" (keys asked: {', '.join(asked) or 'none'})",
             file=sys.stderr,
         )
+
+
+async def _call_tool(
+    client: Any, options: CallOptions, handler: Any, show: Any, out: TextIO
+) -> Any:
+    """Call the tool; after a ``-32042``, take the user through its URLs, retry."""
+    for _round in range(MAX_URL_ROUNDS):
+        try:
+            return await client.call_tool(
+                options.tool, options.arguments, on_progress=show.progress
+            )
+        except PeerError as exc:
+            if exc.code != URL_REQUIRED:
+                raise
+            forms_out = sys.stderr if options.json_output else out
+            try:
+                await complete_url_steps(exc, handler, forms_out)
+            except UrlStepRefused as refused:
+                raise HostError(str(refused)) from None
+    raise HostError(
+        f"the server still asked for URL steps after {MAX_URL_ROUNDS} rounds"
+    )
 
 
 def _refused(exc: PeerError, era: str) -> str:

@@ -114,3 +114,21 @@ def test_a_2025_back_channel_tool_under_era_auto_says_to_use_legacy() -> None:
     assert len(done.stderr.strip().splitlines()) == 1
     legacy = call(SDK, *args, "--era", "legacy")
     assert legacy.returncode == 0, legacy.stderr
+
+
+URL_TOOL = "yieldmcp serve tests/fixtures/url_required.py"
+
+
+def test_a_url_step_is_shown_accepted_and_the_call_retried() -> None:
+    done = call(URL_TOOL, "pay", "--era", "legacy", "--answer", '$url="accept"')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "paid"
+
+
+def test_a_declined_url_step_is_one_line_naming_the_url() -> None:
+    done = call(URL_TOOL, "pay", "--era", "legacy", "--answer", '$url="decline"')
+    assert done.returncode == 1
+    assert done.stderr == (
+        "yieldmcp: error: the server needs https://pay.example.com/ok?id=7 "
+        "completed first, and that was declined\n"
+    )

@@ -148,3 +148,21 @@ def test_piped_output_has_no_spinner_and_no_bar() -> None:
     assert "[progress 1/9] move 1" in done.stdout
     assert "waiting" not in done.stdout + done.stderr
     assert "\x1b" not in done.stdout + done.stderr
+
+
+def test_a_url_step_at_the_terminal_shows_the_url_and_retries_when_done(
+    terminals: list[Terminal],
+) -> None:
+    server = "yieldmcp serve tests/fixtures/url_required.py"
+    terminal = start(terminals, "call", server, "pay", "--era", "legacy")
+    terminal.expect("Consent? ")
+    assert "URL:  https://pay.example.com/ok?id=7" in terminal.screen
+    assert "Approve the payment" in terminal.screen
+    terminal.type("yes\n")
+    if "DISPLAY" in os.environ or "WAYLAND_DISPLAY" in os.environ:
+        terminal.expect("Open it in your browser now?")
+        terminal.type("n\n")
+    terminal.expect("Press Enter when you have finished there")
+    terminal.type("\n")
+    assert terminal.wait() == 0, terminal.screen
+    assert terminal.screen.rstrip().endswith("paid")
