@@ -36,7 +36,7 @@ from runtime.messages import Text
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
-from .feedback import WaitingSampler, progress_text
+from .feedback import ERASE_LINE, WaitingSampler, progress_text
 from .show import describe_tool, offer_lines, result_lines
 from .url_flow import (
     MAX_URL_ROUNDS,
@@ -243,10 +243,13 @@ class _Display:
     def __init__(self, out: TextIO, *, quiet: bool) -> None:
         self.out = out
         self.quiet = quiet
+        # A notice can arrive while the spinner shows: erase it first, so the
+        # notice starts at the left edge (the spinner redraws below it).
+        self.erase = ERASE_LINE if _is_terminal(out) else ""
 
     def line(self, text: str) -> None:
         if not self.quiet:
-            print(text, file=self.out, flush=True)
+            print(f"{self.erase}{text}", file=self.out, flush=True)
 
     def log(self, level: str, data: Any, logger: str | None) -> None:
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)

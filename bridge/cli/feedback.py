@@ -18,10 +18,10 @@ from typing import Any, TextIO, final
 
 import trio
 
-__all__ = ["WaitingSampler", "progress_text"]
+__all__ = ["ERASE_LINE", "WaitingSampler", "progress_text"]
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-_ERASE = "\r\x1b[K"
+ERASE_LINE = _ERASE = "\r\x1b[K"
 _BAR = 12
 
 

@@ -132,6 +132,8 @@ def test_a_terminal_shows_who_is_thinking_and_progress_as_a_bar(
     terminal.expect("Cell: ")
     assert "waiting for offline…" in terminal.screen
     assert re.search(r"\[progress [█░]{12} 1/9\] move 1", terminal.screen)
+    shown = [line.rsplit("\r", 1)[-1] for line in terminal.screen.split("\n")]
+    assert not [line for line in shown if "waiting" in line and "[" in line]
     terminal.type(":cancel\n")
     assert terminal.wait() == 0
 
