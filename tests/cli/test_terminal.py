@@ -95,10 +95,11 @@ def test_ctrl_d_ends_the_prompt_line_before_the_outcome(
     ), terminal.screen
 
 
+@pytest.mark.parametrize("era", ["auto", "legacy"])
 def test_a_server_dying_at_a_form_is_one_line_and_no_abort(
-    terminals: list[Terminal],
+    terminals: list[Terminal], era: str
 ) -> None:
-    terminal = start(terminals, "demo", "--seed", str(MODEL_IS_O))
+    terminal = start(terminals, "demo", "--seed", str(MODEL_IS_O), "--era", era)
     terminal.expect("Cell: ")
     for pid in terminal.spawned_alive():
         os.kill(pid, signal.SIGKILL)
