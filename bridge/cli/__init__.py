@@ -11,6 +11,21 @@ Does not own: any protocol work. It composes the other subpackages (server,
 client, providers, elicit) and nothing imports it.
 """
 
-from .commands import main as main
+from __future__ import annotations
+
+from collections.abc import Sequence
 
 __all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``yieldmcp`` command; its exit status.
+
+    The command's modules are imported here, not above, so that a Ctrl-C
+    while they load (seconds on a busy machine) is also a quiet exit 130.
+    """
+    try:
+        from .commands import main as run
+    except KeyboardInterrupt:
+        return 130
+    return run(argv)

@@ -22,6 +22,7 @@ from runtime.testing import (
     ScriptedPeer,
     accept,
     cancel,
+    decline,
     run_scripted,
     structured,
     tool_calls,
@@ -76,6 +77,12 @@ def test_cancelling_the_form_ends_the_game() -> None:
     peer = ScriptedPeer(samples=model_moves(4), elicits={"pick_move": [cancel()]})
     result = run_scripted(ttt.play_ttt, {"seed": MODEL_IS_X}, peer)
     assert (result.outcome, result.moves) == ("cancelled", 1)
+
+
+def test_declining_the_form_ends_the_game_as_declined_not_cancelled() -> None:
+    peer = ScriptedPeer(samples=model_moves(4), elicits={"pick_move": [decline()]})
+    result = run_scripted(ttt.play_ttt, {"seed": MODEL_IS_X}, peer)
+    assert (result.outcome, result.moves) == ("declined", 1)
 
 
 def test_an_occupied_cell_from_the_model_is_refused_and_asked_again() -> None:
