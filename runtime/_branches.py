@@ -41,6 +41,7 @@ from ._events import (
     StopTimer,
     Withdraw,
 )
+from ._observe import Observer
 from ._sample_effect import Sample
 from .errors import BranchDepthExceeded, InvalidEffect, TokenBudgetExceeded
 from .replies import SampleReply
@@ -128,11 +129,14 @@ class Branching:
     _pending: dict[str, tuple[Frame, Question[Any], str | None]]
     _program: Callable[[Any], Generator[Any, Any, Any]]
     _work: list[tuple[Frame, int, Any]]
+    observer: Observer | None
     outcome: Outcome | None
 
     def _finish(self, outcome: Outcome) -> None:
         self.outcome = outcome
         self._events.append(Finished(outcome))
+        if self.observer is not None:
+            self.observer.finished(outcome)
 
     # --- branches --------------------------------------------------------------------
 
@@ -153,7 +157,11 @@ class Branching:
             self._work.append((frame, THROW, ExceptionGroup(f"branch {key!r}", [exc])))
             return
         frame.waiting = key
+        if self.observer is not None:
+            self.observer.branched(key, effect.limits, len(gens))
         if not gens:
+            if self.observer is not None:
+                self.observer.joined(key, None)
             self._work.append((frame, SEND, ()))
             return
         if self._branches is None:
@@ -213,6 +221,8 @@ class Branching:
             del self._branches[branch.key]
             if branch.timed:
                 self._events.append(StopTimer(branch.key))
+            if self.observer is not None:
+                self.observer.joined(branch.key, None)
             branch.frame.waiting = None
             self._work.append((branch.frame, SEND, tuple(branch.results)))
 
@@ -233,6 +243,8 @@ class Branching:
             self._branches.pop(branch.key, None)
         if branch.timed:
             self._events.append(StopTimer(branch.key))
+        if self.observer is not None:
+            self.observer.joined(branch.key, error)
         branch.frame.waiting = None
         if group or teardown:
             thrown: Exception = ExceptionGroup(
@@ -253,8 +265,12 @@ class Branching:
                         self._close(child, errors)
                 if nested.timed:
                     self._events.append(StopTimer(nested.key))
+                if self.observer is not None:
+                    self.observer.joined(nested.key, None)
             elif self._pending.pop(waiting, None) is not None:
                 self._events.append(Withdraw(waiting))
+                if self.observer is not None:
+                    self.observer.withdrawn(waiting)
             frame.waiting = None
         frame.done = True
         try:

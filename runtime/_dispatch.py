@@ -33,6 +33,7 @@ from ._branches import SEND, THROW, Branching, Frame
 from ._effect_base import Notice, Question
 from ._events import Ask, Tell
 from ._notices import Progress
+from ._observe import Observer
 from .errors import InvalidEffect, ProgressNotIncreasing, ReplayDivergence
 from .journal import Journal
 
@@ -60,6 +61,7 @@ class Dispatching(Branching):
     _positions: dict[str, int] | None
     _replays: list[tuple[int, str, Frame, Question[Any], Any]] | None
     journal: Journal | None
+    observer: Observer | None
 
     def _dispatch(self, frame: Frame, effect: object) -> None:
         key = f"{frame.prefix}{frame.ordinal}"
@@ -97,10 +99,14 @@ class Dispatching(Branching):
         self._pending[key] = (frame, question, dig)
         frame.waiting = key
         self._events.append(Ask(key, question))
+        if self.observer is not None:
+            self.observer.asked(key, question)
 
     def _queue_replay(
         self, frame: Frame, key: str, question: Question[Any], recorded: Any
     ) -> None:
+        if self.observer is not None:
+            self.observer.replayed(key, question, recorded)
         try:
             reply = question.reply_from_json(recorded)
         except Exception as exc:
@@ -129,6 +135,8 @@ class Dispatching(Branching):
         assert journal is not None
         gen = frame.gen
         while True:
+            if self.observer is not None:
+                self.observer.replayed(key, question, recorded)
             try:
                 result: Any = question.resolve_recorded(recorded, key)
             except Exception as exc:
@@ -198,6 +206,9 @@ class Dispatching(Branching):
                 return
             self._last_progress = notice.progress
         journal = self.journal
-        if journal is None or journal.note(key):
+        fresh = journal is None or journal.note(key)
+        if fresh:
             self._events.append(Tell(key, notice))
+        if self.observer is not None:
+            self.observer.told(key, notice, fresh)
         self._work.append((frame, SEND, None))

@@ -50,6 +50,7 @@ from ._events import (
     Tell,
     Withdraw,
 )
+from ._observe import performing
 from ._step_effect import Step
 from ._step_runner import perform_step, step_key
 from ._stepper import Stepper
@@ -217,7 +218,9 @@ class _Driver:
     async def _perform_one(self, key: str, question: Question[Any]) -> Any:
         """The executor's answer to a peer question; a step's reply to a step."""
         if type(question) is not Step:
-            return await self.executor.perform(key, cast("PeerQuestion[Any]", question))
+            with performing(self.stepper.observer, key):  # the effect's span, if any
+                peer = cast("PeerQuestion[Any]", question)
+                return await self.executor.perform(key, peer)
         step = question
         stub = getattr(self.executor, "step_stub", None)
         idempotency = step_key(self.stepper.call_id, step, key)

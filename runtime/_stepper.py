@@ -57,6 +57,7 @@ from ._events import StartTimer as StartTimer
 from ._events import StopTimer as StopTimer
 from ._events import Tell as Tell
 from ._events import Withdraw as Withdraw
+from ._observe import OBSERVING
 from .errors import BranchTimeout, LocalProtocolError
 from .journal import Journal
 
@@ -109,6 +110,7 @@ class Stepper(Dispatching):
         "_root",
         "_work",
         "journal",
+        "observer",
         "outcome",
     )
 
@@ -141,6 +143,7 @@ class Stepper(Dispatching):
         self._last_progress: float | None = None
         self._call_id: str | None = None
         self.outcome: Outcome | None = None
+        self.observer = OBSERVING.get()  # who watches this call, if anyone
 
     @property
     def call_id(self) -> str:
@@ -165,6 +168,8 @@ class Stepper(Dispatching):
             self._begin(made)
 
     def _begin(self, gen: Generator[Any, Any, Any]) -> None:
+        if self.observer is not None:
+            self.observer.began(self.call_id)
         self._root = Frame(gen, "", None, 0, 0)
         self._work.append((self._root, SEND, None))
         self._run()
@@ -208,12 +213,16 @@ class Stepper(Dispatching):
             self.journal.record(
                 key, dig, question.reply_to_json(reply), question.label()
             )
+        if self.observer is not None:
+            self.observer.answered(key, reply)
         self._deliver(frame, key, question, reply)
         self._run()
 
     def fail(self, key: str, error: BaseException) -> None:
         """Raise ``error`` into the frame waiting on ``key`` and run on."""
         frame, _question, _dig = self._take(key)
+        if self.observer is not None:
+            self.observer.failed(key, error)
         self._work.append((frame, THROW, error))
         self._run()
 

@@ -57,6 +57,12 @@ BRIDGE_RULES: dict[str, tuple[str, ...]] = {
         "bridge.jsonrpc",
         "bridge.transports",
     ),
+    "bridge.telemetry": (
+        *_SERVER_SIDE,
+        *_CLIENT_SIDE,
+        *_ANSWERERS,
+        "bridge.transports",
+    ),
     "bridge.elicit": (
         *_SERVER_SIDE,
         *_CLIENT_SIDE,

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, cast
 
-from . import auth_options
+from . import auth_options, trace_options
 from .host_options import add_host_options, key_value, scripted_answers
 from .interrupt import EXIT_INTERRUPTED, Interrupted, run_trio
 from .limits import add_limit_flags, apply_limits, http_options
@@ -164,6 +164,7 @@ def _add_call(verbs: Any) -> None:
     add_host_options(call)
     auth_options.add_call_options(call)
     _add_verbose(call, "verbose_after_verb")
+    trace_options.add_call_options(call)
     call.set_defaults(run=_call)
 
 
@@ -293,6 +294,13 @@ def _host(
         raise CliError(str(exc)) from None
 
 
+def _traced(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:
+    try:
+        return trace_options.run(args, run)  # OTEL_* variables, --trace
+    except trace_options.TraceOptionError as exc:
+        raise CliError(str(exc)) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -307,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return run(args)
+        return _traced(args, run)
     except CliError as exc:
         print(f"yieldmcp: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -18,6 +18,7 @@ from typing import Any, Final, Protocol, final
 
 import attrs
 
+from bridge import telemetry
 from bridge.jsonrpc.messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -156,7 +157,7 @@ class Answers:
         if self.sampler is None:
             raise RequestError(METHOD_NOT_FOUND, "this client does not sample")
         request = mcp_decode.sampling_request(dict(params))
-        reply = await self.sampler.complete(request)
+        reply = await telemetry.traced_completion(self.sampler, request)
         return mcp_encode.sample_result(reply, era=era)
 
     async def _elicit(self, params: Mapping[str, Any], key: str | None) -> Any:

@@ -32,6 +32,7 @@ from typing import Any, Final, Literal, cast, final
 
 import trio
 
+from bridge import telemetry
 from bridge.jsonrpc.session import Session, Transport
 from decoders import mcp as mcp_decode
 from runtime.errors import (
@@ -75,6 +76,9 @@ def _needs_input(result: Any) -> bool:
     if not isinstance(result, dict):
         return False
     return cast(dict[str, Any], result).get("resultType") == "input_required"
+
+
+telemetry.install()  # sessions get a tap when OpenTelemetry is configured
 
 
 @final
@@ -313,13 +317,18 @@ class Client:
             params["_meta"] = {"progressToken": token}
             self.answers.progress[token] = on_progress
         try:
-            for _round in range(self.max_rounds):
-                result: Any = await self.request(method, params)
-                if not _needs_input(result):
-                    return result
-                params = await retry_params(
-                    self.answers, params, cast(dict[str, Any], result), gone=self._gone
-                )
+            with telemetry.rounds_span(method, params, self.modern) as rounds:
+                for count in range(1, self.max_rounds + 1):
+                    rounds(count)  # every round's request is a child of one span
+                    result: Any = await self.request(method, params)
+                    if not _needs_input(result):
+                        return result
+                    params = await retry_params(
+                        self.answers,
+                        params,
+                        cast(dict[str, Any], result),
+                        gone=self._gone,
+                    )
             raise RemoteProtocolError(
                 f"{method} still needed input after {self.max_rounds} rounds"
             )

@@ -27,6 +27,7 @@ import attrs
 
 import decoders.mcp
 import encoders.mcp
+from bridge import telemetry
 from bridge.elicit import ElicitationHandler
 from bridge.providers import Provider
 from encoders.mcp import Era
@@ -147,7 +148,7 @@ class HostExecutor:
         if self._wire is not None:
             params = encoders.mcp.sampling_params(request, era=self._wire)
             request = decoders.mcp.sampling_request(params)
-        reply = await self._provider.complete(request)
+        reply = await telemetry.traced_completion(self._provider, request)
         if self._wire is not None:
             result = encoders.mcp.sample_result(reply, era=self._wire)
             reply = decoders.mcp.sample_reply(result)

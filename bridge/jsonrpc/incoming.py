@@ -15,6 +15,7 @@ from typing import Any, Protocol, final
 import trio
 
 from .messages import RequestId, coerce_id
+from .tap import Tap
 
 __all__ = ["Adopted", "Handle", "Incoming"]
 
@@ -45,9 +46,13 @@ class Incoming:
         transport: the session's transport; if it has ``request_over``, that is
             told each request id that is over, answered or not (an HTTP
             transport then frees the request's stream and its id at once).
+        tap: the session's tap, told of a request over with no answer.
     """
 
-    def __init__(self, serially: Serially, transport: object = None) -> None:
+    def __init__(
+        self, serially: Serially, transport: object = None, tap: Tap | None = None
+    ) -> None:
+        self._tap = tap
         self._handles: dict[RequestId, Handle] = {}
         self._idle: trio.Event | None = None
         self._serially = serially
@@ -69,6 +74,8 @@ class Incoming:
 
     def release(self, request_id: RequestId, handle: Handle) -> None:
         """Request ``request_id`` is over (answered or cancelled)."""
+        if self._tap is not None:
+            self._tap.answered(request_id, None)  # nothing if it was answered
         if self._handles.get(request_id) is handle:
             del self._handles[request_id]
             if self._on_release is not None:

@@ -24,6 +24,7 @@ Rules:
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, final
 
@@ -46,6 +47,7 @@ from .messages import (
     Response,
     coerce_id,
 )
+from .tap import Tap
 from .timers import Timer
 from .transport import ReleasingTransport, Transport
 
@@ -99,6 +101,7 @@ class Outbound:
         self.send_now: Callable[..., None] | None = getattr(
             transport, "send_nowait", None
         )
+        self.tap: Tap | None = None  # set by the session
 
     # --- replies to our requests -----------------------------------------------------
 
@@ -114,10 +117,12 @@ class Outbound:
         entry = self.pending.get(request_id) if request_id is not None else None
         if entry is None:
             return  # a late reply to a cancelled request
+        assert request_id is not None
+        if self.tap is not None:
+            self.tap.settled(request_id, result, error)
         if isinstance(entry, Slot):
             entry.settle(result, error)
             return
-        assert request_id is not None
         del self.pending[request_id]
         self.related.pop(request_id, None)
         if entry.close():
@@ -173,6 +178,8 @@ class Outbound:
             raise BrokenSessionError("the peer disconnected")
         assert self.send_now is not None
         request_id = next(self._ids)
+        if self.tap is not None:
+            params = self.tap.outgoing(request_id, method, params)
         entry = Callback(method, owner)
         self.pending[request_id] = entry
         self.related[request_id] = related
@@ -181,6 +188,8 @@ class Outbound:
         except CLOSED_ERRORS as exc:
             del self.pending[request_id]
             del self.related[request_id]
+            if self.tap is not None:
+                self.tap.settled(request_id, None, exc)
             if isinstance(exc, BrokenSessionError):
                 raise  # the transport's own account of what broke
             raise BrokenSessionError(
@@ -196,12 +205,11 @@ class Outbound:
         entry = self.pending.get(request_id)
         if not isinstance(entry, Callback):
             return
+        error = RequestTimeout(f"{entry.method} got no reply within {limit} s")
+        if self.tap is not None:
+            self.tap.settled(request_id, None, error)
         self.cancel_nowait(request_id, f"timed out after {limit} s")
-        entry.owner.replied(
-            request_id,
-            None,
-            RequestTimeout(f"{entry.method} got no reply within {limit} s"),
-        )
+        entry.owner.replied(request_id, None, error)
 
     def cancel_nowait(self, request_id: RequestId, reason: str = "cancelled") -> None:
         """Withdraw our request ``request_id``: tell the peer, ignore its reply."""
@@ -209,6 +217,8 @@ class Outbound:
         related = self.related.pop(request_id, None)
         if entry is None or not isinstance(entry, Callback) or not entry.close():
             return
+        if self.tap is not None:
+            self.tap.settled(request_id, None, None)
         note = Notification(CANCELLED, {"requestId": request_id, "reason": reason})
         self.send_nowait_quietly(note, related)
 
@@ -243,6 +253,8 @@ class Outbound:
             if error is None
             else ErrorResponse(request_id, error)
         )
+        if self.tap is not None:
+            self.tap.answered(request_id, reply)
         self.send_nowait_quietly(reply, request_id)
 
     def send_nowait_quietly(self, message: Message, related: RequestId | None) -> None:
@@ -264,8 +276,20 @@ class Outbound:
         related: RequestId | None = None,
         timeout: float | None = None,
     ) -> Any:
-        """Send a request and wait for its result (``Session.request``)."""
+        """Send a request and wait for its result (``Session.request``).
+
+        ``related`` names the incoming request this one serves (HTTP sends it
+        on that request's stream); ``timeout`` overrides ``request_timeout``.
+
+        Raises:
+            PeerError: the peer answered with an error object.
+            RequestTimeout: no reply within ``timeout`` (the peer was told to
+                cancel).
+            BrokenSessionError: the session ended first.
+        """
         request_id = next(self._ids)
+        if self.tap is not None:
+            params = self.tap.outgoing(request_id, method, params)
         slot = Slot()
         self.pending[request_id] = slot
         self.related[request_id] = related
@@ -299,6 +323,9 @@ class Outbound:
         finally:
             self.pending.pop(request_id, None)
             self.related.pop(request_id, None)
+            if self.tap is not None:  # idempotent: settle() may have told it
+                error = slot.error or sys.exc_info()[1]
+                self.tap.settled(request_id, slot.result, error)
         if slot.error is not None:
             raise slot.error
         return slot.result

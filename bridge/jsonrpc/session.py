@@ -57,6 +57,7 @@ from .messages import (
     parse,
 )
 from .outbound import CANCELLED, CLOSED_ERRORS, Outbound
+from .tap import tap_for
 from .timers import Timer, Timers
 from .transport import PushTransport as PushTransport
 from .transport import ReleasingTransport as ReleasingTransport
@@ -76,6 +77,7 @@ __all__ = [
 log = logging.getLogger("yieldmcp")
 
 T = TypeVar("T")
+_UNTAPPED = contextlib.nullcontext()
 
 
 class Handler(Protocol):
@@ -111,9 +113,8 @@ class ImmediateHandler(Handler, Protocol):
 class Session:
     """One JSON-RPC connection. Start it with :meth:`run` in a nursery.
 
-    It sends with :meth:`request` and, from code that never waits,
-    ``request_nowait``, ``cancel_nowait``, ``notify_nowait`` and
-    ``respond_nowait``; ``notify`` and ``release_stream`` send and wait. Those
+    It sends with :meth:`request` and, from code that never waits, the
+    ``*_nowait`` methods; ``notify`` and ``release_stream`` send and wait. Those
     are :class:`~bridge.jsonrpc.outbound.Outbound`'s methods, documented there.
 
     Args:
@@ -154,7 +155,8 @@ class Session:
         self.notify = out.notify
         self.release_stream = out.release_stream
         self.release_stream_nowait = out.release_stream_nowait
-        self._incoming = Incoming(feed.serially, transport)
+        self.tap = out.tap = tap_for(handler, transport)  # observability, or None
+        self._incoming = Incoming(feed.serially, transport, self.tap)
         self._nursery: trio.Nursery | None = None
         self._closed = False
         self.broken = trio.Event()
@@ -232,6 +234,8 @@ class Session:
         self._incoming.cancel_adopted()
         self._out.fail_all(BrokenSessionError("the session ended before the reply"))
         self.handler.closed(self)
+        if self.tap is not None:
+            self.tap.closed()
 
     @property
     def closed(self) -> bool:
@@ -255,6 +259,8 @@ class Session:
     async def _dispatch(self, message: Parsed) -> None:
         match message:
             case Notification(method=method) if method != CANCELLED:
+                if self.tap is not None:
+                    self.tap.notified(message)
                 await self.handler.handle_notification(message, self)
             case Invalid(id=request_id, error=error):
                 await self._out.send_quietly(
@@ -293,11 +299,12 @@ class Session:
                 self._out.send_quietly, ErrorResponse(request.id, error), None
             )
             return
-        if self._begin is not None and self._begun(request):
-            return
-        scope = trio.CancelScope()
-        self._incoming.add(request.id, scope)
-        self._nursery.start_soon(self._answer, request, scope)
+        with _UNTAPPED if self.tap is None else self.tap.incoming(request):
+            if self._begin is not None and self._begun(request):
+                return
+            scope = trio.CancelScope()
+            self._incoming.add(request.id, scope)
+            self._nursery.start_soon(self._answer, request, scope)
 
     def _begun(self, request: Request) -> bool:
         assert self._begin is not None
@@ -318,6 +325,8 @@ class Session:
                 else:
                     reply = Response(request.id, result)
             if reply is not None and not scope.cancelled_caught:
+                if self.tap is not None:
+                    self.tap.answered(request.id, reply)
                 await self._out.send_quietly(reply, request.id)
         finally:
             self.release(request.id, scope)
@@ -370,18 +379,9 @@ class Session:
         related: RequestId | None = None,
         timeout: float | None = None,
     ) -> Any:
-        """Send a request and wait for its result.
-
-        ``related`` names the incoming request this one serves (HTTP sends it
-        on that request's stream); ``timeout`` overrides ``request_timeout``.
-
-        Raises:
-            PeerError: the peer answered with an error object.
-            RequestTimeout: no reply within ``timeout`` (the peer was told to
-                cancel).
-            BrokenSessionError: the session ended first.
-            ClosedSessionError: the session had already ended.
-        """
+        """Send a request and wait for its result: see
+        :meth:`~bridge.jsonrpc.outbound.Outbound.request` (what it raises, too);
+        ClosedSessionError if the session had already ended."""
         if self._closed:
             raise ClosedSessionError("the session is closed")
         if self._out.peer_gone:

@@ -24,6 +24,7 @@ import httpx
 import httpx_sse
 import trio
 
+from bridge.telemetry import span_event
 from runtime.errors import ProviderError, RemoteProtocolError, RequestTimeout
 from runtime.replies import SampleReply
 from runtime.requests import SamplingRequest
@@ -125,6 +126,7 @@ class HttpProvider:
                         delay,
                     )
                     attempt += 1
+                    span_event("gen_ai.retry", {"error.type": str(failure.error)})
                     await self.sleep(delay)
 
     @asynccontextmanager

@@ -55,6 +55,8 @@ _PEER_CHECK: Final = 0.25  # seconds between a listen's looks for a departed cli
 class Connection:
     """One client's connection: its negotiated era, capabilities and settings."""
 
+    mcp_role: Final = "server"  # for telemetry: which side of MCP this is
+
     def __init__(self, server: Offer) -> None:
         self.server = server
         self.protocol_version: str | None = None

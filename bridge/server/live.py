@@ -51,7 +51,7 @@ class LiveExecutor:
             question, self.scope, sampler, always=self.sample_always
         ):
             return await sample_here(question, sampler, self.sampling_timeout)
-        method, params = ask(question, self.scope)
+        method, params = ask(question, self.scope, key)
         timeout = (
             self.sampling_timeout
             if method == "sampling/createMessage"
@@ -66,7 +66,7 @@ class LiveExecutor:
         if isinstance(notice, ReleaseStream):
             await self.session.release_stream(self.scope.request_id)
             return
-        notification = notice_notification(notice, self.scope)
+        notification = notice_notification(notice, self.scope, key)
         if notification is not None:
             method, params = notification
             await self.session.notify(method, params, related=self.scope.request_id)

@@ -56,6 +56,7 @@ from runtime import (
     Stepper,
     Tool,
 )
+from runtime._observe import performing
 from runtime._step_runner import perform_step, step_key
 from runtime._stepper import (
     Ask,
@@ -245,8 +246,8 @@ class LiveCall:
                 self._start_step(key, question)
             case Ask():
                 asks.append(event)
-            case Tell(_key, notice):
-                self._tell(notice)
+            case Tell(key, notice):
+                self._tell(key, notice)
             case Withdraw(key):
                 unsent = [a for a in asks if a.key != key]
                 if len(unsent) < len(asks):
@@ -267,17 +268,18 @@ class LiveCall:
     def _ask(self, key: str, question: PeerQuestion[Any]) -> None:
         scope, session = self._scope, self._session
         try:
-            method, params = ask(question, scope)
+            method, params = ask(question, scope, key)
             server = self._server
-            request_id = session.request_nowait(
-                method,
-                params,
-                owner=self,
-                related=scope.request_id,
-                timeout=server.sampling_timeout
-                if method == _SAMPLING
-                else server.elicitation_timeout,
-            )
+            with performing(self._stepper.observer, key):  # the effect's span
+                request_id = session.request_nowait(
+                    method,
+                    params,
+                    owner=self,
+                    related=scope.request_id,
+                    timeout=server.sampling_timeout
+                    if method == _SAMPLING
+                    else server.elicitation_timeout,
+                )
         except (BrokenSessionError, ClosedSessionError) as exc:
             if session.peer_gone or session.closed:
                 self.cancel()  # the call needs a peer that has left
@@ -338,13 +340,13 @@ class LiveCall:
             stepper.answer(key, reply)
         self._advance()
 
-    def _tell(self, notice: Notice) -> None:
+    def _tell(self, key: str, notice: Notice) -> None:
         session, scope = self._session, self._scope
         try:
             if isinstance(notice, ReleaseStream):
                 session.release_stream_nowait(scope.request_id)
                 return
-            notification = notice_notification(notice, scope)
+            notification = notice_notification(notice, scope, key)
             if notification is not None:
                 method, params = notification
                 session.notify_nowait(method, params, related=scope.request_id)

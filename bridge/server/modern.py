@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["MODERN_VERSIONS", "handle"]
 
 MODERN_VERSIONS: Final = ("2026-07-28",)
+mcp_role: Final = "server"  # for telemetry (bridge.jsonrpc.tap)
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 MISSING_CLIENT_CAPABILITY: Final = -32021
 PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"

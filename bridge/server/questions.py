@@ -41,6 +41,7 @@ from typing import Any, cast, final
 import attrs
 
 from bridge.jsonrpc.messages import RequestId
+from bridge.telemetry.attributes import EFFECT_META
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
 from runtime import (
@@ -114,15 +115,29 @@ def check_capabilities(question: PeerQuestion[Any], scope: CallScope) -> None:
 
 
 def ask(
-    question: PeerQuestion[Any], scope: CallScope
+    question: PeerQuestion[Any], scope: CallScope, key: str | None = None
 ) -> tuple[str, dict[str, Any] | None]:
     """:func:`check_capabilities`, then :func:`question_request` (a sampling
     request is built and fitted to the client once for both). A URL
     elicitation's id goes to ``scope.track_url``."""
-    request = _request(question, scope, _checked(question, scope))
+    method, params = _request(question, scope, _checked(question, scope))
     if scope.track_url is not None and isinstance(question, ElicitUrl):
         scope.track_url(question.elicitation_id)
-    return request
+    return method, _stamped(params, key, scope)
+
+
+def _stamped(
+    params: dict[str, Any] | None, key: str | None, scope: CallScope
+) -> dict[str, Any] | None:
+    """``params`` with the effect key in ``_meta`` (``io.yieldmcp/effect``),
+    for a client that declared the experimental capability of that name (to
+    show which branch asked: ``yieldmcp call --trace``)."""
+    if key is None or not scope.capability("experimental", EFFECT_META):
+        return params
+    stamped = dict(params or {})
+    meta: Any = stamped.get("_meta")
+    stamped["_meta"] = {**(meta if isinstance(meta, dict) else {}), EFFECT_META: key}
+    return stamped
 
 
 def url_required(exc: UrlElicitationRequired, scope: CallScope) -> Exception:
@@ -193,10 +208,12 @@ def _checked(question: PeerQuestion[Any], scope: CallScope) -> SamplingRequest |
 
 
 def question_request(
-    question: PeerQuestion[Any], scope: CallScope
+    question: PeerQuestion[Any], scope: CallScope, key: str | None = None
 ) -> tuple[str, dict[str, Any] | None]:
-    """The MCP method and params that ask ``question`` (after the checks)."""
-    return _request(question, scope, None)
+    """The MCP method and params that ask ``question`` (after the checks),
+    asked at effect ``key``."""
+    method, params = _request(question, scope, None)
+    return method, _stamped(params, key, scope)
 
 
 def _request(
@@ -295,9 +312,21 @@ def _has_tool_blocks(request: SamplingRequest) -> bool:
 
 
 def notice_notification(
+    notice: Notice, scope: CallScope, key: str | None = None
+) -> tuple[str, dict[str, Any]] | None:
+    """The notification a notice (at effect ``key``) becomes for this caller,
+    or None to send none."""
+    found = _notification(notice, scope)
+    if found is None or key is None:
+        return found
+    params = _stamped(found[1], key, scope)
+    assert params is not None
+    return found[0], params
+
+
+def _notification(
     notice: Notice, scope: CallScope
 ) -> tuple[str, dict[str, Any]] | None:
-    """The notification a notice becomes for this caller, or None to send none."""
     if isinstance(notice, Log):
         if not scope.logging or not _level_allowed(notice.level, scope.log_level):
             return None

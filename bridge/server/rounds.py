@@ -219,8 +219,8 @@ class _Round:
                 match event:
                     case Ask(key, question):
                         self._ask(key, question)
-                    case Tell(_key, notice):
-                        notification = notice_notification(notice, self.scope)
+                    case Tell(key, notice):
+                        notification = notice_notification(notice, self.scope, key)
                         if notification is not None:
                             yield notification
                     case StartTimer(key, seconds):
@@ -283,8 +283,8 @@ class _Round:
 
     def input_requests(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
-        for wire, (_key, question) in self.pending.items():
-            method, params = question_request(question, self.scope)
+        for wire, (key, question) in self.pending.items():
+            method, params = question_request(question, self.scope, key)
             entry: dict[str, Any] = {"method": method}
             if params is not None:
                 entry["params"] = params

@@ -27,6 +27,7 @@ from typing import final
 
 import trio
 
+from bridge import telemetry
 from bridge.jsonrpc.session import Session, Transport
 
 from .connection import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
@@ -35,6 +36,9 @@ from .connection import Connection as Connection
 from .offer import Offer
 
 __all__ = ["HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE", "Connection", "Server"]
+
+
+telemetry.install()  # sessions get a tap when OpenTelemetry is configured
 
 
 @final

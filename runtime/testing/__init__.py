@@ -9,6 +9,8 @@
   (or Hypothesis, with ``st.data()``) can choose the order answers arrive in.
 * :func:`text`, :func:`tool_calls`, :func:`structured`, :func:`accept`,
   :func:`decline` and :func:`cancel` build replies.
+* :func:`picture` records the effects of the calls a test runs and writes
+  them as one HTML page (lanes per branch, a bar per effect).
 * ``runtime.testing.strategies`` has Hypothesis strategies for answers (it needs
   ``hypothesis``, installed with the ``test`` extra).
 """
@@ -17,6 +19,7 @@ from ._peers import Asked as Asked
 from ._peers import HeldPeer as HeldPeer
 from ._peers import ScriptedPeer as ScriptedPeer
 from ._peers import run_scripted as run_scripted
+from ._picture import picture as picture
 from ._replies import accept as accept
 from ._replies import cancel as cancel
 from ._replies import decline as decline
@@ -31,6 +34,7 @@ __all__ = [
     "accept",
     "cancel",
     "decline",
+    "picture",
     "run_scripted",
     "structured",
     "text",

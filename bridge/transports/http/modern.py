@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Final, final
 
 import trio
@@ -48,6 +49,7 @@ from bridge.jsonrpc.messages import (
     Response,
     dumps,
 )
+from bridge.jsonrpc.tap import tap_for
 from bridge.server import modern as _modern
 from bridge.server.changes import Listen, modern_notification
 from bridge.transports import headers as _ladder
@@ -153,16 +155,22 @@ async def _answer(
     send: Send,
 ) -> None:
     stream = _ResponseStream(send)
+    tap = tap_for(_modern, "http")  # observability (no session: one per request)
 
     async def run() -> None:
-        try:
-            result = await _modern.respond(
-                server, request, stream.notify, principal=principal
-            )
-        except Exception as exc:
-            await stream.answer(ErrorResponse(request.id, error_data(exc)))
-        else:
-            await stream.answer(Response(request.id, result))
+        reply: Response | ErrorResponse
+        with nullcontext() if tap is None else tap.incoming(request):
+            try:
+                result = await _modern.respond(
+                    server, request, stream.notify, principal=principal
+                )
+            except Exception as exc:
+                reply = ErrorResponse(request.id, error_data(exc))
+            else:
+                reply = Response(request.id, result)
+        if tap is not None:
+            tap.answered(request.id, reply)
+        await stream.answer(reply)
 
     await _asgi.until_disconnect(receive, run)
 

@@ -1,0 +1,177 @@
+"""``yieldmcp call --trace``: the picture of a call, from the wire it sees.
+
+:class:`WireRecorder` makes a session tap (:mod:`bridge.jsonrpc.tap`) that
+fills a :class:`~runtime.picture.Timeline` with what crossed the wire, as it
+crossed it: each question the server asked (a 2025-11-25 request, or a
+2026-07-28 ``inputRequests`` entry) is a bar from the moment it arrived to
+the moment our answer left, showing both messages' params; each log or
+progress notification is an instant bar.
+
+Lanes come from the effect key a yieldmcp server puts in ``_meta``
+(``io.yieldmcp/effect``) when the client declares that experimental
+capability, which the recorder does on ``initialize`` and on each 2026-07-28
+request. Another server's questions all go in the root lane. Replays never
+cross the wire, so nothing here is dimmed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+from collections.abc import Generator, Mapping
+from typing import Any, cast, final
+
+from bridge.jsonrpc.messages import (
+    ErrorResponse,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+)
+from bridge.telemetry.attributes import EFFECT_META
+from runtime.picture import Bar, Timeline
+
+__all__ = ["WireRecorder"]
+
+_KINDS = {
+    "sampling/createMessage": "sample",
+    "elicitation/create": "elicit",
+    "roots/list": "list_roots",
+}
+_NOTICES = {"notifications/message": "log", "notifications/progress": "progress"}
+_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+
+
+def _kind(method: str, params: Mapping[str, Any]) -> str:
+    kind = _KINDS.get(method, method)
+    return "elicit_url" if kind == "elicit" and params.get("mode") == "url" else kind
+
+
+def _with_capability(capabilities: Any) -> dict[str, Any]:
+    declared = dict(_fields(capabilities))
+    declared["experimental"] = {
+        **_fields(declared.get("experimental")),
+        EFFECT_META: {},
+    }
+    return declared
+
+
+@final
+class WireRecorder:
+    """The timeline of one ``call``, and the taps that fill it."""
+
+    def __init__(self, title: str) -> None:
+        self.timeline = Timeline(title, started=time.monotonic())
+        self._numbers = itertools.count()
+
+    def factory(self, handler: object, transport: object) -> _WireTap:
+        return _WireTap(self)
+
+    def key(self, params: Mapping[str, Any], wire: str | None = None) -> str:
+        """The effect key a question or notice carries, else one of its own
+        in the root lane (``?3``); a 2026 ``inputRequests`` key names the
+        branch after ``@``."""
+        key = _fields(params.get("_meta")).get(EFFECT_META)
+        if isinstance(key, str):
+            return key
+        if wire is not None and "@" in wire:
+            return wire.rpartition("@")[2]
+        return f"?{next(self._numbers)}"
+
+    def ask(self, key: str, method: str, params: Mapping[str, Any]) -> None:
+        kind = _kind(method, params)
+        label = kind if key.startswith("?") else f"{kind} {key}"
+        bar = Bar(key, kind, label, time.monotonic(), question=dict(params))
+        self.timeline.open(bar)
+
+
+@final
+class _WireTap:
+    """One session's traffic, into the recorder's timeline."""
+
+    def __init__(self, recorder: WireRecorder) -> None:
+        self._recorder = recorder
+        self._asked: dict[RequestId, str] = {}  # server's request id -> key
+        self._calls: set[RequestId] = set()  # our tools/call ids
+        self._waiting: dict[str, str] = {}  # 2026 wire key -> effect key
+
+    @contextlib.contextmanager
+    def incoming(self, request: Request) -> Generator[object]:
+        params = request.params or {}
+        if request.method in _KINDS:
+            key = self._recorder.key(params)
+            self._asked[request.id] = key
+            self._recorder.ask(key, request.method, params)
+        yield None
+
+    def answered(
+        self, request_id: RequestId, reply: Response | ErrorResponse | None
+    ) -> None:
+        key = self._asked.pop(request_id, None)
+        if key is None:
+            return
+        now, timeline = time.monotonic(), self._recorder.timeline
+        if isinstance(reply, Response):
+            timeline.close(key, now, answer=reply.result)
+        else:
+            error = "cancelled" if reply is None else reply.error.message
+            timeline.close(key, now, error=error)
+
+    def outgoing(
+        self, request_id: RequestId, method: str, params: Mapping[str, Any] | None
+    ) -> Mapping[str, Any] | None:
+        fields = dict(params or {})
+        if method == "initialize":
+            fields["capabilities"] = _with_capability(fields.get("capabilities"))
+        meta = _fields(fields.get("_meta"))
+        if _CAPABILITIES_META in meta:
+            caps = _with_capability(meta[_CAPABILITIES_META])
+            fields["_meta"] = {**meta, _CAPABILITIES_META: caps}
+        if method in ("tools/call", "prompts/get"):
+            if not self._calls and not self._recorder.timeline.bars:
+                self._recorder.timeline.started = time.monotonic()  # the call's t0
+            self._calls.add(request_id)
+            answers = _fields(fields.get("inputResponses"))
+            now = time.monotonic()
+            for wire, answer in answers.items():
+                key = self._waiting.pop(wire, None)
+                if key is not None:
+                    self._recorder.timeline.close(key, now, answer=answer)
+        return fields
+
+    def settled(
+        self, request_id: RequestId, result: Any, error: BaseException | None
+    ) -> None:
+        if request_id not in self._calls:
+            return
+        self._calls.discard(request_id)
+        fields = _fields(result)
+        if error is None and fields.get("resultType") == "input_required":
+            for wire, entry in _fields(fields.get("inputRequests")).items():
+                item = _fields(entry)
+                params = _fields(item.get("params"))
+                key = self._recorder.key(params, wire)
+                self._waiting[wire] = key
+                self._recorder.ask(key, str(item.get("method")), params)
+            return
+        failure = None if error is None else str(error)
+        if fields.get("isError") is True:
+            failure = "the tool failed (isError)"
+        self._recorder.timeline.finish(time.monotonic(), failure)
+
+    def notified(self, notification: Notification) -> None:
+        kind = _NOTICES.get(notification.method)
+        if kind is None:
+            return
+        params = notification.params or {}
+        key, now = self._recorder.key(params), time.monotonic()
+        bar = Bar(key, kind, kind, now, now, question=dict(params))
+        self._recorder.timeline.open(bar)
+
+    def closed(self) -> None:
+        pass
