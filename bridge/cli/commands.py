@@ -29,7 +29,7 @@ from typing import Any, NoReturn, cast
 
 import trio
 
-from . import auth_options
+from . import auth_options, workers
 from .limits import add_limit_flags, apply_limits, http_options
 from .server_options import add_server_flags, apply_server_options
 
@@ -122,6 +122,7 @@ def _add_serve(verbs: Any) -> None:
     auth_options.add_serve_options(serve)
     add_limit_flags(serve)
     add_server_flags(serve)
+    workers.add_workers_flag(serve)
     serve.set_defaults(run=_serve)
 
 
@@ -236,11 +237,14 @@ def _serve(args: argparse.Namespace) -> int:
         apply_limits(server, args)
         apply_server_options(server, args)
         options = http_options(args)
+        workers.check_workers(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if args.http is None:
         trio.run(server.serve_stdio)
         return 0
+    if args.workers > 1 or workers.in_worker():
+        return workers.serve(server, args, options)
     from bridge.transports.http.app import serve_http
 
     host, port = args.http
@@ -337,6 +341,7 @@ def _answers(args: argparse.Namespace) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for --workers
     verbosity: int = args.verbose
     logging.basicConfig(
         stream=sys.stderr,
