@@ -102,7 +102,8 @@ def in_worker() -> bool:
 
 def serve(server: Server, args: argparse.Namespace, options: dict[str, Any]) -> int:
     """Serve ``--http`` as the parent of ``--workers`` workers, or as one."""
-    spec = os.environ.get(WORKER_ENV)
+    # Popped, so that a process the served code starts is not taken for a worker.
+    spec = os.environ.pop(WORKER_ENV, None)
     if spec is not None:
         return _work(server, args, options, spec)
     host, port = args.http
