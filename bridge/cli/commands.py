@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, cast
 
-from . import auth_options, trace_options
+from . import auth_options, trace_options, workers
 from .host_options import add_host_options, key_value, scripted_answers
 from .interrupt import EXIT_INTERRUPTED, Interrupted, run_trio
 from .limits import add_limit_flags, apply_limits, http_options
@@ -126,6 +126,7 @@ def _add_serve(verbs: Any) -> None:
     add_limit_flags(serve)
     add_server_flags(serve)
     _add_verbose(serve, "verbose_after_verb")
+    workers.add_workers_flag(serve)
     serve.set_defaults(run=_serve)
 
 
@@ -207,11 +208,14 @@ def _serve(args: argparse.Namespace) -> int:
         apply_limits(server, args)
         apply_server_options(server, args)
         options = http_options(args)
+        workers.check_workers(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if args.http is None:
         run_trio(server.serve_stdio)
         return 0
+    if args.workers > 1 or workers.in_worker():
+        return workers.serve(server, args, options)
     from .serving import ListenError, serve_http_announced
 
     host, port = args.http
@@ -304,6 +308,7 @@ def _traced(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for --workers
     verbosity: int = args.verbose + getattr(args, "verbose_after_verb", 0)
     logging.basicConfig(
         stream=sys.stderr,
