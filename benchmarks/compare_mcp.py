@@ -23,6 +23,10 @@ fraction of the median, is the row's noise):
   ``http.floor``: the same client against our HTTP server (h11 on trio)
   serving a no-op app (see ``_floor.py``) beside the SDK's plain call: the
   best ratio that HTTP layer allows.
+* ``workers.N.*``: throughput, calls/s (higher is better), of ``serve --http
+  --workers N`` (N = 1, 2) in the 2026-07-28 era with 64 concurrent clients,
+  ours only, no target: ``plain`` and ``sample1`` (two requests a call). The
+  load client shares the machine's cores (see ``_workers.py``).
 * ``park.1k``: heap per parked call (tracemalloc), both servers; ``park.100k``:
   RSS growth for 100,000 parked calls, ours only (see ``parked.py``).
 * ``mrtr.rounds10``: 2026-07-28 era, in memory, a call answered over 10 input
@@ -413,6 +417,24 @@ def bench_mrtr(rows: dict[str, Row], s: Settings) -> None:
             )
 
 
+def bench_workers(rows: dict[str, Row], s: Settings) -> None:
+    from benchmarks._workers import measure_workers
+
+    for workers in (1, 2):
+        names = [n for n in ("plain", "sample1") if f"workers.{workers}.{n}" in rows]
+        if not names:
+            continue
+        rates = measure_workers(
+            workers, [TOOLS[n] for n in names], 64, s.http_seconds, s.http_repeats
+        )
+        for name in names:
+            row, cpu = rows[f"workers.{workers}.{name}"], Sample()
+            for rate, cpu_per_call in rates[TOOLS[name]]:
+                row.ours.add(rate)
+                cpu.add(cpu_per_call)
+            row.note = f"the workers' CPU per call: {_us(cpu.median)} µs"
+
+
 # --- report ---------------------------------------------------------------------
 
 
@@ -433,6 +455,20 @@ def _rows() -> list[Row]:
         Row("http.sample10.server", "HTTP x32: sampling 10x, server CPU", "µs", "-"),
         Row("http.floor", "HTTP x32: our HTTP server, no-op app (floor)", "µs", "-"),
         Row("http.floor.server", "HTTP x32: the same, server CPU", "µs", "-"),
+        Row("workers.1.plain", "2026 HTTP x64, 1 worker: plain", "calls/s", "-"),
+        Row("workers.2.plain", "2026 HTTP x64, 2 workers: plain", "calls/s", "-"),
+        Row(
+            "workers.1.sample1",
+            "2026 HTTP x64, 1 worker: sampling once",
+            "calls/s",
+            "-",
+        ),
+        Row(
+            "workers.2.sample1",
+            "2026 HTTP x64, 2 workers: sampling once",
+            "calls/s",
+            "-",
+        ),
         Row("park.1k", "parked call, 1,000 (heap/call)", "KB", "≤ 4 KB"),
         Row("park.100k", "100,000 parked calls (RSS)", "MB", "< 1 GB"),
         Row("mrtr.rounds10", "2026: call with 10 input rounds", "µs", "-"),
@@ -450,6 +486,8 @@ def _fmt(row: Row, sample: Sample) -> str:
         return "-"
     if row.unit == "KB":
         return f"{sample.median / 1024:,.1f}"
+    if row.unit == "calls/s":
+        return f"{sample.median:,.0f}"
     if row.unit == "MB":
         return f"{sample.median / 2**20:,.0f}"
     return _us(sample.median)
@@ -512,6 +550,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     bench_parked(rows, settings)
     bench_stdio(rows, settings)
     bench_http(rows, settings)
+    bench_workers(rows, settings)
     print(report(chosen, settings, started))
     ratios: dict[str, Any] = {}
     for row in chosen:

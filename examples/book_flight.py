@@ -9,15 +9,11 @@ that is a normal result, not an error.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
 from runtime import Context, ElicitKey, Op, tool
-
-
-class FlightParams(BaseModel):
-    destination: str = Field(min_length=1, description="City to fly to")
 
 
 class Dates(BaseModel):
@@ -44,25 +40,28 @@ SEAT = ElicitKey("seat", Seat)
 
 
 @tool(elicits=[DATES, SEAT])
-def book_flight(params: FlightParams, ctx: Context) -> Op[Booking]:
+def book_flight(
+    destination: Annotated[str, Field(min_length=1, description="City to fly to")],
+    ctx: Context,
+) -> Op[Booking]:
     """Book a flight to a destination, asking the user for dates and a seat."""
-    dates = yield from ctx.elicit(DATES, f"When do you fly to {params.destination}?")
+    dates = yield from ctx.elicit(DATES, f"When do you fly to {destination}?")
     if dates.content is None:
-        return Booking(status="cancelled", destination=params.destination)
+        return Booking(status="cancelled", destination=destination)
     seat = yield from ctx.elicit(
         SEAT, "Seating preferences", nights=dates.content.nights
     )
     if seat.content is None:
-        return Booking(status="cancelled", destination=params.destination)
+        return Booking(status="cancelled", destination=destination)
     tip = yield from ctx.sample(
-        f"Give one short travel tip for {params.destination}, departing "
+        f"Give one short travel tip for {destination}, departing "
         f"{dates.content.depart.isoformat()}.",
         max_tokens=200,
     )
-    yield ctx.log("info", f"booked {params.destination} on {dates.content.depart}")
+    yield ctx.log("info", f"booked {destination} on {dates.content.depart}")
     return Booking(
         status="booked",
-        destination=params.destination,
+        destination=destination,
         depart=dates.content.depart,
         nights=dates.content.nights,
         seat=seat.content.seat,

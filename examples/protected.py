@@ -14,13 +14,7 @@ Without ``--auth`` the same tools run with no principal.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from runtime import Context, tool
-
-
-class Note(BaseModel):
-    text: str
 
 
 @tool
@@ -33,7 +27,7 @@ def whoami(ctx: Context) -> str:
 
 
 @tool(scopes=["notes:write"])
-def write_note(params: Note, ctx: Context) -> str:
+def write_note(text: str, ctx: Context) -> str:
     """Write a note; the caller's token must grant notes:write."""
     author = ctx.principal.subject if ctx.principal else "nobody"
-    return f"{author} wrote {params.text!r}"
+    return f"{author} wrote {text!r}"

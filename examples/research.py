@@ -10,15 +10,13 @@ time and token budget.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Annotated
+
+from pydantic import Field
 
 from runtime import Context, Limits, Op, tool
 
 VIEWS = ("an optimist", "a pessimist", "a realist")
-
-
-class Question(BaseModel):
-    question: str = Field(min_length=1)
 
 
 def view(ctx: Context, who: str, question: str) -> Op[str]:
@@ -29,12 +27,12 @@ def view(ctx: Context, who: str, question: str) -> Op[str]:
 
 
 @tool
-def three_views(params: Question, ctx: Context) -> Op[str]:
+def three_views(question: Annotated[str, Field(min_length=1)], ctx: Context) -> Op[str]:
     """Ask three perspectives concurrently and combine them into one answer."""
     optimist, pessimist, realist = yield from ctx.branch(
-        lambda c: view(c, VIEWS[0], params.question),
-        lambda c: view(c, VIEWS[1], params.question),
-        lambda c: view(c, VIEWS[2], params.question),
+        lambda c: view(c, VIEWS[0], question),
+        lambda c: view(c, VIEWS[1], question),
+        lambda c: view(c, VIEWS[2], question),
         limits=Limits(timeout=60, max_tokens=4000),
     )
     summary = yield from ctx.sample(

@@ -9,6 +9,8 @@ neutral answer (and a warning log) when the client cannot sample at all.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
 from runtime import CapabilityError, Context, ModelPreferences, Op, tool
@@ -42,10 +44,6 @@ def sample_llm(params: SampleLlmRequest, ctx: Context) -> Op[SampleLlmResponse]:
     )
 
 
-class Clip(BaseModel):
-    description: str = Field(min_length=1, description="What the clip sounds like")
-
-
 class Vibes(BaseModel):
     """Mood keywords for a piece of music."""
 
@@ -53,11 +51,16 @@ class Vibes(BaseModel):
 
 
 @tool
-def extract_vibes(params: Clip, ctx: Context) -> Op[Vibes]:
+def extract_vibes(
+    description: Annotated[
+        str, Field(min_length=1, description="What the clip sounds like")
+    ],
+    ctx: Context,
+) -> Op[Vibes]:
     """Describe a clip's mood in 3-5 keywords, using the client's model."""
     try:
         vibes = yield from ctx.sample_schema(
-            f"Describe the mood of this music in 3-5 keywords: {params.description}",
+            f"Describe the mood of this music in 3-5 keywords: {description}",
             schema=Vibes,
             max_tokens=100,
         )

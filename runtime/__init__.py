@@ -1,12 +1,13 @@
 """yieldmcp's runtime: tools as generators of effects, interpreted on trio.
 
-Write a tool as a generator function taking a pydantic params model and a
-:class:`Context`; yield effects built by the context; return the result::
+Write a tool as a generator function taking its arguments as typed parameters
+(or one pydantic model) and a :class:`Context`; yield effects built by the
+context; return the result::
 
     @tool(elicits={"confirm": Confirm})
-    def book(params: Trip, ctx: Context) -> Op[str]:
-        answer = yield from ctx.elicit("confirm", f"Book {params.city}?")
-        tip = yield from ctx.sample(f"One travel tip for {params.city}")
+    def book(city: str, ctx: Context) -> Op[str]:
+        answer = yield from ctx.elicit("confirm", f"Book {city}?")
+        tip = yield from ctx.sample(f"One travel tip for {city}")
         return tip.text if answer.accepted else "cancelled"
 
 Run it with :func:`run` against any :class:`Executor` (an MCP session, a

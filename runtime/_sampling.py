@@ -133,7 +133,11 @@ def _structured(effect: Any, reply: SampleReply, key: str) -> SampleResult[Any]:
         parsed=parsed,
         parse_error=error,
         usage=reply.usage,
-        exchange=Exchange(messages=messages, history=(*effect.messages, *messages[1:])),
+        exchange=Exchange(
+            messages=messages,
+            history=(*effect.messages, *messages[1:]),
+            parsed=parsed,
+        ),
     )
 
 

@@ -16,6 +16,7 @@ functions, decide retries or build steps from a call's arguments
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable, Mapping
 from typing import Any, final
@@ -24,6 +25,7 @@ import attrs
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from ._canonical import digest
 from ._effect_base import JSON, Question
 from .errors import (
     InvalidAnswer,
@@ -107,6 +109,9 @@ class Step(Question[StepReply]):
         # step with other arguments (as a Temporal activity is, on replay).
         return {"effect": "step", "name": self.name}
 
+    def digest(self) -> str:
+        return _digest_of(self.name)
+
     def label(self) -> str:
         return f"step {self.name!r}"
 
@@ -120,6 +125,13 @@ class Step(Question[StepReply]):
 
     def reply_from_json(self, data: JSON) -> Any:
         return StepReply.from_json(data)
+
+
+@functools.lru_cache(maxsize=4096)
+def _digest_of(name: str) -> str:
+    """A step's digest, by name (its whole fingerprint): a replay digests every
+    recorded step again each round, and hashing costs more than the lookup."""
+    return digest({"effect": "step", "name": name})
 
 
 def record_value(step: Step, value: Any, attempts: tuple[str, ...]) -> StepReply:

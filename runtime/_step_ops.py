@@ -26,14 +26,14 @@ from ._notices import Log
 from ._step_effect import Step, StepReply, step_outcome
 from .errors import InvalidEffect, StepNotRecordable
 
-__all__ = ["StepCall", "StepMethods", "step_op"]
+__all__ = ["StepCall", "StepMethods", "adapter_of", "step_op"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 @functools.lru_cache(maxsize=1024)
-def _adapter(fn: Callable[..., Any]) -> TypeAdapter[Any]:
+def adapter_of(fn: Callable[..., Any]) -> TypeAdapter[Any]:
     """The adapter of ``fn``'s return annotation (``Any`` without one): made
     once per function, since a replay builds its steps again every round."""
     target: Any = fn.func if isinstance(fn, functools.partial) else fn
@@ -95,7 +95,7 @@ def step_op(
         fn=fn,
         args=args,
         kwargs=kwargs,
-        adapter=_adapter(fn),
+        adapter=adapter_of(fn),
         is_async=_is_async(fn),
         retries=retries,
         backoff=backoff,

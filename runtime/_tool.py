@@ -193,17 +193,12 @@ _PLAIN_RESULTS: frozenset[type[Any]] = frozenset(
 )
 
 
-# Enough lines for any honest mistake; a flood of them helps no model.
-_MAX_PROBLEMS = 20
-_MAX_MESSAGE = 200
-
-
 def _field_problems(exc: ValidationError) -> tuple[str, ...]:
-    # The message never echoes the input: the caller knows what it sent.
+    # One line per error: as many as the arguments (bounded by the request's
+    # size) have wrong. pydantic's messages never echo the input.
     errors = exc.errors(include_url=False, include_input=False)
     return tuple(
-        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}"
-        for e in errors[:_MAX_PROBLEMS]
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in errors
     )
 
 
@@ -213,12 +208,11 @@ def _check_schema_arguments(
     errors: list[Any] = list(validator.iter_errors(arguments))
     errors.sort(key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
-        # jsonschema's messages quote the value; cut long ones short.
+        # jsonschema's messages quote the caller's own values back to it.
         raise InvalidArguments(
             tool,
             tuple(
-                f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: "
-                f"{e.message[:_MAX_MESSAGE]}"
-                for e in errors[:_MAX_PROBLEMS]
+                f"{'.'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
+                for e in errors
             ),
         )

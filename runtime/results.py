@@ -56,10 +56,14 @@ class Exchange:
     ``[request, tool_use, tool_result]`` for structured output (the result is an
     acknowledgement the runtime writes, so the history stays MCP-valid).
     ``history`` is the whole conversation: what was sent, then the new messages.
+    ``parsed`` is the validated structured data of a ``schema=`` sample (as on
+    its result), and ``None`` for text, tool calls, elicitations, or output that
+    failed the schema.
     """
 
     messages: tuple[Message, ...]
     history: tuple[Message, ...]
+    parsed: Any = None
 
     @property
     def request(self) -> Message:

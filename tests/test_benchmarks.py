@@ -197,7 +197,8 @@ async def test_the_round_pieces_are_the_round_a_real_call_makes() -> None:
 async def test_the_replay_pieces_pin_the_digest_a_real_journal_records() -> None:
     server, _connection, _session, params = await _resume._prepare(answers=4)
     state = server.sealer.open(params["requestState"], purpose="tools/call")
-    recorded_digest, recorded_answer = state["journal"]["answers"]["3"]
+    recorded_digest, recorded_answer, label = state["journal"]["answers"]["3"]
+    assert label == "Elicit"  # what kind of question, for ReplayDivergence
 
     built = pieces.replay_steps()
     assert built.digest == recorded_digest

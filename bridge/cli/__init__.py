@@ -1,7 +1,8 @@
 """The ``yieldmcp`` command line: argument parsing and the terminal console.
 
 Owns: the verbs ``serve``, ``call`` and ``demo`` (:mod:`.commands`), the
-``serve`` flag of every limit (:mod:`.limits`), finding
+``serve`` flag of every limit (:mod:`.limits`), ``serve --http --workers N``
+(:mod:`.workers`: N processes on one port, their start and stop), finding
 what to serve in a file or module (:mod:`.loader`), and the terminal host
 that shows a call's logs, progress and result (:mod:`.console`): presentation
 and exit codes; and the demo's game, ``play_ttt`` (:mod:`.ttt`), shipped in the
@@ -11,6 +12,21 @@ Does not own: any protocol work. It composes the other subpackages (server,
 client, providers, elicit) and nothing imports it.
 """
 
-from .commands import main as main
+from __future__ import annotations
+
+from collections.abc import Sequence
 
 __all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``yieldmcp`` command; its exit status.
+
+    The command's modules are imported here, not above, so that a Ctrl-C
+    while they load (seconds on a busy machine) is also a quiet exit 130.
+    """
+    try:
+        from .commands import main as run
+    except KeyboardInterrupt:
+        return 130
+    return run(argv)

@@ -18,18 +18,16 @@ stderr).
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import logging
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, NoReturn, cast
 
-import trio
-
-from . import auth_options, trace_options
+from . import auth_options, trace_options, workers
+from .host_options import add_host_options, key_value, scripted_answers
+from .interrupt import EXIT_INTERRUPTED, Interrupted, run_trio
 from .limits import add_limit_flags, apply_limits, http_options
 from .server_options import add_server_flags, apply_server_options
 
@@ -58,16 +56,6 @@ def _host_port(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _key_value(value: str) -> tuple[str, Any]:
-    key, sep, raw = value.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {value!r}")
-    try:
-        return key, json.loads(raw)
-    except json.JSONDecodeError:
-        return key, raw  # a bare word is a string
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage mistake reported as one line (and exit code 2)."""
 
@@ -80,18 +68,33 @@ def _parser() -> argparse.ArgumentParser:
         prog="yieldmcp",
         description="MCP tools as generator functions that yield effects.",
     )
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="log more to stderr (-vv: debug)",
-    )
+    _add_verbose(parser, "verbose")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
     _add_serve(verbs)
     _add_call(verbs)
     _add_demo(verbs)
     return parser
+
+
+def _add_verbose(parser: argparse.ArgumentParser, dest: str) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        dest=dest,
+        default=0,
+        help="log more to stderr (-vv: debug); before or after the verb",
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("yieldmcp")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "(not installed)"
 
 
 def _add_serve(verbs: Any) -> None:
@@ -115,56 +118,16 @@ def _add_serve(verbs: Any) -> None:
         help=(
             "serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio; HOST "
             f"defaults to {DEFAULT_HTTP_HOST} (this machine only), 0.0.0.0 listens "
-            "on every interface, [::1]:PORT is IPv6; PORT 0 picks a free one (-v "
-            "logs it)"
+            "on every interface, [::1]:PORT is IPv6; PORT 0 picks a free one; "
+            "the URL is printed on stderr"
         ),
     )
     auth_options.add_serve_options(serve)
     add_limit_flags(serve)
     add_server_flags(serve)
+    _add_verbose(serve, "verbose_after_verb")
+    workers.add_workers_flag(serve)
     serve.set_defaults(run=_serve)
-
-
-def _add_host_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--model",
-        default="offline",
-        metavar="SPEC",
-        help=(
-            "who answers sampling: offline[:SEED] (built-in, no API key; the "
-            "default), openai:NAME, openai-responses:NAME, anthropic:NAME, "
-            "ollama:NAME or gemini:NAME (keys and base URLs from OPENAI_API_KEY, "
-            "OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST, GEMINI_API_KEY)"
-        ),
-    )
-    command.add_argument(
-        "--answers",
-        metavar="FILE",
-        help=(
-            'answer forms from a JSON file instead of the terminal: {"KEY": '
-            'ANSWER or [ANSWERS...]}, each answer the form content, or "decline" '
-            'or "cancel"; a form with no answer left is cancelled'
-        ),
-    )
-    command.add_argument(
-        "--answer",
-        action="append",
-        default=[],
-        type=_key_value,
-        metavar="KEY=JSON",
-        help="one scripted form answer (repeatable; used in order for that key)",
-    )
-    command.add_argument(
-        "--era",
-        choices=("auto", "legacy", "2026-07-28"),
-        default="auto",
-        help="protocol era: probe (auto), the 2025-11-25 handshake, or 2026-07-28",
-    )
-    command.add_argument(
-        "--json",
-        action="store_true",
-        help="print the whole result as JSON, nothing else",
-    )
 
 
 def _add_call(verbs: Any) -> None:
@@ -177,24 +140,31 @@ def _add_call(verbs: Any) -> None:
             "TOOL, answering sampling with --model and forms at the terminal "
             "(a command starting with `yieldmcp` runs this installation) "
             "(type :decline or :cancel at any prompt) or from --answers. Without "
-            "TOOL, list the server's tools."
+            "TOOL, list the server's tools, resources and prompts; with "
+            "--describe, show what TOOL takes and returns."
         ),
     )
     call.add_argument("server", metavar="SERVER", help="a server command or URL")
     call.add_argument("tool", metavar="TOOL", nargs="?", help="the tool to call")
     call.add_argument(
+        "--describe",
+        action="store_true",
+        help="show TOOL's inputs as a form, and its output schema; call nothing",
+    )
+    call.add_argument(
         "--arg",
         action="append",
         default=[],
-        type=_key_value,
+        type=key_value,
         metavar="KEY=VALUE",
         help="a tool argument (VALUE is JSON, or a plain string); repeatable",
     )
     call.add_argument(
         "--args", metavar="JSON", help="all tool arguments as a JSON object"
     )
-    _add_host_options(call)
+    add_host_options(call)
     auth_options.add_call_options(call)
+    _add_verbose(call, "verbose_after_verb")
     trace_options.add_call_options(call)
     call.set_defaults(run=_call)
 
@@ -213,7 +183,8 @@ def _add_demo(verbs: Any) -> None:
     demo.add_argument(
         "--seed", type=int, help="seed for choosing sides (random if absent)"
     )
-    _add_host_options(demo)
+    add_host_options(demo)
+    _add_verbose(demo, "verbose_after_verb")
     demo.set_defaults(run=_demo)
 
 
@@ -237,15 +208,21 @@ def _serve(args: argparse.Namespace) -> int:
         apply_limits(server, args)
         apply_server_options(server, args)
         options = http_options(args)
+        workers.check_workers(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if args.http is None:
-        trio.run(server.serve_stdio)
+        run_trio(server.serve_stdio)
         return 0
-    from bridge.transports.http.app import serve_http
+    if args.workers > 1 or workers.in_worker():
+        return workers.serve(server, args, options)
+    from .serving import ListenError, serve_http_announced
 
     host, port = args.http
-    trio.run(functools.partial(serve_http, server, host, port, **options))
+    try:
+        run_trio(serve_http_announced, server, host, port, options)
+    except ListenError as exc:
+        raise CliError(str(exc)) from None
     return 0
 
 
@@ -297,42 +274,28 @@ def _host(
 ) -> int:
     from .console import CallOptions, HostError, run_call
 
+    try:
+        answers = scripted_answers(args)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     options = CallOptions(
         target=target,
         tool=tool,
         arguments=arguments,
         model=args.model,
-        answers=_answers(args),
+        answers=answers,
         json_output=args.json,
         era=args.era,
         auth=auth,
+        connect_timeout=args.connect_timeout,
+        timeout=args.timeout,
+        describe=getattr(args, "describe", False),
+        save_media=args.save_media,
     )
     try:
-        return trio.run(run_call, options)
+        return run_trio(run_call, options)
     except HostError as exc:
         raise CliError(str(exc)) from None
-
-
-def _answers(args: argparse.Namespace) -> Any:
-    from bridge.elicit import ScriptedAnswers
-
-    if args.answers is None and not args.answer:
-        return None
-    script: dict[str, Any] = {}
-    if args.answers is not None:
-        try:
-            script = json.loads(Path(args.answers).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CliError(f"cannot read --answers {args.answers}: {exc}") from None
-        if not isinstance(script, dict):
-            raise CliError("--answers must hold a JSON object of KEY: answers")
-    for key, value in args.answer:
-        listed = script.get(key, [])
-        script[key] = [*(listed if isinstance(listed, list) else [listed]), value]
-    try:
-        return ScriptedAnswers(script)
-    except ValueError as exc:
-        raise CliError(f"bad scripted answers: {exc}") from None
 
 
 def _traced(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:
@@ -345,7 +308,8 @@ def _traced(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    verbosity: int = args.verbose
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for --workers
+    verbosity: int = args.verbose + getattr(args, "verbose_after_verb", 0)
     logging.basicConfig(
         stream=sys.stderr,
         level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)],
@@ -360,5 +324,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"yieldmcp: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
-    except KeyboardInterrupt:
-        return 130
+    except (Interrupted, KeyboardInterrupt):
+        return EXIT_INTERRUPTED

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO, final
 
 import attrs
+import trio
 
 from bridge.client.client import connect
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm
@@ -24,11 +26,24 @@ from runtime.errors import (
     BrokenSessionError,
     PeerError,
     ProviderConfigError,
+    ProviderError,
     RemoteProtocolError,
+    RequestTimeout,
     ScriptExhausted,
+    YieldMCPError,
 )
+from runtime.messages import Text
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
+
+from .feedback import ERASE_LINE, WaitingSampler, progress_text
+from .show import describe_tool, offer_lines, result_lines
+from .url_flow import (
+    MAX_URL_ROUNDS,
+    URL_REQUIRED,
+    UrlStepRefused,
+    complete_url_steps,
+)
 
 __all__ = ["CallOptions", "HostError", "run_call"]
 
@@ -48,6 +63,10 @@ class CallOptions:
     json_output: bool = False
     era: str = "auto"
     auth: Any = None  # an OAuth for an http(s) target: used if the server asks
+    connect_timeout: float | None = 10.0  # each handshake request
+    timeout: float | None = None  # the whole call, connecting included
+    describe: bool = False  # show the tool's schemas instead of calling it
+    save_media: Path | None = None  # where images and audio of a result go
 
 
 @final
@@ -78,33 +97,47 @@ def describe_model(spec: str) -> str:
 
 async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
     """Run one ``yieldmcp call``; the exit code."""
+    if options.timeout is None:
+        return await _run_call(options, out)
+    with trio.move_on_after(options.timeout):
+        return await _run_call(options, out)
+    raise HostError(f"no result within {options.timeout:g} s (--timeout)")
+
+
+async def _run_call(options: CallOptions, out: TextIO) -> int:
     try:
         provider = provider_from_spec(options.model)
     except ProviderConfigError as exc:
         raise HostError(str(exc)) from None
+    # On a terminal, a spinner says who is thinking (nothing when piped).
+    sampler = WaitingSampler(provider, options.model)
     handler: ElicitationHandler = (
         _Scripted(options.answers, out)
         if options.answers is not None
-        else TerminalForm()
+        # With --json, stdout carries the JSON only: forms go to stderr.
+        else TerminalForm(out=sys.stderr if options.json_output else out)
     )
     show = _Display(out, quiet=options.json_output)
-    if options.tool is not None:
+    if options.tool is not None and not options.describe:
         show.line(f"model: {describe_model(options.model)}")
     remote = isinstance(options.target, str) and "://" in options.target
     try:
         async with connect(
             options.target,
             era=options.era,  # type: ignore[arg-type]
-            sampler=provider,
+            sampler=sampler,
             elicitation=handler,
             on_log=show.log,
             auth=options.auth if remote else None,
+            connect_timeout=options.connect_timeout,
         ) as client:
             if options.tool is None:
-                return show.tools(await client.list_tools())
-            result = await client.call_tool(
-                options.tool, options.arguments, on_progress=show.progress
-            )
+                return await _list(client, out)
+            if options.describe:
+                return await _describe(client, options.tool, out)
+            result = await _call_tool(client, options, handler, show, out)
+    except RequestTimeout as exc:
+        raise HostError(f"the server did not answer: {exc}") from None
     except OSError as exc:
         raise HostError(f"cannot start the server: {exc}") from None
     except AuthorizationError as exc:
@@ -112,10 +145,97 @@ async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
     except BrokenSessionError as exc:
         raise HostError(f"the server went away: {exc}") from None
     except PeerError as exc:
-        raise HostError(f"the server refused: {exc.message} ({exc.code})") from None
+        raise HostError(_refused(exc, options.era)) from None
     except RemoteProtocolError as exc:
         raise HostError(f"the server broke the protocol: {exc}") from None
-    return show.result(result, json_output=options.json_output)
+    except ProviderError as exc:
+        raise HostError(_provider_failure(exc)) from None
+    except YieldMCPError as exc:  # anything else: still one line, no traceback
+        raise HostError(str(exc)) from None
+    _report_unused(options.answers)
+    return show.result(
+        result, json_output=options.json_output, save_media=options.save_media
+    )
+
+
+async def _list(client: Any, out: TextIO) -> int:
+    """Everything the server offers; resources and prompts when it has them."""
+    offered: Any = client.server_capabilities
+    resources: list[Any] = []
+    templates: list[Any] = []
+    prompts: list[Any] = []
+    if "resources" in offered:
+        resources = (await client.request("resources/list")).get("resources", [])
+        listed = await client.request("resources/templates/list")
+        templates = listed.get("resourceTemplates", [])
+    if "prompts" in offered:
+        prompts = (await client.request("prompts/list")).get("prompts", [])
+    tools: list[Any] = await client.list_tools() if "tools" in offered else []
+    for line in offer_lines(tools, resources, templates, prompts):
+        print(line, file=out)
+    return 0
+
+
+async def _describe(client: Any, name: str, out: TextIO) -> int:
+    tools: list[dict[str, Any]] = await client.list_tools()
+    tool = next((t for t in tools if t.get("name") == name), None)
+    if tool is None:
+        known = ", ".join(str(t.get("name")) for t in tools) or "none"
+        raise HostError(f"the server has no tool {name!r} (its tools: {known})")
+    for line in describe_tool(tool):
+        print(line, file=out)
+    return 0
+
+
+def _report_unused(answers: ScriptedAnswers | None) -> None:
+    """Answer keys never asked for: usually a typo, so say which."""
+    if answers is None:
+        return
+    unused, asked = answers.unused_keys(), answers.asked_keys()
+    if unused:
+        print(
+            f"yieldmcp: warning: no form asked for answer key(s) {', '.join(unused)}"
+            f" (keys asked: {', '.join(asked) or 'none'})",
+            file=sys.stderr,
+        )
+
+
+async def _call_tool(
+    client: Any, options: CallOptions, handler: Any, show: Any, out: TextIO
+) -> Any:
+    """Call the tool; after a ``-32042``, take the user through its URLs, retry."""
+    for _round in range(MAX_URL_ROUNDS):
+        try:
+            return await client.call_tool(
+                options.tool, options.arguments, on_progress=show.progress
+            )
+        except PeerError as exc:
+            if exc.code != URL_REQUIRED:
+                raise
+            forms_out = sys.stderr if options.json_output else out
+            try:
+                await complete_url_steps(exc, handler, forms_out)
+            except UrlStepRefused as refused:
+                raise HostError(str(refused)) from None
+    raise HostError(
+        f"the server still asked for URL steps after {MAX_URL_ROUNDS} rounds"
+    )
+
+
+def _refused(exc: PeerError, era: str) -> str:
+    text = f"the server refused: {exc.message} ({exc.code})"
+    if era != "legacy" and "back-channel" in exc.message:
+        # An SDK or fastmcp tool asking the 2025-11-25 way, mid-call, which a
+        # 2026-07-28 request has no channel for: the handshake era has one.
+        text += "; its tool asks mid-call the 2025-11-25 way: try --era legacy"
+    return text
+
+
+def _provider_failure(exc: ProviderError) -> str:
+    """The provider's error, its name said once (not ``ollama: ... ollama``)."""
+    text = str(exc)
+    rest = text.removeprefix(f"{exc.provider}: ")
+    return rest if exc.provider in rest else text
 
 
 @final
@@ -123,10 +243,13 @@ class _Display:
     def __init__(self, out: TextIO, *, quiet: bool) -> None:
         self.out = out
         self.quiet = quiet
+        # A notice can arrive while the spinner shows: erase it first, so the
+        # notice starts at the left edge (the spinner redraws below it).
+        self.erase = ERASE_LINE if _is_terminal(out) else ""
 
     def line(self, text: str) -> None:
         if not self.quiet:
-            print(text, file=self.out, flush=True)
+            print(f"{self.erase}{text}", file=self.out, flush=True)
 
     def log(self, level: str, data: Any, logger: str | None) -> None:
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
@@ -136,17 +259,11 @@ class _Display:
             self.line(f"    {row}")
 
     def progress(self, value: float, total: float | None, message: str | None) -> None:
-        amount = f"{value:g}/{total:g}" if total is not None else f"{value:g}"
-        self.line(f"[progress {amount}] {message or ''}".rstrip())
+        self.line(progress_text(value, total, message, bar=_is_terminal(self.out)))
 
-    def tools(self, tools: list[dict[str, Any]]) -> int:
-        for tool in tools:
-            print(
-                f"{tool['name']}: {tool.get('description', '')}".rstrip(), file=self.out
-            )
-        return 0
-
-    def result(self, result: Any, *, json_output: bool) -> int:
+    def result(
+        self, result: Any, *, json_output: bool, save_media: Path | None = None
+    ) -> int:
         if json_output:
             payload = {
                 "content": [_block_json(b) for b in result.content],
@@ -155,9 +272,10 @@ class _Display:
             }
             print(json.dumps(payload, ensure_ascii=False, indent=2), file=self.out)
         elif result.is_error:
-            print(f"tool error: {result.text}", file=sys.stderr)
+            lines = result_lines(result.content, save_media)
+            print(f"tool error: {chr(10).join(lines)}", file=sys.stderr)
         else:
-            print(_readable(result), file=self.out)
+            print("\n".join(_readable(result, save_media)), file=self.out)
         return 1 if result.is_error else 0
 
 
@@ -170,15 +288,25 @@ def _block_json(block: Any) -> Any:
     return block.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _readable(result: Any) -> str:
+def _readable(result: Any, save_media: Path | None) -> list[str]:
+    """The structured content as fields (else every block), and any media."""
     structured = result.structured_content
-    if isinstance(structured, dict):
-        lines: list[str] = []
-        for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(value, str) and "\n" in value:
-                lines.append(f"{key}:")
-                lines.extend(f"    {row}" for row in value.splitlines())
-            else:
-                lines.append(f"{key}: {value}")
-        return "\n".join(lines)
-    return result.text
+    if not isinstance(structured, dict):
+        return result_lines(result.content, save_media)
+    lines: list[str] = []
+    for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(value, str) and "\n" in value:
+            lines.append(f"{key}:")
+            lines.extend(f"    {row}" for row in value.splitlines())
+        else:
+            lines.append(f"{key}: {value}")
+    # The text blocks repeat the structured content; other blocks do not.
+    others = [b for b in result.content if not isinstance(b, Text)]
+    return lines + result_lines(others, save_media)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,14 +1,18 @@
-"""``yieldmcp serve``'s flags for how the server waits on its clients.
+"""``yieldmcp serve``'s flags for how the server asks its clients.
 
 ``--sampling-timeout`` and ``--elicitation-timeout`` bound how long a tool
 waits for a client's answer (``Server(sampling_timeout=,
-elicitation_timeout=)``). What a flag does not set keeps the value the served
-code chose (or the default).
+elicitation_timeout=)``). ``--model PROVIDER:MODEL`` gives the server its own
+model, answering samples for clients that cannot (``Server(sampler=)``;
+``--model-always``: for every client); its key comes from the server's
+environment and is never logged. What a flag does not set keeps the value the
+served code chose (or the default).
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from bridge.server.offer import DEFAULT_ELICITATION_TIMEOUT, DEFAULT_SAMPLING_TIMEOUT
 from bridge.server.server import Server
@@ -19,7 +23,8 @@ __all__ = ["add_server_flags", "apply_server_options"]
 def add_server_flags(command: argparse.ArgumentParser) -> None:
     """Add the flags for waiting on clients to ``serve``."""
     group = command.add_argument_group(
-        "questions to the client", "how long a tool waits for answers"
+        "questions to the client",
+        "how long a tool waits for answers; who samples when the client cannot",
     )
     group.add_argument(
         "--sampling-timeout",
@@ -40,14 +45,36 @@ def add_server_flags(command: argparse.ArgumentParser) -> None:
             f"(default: {DEFAULT_ELICITATION_TIMEOUT:g})"
         ),
     )
+    _add_model_flags(group)
+
+
+def _add_model_flags(group: Any) -> None:  # an argparse argument group
+    group.add_argument(
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help=(
+            "the server's own model, answering a tool's samples when the client "
+            "did not declare sampling (or sampling.tools for a sample offering "
+            "tools): openai:NAME, openai-responses:NAME, anthropic:NAME, "
+            "ollama:NAME, gemini:NAME or offline[:SEED]; keys from the server's "
+            "environment (OPENAI_API_KEY, ...). Elicitation has no such fallback"
+        ),
+    )
+    group.add_argument(
+        "--model-always",
+        action="store_true",
+        help="answer every sample with --model, even for clients that can sample",
+    )
 
 
 def apply_server_options(server: Server, args: argparse.Namespace) -> None:
     """Apply the flags to the loaded ``server``.
 
     Raises:
-        ValueError: a timeout that is not positive.
+        ValueError: a timeout that is not positive, a bad ``--model`` (an
+            unknown provider, a missing key), or ``--model-always`` alone.
     """
+    _apply_model(server, args)
     for name in ("sampling_timeout", "elicitation_timeout"):
         value: float | None = getattr(args, name, None)
         if value is None:
@@ -56,3 +83,18 @@ def apply_server_options(server: Server, args: argparse.Namespace) -> None:
             flag = "--" + name.replace("_", "-")
             raise ValueError(f"{flag} must be positive, got {value:g}")
         setattr(server, name, value)
+
+
+def _apply_model(server: Server, args: argparse.Namespace) -> None:
+    spec: str | None = getattr(args, "model", None)
+    always: bool = getattr(args, "model_always", False)
+    if spec is None:
+        if always:
+            raise ValueError("--model-always needs --model PROVIDER:MODEL")
+        return
+    from bridge.providers import provider_from_spec
+
+    # ProviderConfigError is a ValueError; its message names the variable to
+    # set, never a key's value.
+    server.sampler = provider_from_spec(spec)
+    server.sample_always = always

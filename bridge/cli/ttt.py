@@ -81,12 +81,12 @@ class Defensive(BaseModel):
 class Game(BaseModel):
     board: list[str]
     winner: Mark | None
-    ended: Literal["win", "draw", "cancelled"]
+    ended: Literal["win", "draw", "declined", "cancelled"]
     moves: int
 
 
 class TTTResult(BaseModel):
-    outcome: Literal["you won", "model won", "draw", "cancelled"]
+    outcome: Literal["you won", "model won", "draw", "declined", "cancelled"]
     you_played: Mark
     board: str
     moves: int
@@ -128,9 +128,15 @@ def model_turn(ctx: Context, board: list[str], mark: Mark) -> Op[int]:
         f"Empty cells: {empty_cells(board)}. Choose your strategy."
     )
     strategy = yield from ctx.sample_tools(prompt, tools=STRATEGIES, retries=3)
+    # A model may call both strategies at once: play the first, and answer
+    # every call, as the conversation must.
     call = strategy.tool_calls[0]
-    answer = ToolResult(call.id, f"Playing {call.name}. Now pick your cell.")
-    conversation = [*strategy.exchange.history, Message("user", (answer,))]
+    answers = [ToolResult(call.id, f"Playing {call.name}. Now pick your cell.")]
+    answers += [
+        ToolResult(other.id, f"Not played: this turn plays {call.name}.")
+        for other in strategy.tool_calls[1:]
+    ]
+    conversation = [*strategy.exchange.history, Message("user", tuple(answers))]
     for _attempt in range(MOVE_ATTEMPTS):
         move = yield from ctx.sample_schema(messages=conversation, schema=Move)
         if board[move.parsed.cell] == " ":
@@ -150,14 +156,17 @@ def _schema_call_id(response: Message) -> str:
     return next(b.id for b in response.content if isinstance(b, ToolUse))
 
 
-def user_turn(ctx: Context, board: list[str], mark: Mark) -> Op[int | None]:
+Stopped = Literal["declined", "cancelled"]
+
+
+def user_turn(ctx: Context, board: list[str], mark: Mark) -> Op[int | Stopped]:
     message = f"Your move ({mark}). Pick an empty cell."
     while True:
         reply = yield from ctx.elicit(
             PICK_MOVE, message, board=render(board), empty=empty_cells(board)
         )
         if reply.content is None:
-            return None  # declined or cancelled
+            return "declined" if reply.action == "decline" else "cancelled"
         if board[reply.content.cell] == " ":
             return reply.content.cell
         message = f"Cell {reply.content.cell} is taken. Pick an empty cell."
@@ -172,10 +181,8 @@ def play(sides: Sides, ctx: Context) -> Op[Game]:
             cell = yield from model_turn(ctx, board, turn)
         else:
             picked = yield from user_turn(ctx, board, turn)
-            if picked is None:
-                return Game(
-                    board=board, winner=None, ended="cancelled", moves=moves - 1
-                )
+            if isinstance(picked, str):  # the user declined or cancelled
+                return Game(board=board, winner=None, ended=picked, moves=moves - 1)
             cell = picked
         board[cell] = turn
         yield ctx.log("info", f"{turn} took cell {cell}\n{render(board)}")
@@ -187,7 +194,7 @@ def play(sides: Sides, ctx: Context) -> Op[Game]:
 
 
 def report(sides: Sides, game: Game) -> TTTResult:
-    outcome: Literal["you won", "model won", "draw", "cancelled"]
+    outcome: Literal["you won", "model won", "draw", "declined", "cancelled"]
     if game.ended == "win":
         outcome = "you won" if game.winner == sides.user else "model won"
     else:

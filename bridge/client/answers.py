@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Protocol, final
 
+import attrs
+
 from bridge import telemetry
 from bridge.jsonrpc.messages import (
     INTERNAL_ERROR,
@@ -123,20 +125,32 @@ class Answers:
     def closed(self, session: Session) -> None:
         pass
 
-    async def answer(self, method: str, params: Mapping[str, Any], era: str) -> Any:
-        """The answer to a server request (live, or an ``inputRequests`` entry)."""
+    async def answer(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        era: str,
+        *,
+        key: str | None = None,
+    ) -> Any:
+        """The answer to a server request (live, or an ``inputRequests`` entry).
+
+        ``key`` names an elicitation that carries no yieldmcp key of its own
+        (the ``inputRequests`` key a foreign 2026 server chose).
+        """
         wire: mcp_encode.Era = MODERN if era == MODERN else LEGACY
         try:
             if method == "sampling/createMessage":
                 return await self._sample(params, wire)
             if method == "elicitation/create":
-                return await self._elicit(params)
+                return await self._elicit(params, key)
             if method == "roots/list" and self.roots is not None:
                 return roots_reply_to_json(RootsReply(tuple(self.roots)))
         except RemoteProtocolError as exc:
             raise RequestError(INVALID_PARAMS, str(exc)) from None
         except ProviderError as exc:
-            raise RequestError(INTERNAL_ERROR, str(exc)) from None
+            # The cause stays attached: a 2026 round re-raises it here.
+            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         raise RequestError(METHOD_NOT_FOUND, f"this client does not answer {method}")
 
     async def _sample(self, params: Mapping[str, Any], era: mcp_encode.Era) -> Any:
@@ -146,10 +160,12 @@ class Answers:
         reply = await telemetry.traced_completion(self.sampler, request)
         return mcp_encode.sample_result(reply, era=era)
 
-    async def _elicit(self, params: Mapping[str, Any]) -> Any:
+    async def _elicit(self, params: Mapping[str, Any], key: str | None) -> Any:
         if self.elicitation is None:
             raise RequestError(METHOD_NOT_FOUND, "this client does not elicit")
         request = mcp_decode.elicitation_request(dict(params))
+        if request.key is None and key is not None:
+            request = attrs.evolve(request, key=key)
         reply = await self.elicitation.handle(request)
         return mcp_encode.elicit_result(reply)
 

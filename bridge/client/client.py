@@ -9,7 +9,10 @@ capabilities it really has: ``sampling`` (with ``tools``) when it has a model,
 ``elicitation`` when it has a handler, ``roots`` when it has roots.
 
 Eras: ``"auto"`` probes ``server/discover`` and uses 2026-07-28 when the server
-speaks it, else the ``initialize`` handshake (2025-11-25). In 2025-11-25 the
+speaks it, else the ``initialize`` handshake (2025-11-25), also when the probe
+gets no reply within ``connect_timeout``. Every handshake request is bounded
+by ``connect_timeout``, so a server that never answers is an error, not a
+hang. In 2025-11-25 the
 server asks mid-call; in 2026-07-28 a call returns ``input_required`` and the
 client answers and retries (echoing ``requestState`` byte for byte, with a new
 request id) until the result is complete.
@@ -32,9 +35,15 @@ import trio
 from bridge import telemetry
 from bridge.jsonrpc.session import Session, Transport
 from decoders import mcp as mcp_decode
-from runtime.errors import PeerError, RemoteProtocolError, RequestError
+from runtime.errors import (
+    PeerError,
+    RemoteProtocolError,
+    RequestError,
+    RequestTimeout,
+)
 from runtime.replies import Root
 
+from ._rounds import retry_params
 from .answers import LEGACY, MODERN, Answers
 from .answers import ElicitationHandler as ElicitationHandler
 from .answers import LogCallback as LogCallback
@@ -84,6 +93,8 @@ class Client:
         log_level: the minimum level to ask the server for.
         client_info: this client's ``clientInfo``.
         max_rounds: cap on 2026-07-28 ``input_required`` rounds per call.
+        connect_timeout: seconds each handshake request may wait for its
+            reply (``server/discover``, ``initialize``); ``None``: no limit.
     """
 
     def __init__(
@@ -97,6 +108,7 @@ class Client:
         log_level: str | None = "info",
         client_info: Mapping[str, Any] | None = None,
         max_rounds: int = 100,
+        connect_timeout: float | None = 10.0,
     ) -> None:
         self.answers = Answers(
             sampler=sampler, elicitation=elicitation, roots=roots, on_log=on_log
@@ -105,6 +117,8 @@ class Client:
         self.log_level = log_level
         self.client_info = dict(client_info or {"name": "yieldmcp", "version": "0"})
         self.max_rounds = max_rounds
+        self.connect_timeout = connect_timeout
+        self._gone = trio.Event()  # set when the session has ended
         self.era: str | None = None
         self.server_info: Mapping[str, Any] = {}
         self.server_capabilities: Mapping[str, Any] = {}
@@ -127,7 +141,7 @@ class Client:
         client = cls(transport, **options)
         failure: Exception | None = None
         async with trio.open_nursery() as nursery:
-            await nursery.start(client.session.run)
+            await nursery.start(client._run_session)
             try:
                 await client._negotiate(era)
                 yield client
@@ -139,6 +153,14 @@ class Client:
                 nursery.cancel_scope.cancel()
         if failure is not None:
             raise failure
+
+    async def _run_session(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            await self.session.run(task_status=task_status)
+        finally:
+            self._gone.set()
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -153,10 +175,10 @@ class Client:
     async def _discover(self, *, required: bool) -> bool:
         try:
             result = await self._probe()
-        except (PeerError, RequestError, RemoteProtocolError) as exc:
+        except (PeerError, RequestError, RemoteProtocolError, RequestTimeout) as exc:
             if required:
                 raise
-            log.debug("server/discover refused (%s); using initialize", exc)
+            log.debug("server/discover failed (%s); using initialize", exc)
             return False
         versions: Any = result.get("supportedVersions", [])
         if MODERN not in versions:
@@ -180,7 +202,7 @@ class Client:
         """
         params = {"_meta": self._envelope()}
         try:
-            return await self.session.request("server/discover", params, timeout=10)
+            return await self._handshake("server/discover", params)
         except PeerError as exc:
             data: Any = exc.data
             supported: Any = (
@@ -193,10 +215,16 @@ class Client:
             if MODERN not in cast(list[Any], supported):
                 raise
             log.debug("server/discover: retrying with %s", MODERN)
-        return await self.session.request("server/discover", params, timeout=10)
+        return await self._handshake("server/discover", params)
+
+    async def _handshake(self, method: str, params: Mapping[str, Any]) -> Any:
+        timeout = self.connect_timeout
+        if timeout is None:
+            return await self.session.request(method, params)
+        return await self.session.request(method, params, timeout=timeout)
 
     async def _initialize(self) -> None:
-        result = await self.session.request(
+        result = await self._handshake(
             "initialize",
             {
                 "protocolVersion": LEGACY,
@@ -210,7 +238,7 @@ class Client:
         self.instructions = result.get("instructions")
         await self.session.notify("notifications/initialized")
         if self.log_level is not None and "logging" in self.server_capabilities:
-            await self.session.request("logging/setLevel", {"level": self.log_level})
+            await self._handshake("logging/setLevel", {"level": self.log_level})
 
     @property
     def modern(self) -> bool:
@@ -295,37 +323,18 @@ class Client:
                     result: Any = await self.request(method, params)
                     if not _needs_input(result):
                         return result
-                    params = await self._retry_params(params, result)
+                    params = await retry_params(
+                        self.answers,
+                        params,
+                        cast(dict[str, Any], result),
+                        gone=self._gone,
+                    )
             raise RemoteProtocolError(
                 f"{method} still needed input after {self.max_rounds} rounds"
             )
         finally:
             if token is not None:
                 self.answers.progress.pop(token, None)
-
-    async def _retry_params(
-        self, params: dict[str, Any], result: dict[str, Any]
-    ) -> dict[str, Any]:
-        requests: Any = result.get("inputRequests") or {}
-        if not isinstance(requests, dict):
-            raise RemoteProtocolError("inputRequests must be an object")
-        responses: dict[str, Any] = {}
-        for key, entry in cast(dict[str, Any], requests).items():
-            item = cast(dict[str, Any], entry) if isinstance(entry, dict) else {}
-            if not isinstance(item.get("method"), str):
-                raise RemoteProtocolError(f"inputRequests[{key!r}] is malformed")
-            responses[key] = await self.answers.answer(
-                item["method"], item.get("params") or {}, MODERN
-            )
-        retry = {
-            k: v
-            for k, v in params.items()
-            if k not in ("inputResponses", "requestState")
-        }
-        retry["inputResponses"] = responses
-        if "requestState" in result:
-            retry["requestState"] = result["requestState"]
-        return retry
 
 
 @contextlib.asynccontextmanager

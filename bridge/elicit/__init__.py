@@ -18,6 +18,7 @@ yieldmcp, and compose:
 client and the in-process host (``bridge.host``) call ``handle``.
 """
 
+from ._fields import describe_form as describe_form
 from ._handler import Always as Always
 from ._handler import ElicitationHandler as ElicitationHandler
 from ._handler import form_defaults as form_defaults
@@ -25,6 +26,7 @@ from ._keyed import KeyedHandlers as KeyedHandlers
 from ._scripted import ANY_KEY as ANY_KEY
 from ._scripted import URL_KEY as URL_KEY
 from ._scripted import ScriptedAnswers as ScriptedAnswers
+from ._stdin import read_stdin_line as read_stdin_line
 from ._terminal import CANCEL as CANCEL
 from ._terminal import DECLINE as DECLINE
 from ._terminal import SKIP as SKIP
@@ -35,6 +37,8 @@ from ._terminal import line_reader as line_reader
 from ._terminal import stdin_line as stdin_line
 
 __all__ = [
+    "read_stdin_line",
+    "describe_form",
     "ANY_KEY",
     "CANCEL",
     "DECLINE",

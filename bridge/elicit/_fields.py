@@ -147,6 +147,22 @@ def form_fields(schema: Mapping[str, Any]) -> list[Field]:
     return fields
 
 
+def describe_form(schema: Mapping[str, Any]) -> list[str]:
+    """Every field of ``schema`` as a person would be asked it, by name.
+
+    What ``yieldmcp call SERVER TOOL --describe`` shows of a tool's input
+    and output schemas.
+    """
+    lines: list[str] = []
+    for field in form_fields(schema):
+        first, *rest = field.describe()
+        shown = "none" if field.default is None else field.show(field.default)
+        default = f" [default {shown}]" if field.has_default else ""
+        lines.append(f"{field.name}: {first}{default}")
+        lines.extend(rest)
+    return lines
+
+
 # --- kinds ------------------------------------------------------------------------
 
 

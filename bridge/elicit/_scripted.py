@@ -76,6 +76,8 @@ class ScriptedAnswers:
             else:
                 self._repeat[key] = _check(key, value)
         self._fallback = fallback
+        self._asked: list[str] = []  # the keys asked, in order, once each
+        self._used: set[str] = set()
 
     @classmethod
     def from_json(
@@ -105,6 +107,15 @@ class ScriptedAnswers:
         """How many listed answers each key has left (not the repeating ones)."""
         return {key: len(queue) for key, queue in self._queues.items()}
 
+    def asked_keys(self) -> list[str]:
+        """The keys of the requests answered or asked so far, in order."""
+        return list(self._asked)
+
+    def unused_keys(self) -> list[str]:
+        """Script keys no request has used (``"*"`` aside): usually typos."""
+        keys = [*self._queues, *self._repeat]
+        return [k for k in keys if k not in self._used and k != ANY_KEY]
+
     async def handle(self, request: ElicitationRequest) -> ElicitReply:
         """The next scripted answer for ``request``.
 
@@ -112,13 +123,17 @@ class ScriptedAnswers:
             ScriptExhausted: nothing is left for it and there is no fallback.
         """
         key = URL_KEY if request.mode == "url" else request.key
+        if key is not None and key not in self._asked:
+            self._asked.append(key)
         for candidate in (key, ANY_KEY):
             if candidate is None:
                 continue
             queue = self._queues.get(candidate)
             if queue:
+                self._used.add(candidate)
                 return _reply(queue.popleft(), request)
             if candidate in self._repeat:
+                self._used.add(candidate)
                 return _reply(self._repeat[candidate], request)
         if self._fallback is not None:
             return await self._fallback.handle(request)

@@ -4,8 +4,10 @@ Owns the conversation with the person: the request's message and context
 (``x-model-context``, e.g. a board) above the form, one prompt per field,
 re-prompting until an answer fits, and the URL-mode consent question. It reads
 and writes only through the ``read_line`` and ``write`` callables it is given
-(by default ``input()`` in a worker thread, so the trio loop keeps running,
-and ``print``); tests and scripts pass their own.
+(by default the terminal, read by :mod:`._stdin` so that a withdrawn
+question can be abandoned cleanly, and ``print``; both on stdout unless
+``out`` says otherwise); tests and scripts pass their own. One form is asked
+at a time: concurrent questions wait their turn, whole.
 
 Typed at any prompt:
 
@@ -13,7 +15,11 @@ Typed at any prompt:
   one is left empty.
 * ``:skip``: leave an optional field empty.
 * ``:decline``: decline the whole request (an explicit "no").
-* ``:cancel``, or end of input (Ctrl-D): cancel (dismissed without choosing).
+* ``:cancel``, ``:quit``, ``:exit``, or end of input (Ctrl-D): cancel
+  (dismissed without choosing).
+* ``:help``: show these commands again (they are shown with the first form).
+* Any other ``:word`` is not taken as an answer; start a value that begins
+  with a colon with two (``::x`` is ``:x``).
 
 Choices are picked by number, value or title; several, separated by commas.
 URL mode shows the full URL and its site and asks for consent; it never opens
@@ -27,7 +33,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, TypeAlias, final
+from typing import Any, TextIO, TypeAlias, final
 from urllib.parse import urlsplit
 
 import attrs
@@ -37,6 +43,7 @@ from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
 from ._fields import Field, Invalid, form_fields
+from ._stdin import read_stdin_line
 
 __all__ = [
     "CANCEL",
@@ -59,10 +66,12 @@ Write: TypeAlias = Callable[[str], None]
 DECLINE = ":decline"
 CANCEL = ":cancel"
 SKIP = ":skip"
+HELP = ":help"
+_QUIT = frozenset({CANCEL, ":quit", ":exit", ":q"})
 
 _HELP = (
     f"Enter accepts the [default]; {SKIP} leaves an optional field empty;",
-    f"{DECLINE} declines; {CANCEL} or Ctrl-D cancels.",
+    f"{DECLINE} declines; {CANCEL} (or :quit, Ctrl-D) cancels; {HELP} shows this.",
 )
 _YES = frozenset({"y", "yes"})
 _NO = frozenset({"n", "no", DECLINE})
@@ -81,26 +90,40 @@ class TerminalForm:
 
     Args:
         read_line: shows a prompt and reads a line; None means end of input.
-            Defaults to ``input()`` run in a worker thread.
-        write: shows one line. Defaults to ``print`` on stdout.
+            Defaults to the terminal (prompts on ``out``).
+        write: shows one line. Defaults to ``print`` on ``out``.
+        out: where the default ``read_line`` and ``write`` show text: stdout
+            unless given (``yieldmcp call --json`` keeps forms on stderr).
     """
 
     def __init__(
-        self, *, read_line: ReadLine | None = None, write: Write | None = None
+        self,
+        *,
+        read_line: ReadLine | None = None,
+        write: Write | None = None,
+        out: TextIO | None = None,
     ) -> None:
-        self._read_line = read_line or stdin_line
-        self._write = write or _print
+        self._read_line = read_line or _terminal_reader(out)
+        self._write = write or _printer(out)
+        self._turn = trio.Lock()  # one whole form at a time
+        self._helped = False
 
     async def handle(self, request: ElicitationRequest) -> ElicitReply:
         """Ask the person; their answer, or decline/cancel if they say so."""
-        if request.mode == "url":
-            return await self._consent(request)
-        return await self._form(request)
+        async with self._turn:
+            if request.mode == "url":
+                return await self._consent(request)
+            return await self._form(request)
+
+    def _help(self) -> None:
+        for line in _HELP:
+            self._write(line)
 
     async def _form(self, request: ElicitationRequest) -> ElicitReply:
         self._header(request, "Form" if request.key is None else f"Form: {request.key}")
-        for line in _HELP:
-            self._write(line)
+        if not self._helped:  # once: a game asks the same form again and again
+            self._helped = True
+            self._help()
         content: dict[str, Any] = {}
         fields = form_fields(request.requested_schema)
         for index, field in enumerate(fields, 1):
@@ -123,9 +146,12 @@ class TerminalForm:
             if line is None:
                 return ElicitReply(action="cancel")
             outcome = _interpret(field, line.strip())
-            if not isinstance(outcome, _Retry):
+            if isinstance(outcome, _Help):
+                self._help()
+            elif not isinstance(outcome, _Retry):
                 return outcome
-            self._write(f"  ! {outcome.reason}")
+            else:
+                self._write(f"  ! {outcome.reason}")
 
     async def _consent(self, request: ElicitationRequest) -> ElicitReply:
         self._header(request, "Open a link")
@@ -142,7 +168,7 @@ class TerminalForm:
                 return ElicitReply(action="accept")
             if word in _NO:
                 return ElicitReply(action="decline")
-            if word == CANCEL:
+            if word in _QUIT:
                 return ElicitReply(action="cancel")
             self._write("  ! type yes or no")
 
@@ -160,13 +186,17 @@ class _Retry:
     reason: str
 
 
+@attrs.frozen
+class _Help:
+    """``:help`` was typed: show the commands, ask again."""
+
+
 def _interpret(field: Field, text: str) -> Any:
-    """What ``text`` means for ``field``: a value, ``_SKIPPED``, a reply, a retry."""
-    command = _command(text)
-    if command is not None:
-        return command
-    if text.lower() == SKIP:
-        return _Retry(f"{field.title} is required") if field.required else _SKIPPED
+    """What ``text`` means: a value, ``_SKIPPED``, a reply, help or a retry."""
+    if text.startswith("::"):
+        text = text[1:]  # an escaped colon: a value, not a command
+    elif text.startswith(":"):
+        return _command(field, text.lower())
     if not text:
         if field.has_default:
             return field.default
@@ -180,13 +210,19 @@ def _interpret(field: Field, text: str) -> Any:
         return _Retry(str(exc))
 
 
-def _command(text: str) -> ElicitReply | None:
-    word = text.lower()
+def _command(field: Field, word: str) -> Any:
     if word == DECLINE:
         return ElicitReply(action="decline")
-    if word == CANCEL:
+    if word in _QUIT:
         return ElicitReply(action="cancel")
-    return None
+    if word == HELP:
+        return _Help()
+    if word == SKIP:
+        return _Retry(f"{field.title} is required") if field.required else _SKIPPED
+    return _Retry(
+        f"unknown command {word} ({HELP} lists them; ::text for a value "
+        "starting with a colon)"
+    )
 
 
 def render_context(context: Mapping[str, Any]) -> list[str]:
@@ -207,23 +243,26 @@ def render_context(context: Mapping[str, Any]) -> list[str]:
 
 
 async def stdin_line(prompt: str) -> str | None:
-    """``input(prompt)`` in a worker thread; None at end of input.
+    """Show ``prompt`` on stdout and read a line typed at the terminal.
 
-    If the question is withdrawn while waiting, the thread is abandoned (a
-    blocked ``input()`` cannot be interrupted); the line typed next is lost.
+    None at end of input. If the question is withdrawn while waiting, nothing
+    is left blocked (see :mod:`._stdin`).
     """
-    return await trio.to_thread.run_sync(_input, prompt, abandon_on_cancel=True)
+    return await read_stdin_line(prompt, sys.stdout)
 
 
-def _input(prompt: str) -> str | None:
-    try:
-        return input(prompt)
-    except EOFError:
-        return None
+def _terminal_reader(out: TextIO | None) -> ReadLine:
+    async def read_line(prompt: str) -> str | None:
+        return await read_stdin_line(prompt, out or sys.stdout)
+
+    return read_line
 
 
-def _print(text: str) -> None:
-    print(text, file=sys.stdout, flush=True)
+def _printer(out: TextIO | None) -> Write:
+    def write(text: str) -> None:
+        print(text, file=out or sys.stdout, flush=True)
+
+    return write
 
 
 def line_reader(lines: Iterable[str], *, echo: Write | None = None) -> ReadLine:

@@ -120,9 +120,8 @@ class HttpProvider:
                         raise failure.error from None
                     delay = self.retry.delay(attempt, failure.retry_after)
                     logger.warning(
-                        "%s: %s; retry %d in %.2fs",
-                        self.api.name,
-                        failure.error,
+                        "%s; retry %d in %.2fs",
+                        _named_once(failure.error, self.api.name),
                         attempt + 1,
                         delay,
                     )
@@ -164,6 +163,15 @@ class HttpProvider:
         except httpx.RemoteProtocolError:
             error = RemoteProtocolError(
                 f"{self.api.name}: the connection closed in the middle of the answer"
+            )
+            raise _Retryable(error) from None
+        except httpx.ConnectError:
+            # Nothing listens there (a local server not started, a wrong
+            # base URL): say so in words, not as the socket's error.
+            error = ProviderError(
+                f"cannot reach {self.api.name} at {self._redact(self.base_url)} "
+                "(is it running?)",
+                provider=self.api.name,
             )
             raise _Retryable(error) from None
         except httpx.TransportError as exc:
@@ -235,6 +243,13 @@ class HttpProvider:
         if self.api_key:
             text = text.replace(self.api_key, "[REDACTED]")
         return text
+
+
+def _named_once(error: Exception, name: str) -> str:
+    """The error's text without a leading ``name: `` its message repeats."""
+    text = str(error)
+    rest = text.removeprefix(f"{name}: ")
+    return rest if name in rest else text
 
 
 def _error_fields(response: httpx.Response) -> tuple[str, str | None]:

@@ -8,8 +8,10 @@ a tool's questions become server→client requests (:mod:`.questions`) and the
 live 2025-11-25 call (:mod:`.live`, :mod:`.live_calls`), the resources
 and prompts beside the tools (:mod:`.catalog`), the access-token checks of a
 resource server (:mod:`.auth`: ``Server(auth=...)``), what one client may make
-the server hold (:mod:`.limits`) and what a client is told when a tool fails
-(:mod:`.failures`).
+the server hold (:mod:`.limits`), what a client is told when a tool fails
+(:mod:`.failures`), who hears which list change or resource update
+(:mod:`.changes`) and samples answered by the server's own model
+(:mod:`.fallback`).
 
 Does not own: moving bytes (``bridge.transports``; the HTTP endpoint in
 ``bridge.transports.http`` sits on top of this package), JSON-RPC framing and

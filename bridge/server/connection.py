@@ -81,6 +81,8 @@ class Connection:
         if _is_modern(request):
             if request.method == LISTEN:
                 return False  # it lasts: a task relays what it opted in to
+            if self.server.sampler is not None and request.method in _ROUNDS:
+                return False  # the server's own model may answer: that waits
             notify = functools.partial(session.notify_nowait, related=request.id)
             result = _modern.respond_now(
                 self.server, request, notify, principal=self.principal
@@ -94,7 +96,9 @@ class Connection:
         method = request.method
         params = request.params or {}
         if self.protocol_version is not None:
-            if method == "tools/call":
+            # A server with its own model may answer samples itself, which
+            # waits on the model: such a call takes the task path.
+            if method == "tools/call" and self.server.sampler is None:
                 _live_calls.begin(self.server, request, session, self.scope(request))
                 return True
             if method == "logging/setLevel":  # before any call that follows it
@@ -278,6 +282,7 @@ def _is_modern(request: Request) -> bool:
 
 
 _IMMEDIATE = frozenset({"initialize", "ping"})
+_ROUNDS = frozenset({"tools/call", "prompts/get"})
 
 
 # --- legacy-only methods ------------------------------------------------------------

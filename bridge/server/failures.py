@@ -49,6 +49,11 @@ log = logging.getLogger("yieldmcp")
 def tool_failure(tool_name: str, exc: BaseException, *, debug: bool = False) -> str:
     """The ``isError`` text for ``tool_name`` failing with ``exc``; an
     unexpected exception is logged with its traceback under an error id."""
+    if isinstance(exc, InvalidArguments):
+        # The text may quote the caller's values back to it; the log need not.
+        fields = sorted({problem.split(":", 1)[0] for problem in exc.problems})
+        log.info("tool %s: invalid arguments at %s", tool_name, ", ".join(fields))
+        return describe_failure(exc)
     if _expected(exc):
         log.info("tool %s failed: %s", tool_name, describe_failure(exc))
         return describe_failure(exc)

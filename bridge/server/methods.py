@@ -130,6 +130,8 @@ async def call_tool_live(
         scope,
         sampling_timeout=server.sampling_timeout,
         elicitation_timeout=server.elicitation_timeout,
+        sampler=server.sampler,
+        sample_always=server.sample_always,
     )
     with server.calls.held(session.in_flight - 1):  # not counting this one
         try:
@@ -274,6 +276,8 @@ async def get_prompt_live(
         scope,
         sampling_timeout=server.sampling_timeout,
         elicitation_timeout=server.elicitation_timeout,
+        sampler=server.sampler,
+        sample_always=server.sample_always,
     )
     try:
         with server.calls.held(session.in_flight - 1):

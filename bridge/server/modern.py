@@ -31,7 +31,12 @@ import logging
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
-from bridge.jsonrpc.messages import INVALID_PARAMS, METHOD_NOT_FOUND, Request
+from bridge.jsonrpc.messages import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    Request,
+)
 from encoders import mcp as mcp_encode
 from runtime.errors import (
     CapabilityError,
@@ -43,6 +48,7 @@ from runtime.principal import Principal
 
 from . import methods as _methods
 from .failures import describe_failure, tool_failure
+from .fallback import MAX_FOLLOW_UPS, follow_up, round_capabilities
 from .questions import CallScope, question_request, url_required
 from .rounds import Complete, RunSteps, Yielded, run_round, run_steps
 
@@ -72,13 +78,20 @@ Plain: TypeAlias = Callable[["Offer", Mapping[str, Any], CallScope], dict[str, A
 
 
 def handle(
-    server: Offer, request: Request, principal: Principal | None = None
+    server: Offer,
+    request: Request,
+    principal: Principal | None = None,
+    *,
+    server_samples: bool = False,
 ) -> Steps:
     """Answer a modern ``request`` made by ``principal``: yield each
     notification it sends, in order, and return its result (raises
-    RequestError for errors)."""
+    RequestError for errors). ``server_samples``: the caller answers the
+    samples the client cannot (:func:`bridge.server.fallback.follow_up`)."""
     scope = _envelope(request)
     scope.principal = principal
+    if server_samples:
+        scope.client_capabilities = round_capabilities(scope.client_capabilities)
     plain = _PLAIN.get(request.method)
     if plain is not None:
         result = plain(server, request.params or {}, scope)
@@ -101,9 +114,27 @@ async def respond(
     principal: Principal | None = None,
 ) -> dict[str, Any]:
     """:func:`handle`'s result, its notifications sent with ``notify`` first
-    and its steps run."""
-    steps = handle(server, request, principal)
-    return await respond_rest(server, steps, None, notify)
+    and its steps run.
+
+    A server with its own model answers the samples the client cannot and
+    retries the round itself (:mod:`bridge.server.fallback`)."""
+    server_samples = server.sampler is not None
+    for _ in range(MAX_FOLLOW_UPS):
+        steps = handle(server, request, principal, server_samples=server_samples)
+        result = await respond_rest(server, steps, None, notify)
+        client = (request.params or {})["_meta"][CLIENT_CAPABILITIES]
+        retry = await follow_up(
+            request,
+            result,
+            client,
+            sampler=server.sampler,
+            always=server.sample_always,
+            timeout=server.sampling_timeout,
+        )
+        if retry is None:
+            return result
+        request = retry
+    raise RequestError(INTERNAL_ERROR, "the server's model answered too many rounds")
 
 
 async def respond_rest(

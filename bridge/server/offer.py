@@ -27,6 +27,7 @@ from .state_token import Sealer
 
 if TYPE_CHECKING:
     from .auth.config import Auth
+    from .fallback import Sampler
 
 __all__ = [
     "DEFAULT_ELICITATION_TIMEOUT",
@@ -72,6 +73,8 @@ class Offer:
         auth: Auth | None = None,
         limits: ServerLimits | None = None,
         debug: bool = False,
+        sampler: Sampler | None = None,
+        sample_always: bool = False,
     ) -> None:
         self.name = name
         self.auth = auth
@@ -87,6 +90,8 @@ class Offer:
         # limiter would be shared with everything else in the process).
         self.step_limiter = trio.CapacityLimiter(self.limits.step_threads)
         self.debug = debug
+        self.sampler = sampler
+        self.sample_always = sample_always
         self.tools: dict[str, Tool[Any, Any]] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []

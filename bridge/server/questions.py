@@ -69,6 +69,7 @@ __all__ = [
     "notice_notification",
     "question_request",
     "url_required",
+    "uses_tools",
 ]
 
 
@@ -261,7 +262,7 @@ def _fit_to_client(request: SamplingRequest, scope: CallScope) -> SamplingReques
             "include_context needs the client's sampling.context capability",
             required={"sampling": {"context": {}}},
         )
-    if not _uses_tools(request) or scope.capability("sampling", "tools"):
+    if not uses_tools(request) or scope.capability("sampling", "tools"):
         return request
     schema_tool = request.schema_tool
     if schema_tool is not None and not _has_tool_blocks(request):
@@ -290,7 +291,8 @@ def _supports_forms(scope: CallScope) -> bool:
     return not declared or scope.capability("elicitation", "form")
 
 
-def _uses_tools(request: SamplingRequest) -> bool:
+def uses_tools(request: SamplingRequest) -> bool:
+    """Whether ``request`` needs ``sampling.tools`` (tools, a choice, tool blocks)."""
     return (
         bool(request.tools)
         or request.tool_choice is not None

@@ -13,6 +13,7 @@ does), nor seal state (:mod:`bridge.server.state_token`).
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any, TypeAlias, final
 
 import attrs
@@ -34,10 +35,12 @@ Notification: TypeAlias = tuple[str, dict[str, Any]]
 @final
 @attrs.frozen
 class RunSteps:
-    """Steps a round waits on: ``(effect key, step, idempotency key)`` each.
-    Send back one reply or exception per step, in order (:func:`run_steps`)."""
+    """Steps a round waits on: ``(effect key, step, idempotency key, seconds
+    left)`` each, the seconds being those of the time limit of the branches
+    around it (None: no limit). Send back one reply, exception, or None (out
+    of time) per step, in order (:func:`run_steps`)."""
 
-    steps: tuple[tuple[str, Step, str], ...]
+    steps: tuple[tuple[str, Step, str, float | None], ...]
 
 
 Yielded: TypeAlias = Notification | RunSteps
@@ -48,19 +51,20 @@ async def run_steps(batch: RunSteps, limiter: trio.CapacityLimiter | None) -> li
     """Run ``batch``'s steps concurrently: a reply or an exception for each."""
     results: list[Any] = [None] * len(batch.steps)
 
-    async def one(index: int, step: Step, key: str) -> None:
-        try:
-            results[index] = await perform_step(step, key, limiter=limiter)
-        except Exception as exc:
-            results[index] = exc
+    async def one(index: int, step: Step, key: str, seconds: float | None) -> None:
+        # A branch's time limit cancels its steps (None stays: out of time).
+        with trio.move_on_after(math.inf if seconds is None else max(seconds, 0)):
+            try:
+                results[index] = await perform_step(step, key, limiter=limiter)
+            except Exception as exc:
+                results[index] = exc
 
     if len(batch.steps) == 1:
-        _key, step, key = batch.steps[0]
-        await one(0, step, key)
+        await one(0, *batch.steps[0][1:])
         return results
     async with trio.open_nursery() as nursery:
-        for index, (_key, step, key) in enumerate(batch.steps):
-            nursery.start_soon(one, index, step, key)
+        for index, (_key, step, key, seconds) in enumerate(batch.steps):
+            nursery.start_soon(one, index, step, key, seconds)
     return results
 
 

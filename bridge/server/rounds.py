@@ -185,17 +185,32 @@ class _Round:
                 return
             due, self.due = self.due, []
             call = stepper.call_id
-            batch = tuple((k, s, step_key(call, s, k)) for k, s in due)
+            batch = tuple(
+                (k, s, step_key(call, s, k), self._seconds_left(k)) for k, s in due
+            )
             replies = yield RunSteps(batch)
             assert replies is not None
             for (key, _step), reply in zip(due, replies, strict=True):
-                if not stepper.is_pending(key):
-                    continue  # withdrawn by an earlier reply of the batch
+                if reply is None or not stepper.is_pending(key):
+                    continue  # out of time, or withdrawn by an earlier reply
                 if isinstance(reply, Exception):
                     stepper.fail(key, reply)
                 else:
                     stepper.answer(key, reply)
+            now = self.clock()
+            for branch, deadline in list(self.deadlines.items()):
+                if now >= deadline:
+                    stepper.expire(branch)  # withdraws its steps out of time
             events = stepper.events()
+
+    def _seconds_left(self, key: str) -> float | None:
+        """The time left to the step at ``key`` by its branches' limits."""
+        left = [
+            deadline - self.clock()
+            for branch, deadline in self.deadlines.items()
+            if key.startswith(f"{branch}.")
+        ]
+        return min(left) if left else None
 
     def _carry_out(self, events: list[Event]) -> Generator[Notification, Any, None]:
         stepper = self.stepper

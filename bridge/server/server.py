@@ -70,6 +70,13 @@ class Server(Offer):
         debug: tell clients what an unexpected exception in a tool said (for
             development only: by default they get a generic message and an
             error id, and the traceback is logged under that id).
+        sampler: the server's own model (a ``bridge.providers`` adapter, e.g.
+            ``provider_from_spec("openai:gpt-4o-mini")``), answering a tool's
+            samples when a client cannot (both eras): it did not declare
+            ``sampling`` (or ``sampling.tools`` for a sample offering tools)
+            (:mod:`bridge.server.fallback`). No elicitation fallback.
+        sample_always: with a ``sampler``, answer every sample with it, even
+            for clients that can sample.
     """
 
     @functools.cached_property

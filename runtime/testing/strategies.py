@@ -10,6 +10,9 @@
 * :func:`elicit_replies` generates accept (with valid, or invalid, content),
   decline and cancel.
 * :func:`failures` generates peer failures; :func:`answers` mixes them in.
+* :func:`step_results` generates what a step's function may give: values of
+  its return type, or exceptions to raise; script them with
+  ``ScriptedPeer(steps={name: [...]})``.
 * :func:`run_in_drawn_order` runs a tool with a :class:`HeldPeer` and releases
   its questions in an order drawn from ``st.data()``.
 * :func:`delays` generates how long a peer takes to answer; :class:`DelayedPeer`
@@ -36,6 +39,7 @@ from pydantic import BaseModel
 from .._effect_base import Notice, PeerQuestion
 from .._elicit_effects import Elicit, ElicitUrl, ListRoots
 from .._sample_effect import Sample
+from .._step_ops import adapter_of as _step_adapter
 from .._tool import Tool
 from ..errors import PeerError, RequestTimeout
 from ..messages import SCHEMA_TOOL_NAME, NamedTool, Text, ToolSpec, ToolUse
@@ -53,6 +57,7 @@ __all__ = [
     "from_schema",
     "run_in_drawn_order",
     "sample_replies",
+    "step_results",
 ]
 
 _ids = st.integers(min_value=0, max_value=10**9).map(lambda n: f"call_{n}")
@@ -219,6 +224,28 @@ def answers(question: PeerQuestion[Any]) -> st.SearchStrategy[Any]:
     else:
         raise TypeError(f"answers: no strategy for {question!r}")
     return replies | failures()
+
+
+def step_results(fn: Callable[..., Any]) -> st.SearchStrategy[Any]:
+    """What a step of ``fn`` may give: a value of its return annotation (made
+    from the annotation's JSON Schema and read back through it), or an
+    exception its attempt raises (which the step records as ``StepFailed``)."""
+    adapter = _step_adapter(fn)
+    values = from_schema(adapter.json_schema(mode="serialization")).map(
+        adapter.validate_python
+    )
+    kinds: list[type[Exception]] = [
+        ValueError,
+        ConnectionError,
+        TimeoutError,
+        RuntimeError,
+    ]
+    raised = st.builds(_raised, st.sampled_from(kinds), st.text(max_size=20))
+    return values | raised
+
+
+def _raised(kind: type[Exception], message: str) -> Exception:
+    return kind(message)
 
 
 # --- delays -------------------------------------------------------------------------

@@ -10,6 +10,8 @@ reaches the official ``mcp`` client: in 2025-11-25 as plain notifications
 from __future__ import annotations
 
 import contextlib
+import json
+import subprocess
 import sys
 import warnings
 from collections.abc import AsyncIterator
@@ -140,3 +142,61 @@ async def test_modern_listen_without_resources_hears_no_update(transport: str) -
             await client.call_tool("grow", {})
             first = await anext(events)
     assert first == ToolsListChanged()
+
+
+async def test_a_cancelled_stdio_listen_hears_no_more() -> None:
+    from tests.bridge.wire import modern_meta
+
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "bridge.cli", "serve", FIXTURE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    lines = _Lines(process.stdout)
+
+    async def send(message: dict[str, Any]) -> None:
+        assert process.stdin is not None
+        await process.stdin.send_all(
+            json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n"
+        )
+
+    meta = {"_meta": modern_meta({})}
+    listen = {"notifications": {"toolsListChanged": True}, **meta}
+    grow = {"name": "grow", "arguments": {}, **meta}
+    try:
+        with trio.fail_after(30):
+            await send({"id": 1, "method": "subscriptions/listen", "params": listen})
+            ack = await lines.next()
+            await send(
+                {"method": "notifications/cancelled", "params": {"requestId": 1}}
+            )
+            await send({"id": 2, "method": "tools/call", "params": grow})
+            reply = await lines.next()
+            await send({"id": 3, "method": "tools/list", "params": meta})
+            listed = await lines.next()
+    finally:
+        await process.stdin.aclose()
+        with trio.fail_after(30):
+            await process.wait()
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["notifications"] == {"toolsListChanged": True}
+    assert reply["id"] == 2  # and no list_changed before it: the listen is over
+    assert reply["result"]["content"][0]["text"] == "grew"
+    assert listed["id"] == 3
+
+
+class _Lines:
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self._stream = stream
+        self._buffer = b""
+
+    async def next(self) -> dict[str, Any]:
+        while b"\n" not in self._buffer:
+            chunk = await self._stream.receive_some()
+            assert chunk, "the server closed stdout"
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)

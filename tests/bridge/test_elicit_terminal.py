@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import threading
+import io
+import os
 from typing import Any
 
 import pytest
 import trio
 
-from bridge.elicit import TerminalForm, line_reader, stdin_line
+from bridge.elicit import TerminalForm, line_reader
+from bridge.elicit._stdin import read_stdin_line
 from bridge.host import run_in_process
 from runtime import ElicitationRequest, ElicitReply
 from runtime.replies import ElicitAction
@@ -261,33 +263,111 @@ async def test_url_mode_shows_the_full_url_and_its_site() -> None:
 # --- stdin ----------------------------------------------------------------------------
 
 
-async def test_stdin_reading_runs_in_a_thread_and_does_not_block_trio(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    typed = threading.Event()
+async def test_reading_the_terminal_does_not_block_trio() -> None:
+    read_end, write_end = os.pipe()
+    out = io.StringIO()
+    try:
+        with trio.fail_after(5):
+            async with trio.open_nursery() as nursery:
+                results: list[str | None] = []
 
-    def blocking_input(prompt: str) -> str:
-        assert typed.wait(timeout=5)
-        return f"typed after {prompt}"
+                async def read() -> None:
+                    results.append(await read_stdin_line("> ", out, fd=read_end))
 
-    monkeypatch.setattr("builtins.input", blocking_input)
+                nursery.start_soon(read)
+                await trio.testing.wait_all_tasks_blocked()
+                os.write(write_end, b"typed\n")  # reachable: the loop runs
+        assert results == ["typed"]
+        assert out.getvalue() == "> "
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+async def test_a_withdrawn_question_loses_no_line_and_blocks_nothing() -> None:
+    read_end, write_end = os.pipe()
+    out = io.StringIO()
+    try:
+        with trio.move_on_after(0.05):  # the question is withdrawn
+            await read_stdin_line("> ", out, fd=read_end)
+        os.write(write_end, "first\nsecond é\nthird".encode())
+        os.close(write_end)
+        with trio.fail_after(5):
+            lines = [await read_stdin_line("> ", out, fd=read_end) for _ in range(4)]
+        assert lines == ["first", "second é", "third", None]
+    finally:
+        os.close(read_end)
+
+
+async def test_stdin_end_of_input_is_none() -> None:
+    read_end, write_end = os.pipe()
+    os.close(write_end)
+    try:
+        with trio.fail_after(5):
+            assert await read_stdin_line("> ", io.StringIO(), fd=read_end) is None
+    finally:
+        os.close(read_end)
+
+
+# --- commands, help, one form at a time ----------------------------------------------
+
+ONE_FIELD: dict[str, Any] = {
+    "type": "object",
+    "properties": {"city": {"type": "string", "title": "City"}},
+    "required": ["city"],
+}
+
+
+def ask(key: str = "trip") -> ElicitationRequest:
+    return ElicitationRequest(message="Where?", requested_schema=ONE_FIELD, key=key)
+
+
+@pytest.mark.parametrize("word", [":quit", ":exit", ":QUIT", ":cancel"])
+async def test_quit_and_exit_cancel_the_form(word: str) -> None:
+    reply, _ = await fill([word], ask())
+    assert reply == ElicitReply(action="cancel")
+
+
+async def test_an_unknown_command_is_not_an_answer_and_a_double_colon_is() -> None:
+    reply, out = await fill([":lisbon", "::x"], ask())
+    assert reply == ElicitReply(action="accept", content={"city": ":x"})
+    assert len(errors(out)) == 1
+    assert "unknown command :lisbon" in errors(out)[0]
+
+
+async def test_the_help_line_is_shown_with_the_first_form_only_and_on_help() -> None:
+    out: list[str] = []
+    lines = ["Rome", ":help", "Oslo"]
+    form = TerminalForm(read_line=line_reader(lines, echo=out.append), write=out.append)
+    with trio.fail_after(5):
+        await form.handle(ask())
+        first = len(out)
+        second = await form.handle(ask())
+    helps = [i for i, line in enumerate(out) if line.startswith("Enter accepts")]
+    asked = out.index("City: :help")
+    assert helps == [helps[0], asked + 1]  # with the first form, then on :help
+    assert helps[0] < first < asked
+    assert second == ElicitReply(action="accept", content={"city": "Oslo"})
+
+
+async def test_concurrent_forms_are_asked_one_whole_form_at_a_time() -> None:
+    out: list[str] = []
+    lines = ["Rome", "Oslo"]
+    form = TerminalForm(read_line=line_reader(lines, echo=out.append), write=out.append)
+    replies: dict[str, ElicitReply] = {}
+
+    async def one(key: str) -> None:
+        replies[key] = await form.handle(ask(key))
+
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
-            results: list[str | None] = []
-
-            async def read() -> None:
-                results.append(await stdin_line("> "))
-
-            nursery.start_soon(read)
-            await trio.testing.wait_all_tasks_blocked()
-            typed.set()  # only reachable because the loop is not blocked
-    assert results == ["typed after > "]
-
-
-async def test_stdin_end_of_input_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    def closed(prompt: str) -> str:
-        raise EOFError
-
-    monkeypatch.setattr("builtins.input", closed)
-    with trio.fail_after(5):
-        assert await stdin_line("> ") is None
+            nursery.start_soon(one, "a")
+            nursery.start_soon(one, "b")
+    headers = [i for i, line in enumerate(out) if line.startswith("── Form")]
+    answers = [i for i, line in enumerate(out) if line.endswith(("Rome", "Oslo"))]
+    assert len(headers) == 2
+    assert headers[0] < answers[0] < headers[1] < answers[1]
+    assert {r.content["city"] for r in replies.values() if r.content} == {
+        "Rome",
+        "Oslo",
+    }

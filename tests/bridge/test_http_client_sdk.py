@@ -95,4 +95,5 @@ async def test_the_sdk_server_lists_our_calls_tools_in_both_eras_on_one_endpoint
                 async with connect(url, era=era) as client:  # type: ignore[arg-type]
                     names.append({tool["name"] for tool in await client.list_tools()})
     expected = {"legacy_sample", "legacy_elicit", "mrtr_sample", "mrtr_elicit"}
+    expected.add("annotated")  # content annotations and result _meta (issue 26)
     assert names == [expected] * 3

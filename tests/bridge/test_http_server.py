@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import signal
 import subprocess
+import sys
 from typing import Any
 
 import httpx
@@ -23,6 +25,7 @@ from bridge.server import Server
 from bridge.transports.http import HttpLimits
 from tests.bridge.http_kit import MODERN, served
 from tests.fixtures import http_tools
+from tests.helpers import ROOT
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -213,3 +216,24 @@ async def test_a_listen_stream_whose_peer_went_away_is_ended() -> None:
             await stream.aclose()  # the client dies
             while server._listeners:  # pyright: ignore[reportPrivateUsage]
                 await trio.sleep(0.05)
+
+
+async def test_ctrl_c_stops_serve_http_quietly_with_exit_130() -> None:
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "bridge.cli", "-v", "serve",
+         str(ROOT / "examples" / "conformance_server.py"), "--http", "0"],
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    log = b""
+    with trio.fail_after(60):
+        while b"serving MCP at" not in log:
+            chunk = await process.stderr.receive_some(4096)
+            assert chunk, log
+            log += chunk
+        process.send_signal(signal.SIGINT)
+        while chunk := await process.stderr.receive_some(4096):
+            log += chunk
+        code = await process.wait()
+    assert code == 130
+    assert b"Traceback" not in log

@@ -108,10 +108,35 @@ async def test_tools_are_listed_with_their_schemas(mode: str) -> None:
         async with client(mode) as session:
             listed = await session.list_tools()
     tools = {t.name: t for t in listed.tools}
-    assert set(tools) == {"ask", "weather", "agent", "confirm", "chatty", "fails"}
+    assert set(tools) == {
+        "ask",
+        "weather",
+        "agent",
+        "confirm",
+        "chatty",
+        "fails",
+        "add",
+    }
     assert tools["weather"].output_schema is not None
     assert tools["weather"].output_schema["properties"]["celsius"]["maximum"] == 60
     assert tools["ask"].input_schema["required"] == ["prompt"]
+
+
+async def test_a_tool_with_plain_typed_parameters(mode: str) -> None:
+    with trio.fail_after(30):
+        async with client(mode) as session:
+            listed = await session.list_tools()
+            result = await session.call_tool("add", {"a": 2, "b": 3})
+            refused = await session.call_tool("add", {"a": 2, "b": -1})
+    schema = next(t.input_schema for t in listed.tools if t.name == "add")
+    assert schema["required"] == ["a"]
+    assert schema["properties"]["b"] == {
+        "default": 1, "description": "Added", "minimum": 0, "title": "B",
+        "type": "integer",
+    }  # fmt: skip
+    assert text_of(result) == "5 (sdk-model)"
+    assert refused.is_error
+    assert "b: Input should be greater than or equal to 0" in str(refused.content)
 
 
 async def test_plain_sampling_round_trip(mode: str) -> None:

@@ -68,7 +68,10 @@ async def test_a_parked_call_holds_no_task_of_the_server() -> None:
         assert server.in_flight == 3
         assert len(server.outstanding) == 3  # each call waits on its sample
         assert server._nursery is not None
-        assert not server._nursery.child_tasks  # and no task does the waiting
+        # No task does the waiting: the only one is the session's timer
+        # service, one for all the calls' sampling timeouts.
+        tasks = [t.name for t in server._nursery.child_tasks]
+        assert tasks == ["bridge.jsonrpc.timers.Timers.run"]
         nursery.cancel_scope.cancel()
 
 

@@ -25,6 +25,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from bridge.server import Server
+from bridge.server.limits import ServerLimits
 from runtime.testing.strategies import from_schema
 from tests.bridge.test_fuzz import (
     LISTS,
@@ -79,6 +80,8 @@ def modern_outcomes(
         return frozenset({-32022})
     if not isinstance(meta[CAPABILITIES], dict):
         return bad
+    if method == "subscriptions/listen":
+        return listen_outcomes(params)
     if method not in MODERN_METHODS:
         return frozenset({-32601})
     if method in LISTS:
@@ -96,6 +99,25 @@ def modern_outcomes(
         # and the round; a question the client cannot answer is -32021.
         return frozenset({RESULT, -32602, -32021})
     return frozenset({RESULT})  # server/discover
+
+
+LISTENING: Any = "listening"
+"""The outcome of a well-formed ``subscriptions/listen`` over a session: it is
+acknowledged and stays open (no reply) until the client cancels it."""
+
+
+def listen_outcomes(params: Mapping[str, Any]) -> frozenset[int | None]:
+    wanted: Any = params.get("notifications")
+    if not isinstance(wanted, dict):
+        return frozenset({-32602})
+    uris: Any = cast("dict[str, Any]", wanted).get("resourceSubscriptions", [])
+    if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+        return frozenset({-32602})
+    if len(set(uris)) > ServerLimits().max_subscriptions:
+        return frozenset({-32000})
+    if any(len(u.encode("utf-8", "surrogatepass")) > 16 * 1024 for u in uris):
+        return frozenset({-32602})
+    return frozenset({LISTENING})
 
 
 # --- requests -----------------------------------------------------------------------
@@ -211,6 +233,10 @@ def era_of(request: dict[str, Any]) -> Era:
 def check(request: dict[str, Any], replies: list[dict[str, Any]], text: str) -> None:
     expected = expected_reply(encode(request), SERVER.tools, modern_outcomes)
     assert expected is not None, "the id makes it a request, however mangled"
+    assert text == "accept:True:", "the well-formed call did not complete"
+    if expected[1] == {LISTENING}:
+        assert replies == [], "a listen is answered only when it ends"
+        return
     got = [r.get("error", {}).get("code", "result") for r in replies]
     event(f"{request.get('method')!s:.30}: {sorted(expected[1], key=str)} -> {got}")
     check_reply(replies, expected, method=request.get("method"), era=era_of(request))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -449,6 +450,30 @@ async def test_arguments_failing_the_input_schema_are_a_tool_error(
         assert text.startswith("Invalid arguments for tool 'counts':\n")
         assert problem in text
         validate_message(ERA, reply, answering="tools/call")
+
+
+@tool(
+    input_schema={
+        "type": "object",
+        "properties": {"pin": {"type": "integer"}},
+        "required": ["pin"],
+    }
+)
+def unlocks(ctx: Context) -> str:
+    return "open"
+
+
+async def test_the_tool_error_quotes_bad_values_to_the_caller_and_not_to_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="yieldmcp")
+    async with connect(Server([unlocks]), capabilities=ALL_CAPS) as raw:
+        reply, _ = await raw.call(1, "tools/call", _call("unlocks", {"pin": "s3cret"}))
+    assert _tool_error(reply) == (
+        "Invalid arguments for tool 'unlocks':\npin: 's3cret' is not of type 'integer'"
+    )
+    assert "invalid arguments at pin" in caplog.text
+    assert "s3cret" not in caplog.text
 
 
 @pytest.mark.parametrize("arguments", [[1], "n=3", 7])

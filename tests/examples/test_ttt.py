@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from runtime import Journal, Log, Progress, SampleValidationError, ToolResult
+from runtime import (
+    Journal,
+    Log,
+    Progress,
+    Sample,
+    SampleValidationError,
+    ToolError,
+    ToolResult,
+)
 from runtime.testing import (
     ScriptedPeer,
     accept,
     cancel,
+    decline,
     run_scripted,
     structured,
     tool_calls,
 )
+from runtime.testing.strategies import elicit_replies, sample_replies
 from tests.helpers import load_example
 
 ttt = load_example("ttt")
@@ -64,6 +77,12 @@ def test_cancelling_the_form_ends_the_game() -> None:
     peer = ScriptedPeer(samples=model_moves(4), elicits={"pick_move": [cancel()]})
     result = run_scripted(ttt.play_ttt, {"seed": MODEL_IS_X}, peer)
     assert (result.outcome, result.moves) == ("cancelled", 1)
+
+
+def test_declining_the_form_ends_the_game_as_declined_not_cancelled() -> None:
+    peer = ScriptedPeer(samples=model_moves(4), elicits={"pick_move": [decline()]})
+    result = run_scripted(ttt.play_ttt, {"seed": MODEL_IS_X}, peer)
+    assert (result.outcome, result.moves) == ("declined", 1)
 
 
 def test_an_occupied_cell_from_the_model_is_refused_and_asked_again() -> None:
@@ -132,3 +151,48 @@ def test_sides_are_journaled_so_a_replay_keeps_them() -> None:
     first = run_scripted(ttt.play_ttt, {}, peer, journal=journal)
     replayed = run_scripted(ttt.play_ttt, {}, ScriptedPeer(), journal=journal)
     assert replayed == first
+
+
+# --- any answers: the game ends, or fails the call with a documented error ----------
+
+
+# A whole game is many answers: its smallest input is large by nature.
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.large_base_example, HealthCheck.too_slow],
+)
+@given(st.data())
+def test_any_model_and_user_answers_end_the_game_or_fail_cleanly(
+    data: st.DataObject,
+) -> None:
+    # Models make parallel calls: a reply may call both strategy tools at once.
+    def answer(question: Any) -> Any:
+        if isinstance(question, Sample):
+            return data.draw(sample_replies(question))
+        return data.draw(elicit_replies(question, valid=True))
+
+    peer = ScriptedPeer(samples=answer, elicits={"pick_move": answer})
+    seed = data.draw(st.sampled_from([MODEL_IS_X, MODEL_IS_O]))
+    try:
+        result = run_scripted(ttt.play_ttt, {"seed": seed}, peer)
+    except (SampleValidationError, ToolError):
+        return  # the model never gave a usable answer: the documented failures
+    assert result.outcome in ("you won", "model won", "draw", "cancelled")
+
+
+def test_a_reply_calling_both_strategies_is_answered_in_full() -> None:
+    both = tool_calls(
+        ("play_offensive", {"reasoning": "take the line"}),
+        ("play_defensive", {"threat": "their column"}),
+    )
+    peer = ScriptedPeer(
+        samples=[both, structured({"cell": 0}), *model_moves(1, 2)],
+        elicits={"pick_move": user_moves(3, 4)},
+    )
+    result = run_scripted(ttt.play_ttt, {"seed": MODEL_IS_X}, peer)
+    assert result.outcome == "model won"
+    move_question = peer.asked[1].question
+    answers = move_question.messages[-1].content  # type: ignore[attr-defined]
+    assert [a.tool_use_id for a in answers] == [u.id for u in both.tool_uses]
+    assert "Playing play_offensive" in answers[0].content[0].text

@@ -322,3 +322,26 @@ def test_duplicate_ids_within_one_reply_are_made_unique() -> None:
     )
     result = ctx.sample("go", tools=[LOOKUP]).resolve(reply, "3")
     assert [c.id for c in result.tool_calls] == ["x", "x_3"]
+
+
+def test_a_structured_exchange_carries_parsed_as_the_design_says() -> None:
+    result = ctx.sample("move?", schema=Move).resolve(structured({"cell": 4}), "0")
+    assert result.exchange.parsed == Move(cell=4) == result.parsed
+    assert len(result.exchange.messages) == 3
+
+
+def test_sample_schema_exchange_parsed_is_its_parsed() -> None:
+    @tool
+    def pick(ctx: Context) -> Op[int]:
+        move = yield from ctx.sample_schema("move?", schema=Move)
+        assert move.exchange.parsed == move.parsed
+        return move.exchange.parsed.cell
+
+    assert run_scripted(pick, {}, ScriptedPeer(samples=[structured({"cell": 2})])) == 2
+
+
+def test_text_and_failed_output_exchanges_have_no_parsed() -> None:
+    assert ctx.sample("hi").resolve(text("hello"), "0").exchange.parsed is None
+    failed = ctx.sample("move?", schema=Move).resolve(structured({"cell": 99}), "0")
+    assert failed.parse_error is not None
+    assert failed.exchange.parsed is None

@@ -10,12 +10,14 @@ import time
 
 import pytest
 import trio
+from pydantic import BaseModel
 
 from bridge.client import connect
+from bridge.server import Server
 from runtime import BranchTimeout, Context, Limits, Op, run, tool
 from runtime.testing import ScriptedPeer
 from tests.bridge.http_kit import served
-from tests.bridge.test_client import in_memory
+from tests.bridge.test_client import Accepting, in_memory
 from tests.fixtures import step_tools
 
 ERAS = ["legacy", "2026-07-28"]
@@ -110,3 +112,66 @@ async def test_a_branch_timeout_cancels_an_async_step() -> None:
     with trio.fail_after(10):
         assert await run(bounded, {}, ScriptedPeer()) == "timed out"
     assert cancelled == ["cancelled"]
+
+
+@tool
+def waits_forever(ctx: Context) -> Op[str]:
+    return (yield from ctx.step(forever))
+
+
+@pytest.mark.parametrize("era", ["legacy"])
+async def test_cancelling_a_call_cancels_its_async_step(era: str) -> None:
+    cancelled.clear()
+    server = Server([waits_forever])
+    async with in_memory(server, era) as client:
+        with trio.move_on_after(0.3):
+            await client.call_tool("waits_forever")
+        with trio.fail_after(10):
+            while not cancelled:
+                await trio.sleep(0.01)
+    assert cancelled == ["cancelled"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_branch_timeout_cancels_an_async_step_on_a_server(era: str) -> None:
+    cancelled.clear()
+    async with in_memory(Server([bounded]), era) as client:
+        with trio.fail_after(10):
+            result = await client.call_tool("bounded")
+    assert result.text == "timed out"
+    assert cancelled == ["cancelled"]
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+async def pause(seconds: float) -> float:
+    await trio.sleep(seconds)
+    return seconds
+
+
+@tool(elicits={"ok": Ok})
+def mixed(ctx: Context) -> Op[str]:
+    def slow_then_ask(c: Context) -> Op[str]:
+        waited = yield from c.step(pause, 0.2)
+        answer = yield from c.elicit("ok", f"after {waited}")
+        return f"{waited}:{answer.action}"
+
+    def ask_then_step(c: Context) -> Op[str]:
+        answer = yield from c.elicit("ok", "first")
+        thread = yield from c.step(nap)
+        return f"{answer.action}:{thread}"
+
+    a, b = yield from ctx.branch(slow_then_ask, ask_then_step)
+    return f"{a} {b}"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_steps_and_questions_interleave_in_a_branch(era: str) -> None:
+    handler = Accepting({"ok": True})
+    async with in_memory(Server([mixed]), era, elicitation=handler) as client:
+        with trio.fail_after(20):
+            result = await client.call_tool("mixed")
+    assert result.text == "0.2:accept accept:1.0"
+    assert len(handler.requests) == 2

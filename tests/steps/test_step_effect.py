@@ -14,6 +14,8 @@ from functools import partial
 
 import pytest
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from runtime import (
@@ -29,7 +31,8 @@ from runtime import (
     tool,
 )
 from runtime.errors import InvalidEffect, ScriptExhausted
-from runtime.testing import ScriptedPeer, run_scripted
+from runtime.testing import ScriptedPeer, accept, run_scripted, text
+from runtime.testing.strategies import step_results
 from tests.fixtures import step_tools
 
 attempts: list[str] = []
@@ -192,3 +195,60 @@ def test_a_handoff_before_without_a_return_annotation_is_refused() -> None:
 
     with pytest.raises(InvalidTool, match="annotate the return type of"):
         handoff(before=before, client=client, after=lambda h, r: r)
+
+
+def test_the_step_benchmark_runs() -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/steps.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert set(last) == {"call, no steps", "thread step", "async step", "replayed step"}
+
+
+@given(st.data())
+def test_any_step_result_replays_as_it_ran(data: st.DataObject) -> None:
+    from tests.helpers import load_example
+
+    weather = load_example("weather")
+    result = data.draw(step_results(weather.fetch_weather), label="fetch_weather")
+
+    def peer() -> ScriptedPeer:
+        return ScriptedPeer(
+            elicits={"where": [accept(city="Oslo")]},
+            samples=[text("Fine.")],
+            steps={"fetch_weather": [result]},
+        )
+
+    def outcome(journal: Journal) -> str:
+        try:
+            return run_scripted(weather.weather, {}, peer(), journal=journal)
+        except StepFailed as failed:
+            return f"failed: {failed.type_name}: {failed.message}"
+
+    journal = Journal()
+    live = outcome(journal)
+    assert outcome(Journal.from_json(journal.to_json())) == live
+    if isinstance(result, Exception):
+        assert live == f"failed: {type(result).__name__}: {result}"
+    else:
+        assert live.startswith(f"{result.city}: ")
+
+
+@tool
+async def add(a: int, b: int = 2) -> int:
+    """An async def tool with plain typed parameters."""
+    await trio.sleep(0)
+    return a + b
+
+
+async def test_an_async_def_tool_with_plain_parameters_runs_as_one_step() -> None:
+    assert add.input_schema["required"] == ["a"]
+    assert await run(add, {"a": 3}, ScriptedPeer()) == 5

@@ -111,6 +111,26 @@ handlers.on("move", lambda request, context: {"cell": 1})
 handlers.on("move", lambda request, context: 1)  # expect-error
 
 
+# Steps: the result type comes from the function, sync or async.
+def fetch_move(cell: int) -> Move:
+    return Move(cell=cell)
+
+
+async def fetch_name(name: str, *, upper: bool = False) -> Other:
+    return Other(name=name.upper() if upper else name)
+
+
+def stepping(ctx: Context) -> Op[None]:
+    move = yield from ctx.step(fetch_move, 3)
+    reveal_type(move)  # expect-type: Move
+    other = yield from ctx.step(fetch_name, "x", upper=True)
+    reveal_type(other)  # expect-type: Other
+    named = yield from ctx.step_as("fetch", retries=2)(fetch_name, "y")
+    reveal_type(named)  # expect-type: Other
+    yield from ctx.step(fetch_move, "3")  # expect-error
+    yield from ctx.step(fetch_name, 1)  # expect-error
+
+
 # --- plain typed parameters: the result type is still inferred ---------------------
 
 

@@ -1,6 +1,7 @@
 """The server's Streamable HTTP endpoint at ``/mcp``, both eras.
 
-Owns: the ASGI app (:mod:`.app`) and what it checks before any MCP
+Owns: the ASGI app (:mod:`.app`), which era's path a request takes and the
+errors refusing one (:mod:`.eras`), what it checks before any MCP
 (:mod:`.guard`: Origin, Host, media types), its bounds (:mod:`.config`), the
 2025-11-25 side (:mod:`.legacy`: POST, GET and DELETE on a session, whose
 SSE streams and their replay buffer are :mod:`.legacy_session`,

@@ -42,13 +42,12 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, Literal, final
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, final
 
 import trio
 
 from bridge.jsonrpc.messages import (
-    ErrorData,
     ErrorResponse,
     Invalid,
     Message,
@@ -58,8 +57,6 @@ from bridge.jsonrpc.messages import (
     Response,
     parse,
 )
-from bridge.server.server import HANDSHAKE_VERSIONS
-from bridge.transports.headers import UNSUPPORTED_VERSION
 
 from . import asgi as _asgi
 from . import modern as _modern_routes
@@ -67,6 +64,15 @@ from . import protect as _protect
 from . import serving as _serving
 from .asgi import Receive, Scope, Send
 from .config import HttpLimits
+from .eras import (
+    SUPPORTED_VERSIONS,
+    VERSION_HEADER,
+    Era,
+    header_era,
+    sessions_refused,
+    unsupported_version,
+)
+from .eras import refuse_version as _refuse_version
 from .guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
 from .legacy import DEFAULT_VERSION, LegacyEndpoint
 
@@ -88,39 +94,7 @@ __all__ = [
 log = logging.getLogger("yieldmcp.http")
 
 ENDPOINT = "/mcp"
-VERSION_HEADER: Final = "mcp-protocol-version"
-SUPPORTED_VERSIONS: Final = (*HANDSHAKE_VERSIONS, *_modern_routes.SUPPORTED)
-"""Every ``MCP-Protocol-Version`` the endpoint accepts, oldest first."""
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
-
-Era = Literal["legacy", "modern"]
-
-
-def header_era(headers: Mapping[str, str]) -> Era | None:
-    """The path a request's ``MCP-Protocol-Version`` selects; None: no path."""
-    version = headers.get(VERSION_HEADER)
-    if version is None or version in HANDSHAKE_VERSIONS:
-        return "legacy"
-    return "modern" if version in _modern_routes.SUPPORTED else None
-
-
-def unsupported_version(
-    requested: str, supported: Sequence[str], why: str = ""
-) -> ErrorData:
-    """The UnsupportedProtocolVersion error for an ``MCP-Protocol-Version``."""
-    return ErrorData(
-        UNSUPPORTED_VERSION,
-        f"Unsupported protocol version: MCP-Protocol-Version is {requested!r}"
-        f"{why}; use {', '.join(supported)}",
-        {"supported": list(supported), "requested": requested},
-    )
-
-
-async def _refuse_version(
-    send: Send, request_id: RequestId | None, error: ErrorData
-) -> None:
-    body = _asgi.error_body(request_id, error)
-    await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
 
 
 async def _plain(send: Send, status: int, text: str, **headers: str) -> None:
@@ -140,6 +114,9 @@ class McpHttpApp:
             start them); cancelling it ends them all.
         guard: the Host/Origin policy.
         limits: bounds on bodies, sessions, queues and stores.
+        sessions: serve the 2025-11-25 era; False refuses its requests with
+            :func:`.eras.sessions_refused` (several workers on one port, whose
+            sessions no one process could hold).
     """
 
     def __init__(
@@ -149,8 +126,10 @@ class McpHttpApp:
         *,
         guard: Guard | None = None,
         limits: HttpLimits | None = None,
+        sessions: bool = True,
     ) -> None:
         self.server = server
+        self.sessions = sessions
         self.guard = guard or Guard()
         self.limits = limits or HttpLimits()
         self.legacy = LegacyEndpoint(server, self.limits, nursery)
@@ -205,6 +184,10 @@ class McpHttpApp:
         if era == "modern":
             await _plain(send, 405, "Method Not Allowed in 2026-07-28", allow="POST")
             return
+        if not self.sessions:
+            requested = headers.get(VERSION_HEADER)
+            await _refuse_version(send, None, sessions_refused(requested))
+            return
         version = await self._legacy_version(headers, None, send)
         if version is None:
             return
@@ -245,6 +228,9 @@ class McpHttpApp:
                 self.limits,
                 principal=principal,
             )
+        elif not self.sessions:
+            requested = headers.get(VERSION_HEADER) or _offered_version(message)
+            await _refuse_version(send, request_id, sessions_refused(requested))
         else:
             version = await self._legacy_version(headers, request_id, send)
             if version is not None:
@@ -301,6 +287,13 @@ class McpHttpApp:
         return message, data
 
 
+def _offered_version(message: Message) -> str | None:
+    """The ``protocolVersion`` an ``initialize`` request offers, if any."""
+    params = message.params if isinstance(message, Request) else None
+    offered = params.get("protocolVersion") if params is not None else None
+    return offered if isinstance(offered, str) else None
+
+
 async def _lifespan(receive: Receive, send: Send) -> None:
     # Nothing to set up or tear down: sessions live in the caller's nursery.
     while True:
@@ -338,15 +331,14 @@ async def serve_http(
     allowed_hosts: Iterable[str] = (),
     limits: HttpLimits | None = None,
     reuse_port: bool = False,
+    sessions: bool = True,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled.
 
-    The HTTP/1.1 server is :mod:`.serving` (h11 on trio, keep-alive, the
-    connection limits of ``limits``); to mount the endpoint in another ASGI
-    server, serve :class:`McpHttpApp` instead. Bind to loopback (the default)
-    unless the server must be reachable from elsewhere; then also list the
-    names clients will use in ``allowed_hosts``.
+    On the HTTP/1.1 server of :mod:`.serving` (to use another ASGI server,
+    mount :class:`McpHttpApp`). Bind to loopback unless the server must be
+    reachable from elsewhere; then list its names in ``allowed_hosts``.
 
     Args:
         server: the tools, resources and prompts to serve.
@@ -359,6 +351,8 @@ async def serve_http(
         limits: bounds on connections, bodies, sessions, queues and stores.
         reuse_port: let other processes listen on the same port
             (``SO_REUSEPORT``; the kernel spreads connections among them).
+        sessions: serve the 2025-11-25 era (False: refuse it, as several
+            workers sharing the port must; see :class:`McpHttpApp`).
         task_status: started with the endpoint's URL (``nursery.start``),
             which names the bound port.
     """
@@ -371,23 +365,33 @@ async def serve_http(
         write_timeout=limits.body_timeout,
         max_header_bytes=limits.max_header_bytes,
     )
-    async with trio.open_nursery() as nursery:
-        app = McpHttpApp(server, nursery, guard=guard, limits=limits)
-        start = functools.partial(
-            _serving.serve_app,
-            app,
-            host,
-            port,
-            settings=settings,
-            max_connections=limits.max_connections,
-            backlog=limits.backlog,
-            reuse_port=reuse_port,
-        )
-        listener: _serving.Listener = await nursery.start(start)
-        bound, bound_port = listener.address
-        url = f"http://{_bind(bound, bound_port)}{ENDPOINT}"
-        guard.serve_at(bound_port)
-        log.info("serving MCP at %s", url)
-        if host not in LOOPBACK_HOSTS:
-            log.warning("listening on %s: reachable beyond this machine", host)
-        task_status.started(url)
+    try:
+        async with trio.open_nursery() as nursery:
+            app = McpHttpApp(
+                server, nursery, guard=guard, limits=limits, sessions=sessions
+            )
+            start = functools.partial(
+                _serving.serve_app,
+                app,
+                host,
+                port,
+                settings=settings,
+                max_connections=limits.max_connections,
+                backlog=limits.backlog,
+                reuse_port=reuse_port,
+            )
+            listener: _serving.Listener = await nursery.start(start)
+            bound, bound_port = listener.address
+            url = f"http://{_bind(bound, bound_port)}{ENDPOINT}"
+            guard.serve_at(bound_port)
+            log.info("serving MCP at %s", url)
+            if host not in LOOPBACK_HOSTS:
+                log.warning("listening on %s: reachable beyond this machine", host)
+            task_status.started(url)
+    except BaseExceptionGroup as group:
+        # Ctrl-C lands in one of the server's tasks; the caller (the CLI: exit
+        # 130, quietly) should see the interrupt, not a group of it.
+        interrupt, rest = group.split(KeyboardInterrupt)
+        if interrupt is not None and rest is None:
+            raise KeyboardInterrupt from None
+        raise

@@ -1,0 +1,127 @@
+"""The options ``call`` and ``demo`` share: who answers, in which era, how long.
+
+Owns the flags of the terminal host (``--model``, ``--answers``/``--answer``,
+``--era``, ``--timeout``, ``--connect-timeout``, ``--json``) and reading the
+scripted answers they name. Does not run anything (:mod:`.console` does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_host_options", "key_value", "scripted_answers", "seconds"]
+
+
+def seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {value!r}")
+    return seconds
+
+
+def key_value(value: str) -> tuple[str, Any]:
+    key, sep, raw = value.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {value!r}")
+    try:
+        return key, json.loads(raw)
+    except json.JSONDecodeError:
+        return key, raw  # a bare word is a string
+
+
+def add_host_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--model",
+        default="offline",
+        metavar="SPEC",
+        help=(
+            "who answers sampling: offline[:SEED] (built-in, no API key; the "
+            "default), openai:NAME, openai-responses:NAME, anthropic:NAME, "
+            "ollama:NAME or gemini:NAME (keys and base URLs from OPENAI_API_KEY, "
+            "OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST, GEMINI_API_KEY)"
+        ),
+    )
+    command.add_argument(
+        "--answers",
+        metavar="FILE",
+        help=(
+            'answer forms from a JSON file instead of the terminal: {"KEY": '
+            'ANSWER or [ANSWERS...]}, each answer the form content, or "decline" '
+            'or "cancel"; a form with no answer left is cancelled'
+        ),
+    )
+    command.add_argument(
+        "--answer",
+        action="append",
+        default=[],
+        type=key_value,
+        metavar="KEY=JSON",
+        help="one scripted form answer (repeatable; used in order for that key)",
+    )
+    command.add_argument(
+        "--era",
+        choices=("auto", "legacy", "2026-07-28"),
+        default="auto",
+        help="protocol era: probe (auto), the 2025-11-25 handshake, or 2026-07-28",
+    )
+    command.add_argument(
+        "--timeout",
+        type=seconds,
+        metavar="SECONDS",
+        help="give up when the result has not come within SECONDS (default: wait)",
+    )
+    command.add_argument(
+        "--connect-timeout",
+        type=seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help=(
+            "how long each handshake request may wait for the server (default "
+            "10); with --era auto, an unanswered server/discover falls back to "
+            "initialize"
+        ),
+    )
+    command.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole result as JSON, nothing else",
+    )
+    command.add_argument(
+        "--save-media",
+        type=Path,
+        metavar="DIR",
+        help="write the result's images and audio to files in DIR",
+    )
+
+
+def scripted_answers(args: argparse.Namespace) -> Any:
+    """The scripted answers ``--answers``/``--answer`` give; None: ask at the terminal.
+
+    Raises:
+        ValueError: the file cannot be read, or holds no valid answers.
+    """
+    from bridge.elicit import ScriptedAnswers
+
+    if args.answers is None and not args.answer:
+        return None
+    script: dict[str, Any] = {}
+    if args.answers is not None:
+        try:
+            script = json.loads(Path(args.answers).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read --answers {args.answers}: {exc}") from None
+        if not isinstance(script, dict):
+            raise ValueError("--answers must hold a JSON object of KEY: answers")
+    for key, value in args.answer:
+        listed = script.get(key, [])
+        script[key] = [*(listed if isinstance(listed, list) else [listed]), value]
+    try:
+        return ScriptedAnswers(script)
+    except ValueError as exc:
+        raise ValueError(f"bad scripted answers: {exc}") from None

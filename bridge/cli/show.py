@@ -1,0 +1,146 @@
+"""What ``yieldmcp call`` prints: a server's offer, a tool's schemas, a result.
+
+* The listing (``call SERVER``): each tool with its description, then the
+  resources, resource templates and prompts, when the server has any.
+* ``--describe``: a tool's input schema as the form a person would fill in
+  (each field by its ``--arg`` name), and its output schema.
+* A result: every content block. Text blocks one after another, each on its
+  own lines; an image or audio as ``[image image/png, 4.2 KB]`` (written to a
+  file with ``--save-media DIR``); a resource link as ``name <uri>``; an
+  embedded resource by its URI, with its text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import mimetypes
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import mcp_types
+
+from bridge.elicit import describe_form
+from runtime.messages import Audio, Image, Text
+
+__all__ = ["describe_tool", "offer_lines", "result_lines"]
+
+
+def offer_lines(
+    tools: Sequence[Mapping[str, Any]],
+    resources: Sequence[Mapping[str, Any]] = (),
+    templates: Sequence[Mapping[str, Any]] = (),
+    prompts: Sequence[Mapping[str, Any]] = (),
+) -> list[str]:
+    """The listing: tools first (``name: description``), then the rest."""
+    lines = [_named(tool["name"], tool) for tool in tools]
+    sections = (
+        ("resources", [_named(f"{_title(r)} <{r.get('uri')}>", r) for r in resources]),
+        (
+            "resource templates",
+            [_named(f"{_title(t)} <{t.get('uriTemplate')}>", t) for t in templates],
+        ),
+        ("prompts", [_named(_prompt_call(p), p) for p in prompts]),
+    )
+    for title, rows in sections:
+        if rows:
+            if lines:
+                lines.append("")
+            lines.append(f"{title}:")
+            lines.extend(f"  {row}" for row in rows)
+    return lines or ["(the server offers no tools, resources or prompts)"]
+
+
+def _title(item: Mapping[str, Any]) -> str:
+    return str(item.get("title") or item.get("name") or "")
+
+
+def _named(head: str, item: Mapping[str, Any]) -> str:
+    description = str(item.get("description") or "").strip().splitlines()
+    return f"{head}: {description[0]}" if description else head
+
+
+def _prompt_call(prompt: Mapping[str, Any]) -> str:
+    arguments = cast(list[Any], prompt.get("arguments") or [])
+    shown: list[str] = []
+    for argument in arguments:
+        if isinstance(argument, dict):
+            entry = cast(dict[str, Any], argument)
+            optional = "" if entry.get("required") else "?"
+            shown.append(f"{entry.get('name')}{optional}")
+    return f"{prompt.get('name')}({', '.join(shown)})"
+
+
+def describe_tool(tool: Mapping[str, Any]) -> list[str]:
+    """A tool's description, its inputs as a form, and its output schema."""
+    lines = [str(tool["name"])]
+    description = str(tool.get("description") or "").strip()
+    lines.extend(f"  {row}" for row in description.splitlines())
+    inputs = describe_form(cast(Mapping[str, Any], tool.get("inputSchema") or {}))
+    lines.append("")
+    lines.append("inputs (--arg NAME=VALUE):" if inputs else "inputs: none")
+    lines.extend(f"  {row}" for row in inputs)
+    output = tool.get("outputSchema")
+    if isinstance(output, dict):
+        lines.append("")
+        lines.append("output (structured):")
+        rows = describe_form(cast(Mapping[str, Any], output))
+        lines.extend(f"  {row}" for row in rows or ["(an object)"])
+    return lines
+
+
+def result_lines(content: Sequence[Any], save_media: Path | None = None) -> list[str]:
+    """Every block of a result, readable; media saved under ``save_media``."""
+    lines: list[str] = []
+    for index, block in enumerate(content, 1):
+        if isinstance(block, Text):
+            lines.extend(block.text.splitlines() or [""])
+        elif isinstance(block, Image | Audio):
+            lines.append(_media(block, index, save_media))
+        elif isinstance(block, mcp_types.ResourceLink):
+            lines.append(f"{block.title or block.name} <{block.uri}>")
+        elif isinstance(block, mcp_types.EmbeddedResource):
+            lines.extend(_embedded(block.resource))
+        else:  # a block a newer server sends: say so rather than drop it
+            lines.append(f"[{type(block).__name__}]")
+    return lines
+
+
+def _media(block: Image | Audio, index: int, folder: Path | None) -> str:
+    kind = "image" if isinstance(block, Image) else "audio"
+    try:
+        data = base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError):
+        return f"[{kind} {block.mime_type}, not valid base64]"
+    shown = f"[{kind} {block.mime_type}, {_size(len(data))}]"
+    if folder is None:
+        return shown
+    extension = (
+        mimetypes.guess_extension(block.mime_type)
+        or _EXTENSIONS.get(block.mime_type)
+        or ".bin"
+    )
+    path = folder / f"{kind}-{index}{extension}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return f"{shown} saved to {path}"
+
+
+_EXTENSIONS = {"audio/wav": ".wav", "audio/mpeg": ".mp3", "audio/ogg": ".ogg"}
+"""Types the ``mimetypes`` table lacks on some systems."""
+
+
+def _embedded(resource: Any) -> list[str]:
+    uri = str(getattr(resource, "uri", ""))
+    mime = getattr(resource, "mimeType", None) or getattr(resource, "mime_type", None)
+    text = getattr(resource, "text", None)
+    if isinstance(text, str):
+        return [f"[resource {uri}]", *(f"  {row}" for row in text.splitlines())]
+    blob = getattr(resource, "blob", "")
+    size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
+    return [f"[resource {uri}, {mime or 'binary'}, {_size(size)}]"]
+
+
+def _size(count: int) -> str:
+    return f"{count} B" if count < 1024 else f"{count / 1024:.1f} KB"

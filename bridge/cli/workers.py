@@ -1,0 +1,277 @@
+"""``yieldmcp serve --http ADDR --workers N``: N processes serving one port.
+
+How: every worker is this same command line, run again as a child process,
+listening on the same port with ``SO_REUSEPORT``; the kernel spreads new
+connections among the workers' listen queues. We chose that over a parent
+that accepts and hands connections out (a passed descriptor per connection):
+the parent would be one more hop and one more process to keep alive on every
+connection, while with ``SO_REUSEPORT`` it does nothing once the workers run,
+and each worker keeps the whole HTTP server (its connection cap, backlog and
+timeouts) unchanged.
+
+* The parent loads the served code once first, so a mistake in it or in a
+  flag is one error line (exit 1) rather than one per worker. It binds the
+  port (also with ``SO_REUSEPORT``, not listening) to report a port in use
+  the same way, to pick the port when 0 is asked, and to hold it while the
+  workers start.
+* The workers share the key sealing 2026-07-28 ``requestState``: the
+  parent's ``YIELDMCP_STATE_KEY``, or one it generates and passes to them in
+  their environment (never on a command line, never logged), so a round
+  sealed by one worker opens on any other.
+* Several workers on one port refuse the 2025-11-25 era (its session lives in
+  one worker, and the kernel may send its next request to another): such a
+  request gets UnsupportedProtocolVersion naming 2026-07-28, with a message
+  that says why (:func:`bridge.transports.http.eras.sessions_refused`).
+* Ctrl-C (SIGINT) or SIGTERM stops every worker: the parent closes the
+  *lifeline* (a pipe every worker watches), each worker cancels its calls and
+  exits, and the parent exits 130 (SIGINT) or 0 (SIGTERM). If the parent dies
+  any other way, the lifeline closes as well, so no worker outlives it. The
+  workers run in their own session, so a terminal's Ctrl-C reaches only the
+  parent. A second Ctrl-C, or workers still running after
+  :data:`STOP_GRACE` seconds, kills them.
+* A worker that exits on its own (a crash, a kill, the OOM killer) is
+  reported on stderr with its pid and exit status, and the parent then stops
+  the others and exits 1: it does not restart workers. A crash is a bug to
+  see, and restarting belongs to what runs the server (systemd, a container
+  runtime), which restarts the whole group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any, Final
+
+import trio
+
+from bridge.server.state_token import KEY_ENV, new_key
+
+if TYPE_CHECKING:
+    from bridge.server.server import Server
+
+__all__ = ["WORKER_ENV", "add_workers_flag", "check_workers", "in_worker", "serve"]
+
+log = logging.getLogger("yieldmcp.workers")
+
+WORKER_ENV: Final = "YIELDMCP_WORKER"
+"""Set in a worker's environment (``INDEX:PORT:READY_FD:LIFELINE_FD``); internal."""
+STOP_GRACE: Final = 10.0
+"""Seconds workers get to finish once told to stop, before they are killed."""
+EXIT_FAILURE: Final = 1
+EXIT_INTERRUPTED: Final = 130
+
+
+def add_workers_flag(command: argparse.ArgumentParser) -> None:
+    """Add ``--workers`` to ``serve``."""
+    command.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help=(
+            "with --http: N processes serving the same port (SO_REUSEPORT), "
+            "sharing YIELDMCP_STATE_KEY (one is generated if unset); more than "
+            "one serves only the 2026-07-28 era (default: 1)"
+        ),
+    )
+
+
+def check_workers(args: argparse.Namespace) -> None:
+    """Refuse a ``--workers`` value that cannot be served.
+
+    Raises:
+        ValueError: fewer than 1, or several without ``--http``.
+    """
+    workers: int = args.workers
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {workers}")
+    if workers > 1 and args.http is None:
+        raise ValueError("--workers needs --http (stdio has one client)")
+
+
+def in_worker() -> bool:
+    """Whether this process is one of the workers of a ``--workers`` parent."""
+    return WORKER_ENV in os.environ
+
+
+def serve(server: Server, args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """Serve ``--http`` as the parent of ``--workers`` workers, or as one."""
+    # Popped, so that a process the served code starts is not taken for a worker.
+    spec = os.environ.pop(WORKER_ENV, None)
+    if spec is not None:
+        return _work(server, args, options, spec)
+    host, port = args.http
+    try:
+        held = _hold_port(host, port)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        print(
+            f"yieldmcp: error: cannot listen on {host}:{port}: {reason}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    with held:
+        bound = int(held.getsockname()[1])
+        argv: list[str] = getattr(args, "argv", None) or sys.argv[1:]
+        command = [sys.executable, "-m", "bridge.cli", *argv]
+        supervisor = _Supervisor(command, args.workers, _url(host, bound))
+        return trio.run(supervisor.run, bound)
+
+
+def _hold_port(host: str, port: int) -> socket.socket:
+    infos = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+
+
+class _Supervisor:
+    """The parent: starts the workers, watches them, stops them all."""
+
+    def __init__(self, command: list[str], count: int, url: str) -> None:
+        self.command = command
+        self.count = count
+        self.url = url
+        self.code = 0
+        self.stopping = False
+        self.processes: list[trio.Process] = []
+        self._lifeline = -1
+
+    async def run(self, port: int) -> int:
+        ready_r, ready_w = os.pipe()
+        lifeline_r, self._lifeline = os.pipe()
+        env = dict(os.environ)
+        env.setdefault(KEY_ENV, new_key())  # the workers' shared key, never logged
+        try:
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async with trio.open_nursery() as nursery:
+                    for index in range(self.count):
+                        env[WORKER_ENV] = f"{index}:{port}:{ready_w}:{lifeline_r}"
+                        process = await trio.lowlevel.open_process(
+                            self.command,
+                            env=env,
+                            stdin=subprocess.DEVNULL,
+                            pass_fds=(ready_w, lifeline_r),
+                            start_new_session=True,
+                        )
+                        self.processes.append(process)
+                        nursery.start_soon(self._watch, index, process, nursery)
+                    os.close(ready_w)
+                    os.close(lifeline_r)
+                    ready_w = lifeline_r = -1
+                    nursery.start_soon(self._announce, ready_r)
+                    nursery.start_soon(self._on_signals, signals, nursery)
+        finally:
+            for fd in (ready_w, lifeline_r, self._lifeline):
+                if fd >= 0:
+                    os.close(fd)
+        return self.code
+
+    async def _watch(
+        self, index: int, process: trio.Process, nursery: trio.Nursery
+    ) -> None:
+        status = await process.wait()
+        if not self.stopping:
+            how = f"signal {-status}" if status < 0 else f"code {status}"
+            print(
+                f"yieldmcp: error: worker {index} (pid {process.pid}) exited with "
+                f"{how}; stopping the other workers",
+                file=sys.stderr,
+            )
+            self.code = EXIT_FAILURE
+            self._stop(nursery)
+        if all(p.returncode is not None for p in self.processes):
+            nursery.cancel_scope.cancel()
+
+    async def _announce(self, ready_fd: int) -> None:
+        ready = 0
+        async with trio.lowlevel.FdStream(ready_fd) as stream:
+            while ready < self.count and (data := await stream.receive_some()):
+                ready += data.count(b"\n")
+        if ready == self.count:
+            pids = ", ".join(str(p.pid) for p in self.processes)
+            log.info(
+                "serving MCP at %s with %d workers (pids %s)", self.url, ready, pids
+            )
+
+    async def _on_signals(self, signals: Any, nursery: trio.Nursery) -> None:
+        async for signum in signals:
+            if self.stopping:  # a second Ctrl-C: do not wait for the calls
+                for process in self.processes:
+                    if process.returncode is None:
+                        process.kill()
+                continue
+            self.code = EXIT_INTERRUPTED if signum == signal.SIGINT else 0
+            self._stop(nursery)
+
+    def _stop(self, nursery: trio.Nursery) -> None:
+        """Close the lifeline; kill the workers still running after the grace."""
+        if self.stopping:
+            return
+        self.stopping = True
+        os.close(self._lifeline)
+        self._lifeline = -1
+        nursery.start_soon(self._kill_after_grace)
+
+    async def _kill_after_grace(self) -> None:
+        await trio.sleep(STOP_GRACE)
+        for process in self.processes:
+            if process.returncode is None:
+                log.warning(
+                    "worker pid %d did not stop in time; killing it", process.pid
+                )
+                process.kill()
+
+
+# --- in a worker -------------------------------------------------------------------
+
+
+def _work(
+    server: Server, args: argparse.Namespace, options: dict[str, Any], spec: str
+) -> int:
+    index, port, ready_fd, lifeline_fd = (int(part) for part in spec.split(":"))
+    host, _ = args.http
+    from bridge.transports.http.app import serve_http
+
+    serving = functools.partial(
+        serve_http, server, host, port, reuse_port=True, sessions=False, **options
+    )
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(serving)
+            os.write(ready_fd, f"{index}\n".encode())
+            os.close(ready_fd)
+            log.info("worker %d (pid %d) is serving", index, os.getpid())
+            async with trio.lowlevel.FdStream(lifeline_fd) as lifeline:
+                while await lifeline.receive_some():
+                    pass  # nothing is ever written: EOF means stop
+            nursery.cancel_scope.cancel()
+
+    try:
+        trio.run(main)
+    except BaseExceptionGroup as group:
+        interrupt, rest = group.split(KeyboardInterrupt)
+        if interrupt is None or rest is not None:
+            raise
+        return EXIT_INTERRUPTED
+    return 0

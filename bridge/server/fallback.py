@@ -1,0 +1,164 @@
+"""Sampling answered by the server's own model, for clients that cannot sample.
+
+Most hosts do not implement sampling, and 2026-07-28 deprecates it. A server
+given a sampler (``Server(sampler=...)``, ``yieldmcp serve --model
+PROVIDER:MODEL``) answers a tool's ``Sample`` itself when the client cannot:
+it did not declare ``sampling``, or the sample offers tools (structured output
+included) and it did not declare ``sampling.tools``. With
+``sample_always=True`` the server answers every sample. The tool's code does
+not change; the reply's ``model`` names the server's model. The sampler is
+anything with ``async complete(SamplingRequest) -> SampleReply``: the adapters
+in ``bridge.providers``, whose keys come from the server's environment.
+
+Elicitation has no such fallback: it needs the user.
+
+In 2025-11-25 the live call asks the sampler instead of the client
+(:class:`~bridge.server.live.LiveExecutor`, :func:`answer_here`). In
+2026-07-28 the rounds are run as if the client could sample with tools
+(:func:`round_capabilities`); the ``sampling/createMessage`` input requests the
+client cannot answer are answered here and the round is retried with them, as
+the client would have (:func:`follow_up`), until the call completes or only
+the client's own questions remain. Both wait on the model within the server's
+sampling timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Protocol, cast
+
+import trio
+
+from bridge.jsonrpc.messages import INTERNAL_ERROR, Request
+from decoders import mcp as mcp_decode
+from encoders import mcp as mcp_encode
+from runtime import PeerQuestion, Sample
+from runtime.errors import RequestError, RequestTimeout, YieldMCPError
+from runtime.replies import SampleReply
+from runtime.requests import SamplingRequest
+
+from .failures import describe_failure
+from .questions import CallScope, uses_tools
+
+__all__ = [
+    "MAX_FOLLOW_UPS",
+    "Sampler",
+    "answer_here",
+    "follow_up",
+    "round_capabilities",
+    "sample_here",
+]
+
+_SAMPLING: Final = "sampling/createMessage"
+MAX_FOLLOW_UPS: Final = 64
+"""Rounds the server answers itself for one request, at most."""
+
+
+class Sampler(Protocol):
+    """Answers a sampling request with a model's reply (a provider)."""
+
+    async def complete(self, request: SamplingRequest) -> SampleReply: ...
+
+
+def answer_here(
+    question: PeerQuestion[Any],
+    scope: CallScope,
+    sampler: Sampler | None,
+    *,
+    always: bool = False,
+) -> bool:
+    """Whether the server's ``sampler`` answers ``question`` instead of the client."""
+    if sampler is None or not isinstance(question, Sample):
+        return False
+    if always or not scope.capability("sampling"):
+        return True
+    request = cast("Sample[Any]", question).request()
+    return uses_tools(request) and not scope.capability("sampling", "tools")
+
+
+async def sample_here(
+    question: PeerQuestion[Any], sampler: Sampler, timeout: float | None
+) -> SampleReply:
+    """The server's model's reply to sample ``question``.
+
+    Raises:
+        RequestTimeout: no reply within ``timeout`` seconds.
+    """
+    return await _complete(sampler, cast("Sample[Any]", question).request(), timeout)
+
+
+async def _complete(
+    sampler: Sampler, request: SamplingRequest, timeout: float | None
+) -> SampleReply:
+    with trio.move_on_after(timeout if timeout is not None else float("inf")) as late:
+        return await sampler.complete(request)
+    assert late.cancelled_caught
+    raise RequestTimeout(f"the server's model gave no reply within {timeout} s")
+
+
+# --- 2026-07-28: rounds --------------------------------------------------------------
+
+
+def round_capabilities(client: Mapping[str, Any]) -> dict[str, Any]:
+    """The capabilities a round runs under when the server can sample: the
+    client's, with sampling (and tools), since what the client cannot answer
+    the server does."""
+    out = dict(client)
+    declared: Any = out.get("sampling")
+    sampling = (
+        dict(cast("Mapping[str, Any]", declared))
+        if isinstance(declared, Mapping)
+        else {}
+    )
+    sampling.setdefault("tools", {})
+    out["sampling"] = sampling
+    return out
+
+
+async def follow_up(
+    request: Request,
+    result: Mapping[str, Any],
+    client: Mapping[str, Any],
+    *,
+    sampler: Sampler | None,
+    always: bool = False,
+    timeout: float | None = None,
+) -> Request | None:
+    """The retry of ``request`` with ``sampler``'s answers to the input
+    requests of ``result`` that client ``client`` (its capabilities) cannot
+    answer (``always``: all its samples), or None when there are none (the
+    result goes to the client).
+
+    Raises:
+        RequestError: -32603 when the server's model fails.
+    """
+    entries: Any = result.get("inputRequests")
+    if sampler is None or result.get("resultType") != "input_required":
+        return None
+    scope = CallScope(
+        era="2026-07-28", request_id=request.id, client_capabilities=client
+    )
+    answers: dict[str, Any] = {}
+    for key, entry in cast("Mapping[str, Any]", entries or {}).items():
+        if entry.get("method") != _SAMPLING:
+            continue
+        wanted = mcp_decode.sampling_request(entry.get("params"))
+        if not (always or _client_cannot(wanted, scope)):
+            continue
+        try:
+            reply = await _complete(sampler, wanted, timeout)
+        except YieldMCPError as exc:
+            raise RequestError(INTERNAL_ERROR, describe_failure(exc)) from None
+        answers[key] = mcp_encode.sample_result(reply, era="2026-07-28")
+    if not answers:
+        return None
+    params = dict(request.params or {})
+    params["requestState"] = result.get("requestState")
+    params["inputResponses"] = answers
+    return Request(request.id, request.method, params)
+
+
+def _client_cannot(request: SamplingRequest, scope: CallScope) -> bool:
+    if not scope.capability("sampling"):
+        return True
+    return uses_tools(request) and not scope.capability("sampling", "tools")

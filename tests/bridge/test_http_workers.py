@@ -1,0 +1,232 @@
+"""``yieldmcp serve --http ADDR --workers N``: several processes on one port.
+
+Real processes on a real loopback port: the parent and its workers as a user
+runs them. Rounds of one 2026-07-28 call land on different workers (each
+request on a fresh connection, which the kernel gives to either) and still
+complete, since the workers share the state key; a 2025-11-25 handshake is
+refused with an error that says why; Ctrl-C and SIGTERM stop every worker
+quietly; a worker that dies is reported and stops the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from bridge.client import connect
+from bridge.elicit import ScriptedAnswers
+from bridge.providers import OfflineModel
+from tests.helpers import ROOT
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+SERVED = str(ROOT / "tests/fixtures/worker_tools.py")
+READY = re.compile(rb"serving MCP at (\S+) with (\d+) workers \(pids ([\d, ]+)\)")
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+}
+
+
+class Workers:
+    """A running ``serve --workers`` parent: its URL, worker pids, and log."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.log = b""
+        self.url = ""
+        self.pids: list[int] = []
+
+    async def started(self) -> None:
+        assert self.process.stderr is not None
+        while (found := READY.search(self.log)) is None:
+            chunk = await self.process.stderr.receive_some(4096)
+            assert chunk, self.log.decode(errors="replace")
+            self.log += chunk
+        self.url = found[1].decode()
+        self.pids = [int(p) for p in found[3].decode().split(", ")]
+
+    async def finish(self) -> int:
+        assert self.process.stderr is not None
+        while chunk := await self.process.stderr.receive_some(4096):
+            self.log += chunk
+        return await self.process.wait()
+
+
+@contextlib.asynccontextmanager
+async def workers(count: int = 2, *extra: str) -> AsyncIterator[Workers]:
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "bridge.cli", "-v", "serve", SERVED,
+         "--http", "127.0.0.1:0", "--workers", str(count), *extra],
+        stderr=subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
+    running = Workers(process)
+    try:
+        with trio.fail_after(60):
+            await running.started()
+        yield running
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            with trio.move_on_after(20):
+                await running.finish()
+            process.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by its parent) is not serving either.
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def _gone(pids: list[int]) -> None:
+    with trio.fail_after(20):
+        while any(_alive(pid) for pid in pids):
+            await trio.sleep(0.05)
+
+
+async def _post(url: str, body: dict[str, Any], version: str | None) -> httpx.Response:
+    """One POST on a new connection, so the kernel picks the worker anew."""
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+    }
+    if version is not None:
+        headers["mcp-protocol-version"] = version
+    if body["method"] == "tools/call":
+        headers |= {"mcp-method": "tools/call", "mcp-name": body["params"]["name"]}
+    async with httpx.AsyncClient(timeout=30) as http:
+        return await http.post(url, content=json.dumps(body), headers=headers)
+
+
+async def _elicited_call(url: str, request_id: int) -> tuple[int, int]:
+    """One ``elicited`` call in two rounds; the pids of the rounds."""
+    params: dict[str, Any] = {"name": "elicited", "arguments": {}, "_meta": META}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+    first = (await _post(url, {**body, "params": params}, "2026-07-28")).json()
+    assert first["result"]["resultType"] == "input_required", first
+    (key,) = first["result"]["inputRequests"]
+    params |= {
+        "requestState": first["result"]["requestState"],
+        "inputResponses": {key: {"action": "accept", "content": {"ok": True}}},
+    }
+    second = (await _post(url, {**body, "params": params}, "2026-07-28")).json()
+    text = second["result"]["content"][0]["text"]
+    pids, _, action = text.partition(";")
+    assert action == "accept", text
+    before, after = (int(p) for p in pids.split(","))
+    return before, after
+
+
+async def test_rounds_of_one_call_complete_on_different_workers() -> None:
+    async with workers(2) as running:
+        rounds = [await _elicited_call(running.url, n) for n in range(24)]
+    seen = {pid for pair in rounds for pid in pair}
+    assert seen == set(running.pids)  # both workers served rounds
+    # Some call began on one worker and finished on the other: the state
+    # sealed by one opened on the other (the chance none does is 2**-24).
+    assert any(before != after for before, after in rounds)
+
+
+async def test_our_client_samples_and_elicits_through_workers() -> None:
+    async with (
+        workers(2) as running,
+        connect(
+            running.url,
+            sampler=OfflineModel(),
+            elicitation=ScriptedAnswers({"confirm": {"ok": True}}),
+        ) as client,
+    ):
+        sampled = await client.call_tool("sampled")
+        elicited = await client.call_tool("elicited")
+    assert not sampled.is_error
+    assert not elicited.is_error
+    assert elicited.content[0].text.endswith(";accept")
+
+
+async def test_the_2025_handshake_is_refused_with_the_reason() -> None:
+    initialize = {
+        "jsonrpc": "2.0", "id": 7, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "old", "version": "1"}},
+    }  # fmt: skip
+    async with workers(2) as running:
+        response = await _post(running.url, initialize, None)
+    assert response.status_code == 400
+    error = response.json()
+    assert error["id"] == 7
+    assert error["error"]["code"] == -32022
+    assert error["error"]["data"]["supported"] == ["2026-07-28"]
+    assert "sticky routing" in error["error"]["message"]
+    assert "session store" in error["error"]["message"]
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
+async def test_a_signal_stops_every_worker_quietly(
+    sent: signal.Signals, code: int
+) -> None:
+    async with workers(2) as running:
+        running.process.send_signal(sent)
+        with trio.fail_after(30):
+            assert await running.finish() == code
+        await _gone(running.pids)
+    assert b"Traceback" not in running.log
+
+
+async def test_a_worker_that_dies_is_reported_and_stops_the_rest() -> None:
+    async with workers(2) as running:
+        dead, other = running.pids
+        os.kill(dead, signal.SIGKILL)
+        with trio.fail_after(30):
+            assert await running.finish() == 1
+        await _gone([other])
+    assert f"worker 0 (pid {dead}) exited with signal 9".encode() in running.log
+    assert b"Traceback" not in running.log
+
+
+def test_workers_without_http_is_one_line_and_exit_1() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bridge.cli", "serve", SERVED, "--workers", "2"],
+        capture_output=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.decode().strip() == (
+        "yieldmcp: error: --workers needs --http (stdio has one client)"
+    )
+
+
+def test_a_port_in_use_is_one_line_and_exit_1() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "bridge.cli", "serve", SERVED,
+             "--http", f"127.0.0.1:{port}", "--workers", "2"],
+            capture_output=True, cwd=ROOT, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1
+    lines = done.stderr.decode().strip().splitlines()
+    assert lines == [
+        f"yieldmcp: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
