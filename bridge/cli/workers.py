@@ -110,9 +110,11 @@ def serve(server: Server, args: argparse.Namespace, options: dict[str, Any]) -> 
     try:
         held = _hold_port(host, port)
     except OSError as exc:
-        reason = exc.strerror or str(exc)
+        # The same line as one process's (bridge.cli.serving), told once.
+        reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        shown = f"[{host}]" if ":" in host else host
         print(
-            f"yieldmcp: error: cannot listen on {host}:{port}: {reason}",
+            f"yieldmcp: error: cannot listen on {shown}:{port}: {reason}",
             file=sys.stderr,
         )
         return EXIT_FAILURE
@@ -207,10 +209,12 @@ class _Supervisor:
         async with trio.lowlevel.FdStream(ready_fd) as stream:
             while ready < self.count and (data := await stream.receive_some()):
                 ready += data.count(b"\n")
-        if ready == self.count:
+        if ready == self.count:  # said on stderr, as one process says it
             pids = ", ".join(str(p.pid) for p in self.processes)
-            log.info(
-                "serving MCP at %s with %d workers (pids %s)", self.url, ready, pids
+            print(
+                f"serving MCP at {self.url} with {ready} workers (pids {pids})",
+                file=sys.stderr,
+                flush=True,
             )
 
     async def _on_signals(self, signals: Any, nursery: trio.Nursery) -> None:

@@ -228,5 +228,5 @@ def test_a_port_in_use_is_one_line_and_exit_1() -> None:
     assert done.returncode == 1
     lines = done.stderr.decode().strip().splitlines()
     assert lines == [
-        f"yieldmcp: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+        f"yieldmcp: error: cannot listen on 127.0.0.1:{port}: address already in use"
     ]
