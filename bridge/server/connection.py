@@ -171,6 +171,7 @@ class Connection:
         """A 2026-07-28 ``subscriptions/listen`` on this session (stdio):
         acknowledged, then what it opted in to, until the client cancels it
         (``notifications/cancelled``) or leaves."""
+        _modern.check_envelope(request)
         listen = _changes.Listen.from_request(request, self.server.limits)
         with self.server.listen() as changes:
             try:

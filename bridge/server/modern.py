@@ -189,6 +189,13 @@ def respond_now(
             steps.close()
 
 
+def check_envelope(request: Request) -> None:
+    """Raise the RequestError a modern ``request`` without a valid envelope
+    (protocol version, client capabilities) gets, before its own params are
+    looked at: the same order for every method."""
+    _envelope(request)
+
+
 def _envelope(request: Request) -> CallScope:
     params = request.params or {}
     meta: Any = params.get("_meta")
