@@ -27,14 +27,17 @@ def test_python_blocks_run(doc: Path) -> None:
     above: dict[str, object] = {"__name__": f"doc_{doc.stem}"}  # every block's
     for index, block in enumerate(BLOCK.findall(doc.read_text())):
         namespace = above if block.startswith(CONTINUED) else {"__name__": "doc"}
+        before = dict(namespace)
         code = compile(block, f"{doc.name}[block {index}]", "exec")
         exec(code, namespace)
         if namespace is not above:
             above.update((k, v) for k, v in namespace.items() if k != "__name__")
-        tests.update(
+        tests.update(  # the tests this block defines, not those it continues from
             (f"{index}:{name}", value)
             for name, value in namespace.items()
-            if name.startswith("test_") and callable(value)
+            if name.startswith("test_")
+            and callable(value)
+            and before.get(name) is not value
         )
     for test in tests.values():
         test()  # pyright: ignore[reportCallIssue]
