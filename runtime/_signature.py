@@ -49,10 +49,11 @@ class _PlainArguments(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
 
-def hints_of(fn: Callable[..., Any]) -> dict[str, Any]:
-    """``fn``'s annotations, resolved, with ``Annotated`` metadata kept."""
+def hints_of(fn: Callable[..., Any], *, extras: bool = True) -> dict[str, Any]:
+    """``fn``'s annotations, resolved, with ``Annotated`` metadata kept unless
+    ``extras`` is false."""
     try:
-        return get_type_hints(fn, include_extras=True)
+        return get_type_hints(fn, include_extras=extras)
     except Exception as exc:
         raise InvalidTool(
             f"cannot read the annotations of {fn.__qualname__}: {exc}. Models named "

@@ -34,14 +34,14 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, cast, get_type_hints, overload
+from typing import Any, TypeVar, cast, overload
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ._effect_base import Op
 from ._elicit_schema import elicitation_schema
-from ._signature import arguments_of
+from ._signature import arguments_of, hints_of
 from ._tool import Program as Program
 from ._tool import Tool as Tool
 from ._tool_steps import as_program, before_program, code_version
@@ -290,14 +290,7 @@ def _doc(fn: Callable[..., Any]) -> str | None:
 
 
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    try:
-        return get_type_hints(fn)
-    except Exception as exc:
-        raise InvalidTool(
-            f"cannot read the annotations of {fn.__qualname__}: {exc}. Models named "
-            f"in annotations must be importable from the function's module (not "
-            f"local to another function), or passed explicitly (params=, output=)"
-        ) from None
+    return hints_of(fn, extras=False)
 
 
 def _returned_type(fn: Callable[..., Any]) -> Any:

@@ -125,14 +125,7 @@ async def call_tool_live(
         parsed = tool.check_arguments(arguments(params))
     except InvalidArguments as exc:
         return tool_call_result(tool, scope, error=exc, debug=debug)
-    executor = LiveExecutor(
-        session,
-        scope,
-        sampling_timeout=server.sampling_timeout,
-        elicitation_timeout=server.elicitation_timeout,
-        sampler=server.sampler,
-        sample_always=server.sample_always,
-    )
+    executor = _live_executor(server, session, scope)
     with server.calls.held(session.in_flight - 1):  # not counting this one
         try:
             value = await run(
@@ -271,14 +264,7 @@ async def get_prompt_live(
     if item is None:
         raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
     parsed = item.program.parse_arguments(arguments(params))
-    executor = LiveExecutor(
-        session,
-        scope,
-        sampling_timeout=server.sampling_timeout,
-        elicitation_timeout=server.elicitation_timeout,
-        sampler=server.sampler,
-        sample_always=server.sample_always,
-    )
+    executor = _live_executor(server, session, scope)
     try:
         with server.calls.held(session.in_flight - 1):
             value = await run(
@@ -383,3 +369,16 @@ def _put(out: dict[str, Any], **values: Any) -> None:
 
 def _era(era: str) -> mcp_encode.Era:
     return "2026-07-28" if era == "2026-07-28" else "2025-11-25"
+
+
+def _live_executor(server: Offer, session: Session, scope: CallScope) -> LiveExecutor:
+    """What answers a live call's questions: the client, within the server's
+    timeouts, or the server's own model where it answers samples."""
+    return LiveExecutor(
+        session,
+        scope,
+        sampling_timeout=server.sampling_timeout,
+        elicitation_timeout=server.elicitation_timeout,
+        sampler=server.sampler,
+        sample_always=server.sample_always,
+    )
