@@ -23,7 +23,10 @@ CONTINUED = "# continued"
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_blocks_run(doc: Path) -> None:
-    tests: dict[str, object] = {}
+    # Keyed by the function: a continued block sees the test functions of the
+    # blocks above, and each must run once (a test counting side effects
+    # fails if run again).
+    tests: dict[object, str] = {}
     above: dict[str, object] = {"__name__": f"doc_{doc.stem}"}  # every block's
     for index, block in enumerate(BLOCK.findall(doc.read_text())):
         namespace = above if block.startswith(CONTINUED) else {"__name__": "doc"}
@@ -32,11 +35,11 @@ def test_python_blocks_run(doc: Path) -> None:
         if namespace is not above:
             above.update((k, v) for k, v in namespace.items() if k != "__name__")
         tests.update(
-            (f"{index}:{name}", value)
+            (value, f"{index}:{name}")
             for name, value in namespace.items()
-            if name.startswith("test_") and callable(value)
+            if name.startswith("test_") and callable(value) and value not in tests
         )
-    for test in tests.values():
+    for test in tests:
         test()  # pyright: ignore[reportCallIssue]
 
 
