@@ -25,8 +25,10 @@ from tests.helpers import ROOT
 # Keep in step with .ci/install-conformance and .ci/install-interop.
 NODE_VERSION = "22.23.3"
 TS_SDK_VERSION = "1.32.2"
+TS_CLIENT_VERSION = "2.4.0"
 EVERYTHING_VERSION = "2026.8.31"
 TS_CLIENT = Path(__file__).with_name("ts_client.mjs")
+TS_CLIENT_V2 = Path(__file__).with_name("ts_client_v2.mjs")
 INTEROP_SERVER = str(ROOT / "tests/fixtures/interop_server.py")
 YIELDMCP = [sys.executable, "-m", "bridge.cli"]
 
@@ -59,6 +61,15 @@ def ts_sdk_modules() -> str:
     found = Path(os.environ.get("YIELDMCP_TS_SDK_MODULES") or default)
     if not (found / "@modelcontextprotocol/sdk/package.json").is_file():
         _missing(f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}")
+    return str(found)
+
+
+def ts_client_modules() -> str:
+    """The node_modules directory holding @modelcontextprotocol/client (v2)."""
+    default = _cache() / f"ts-client-{TS_CLIENT_VERSION}/node_modules"
+    found = Path(os.environ.get("YIELDMCP_TS_CLIENT_MODULES") or default)
+    if not (found / "@modelcontextprotocol/client/package.json").is_file():
+        _missing(f"@modelcontextprotocol/client@{TS_CLIENT_VERSION}")
     return str(found)
 
 
