@@ -193,3 +193,15 @@ def test_our_form_answers_reach_fastmcp_ctx_elicit(fastmcp_server: str) -> None:
         "legacy",
     )
     assert declined["structuredContent"] == {"result": "decline"}
+
+
+def test_our_client_answers_a_fastmcp_input_required_round(fastmcp_server: str) -> None:
+    # 2026-07-28: fastmcp asks for a sample and a form in one input_required
+    # result; our client answers both and retries with its requestState.
+    answer = '*={"date": "May"}'
+    result = _call(
+        fastmcp_server, "plan", "--arg", "city=Rome", "--answer", answer,
+        "--era", "2026-07-28",
+    )  # fmt: skip
+    assert result["isError"] is False
+    assert result["structuredContent"] == {"result": "Rome@May:offline"}

@@ -94,3 +94,13 @@ def test_its_form_is_answered_and_validated_by_the_server() -> None:
 def test_a_declined_form_reaches_the_server_as_declined() -> None:
     result = _result("trigger-elicitation-request", "--answer", '*="decline"')
     assert "declined" in _text(result).lower()
+
+
+def test_pinning_2026_against_it_fails_in_one_line() -> None:
+    # server-everything speaks only the handshake era: a user who pins
+    # 2026-07-28 gets one line saying the server refused, and no traceback.
+    done = _call("echo", "--arg", "message=hi", "--era", "2026-07-28")
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+    assert errors == ["yieldmcp: error: the server refused: Method not found (-32601)"]
+    assert "Traceback" not in done.stderr
