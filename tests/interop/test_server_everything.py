@@ -14,6 +14,8 @@ import shlex
 import subprocess
 from typing import Any
 
+import trio
+
 from tests.helpers import ROOT
 from tests.interop.peers import YIELDMCP, server_everything
 
@@ -104,3 +106,31 @@ def test_pinning_2026_against_it_fails_in_one_line() -> None:
     errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
     assert errors == ["yieldmcp: error: the server refused: Method not found (-32601)"]
     assert "Traceback" not in done.stderr
+
+
+async def test_the_library_client_samples_and_elicits_for_it() -> None:
+    # The same through bridge.client.connect, as a host embeds it: the
+    # offline model samples, a scripted form answers, on one connection.
+    from bridge.client import connect
+    from bridge.elicit import ScriptedAnswers
+    from bridge.providers import OfflineModel
+
+    form = {"name": "Ada", "check": True}
+    with trio.fail_after(60):
+        async with connect(
+            server_everything(),
+            cwd=str(ROOT),
+            sampler=OfflineModel(),
+            elicitation=ScriptedAnswers({"*": form}),
+        ) as client:
+            assert client.era == "2025-11-25"
+            names = {tool["name"] for tool in await client.list_tools()}
+            echoed = await client.call_tool("echo", {"message": "lib"})
+            sampled = await client.call_tool(
+                "trigger-sampling-request", {"prompt": "lib"}
+            )
+            elicited = await client.call_tool("trigger-elicitation-request")
+    assert {"echo", "trigger-sampling-request"} <= names
+    assert echoed.text == "Echo: lib"
+    assert '"model": "offline"' in sampled.text
+    assert '"name": "Ada"' in elicited.text
