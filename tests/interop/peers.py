@@ -3,7 +3,8 @@ server-everything, and our own server as a subprocess.
 
 The npm peers live in the CI cache that ``.ci/install-interop`` fills
 (``source .ci/conformance-env`` exports where). A missing peer skips the
-test with the reason printed, except under ``CI``, where it fails: CI
+test with the reason printed, except under ``CI`` or
+``YIELDMCP_REQUIRE_INTEROP=1`` (``.ci/run`` sets it), where it fails: CI
 installs them, so a skip there would hide a broken interop line.
 """
 
@@ -40,7 +41,7 @@ def _cache() -> Path:
 
 def _missing(what: str) -> None:
     reason = f"{what} is not installed (run .ci/install-interop)"
-    if os.environ.get("CI"):
+    if os.environ.get("CI") or os.environ.get("YIELDMCP_REQUIRE_INTEROP") == "1":
         pytest.fail(f"{reason}: .ci/run installs it before the tests")
     print(f"{reason}: skipping")
     pytest.skip(reason)
