@@ -23,23 +23,23 @@ CONTINUED = "# continued"
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_blocks_run(doc: Path) -> None:
-    tests: dict[str, object] = {}
+    # Keyed by the function: a continued block sees the test functions of the
+    # blocks above, and each must run once (a test counting side effects
+    # fails if run again).
+    tests: dict[object, str] = {}
     above: dict[str, object] = {"__name__": f"doc_{doc.stem}"}  # every block's
     for index, block in enumerate(BLOCK.findall(doc.read_text())):
         namespace = above if block.startswith(CONTINUED) else {"__name__": "doc"}
-        before = dict(namespace)
         code = compile(block, f"{doc.name}[block {index}]", "exec")
         exec(code, namespace)
         if namespace is not above:
             above.update((k, v) for k, v in namespace.items() if k != "__name__")
-        tests.update(  # the tests this block defines, not those it continues from
-            (f"{index}:{name}", value)
+        tests.update(
+            (value, f"{index}:{name}")
             for name, value in namespace.items()
-            if name.startswith("test_")
-            and callable(value)
-            and before.get(name) is not value
+            if name.startswith("test_") and callable(value) and value not in tests
         )
-    for test in tests.values():
+    for test in tests:
         test()  # pyright: ignore[reportCallIssue]
 
 
