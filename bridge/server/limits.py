@@ -24,17 +24,19 @@ import pydantic_core
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from runtime.errors import RequestError
 
-__all__ = ["SERVER_BUSY", "CallSlots", "ServerLimits", "busy", "check_size"]
+__all__ = ["SERVER_BUSY", "CallSlots", "ServerLimits", "busy", "check_size", "positive"]
 
 SERVER_BUSY: Final = -32000
 """The JSON-RPC error code of a call refused because a limit is reached (an
 implementation-defined server error: try again later)."""
 
 
-def _positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """An attrs validator for a limit: ``Limits.field must be positive``."""
     if not value > 0:
         raise ValueError(
-            f"ServerLimits.{attribute.name} must be positive, got {value!r}"
+            f"{type(instance).__name__}.{attribute.name} must be positive, "
+            f"got {value!r}"
         )
 
 
@@ -62,13 +64,13 @@ class ServerLimits:
             error.
     """
 
-    max_calls: int = attrs.field(default=2048, validator=_positive)
-    max_calls_per_session: int = attrs.field(default=128, validator=_positive)
-    max_subscriptions: int = attrs.field(default=64, validator=_positive)
-    max_client_value: int = attrs.field(default=16 * 1024, validator=_positive)
-    stdio_output_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
-    step_threads: int = attrs.field(default=40, validator=_positive)
-    max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=_positive)
+    max_calls: int = attrs.field(default=2048, validator=positive)
+    max_calls_per_session: int = attrs.field(default=128, validator=positive)
+    max_subscriptions: int = attrs.field(default=64, validator=positive)
+    max_client_value: int = attrs.field(default=16 * 1024, validator=positive)
+    stdio_output_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
+    step_threads: int = attrs.field(default=40, validator=positive)
+    max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
 
 
 def busy(what: str, limit: int) -> RequestError:

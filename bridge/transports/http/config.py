@@ -6,16 +6,13 @@ misbehaving client costs a known amount of memory. Nothing here does I/O.
 
 from __future__ import annotations
 
-from typing import Any, Literal, final
+from typing import Literal, final
 
 import attrs
 
+from bridge.server.limits import positive
+
 __all__ = ["HttpLimits"]
-
-
-def _positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not value > 0:
-        raise ValueError(f"HttpLimits.{attribute.name} must be positive, got {value!r}")
 
 
 @final
@@ -76,24 +73,24 @@ class HttpLimits:
             resumed after a dropped connection (what the reference SDK does).
     """
 
-    max_body: int = attrs.field(default=4 * 1024 * 1024, validator=_positive)
-    body_timeout: float = attrs.field(default=30.0, validator=_positive)
-    header_timeout: float = attrs.field(default=10.0, validator=_positive)
-    keepalive_timeout: float = attrs.field(default=10.0, validator=_positive)
-    max_header_bytes: int = attrs.field(default=16 * 1024, validator=_positive)
-    max_connections: int = attrs.field(default=4096, validator=_positive)
-    backlog: int = attrs.field(default=4096, validator=_positive)
-    max_sessions: int = attrs.field(default=256, validator=_positive)
-    unused_session_timeout: float = attrs.field(default=30.0, validator=_positive)
-    orphan_timeout: float = attrs.field(default=15.0, validator=_positive)
-    session_idle_timeout: float = attrs.field(default=30 * 60.0, validator=_positive)
-    session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=_positive)
-    event_capacity: int = attrs.field(default=1024, validator=_positive)
-    event_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=_positive)
-    heartbeat: float = attrs.field(default=15.0, validator=_positive)
-    max_stream_seconds: float = attrs.field(default=30 * 60.0, validator=_positive)
-    inbox_size: int = attrs.field(default=32, validator=_positive)
-    retry_ms: int = attrs.field(default=1000, validator=_positive)
+    max_body: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
+    body_timeout: float = attrs.field(default=30.0, validator=positive)
+    header_timeout: float = attrs.field(default=10.0, validator=positive)
+    keepalive_timeout: float = attrs.field(default=10.0, validator=positive)
+    max_header_bytes: int = attrs.field(default=16 * 1024, validator=positive)
+    max_connections: int = attrs.field(default=4096, validator=positive)
+    backlog: int = attrs.field(default=4096, validator=positive)
+    max_sessions: int = attrs.field(default=256, validator=positive)
+    unused_session_timeout: float = attrs.field(default=30.0, validator=positive)
+    orphan_timeout: float = attrs.field(default=15.0, validator=positive)
+    session_idle_timeout: float = attrs.field(default=30 * 60.0, validator=positive)
+    session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=positive)
+    event_capacity: int = attrs.field(default=1024, validator=positive)
+    event_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=positive)
+    heartbeat: float = attrs.field(default=15.0, validator=positive)
+    max_stream_seconds: float = attrs.field(default=30 * 60.0, validator=positive)
+    inbox_size: int = attrs.field(default=32, validator=positive)
+    retry_ms: int = attrs.field(default=1000, validator=positive)
     stream_responses: Literal["always", "when-needed"] = attrs.field(
         default="when-needed",
         validator=attrs.validators.in_(("always", "when-needed")),
