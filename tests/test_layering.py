@@ -63,6 +63,14 @@ BRIDGE_RULES: dict[str, tuple[str, ...]] = {
         *_ANSWERERS,
         "bridge.transports",
     ),
+    "bridge.stores": (
+        *_SERVER_SIDE,
+        *_CLIENT_SIDE,
+        *_ANSWERERS,
+        "bridge.jsonrpc",
+        "bridge.transports",
+        "bridge.telemetry",
+    ),
     "bridge.elicit": (
         *_SERVER_SIDE,
         *_CLIENT_SIDE,
