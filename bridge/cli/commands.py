@@ -30,6 +30,7 @@ from .host_options import add_host_options, key_value, scripted_answers
 from .interrupt import EXIT_INTERRUPTED, Interrupted, run_trio
 from .limits import add_limit_flags, apply_limits, http_options
 from .server_options import add_server_flags, apply_server_options
+from .store_options import add_store_flags, apply_store_options
 
 __all__ = ["main"]
 
@@ -125,6 +126,7 @@ def _add_serve(verbs: Any) -> None:
     auth_options.add_serve_options(serve)
     add_limit_flags(serve)
     add_server_flags(serve)
+    add_store_flags(serve)
     _add_verbose(serve, "verbose_after_verb")
     workers.add_workers_flag(serve)
     serve.set_defaults(run=_serve)
@@ -207,6 +209,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         apply_limits(server, args)
         apply_server_options(server, args)
+        apply_store_options(server, args)
         options = http_options(args)
         workers.check_workers(args)
     except ValueError as exc:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from bridge.stores import AsyncStore, JournalStore
 from runtime import Tool
 from runtime.errors import InvalidTool
 
@@ -75,6 +76,7 @@ class Offer:
         debug: bool = False,
         sampler: Sampler | None = None,
         sample_always: bool = False,
+        store: JournalStore | None = None,
     ) -> None:
         self.name = name
         self.auth = auth
@@ -92,6 +94,9 @@ class Offer:
         self.debug = debug
         self.sampler = sampler
         self.sample_always = sample_always
+        self.store: AsyncStore | None = None
+        if store is not None:
+            self.set_store(store)
         self.tools: dict[str, Tool[Any, Any]] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
@@ -106,6 +111,13 @@ class Offer:
         self.calls = CallSlots(limits)
         self.calls.in_flight = in_flight
         self.step_limiter.total_tokens = limits.step_threads
+
+    def set_store(self, store: JournalStore | None) -> None:
+        """Keep calls, tasks and sessions in ``store`` (None: in memory only).
+
+        Set it before serving: calls in flight keep the store they began with.
+        """
+        self.store = None if store is None else AsyncStore(store)
 
     def add(self, *items: Any) -> None:
         """Offer tools, resources, resource templates and prompts.

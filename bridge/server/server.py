@@ -77,6 +77,10 @@ class Server(Offer):
             (:mod:`bridge.server.fallback`). No elicitation fallback.
         sample_always: with a ``sampler``, answer every sample with it, even
             for clients that can sample.
+        store: a durable store (:mod:`bridge.stores`: ``open_store("sqlite:PATH")``,
+            Redis, Postgres) for journals, tasks and sessions, so that calls
+            outlive the process and several processes share them
+            (``docs/durable.md``). None: everything in memory.
     """
 
     @functools.cached_property
