@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, final
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
+from .codec import dumps
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
@@ -120,7 +121,7 @@ class SQLiteStore:
         expect: int | None = None,
         expires_at: float | None = None,
     ) -> int:
-        text = _dumps(value)
+        text = dumps(value)
         with self._write() as conn:
             row = conn.execute(
                 f"SELECT version FROM docs WHERE namespace = ? AND id = ? AND {_LIVE}",
@@ -173,7 +174,7 @@ class SQLiteStore:
         The off-loop runner batches concurrent appends through this, so N
         calls recording at once pay for one commit, not N.
         """
-        texts = [[_dumps(r) for r in records] for _, _, records, _ in batch]
+        texts = [[dumps(r) for r in records] for _, _, records, _ in batch]
         lengths: list[int] = []
         with self._write() as conn:
             now = time.time()
@@ -362,7 +363,3 @@ def _store_error(path: Path, exc: sqlite3.Error) -> StoreError:
     if isinstance(exc, sqlite3.OperationalError):
         return StoreUnavailable(f"sqlite:{path}: {exc}")
     return StoreError(f"sqlite:{path}: {exc}")
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -30,6 +30,18 @@ def open_store(url: str) -> JournalStore:
         from .sqlite import SQLiteStore
 
         return SQLiteStore(sqlite_path(url))
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from .redis import RedisStore
+        except ImportError:
+            raise _missing("redis", "redis") from None
+        return RedisStore(url)
+    if url.startswith(("postgresql://", "postgres://")):
+        try:
+            from .postgres import PostgresStore
+        except ImportError:
+            raise _missing("postgres", "psycopg") from None
+        return PostgresStore(url)
     raise StoreUnavailable(
         f"unknown store {url!r}: expected memory:, sqlite:PATH, "
         "redis://HOST:PORT/DB or postgresql://..."
@@ -58,3 +70,10 @@ def sqlite_path(url: str) -> Path:
     if rest in ("", "/"):
         raise StoreUnavailable(f"{url!r}: no file; write sqlite:PATH")
     return Path(rest).expanduser()
+
+
+def _missing(extra: str, package: str) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"the {extra} store needs the {package} package: "
+        f"pip install 'yieldmcp[{extra}]'"
+    )

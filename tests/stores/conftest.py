@@ -13,7 +13,7 @@ import pytest
 
 from bridge.stores import JournalStore, open_store
 
-BACKENDS = ["memory", "sqlite"]
+BACKENDS = ["memory", "sqlite", "redis", "postgres"]
 DURABLE = [b for b in BACKENDS if b != "memory"]
 
 

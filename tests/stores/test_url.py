@@ -66,8 +66,17 @@ def test_unknown_scheme_names_the_known_ones() -> None:
         open_store("mongodb://localhost")
 
 
-def test_serve_with_an_unopenable_store_exits_1_with_one_line(tmp_path: Path) -> None:
-    url = f"sqlite:{tmp_path}/missing/store.db"
+@pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres"])
+def test_serve_with_an_unopenable_store_exits_1_with_one_line(
+    tmp_path: Path, kind: str
+) -> None:
+    from tests.store_servers import free_port
+
+    url = {
+        "sqlite": f"sqlite:{tmp_path}/missing/store.db",
+        "redis": f"redis://127.0.0.1:{free_port()}/0",
+        "postgres": f"postgresql://127.0.0.1:{free_port()}/db",
+    }[kind]
     done = subprocess.run(
         [
             sys.executable,
@@ -89,3 +98,41 @@ def test_serve_with_an_unopenable_store_exits_1_with_one_line(tmp_path: Path) ->
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert url in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "blocked", "hint"),
+    [
+        ("redis://127.0.0.1:1/0", "redis", "pip install 'yieldmcp[redis]'"),
+        ("postgresql://127.0.0.1:1/db", "psycopg", "pip install 'yieldmcp[postgres]'"),
+    ],
+)
+def test_a_missing_client_package_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, url: str, blocked: str, hint: str
+) -> None:
+    monkeypatch.setitem(sys.modules, blocked, None)  # import now fails
+    monkeypatch.delitem(sys.modules, "bridge.stores.redis", raising=False)
+    monkeypatch.delitem(sys.modules, "bridge.stores.postgres", raising=False)
+    with pytest.raises(StoreUnavailable) as caught:
+        open_store(url)
+    assert str(caught.value).endswith(hint)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://127.0.0.1:{port}/0",
+        "postgresql://postgres@127.0.0.1:{port}/postgres",
+        "postgres://user:secret@127.0.0.1:{port}/db",
+    ],
+)
+def test_an_unreachable_server_is_one_line(url: str) -> None:
+    from tests.store_servers import free_port
+
+    url = url.format(port=free_port())
+    with pytest.raises(StoreUnavailable) as caught:
+        open_store(url)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("cannot reach ")
+    assert "secret" not in message  # the password is never printed
