@@ -51,10 +51,16 @@ SEAT = {"seat": {"action": "accept", "content": {"seat": "12A"}}}
 CONFIRM = {"confirm": {"action": "accept", "content": {"ok": True}}}
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
 def store_url(request: pytest.FixtureRequest) -> str:
-    """A fresh store of each kind the processes share."""
+    """A fresh store of each kind the processes share (tests/conftest.py)."""
     return str(request.getfixturevalue(f"{request.param}_url"))
+
+
+@pytest.fixture
+def sqlite_store(sqlite_url: str) -> str:
+    """The embedded store, for the tests that vary the client, not the store."""
+    return sqlite_url
 
 
 class Served:
@@ -232,8 +238,9 @@ class _Parking:
 
 
 async def test_our_client_finishes_a_call_across_a_restart(
-    tmp_path: Path, store_url: str
+    tmp_path: Path, sqlite_store: str
 ) -> None:
+    store_url = sqlite_store
     served = Served(tmp_path, store_url)
     handler = _Parking()
     async with (
@@ -262,8 +269,9 @@ async def test_our_client_finishes_a_call_across_a_restart(
 
 
 async def test_the_official_client_finishes_a_call_across_a_restart(
-    tmp_path: Path, store_url: str
+    tmp_path: Path, sqlite_store: str
 ) -> None:
+    store_url = sqlite_store
     served = Served(tmp_path, store_url)
     asked: list[str] = []
     parked, release = trio.Event(), trio.Event()
