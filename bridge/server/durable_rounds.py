@@ -140,7 +140,10 @@ class DurableCall:
             raise invalid_state()  # expired, or swept
         value = doc.value
         claim: Any = value.get("claim")
-        if value.get("round") != self.round or value.get("done"):
+        found: Any = value.get("round")
+        if not isinstance(found, int) or found < self.round:
+            raise invalid_state()  # the store lost the round (restored, rolled back)
+        if found > self.round or value.get("done"):
             raise used_state()
         if isinstance(claim, int | float) and claim > now:
             raise used_state()  # another retry is running this round

@@ -326,3 +326,15 @@ async def _wait_for(started: trio.Event, event: trio.Event) -> str:
     started.set()
     await event.wait()
     return "waited"
+
+
+async def test_a_store_that_lost_rounds_refuses_the_state_as_invalid() -> None:
+    key, runs, store = secrets.token_bytes(32), [], MemoryStore()
+    server = _server([_counting_tool(runs, 2)], store, key)
+    first = await _call(server)
+    [(call_id, before)] = list(store.scan(CALLS))
+    second = await _call(server, first["requestState"], _answer("a"))
+    store.put(CALLS, call_id, before.value)  # restored from an older backup
+    lost = await _call(server, second["requestState"], _answer("b"))
+    assert isinstance(lost, PeerError)
+    assert lost.message == "Invalid or expired requestState"
