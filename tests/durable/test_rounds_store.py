@@ -338,3 +338,46 @@ async def test_a_store_that_lost_rounds_refuses_the_state_as_invalid() -> None:
     lost = await _call(server, second["requestState"], _answer("b"))
     assert isinstance(lost, PeerError)
     assert lost.message == "Invalid or expired requestState"
+
+
+async def test_a_round_taken_over_stops_at_its_next_write() -> None:
+    key, ran, store = secrets.token_bytes(32), [], MemoryStore()
+    started, gate = trio.Event(), trio.Event()
+
+    async def first() -> str:
+        ran.append("first")
+        if len(ran) == 1:  # the first round to run it stalls past its claim
+            started.set()
+            await gate.wait()
+        return "one"
+
+    def second() -> str:
+        ran.append("second")
+        return "two"
+
+    @tool(name="survey", elicits={"note": Note}, version="1")
+    def survey(ctx: Context) -> Op[str]:
+        answer = yield from ctx.elicit("note", "?")
+        one = yield from ctx.step(first)
+        two = yield from ctx.step(second)
+        return f"{answer.content.text if answer.content else '-'} {one} {two}"
+
+    limits = ServerLimits(round_claim_seconds=1.0)
+    server = _server([survey], store, key, limits=limits)
+    state = (await _call(server))["requestState"]
+    outcome: list[Any] = []
+
+    async def stalled() -> None:
+        outcome.append(await _call(server, state, _answer("a")))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(stalled)
+        await started.wait()
+        await trio.sleep(1.2)  # the stalled round's claim runs out
+        done = await _call(server, state, _answer("a"))  # takes the round over
+        gate.set()
+    assert done["content"][0]["text"] == "a one two"
+    assert outcome[0].data == {"reason": "request_state_used"}
+    assert ran == ["first", "first", "second"]  # the stalled round stopped
+    keys = [r["k"] for r in _records(store) if "k" in r]
+    assert keys == ["0", "1"]  # and wrote nothing after losing its claim
