@@ -18,7 +18,7 @@ import pytest
 import trio
 from pydantic import BaseModel
 
-from bridge.server import Server
+from bridge.server import Server, prompt
 from bridge.server.call_records import CALLS
 from bridge.server.limits import ServerLimits
 from bridge.stores import Document, MemoryStore
@@ -381,3 +381,23 @@ async def test_a_round_taken_over_stops_at_its_next_write() -> None:
     assert ran == ["first", "first", "second"]  # the stalled round stopped
     keys = [r["k"] for r in _records(store) if "k" in r]
     assert keys == ["0", "1"]  # and wrote nothing after losing its claim
+
+
+async def test_a_prompt_that_asks_keeps_its_journal_in_the_store_too() -> None:
+    @prompt(name="greet", elicits={"note": Note})
+    def greet(ctx: Context) -> Op[str]:
+        answer = yield from ctx.elicit("note", "Your name?")
+        return f"Hello {answer.content.text if answer.content else '-'}"
+
+    key, store = secrets.token_bytes(32), MemoryStore()
+    server = _server([greet], store, key)
+    params: dict[str, Any] = {"name": "greet", "arguments": {}, "_meta": modern_meta()}
+    async with wire_peer(server) as peer:
+        first = await peer.request("prompts/get", params)
+        retry = {**params, "requestState": first["requestState"]}
+        retry["inputResponses"] = _answer("Ada")
+        done = await peer.request("prompts/get", retry)
+        with pytest.raises(PeerError) as used:
+            await peer.request("prompts/get", retry)
+    assert done["messages"][0]["content"]["text"] == "Hello Ada"
+    assert used.value.data == {"reason": "request_state_used"}
