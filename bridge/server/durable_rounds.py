@@ -182,8 +182,7 @@ class DurableCall:
         # another retry now runs. Renewing it at every write keeps a round
         # whose steps each end within claim_seconds from being taken over.
         now = self.clock()
-        held = {**self.held, "claim": now + self.claim_seconds}
-        await self._put(held, now)
+        await self._renew(now)
         await self.store.append(CALLS, self.call_id, records, expires_at=now + self.ttl)
 
     def park(
@@ -225,14 +224,19 @@ class DurableCall:
     async def _move(self, value: Mapping[str, Any], *, write: bool) -> None:
         now = self.clock()
         records, self.pending = self.pending, []
-        # The stream first: a document naming a round whose records are not
-        # stored would replay without them. An empty append still refreshes
-        # the stream's expiry along with the document's.
         if write:
+            if records and self.version:
+                await self._renew(now)  # a round taken over writes nothing
+            # The stream before the document: a document naming a round whose
+            # records are not stored would replay without them. An empty
+            # append still refreshes the stream's expiry with the document's.
             await self.store.append(
                 CALLS, self.call_id, records, expires_at=now + self.ttl
             )
         await self._put(value, now)
+
+    async def _renew(self, now: float) -> None:
+        await self._put({**self.held, "claim": now + self.claim_seconds}, now)
 
     async def _put(self, value: Mapping[str, Any], now: float) -> None:
         if self.lost:

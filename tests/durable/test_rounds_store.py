@@ -340,7 +340,8 @@ async def test_a_store_that_lost_rounds_refuses_the_state_as_invalid() -> None:
     assert lost.message == "Invalid or expired requestState"
 
 
-async def test_a_round_taken_over_stops_at_its_next_write() -> None:
+@pytest.mark.parametrize("then", ["a step", "a question"])
+async def test_a_round_taken_over_stops_at_its_next_write(then: str) -> None:
     key, ran, store = secrets.token_bytes(32), [], MemoryStore()
     started, gate = trio.Event(), trio.Event()
 
@@ -355,11 +356,14 @@ async def test_a_round_taken_over_stops_at_its_next_write() -> None:
         ran.append("second")
         return "two"
 
-    @tool(name="survey", elicits={"note": Note}, version="1")
+    @tool(name="survey", elicits={"note": Note, "more": Note}, version="1")
     def survey(ctx: Context) -> Op[str]:
         answer = yield from ctx.elicit("note", "?")
         one = yield from ctx.step(first)
-        two = yield from ctx.step(second)
+        if then == "a step":  # the stalled round's next write is before it
+            two = yield from ctx.step(second)
+        else:  # its next write is the end of its round
+            two = (yield from ctx.elicit("more", "more?")).action
         return f"{answer.content.text if answer.content else '-'} {one} {two}"
 
     limits = ServerLimits(round_claim_seconds=1.0)
@@ -376,11 +380,14 @@ async def test_a_round_taken_over_stops_at_its_next_write() -> None:
         await trio.sleep(1.2)  # the stalled round's claim runs out
         done = await _call(server, state, _answer("a"))  # takes the round over
         gate.set()
-    assert done["content"][0]["text"] == "a one two"
     assert outcome[0].data == {"reason": "request_state_used"}
-    assert ran == ["first", "first", "second"]  # the stalled round stopped
     keys = [r["k"] for r in _records(store) if "k" in r]
-    assert keys == ["0", "1"]  # and wrote nothing after losing its claim
+    assert keys == ["0", "1"]  # the stalled round wrote nothing after losing
+    if then == "a step":
+        assert done["content"][0]["text"] == "a one two"
+        assert ran == ["first", "first", "second"]  # the stalled round stopped
+    else:
+        assert list(done["inputRequests"]) == ["more"]
 
 
 async def test_a_prompt_that_asks_keeps_its_journal_in_the_store_too() -> None:
