@@ -408,3 +408,15 @@ async def test_a_prompt_that_asks_keeps_its_journal_in_the_store_too() -> None:
             await peer.request("prompts/get", retry)
     assert done["messages"][0]["content"]["text"] == "Hello Ada"
     assert used.value.data == {"reason": "request_state_used"}
+
+
+async def test_servers_with_and_without_a_store_refuse_each_others_states() -> None:
+    key, runs = secrets.token_bytes(32), []
+    durable = _server([_counting_tool(runs, 2)], MemoryStore(), key)
+    stateless = _server([_counting_tool(runs, 2)], None, key)
+    for made, given in ((durable, stateless), (stateless, durable)):
+        first = await _call(made)
+        refused = await _call(given, first["requestState"], _answer("a"))
+        assert isinstance(refused, PeerError)
+        assert refused.message == "Invalid or expired requestState"
+    assert runs == ["work0", "work0"]  # nothing ran again on the wrong server
