@@ -80,12 +80,13 @@ class SQLiteStore:
         busy_timeout: float = 5.0,
         poll_interval: float = 0.05,
     ) -> None:
-        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        if synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self.path = Path(path)
-        self._synchronous = synchronous.upper()
+        self.synchronous = synchronous.upper()
+        self.busy_timeout = busy_timeout
+        self.poll_interval = poll_interval
         self._busy_ms = int(busy_timeout * 1000)
-        self._poll_interval = poll_interval
         # A pool of connections, one per thread at a time: sqlite3 connections
         # must not be used by two threads at once, and a pool (unlike one per
         # thread) does not leak when worker threads come and go.
@@ -213,7 +214,7 @@ class SQLiteStore:
             with self._appended:
                 if self._appends == seen:
                     self._appended.wait(min(delay, left))
-            delay = min(delay * 2, self._poll_interval)
+            delay = min(delay * 2, self.poll_interval)
 
     # -- upkeep ------------------------------------------------------------
 
@@ -288,7 +289,7 @@ class SQLiteStore:
             )
             conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open sqlite:{self.path}: {exc}") from None
         return conn
