@@ -62,6 +62,13 @@ class ServerLimits:
             and step results its ``requestState`` carries in every round); a
             warning is logged at 80 percent, and past it the call fails with a tool
             error.
+        task_ttl: seconds a task (2026-07-28 tasks extension) is kept after
+            its last change (its ``ttlMs``); then it is swept.
+        task_poll_interval: seconds a client is told to wait between
+            ``tasks/get`` polls (``pollIntervalMs``).
+        task_lease: seconds a process holds a running task before another
+            may take it over (renewed while it runs): how long a task whose
+            process died waits to be resumed.
     """
 
     max_calls: int = attrs.field(default=2048, validator=positive)
@@ -71,6 +78,9 @@ class ServerLimits:
     stdio_output_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
     step_threads: int = attrs.field(default=40, validator=positive)
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
+    task_ttl: float = attrs.field(default=3600.0, validator=positive)
+    task_poll_interval: float = attrs.field(default=0.5, validator=positive)
+    task_lease: float = attrs.field(default=30.0, validator=positive)
 
 
 def busy(what: str, limit: int) -> RequestError:

@@ -66,6 +66,7 @@ CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 _ERA: Final = "2026-07-28"
+_TASKS: Final = "io.modelcontextprotocol/tasks"
 
 log = logging.getLogger("yieldmcp")
 
@@ -246,7 +247,8 @@ def _discover(
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": list(MODERN_VERSIONS),
-        "capabilities": server.capabilities(),
+        # The tasks extension is served by bridge.server.tasks.
+        "capabilities": {**server.capabilities(), "extensions": {_TASKS: {}}},
         **_cache_hints(),
     }
     if server.instructions:
