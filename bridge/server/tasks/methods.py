@@ -34,7 +34,8 @@ from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.server import modern as _modern
 from bridge.server.auth.binding import principal_binding
 from bridge.server.call_records import CALLS, answer_record, notice_record
-from bridge.server.rounds import RunSteps, parse_responses
+from bridge.server.round_state import parse_responses
+from bridge.server.round_steps import RunSteps, Wait, wait_on
 from runtime.errors import InvalidArguments, RequestError
 from runtime.tools import Tool
 
@@ -135,18 +136,23 @@ async def _rounds_then_task(
     principal: Principal | None,
 ) -> dict[str, Any]:
     """Rounds in the request until the call reaches a step; a task from there."""
-    steps = _modern.handle(server, request, principal)
+    # The journal travels in requestState until the task takes it over.
+    steps = _modern.handle(server, request, principal, journal_in_state=True)
     sent: Any = None
+    error: Exception | None = None
     try:
         while True:
             try:
-                item = steps.send(sent)
+                item = steps.send(sent) if error is None else steps.throw(error)
             except StopIteration as done:
                 return done.value
+            sent, error = None, None
             if isinstance(item, RunSteps):
                 break  # not run here: the task runs it
-            sent = None
-            await notify(*item)
+            if isinstance(item, Wait):
+                sent, error = await wait_on(item, server.step_limiter)
+            else:
+                await notify(*item)
     finally:
         steps.close()
     params = request.params or {}

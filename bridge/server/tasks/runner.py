@@ -40,7 +40,8 @@ from bridge.server.call_records import (
     journal_from_records,
     notice_record,
 )
-from bridge.server.rounds import RunSteps, arguments_digest, run_steps
+from bridge.server.round_state import arguments_digest
+from bridge.server.round_steps import RunSteps, Wait, run_steps, wait_on
 from bridge.server.state_token import binding
 from runtime import Step
 
@@ -183,19 +184,22 @@ async def _replay(
     """Drive the round's steps (:func:`bridge.server.modern.handle`); each
     step's result is in the stream before the round goes on."""
     server = tasks.server
-    steps = _modern.handle(server, request)
+    steps = _modern.handle(server, request, journal_in_state=True)
     sent: Any = None
+    error: Exception | None = None
     try:
         while True:
             try:
-                item = steps.send(sent)
+                item = steps.send(sent) if error is None else steps.throw(error)
             except StopIteration as done:
                 return done.value
+            sent, error = None, None
             if isinstance(item, RunSteps):
                 sent = await run_steps(item, server.step_limiter)
                 await written.steps(tasks, task_id, item, sent)
+            elif isinstance(item, Wait):
+                sent, error = await wait_on(item, server.step_limiter)
             else:
-                sent = None
                 await _progress(tasks, task_id, *item)
     finally:
         steps.close()
