@@ -8,9 +8,10 @@ what was written:
 
 * the call's document ``("call", call_id)``: the session, the request id,
   the ``tools/call`` params, the SSE stream its events go on, and the *tag*
-  its questions' request ids start with (``"<tag>/<key>"``: the same id in
-  every process, so an answer to a question asked before a restart finds
-  the call after it). When the call ends, the document keeps its response
+  its questions' request ids start with (``"<tag>/<key>"``, the tag being
+  the call id: the same id in every process, so an answer to a question asked
+  before a restart finds the call after it, and any process finds the call
+  an answer is for). When the call ends, the document keeps its response
   until it expires, so a client that resumes after the end still gets it;
 * the call's journal, the stream ``("call", call_id)``
   (:mod:`.call_records`): every answer and step result is appended *before*
@@ -18,8 +19,12 @@ what was written:
 * the stream ``("asked", call_id)``: ``{"k": key, "e": seq}`` for each question
   sent, with the position of its SSE event, so a process that takes the call
   on knows which questions the client has seen (and does not ask them again);
-* the stream ``("session", session_id)``: ``{"c": call_id}`` for each call the
-  session took on.
+* the stream ``("session", session_id)``: ``{"c": call_id, "s": stream}`` for
+  each call the session took on.
+
+The document also names the process running the call (``"worker"``): an
+answer POSTed to another process is routed to it while it lives
+(:mod:`bridge.transports.http.presence`).
 
 Writes go through one :class:`CallLog` per call, in the order asked, by one
 task: a write that carries an answer hands the answer to the call only once
@@ -71,6 +76,11 @@ class Home(Protocol):
     def store(self) -> AsyncStore: ...
     @property
     def session_id(self) -> str: ...
+    @property
+    def worker(self) -> str:
+        """The id of this process among those sharing the store."""
+        ...
+
     @property
     def ttl(self) -> float:
         """Seconds a call's records outlive its last write."""
@@ -135,9 +145,8 @@ class CallLog:
         async def write() -> None:
             expires = time.time() + home.ttl
             await store.put(CALLS, self.call_id, doc, expires_at=expires)
-            await store.append(
-                SESSIONS, home.session_id, [{"c": self.call_id}], expires_at=expires
-            )
+            entry = {"c": self.call_id, "s": doc.get("stream")}
+            await store.append(SESSIONS, home.session_id, [entry], expires_at=expires)
 
         self._queue(write, then, arg)
 

@@ -11,7 +11,6 @@ is then a :class:`~bridge.server.live_calls.LiveCall`.
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -68,15 +67,15 @@ def begin(
         return
     log = None
     if home is not None:
-        tag = secrets.token_hex(4)
         doc = {
             "session": home.session_id,
             "request": request.id,
             "params": dict(params),
             "stream": home.stream_of(request.id),
-            "tag": tag,
+            "tag": call_id,
+            "worker": home.worker,
         }
-        log = CallLog(home, session, call_id, tag, doc)
+        log = CallLog(home, session, call_id, call_id, doc)
     LiveCall(server, session, scope, tool, started, log).start()
 
 

@@ -151,3 +151,57 @@ def _records(store: MemoryStore) -> list[dict[str, Any]]:
     for call_id, _doc in store.scan(CALLS):
         records.extend(dict(r) for r in store.read(CALLS, call_id))
     return records
+
+
+async def test_answers_posted_to_another_server_reach_the_call(
+    http: httpx.AsyncClient, counter: Path
+) -> None:
+    # Two live servers on one store, the client alternating between them as a
+    # round-robin balancer would: every answer lands on the server that does
+    # not hold the call, and is routed to the one that does.
+    store = MemoryStore()
+    with trio.fail_after(30):
+        async with (
+            served(Server(TOOLS, store=store)) as one,
+            served(Server(TOOLS, store=store)) as two,
+        ):
+            raw = Raw(http, one)
+            await raw.initialize()  # initialize on one, initialized on one
+            raw.url = two
+            async with raw.stream("POST", _call(raw, 9, "interview")) as (_, reader):
+                raw.url = one
+                _, ask_name = await _next_message(reader)
+                assert (await raw.post(_accept(ask_name, name="Cy"))).status_code == 202
+                _, _log = await _next_message(reader)
+                _, ask_colour = await _next_message(reader)
+                posted = await raw.post(_accept(ask_colour, colour="blue"))
+                assert posted.status_code == 202
+                rest = [raw.check(message_of(e)) for e in await reader.rest()]
+    assert rest[-1]["result"]["content"][0]["text"] == "hello Cy, who likes blue"
+    assert _ran(counter) == ["greet Cy"]
+
+
+async def test_a_call_of_a_server_gone_mid_call_resumes_on_the_other(
+    http: httpx.AsyncClient, counter: Path
+) -> None:
+    store = MemoryStore()
+    with trio.fail_after(30):
+        async with served(Server(TOOLS, store=store)) as two:
+            async with served(Server(TOOLS, store=store)) as one:
+                raw = Raw(http, one)
+                await raw.initialize()
+                request = _call(raw, 10, "interview")
+                async with raw.stream("POST", request) as (_, reader):
+                    last_id, ask_name = await _next_message(reader)
+            # The server holding the call is gone; the client resumes its
+            # stream on the other, and answers there.
+            raw.url = two
+            assert (await raw.post(_accept(ask_name, name="Di"))).status_code == 202
+            async with raw.stream("GET", last_event_id=last_id) as (response, reader):
+                assert response.status_code == 200
+                _, _log = await _next_message(reader)
+                _, ask_colour = await _next_message(reader)
+                await raw.post(_accept(ask_colour, colour="teal"))
+                rest = [raw.check(message_of(e)) for e in await reader.rest()]
+    assert rest[-1]["result"]["content"][0]["text"] == "hello Di, who likes teal"
+    assert _ran(counter) == ["greet Di"]

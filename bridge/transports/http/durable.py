@@ -21,19 +21,31 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, final
+
+import trio
 
 from bridge.jsonrpc.messages import RequestId
 from bridge.server.call_records import CALLS
 from bridge.server.durable_calls import ASKED, SESSIONS, Revived
-from bridge.stores import AsyncStore, StoreConflict
+from bridge.stores import AsyncStore, Document, StoreConflict
 
 from .events import UnknownEvent, parse_event_id
+from .presence import BEAT, LEASE, Presence
 
 if TYPE_CHECKING:
     from .legacy_session import HttpSession
 
-__all__ = ["HttpHome", "forget", "load", "save"]
+__all__ = [
+    "HttpHome",
+    "claim_stream",
+    "forget",
+    "load",
+    "revive_calls",
+    "route",
+    "save",
+]
 
 log = logging.getLogger("yieldmcp.http")
 
@@ -44,9 +56,10 @@ _TRIES = 5  # compare-and-swap attempts when processes take a session on at once
 class HttpHome:
     """What a durable HTTP session tells its calls (``bridge.server.Home``)."""
 
-    def __init__(self, http: HttpSession, store: AsyncStore) -> None:
+    def __init__(self, http: HttpSession, store: AsyncStore, worker: str) -> None:
         self.http = http
         self.store = store
+        self.worker = worker
         self.session_id = http.id
         self.ttl = http.limits.session_idle_timeout
         self.saved = 0.0  # when the session's document was last written
@@ -63,14 +76,26 @@ def _home(http: HttpSession) -> HttpHome | None:
     return home if isinstance(home, HttpHome) else None
 
 
-async def save(http: HttpSession, generation: int = 0) -> None:
-    """Write the session's document (after ``initialize``, ``setLevel``)."""
+async def save(http: HttpSession) -> None:
+    """Write the session's state to its document (after ``initialize``,
+    ``setLevel``), keeping the generation other processes have reached."""
     home = _home(http)
     if home is None:
         return
-    state = {**http.connection.state(), "owner": http.owner, "gen": generation}
     home.saved = time.time()
-    await home.store.put(SESSIONS, http.id, state, expires_at=home.saved + home.ttl)
+    expires = home.saved + home.ttl
+    for _ in range(_TRIES):
+        doc = await home.store.get(SESSIONS, http.id)
+        generation = 0 if doc is None else int(doc.value.get("gen", 0))
+        state = {**http.connection.state(), "owner": http.owner, "gen": generation}
+        expect = 0 if doc is None else doc.version
+        try:
+            await home.store.put(
+                SESSIONS, http.id, state, expect=expect, expires_at=expires
+            )
+        except StoreConflict:
+            continue  # another process wrote it meanwhile: read again
+        return
 
 
 async def touch(http: HttpSession) -> None:
@@ -78,7 +103,7 @@ async def touch(http: HttpSession) -> None:
     half of its lifetime)."""
     home = _home(http)
     if home is not None and time.time() - home.saved > home.ttl / 2:
-        await save(http, http.generation)
+        await save(http)
 
 
 async def forget(http: HttpSession) -> None:
@@ -113,44 +138,132 @@ async def load(
     return None
 
 
-async def revive_calls(http: HttpSession, last_event_id: str | None) -> int:
-    """Take on every call of the session that an earlier process wrote
-    down; how many were in flight."""
-    home = http.connection.home
-    assert home is not None
-    store = home.store
-    seen_stream, seen = _position(last_event_id)
-    call_ids = dict.fromkeys(r.get("c") for r in await store.read(SESSIONS, http.id))
-    revived = 0
-    for call_id in call_ids:
-        if not isinstance(call_id, str):
-            continue
-        doc = await store.get(CALLS, call_id)
+async def revive_calls(
+    http: HttpSession, presence: Presence, last_event_id: str | None
+) -> int:
+    """Take on the calls of the session that an earlier process wrote down
+    and no live process holds; how many."""
+    taken = 0
+    for call_id, _stream in await _calls(http):
+        doc = await http_store(http).get(CALLS, call_id)
         if doc is None or doc.value.get("session") != http.id:
             continue
-        value = doc.value
-        number, request_id = value.get("stream"), value.get("request")
-        if not isinstance(number, int) or not isinstance(request_id, int | str):
-            continue
-        done = value.get("done")
-        if done is not None:
-            body = {"jsonrpc": "2.0", "id": request_id, **done}
-            http.adopt_stream(number, request_id, json.dumps(body).encode())
-            continue
-        records = await store.read(CALLS, call_id)
-        asked = {str(r["k"]): int(r["e"]) for r in await store.read(ASKED, call_id)}
-        state = Revived(
-            call_id, str(value["tag"]), asked, seen if number == seen_stream else None
+        if "done" in doc.value:
+            _adopt_done(http, doc.value)
+        elif not await presence.alive(doc.value.get("worker")):
+            taken += await _take_over(http, presence, call_id, doc, last_event_id)
+    return taken
+
+
+async def claim_stream(
+    http: HttpSession, presence: Presence, last_event_id: str
+) -> bool:
+    """Make the stream ``last_event_id`` names servable here, taking its call
+    on once its process's lease has run out; False if it is unknown, or still
+    held by a live process after a lease's wait."""
+    number, _seq = _position(last_event_id)
+    call_id = next((c for c, s in await _calls(http) if s == number), None)
+    if call_id is None:
+        return False
+    with trio.move_on_after(LEASE + 2 * BEAT):
+        while True:
+            doc = await http_store(http).get(CALLS, call_id)
+            if doc is None:
+                return False
+            if "done" in doc.value:
+                _adopt_done(http, doc.value)
+                return True
+            if not await presence.alive(doc.value.get("worker")):
+                return bool(
+                    await _take_over(http, presence, call_id, doc, last_event_id)
+                )
+            await trio.sleep(BEAT / 4)
+    return False
+
+
+async def route(
+    http: HttpSession, presence: Presence, message_id: object, data: bytes
+) -> bool:
+    """Get a client's response to the process whose call asked it; False if
+    it is for this process (deliver it here)."""
+    if not isinstance(message_id, str) or "/" not in message_id:
+        return False
+    call_id = message_id.partition("/")[0]
+    doc = await http_store(http).get(CALLS, call_id)
+    if doc is None or doc.value.get("session") != http.id:
+        return False
+    worker = doc.value.get("worker")
+    if worker == presence.id or "done" in doc.value:
+        return False
+    if await presence.alive(worker):
+        await presence.route(str(worker), http.id, data)
+        return True
+    await _take_over(http, presence, call_id, doc, None)
+    return False
+
+
+def http_store(http: HttpSession) -> AsyncStore:
+    home = _home(http)
+    assert home is not None
+    return home.store
+
+
+async def _calls(http: HttpSession) -> list[tuple[str, Any]]:
+    """The session's calls, as ``(call id, stream number)``, oldest first."""
+    entries = await http_store(http).read(SESSIONS, http.id)
+    found = {str(e["c"]): e.get("s") for e in entries if isinstance(e.get("c"), str)}
+    return list(found.items())
+
+
+def _adopt_done(http: HttpSession, value: Mapping[str, Any]) -> None:
+    number, request_id = value.get("stream"), value.get("request")
+    if not isinstance(number, int) or not isinstance(request_id, int | str):
+        return
+    if http.stream_of(request_id) is not None:
+        return
+    body = {"jsonrpc": "2.0", "id": request_id, **value["done"]}
+    http.adopt_stream(number, request_id, json.dumps(body).encode())
+
+
+async def _take_over(
+    http: HttpSession,
+    presence: Presence,
+    call_id: str,
+    doc: Document,
+    last_event_id: str | None,
+) -> int:
+    """Claim a call of a process that is gone and replay it here; 1 if done,
+    0 if another process claimed it first or it cannot be replayed."""
+    store, value = http_store(http), doc.value
+    number, request_id = value.get("stream"), value.get("request")
+    if not isinstance(number, int) or not isinstance(request_id, int | str):
+        return 0
+    if http.stream_of(request_id) is not None:
+        return 0  # this process holds it already
+    mine = {**value, "worker": presence.id}
+    try:
+        await store.put(
+            CALLS, call_id, mine, expect=doc.version, expires_at=doc.expires_at
         )
-        http.adopt_stream(number, request_id)
-        try:
-            http.connection.revive_call(http.session, value, records, state)
-        except Exception as exc:  # its tool is gone, or its journal is bad
-            log.warning("a durable call could not be taken on again: %s", exc)
-            http.request_over(request_id)
-            continue
-        revived += 1
-    return revived
+    except StoreConflict:
+        return 0  # another process took it on first
+    records = await store.read(CALLS, call_id)
+    asked = {str(r["k"]): int(r["e"]) for r in await store.read(ASKED, call_id)}
+    seen_stream, seen = _position(last_event_id)
+    tag = str(value.get("tag", call_id))
+    state = Revived(call_id, tag, asked, seen if number == seen_stream else None)
+    http.adopt_stream(number, request_id)
+    try:
+        http.connection.revive_call(http.session, mine, records, state)
+    except Exception as exc:  # its tool is gone, or its journal is bad
+        log.warning("a durable call could not be taken on again: %s", exc)
+        http.request_over(request_id)
+        return 0
+    previous = value.get("worker")
+    if isinstance(previous, str) and previous != presence.id:
+        for data in await presence.left_for(previous, http.id, tag + "/"):
+            await http.deliver(data)  # answers that reached the dead process
+    return 1
 
 
 def _position(last_event_id: str | None) -> tuple[int | None, int | None]:

@@ -39,6 +39,7 @@ version in effect; the session machinery is in :mod:`.legacy_session`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Mapping
@@ -49,8 +50,10 @@ import trio
 from bridge.jsonrpc.messages import (
     INVALID_REQUEST,
     ErrorData,
+    ErrorResponse,
     Message,
     Request,
+    Response,
 )
 from bridge.server.limits import SERVER_BUSY
 from bridge.stores import StoreError
@@ -70,6 +73,7 @@ from .expiry import evictable
 from .guard import accepts
 from .legacy_answer import SESSION_HEADER, Answer, plain, stream
 from .legacy_session import HttpSession
+from .presence import Presence
 from .streams import supports_priming
 
 if TYPE_CHECKING:
@@ -105,6 +109,10 @@ class LegacyEndpoint:
         self._nursery = nursery
         self._sessions: dict[str, HttpSession] = {}
         self._reviving: dict[str, trio.Event] = {}  # sessions being taken on
+        self.presence: Presence | None = None  # with a store: this process's lease
+        if server.store is not None:
+            self.presence = Presence(server.store, self._sessions.get)
+            nursery.start_soon(self.presence.run)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -114,8 +122,9 @@ class LegacyEndpoint:
     async def _open(self, principal: Principal | None) -> HttpSession:
         http = HttpSession(secrets.token_hex(16), self.server, self.limits)
         http.owner = None if principal is None else principal.identity
-        if self.server.store is not None:
-            http.connection.home = HttpHome(http, self.server.store)
+        if self.server.store is not None and self.presence is not None:
+            home = HttpHome(http, self.server.store, self.presence.id)
+            http.connection.home = home
         self._sessions[http.id] = http
         await self._nursery.start(self._run, http)
         return http
@@ -125,8 +134,8 @@ class LegacyEndpoint:
     ) -> HttpSession | None:
         """Take on a durable session another process served (:mod:`.durable`),
         once however many requests name it at once; None if there is none."""
-        store = self.server.store
-        if store is None:
+        store, presence = self.server.store, self.presence
+        if store is None or presence is None:
             return None
         pending = self._reviving.get(session_id)
         if pending is not None:
@@ -142,12 +151,12 @@ class LegacyEndpoint:
             base = generation << 32
             http = HttpSession(session_id, self.server, self.limits, base)
             http.owner, http.generation, http.used = who, generation, True
-            http.connection.home = HttpHome(http, store)
+            http.connection.home = HttpHome(http, store, presence.id)
             http.connection.restore(state)
             http.connection.principal = principal
             self._sessions[http.id] = http
             await self._nursery.start(self._run, http)
-            calls = await durable.revive_calls(http, last)
+            calls = await durable.revive_calls(http, presence, last)
         except StoreError as exc:
             log.warning("could not take a session on from the store: %s", exc)
             return None
@@ -225,7 +234,8 @@ class LegacyEndpoint:
         if isinstance(message, Request) and not opening:
             http.used = True
         if not isinstance(message, Request):
-            await http.deliver(data)
+            if not await self._routed(http, message, data):
+                await http.deliver(data)
             await _asgi.respond(send, 202, headers=[(SESSION_HEADER, http.id)])
             return
         if http.busy(message.id):
@@ -252,6 +262,20 @@ class LegacyEndpoint:
         if opening and not answer.succeeded:
             http.close()  # a failed initialize leaves no session behind
 
+    async def _routed(self, http: HttpSession, message: Message, data: bytes) -> bool:
+        """Whether a client's response went to the process whose call asked
+        for it (with a store, :mod:`.presence`)."""
+        presence = self.presence
+        if presence is None or not isinstance(message, Response | ErrorResponse):
+            return False
+        if message.id in http.session.outstanding:
+            return False  # the question is this process's
+        try:
+            return await durable.route(http, presence, message.id, data)
+        except StoreError as exc:
+            log.warning("could not route a client's answer: %s", exc)
+            return False
+
     async def _remember(self, http: HttpSession, method: str, opening: bool) -> None:
         """With a store, write down what a request changed of the session."""
         if http.connection.home is None:
@@ -259,7 +283,7 @@ class LegacyEndpoint:
         try:
             if opening or method == "logging/setLevel":
                 if http.connection.protocol_version is not None:
-                    await durable.save(http, http.generation)
+                    await durable.save(http)
             else:
                 await durable.touch(http)
         except StoreError as exc:
@@ -309,6 +333,7 @@ class LegacyEndpoint:
             if supports_priming(version):
                 await sse.event("", id=priming, retry=self.limits.retry_ms)
         else:
+            await self._claim(http, last)
             try:
                 number, seq = http.store.locate(last)
                 http.store.read(number, seq)
@@ -320,6 +345,19 @@ class LegacyEndpoint:
         await _asgi.until_disconnect(
             receive, lambda: stream(http, follower, sse, lifetime)
         )
+
+    async def _claim(self, http: HttpSession, last: str) -> None:
+        """With a store, make a stream another process began servable here."""
+        presence = self.presence
+        if presence is None:
+            return
+        with contextlib.suppress(UnknownEvent, EventsLost):
+            http.store.locate(last)
+            return  # known here
+        try:
+            await durable.claim_stream(http, presence, last)
+        except StoreError as exc:
+            log.warning("could not take a call on from the store: %s", exc)
 
     # --- DELETE ----------------------------------------------------------------------
 
