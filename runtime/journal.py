@@ -114,6 +114,11 @@ class Journal:
     ) -> None:
         self._entries[key] = (digest, reply, label)
 
+    def entry(self, key: str) -> tuple[str, Any, str | None] | None:
+        """What is recorded at ``key``: its digest, reply JSON and label (None:
+        no label), or None. A store keeps each new entry as it is recorded."""
+        return self._entries.get(key)
+
     def note(self, key: str) -> bool:
         """Record notice ``key``; True if it is new (and so should be sent)."""
         if key in self._notices:

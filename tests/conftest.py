@@ -1,4 +1,5 @@
-"""Shared test configuration: Hypothesis profiles and example loading.
+"""Shared test configuration: Hypothesis profiles, example loading, and the
+store fixtures.
 
 Profiles: ``ci`` (the default; bounded so the suite stays fast), ``dev`` (fewer
 examples), ``soak`` (many more, for long runs) and ``soak-wide`` (1000, for
@@ -8,9 +9,15 @@ suites with many parametrized cases). Choose with
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.store_servers import running_postgres, running_redis
 
 settings.register_profile(
     "ci",
@@ -32,3 +39,50 @@ settings.register_profile(  # for suites with many parametrized cases
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# -- stores: a URL on a clean store for each test ------------------------------
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    """``sqlite:PATH`` of a new file in the test's tmp dir."""
+    return f"sqlite:{tmp_path / 'store.sqlite3'}"
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[str]:
+    """A real redis-server for the session (tests/store_servers.py)."""
+    with running_redis() as url:
+        yield url
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> str:
+    """The session's redis-server, emptied (FLUSHALL) for this test."""
+    import redis
+
+    with redis.Redis.from_url(redis_server) as client:
+        client.flushall()
+    return redis_server
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A real PostgreSQL for the session (tests/store_servers.py)."""
+    with running_postgres() as url:
+        yield url
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A new, empty database on the session's PostgreSQL, for this test."""
+    import psycopg
+
+    name = f"test_{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return postgres_server.rsplit("/", 1)[0] + f"/{name}"

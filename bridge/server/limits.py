@@ -62,6 +62,10 @@ class ServerLimits:
             and step results its ``requestState`` carries in every round); a
             warning is logged at 80 percent, and past it the call fails with a tool
             error.
+        round_claim_seconds: with a store, how long a 2026-07-28 round holds
+            its requestState: another retry with the same state is refused as
+            used meanwhile; after it (the process running the round died), a
+            retry takes the round over.
     """
 
     max_calls: int = attrs.field(default=2048, validator=positive)
@@ -71,6 +75,7 @@ class ServerLimits:
     stdio_output_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
     step_threads: int = attrs.field(default=40, validator=positive)
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
+    round_claim_seconds: float = attrs.field(default=60.0, validator=positive)
 
 
 def busy(what: str, limit: int) -> RequestError:

@@ -37,6 +37,7 @@ from bridge.jsonrpc.messages import (
     METHOD_NOT_FOUND,
     Request,
 )
+from bridge.stores import StoreError
 from encoders import mcp as mcp_encode
 from runtime.errors import (
     CapabilityError,
@@ -50,7 +51,7 @@ from . import methods as _methods
 from .failures import describe_failure, tool_failure
 from .fallback import MAX_FOLLOW_UPS, follow_up, round_capabilities
 from .questions import CallScope, question_request, url_required
-from .rounds import Complete, RunSteps, Yielded, run_round, run_steps
+from .rounds import Complete, RunSteps, Wait, Yielded, run_round, wait_on
 
 if TYPE_CHECKING:
     from .offer import Offer
@@ -140,24 +141,26 @@ async def respond(
 async def respond_rest(
     server: Offer,
     steps: Steps,
-    batch: RunSteps | None,
+    batch: RunSteps | Wait | None,
     notify: Callable[[str, dict[str, Any]], Awaitable[None]],
 ) -> dict[str, Any]:
-    """The result of ``steps``, going on from ``batch`` (steps it yielded and
-    waits on; None: from its start), sending its notifications with ``notify``."""
+    """The result of ``steps``, going on from ``batch`` (steps or store I/O it
+    yielded and waits on; None: from its start), sending its notifications
+    with ``notify``."""
     try:
         sent: Any = None
+        error: Exception | None = None
         if batch is not None:
-            sent = await run_steps(batch, server.step_limiter)
+            sent, error = await wait_on(batch, server.step_limiter)
         while True:
             try:
-                item = steps.send(sent)
+                item = steps.send(sent) if error is None else steps.throw(error)
             except StopIteration as done:
                 return done.value
-            if isinstance(item, RunSteps):
-                sent = await run_steps(item, server.step_limiter)
+            sent, error = None, None
+            if isinstance(item, RunSteps | Wait):
+                sent, error = await wait_on(item, server.step_limiter)
             else:
-                sent = None
                 await notify(*item)
     finally:
         steps.close()
@@ -169,10 +172,11 @@ def respond_now(
     notify: Callable[[str, dict[str, Any]], None],
     *,
     principal: Principal | None = None,
-) -> dict[str, Any] | tuple[Steps, RunSteps]:
+) -> dict[str, Any] | tuple[Steps, RunSteps | Wait]:
     """:func:`respond` with a ``notify`` that sends at once, without waiting;
-    or, at the first step to run, the request still being answered and that
-    step, to go on with in a task (:func:`respond_rest`)."""
+    or, at the first step to run (or store I/O to wait on), the request still
+    being answered and what it waits on, to go on with in a task
+    (:func:`respond_rest`)."""
     steps = handle(server, request, principal)
     try:
         while True:
@@ -180,7 +184,7 @@ def respond_now(
                 item = next(steps)
             except StopIteration as done:
                 return done.value
-            if isinstance(item, RunSteps):
+            if isinstance(item, RunSteps | Wait):
                 handed_over, steps = (steps, item), None
                 return handed_over
             notify(*item)
@@ -286,9 +290,10 @@ def _call_tool(server: Offer, params: Mapping[str, Any], scope: CallScope) -> St
         outcome = yield from run_round(
             tool, arguments, params, purpose="tools/call", scope=scope,
             sealer=server.sealer, max_journal_bytes=server.limits.max_journal_bytes,
+            store=server.store, claim_seconds=server.limits.round_claim_seconds,
         )  # fmt: skip
-    except RequestError:
-        raise
+    except (RequestError, StoreError):
+        raise  # the request's fault, or the server's: not the tool's
     except UrlElicitationRequired as exc:
         return _url_flows_required(exc, scope)
     except CapabilityError as exc:
@@ -336,6 +341,7 @@ def _get_prompt(server: Offer, params: Mapping[str, Any], scope: CallScope) -> S
         outcome = yield from run_round(
             prompt.program, arguments, params, purpose="prompts/get", scope=scope,
             sealer=server.sealer, max_journal_bytes=server.limits.max_journal_bytes,
+            store=server.store, claim_seconds=server.limits.round_claim_seconds,
         )  # fmt: skip
     except CapabilityError as exc:
         raise _missing_capability(exc) from None

@@ -21,7 +21,7 @@ from bridge.jsonrpc.messages import Request
 from bridge.jsonrpc.session import Session
 
 from . import modern as _modern
-from .rounds import RunSteps
+from .rounds import RunSteps, Wait
 
 if TYPE_CHECKING:
     from .offer import Offer
@@ -47,9 +47,10 @@ def resume(
     request: Request,
     session: Session,
     steps: _modern.Steps,
-    batch: RunSteps,
+    batch: RunSteps | Wait,
 ) -> None:
-    """Answer ``request`` from ``steps``, which waits on ``batch``, in a task."""
+    """Answer ``request`` from ``steps``, which waits on ``batch`` (steps, or a
+    durable round's store I/O), in a task."""
     handle = _Resumed()
     session.adopt(request.id, handle)
     trio.lowlevel.spawn_system_task(
@@ -62,7 +63,7 @@ async def _finish(
     request: Request,
     session: Session,
     steps: _modern.Steps,
-    batch: RunSteps,
+    batch: RunSteps | Wait,
     handle: _Resumed,
 ) -> None:
     notify = functools.partial(session.notify, related=request.id)

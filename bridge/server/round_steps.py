@@ -2,9 +2,11 @@
 
 A round (:mod:`bridge.server.rounds`) is sans-IO: it yields what it cannot do
 itself. Owns what it yields (:data:`Yielded`: a :data:`Notification` to send,
-or :class:`RunSteps`, steps to run), :func:`run_steps`, which runs such a
-batch for a caller that can wait, and :func:`capped_journal`, the check of the
-journal's size before it is sealed into ``requestState``.
+:class:`RunSteps`, steps to run, or :class:`Wait`, a store's reads and writes),
+:func:`run_steps`, which runs such a batch for a caller that can wait
+(:func:`wait_on`, either kind), and
+:func:`capped_journal`, the check of the journal's size before it is sealed
+into ``requestState``.
 
 It does not decide when steps run or what their replies mean (the stepper
 does), nor seal state (:mod:`bridge.server.state_token`).
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias, final
 
 import attrs
@@ -24,7 +27,15 @@ from runtime import Step
 from runtime._step_runner import perform_step
 from runtime.errors import JournalTooLarge
 
-__all__ = ["Notification", "RunSteps", "Yielded", "capped_journal", "run_steps"]
+__all__ = [
+    "Notification",
+    "RunSteps",
+    "Wait",
+    "Yielded",
+    "capped_journal",
+    "run_steps",
+    "wait_on",
+]
 
 log = logging.getLogger("yieldmcp")
 
@@ -43,8 +54,19 @@ class RunSteps:
     steps: tuple[tuple[str, Step, str, float | None], ...]
 
 
-Yielded: TypeAlias = Notification | RunSteps
-"""What a round yields: a notification to send, or steps to run."""
+@final
+@attrs.frozen
+class Wait:
+    """I/O a round waits on that is not a step: a durable call's reads and
+    writes of its store (:mod:`bridge.server.durable_rounds`). The caller
+    awaits ``run()`` and sends back its value, or throws its exception into
+    the round (:func:`bridge.server.modern.respond_rest`)."""
+
+    run: Callable[[], Awaitable[Any]]
+
+
+Yielded: TypeAlias = Notification | RunSteps | Wait
+"""What a round yields: a notification to send, steps to run, or I/O to await."""
 
 
 async def run_steps(batch: RunSteps, limiter: trio.CapacityLimiter | None) -> list[Any]:
@@ -66,6 +88,20 @@ async def run_steps(batch: RunSteps, limiter: trio.CapacityLimiter | None) -> li
         for index, (_key, step, key, seconds) in enumerate(batch.steps):
             nursery.start_soon(one, index, step, key, seconds)
     return results
+
+
+async def wait_on(
+    item: RunSteps | Wait, limiter: trio.CapacityLimiter | None
+) -> tuple[Any, Exception | None]:
+    """What ``item`` gives back to the round that yielded it: its value, or
+    the exception to throw into it (a store's, which the round may handle
+    where it waited)."""
+    if isinstance(item, RunSteps):
+        return await run_steps(item, limiter), None
+    try:
+        return await item.run(), None
+    except Exception as exc:
+        return None, exc
 
 
 def capped_journal(journal: dict[str, Any], cap: int) -> dict[str, Any]:

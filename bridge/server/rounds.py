@@ -54,23 +54,18 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, cast, final
 
 import attrs
-from pydantic import BaseModel
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
+from bridge.stores import AsyncStore
 from runtime import (
-    Elicit,
-    ElicitUrl,
-    Journal,
     LocalQuestion,
     PeerQuestion,
-    Sample,
     Step,
     Stepper,
     Tool,
@@ -87,9 +82,16 @@ from runtime._stepper import (
     Tell,
     Withdraw,
 )
-from runtime.errors import CapabilityError, RemoteProtocolError, RequestError
+from runtime.errors import (
+    CapabilityError,
+    JournalTooLarge,
+    RemoteProtocolError,
+    RequestError,
+)
 
 from .auth.binding import principal_binding
+from .call_records import answer_record, notice_record
+from .durable_rounds import CLAIM_SECONDS, DurableCall
 from .questions import (
     CallScope,
     check_capabilities,
@@ -97,14 +99,24 @@ from .questions import (
     notice_notification,
     question_request,
 )
+from .round_state import (
+    Carried,
+    arguments_digest,
+    check_version,
+    open_state,
+    parse_responses,
+    wire_key,
+)
 from .round_steps import Notification as Notification
 from .round_steps import RunSteps as RunSteps
+from .round_steps import Wait as Wait
 from .round_steps import Yielded as Yielded
 from .round_steps import capped_journal
 from .round_steps import run_steps as run_steps
-from .state_token import Sealer, binding, invalid_state
+from .round_steps import wait_on as wait_on
+from .state_token import Sealer, binding
 
-__all__ = ["Complete", "InputRequired", "RunSteps", "run_round", "run_steps"]
+__all__ = ["Complete", "InputRequired", "RunSteps", "Wait", "run_round", "run_steps"]
 
 
 @final
@@ -120,26 +132,6 @@ class InputRequired:
     request_state: str
 
 
-def wire_key(effect_key: str, question: PeerQuestion[Any]) -> str:
-    """The ``inputRequests`` key for the question at ``effect_key``."""
-    if isinstance(question, Elicit):
-        base = cast("Elicit[Any]", question).key
-    elif isinstance(question, Sample):
-        base = "sample"
-    elif isinstance(question, ElicitUrl):
-        base = "url"
-    else:
-        base = "roots"
-    return base if "/" not in effect_key else f"{base}@{effect_key}"
-
-
-def arguments_digest(arguments: BaseModel) -> str:
-    """What pins a state to the call's arguments: the sha256 of their JSON
-    (``model_dump_json``, the bytes of ``to_json(model_dump(mode="json"))``)."""
-    data = type(arguments).__pydantic_serializer__.to_json(arguments)
-    return hashlib.sha256(data).hexdigest()[:32]
-
-
 @final
 class _Round:
     def __init__(
@@ -148,17 +140,18 @@ class _Round:
         arguments: Any,
         scope: CallScope,
         responses: Mapping[str, Any],
-        state: Mapping[str, Any] | None,
+        carried: Carried,
         clock: Callable[[], float],
         rng: random.Random | None,
+        durable: DurableCall | None,
     ) -> None:
         self.scope = scope
         self.responses = responses
-        self.stateful = state is not None
-        self.asked: Mapping[str, Any] = (state or {}).get("asked", {})
-        self.deadlines: dict[str, float] = dict((state or {}).get("deadlines", {}))
-        journal_json = (state or {}).get("journal")
-        self.journal = Journal.from_json(journal_json) if journal_json else Journal()
+        self.stateful = carried.stateful
+        self.asked = carried.asked
+        self.deadlines = carried.deadlines
+        self.journal = carried.journal
+        self.durable = durable
         self.stepper = Stepper(
             program.program(arguments),
             program.context(scope.principal),
@@ -188,6 +181,8 @@ class _Round:
             batch = tuple(
                 (k, s, step_key(call, s, k), self._seconds_left(k)) for k, s in due
             )
+            if self.durable is not None:
+                yield from self.durable.flush()  # recorded before a step runs
             replies = yield RunSteps(batch)
             assert replies is not None
             for (key, _step), reply in zip(due, replies, strict=True):
@@ -196,7 +191,7 @@ class _Round:
                 if isinstance(reply, Exception):
                     stepper.fail(key, reply)
                 else:
-                    stepper.answer(key, reply)
+                    self._answer(key, reply)
             now = self.clock()
             for branch, deadline in list(self.deadlines.items()):
                 if now >= deadline:
@@ -212,7 +207,14 @@ class _Round:
         ]
         return min(left) if left else None
 
-    def _carry_out(self, events: list[Event]) -> Generator[Notification, Any, None]:
+    def _answer(self, key: str, reply: Any) -> None:
+        """Answer the question at ``key``, keeping the new entry for the store."""
+        self.stepper.answer(key, reply)
+        entry = self.journal.entry(key)
+        if self.durable is not None and entry is not None:
+            self.durable.keep(answer_record(key, *entry))
+
+    def _carry_out(self, events: list[Event]) -> Generator[Yielded, Any, None]:
         stepper = self.stepper
         while events:
             for event in events:
@@ -221,6 +223,10 @@ class _Round:
                         self._ask(key, question)
                     case Tell(key, notice):
                         notification = notice_notification(notice, self.scope, key)
+                        if self.durable is not None:
+                            self.durable.keep(notice_record(key))
+                            if notification is not None:
+                                yield from self.durable.flush()
                         if notification is not None:
                             yield notification
                     case StartTimer(key, seconds):
@@ -255,7 +261,7 @@ class _Round:
             except Exception as exc:
                 stepper.fail(key, exc)
             else:
-                stepper.answer(key, reply)
+                self._answer(key, reply)
             return
         peer = cast("PeerQuestion[Any]", question)
         try:
@@ -265,7 +271,7 @@ class _Round:
             return
         wire = wire_key(key, peer)
         if wire in self.responses and self._accepts(wire, key):
-            stepper.answer(key, self._decode(wire, peer))
+            self._answer(key, self._decode(wire, peer))
         else:
             self.pending[wire] = (key, peer)
 
@@ -291,33 +297,20 @@ class _Round:
             out[wire] = entry
         return out
 
-    def state(
-        self, bound: Mapping[str, str | None], max_journal: int
-    ) -> dict[str, Any]:
-        state: dict[str, Any] = {k: v for k, v in bound.items() if v is not None}
-        state["journal"] = capped_journal(self.journal.to_json(), max_journal)
-        state["asked"] = {
+    def now_asked(self) -> dict[str, Any]:
+        """What this round asks, pinned: the next round accepts answers to it."""
+        return {
             wire: [key, self.stepper.digest(key)]
             for wire, (key, _question) in self.pending.items()
         }
-        state["deadlines"] = self.deadlines
-        return state
 
-
-def parse_responses(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``inputResponses`` as a dict; ``null``/absent is empty; bad shapes -32602."""
-    raw: Any = params.get("inputResponses")
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise RequestError(INVALID_PARAMS, "inputResponses must be an object")
-    responses = cast("dict[str, Any]", raw)
-    for key, value in responses.items():
-        if not isinstance(value, dict):
-            raise RequestError(
-                INVALID_PARAMS, f"inputResponses[{key!r}] must be an object"
-            )
-    return responses
+    def state(self, max_journal: int) -> dict[str, Any]:
+        """What a stateless round's ``requestState`` carries besides the binding."""
+        return {
+            "journal": capped_journal(self.journal.to_json(), max_journal),
+            "asked": self.now_asked(),
+            "deadlines": self.deadlines,
+        }
 
 
 def run_round(
@@ -331,16 +324,19 @@ def run_round(
     clock: Callable[[], float] = time.time,
     rng: random.Random | None = None,
     max_journal_bytes: int = 1024 * 1024,
+    store: AsyncStore | None = None,
+    claim_seconds: float = CLAIM_SECONDS,
 ) -> Generator[Yielded, Any, Complete | InputRequired]:
     """One round of a multi-round call of ``program`` (see the module doc):
-    yields the notifications to send, in order, and the steps to run; returns
-    the outcome.
+    yields the notifications to send, in order, the steps to run and, with a
+    ``store``, its reads and writes; returns the outcome.
 
     Raises:
         RequestError: a bad or tampered ``requestState`` (one uniform error),
-            one sealed under another version of the tool, or malformed
-            ``inputResponses`` (-32602).
+            one sealed under another version of the tool, one already used
+            (with a store), or malformed ``inputResponses`` (-32602).
         JournalTooLarge: the journal grew past ``max_journal_bytes``.
+        StoreError: the store failed.
         Exception: whatever the tool raises.
     """
     bound = binding(
@@ -349,48 +345,41 @@ def run_round(
         arguments_digest(arguments),
         principal_binding(scope.principal),
     )
-    state = _open_state(params, sealer, purpose, bound)
-    _check_version(program, state)
-    round_ = _Round(
-        program, arguments, scope, parse_responses(params), state, clock, rng
-    )
-    yield from round_.run()
+    state = open_state(params, sealer, purpose, bound)
+    check_version(program, state)
+    responses = parse_responses(params)
+    if store is None:
+        durable, carried = None, Carried.from_state(state)
+    else:
+        durable = DurableCall(
+            store, ttl=sealer.ttl, claim_seconds=claim_seconds, clock=clock
+        )
+        journal, asked, deadlines = yield from durable.open(state)
+        carried = Carried(journal, asked, deadlines, stateful=state is not None)
+    round_ = _Round(program, arguments, scope, responses, carried, clock, rng, durable)
+    try:
+        yield from round_.run()
+    except RequestError:
+        if durable is not None:
+            yield from durable.release()  # the corrected retry may use the state
+        raise
     outcome = round_.stepper.outcome
+    if durable is not None and isinstance(outcome, Returned | Raised):
+        yield from durable.finish()  # the call ended: its state is used up
     if isinstance(outcome, Returned):
         return Complete(outcome.value)
     if isinstance(outcome, Raised):
         raise outcome.error
-    requests = round_.input_requests()
-    sealed_state = round_.state(bound, max_journal_bytes)
+    sealed: dict[str, Any] = {k: v for k, v in bound.items() if v is not None}
     if program.version is not None:
-        sealed_state["version"] = program.version
-    sealed = sealer.seal(sealed_state, purpose=purpose)
-    return InputRequired(requests, sealed)
-
-
-def _check_version(program: Tool[Any, Any], state: Mapping[str, Any] | None) -> None:
-    if state is None or state.get("version") == program.version:
-        return
-    raise RequestError(
-        INVALID_PARAMS,
-        f"requestState was made by another version of {program.name!r} "
-        f"(the server's code changed during the call); call it again without "
-        f"requestState",
-    )
-
-
-def _open_state(
-    params: Mapping[str, Any],
-    sealer: Sealer,
-    purpose: str,
-    bound: Mapping[str, str | None],
-) -> dict[str, Any] | None:
-    token: Any = params.get("requestState")
-    if token is None:
-        return None
-    state = sealer.open(token, purpose=purpose)
-    # An absent field reads as None: a state made for no principal opens only
-    # for none, and one made for a principal only for that principal.
-    if any(state.get(field) != value for field, value in bound.items()):
-        raise invalid_state()  # a state from another call, or another caller
-    return state
+        sealed["version"] = program.version
+    if durable is None:
+        sealed.update(round_.state(max_journal_bytes))
+    else:
+        try:  # the journal stays bounded in a store too: each round reads it
+            capped_journal(round_.journal.to_json(), max_journal_bytes)
+        except JournalTooLarge:
+            yield from durable.finish()
+            raise
+        sealed.update((yield from durable.park(round_.now_asked(), round_.deadlines)))
+    return InputRequired(round_.input_requests(), sealer.seal(sealed, purpose=purpose))

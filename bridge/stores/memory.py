@@ -116,9 +116,10 @@ class MemoryStore:
             self._streams.clear()
 
     def _live_doc(self, name: tuple[str, str], now: float) -> Document | None:
+        # An expired record reads as missing but stays until sweep(), as in
+        # the durable backends (a read never writes), so sweep counts agree.
         doc = self._docs.get(name)
         if doc is not None and _expired(doc.expires_at, now):
-            del self._docs[name]
             return None
         return doc
 
@@ -129,7 +130,6 @@ class MemoryStore:
         if stream is None:
             return [], None
         if _expired(stream[1], now):
-            del self._streams[name]
             return [], None
         return stream
 

@@ -1,26 +1,79 @@
 """Opening a store from the ``--store`` URL.
 
 ``memory:`` is the in-memory store. The durable backends are
-``sqlite:PATH``, ``redis://HOST:PORT/DB`` and ``postgresql://...``.
+``sqlite:PATH`` (relative or absolute; ``sqlite:///abs/path`` too),
+``redis://HOST:PORT/DB`` (``rediss://`` for TLS) and ``postgresql://...``
+(``postgres://`` too). A backend's client package is imported only when its
+URL is used, so the optional extras stay optional.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .base import JournalStore, StoreUnavailable
 from .memory import MemoryStore
 
-__all__ = ["open_store"]
+__all__ = ["open_store", "sqlite_path"]
 
 
 def open_store(url: str) -> JournalStore:
     """The store a URL names.
 
     Raises:
-        StoreUnavailable: the URL names no known backend, or it cannot be opened.
+        StoreUnavailable: the URL names no known backend, or it cannot be opened
+            (one line saying why: a missing file, a missing extra, a server down).
     """
     if url in ("memory", "memory:"):
         return MemoryStore()
+    if url.startswith("sqlite:"):
+        from .sqlite import SQLiteStore
+
+        return SQLiteStore(sqlite_path(url))
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from .redis import RedisStore
+        except ImportError:
+            raise _missing("redis", "redis") from None
+        return RedisStore(url)
+    if url.startswith(("postgresql://", "postgres://")):
+        try:
+            from .postgres import PostgresStore
+        except ImportError:
+            raise _missing("postgres", "psycopg") from None
+        return PostgresStore(url)
     raise StoreUnavailable(
         f"unknown store {url!r}: expected memory:, sqlite:PATH, "
         "redis://HOST:PORT/DB or postgresql://..."
+    )
+
+
+def sqlite_path(url: str) -> Path:
+    """The file a ``sqlite:`` URL names.
+
+    ``sqlite:PATH`` is PATH as written (relative to the working directory, or
+    absolute; ``~`` expands); ``sqlite:///abs`` (an empty host, as in
+    ``file:///``) is ``/abs``.
+
+    Raises:
+        StoreUnavailable: no path, or a host in the URL.
+    """
+    rest = url.removeprefix("sqlite:")
+    if rest.startswith("//"):
+        host, _, path = rest[2:].partition("/")
+        if host:
+            raise StoreUnavailable(
+                f"{url!r}: a sqlite store is a local file; write sqlite:PATH "
+                "or sqlite:///absolute/path"
+            )
+        rest = "/" + path
+    if rest in ("", "/"):
+        raise StoreUnavailable(f"{url!r}: no file; write sqlite:PATH")
+    return Path(rest).expanduser()
+
+
+def _missing(extra: str, package: str) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"the {extra} store needs the {package} package: "
+        f"pip install 'yieldmcp[{extra}]'"
     )

@@ -1,0 +1,129 @@
+"""What a 2026-07-28 round reads from its request before it runs.
+
+Owns opening the sealed ``requestState`` for the call it was sealed for
+(:func:`open_state`: the binding of :func:`~bridge.server.state_token.binding`),
+refusing one sealed under another version of the tool (:func:`check_version`),
+the digest that pins a state to the call's arguments
+(:func:`arguments_digest`) and the shape of ``inputResponses``
+(:func:`parse_responses`), what a round starts from (:class:`Carried`) and
+the ``inputRequests`` key of a question (:func:`wire_key`).
+
+It does not run the tool (:mod:`bridge.server.rounds`) nor keep anything in a
+store (:mod:`bridge.server.durable_rounds`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any, cast, final
+
+import attrs
+from pydantic import BaseModel
+
+from bridge.jsonrpc.messages import INVALID_PARAMS
+from runtime import Elicit, ElicitUrl, Journal, PeerQuestion, Sample, Tool
+from runtime.errors import RequestError
+
+from .state_token import Sealer, invalid_state
+
+__all__ = [
+    "Carried",
+    "arguments_digest",
+    "check_version",
+    "open_state",
+    "parse_responses",
+    "wire_key",
+]
+
+
+def arguments_digest(arguments: BaseModel) -> str:
+    """What pins a state to the call's arguments: the sha256 of their JSON
+    (``model_dump_json``, the bytes of ``to_json(model_dump(mode="json"))``)."""
+    data = type(arguments).__pydantic_serializer__.to_json(arguments)
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def parse_responses(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``inputResponses`` as a dict; ``null``/absent is empty; bad shapes -32602."""
+    raw: Any = params.get("inputResponses")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise RequestError(INVALID_PARAMS, "inputResponses must be an object")
+    responses = cast("dict[str, Any]", raw)
+    for key, value in responses.items():
+        if not isinstance(value, dict):
+            raise RequestError(
+                INVALID_PARAMS, f"inputResponses[{key!r}] must be an object"
+            )
+    return responses
+
+
+def check_version(program: Tool[Any, Any], state: Mapping[str, Any] | None) -> None:
+    """Refuse a state sealed under another version of ``program`` (-32602)."""
+    if state is None or state.get("version") == program.version:
+        return
+    raise RequestError(
+        INVALID_PARAMS,
+        f"requestState was made by another version of {program.name!r} "
+        f"(the server's code changed during the call); call it again without "
+        f"requestState",
+    )
+
+
+def open_state(
+    params: Mapping[str, Any],
+    sealer: Sealer,
+    purpose: str,
+    bound: Mapping[str, str | None],
+) -> dict[str, Any] | None:
+    """The payload of the request's ``requestState`` (None: it has none).
+
+    Raises:
+        RequestError: :func:`~bridge.server.state_token.invalid_state`, for a
+            tampered or expired state, or one from another call or caller.
+    """
+    token: Any = params.get("requestState")
+    if token is None:
+        return None
+    state = sealer.open(token, purpose=purpose)
+    # An absent field reads as None: a state made for no principal opens only
+    # for none, and one made for a principal only for that principal.
+    if any(state.get(field) != value for field, value in bound.items()):
+        raise invalid_state()  # a state from another call, or another caller
+    return state
+
+
+def wire_key(effect_key: str, question: PeerQuestion[Any]) -> str:
+    """The ``inputRequests`` key for the question at ``effect_key``."""
+    if isinstance(question, Elicit):
+        base = cast("Elicit[Any]", question).key
+    elif isinstance(question, Sample):
+        base = "sample"
+    elif isinstance(question, ElicitUrl):
+        base = "url"
+    else:
+        base = "roots"
+    return base if "/" not in effect_key else f"{base}@{effect_key}"
+
+
+@final
+@attrs.frozen
+class Carried:
+    """What a round starts from: the journal, what was asked, deadlines."""
+
+    journal: Journal
+    asked: Mapping[str, Any]
+    deadlines: dict[str, float]
+    stateful: bool  # whether the request carried a state
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any] | None) -> Carried:
+        """From a stateless round's ``requestState`` (None: the first round)."""
+        if state is None:
+            return cls(Journal(), {}, {}, stateful=False)
+        journal_json = state.get("journal")
+        journal = Journal.from_json(journal_json) if journal_json else Journal()
+        deadlines = dict(state.get("deadlines", {}))
+        return cls(journal, state.get("asked", {}), deadlines, stateful=True)

@@ -1,0 +1,306 @@
+"""The Redis store: the ``redis`` package's blocking client over a pool.
+
+Layout, under a key prefix (``yieldmcp:`` by default, so one Redis can host
+other data):
+
+- a document is a hash ``{v: JSON, ver: version, exp: expiry}``;
+- a stream is a Redis Stream whose entry IDs are ``0-1``, ``0-2``, ...: the
+  explicit IDs make "records from index ``start``" one ``XRANGE``, and
+  ``XREAD BLOCK`` wakes a waiter in any process the moment another appends,
+  with nothing to poll (a list would need a second key to block on);
+- ``n:NAMESPACE`` is the set of a namespace's document ids, for ``scan``;
+- ``expiry`` is a sorted set of every expiring key by expiry time, for
+  ``sweep``. Expiring keys also get ``PEXPIREAT``, so Redis drops them on
+  its own even if nobody sweeps.
+
+Every write that reads first (compare-and-swap, append) is one Lua script,
+so it is atomic against every other client.
+
+Durability is the server's: with ``appendonly yes`` and the default
+``appendfsync everysec`` a Redis crash or power loss may lose the last
+second of writes; ``appendfsync always`` loses nothing acknowledged, at one
+fsync per write. Without the AOF (RDB snapshots only) everything since the
+last snapshot can be lost. A crash of *our* process (kill -9) loses nothing
+Redis acknowledged.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, final
+
+import redis
+import redis.exceptions
+
+from .base import Document, StoreConflict, StoreError, StoreUnavailable
+from .codec import dumps, redact
+
+__all__ = ["RedisStore"]
+
+_PUT = """
+local cur = redis.call('HMGET', KEYS[1], 'ver', 'exp')
+local ver = 0
+if cur[1] and (cur[2] == '' or tonumber(cur[2]) > tonumber(ARGV[4])) then
+  ver = tonumber(cur[1])
+end
+if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= ver then return {0, ver} end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'ver', ver + 1, 'exp', ARGV[3])
+redis.call('SADD', KEYS[2], ARGV[5])
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[3], KEYS[1])
+else
+  redis.call('ZADD', KEYS[3], ARGV[3], KEYS[1])
+  redis.call('PEXPIREAT', KEYS[1], ARGV[6])
+end
+return {1, ver + 1}
+"""
+
+_APPEND = """
+local exp = redis.call('ZSCORE', KEYS[2], KEYS[1])
+local len = redis.call('XLEN', KEYS[1])
+if exp and tonumber(exp) <= tonumber(ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], KEYS[1])
+  len, exp = 0, false
+end
+for i = 4, #ARGV do
+  redis.call('XADD', KEYS[1], '0-' .. (len + i - 3), 'r', ARGV[i])
+end
+len = len + #ARGV - 3
+if ARGV[2] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[2], KEYS[1])
+  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+elseif exp then
+  redis.call('PEXPIREAT', KEYS[1], math.floor(tonumber(exp) * 1000))
+end
+return len
+"""
+
+_READ = """
+local exp = redis.call('ZSCORE', KEYS[2], KEYS[1])
+if exp and tonumber(exp) <= tonumber(ARGV[1]) then return {} end
+local out = {}
+for i, entry in ipairs(redis.call('XRANGE', KEYS[1], ARGV[2], '+')) do
+  out[i] = entry[2][2]
+end
+return out
+"""
+
+# Delete one key named in the expiry index if it is still expired at ARGV[1]
+# (a writer may have renewed it since the index was read).
+_SWEEP_ONE = """
+local exp = redis.call('ZSCORE', KEYS[1], KEYS[2])
+if not exp or tonumber(exp) > tonumber(ARGV[1]) then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[1], KEYS[2])
+if ARGV[2] ~= '' then redis.call('SREM', KEYS[3], ARGV[2]) end
+return 1
+"""
+
+
+@final
+class RedisStore:
+    """A :class:`~bridge.stores.base.JournalStore` on a Redis server."""
+
+    blocking = True
+
+    def __init__(self, url: str, *, prefix: str = "yieldmcp:") -> None:
+        self.url = url
+        self._shown = redact(url)
+        self._prefix = prefix
+        self._expiry = f"{prefix}expiry"
+        self._closed = False
+        self._closing = threading.Lock()
+        try:
+            # Any: redis-py's return types are unions over its modes; this
+            # store runs in one (decode_responses) and converts each result.
+            client: Any = redis.Redis
+            self._client: Any = client.from_url(url, decode_responses=True)
+            self._client.ping()
+        except (redis.exceptions.RedisError, ValueError) as exc:
+            raise StoreUnavailable(f"cannot reach {self._shown}: {exc}") from None
+        self._put: Any = self._client.register_script(_PUT)
+        self._append: Any = self._client.register_script(_APPEND)
+        self._read: Any = self._client.register_script(_READ)
+        self._sweep_one: Any = self._client.register_script(_SWEEP_ONE)
+
+    # -- keys ----------------------------------------------------------------
+
+    def _doc_key(self, namespace: str, id: str) -> str:
+        # JSON of the pair: unambiguous whatever the names contain.
+        return f"{self._prefix}d:{json.dumps([namespace, id])}"
+
+    def _stream_key(self, namespace: str, id: str) -> str:
+        return f"{self._prefix}s:{json.dumps([namespace, id])}"
+
+    def _index_key(self, namespace: str) -> str:
+        return f"{self._prefix}n:{namespace}"
+
+    # -- documents -----------------------------------------------------------
+
+    def get(self, namespace: str, id: str) -> Document | None:
+        with self._errors():
+            found = self._client.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
+        return _document(found, time.time())
+
+    def put(
+        self,
+        namespace: str,
+        id: str,
+        value: Mapping[str, Any],
+        *,
+        expect: int | None = None,
+        expires_at: float | None = None,
+    ) -> int:
+        args = [
+            dumps(value),
+            "" if expect is None else str(expect),
+            "" if expires_at is None else repr(float(expires_at)),
+            repr(time.time()),
+            id,
+            "" if expires_at is None else str(_ms(expires_at)),
+        ]
+        keys = [self._doc_key(namespace, id), self._index_key(namespace), self._expiry]
+        with self._errors():
+            done, version = self._put(keys=keys, args=args)
+        if not done:
+            raise StoreConflict(namespace, id, expect or 0, int(version))
+        return int(version)
+
+    def delete(self, namespace: str, id: str) -> None:
+        doc, stream = self._doc_key(namespace, id), self._stream_key(namespace, id)
+        with self._errors(), self._client.pipeline(transaction=True) as pipe:
+            pipe.delete(doc, stream)
+            pipe.zrem(self._expiry, doc, stream)
+            pipe.srem(self._index_key(namespace), id)
+            pipe.execute()
+
+    def scan(self, namespace: str) -> Iterator[tuple[str, Document]]:
+        with self._errors():
+            ids = sorted(self._client.smembers(self._index_key(namespace)))
+            with self._client.pipeline(transaction=False) as pipe:
+                for id in ids:
+                    pipe.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
+                rows = pipe.execute()
+        now = time.time()
+        docs = [(id, _document(row, now)) for id, row in zip(ids, rows, strict=True)]
+        return iter([(id, doc) for id, doc in docs if doc is not None])
+
+    # -- streams -------------------------------------------------------------
+
+    def append(
+        self,
+        namespace: str,
+        id: str,
+        records: Sequence[Mapping[str, Any]],
+        *,
+        expires_at: float | None = None,
+    ) -> int:
+        args = [
+            repr(time.time()),
+            "" if expires_at is None else repr(float(expires_at)),
+            "" if expires_at is None else str(_ms(expires_at)),
+            *(dumps(record) for record in records),
+        ]
+        keys = [self._stream_key(namespace, id), self._expiry]
+        with self._errors():
+            return int(self._append(keys=keys, args=args))
+
+    def read(self, namespace: str, id: str, start: int = 0) -> list[Mapping[str, Any]]:
+        keys = [self._stream_key(namespace, id), self._expiry]
+        args = [repr(time.time()), f"0-{max(0, start) + 1}"]
+        with self._errors():
+            found = self._read(keys=keys, args=args)
+        return [json.loads(text) for text in found]
+
+    def wait(
+        self, namespace: str, id: str, start: int, timeout: float
+    ) -> list[Mapping[str, Any]]:
+        deadline = time.monotonic() + timeout
+        woke = False
+        while True:
+            found = self.read(namespace, id, start)
+            left = deadline - time.monotonic()
+            if found or left <= 0:
+                return found
+            if woke:
+                # XREAD saw entries our clock calls expired (Redis has not
+                # dropped them yet): do not spin on them.
+                time.sleep(min(0.05, left))
+            # XREAD BLOCK returns as soon as an entry at index start or later
+            # exists, appended by any client (block=0 is "forever": ≥ 1 ms).
+            with self._errors():
+                woke = bool(
+                    self._client.xread(
+                        {self._stream_key(namespace, id): f"0-{max(0, start)}"},
+                        count=1,
+                        block=max(1, int(left * 1000)),
+                    )
+                )
+
+    # -- upkeep --------------------------------------------------------------
+
+    def sweep(self, now: float) -> int:
+        with self._errors():
+            due = self._client.zrangebyscore(self._expiry, "-inf", now)
+            swept = 0
+            for key in due:
+                namespace, id = self._names(key)
+                keys = [self._expiry, key, self._index_key(namespace)]
+                args = [repr(now), id if key.startswith(f"{self._prefix}d:") else ""]
+                swept += int(self._sweep_one(keys=keys, args=args))
+        return swept
+
+    def close(self) -> None:
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+        self._client.close()
+
+    def _names(self, key: str) -> tuple[str, str]:
+        namespace, id = json.loads(key[len(self._prefix) + 2 :])
+        return str(namespace), str(id)
+
+    def _errors(self) -> _Errors:
+        if self._closed:
+            raise StoreUnavailable(f"{self._shown}: the store is closed")
+        return _Errors(self._shown)
+
+
+class _Errors:
+    """Turn the client's exceptions into the store's, each one line."""
+
+    def __init__(self, shown: str) -> None:
+        self._shown = shown
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: Any, tb: Any) -> None:
+        if exc is None:
+            return
+        if isinstance(
+            exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
+        ):
+            raise StoreUnavailable(f"{self._shown}: {exc}") from exc
+        if isinstance(exc, redis.exceptions.RedisError):
+            raise StoreError(f"{self._shown}: {exc}") from exc
+
+
+def _document(row: list[str | None], now: float) -> Document | None:
+    value, version, expiry = row
+    if value is None or version is None:
+        return None
+    expires_at = float(expiry) if expiry else None
+    if expires_at is not None and expires_at <= now:
+        return None
+    return Document(json.loads(value), int(version), expires_at)
+
+
+def _ms(expires_at: float) -> int:
+    return int(expires_at * 1000)

@@ -1,0 +1,138 @@
+"""Property: a call played through a store is the call played statelessly.
+
+Hypothesis builds a tool from a list of operations (steps, questions, log
+notices, a branch asking two questions at once), and a client that answers
+every question, or none, in each round. The call is played twice: with the
+journal sealed in ``requestState`` (no store), and with a store, where some
+rounds go to a new server on the same store (a restart). Both plays must give
+the same result, ask the same questions in the same rounds, send the same
+notices and run each step the same number of times (once).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from bridge.server import Server
+from bridge.stores import MemoryStore
+from runtime import Context, Op, tool
+from tests.bridge.wire import modern_meta, wire_peer
+
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+
+Ops = Sequence[tuple[str, int]]
+
+
+class Note(BaseModel):
+    text: str
+
+
+def _tool(ops: Ops, ran: list[str]) -> Any:
+    keys = [f"q{i}" for i, _ in enumerate(ops)]
+    keys += [f"b{i}{side}" for i, _ in enumerate(ops) for side in "xy"]
+
+    def work(name: str, seed: int) -> str:
+        ran.append(name)
+        return f"{name}={seed * 7 % 11}"
+
+    def child(ctx: Context, key: str) -> Op[str]:
+        answer = yield from ctx.elicit(key, f"{key}?")
+        return answer.content.text if answer.content else "-"
+
+    @tool(name="play", elicits=dict.fromkeys(keys, Note), version="1")
+    def play(ctx: Context) -> Op[str]:
+        seen: list[str] = []
+        for i, (kind, seed) in enumerate(ops):
+            if kind == "step":
+                seen.append((yield from ctx.step_as(f"s{i}")(work, f"s{i}", seed)))
+            elif kind == "ask":
+                answer = yield from ctx.elicit(f"q{i}", f"after {seen[-1:]}?")
+                seen.append(answer.content.text if answer.content else "-")
+            elif kind == "log":
+                yield ctx.log("info", f"log {i} after {len(seen)}")
+            else:
+                pair = yield from ctx.branch(
+                    lambda c, k=f"b{i}x": child(c, k),
+                    lambda c, k=f"b{i}y": child(c, k),
+                )
+                seen.extend(pair)
+        return " ".join(seen)
+
+    return play
+
+
+async def _play(
+    ops: Ops, silent: Sequence[bool], *, store: bool, restarts: Sequence[bool]
+) -> dict[str, Any]:
+    """Play the call to its end; what a client and the tool's steps saw."""
+    ran: list[str] = []
+    key, shared = secrets.token_bytes(32), MemoryStore() if store else None
+    program = _tool(ops, ran)
+
+    def fresh() -> Server:
+        return Server([program], state_keys=[key], store=shared)
+
+    server = fresh()
+    meta = modern_meta({"elicitation": {}}, **{LOG_LEVEL: "debug"})
+    params: dict[str, Any] = {"name": "play", "arguments": {}, "_meta": meta}
+    asked: list[list[tuple[str, str]]] = []
+    notices: list[str] = []
+    for number in range(64):
+        if store and number < len(restarts) and restarts[number]:
+            server = fresh()  # the process restarted between rounds
+        async with wire_peer(server) as peer:
+            result = await peer.request("tools/call", params)
+            notices += [str(n.params["data"]) for n in peer.notifications if n.params]
+        if result.get("resultType") != "input_required":
+            return {"result": result["content"], "asked": asked, "ran": ran,
+                    "notices": notices}  # fmt: skip
+        requests = result["inputRequests"]
+        if store:  # a reference to the call in the store, not its journal
+            state = server.sealer.open(result["requestState"], purpose="tools/call")
+            assert set(state) == {
+                "method",
+                "name",
+                "args",
+                "version",
+                "call",
+                "round",
+                "exp",
+            }
+        asked.append(sorted((k, v["params"]["message"]) for k, v in requests.items()))
+        quiet = number < len(silent) and silent[number]
+        params = {
+            **params,
+            "requestState": result["requestState"],
+            "inputResponses": {} if quiet else {
+                k: {"action": "accept", "content": {"text": f"<{k}>"}}
+                for k in requests
+            },
+        }  # fmt: skip
+    raise AssertionError("the call did not end")
+
+
+ops = st.lists(
+    st.tuples(st.sampled_from(["step", "ask", "log", "branch"]), st.integers(0, 100)),
+    max_size=8,
+)
+
+
+@given(
+    ops,
+    st.lists(st.booleans(), max_size=10),
+    st.lists(st.booleans(), max_size=10),
+)
+async def test_a_call_through_a_store_equals_the_call_in_request_state(
+    operations: Ops, silent: list[bool], restarts: list[bool]
+) -> None:
+    stateless = await _play(operations, silent, store=False, restarts=[])
+    durable = await _play(operations, silent, store=True, restarts=restarts)
+    assert durable == stateless
+    steps = [f"s{i}" for i, (kind, _) in enumerate(operations) if kind == "step"]
+    assert durable["ran"] == steps  # each step ran once, in order

@@ -1,0 +1,168 @@
+"""Real store servers for the tests: redis-server and PostgreSQL on 127.0.0.1.
+
+Each starts on a free loopback port in a temporary directory of its own and is
+stopped (and the directory removed) afterwards; ``tests/conftest.py`` runs one
+of each per test session. The binaries come from the system packages
+(``apt-get install redis-server postgresql``, as ``.ci/run`` does). A missing
+one skips the tests that need it, with the reason printed, except when
+``YIELDMCP_REQUIRE_STORES=1`` (``.ci/run`` sets it): then it fails, so CI
+never hides a store it did not test.
+
+PostgreSQL's ``initdb`` refuses to run as root, and CI runs as root: then the
+server runs as ``nobody`` (through ``setpriv``) on a directory it owns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+__all__ = ["free_port", "postgres_bin", "running_postgres", "running_redis"]
+
+START_TIMEOUT = 60.0  # generous: the machine is shared
+
+
+def require(what: str, install: str) -> None:
+    """Skip (or fail under YIELDMCP_REQUIRE_STORES=1) for a missing server."""
+    reason = f"{what} is not installed ({install})"
+    if os.environ.get("YIELDMCP_REQUIRE_STORES") == "1":
+        pytest.fail(f"{reason}: .ci/run installs it before the tests")
+    print(f"{reason}: skipping")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited: {log.read_text(errors='replace')}")
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(("127.0.0.1", port), timeout=1),
+        ):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"server did not listen on {port}: {log.read_text()}")
+
+
+@contextlib.contextmanager
+def running_redis() -> Iterator[str]:
+    """A redis-server on 127.0.0.1, no persistence; its ``redis://`` URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        require("redis-server", "apt-get install redis-server")
+    assert binary is not None
+    with tempfile.TemporaryDirectory(prefix="yieldmcp-redis-") as tmp:
+        port = free_port()
+        log = Path(tmp) / "redis.log"
+        command = [binary, "--port", str(port), "--bind", "127.0.0.1"]
+        command += ["--save", "", "--appendonly", "no", "--dir", tmp]
+        command += ["--logfile", str(log)]
+        log.touch()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        try:
+            _wait_for_port(port, process, log)
+            yield f"redis://127.0.0.1:{port}/0"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def postgres_bin() -> Path | None:
+    """The newest PostgreSQL server binaries' directory, if installed."""
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parent.parent.name.split(".")[0]),
+    )
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+def _as_unprivileged(command: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return command
+    return [
+        "setpriv",
+        "--reuid=nobody",
+        "--regid=nogroup",
+        "--clear-groups",
+        "--",
+        *command,
+    ]
+
+
+@contextlib.contextmanager
+def running_postgres() -> Iterator[str]:
+    """A PostgreSQL on 127.0.0.1 (fsync off: tests); its ``postgresql://`` URL
+    for the superuser ``postgres`` and the ``postgres`` database."""
+    bindir = postgres_bin()
+    if bindir is None:
+        require("PostgreSQL", "apt-get install postgresql")
+    assert bindir is not None
+    tmp = Path(tempfile.mkdtemp(prefix="yieldmcp-pg-"))
+    try:
+        if os.geteuid() == 0:
+            shutil.chown(tmp, "nobody", "nogroup")
+        data, log, port = tmp / "data", tmp / "server.log", free_port()
+        subprocess.run(
+            _as_unprivileged(
+                [
+                    str(bindir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    "--no-sync",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        options = f"-c listen_addresses=127.0.0.1 -p {port} -k {tmp}"
+        options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log)]
+        subprocess.run(
+            _as_unprivileged([*pg_ctl, "-o", options, "-w", "-t", "120", "start"]),
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        try:
+            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        finally:
+            subprocess.run(
+                _as_unprivileged([*pg_ctl, "-m", "fast", "-w", "stop"]),
+                check=False,
+                capture_output=True,
+                timeout=300,
+            )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
