@@ -232,5 +232,5 @@ async def _task_method(
     else:
         changed = await tasks.change(task_id, lambda d: _doc.cancel(d, now))
     if changed is not None:
-        await tasks.wake(task_id, changed)
+        tasks.wake(task_id)
     return {"resultType": "complete"}

@@ -46,7 +46,7 @@ from bridge.server.state_token import binding
 from runtime import Step
 
 from . import document as _doc
-from .service import TASKS, Tasks
+from .service import Tasks
 
 if TYPE_CHECKING:
     from bridge.server.offer import Offer
@@ -85,15 +85,14 @@ async def run_task(tasks: Tasks, task_id: str) -> None:
 
 async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None:
     """Renew the lease every third of it; stop the run when the task is
-    cancelled or the lease is lost."""
-    store = tasks.store
-    seen = len(await store.read(TASKS, task_id))
+    cancelled (here: at once; elsewhere: seen at the renewal) or the lease is
+    lost."""
     renew_at = trio.current_time() + tasks.lease / 3
     while True:
-        wait = max(0.0, renew_at - trio.current_time())
-        found = await store.wait(TASKS, task_id, seen, wait)
-        seen += len(found)
-        if found:
+        changed = tasks.changes(task_id)
+        with trio.move_on_at(renew_at):
+            await changed.wait()
+        if changed.is_set():
             doc = await tasks.load(task_id)
             if doc is None or doc["status"] == "cancelled":
                 run.cancel()
@@ -109,19 +108,21 @@ async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None
 
 
 async def _drive(tasks: Tasks, task_id: str) -> None:
-    store = tasks.store
-    seen = len(await store.read(TASKS, task_id))
+    look = 0.0
     while True:
+        changed = tasks.changes(task_id)
         doc = await tasks.load(task_id)
         if doc is None or doc["status"] in _doc.TERMINAL:
             return
         responses = _doc.take_responses(doc)
         if doc["status"] == "input_required" and not responses:
-            # Waiting on the client: until a tasks/update (here or on another
-            # process) appends to the task's event stream.
-            found = await store.wait(TASKS, task_id, seen, tasks.lease)
-            seen += len(found)
+            # Waiting on the client: a tasks/update here wakes it; one on
+            # another process is read at the next look.
+            look = tasks.look(look)
+            with trio.move_on_after(look):
+                await changed.wait()
             continue
+        look = 0.0
         await _round(tasks, task_id, doc, responses)
 
 
