@@ -56,6 +56,19 @@ async def test_a_task_tool_answers_with_a_flat_task_that_tasks_get_finds_at_once
     assert "io.modelcontextprotocol/related-task" not in done["result"].get("_meta", {})
 
 
+async def test_a_task_s_progress_message_is_its_status_message(
+    wire: TaskWire,
+) -> None:
+    with trio.fail_after(30):
+        task_id = (await wire.call("reporting"))["taskId"]
+        while "statusMessage" not in (task := await wire.get(task_id)):
+            assert task["status"] == "working"
+            await trio.sleep(0.02)
+        done = await wire.until(task_id)
+    assert task["statusMessage"] == "half way"
+    assert done["status"] == "completed"
+
+
 async def test_a_sync_tool_stays_complete_even_with_a_legacy_task_param(
     wire: TaskWire,
 ) -> None:

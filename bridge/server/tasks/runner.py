@@ -153,6 +153,7 @@ async def _round(
         "_meta": {
             _modern.PROTOCOL_VERSION: _modern.MODERN_VERSIONS[0],
             _modern.CLIENT_CAPABILITIES: doc["capabilities"],
+            "progressToken": task_id,  # progress becomes the statusMessage
         },
     }
     request = Request(f"task:{task_id}", "tools/call", params)
