@@ -248,3 +248,24 @@ async def _poll_until_gone(wire: TaskWire, task_id: str) -> None:
     while True:
         await wire.get(task_id)
         await trio.sleep(0.05)
+
+
+async def test_tasks_past_max_tasks_are_refused_as_busy() -> None:
+    server = Server(tools.ALL, name="tasks-full", limits=ServerLimits(max_tasks=1))
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            first = await wire.call("sleepy", seconds=60)
+            with pytest.raises(RpcError) as refused:
+                await wire.call("sleepy", seconds=60)
+            await wire.cancel(first["taskId"])
+            await wire.until(first["taskId"])
+            while True:  # its place is free once its runner has stopped
+                try:
+                    again = await wire.call("sleepy")
+                except RpcError:
+                    await trio.sleep(0.02)
+                else:
+                    break
+    assert refused.value.code == -32000
+    assert again["resultType"] == "task"

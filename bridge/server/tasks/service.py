@@ -118,11 +118,16 @@ class Tasks:
         to a third of the lease."""
         return min(max(seconds * 2, 0.05), self.lease / 3, 1.0)
 
+    @property
+    def full(self) -> bool:
+        """Whether this process runs as many tasks as it may."""
+        return len(self.running) >= self.server.limits.max_tasks
+
     def start(self, task_id: str) -> None:
         """Run the task here, in the background, unless this process already
-        does (the runner claims it first: :mod:`.runner`)."""
+        does or is full (the runner claims it first: :mod:`.runner`)."""
         self.start_janitor()
-        if task_id in self.running:
+        if task_id in self.running or self.full:
             return
         self.running.add(task_id)
         trio.lowlevel.spawn_system_task(self._run, task_id)
@@ -158,6 +163,8 @@ class Tasks:
         await self.store.sweep(now)
         resumed = 0
         for task_id, found in await self.store.scan(TASKS):
+            if self.full:
+                break
             if _doc.claim(found.value, self.owner, self.lease, now) is None:
                 continue
             if task_id not in self.running:
