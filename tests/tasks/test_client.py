@@ -8,6 +8,7 @@ the task when the call is cancelled.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -20,12 +21,16 @@ from runtime.errors import PeerError
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 from tests.bridge.http_kit import served
+from tests.helpers import ROOT
 from tests.tasks import tools
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
 ]
+
+
+SERVED = ROOT / "tests/tasks/tools.py"
 
 
 class Names:
@@ -98,3 +103,14 @@ async def _statuses(server: Server) -> list[Any]:
     tasks = tasks_of(server)
     found = await tasks.store.scan("task")
     return [doc.value["status"] for _id, doc in found]
+
+
+async def test_a_task_over_stdio() -> None:
+    command = [sys.executable, "-m", "bridge.cli", "serve", str(SERVED)]
+    names = Names()
+    async with connect(
+        command, era="2026-07-28", cwd=str(ROOT), elicitation=names
+    ) as client:
+        with trio.fail_after(60):
+            result = await client.call_tool("ask_two", task=True)
+    assert result.text == "LEFT and RIGHT"
