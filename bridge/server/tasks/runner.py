@@ -43,6 +43,7 @@ from bridge.server.call_records import (
 from bridge.server.round_state import arguments_digest
 from bridge.server.round_steps import RunSteps, Wait, run_steps, wait_on
 from bridge.server.state_token import binding
+from bridge.stores import StoreError
 from runtime import Step
 
 from . import document as _doc
@@ -123,7 +124,12 @@ async def _drive(tasks: Tasks, task_id: str) -> None:
                 await changed.wait()
             continue
         look = 0.0
-        await _round(tasks, task_id, doc, responses)
+        try:
+            await _round(tasks, task_id, doc, responses)
+        except StoreError:
+            raise  # the store's trouble: the task is resumed after its lease
+        except Exception as exc:  # it cannot run here (its tool changed...)
+            await _end(tasks, task_id, error=_error(exc))
 
 
 async def _round(
@@ -159,12 +165,10 @@ async def _round(
     request = Request(f"task:{task_id}", "tools/call", params)
     try:
         result = await _replay(tasks, task_id, request, written)
+    except StoreError:
+        raise
     except Exception as exc:
-        error = error_data(exc)
-        failed: dict[str, Any] = {"code": error.code, "message": error.message}
-        if error.data is not None:
-            failed["data"] = error.data
-        await _end(tasks, task_id, error=failed)
+        await _end(tasks, task_id, error=_error(exc))
         return
     if result.get("resultType") != "input_required":
         result = dict(result)
@@ -274,6 +278,15 @@ class _Written:
             await tasks.store.append(
                 CALLS, task_id, records, expires_at=time.time() + self.ttl
             )
+
+
+def _error(exc: Exception) -> dict[str, Any]:
+    """A failed task's ``error``: the JSON-RPC error of the one mapping."""
+    error = error_data(exc)
+    out: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        out["data"] = error.data
+    return out
 
 
 def _entry(step: Step, reply: Any) -> list[Any]:
