@@ -22,6 +22,7 @@ import trio
 
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
+from bridge.server.tasks import tasks_of
 from bridge.server.tasks.document import new_document
 from bridge.stores import JournalStore, MemoryStore
 from bridge.transports.http import serve_http
@@ -134,3 +135,21 @@ async def test_a_task_that_can_no_longer_run_fails_instead_of_looping() -> None:
             done = await wire.until("stale")
     assert done["status"] == "failed"
     assert done["error"]["code"] == -32603
+
+
+async def test_a_cancel_on_another_server_stops_the_run() -> None:
+    store = MemoryStore()
+    one = Server(tools.ALL, name="one", store=store)
+    two = Server(tools.ALL, name="two", store=store)
+    async with (
+        served(one) as first,
+        served(two) as second,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        with trio.fail_after(30):
+            task_id = (await TaskWire(http, first).call("sleepy", seconds=60))["taskId"]
+            await TaskWire(http, second).cancel(task_id)
+        # well within the lease's renewal (10 s): the run reads its task often
+        with trio.fail_after(5):
+            while tasks_of(one).running:
+                await trio.sleep(0.02)

@@ -86,18 +86,19 @@ async def run_task(tasks: Tasks, task_id: str) -> None:
 
 async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None:
     """Renew the lease every third of it; stop the run when the task is
-    cancelled (here: at once; elsewhere: seen at the renewal) or the lease is
-    lost."""
+    cancelled (here: at once; on another process: seen within a second) or
+    the lease is lost."""
     renew_at = trio.current_time() + tasks.lease / 3
+    look = 0.0
     while True:
         changed = tasks.changes(task_id)
-        with trio.move_on_at(renew_at):
+        look = tasks.look(look)
+        with trio.move_on_at(min(renew_at, trio.current_time() + look)):
             await changed.wait()
-        if changed.is_set():
-            doc = await tasks.load(task_id)
-            if doc is None or doc["status"] == "cancelled":
-                run.cancel()
-                return
+        doc = await tasks.load(task_id)
+        if doc is None or doc["status"] == "cancelled":
+            run.cancel()
+            return
         if trio.current_time() >= renew_at:
             kept = await tasks.change(
                 task_id, lambda d: _doc.claim(d, tasks.owner, tasks.lease)

@@ -11,8 +11,8 @@ start and then every half lease.
 Every change to a task document goes through :meth:`Tasks.change`:
 compare-and-swap, re-applied on a conflict. A runner in this process is woken
 at once by an answer or a cancel (:meth:`Tasks.wake`); one on another process
-reads its task again at least every second (:meth:`Tasks.look`), so a parked
-task costs the store one read a second and no thread in between.
+reads its task again at least every second (:meth:`Tasks.look`), so a task
+costs the store a read or two a second and no thread in between.
 
 It does not decide what a change means (:mod:`.document`) or run a task
 (:mod:`.runner`).
