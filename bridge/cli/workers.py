@@ -18,10 +18,15 @@ timeouts) unchanged.
   parent's ``YIELDMCP_STATE_KEY``, or one it generates and passes to them in
   their environment (never on a command line, never logged), so a round
   sealed by one worker opens on any other.
-* Several workers on one port refuse the 2025-11-25 era (its session lives in
-  one worker, and the kernel may send its next request to another): such a
-  request gets UnsupportedProtocolVersion naming 2026-07-28, with a message
-  that says why (:func:`bridge.transports.http.eras.sessions_refused`).
+* Without a store, several workers on one port refuse the 2025-11-25 era
+  (its session would live in one worker, and the kernel may send its next
+  request to another): such a request gets UnsupportedProtocolVersion naming
+  2026-07-28, with a message that says why
+  (:func:`bridge.transports.http.eras.sessions_refused`). With a store
+  (``--store URL`` or ``--durable``), they serve it: a session is a document
+  any worker takes on, an answer POSTed to another worker is routed to the
+  one running its call, and a killed worker's calls are taken on by the next
+  worker the client reaches (:mod:`bridge.transports.http.presence`).
 * Ctrl-C (SIGINT) or SIGTERM stops every worker: the parent closes the
   *lifeline* (a pipe every worker watches), each worker cancels its calls and
   exits, and the parent exits 130 (SIGINT) or 0 (SIGTERM). If the parent dies
@@ -77,7 +82,8 @@ def add_workers_flag(command: argparse.ArgumentParser) -> None:
         help=(
             "with --http: N processes serving the same port (SO_REUSEPORT), "
             "sharing YIELDMCP_STATE_KEY (one is generated if unset); more than "
-            "one serves only the 2026-07-28 era (default: 1)"
+            "one serves the 2025-11-25 era only with --store or --durable "
+            "(default: 1)"
         ),
     )
 
@@ -86,13 +92,19 @@ def check_workers(args: argparse.Namespace) -> None:
     """Refuse a ``--workers`` value that cannot be served.
 
     Raises:
-        ValueError: fewer than 1, or several without ``--http``.
+        ValueError: fewer than 1, or several without ``--http`` or with a
+            store only one process can see (``--store memory:``).
     """
     workers: int = args.workers
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
     if workers > 1 and args.http is None:
         raise ValueError("--workers needs --http (stdio has one client)")
+    if workers > 1 and getattr(args, "store", None) in ("memory", "memory:"):
+        raise ValueError(
+            "--store memory: lives in one process; several workers need a "
+            "store they share (sqlite:PATH, redis://..., postgresql://...)"
+        )
 
 
 def in_worker() -> bool:
@@ -256,8 +268,10 @@ def _work(
     host, _ = args.http
     from bridge.transports.http.app import serve_http
 
+    # 2025-11-25 sessions need the store to live across workers (see above).
+    sessions = server.store is not None
     serving = functools.partial(
-        serve_http, server, host, port, reuse_port=True, sessions=False, **options
+        serve_http, server, host, port, reuse_port=True, sessions=sessions, **options
     )
 
     async def main() -> None:

@@ -148,3 +148,10 @@ async def private_answer(
                 ):
                     return message
     return None
+
+
+def why(answer: Message | None, response: httpx.Response) -> str:
+    """What a failed renewal got, in a few words."""
+    if isinstance(answer, ErrorResponse):
+        return f"error {answer.error.code}: {answer.error.message}"
+    return f"HTTP {response.status_code} {response.reason_phrase}"

@@ -29,7 +29,7 @@ from .headers import (
     modern_headers,
 )
 
-__all__ = ["HANDSHAKE_VERSIONS", "ConnectionState"]
+__all__ = ["HANDSHAKE_VERSIONS", "ConnectionState", "is_cancel"]
 
 HANDSHAKE_VERSIONS: Final = frozenset(
     {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
@@ -103,3 +103,11 @@ class ConnectionState:
             self.tools[name] = header_map(schema)
         else:
             self.tools.pop(name, None)  # the client drops it; never mirror it
+
+
+def is_cancel(message: Message) -> bool:
+    """Whether ``message`` is ``notifications/cancelled``."""
+    return (
+        isinstance(message, Notification)
+        and message.method == "notifications/cancelled"
+    )

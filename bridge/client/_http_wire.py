@@ -6,13 +6,15 @@ read a body's chunks and stop early without leaving httpx's async generators
 to the garbage collector, read a short body with a bound, and turn an HTTP
 error status into the exception the caller sees.
 
-It does not parse JSON-RPC, frame SSE, or decide when to retry.
+It does not parse JSON-RPC or frame SSE; it says which statuses are worth a
+retry (:data:`TRANSIENT`) and retries what it is given (:func:`again`), the
+caller deciding what that is.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Final
 
 import httpx
@@ -23,6 +25,8 @@ from runtime.errors import BrokenSessionError, RemoteProtocolError
 __all__ = [
     "JSON",
     "SSE",
+    "TRANSIENT",
+    "again",
     "chunks",
     "is_sse",
     "open_response",
@@ -33,6 +37,24 @@ __all__ = [
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
 MAX_ERROR_BODY: Final = 64 * 1024
+TRANSIENT: Final = frozenset({502, 503, 504})
+"""Statuses that say "not now": a balancer with no worker up, a server busy."""
+
+
+async def again(
+    attempt: Callable[[], Awaitable[None]], attempts: int, delay: float
+) -> None:
+    """Run ``attempt`` until it does not raise BrokenSessionError, at most
+    ``attempts`` times, ``delay`` seconds apart; the last failure is raised."""
+    for number in range(1, attempts + 1):
+        try:
+            await attempt()
+        except BrokenSessionError:
+            if number >= attempts:
+                raise
+            await trio.sleep(delay)
+        else:
+            return
 
 
 def is_sse(response: httpx.Response) -> bool:

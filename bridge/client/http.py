@@ -15,12 +15,14 @@ messages, so :class:`~bridge.client.Client` needs no extra coupling:
   and ``MCP-Protocol-Version`` on every request, opens the standalone ``GET``
   stream once initialized (a 405 means there is none), resumes a request's SSE
   stream that ended early by ``GET`` + ``Last-Event-ID`` after the server's
-  ``retry:`` delay, and ``DELETE``\\ s the session on close.
+  ``retry:`` delay (while the server is unreachable or answers 502/503/504:
+  it restarts, or a worker takes the call on), posts an answer to the
+  server's question again on the same terms, and ``DELETE``\\ s the session.
 
-:meth:`HttpClientTransport.send` of a request performs the whole exchange in
-the caller's task (post, read, resume) and returns once the response is in the
-inbox (:mod:`._http_inbox`); so a failure of that exchange raises from ``send``
-and from ``Session.request``, and cancelling the caller closes the connection.
+:meth:`HttpClientTransport.send` of a request does the whole exchange in the
+caller's task (post, read, resume) and returns once the response is in the
+inbox (:mod:`._http_inbox`): its failure raises from ``send`` and
+``Session.request``, and cancelling the caller closes the connection.
 
 A 404 to a request sent with our session id means the server ended the
 session (2025-11-25): the transport posts the ``initialize`` it carried before
@@ -42,6 +44,7 @@ negotiate versions, or speak the pre-2025 HTTP+SSE transport.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncGenerator, Mapping
 from typing import Final, final
@@ -61,16 +64,15 @@ from bridge.jsonrpc.messages import (
 )
 from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
 
-from ._http_inbox import Cursor, Exchange, Inbox, private_answer
-from ._http_state import ConnectionState
-from ._http_wire import is_sse, open_response, read_body, status_error
+from ._http_inbox import Cursor, Exchange, Inbox, private_answer, why
+from ._http_state import ConnectionState, is_cancel
+from ._http_wire import TRANSIENT, again, is_sse, open_response, read_body, status_error
 from .oauth.flow import OAuthSession
 
 __all__ = ["HttpClientTransport", "http_transport"]
 
 log = logging.getLogger("yieldmcp.http_client")
 
-_CANCELLED: Final = "notifications/cancelled"
 _LISTEN_WAIT: Final = 2.0  # seconds to wait for the standalone stream to open
 
 
@@ -132,7 +134,11 @@ class HttpClientTransport:
             raise trio.ClosedResourceError("the HTTP transport is closed")
         if isinstance(message, Request):
             await self._exchange(message)
-        elif not (self.modern and _is_cancel(message)):
+        elif isinstance(message, Response | ErrorResponse) and not self.modern:
+            # The server's call waits for it: post it again if need be.
+            post = functools.partial(self._post_one_way, message)
+            await again(post, self._max_resumes, self._retry)
+        elif not (self.modern and is_cancel(message)):
             await self._post_one_way(message)
 
     async def _exchange(self, request: Request) -> None:
@@ -188,7 +194,7 @@ class HttpClientTransport:
                 self.state.session_id = None
                 raise BrokenSessionError(
                     f"session {expired} expired and a new one could not be "
-                    f"initialized at {self.url}: {_why(answer, response)}"
+                    f"initialized at {self.url}: {why(answer, response)}"
                 )
             self.state.answered("initialize", answer.result)
             if self.state.version != version:
@@ -256,6 +262,8 @@ class HttpClientTransport:
         except BrokenSessionError as exc:  # the server is away; try again later
             log.debug("resuming %s failed: %s", request.method, exc)
             return cursor
+        if response.status_code in TRANSIENT:  # a balancer with no worker up
+            return cursor
         raise self._http_error("GET", request.method, response, body)
 
     async def _post_one_way(self, message: Message) -> None:
@@ -263,9 +271,11 @@ class HttpClientTransport:
         async with self._open("POST", headers, dumps(message)) as response:
             body = b"" if response.is_success else await read_body(response)
         if not response.is_success:
-            if isinstance(message, Response | ErrorResponse) or _is_cancel(message):
-                # Nothing to retry and no one to tell: the server refused a
-                # reply or a cancellation it no longer wants.
+            answer = isinstance(message, Response | ErrorResponse)
+            if answer and response.status_code in TRANSIENT:
+                raise BrokenSessionError(f"HTTP {response.status_code}: try again")
+            if answer or is_cancel(message):
+                # No one to tell: the server refused what it no longer wants.
                 log.warning(
                     "the server refused a message (HTTP %d)", response.status_code
                 )
@@ -327,16 +337,6 @@ class HttpClientTransport:
                     log.debug("DELETE session: HTTP %d", response.status_code)
             except BrokenSessionError as exc:
                 log.debug("could not DELETE the session: %s", exc)
-
-
-def _why(answer: Message | None, response: httpx.Response) -> str:
-    if isinstance(answer, ErrorResponse):
-        return f"error {answer.error.code}: {answer.error.message}"
-    return f"HTTP {response.status_code} {response.reason_phrase}"
-
-
-def _is_cancel(message: Message) -> bool:
-    return isinstance(message, Notification) and message.method == _CANCELLED
 
 
 @contextlib.asynccontextmanager

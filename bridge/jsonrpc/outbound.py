@@ -157,8 +157,15 @@ class Outbound:
         owner: Replies,
         related: RequestId | None = None,
         timeout: float | None = None,
+        request_id: RequestId | None = None,
+        send: bool = True,
     ) -> RequestId:
         """Send a request now; its reply (or failure) goes to ``owner.replied``.
+
+        ``request_id`` chooses the id (a durable call's ids outlive the
+        process, so they are its own, not this session's counter's);
+        ``send=False`` only waits for the reply to a request with that id sent
+        before (by an earlier process serving the same durable session).
 
         ``owner.replied`` is called once: with the result, or with a
         :class:`~runtime.errors.PeerError`, a
@@ -177,14 +184,16 @@ class Outbound:
         if self.peer_gone:
             raise BrokenSessionError("the peer disconnected")
         assert self.send_now is not None
-        request_id = next(self._ids)
+        if request_id is None:
+            request_id = next(self._ids)
         if self.tap is not None:
             params = self.tap.outgoing(request_id, method, params)
         entry = Callback(method, owner)
         self.pending[request_id] = entry
         self.related[request_id] = related
         try:
-            self.send_now(Request(request_id, method, params), related=related)
+            if send:
+                self.send_now(Request(request_id, method, params), related=related)
         except CLOSED_ERRORS as exc:
             del self.pending[request_id]
             del self.related[request_id]

@@ -16,7 +16,7 @@ sent before the reply.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, cast, final
 
 import trio
@@ -34,11 +34,12 @@ from runtime.errors import BrokenSessionError, ClosedSessionError, RequestError
 from runtime.principal import Principal
 
 from . import changes as _changes
-from . import live_calls as _live_calls
+from . import live_begin as _live_begin
 from . import methods as _methods
 from . import modern as _modern
 from . import modern_tasks as _modern_tasks
 from . import tasks as _tasks
+from .durable_calls import Home, Revived
 from .limits import busy, check_size
 from .offer import Offer
 from .questions import CallScope
@@ -70,6 +71,9 @@ class Connection:
         # (set by the HTTP endpoint before it delivers each request).
         self.principal: Principal | None = None
         self.closed_event = trio.Event()
+        # A durable session's transport (HTTP with a store): its calls are
+        # written down and can be taken on again (:mod:`.durable_calls`).
+        self.home: Home | None = None
         self._session: Session | None = None
         self._url_flows: set[str] = set()  # elicitationIds sent, not completed
 
@@ -102,7 +106,8 @@ class Connection:
             # A server with its own model may answer samples itself, which
             # waits on the model: such a call takes the task path.
             if method == "tools/call" and self.server.sampler is None:
-                _live_calls.begin(self.server, request, session, self.scope(request))
+                scope = self.scope(request)
+                _live_begin.begin(self.server, request, session, scope, self.home)
                 return True
             if method == "logging/setLevel":  # before any call that follows it
                 session.respond_nowait(request.id, self.set_level(params))
@@ -259,6 +264,39 @@ class Connection:
             )
         self.log_level = level
         return {}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Take on a session negotiated by another process (:meth:`state`)."""
+        self.protocol_version = state["version"]
+        self.client_capabilities = state.get("capabilities") or {}
+        self.client_info = state.get("info")
+        self.log_level = state.get("level")
+        self.initialized = True
+
+    def state(self) -> dict[str, Any]:
+        """What another process needs to go on with this session."""
+        return {
+            "version": self.protocol_version,
+            "capabilities": dict(self.client_capabilities),
+            "info": self.client_info,
+            "level": self.log_level,
+        }
+
+    def revive_call(
+        self,
+        session: Session,
+        doc: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        revived: Revived,
+    ) -> None:
+        """Take on again a call of this session another process began."""
+        assert self.home is not None
+        self._session = session
+        request = Request(doc["request"], "tools/call", doc["params"])
+        scope = self.scope(request)
+        _live_begin.revive(
+            self.server, session, scope, self.home, doc, records, revived
+        )
 
     def scope(self, request: Request) -> CallScope:
         """The call scope of a legacy request on this connection."""

@@ -43,14 +43,14 @@ from typing import TYPE_CHECKING, Any, Final, cast, final
 
 import trio
 
-from bridge.jsonrpc.errors import error_data
-from bridge.jsonrpc.messages import Request, RequestId
+from bridge.jsonrpc.messages import RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
 from runtime import (
     LocalQuestion,
     Notice,
     PeerQuestion,
+    Question,
     ReleaseStream,
     Step,
     Stepper,
@@ -68,73 +68,20 @@ from runtime._stepper import (
     StopTimer,
     Tell,
     Withdraw,
-    start,
 )
-from runtime.errors import BrokenSessionError, ClosedSessionError, InvalidArguments
+from runtime.errors import BrokenSessionError, ClosedSessionError
 
-from .methods import resolve_tool, tool_call_result
+from .call_outcome import respond
+from .call_records import answer_record
+from .durable_calls import CallLog, question_id
 from .questions import CallScope, ask, decode_answer, notice_notification
 
 if TYPE_CHECKING:
     from .offer import Offer
 
-__all__ = ["LiveCall", "begin"]
+__all__ = ["LiveCall"]
 
 _SAMPLING: Final = "sampling/createMessage"
-
-
-def begin(server: Offer, request: Request, session: Session, scope: CallScope) -> None:
-    """Take live ``tools/call`` ``request`` on, with no task.
-
-    A tool that ends before it starts (a plain function's value, or an error)
-    is answered at once: with nothing to step or wait for, there is no call
-    to keep.
-
-    Arguments that fail the tool's input schema are answered at once, as an
-    isError result.
-
-    Raises:
-        RequestError: -32602 for an unknown tool (answered as an error).
-    """
-    params = request.params or {}
-    tool = resolve_tool(server, params)
-    try:
-        arguments = tool.check_arguments(params.get("arguments"))
-    except InvalidArguments as exc:
-        _respond(server, session, scope, tool, Raised(exc))
-        return
-    server.calls.admit(session.in_flight)
-    try:
-        started = start(tool.program(arguments), tool.context(scope.principal))
-    except BaseException:
-        server.calls.leave()
-        raise
-    if isinstance(started, Stepper):
-        LiveCall(server, session, scope, tool, started).start()
-    else:
-        server.calls.leave()
-        _respond(server, session, scope, tool, started)
-
-
-def _respond(
-    server: Offer,
-    session: Session,
-    scope: CallScope,
-    tool: Tool[Any, Any],
-    outcome: Returned | Raised,
-) -> None:
-    """Answer the call with its outcome (a result, isError, or an error)."""
-    debug = server.debug
-    try:
-        if isinstance(outcome, Returned):
-            result = tool_call_result(tool, scope, value=outcome.value, debug=debug)
-        else:
-            error = cast(Exception, outcome.error)
-            result = tool_call_result(tool, scope, error=error, debug=debug)
-    except Exception as exc:
-        session.respond_nowait(scope.request_id, error=error_data(exc))
-    else:
-        session.respond_nowait(scope.request_id, result)
 
 
 @final
@@ -144,6 +91,7 @@ class LiveCall:
     __slots__ = (
         "_asked",
         "_key",
+        "_log",
         "_rid",
         "_scope",
         "_server",
@@ -161,8 +109,10 @@ class LiveCall:
         scope: CallScope,
         tool: Tool[Any, Any],
         stepper: Stepper,
+        log: CallLog | None = None,
     ) -> None:
         self._server = server
+        self._log = log  # with a store: the call's write-ahead record
         self._session = session
         self._scope = scope
         self._tool = tool
@@ -178,7 +128,11 @@ class LiveCall:
     def start(self) -> None:
         """Take the call on: its stepper has started."""
         self._session.adopt(self._scope.request_id, self)
-        self._advance()
+        log = self._log
+        if log is not None and log.revived is None:
+            log.open(self._recorded, None)  # the call is in the store first
+        else:
+            self._advance()
 
     # --- what the session calls ------------------------------------------------------
 
@@ -197,7 +151,7 @@ class LiveCall:
             except Exception as exc:
                 stepper.fail(key, exc)
             else:
-                stepper.answer(key, reply)
+                self._settle(key, reply)
         self._advance()
 
     def cancel(self) -> None:
@@ -266,7 +220,10 @@ class LiveCall:
                 pass
 
     def _ask(self, key: str, question: PeerQuestion[Any]) -> None:
-        scope, session = self._scope, self._session
+        scope, session, log = self._scope, self._session, self._log
+        rid, send = None, True
+        if log is not None:  # the same id in every process; asked once
+            rid, send = question_id(log.tag, key), not log.seen(key)
         try:
             method, params = ask(question, scope, key)
             server = self._server
@@ -279,6 +236,8 @@ class LiveCall:
                     timeout=server.sampling_timeout
                     if method == _SAMPLING
                     else server.elicitation_timeout,
+                    request_id=rid,
+                    send=send,
                 )
         except (BrokenSessionError, ClosedSessionError) as exc:
             if session.peer_gone or session.closed:
@@ -289,6 +248,8 @@ class LiveCall:
         except Exception as exc:
             self._stepper.fail(key, exc)
             return
+        if log is not None and send:
+            log.asked(key, log.home.position())
         if self._rid is None:
             self._rid, self._key = request_id, key
         else:
@@ -304,7 +265,33 @@ class LiveCall:
         except Exception as exc:
             self._stepper.fail(key, exc)
         else:
-            self._stepper.answer(key, reply)
+            self._settle(key, reply)
+
+    def _settle(self, key: str, reply: Any) -> None:
+        """Give the stepper the answer at ``key``: with a store, once it is
+        recorded there (write-ahead)."""
+        stepper, log = self._stepper, self._log
+        if log is None:
+            stepper.answer(key, reply)
+            return
+        question = cast("Question[Any]", stepper.question(key))
+        digest, label = stepper.digest(key), question.label()
+        record = answer_record(key, digest, question.reply_to_json(reply), label)
+        log.write([record], self._recorded, (key, reply))
+
+    def _recorded(
+        self, done: tuple[str, Any] | None, error: BaseException | None
+    ) -> None:
+        if done is not None:
+            key, reply = done
+            stepper = self._stepper
+            if stepper.outcome is not None or not stepper.is_pending(key):
+                return  # withdrawn, or the call ended, while it was written
+            if error is not None:
+                stepper.fail(key, error)
+            else:
+                stepper.answer(key, reply)
+        self._advance()
 
     def _start_step(self, key: str, step: Step) -> None:
         scope = trio.CancelScope()
@@ -337,7 +324,7 @@ class LiveCall:
         if isinstance(reply, Exception):
             stepper.fail(key, reply)
         else:
-            stepper.answer(key, reply)
+            self._settle(key, reply)
         self._advance()
 
     def _tell(self, key: str, notice: Notice) -> None:
@@ -350,6 +337,8 @@ class LiveCall:
             if notification is not None:
                 method, params = notification
                 session.notify_nowait(method, params, related=scope.request_id)
+            if self._log is not None:
+                self._log.noted(key)
         except BrokenSessionError:
             self.cancel()  # nothing more can reach the client
 
@@ -391,6 +380,13 @@ class LiveCall:
         self._timers = None
         outcome = self._stepper.outcome
         self._server.calls.leave()
+        session, log = self._session, self._log
+        response = None
         if isinstance(outcome, Returned | Raised):
-            _respond(self._server, self._session, self._scope, self._tool, outcome)
-        self._session.release(self._scope.request_id, self)
+            response = respond(self._server, session, self._scope, self._tool, outcome)
+        if log is not None:
+            if response is None and (session.closed or session.peer_gone):
+                log.leave()  # the session ended here, not the call
+            else:
+                log.finish(response)
+        session.release(self._scope.request_id, self)

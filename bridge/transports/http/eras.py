@@ -71,9 +71,10 @@ def sessions_refused(requested: str | None) -> ErrorData:
     return ErrorData(
         UNSUPPORTED_VERSION,
         "The 2025-11-25 era is not served here: this server runs several "
-        "workers on one port, and a 2025-11-25 session lives in one worker "
-        "(sessions across workers need a session store, or one worker per "
-        f"port behind sticky routing); use {', '.join(supported)}",
+        "workers on one port with no store, and a 2025-11-25 session lives in "
+        "one worker (sessions across workers need a session store: serve with "
+        "--store URL or --durable; or run one worker per port behind sticky "
+        f"routing); use {', '.join(supported)}",
         {"supported": supported, "requested": requested or "2025-11-25"},
     )
 

@@ -11,6 +11,9 @@ Theory of operation:
   POSTed request gets a fresh one from :meth:`EventStore.open_stream`.
 * Event ids are ``"<stream>-<seq>"`` with ``seq`` from one counter per session,
   so ids are unique in the session and name their stream (PROTOCOL.md §5.2).
+  A durable session taken on by another process (:mod:`.durable`) starts both
+  counters at ``generation << 32``: its ids come after every earlier one, and
+  a stream keeps its number, so a ``Last-Event-ID`` from before resumes it.
   :meth:`EventStore.mark` reserves a seq without storing anything: that is the
   id of a priming event, a resumption point that is never replayed.
 * The store holds at most ``capacity`` events and ``max_bytes`` bytes of them.
@@ -91,15 +94,19 @@ class EventStore:
     """One session's events: at most ``capacity`` of them, and at most
     ``max_bytes`` bytes of them (but always the newest one)."""
 
-    def __init__(self, capacity: int = 1024, max_bytes: int | None = None) -> None:
+    def __init__(
+        self, capacity: int = 1024, max_bytes: int | None = None, base: int = 0
+    ) -> None:
+        """``base``: where stream numbers and seqs start, past every id an
+        earlier process serving the same durable session can have sent."""
         if capacity < 1:
             raise ValueError("an event store needs a capacity of at least 1")
         self.capacity = capacity
         self.max_bytes = max_bytes
         self.bytes = 0
         self.dropped = 0  # droppable events let go so far
-        self._seq = 0
-        self._next_stream = STANDALONE + 1
+        self._seq = base
+        self._next_stream = base + STANDALONE + 1
         self._logs: dict[int, _Log] = {STANDALONE: _Log()}
         self._order: collections.deque[StoredEvent] = collections.deque()
         self._droppable: collections.deque[StoredEvent] = collections.deque()
@@ -107,11 +114,12 @@ class EventStore:
     def __len__(self) -> int:
         return len(self._order) + len(self._droppable)
 
-    def open_stream(self) -> int:
-        """A new stream's number."""
-        stream = self._next_stream
-        self._next_stream += 1
-        self._logs[stream] = _Log()
+    def open_stream(self, number: int | None = None) -> int:
+        """A new stream's number (``number``: one an earlier process opened)."""
+        stream = self._next_stream if number is None else number
+        if number is None:
+            self._next_stream += 1
+        self._logs.setdefault(stream, _Log())
         return stream
 
     def mark(self, stream: int) -> str:

@@ -39,6 +39,7 @@ version in effect; the session machinery is in :mod:`.legacy_session`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from collections.abc import Mapping
@@ -52,25 +53,28 @@ from bridge.jsonrpc.messages import (
     ErrorResponse,
     Message,
     Request,
-    parse,
+    Response,
 )
 from bridge.server.limits import SERVER_BUSY
+from bridge.stores import StoreError
 
 from . import asgi as _asgi
+from . import durable
 from .asgi import Receive, Send, SseResponse
 from .config import HttpLimits
+from .durable import HttpHome
 from .events import (
     STANDALONE,
     EventsLost,
-    StoredEvent,
     UnknownEvent,
-    event_id,
     parse_event_id,
 )
 from .expiry import evictable
 from .guard import accepts
+from .legacy_answer import SESSION_HEADER, Answer, plain, stream
 from .legacy_session import HttpSession
-from .streams import Follower, StreamEnd, supports_priming
+from .presence import Presence
+from .streams import supports_priming
 
 if TYPE_CHECKING:
     from bridge.server.server import Server
@@ -83,12 +87,6 @@ log = logging.getLogger("yieldmcp.http")
 DEFAULT_VERSION: Final = "2025-03-26"
 """Assumed when a request has no ``MCP-Protocol-Version`` and no session that
 negotiated one (PROTOCOL.md §5.2)."""
-
-SESSION_HEADER: Final = "mcp-session-id"
-
-
-async def _plain(send: Send, status: int, text: str) -> None:
-    await _asgi.respond(send, status, text.encode(), content_type="text/plain")
 
 
 async def _json_error(
@@ -110,6 +108,11 @@ class LegacyEndpoint:
         self.limits = limits
         self._nursery = nursery
         self._sessions: dict[str, HttpSession] = {}
+        self._reviving: dict[str, trio.Event] = {}  # sessions being taken on
+        self.presence: Presence | None = None  # with a store: this process's lease
+        if server.store is not None:
+            self.presence = Presence(server.store, self._sessions.get)
+            nursery.start_soon(self.presence.run)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -119,9 +122,50 @@ class LegacyEndpoint:
     async def _open(self, principal: Principal | None) -> HttpSession:
         http = HttpSession(secrets.token_hex(16), self.server, self.limits)
         http.owner = None if principal is None else principal.identity
+        if self.server.store is not None and self.presence is not None:
+            home = HttpHome(http, self.server.store, self.presence.id)
+            http.connection.home = home
         self._sessions[http.id] = http
         await self._nursery.start(self._run, http)
         return http
+
+    async def _revive(
+        self, session_id: str, principal: Principal | None, last: str | None
+    ) -> HttpSession | None:
+        """Take on a durable session another process served (:mod:`.durable`),
+        once however many requests name it at once; None if there is none."""
+        store, presence = self.server.store, self.presence
+        if store is None or presence is None:
+            return None
+        pending = self._reviving.get(session_id)
+        if pending is not None:
+            await pending.wait()
+            return self._sessions.get(session_id)
+        self._reviving[session_id] = done = trio.Event()
+        who = None if principal is None else principal.identity
+        try:
+            loaded = await durable.load(store, session_id, who)
+            if loaded is None or not self._make_room():
+                return None
+            state, generation = loaded
+            base = generation << 32
+            http = HttpSession(session_id, self.server, self.limits, base)
+            http.owner, http.generation, http.used = who, generation, True
+            http.connection.home = HttpHome(http, store, presence.id)
+            http.connection.restore(state)
+            http.connection.principal = principal
+            self._sessions[http.id] = http
+            await self._nursery.start(self._run, http)
+            calls = await durable.revive_calls(http, presence, last)
+        except StoreError as exc:
+            log.warning("could not take a session on from the store: %s", exc)
+            return None
+        else:
+            log.info("HTTP session taken on from the store, %d calls in flight", calls)
+            return http
+        finally:
+            del self._reviving[session_id]
+            done.set()
 
     async def _run(
         self, http: HttpSession, *, task_status: trio.TaskStatus[None]
@@ -138,12 +182,15 @@ class LegacyEndpoint:
         (404 also for a session another principal opened)."""
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
-            await _plain(send, 400, "Bad Request: Mcp-Session-Id header is required")
+            await plain(send, 400, "Bad Request: Mcp-Session-Id header is required")
             return None
         http = self._sessions.get(session_id)
+        if http is None or http.closed:
+            last = headers.get("last-event-id")
+            http = await self._revive(session_id, principal, last)
         who = None if principal is None else principal.identity
         if http is None or http.closed or http.owner != who:
-            await _plain(send, 404, "Not Found: unknown or terminated session")
+            await plain(send, 404, "Not Found: unknown or terminated session")
             return None
         http.connection.principal = principal
         return http
@@ -175,7 +222,7 @@ class LegacyEndpoint:
             and SESSION_HEADER not in headers
         )
         if opening and not self._make_room():
-            await _plain(send, 503, "Service Unavailable: too many busy sessions")
+            await plain(send, 503, "Service Unavailable: too many busy sessions")
             return
         if opening:
             http = await self._open(principal)
@@ -187,7 +234,8 @@ class LegacyEndpoint:
         if isinstance(message, Request) and not opening:
             http.used = True
         if not isinstance(message, Request):
-            await http.deliver(data)
+            if not await self._routed(http, message, data):
+                await http.deliver(data)
             await _asgi.respond(send, 202, headers=[(SESSION_HEADER, http.id)])
             return
         if http.busy(message.id):
@@ -203,7 +251,8 @@ class LegacyEndpoint:
             )  # fmt: skip
             return
         follower = await http.deliver_request(message.id, data, version)
-        answer = _Answer(http, follower, version, self.limits, send)
+        await self._remember(http, message.method, opening)
+        answer = Answer(http, follower, version, self.limits, send)
         if http.store.finished(follower.stream):
             # Answered as it was delivered: nothing to wait for, so no
             # disconnect to watch for.
@@ -212,6 +261,33 @@ class LegacyEndpoint:
             await _asgi.until_disconnect(receive, answer.run)
         if opening and not answer.succeeded:
             http.close()  # a failed initialize leaves no session behind
+
+    async def _routed(self, http: HttpSession, message: Message, data: bytes) -> bool:
+        """Whether a client's response went to the process whose call asked
+        for it (with a store, :mod:`.presence`)."""
+        presence = self.presence
+        if presence is None or not isinstance(message, Response | ErrorResponse):
+            return False
+        if message.id in http.session.outstanding:
+            return False  # the question is this process's
+        try:
+            return await durable.route(http, presence, message.id, data)
+        except StoreError as exc:
+            log.warning("could not route a client's answer: %s", exc)
+            return False
+
+    async def _remember(self, http: HttpSession, method: str, opening: bool) -> None:
+        """With a store, write down what a request changed of the session."""
+        if http.connection.home is None:
+            return
+        try:
+            if opening or method == "logging/setLevel":
+                if http.connection.protocol_version is not None:
+                    await durable.save(http)
+            else:
+                await durable.touch(http)
+        except StoreError as exc:
+            log.warning("could not write an HTTP session to the store: %s", exc)
 
     def _make_room(self) -> bool:
         """Whether a new session fits, after evicting one if need be."""
@@ -236,7 +312,7 @@ class LegacyEndpoint:
         send: Send,
     ) -> None:
         if not _accepts_sse(headers):
-            await _plain(
+            await plain(
                 send, 406, "Not Acceptable: GET needs Accept: text/event-stream"
             )
             return
@@ -248,7 +324,7 @@ class LegacyEndpoint:
         sse = SseResponse(send, [(SESSION_HEADER, http.id)])
         if last is None:
             if http.standalone_busy():
-                await _plain(
+                await plain(
                     send, 409, "Conflict: the standalone stream is already open"
                 )
                 return
@@ -257,17 +333,31 @@ class LegacyEndpoint:
             if supports_priming(version):
                 await sse.event("", id=priming, retry=self.limits.retry_ms)
         else:
+            await self._claim(http, last)
             try:
                 number, seq = http.store.locate(last)
                 http.store.read(number, seq)
             except (UnknownEvent, EventsLost) as exc:
-                await _plain(send, 400, f"Bad Request: cannot resume: {exc}")
+                await plain(send, 400, f"Bad Request: cannot resume: {exc}")
                 return
             follower = http.resume(number, seq)
         lifetime = self.limits.max_stream_seconds
         await _asgi.until_disconnect(
-            receive, lambda: _stream(http, follower, sse, lifetime)
+            receive, lambda: stream(http, follower, sse, lifetime)
         )
+
+    async def _claim(self, http: HttpSession, last: str) -> None:
+        """With a store, make a stream another process began servable here."""
+        presence = self.presence
+        if presence is None:
+            return
+        with contextlib.suppress(UnknownEvent, EventsLost):
+            http.store.locate(last)
+            return  # known here
+        try:
+            await durable.claim_stream(http, presence, last)
+        except StoreError as exc:
+            log.warning("could not take a call on from the store: %s", exc)
 
     # --- DELETE ----------------------------------------------------------------------
 
@@ -279,103 +369,12 @@ class LegacyEndpoint:
             return
         http.close()
         self._sessions.pop(http.id, None)
+        try:
+            await durable.forget(http)
+        except StoreError as exc:
+            log.warning("could not delete an HTTP session from the store: %s", exc)
         await _asgi.respond(send, 200, headers=[(SESSION_HEADER, http.id)])
 
 
 def _accepts_sse(headers: Mapping[str, str]) -> bool:
     return "accept" in headers and accepts(headers, "text/event-stream")
-
-
-async def _stream(
-    http: HttpSession,
-    follower: Follower,
-    sse: SseResponse,
-    lifetime: float = float("inf"),
-) -> None:
-    """Write a stream's events to ``sse`` until it ends, or for ``lifetime``
-    seconds; end the response."""
-
-    async def write(event: StoredEvent) -> None:
-        # The response ends the stream: one write for both.
-        await sse.event(event.data, id=event.id, last=event.final)
-
-    why = StreamEnd.CLOSED
-    try:
-        with trio.move_on_after(lifetime):
-            why = await http.follow(follower, write, sse.comment)
-    except EventsLost:
-        log.warning("an SSE client fell behind the event store; closing its stream")
-    if why != StreamEnd.FINAL:
-        log.debug("SSE stream %d of a session ended: %s", follower.stream, why)
-    await sse.end()
-
-
-@final
-class _Answer:
-    """The response to one POSTed request: JSON if it comes first, else SSE."""
-
-    def __init__(
-        self,
-        http: HttpSession,
-        follower: Follower,
-        version: str,
-        limits: HttpLimits,
-        send: Send,
-    ) -> None:
-        self.http = http
-        self.follower = follower
-        self.version = version
-        self.limits = limits
-        self.send = send
-        self.headers = [(SESSION_HEADER, http.id)]
-        self.succeeded = False  # the response is a result, on its way
-        self.started = False  # the SSE response has begun
-
-    async def run(self) -> None:
-        """Answer with JSON or SSE (see the module docstring)."""
-        try:
-            await self._run()
-        except EventsLost:
-            # The client's events were evicted before it read the first one.
-            log.warning("an SSE client fell behind the event store; no response")
-            if not self.started:
-                await _plain(self.send, 503, "Service Unavailable: events were lost")
-
-    async def _run(self) -> None:
-        priming = event_id(self.follower.stream, self.follower.after)
-        why = await self.http.wait(self.follower)
-        if why == StreamEnd.CLOSED:
-            await _plain(self.send, 404, "Not Found: the session ended")
-            return
-        first = self.http.peek(self.follower) if why is None else None
-        limit = self.http.release_limit(self.follower)
-        plain = self.limits.stream_responses == "when-needed"
-        if (
-            plain
-            and first is not None
-            and first.final
-            and (limit is None or first.seq <= limit)
-        ):
-            self.succeeded = not isinstance(parse(first.data), ErrorResponse)
-            # Sent without an event id, so never resumed: the store lets it go.
-            self.http.store.discard(self.follower.stream)
-            await _asgi.respond(
-                self.send,
-                200,
-                first.data,
-                content_type=_asgi.JSON,
-                headers=self.headers,
-            )
-            return
-        sse = SseResponse(self.send, self.headers)
-        self.started = True
-        if supports_priming(self.version):
-            sse.prime(priming, self.limits.retry_ms)
-            if first is None:
-                # Nothing is ready: the client gets its id before the wait.
-                await sse.flush()
-        if why is not None:  # released or superseded before the first event
-            await sse.end()
-            return
-        self.succeeded = True
-        await _stream(self.http, self.follower, sse)

@@ -82,11 +82,13 @@ _NOTICES: Final = frozenset({"notifications/progress", "notifications/message"})
 class HttpSession:
     """The transport, stream router and event store of one HTTP session."""
 
-    def __init__(self, session_id: str, server: Server, limits: HttpLimits) -> None:
+    def __init__(
+        self, session_id: str, server: Server, limits: HttpLimits, base: int = 0
+    ) -> None:
         self.id = session_id
         self.server = server
         self.limits = limits
-        self.store = EventStore(limits.event_capacity, limits.event_bytes)
+        self.store = EventStore(limits.event_capacity, limits.event_bytes, base)
         self.connection: Connection = server.connection()
         self.session = Session(self, self.connection, drain_timeout=0)
         self._deliver: Callable[[bytes | None], None] | None = None
@@ -97,6 +99,7 @@ class HttpSession:
         self._scope = trio.CancelScope()
         self.closed = False
         self.owner: str | None = None  # the identity of the principal who opened it
+        self.generation = 0  # processes that took it on before (with a store)
         self.last_seen = trio.current_time()
         self.used = False  # a request besides the handshake, or a GET
         self._held: dict[RequestId, int] = {}  # body bytes of requests in flight
@@ -267,6 +270,24 @@ class HttpSession:
         follower.state = stream
         await self._push(data)
         return follower
+
+    def adopt_stream(
+        self, number: int, request_id: RequestId, response: bytes | None = None
+    ) -> None:
+        """Serve again stream ``number`` of request ``request_id``, which an
+        earlier process opened (a durable session's call); ``response``: the
+        call ended there, and this is its final event."""
+        self.store.open_stream(number)
+        if response is not None:
+            self.store.append(number, response, final=True)
+            return
+        stream = Stream(number, request_id, resumable=True)
+        self._streams[number] = stream
+        self._by_request[request_id] = stream
+
+    def stream_of(self, request_id: RequestId) -> int | None:
+        stream = self._by_request.get(request_id)
+        return None if stream is None else stream.number
 
     # --- server → client: following a stream -----------------------------------------
 

@@ -1,0 +1,237 @@
+"""A live 2025-11-25 call kept in a store, so it outlives its process.
+
+With a store (``Server(store=...)``), a call on a *durable* session (an HTTP
+session: its transport says so by giving the connection a :class:`Home`) is
+written down as it goes, and another process can take it on again
+(:func:`bridge.server.live_begin.revive`) by replaying its generator against
+what was written:
+
+* the call's document ``("call", call_id)``: the session, the request id,
+  the ``tools/call`` params, the SSE stream its events go on, and the *tag*
+  its questions' request ids start with (``"<tag>/<key>"``, the tag being
+  the call id: the same id in every process, so an answer to a question asked
+  before a restart finds the call after it, and any process finds the call
+  an answer is for). When the call ends, the document keeps its response
+  until it expires, so a client that resumes after the end still gets it;
+* the call's journal, the stream ``("call", call_id)``
+  (:mod:`.call_records`): every answer and step result is appended *before*
+  the stepper gets it (write-ahead), each notice key in order with them;
+* the stream ``("asked", call_id)``: ``{"k": key, "e": seq}`` for each question
+  sent, with the position of its SSE event, so a process that takes the call
+  on knows which questions the client has seen (and does not ask them again);
+* the stream ``("session", session_id)``: ``{"c": call_id, "s": stream}`` for
+  each call the session took on.
+
+The document also names the process running the call (``"worker"``): an
+answer POSTed to another process is routed to it while it lives
+(:mod:`bridge.transports.http.presence`).
+
+Writes go through one :class:`CallLog` per call, in the order asked, by one
+task: a write that carries an answer hands the answer to the call only once
+the store has it. A store that fails fails the question being recorded (the
+tool sees a :class:`~bridge.stores.StoreError`), and is logged otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Protocol, final
+
+import attrs
+import trio
+
+from bridge.jsonrpc.messages import RequestId
+from bridge.jsonrpc.session import Session
+from bridge.stores import AsyncStore, StoreError
+
+from .call_records import CALLS, notice_record
+
+__all__ = [
+    "ASKED",
+    "SESSIONS",
+    "CallLog",
+    "Home",
+    "Revived",
+    "question_id",
+]
+
+log = logging.getLogger("yieldmcp.durable")
+
+ASKED: Final = "asked"
+"""Namespace of the streams of questions sent, one per call."""
+SESSIONS: Final = "session"
+"""Namespace of durable 2025-11-25 sessions: a document and a stream of calls."""
+
+Then = Callable[[Any, BaseException | None], None]
+
+
+class Home(Protocol):
+    """What a durable session's transport tells its calls."""
+
+    @property
+    def store(self) -> AsyncStore: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def worker(self) -> str:
+        """The id of this process among those sharing the store."""
+        ...
+
+    @property
+    def ttl(self) -> float:
+        """Seconds a call's records outlive its last write."""
+        ...
+
+    def stream_of(self, request_id: RequestId) -> int | None:
+        """The SSE stream request ``request_id``'s events go on."""
+        ...
+
+    def position(self) -> int:
+        """The position of the newest event sent (its seq)."""
+        ...
+
+
+@final
+@attrs.frozen
+class Revived:
+    """What a process taking a call on knows of it from the store."""
+
+    call_id: str
+    tag: str
+    asked: Mapping[str, int]  # key -> seq of the event that asked it
+    seen: int | None  # the client's Last-Event-ID seq on the call's stream
+
+
+def question_id(tag: str, key: str) -> str:
+    """The request id of the question at ``key`` of the call tagged ``tag``."""
+    return f"{tag}/{key}"
+
+
+@final
+class CallLog:
+    """The ordered writer of one durable call (see the module docstring)."""
+
+    def __init__(
+        self,
+        home: Home,
+        session: Session,
+        call_id: str,
+        tag: str,
+        doc: Mapping[str, Any],
+        revived: Revived | None = None,
+    ) -> None:
+        self.home = home
+        self.call_id = call_id
+        self.tag = tag
+        self.revived = revived
+        self._session = session
+        self._send, receive = trio.open_memory_channel[
+            tuple[Callable[[], Any], Then | None, Any]
+        ](math.inf)
+        self._doc = dict(doc)
+        self._doc_written = time.time()
+        trio.lowlevel.spawn_system_task(self._run, receive)
+
+    # --- what the call asks ----------------------------------------------------------
+
+    def open(self, then: Then, arg: Any) -> None:
+        """Write the call's document and index it in its session, then go on."""
+        store, home, doc = self.home.store, self.home, self._doc
+
+        async def write() -> None:
+            expires = time.time() + home.ttl
+            await store.put(CALLS, self.call_id, doc, expires_at=expires)
+            entry = {"c": self.call_id, "s": doc.get("stream")}
+            await store.append(SESSIONS, home.session_id, [entry], expires_at=expires)
+
+        self._queue(write, then, arg)
+
+    def write(self, records: Sequence[Mapping[str, Any]], then: Then, arg: Any) -> None:
+        """Append ``records`` to the journal; then ``then(arg, error)``."""
+        self._queue(self._appender(CALLS, records), then, arg)
+
+    def noted(self, key: str) -> None:
+        """A notice was sent at ``key``: a replay must not send it again."""
+        self._queue(self._appender(CALLS, [notice_record(key)]), None, None)
+
+    def asked(self, key: str, seq: int) -> None:
+        """The question at ``key`` went out as the event at ``seq``."""
+        self._queue(self._appender(ASKED, [{"k": key, "e": seq}]), None, None)
+
+    def seen(self, key: str) -> bool:
+        """Whether the client has the question at ``key`` from an earlier
+        process (so it is not sent again: its answer will come)."""
+        revived = self.revived
+        if revived is None or key not in revived.asked:
+            return False
+        return revived.seen is None or revived.asked[key] <= revived.seen
+
+    def finish(self, response: Mapping[str, Any] | None) -> None:
+        """The call is over: keep its response a while (None: cancelled by
+        the client, forget it); no more writes."""
+        store, call_id = self.home.store, self.call_id
+
+        async def end() -> None:
+            if response is None:
+                await store.delete(CALLS, call_id)
+                await store.delete(ASKED, call_id)
+                return
+            done = {**self._doc, "done": dict(response)}
+            await store.put(CALLS, call_id, done, expires_at=time.time() + 600.0)
+
+        self._queue(end, None, None)
+        self._send.close()
+
+    def leave(self) -> None:
+        """The process lets the call go (its session ended here): keep it all
+        for the next process to take on."""
+        self._send.close()
+
+    # --- the writer ------------------------------------------------------------------
+
+    def _appender(
+        self, namespace: str, records: Sequence[Mapping[str, Any]]
+    ) -> Callable[[], Any]:
+        store, call_id = self.home.store, self.call_id
+
+        async def append() -> None:
+            expires = time.time() + self.home.ttl
+            await store.append(namespace, call_id, records, expires_at=expires)
+            if time.time() - self._doc_written > self.home.ttl / 2:
+                self._doc_written = time.time()  # a long call: keep its document
+                await store.put(CALLS, call_id, self._doc, expires_at=expires)
+
+        return append
+
+    def _queue(self, write: Callable[[], Any], then: Then | None, arg: Any) -> None:
+        with contextlib.suppress(trio.ClosedResourceError):
+            self._send.send_nowait((write, then, arg))
+
+    async def _run(
+        self, receive: trio.MemoryReceiveChannel[tuple[Callable[[], Any], Any, Any]]
+    ) -> None:
+        async with receive:
+            async for write, then, arg in receive:
+                error: BaseException | None = None
+                try:
+                    await write()
+                except (StoreError, OSError) as exc:
+                    log.warning(
+                        "durable call %s: the store failed: %s", self.call_id, exc
+                    )
+                    error = exc
+                except Exception as exc:  # a bug: never take the process down
+                    log.exception("durable call %s: recording failed", self.call_id)
+                    error = exc
+                if then is not None:
+                    with contextlib.suppress(Exception):
+                        self._session.call_later(0, _apply, (then, arg, error))
+
+
+def _apply(args: tuple[Then, Any, BaseException | None]) -> None:
+    then, arg, error = args
+    then(arg, error)

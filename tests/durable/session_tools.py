@@ -1,0 +1,71 @@
+"""Tools the durable-session tests serve (in process, or as ``yieldmcp serve``).
+
+Every step appends a line to the file ``$SESSION_TOOLS_COUNTER`` (when set), so
+a test can see which steps ran, in every process, and how often.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from pydantic import BaseModel
+
+from runtime import Context, Op, tool
+
+
+class Name(BaseModel):
+    name: str
+
+
+class Colour(BaseModel):
+    colour: str
+
+
+def _count(what: str) -> None:
+    path = os.environ.get("SESSION_TOOLS_COUNTER")
+    if path:
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(what + "\n")
+
+
+def greet(name: str) -> str:
+    """A step with a side effect: it must run once per call."""
+    _count(f"greet {name}")
+    return f"hello {name}"
+
+
+def slow(number: int) -> int:
+    """A step that takes a while, so a test can kill the server during one."""
+    _count(f"start {number}")
+    time.sleep(float(os.environ.get("SESSION_TOOLS_SLOW", "0.3")))
+    _count(f"end {number}")
+    return number * 10
+
+
+@tool(elicits={"name": Name, "colour": Colour})
+def interview(ctx: Context) -> Op[str]:
+    """Asks a name, runs a step, logs, asks a colour."""
+    first = yield from ctx.elicit("name", "Your name?")
+    name = first.content.name if first.content else "nobody"
+    greeting = yield from ctx.step(greet, name)
+    yield ctx.log("info", f"greeted {name}")
+    second = yield from ctx.elicit("colour", "Favourite colour?")
+    colour = second.content.colour if second.content else "none"
+    return f"{greeting}, who likes {colour}"
+
+
+@tool
+def sequence(ctx: Context) -> Op[str]:
+    """Four slow steps in a row."""
+    total = 0
+    for number in range(4):
+        total += yield from ctx.step(slow, number)
+    return f"total {total}"
+
+
+@tool
+def summarise(ctx: Context) -> Op[str]:
+    """Asks the client's model once."""
+    reply = yield from ctx.sample("Summarise: durable sessions")
+    return f"summary: {reply.text}"
