@@ -30,8 +30,9 @@ Writes go through one :class:`CallLog` per call, in the order asked, by one
 task, and what depends on a write happens right after it, in that task: an
 answer reaches the stepper, a notice or a question is sent, the response is
 sent, each only once the store has its record (write-ahead). So a process
-taking the call on knows every notice and question the client may have. A store that fails fails the question being recorded (the
-tool sees a :class:`~bridge.stores.StoreError`), and is logged otherwise.
+taking the call on knows every notice and question the client may have. A
+store that fails fails the question being recorded (the tool sees a
+:class:`~bridge.stores.StoreError`), and is logged otherwise.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Literal, final
 
 import trio
 
@@ -49,6 +49,7 @@ __all__ = [
 
 log = logging.getLogger("yieldmcp.http")
 
+Claim = Literal["here", "unknown", "elsewhere"]
 _TRIES = 5  # compare-and-swap attempts when processes take a session on at once
 
 
@@ -157,28 +158,27 @@ async def revive_calls(
 
 async def claim_stream(
     http: HttpSession, presence: Presence, last_event_id: str
-) -> bool:
+) -> Claim:
     """Make the stream ``last_event_id`` names servable here, taking its call
-    on once its process's lease has run out; False if it is unknown, or still
-    held by a live process after a lease's wait."""
+    on once its process's lease has run out: ``"here"``; ``"unknown"``; or
+    ``"elsewhere"``: a live process still holds it after a lease's wait."""
     number, _seq = _position(last_event_id)
     call_id = next((c for c, s in await _calls(http) if s == number), None)
     if call_id is None:
-        return False
+        return "unknown"
     with trio.move_on_after(LEASE + 2 * BEAT):
         while True:
             doc = await http_store(http).get(CALLS, call_id)
             if doc is None:
-                return False
+                return "unknown"
             if "done" in doc.value:
                 _adopt_done(http, doc.value)
-                return True
+                return "here"
             if not await presence.alive(doc.value.get("worker")):
-                return bool(
-                    await _take_over(http, presence, call_id, doc, last_event_id)
-                )
+                taken = await _take_over(http, presence, call_id, doc, last_event_id)
+                return "here" if taken else "elsewhere"
             await trio.sleep(BEAT / 4)
-    return False
+    return "elsewhere"
 
 
 async def route(

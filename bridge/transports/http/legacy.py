@@ -333,7 +333,10 @@ class LegacyEndpoint:
             if supports_priming(version):
                 await sse.event("", id=priming, retry=self.limits.retry_ms)
         else:
-            await self._claim(http, last)
+            if not await self._claim(http, last):
+                await plain(send, 503, "Service Unavailable: another process "
+                            "serves this stream; resume again")  # fmt: skip
+                return
             try:
                 number, seq = http.store.locate(last)
                 http.store.read(number, seq)
@@ -346,18 +349,20 @@ class LegacyEndpoint:
             receive, lambda: stream(http, follower, sse, lifetime)
         )
 
-    async def _claim(self, http: HttpSession, last: str) -> None:
-        """With a store, make a stream another process began servable here."""
+    async def _claim(self, http: HttpSession, last: str) -> bool:
+        """With a store, make a stream another process began servable here;
+        False if a live process holds it (the client resumes again later)."""
         presence = self.presence
         if presence is None:
-            return
+            return True
         with contextlib.suppress(UnknownEvent, EventsLost):
             http.store.locate(last)
-            return  # known here
+            return True  # known here
         try:
-            await durable.claim_stream(http, presence, last)
+            return await durable.claim_stream(http, presence, last) != "elsewhere"
         except StoreError as exc:
             log.warning("could not take a call on from the store: %s", exc)
+            return True
 
     # --- DELETE ----------------------------------------------------------------------
 
