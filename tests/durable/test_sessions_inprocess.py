@@ -205,3 +205,34 @@ async def test_a_call_of_a_server_gone_mid_call_resumes_on_the_other(
                 rest = [raw.check(message_of(e)) for e in await reader.rest()]
     assert rest[-1]["result"]["content"][0]["text"] == "hello Di, who likes teal"
     assert _ran(counter) == ["greet Di"]
+
+
+async def test_a_cancel_posted_to_another_server_reaches_the_call(
+    http: httpx.AsyncClient, counter: Path
+) -> None:
+    store = MemoryStore()
+    with trio.fail_after(30):
+        async with (
+            served(Server(TOOLS, store=store)) as one,
+            served(Server(TOOLS, store=store)) as two,
+        ):
+            raw = Raw(http, one)
+            await raw.initialize()
+            async with raw.stream("POST", _call(raw, 11, "interview")) as (_, reader):
+                _, ask = await _next_message(reader)
+                assert ask["method"] == "elicitation/create"
+                raw.url = two
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 11, "reason": "changed my mind"},
+                }
+                assert (await raw.post(cancel)).status_code == 202
+                rest = await reader.rest()  # the stream ends, with no response
+            while list(store.scan(CALLS)):  # the call is forgotten
+                await trio.sleep(0.01)
+    sent = [json.loads(e.data) for e in rest if e.data]
+    # Its question is withdrawn, and no response comes.
+    assert [m.get("method") for m in sent] == ["notifications/cancelled"]
+    assert sent[0]["params"]["requestId"] == ask["id"]
+    assert _ran(counter) == []

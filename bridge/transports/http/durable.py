@@ -202,6 +202,30 @@ async def route(
     return False
 
 
+async def route_cancel(
+    http: HttpSession, presence: Presence, request_id: object, data: bytes
+) -> bool:
+    """Get the client's ``notifications/cancelled`` for call ``request_id`` to
+    the process running it; a call whose process is gone is forgotten, so no
+    one takes it on. False if no other process has it."""
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        return False
+    store = http_store(http)
+    for call_id, _stream in await _calls(http):
+        doc = await store.get(CALLS, call_id)
+        if doc is None or doc.value.get("request") != request_id:
+            continue
+        worker = doc.value.get("worker")
+        if "done" in doc.value or worker == presence.id:
+            return False
+        if await presence.alive(worker):
+            await presence.route(str(worker), http.id, data)
+        else:
+            await store.delete(CALLS, call_id)
+        return True
+    return False
+
+
 def http_store(http: HttpSession) -> AsyncStore:
     home = _home(http)
     assert home is not None

@@ -52,6 +52,7 @@ from bridge.jsonrpc.messages import (
     ErrorData,
     ErrorResponse,
     Message,
+    Notification,
     Request,
     Response,
 )
@@ -84,6 +85,7 @@ __all__ = ["DEFAULT_VERSION", "LegacyEndpoint"]
 
 log = logging.getLogger("yieldmcp.http")
 
+_CANCELLED: Final = "notifications/cancelled"
 DEFAULT_VERSION: Final = "2025-03-26"
 """Assumed when a request has no ``MCP-Protocol-Version`` and no session that
 negotiated one (PROTOCOL.md §5.2)."""
@@ -266,11 +268,18 @@ class LegacyEndpoint:
         """Whether a client's response went to the process whose call asked
         for it (with a store, :mod:`.presence`)."""
         presence = self.presence
-        if presence is None or not isinstance(message, Response | ErrorResponse):
+        if presence is None:
             return False
-        if message.id in http.session.outstanding:
-            return False  # the question is this process's
         try:
+            if isinstance(message, Notification) and message.method == _CANCELLED:
+                request_id = (message.params or {}).get("requestId")
+                if not isinstance(request_id, int | str) or http.busy(request_id):
+                    return False  # malformed, or the call is this process's
+                return await durable.route_cancel(http, presence, request_id, data)
+            if not isinstance(message, Response | ErrorResponse):
+                return False
+            if message.id in http.session.outstanding:
+                return False  # the question is this process's
             return await durable.route(http, presence, message.id, data)
         except StoreError as exc:
             log.warning("could not route a client's answer: %s", exc)
