@@ -151,7 +151,7 @@ async def revive_calls(
             continue
         if "done" in doc.value:
             _adopt_done(http, doc.value)
-        elif not await presence.alive(doc.value.get("worker")):
+        elif not await _elsewhere(presence, doc.value.get("worker")):
             taken += await _take_over(http, presence, call_id, doc, last_event_id)
     return taken
 
@@ -174,7 +174,7 @@ async def claim_stream(
             if "done" in doc.value:
                 _adopt_done(http, doc.value)
                 return "here"
-            if not await presence.alive(doc.value.get("worker")):
+            if not await _elsewhere(presence, doc.value.get("worker")):
                 taken = await _take_over(http, presence, call_id, doc, last_event_id)
                 return "here" if taken else "elsewhere"
             await trio.sleep(BEAT / 4)
@@ -193,12 +193,12 @@ async def route(
     if doc is None or doc.value.get("session") != http.id:
         return False
     worker = doc.value.get("worker")
-    if worker == presence.id or "done" in doc.value:
+    if "done" in doc.value:
         return False
-    if await presence.alive(worker):
+    if await _elsewhere(presence, worker):
         await presence.route(str(worker), http.id, data)
         return True
-    await _take_over(http, presence, call_id, doc, None)
+    await _take_over(http, presence, call_id, doc, None)  # unless held here
     return False
 
 
@@ -218,12 +218,18 @@ async def route_cancel(
         worker = doc.value.get("worker")
         if "done" in doc.value or worker == presence.id:
             return False
-        if await presence.alive(worker):
+        if await _elsewhere(presence, worker):
             await presence.route(str(worker), http.id, data)
         else:
             await store.delete(CALLS, call_id)
         return True
     return False
+
+
+async def _elsewhere(presence: Presence, worker: object) -> bool:
+    """Whether another live process holds a call. This process may have let
+    its own go (the session expired here): it takes them on again."""
+    return worker != presence.id and await presence.alive(worker)
 
 
 def http_store(http: HttpSession) -> AsyncStore:
