@@ -70,6 +70,10 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
         out["outputSchema"] = copy.deepcopy(output)
     if tool.annotations is not None:
         out["annotations"] = dict(tool.annotations)
+    if tool.task != "forbidden" and era != "2025-11-25":
+        # The tasks extension's (SEP-2663); 2025-11-25's own experimental
+        # tasks are not served, so that era is not told of task support.
+        out["execution"] = {"taskSupport": tool.task}
     return checked(era_models(era).Tool, out, f"tool {tool.name!r} definition")
 
 

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import mcp_types
+import trio
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from bridge.server import (
@@ -51,6 +52,7 @@ from runtime import (
     ToolError,
     tool,
 )
+from runtime.errors import RequestError
 
 SERVER_NAME = "mcp-conformance-test-server"
 
@@ -577,6 +579,88 @@ def prompt_with_image(ctx: Context) -> Any:
 def _embedded(uri: str, mime_type: str, text: str) -> mcp_types.EmbeddedResource:
     contents = mcp_types.TextResourceContents(uri=uri, mime_type=mime_type, text=text)
     return mcp_types.EmbeddedResource(type="resource", resource=contents)
+
+
+# --- the tasks extension (2026-07-28, SEP-2663) ----------------------------------
+
+
+@tool
+def greet(name: str) -> str:
+    """Greets someone (never a task)."""
+    return f"Hello, {name}!"
+
+
+@tool(task="optional")
+async def slow_compute(seconds: float = 1.0, label: str = "") -> str:
+    """Sleeps ``seconds``, then answers: a task when the client supports them."""
+    await trio.sleep(seconds)
+    return f"computed {label or 'result'} after {seconds:g}s"
+
+
+async def _pause(seconds: float) -> None:
+    await trio.sleep(seconds)
+
+
+@tool(task="required")
+def failing_job(ctx: Context) -> Op[str]:
+    """Fails as a tool (an isError result) after a second."""
+    yield from ctx.step(_pause, 1.0)
+    raise ToolError("failing_job failed, as it always does")
+
+
+@tool(task="optional")
+def protocol_error_job(ctx: Context) -> str:
+    """Fails with a protocol error (the task ends ``failed``)."""
+    raise RequestError(-32603, "protocol_error_job broke, as it always does")
+
+
+class Confirm(BaseModel):
+    confirm: bool = True
+
+
+class NameConfirm(BaseModel):
+    name: str = ""
+    confirm: bool = True
+
+
+CONFIRM_DELETE = ElicitKey("confirm_delete", Confirm)
+FIRST = ElicitKey("first", NameConfirm)
+SECOND = ElicitKey("second", NameConfirm)
+
+
+@tool(task="optional", elicits=[CONFIRM_DELETE])
+def confirm_delete(filename: str, ctx: Context) -> Op[str]:
+    """Asks before deleting ``filename`` (nothing is deleted)."""
+    answer = yield from ctx.elicit(CONFIRM_DELETE, f"Delete {filename}?")
+    confirmed = answer.action == "accept" and answer.content is not None
+    return f"Deleted {filename}." if confirmed else f"Kept {filename}."
+
+
+@tool(task="optional", elicits=[FIRST, SECOND])
+def multi_input(ctx: Context) -> Op[str]:
+    """Asks two questions at once."""
+
+    def ask(key: ElicitKey[NameConfirm], label: str) -> Any:
+        def one(c: Context) -> Op[object]:
+            return (yield from c.elicit(key, f"Your {label} answer?"))
+
+        return one
+
+    yield from ctx.branch(ask(FIRST, "first"), ask(SECOND, "second"))
+    return "Both inputs received."
+
+
+@tool(task="required", task_from="step", elicits=[USER_NAME])
+def test_tool_with_task(ctx: Context) -> Op[str]:
+    """Asks the user's name in the request, then greets them in a task."""
+    answer = yield from ctx.elicit(USER_NAME, "What is your name?")
+    name = answer.content.name if answer.content else "stranger"
+    greeting = yield from ctx.step(_greeting, name)
+    return greeting
+
+
+def _greeting(name: str) -> str:
+    return f"Hello, {name}! (from a task)"
 
 
 server = Server(

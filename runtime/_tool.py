@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import types
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, Generic, TypeVar, cast, final
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast, final
 
 import attrs
 import pydantic_core
@@ -27,7 +27,15 @@ from .context import Context
 from .errors import InvalidArguments
 from .principal import Principal
 
-__all__ = ["Program", "Tool"]
+__all__ = ["Program", "TaskFrom", "TaskSupport", "Tool"]
+
+TaskSupport: TypeAlias = Literal["forbidden", "optional", "required"]
+"""Whether a call of the tool may run as a task (the 2026-07-28 tasks
+extension): never, when the client supports tasks, or always."""
+
+TaskFrom: TypeAlias = Literal["call", "step"]
+"""Where a task-supporting call becomes a task: at once (``"call"``), or at
+its first step (``"step"``: the questions before it are asked in the request)."""
 
 P = TypeVar("P", bound=BaseModel)
 R = TypeVar("R")
@@ -49,6 +57,8 @@ class Tool(Generic[P, R]):
         version: the fingerprint of its code that a 2026-07-28
             ``requestState`` carries (``@tool(version=...)``, by default a
             hash of its source); None checks nothing.
+        task: whether a call may run as a task (:data:`TaskSupport`).
+        task_from: where such a call becomes one (:data:`TaskFrom`).
     """
 
     name: str
@@ -60,6 +70,8 @@ class Tool(Generic[P, R]):
     annotations: Mapping[str, Any] | None = None
     scopes: frozenset[str] = frozenset()
     version: str | None = None
+    task: TaskSupport = "forbidden"
+    task_from: TaskFrom = "call"
     _body: Callable[[P, Context], Op[R]] = attrs.field(alias="body", repr=False)
     _output_adapter: TypeAdapter[Any] | None = attrs.field(
         alias="output_adapter", repr=False

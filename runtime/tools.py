@@ -43,6 +43,7 @@ from ._effect_base import Op
 from ._elicit_schema import elicitation_schema
 from ._signature import arguments_of, hints_of
 from ._tool import Program as Program
+from ._tool import TaskFrom, TaskSupport
 from ._tool import Tool as Tool
 from ._tool_steps import as_program, before_program, code_version
 from .context import Context, ElicitKey
@@ -111,6 +112,8 @@ def tool(
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
     version: str | None = None,
+    task: TaskSupport = "forbidden",
+    task_from: TaskFrom = "call",
 ) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
 
 
@@ -128,6 +131,8 @@ def tool(
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
     version: str | None = None,
+    task: TaskSupport = "forbidden",
+    task_from: TaskFrom = "call",
 ) -> Any:
     """Define a tool from ``fn`` (a generator function, or a plain one).
 
@@ -152,6 +157,12 @@ def tool(
     I/O but yields no effects. ``version`` names the code's version for
     2026-07-28 ``requestState`` (default: a hash of ``fn``'s source).
 
+    ``task="optional"`` lets a 2026-07-28 client that supports the tasks
+    extension get a task for a call (``resultType: "task"``, then
+    ``tasks/get``); ``"required"`` refuses clients that do not (-32021).
+    ``task_from="step"`` asks the questions before the tool's first step in
+    the request itself, and makes the task there.
+
     Raises:
         InvalidTool: if the definition is malformed (see the message).
     """
@@ -173,6 +184,8 @@ def tool(
             input_schema=input_schema,
             scopes=scopes,
             version=code,
+            task=_task_support(fn.__name__ if name is None else name, task),
+            task_from=task_from,
         )
 
     return define if fn is None else define(fn)
@@ -191,6 +204,8 @@ def _make(
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
     version: str | None = None,
+    task: TaskSupport = "forbidden",
+    task_from: TaskFrom = "call",
 ) -> Tool[Any, Any]:
     if not _NAME.match(name):
         raise InvalidTool(
@@ -209,7 +224,18 @@ def _make(
         schema_validator=_schema_validator(name, input_schema),
         scopes=_scopes(name, scopes),
         version=version,
+        task=task,
+        task_from=task_from,
     )
+
+
+def _task_support(name: str, task: str) -> TaskSupport:
+    if task not in ("forbidden", "optional", "required"):
+        raise InvalidTool(
+            f"tool {name!r}: task must be 'forbidden', 'optional' or 'required', "
+            f"got {task!r}"
+        )
+    return task
 
 
 def _scopes(name: str, scopes: Iterable[str]) -> frozenset[str]:

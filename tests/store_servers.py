@@ -63,8 +63,12 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> No
 
 
 @contextlib.contextmanager
-def running_redis() -> Iterator[str]:
-    """A redis-server on 127.0.0.1, no persistence; its ``redis://`` URL."""
+def running_redis(*, durable: bool = False) -> Iterator[str]:
+    """A redis-server on 127.0.0.1; its ``redis://`` URL.
+
+    No persistence for tests; ``durable`` turns on the append-only file with
+    ``appendfsync everysec`` (the benchmark's setting).
+    """
     binary = shutil.which("redis-server")
     if binary is None:
         require("redis-server", "apt-get install redis-server")
@@ -73,7 +77,9 @@ def running_redis() -> Iterator[str]:
         port = free_port()
         log = Path(tmp) / "redis.log"
         command = [binary, "--port", str(port), "--bind", "127.0.0.1"]
-        command += ["--save", "", "--appendonly", "no", "--dir", tmp]
+        command += ["--save", "", "--dir", tmp]
+        command += ["--appendonly", "yes" if durable else "no"]
+        command += ["--appendfsync", "everysec"]
         command += ["--logfile", str(log)]
         log.touch()
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
@@ -115,9 +121,13 @@ def _as_unprivileged(command: list[str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def running_postgres() -> Iterator[str]:
-    """A PostgreSQL on 127.0.0.1 (fsync off: tests); its ``postgresql://`` URL
-    for the superuser ``postgres`` and the ``postgres`` database."""
+def running_postgres(*, durable: bool = False) -> Iterator[str]:
+    """A PostgreSQL on 127.0.0.1; its ``postgresql://`` URL for the superuser
+    ``postgres`` and the ``postgres`` database.
+
+    fsync off for tests; ``durable`` keeps PostgreSQL's defaults (fsync,
+    ``synchronous_commit = on``: the benchmark's setting).
+    """
     bindir = postgres_bin()
     if bindir is None:
         require("PostgreSQL", "apt-get install postgresql")
@@ -147,7 +157,9 @@ def running_postgres() -> Iterator[str]:
             timeout=300,
         )
         options = f"-c listen_addresses=127.0.0.1 -p {port} -k {tmp}"
-        options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        if not durable:
+            options += " -c fsync=off -c synchronous_commit=off"
+            options += " -c full_page_writes=off"
         pg_ctl = [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log)]
         subprocess.run(
             _as_unprivileged([*pg_ctl, "-o", options, "-w", "-t", "120", "start"]),

@@ -233,3 +233,20 @@ def test_pieces_prints_two_tables_and_a_json_line() -> None:
     text = "\n".join(table)
     for name in (*steps_round, *steps_replay):
         assert f"| {name} |" in text
+
+
+def test_durability_prints_a_row_per_store_and_a_json_line() -> None:
+    # SQLite only: the rows of the server-backed stores need their servers
+    # (the script starts them; tests/stores covers those stores).
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/durability.py"), "--quick",
+         "--stores", "sqlite"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    *table, last = done.stdout.strip().splitlines()
+    figures = json.loads(last)
+    rows = ["sqlite: answer", "sqlite: step", "sqlite: at once"]
+    assert list(figures) == rows
+    assert all(figures[row] > 0 for row in rows)
+    assert all(any(line.startswith(row) for line in table) for row in rows)

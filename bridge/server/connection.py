@@ -38,6 +38,7 @@ from . import live_begin as _live_begin
 from . import methods as _methods
 from . import modern as _modern
 from . import modern_tasks as _modern_tasks
+from . import tasks as _tasks
 from .durable_calls import Home, Revived
 from .limits import busy, check_size
 from .offer import Offer
@@ -87,6 +88,8 @@ class Connection:
                 return False  # it lasts: a task relays what it opted in to
             if self.server.sampler is not None and request.method in _ROUNDS:
                 return False  # the server's own model may answer: that waits
+            if _tasks.owns(self.server, request):
+                return False  # the tasks extension's: the store may wait
             notify = functools.partial(session.notify_nowait, related=request.id)
             result = _modern.respond_now(
                 self.server, request, notify, principal=self.principal
@@ -121,7 +124,7 @@ class Connection:
             if request.method == LISTEN:
                 return await self._relay_listen(request, session)
             notify = functools.partial(session.notify, related=request.id)
-            return await _modern.respond(
+            return await _tasks.respond(
                 self.server, request, notify, principal=self.principal
             )
         self._session = session

@@ -104,6 +104,7 @@ class DurableCall:
         self.version = 0  # of the document this round holds; 0: none yet
         self.pending: list[Mapping[str, Any]] = []
         self.held: Mapping[str, Any] = {}  # the document as this round claimed it
+        self.lost = False  # another retry took the round over
 
     def open(
         self, state: Mapping[str, Any] | None
@@ -163,17 +164,26 @@ class DurableCall:
 
     def flush(self) -> Generator[Yielded, Any, None]:
         """Append the records kept so far, before the round goes on where it
-        shows (a step, a notification). A first round keeps them for
-        :meth:`park`: no client holds a state that could resume it."""
+        shows (a step, a notification), renewing the round's claim. A first
+        round keeps them for :meth:`park`: no client holds a state that could
+        resume it.
+
+        Raises:
+            RequestError: :func:`used_state`, the claim ran out and another
+                retry took the round over (this round stops here).
+        """
         if not self.pending or self.version == 0:
             return
         records, self.pending = self.pending, []
-        expires = self.clock() + self.ttl
-        yield Wait(
-            functools.partial(
-                self.store.append, CALLS, self.call_id, records, expires_at=expires
-            )
-        )
+        yield Wait(functools.partial(self._renew_and_append, records))
+
+    async def _renew_and_append(self, records: list[Mapping[str, Any]]) -> None:
+        # The claim first: a round that lost it must not write into the call
+        # another retry now runs. Renewing it at every write keeps a round
+        # whose steps each end within claim_seconds from being taken over.
+        now = self.clock()
+        await self._renew(now)
+        await self.store.append(CALLS, self.call_id, records, expires_at=now + self.ttl)
 
     def park(
         self, asked: Mapping[str, Any], deadlines: Mapping[str, float]
@@ -206,23 +216,39 @@ class DurableCall:
         """Give the claim back: the request was refused for its own fault, and
         its corrected retry may use the same state (and reuse what this one
         recorded)."""
-        if self.version == 0:
+        if self.version == 0 or self.lost:
             return
         value = {**self.held, "claim": None}
         yield Wait(functools.partial(self._move, value, write=True))
 
     async def _move(self, value: Mapping[str, Any], *, write: bool) -> None:
-        store, call = self.store, self.call_id
-        expires = self.clock() + self.ttl
+        now = self.clock()
         records, self.pending = self.pending, []
-        # The stream first: a document naming a round whose records are not
-        # stored would replay without them. An empty append still refreshes
-        # the stream's expiry along with the document's.
         if write:
-            await store.append(CALLS, call, records, expires_at=expires)
+            if records and self.version:
+                await self._renew(now)  # a round taken over writes nothing
+            # The stream before the document: a document naming a round whose
+            # records are not stored would replay without them. An empty
+            # append still refreshes the stream's expiry with the document's.
+            await self.store.append(
+                CALLS, self.call_id, records, expires_at=now + self.ttl
+            )
+        await self._put(value, now)
+
+    async def _renew(self, now: float) -> None:
+        await self._put({**self.held, "claim": now + self.claim_seconds}, now)
+
+    async def _put(self, value: Mapping[str, Any], now: float) -> None:
+        if self.lost:
+            raise used_state()
         try:
-            self.version = await store.put(
-                CALLS, call, value, expect=self.version, expires_at=expires
+            self.version = await self.store.put(
+                CALLS,
+                self.call_id,
+                value,
+                expect=self.version,
+                expires_at=now + self.ttl,
             )
         except StoreConflict:
+            self.lost = True
             raise used_state() from None

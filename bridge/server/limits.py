@@ -66,6 +66,13 @@ class ServerLimits:
             its requestState: another retry with the same state is refused as
             used meanwhile; after it (the process running the round died), a
             retry takes the round over.
+        task_ttl: seconds a task (2026-07-28 tasks extension) is kept after
+            its last change (its ``ttlMs``); then it is swept.
+        task_poll_interval: seconds a client is told to wait between
+            ``tasks/get`` polls (``pollIntervalMs``).
+        task_lease: seconds a process holds a running task before another
+            may take it over (renewed while it runs): how long a task whose
+            process died waits to be resumed.
     """
 
     max_calls: int = attrs.field(default=2048, validator=positive)
@@ -76,6 +83,9 @@ class ServerLimits:
     step_threads: int = attrs.field(default=40, validator=positive)
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
     round_claim_seconds: float = attrs.field(default=60.0, validator=positive)
+    task_ttl: float = attrs.field(default=3600.0, validator=positive)
+    task_poll_interval: float = attrs.field(default=0.5, validator=positive)
+    task_lease: float = attrs.field(default=30.0, validator=positive)
 
 
 def busy(what: str, limit: int) -> RequestError:

@@ -67,6 +67,7 @@ CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 _ERA: Final = "2026-07-28"
+_TASKS: Final = "io.modelcontextprotocol/tasks"
 
 log = logging.getLogger("yieldmcp")
 
@@ -84,13 +85,17 @@ def handle(
     principal: Principal | None = None,
     *,
     server_samples: bool = False,
+    journal_in_state: bool = False,
 ) -> Steps:
     """Answer a modern ``request`` made by ``principal``: yield each
     notification it sends, in order, and return its result (raises
     RequestError for errors). ``server_samples``: the caller answers the
-    samples the client cannot (:func:`bridge.server.fallback.follow_up`)."""
+    samples the client cannot (:func:`bridge.server.fallback.follow_up`).
+    ``journal_in_state``: rounds keep their journal in ``requestState``, not
+    in the server's store (:attr:`CallScope.journal_in_state`)."""
     scope = _envelope(request)
     scope.principal = principal
+    scope.journal_in_state = journal_in_state
     if server_samples:
         scope.client_capabilities = round_capabilities(scope.client_capabilities)
     plain = _PLAIN.get(request.method)
@@ -250,7 +255,8 @@ def _discover(
 ) -> dict[str, Any]:
     result: dict[str, Any] = {
         "supportedVersions": list(MODERN_VERSIONS),
-        "capabilities": server.capabilities(),
+        # The tasks extension is served by bridge.server.tasks.
+        "capabilities": {**server.capabilities(), "extensions": {_TASKS: {}}},
         **_cache_hints(),
     }
     if server.instructions:
@@ -290,7 +296,8 @@ def _call_tool(server: Offer, params: Mapping[str, Any], scope: CallScope) -> St
         outcome = yield from run_round(
             tool, arguments, params, purpose="tools/call", scope=scope,
             sealer=server.sealer, max_journal_bytes=server.limits.max_journal_bytes,
-            store=server.store, claim_seconds=server.limits.round_claim_seconds,
+            store=None if scope.journal_in_state else server.store,
+            claim_seconds=server.limits.round_claim_seconds,
         )  # fmt: skip
     except (RequestError, StoreError):
         raise  # the request's fault, or the server's: not the tool's

@@ -24,7 +24,9 @@ Rules:
   digest of its arguments and, on a server that checks access tokens, the
   caller, :mod:`bridge.server.auth.binding`), and only within its TTL. Within
   the TTL it can be replayed: a stateless server cannot tell a replay from a
-  retry (README, "What a stateless server cannot prevent").
+  retry (README, "What a stateless server cannot prevent"). With a store,
+  the journal is kept there and the state is a one-time reference to it
+  (:mod:`bridge.server.durable_rounds`).
 * **Tolerance.** A missing response leaves its question in ``inputRequests``
   (a new ``input_required``, not an error); extra keys are ignored. A response
   that is not a valid answer (wrong shape, content outside the schema) is
@@ -47,7 +49,8 @@ Rules:
   (``@tool(version=...)``, by default a hash of its source); a state sealed
   under another version is refused (-32602), since its journal may not fit
   the code any more.
-* **Size.** The journal travels in every round, so it is capped
+* **Size.** The journal travels in every round (or is read from the store),
+  so it is capped
   (``ServerLimits.max_journal_bytes``): a warning is logged at 80%, and past
   the cap the call fails with :class:`~runtime.errors.JournalTooLarge`.
 """

@@ -158,6 +158,28 @@ class PostgresStore:
         assert row is not None
         return int(row[0])
 
+    def append_many(
+        self,
+        batch: Sequence[tuple[str, str, Sequence[Mapping[str, Any]], float | None]],
+    ) -> list[int]:
+        """Several appends in one transaction (one commit, pipelined); their
+        lengths. The off-loop runner batches concurrent appends through this."""
+        now = time.time()
+        with self._connection() as conn, conn.transaction(), conn.pipeline():
+            cursors = [
+                conn.execute(
+                    "SELECT yieldmcp_append(%s, %s, %s::text[], %s, %s)",
+                    (namespace, id, [dumps(r) for r in records], expires_at, now),
+                )
+                for namespace, id, records, expires_at in batch
+            ]
+        lengths: list[int] = []
+        for cursor in cursors:
+            row = cursor.fetchone()
+            assert row is not None
+            lengths.append(int(row[0]))
+        return lengths
+
     def read(self, namespace: str, id: str, start: int = 0) -> list[Mapping[str, Any]]:
         with self._connection() as conn:
             rows = conn.execute(

@@ -200,15 +200,26 @@ class RedisStore:
         *,
         expires_at: float | None = None,
     ) -> int:
-        args = [
-            repr(time.time()),
-            "" if expires_at is None else repr(float(expires_at)),
-            "" if expires_at is None else str(_ms(expires_at)),
-            *(dumps(record) for record in records),
-        ]
+        args = _append_args(records, expires_at)
         keys = [self._stream_key(namespace, id), self._expiry]
         with self._errors():
             return int(self._append(keys=keys, args=args))
+
+    def append_many(
+        self,
+        batch: Sequence[tuple[str, str, Sequence[Mapping[str, Any]], float | None]],
+    ) -> list[int]:
+        """Several appends in one round trip (a pipeline); their lengths.
+
+        Each append is its own atomic script; the off-loop runner batches
+        concurrent appends through this.
+        """
+        with self._errors(), self._client.pipeline(transaction=False) as pipe:
+            for namespace, id, records, expires_at in batch:
+                args = _append_args(records, expires_at)
+                keys = [self._stream_key(namespace, id), self._expiry]
+                self._append(keys=keys, args=args, client=pipe)
+            return [int(length) for length in pipe.execute()]
 
     def read(self, namespace: str, id: str, start: int = 0) -> list[Mapping[str, Any]]:
         keys = [self._stream_key(namespace, id), self._expiry]
@@ -300,6 +311,17 @@ def _document(row: list[str | None], now: float) -> Document | None:
     if expires_at is not None and expires_at <= now:
         return None
     return Document(json.loads(value), int(version), expires_at)
+
+
+def _append_args(
+    records: Sequence[Mapping[str, Any]], expires_at: float | None
+) -> list[str]:
+    return [
+        repr(time.time()),
+        "" if expires_at is None else repr(float(expires_at)),
+        "" if expires_at is None else str(_ms(expires_at)),
+        *(dumps(record) for record in records),
+    ]
 
 
 def _ms(expires_at: float) -> int:

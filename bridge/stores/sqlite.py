@@ -49,8 +49,7 @@ CREATE TABLE IF NOT EXISTS docs (
     PRIMARY KEY (namespace, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS streams (
-    namespace TEXT NOT NULL, id TEXT NOT NULL,
-    length INTEGER NOT NULL, expires_at REAL,
+    namespace TEXT NOT NULL, id TEXT NOT NULL, expires_at REAL,
     PRIMARY KEY (namespace, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS records (
@@ -81,18 +80,22 @@ class SQLiteStore:
         busy_timeout: float = 5.0,
         poll_interval: float = 0.05,
     ) -> None:
-        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        if synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
         self.path = Path(path)
-        self._synchronous = synchronous.upper()
+        self.synchronous = synchronous.upper()
+        self.busy_timeout = busy_timeout
+        self.poll_interval = poll_interval
         self._busy_ms = int(busy_timeout * 1000)
-        self._poll_interval = poll_interval
         # A pool of connections, one per thread at a time: sqlite3 connections
         # must not be used by two threads at once, and a pool (unlike one per
         # thread) does not leak when worker threads come and go.
         self._idle: list[sqlite3.Connection] = []
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        # Writers in this process queue here rather than in SQLite's busy
+        # handler, which sleeps (1 ms, 2 ms, 5 ms...) between retries.
+        self._writing = threading.Lock()
         self._closed = False
         self._appended = threading.Condition()
         self._appends = 0
@@ -211,7 +214,7 @@ class SQLiteStore:
             with self._appended:
                 if self._appends == seen:
                     self._appended.wait(min(delay, left))
-            delay = min(delay * 2, self._poll_interval)
+            delay = min(delay * 2, self.poll_interval)
 
     # -- upkeep ------------------------------------------------------------
 
@@ -256,7 +259,7 @@ class SQLiteStore:
     def _write(self) -> Generator[sqlite3.Connection]:
         # BEGIN IMMEDIATE takes the write lock before the first read, so the
         # read-check-write of a compare-and-swap is atomic across processes.
-        with self._connection() as conn:
+        with self._writing, self._connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -286,7 +289,7 @@ class SQLiteStore:
             )
             conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA synchronous = {self._synchronous}")
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open sqlite:{self.path}: {exc}") from None
         return conn
@@ -300,11 +303,17 @@ def _append_one(
     expires_at: float | None,
     now: float,
 ) -> int:
+    # The length is the records' highest index + 1 (an index lookup), so a
+    # plain append writes only the records' page; the streams row changes
+    # when a stream starts or its expiry does: one page less to commit.
     row = conn.execute(
-        "SELECT length, expires_at FROM streams WHERE namespace = ? AND id = ?",
+        "SELECT expires_at, (SELECT max(seq) FROM records r"
+        " WHERE r.namespace = s.namespace AND r.id = s.id)"
+        " FROM streams s WHERE namespace = ? AND id = ?",
         (namespace, id),
     ).fetchone()
-    length, old_expiry = (0, None) if row is None else (int(row[0]), row[1])
+    old_expiry: float | None = None if row is None else row[0]
+    length = 0 if row is None or row[1] is None else int(row[1]) + 1
     if old_expiry is not None and old_expiry <= now:
         # An expired stream reads as missing; appending starts a new one.
         conn.execute(
@@ -316,10 +325,10 @@ def _append_one(
         [(namespace, id, length + i, line) for i, line in enumerate(lines)],
     )
     expiry = old_expiry if expires_at is None else expires_at
-    conn.execute(
-        "INSERT OR REPLACE INTO streams VALUES (?, ?, ?, ?)",
-        (namespace, id, length + len(lines), expiry),
-    )
+    if row is None or expiry != row[0]:
+        conn.execute(
+            "INSERT OR REPLACE INTO streams VALUES (?, ?, ?)", (namespace, id, expiry)
+        )
     return length + len(lines)
 
 

@@ -10,11 +10,15 @@ URL is used, so the optional extras stay optional.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
 
 from .base import JournalStore, StoreUnavailable
 from .memory import MemoryStore
 
-__all__ = ["open_store", "sqlite_path"]
+__all__ = ["open_store", "sqlite_options", "sqlite_path"]
+
+_SQLITE_OPTIONS = {"busy_timeout": float, "poll_interval": float, "synchronous": str}
 
 
 def open_store(url: str) -> JournalStore:
@@ -29,7 +33,8 @@ def open_store(url: str) -> JournalStore:
     if url.startswith("sqlite:"):
         from .sqlite import SQLiteStore
 
-        return SQLiteStore(sqlite_path(url))
+        path, options = sqlite_options(url)
+        return SQLiteStore(path, **options)
     if url.startswith(("redis://", "rediss://", "unix://")):
         try:
             from .redis import RedisStore
@@ -70,6 +75,35 @@ def sqlite_path(url: str) -> Path:
     if rest in ("", "/"):
         raise StoreUnavailable(f"{url!r}: no file; write sqlite:PATH")
     return Path(rest).expanduser()
+
+
+def sqlite_options(url: str) -> tuple[Path, dict[str, Any]]:
+    """The file and the :class:`~.sqlite.SQLiteStore` options of a ``sqlite:``
+    URL: ``sqlite:PATH?busy_timeout=10&synchronous=FULL&poll_interval=0.05``.
+
+    Raises:
+        StoreUnavailable: a bad path, an unknown option or a bad value.
+    """
+    path, _, query = url.partition("?")
+    options: dict[str, Any] = {}
+    for name, text in parse_qsl(query, keep_blank_values=True):
+        kind = _SQLITE_OPTIONS.get(name)
+        if kind is None:
+            known = ", ".join(_SQLITE_OPTIONS)
+            raise StoreUnavailable(f"{url!r}: unknown option {name!r} (known: {known})")
+        try:
+            options[name] = kind(text)
+        except ValueError:
+            raise StoreUnavailable(
+                f"{url!r}: {name}={text!r} is not a number"
+            ) from None
+    synchronous = str(options.get("synchronous", "NORMAL")).upper()
+    if synchronous not in ("NORMAL", "FULL", "EXTRA"):
+        raise StoreUnavailable(f"{url!r}: synchronous must be NORMAL, FULL or EXTRA")
+    for name in ("busy_timeout", "poll_interval"):
+        if name in options and not options[name] > 0:
+            raise StoreUnavailable(f"{url!r}: {name} must be positive")
+    return sqlite_path(path), options
 
 
 def _missing(extra: str, package: str) -> StoreUnavailable:

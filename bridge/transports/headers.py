@@ -12,8 +12,9 @@ handler, :func:`check` compares them, in this order; the first failure wins
 4. that version is supported (-32022, with ``data.supported/requested``);
 5. ``Mcp-Method`` equals ``method`` exactly (-32020);
 6. ``Mcp-Name`` equals ``params.name`` / ``params.uri`` for ``tools/call``,
-   ``prompts/get`` and ``resources/read``, surrounding whitespace ignored
-   (-32020);
+   ``prompts/get`` and ``resources/read`` (``params.taskId`` for the tasks
+   extension's ``tasks/get``, ``tasks/update``, ``tasks/cancel``), surrounding
+   whitespace ignored (-32020);
 7. for a tool whose input schema marks a property ``"x-mcp-header": "H"``,
    header ``Mcp-Param-H`` carries that argument: plain, or
    ``=?base64?<strict base64 of UTF-8>?=`` (-32020).
@@ -57,7 +58,15 @@ UNSUPPORTED_VERSION: Final = -32022
 PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the tasks extension routes by task (SEP-2663)
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _BASE64 = re.compile(r"^=\?base64\?(.*)\?=$", re.DOTALL)
 _BAD_REQUEST = frozenset(
     {

@@ -18,7 +18,7 @@ import pytest
 import trio
 from pydantic import BaseModel
 
-from bridge.server import Server
+from bridge.server import Server, prompt
 from bridge.server.call_records import CALLS
 from bridge.server.limits import ServerLimits
 from bridge.stores import Document, MemoryStore
@@ -338,3 +338,73 @@ async def test_a_store_that_lost_rounds_refuses_the_state_as_invalid() -> None:
     lost = await _call(server, second["requestState"], _answer("b"))
     assert isinstance(lost, PeerError)
     assert lost.message == "Invalid or expired requestState"
+
+
+@pytest.mark.parametrize("then", ["a step", "a question"])
+async def test_a_round_taken_over_stops_at_its_next_write(then: str) -> None:
+    key, ran, store = secrets.token_bytes(32), [], MemoryStore()
+    started, gate = trio.Event(), trio.Event()
+
+    async def first() -> str:
+        ran.append("first")
+        if len(ran) == 1:  # the first round to run it stalls past its claim
+            started.set()
+            await gate.wait()
+        return "one"
+
+    def second() -> str:
+        ran.append("second")
+        return "two"
+
+    @tool(name="survey", elicits={"note": Note, "more": Note}, version="1")
+    def survey(ctx: Context) -> Op[str]:
+        answer = yield from ctx.elicit("note", "?")
+        one = yield from ctx.step(first)
+        if then == "a step":  # the stalled round's next write is before it
+            two = yield from ctx.step(second)
+        else:  # its next write is the end of its round
+            two = (yield from ctx.elicit("more", "more?")).action
+        return f"{answer.content.text if answer.content else '-'} {one} {two}"
+
+    limits = ServerLimits(round_claim_seconds=1.0)
+    server = _server([survey], store, key, limits=limits)
+    state = (await _call(server))["requestState"]
+    outcome: list[Any] = []
+
+    async def stalled() -> None:
+        outcome.append(await _call(server, state, _answer("a")))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(stalled)
+        await started.wait()
+        await trio.sleep(1.2)  # the stalled round's claim runs out
+        done = await _call(server, state, _answer("a"))  # takes the round over
+        gate.set()
+    assert outcome[0].data == {"reason": "request_state_used"}
+    keys = [r["k"] for r in _records(store) if "k" in r]
+    assert keys == ["0", "1"]  # the stalled round wrote nothing after losing
+    if then == "a step":
+        assert done["content"][0]["text"] == "a one two"
+        assert ran == ["first", "first", "second"]  # the stalled round stopped
+    else:
+        assert list(done["inputRequests"]) == ["more"]
+
+
+async def test_a_prompt_that_asks_keeps_its_journal_in_the_store_too() -> None:
+    @prompt(name="greet", elicits={"note": Note})
+    def greet(ctx: Context) -> Op[str]:
+        answer = yield from ctx.elicit("note", "Your name?")
+        return f"Hello {answer.content.text if answer.content else '-'}"
+
+    key, store = secrets.token_bytes(32), MemoryStore()
+    server = _server([greet], store, key)
+    params: dict[str, Any] = {"name": "greet", "arguments": {}, "_meta": modern_meta()}
+    async with wire_peer(server) as peer:
+        first = await peer.request("prompts/get", params)
+        retry = {**params, "requestState": first["requestState"]}
+        retry["inputResponses"] = _answer("Ada")
+        done = await peer.request("prompts/get", retry)
+        with pytest.raises(PeerError) as used:
+            await peer.request("prompts/get", retry)
+    assert done["messages"][0]["content"]["text"] == "Hello Ada"
+    assert used.value.data == {"reason": "request_state_used"}

@@ -303,3 +303,30 @@ def test_processes_racing_compare_and_swap_get_one_winner_each(
         )
     finally:
         store.close()
+
+
+def test_threads_racing_compare_and_swap_lose_no_update(store: JournalStore) -> None:
+    store.put("race", "counter", {"n": 0}, expect=0)
+    rounds, racers = 30, 6
+
+    def increment() -> None:
+        for _ in range(rounds):
+            while True:
+                doc = store.get("race", "counter")
+                assert doc is not None
+                try:
+                    store.put(
+                        "race", "counter", {"n": doc.value["n"] + 1}, expect=doc.version
+                    )
+                    break
+                except StoreConflict:
+                    continue
+
+    threads = [threading.Thread(target=increment) for _ in range(racers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    doc = store.get("race", "counter")
+    assert doc is not None
+    assert (doc.value["n"], doc.version) == (rounds * racers, rounds * racers + 1)

@@ -136,3 +136,34 @@ def test_an_unreachable_server_is_one_line(url: str) -> None:
     assert "\n" not in message
     assert message.startswith("cannot reach ")
     assert "secret" not in message  # the password is never printed
+
+
+def test_sqlite_url_options_reach_the_store(tmp_path: Path) -> None:
+    url = f"sqlite:{tmp_path}/s.db?busy_timeout=12.5&synchronous=full&poll_interval=0.2"
+    store = open_store(url)
+    try:
+        assert isinstance(store, SQLiteStore)
+        assert store.path == tmp_path / "s.db"
+        assert (store.busy_timeout, store.synchronous, store.poll_interval) == (
+            12.5,
+            "FULL",
+            0.2,
+        )
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("busy=1", "unknown option 'busy'"),
+        ("busy_timeout=soon", "is not a number"),
+        ("busy_timeout=0", "must be positive"),
+        ("synchronous=OFF", "synchronous must be"),
+    ],
+)
+def test_bad_sqlite_url_options_are_one_line(
+    tmp_path: Path, query: str, says: str
+) -> None:
+    with pytest.raises(StoreUnavailable, match=says):
+        open_store(f"sqlite:{tmp_path}/s.db?{query}")

@@ -51,6 +51,7 @@ from bridge.jsonrpc.messages import (
 )
 from bridge.jsonrpc.tap import tap_for
 from bridge.server import modern as _modern
+from bridge.server import tasks as _tasks
 from bridge.server.changes import Listen, modern_notification
 from bridge.transports import headers as _ladder
 from runtime.errors import RequestError
@@ -161,7 +162,7 @@ async def _answer(
         reply: Response | ErrorResponse
         with nullcontext() if tap is None else tap.incoming(request):
             try:
-                result = await _modern.respond(
+                result = await _tasks.respond(
                     server, request, stream.notify, principal=principal
                 )
             except Exception as exc:

@@ -1,0 +1,148 @@
+"""One server's tasks: their store, who runs them here, and the janitor.
+
+:class:`Tasks` are one server's tasks (made by
+:func:`bridge.server.tasks.runner.tasks_of`): its store
+(``Server(store=...)``, else a :class:`~bridge.stores.MemoryStore` of its
+own: the same code path), an owner id naming this process in leases, the
+tasks this process runs, and the janitor, a background loop that sweeps
+expired tasks and resumes tasks whose lease ran out (their process died), on
+start and then every half lease.
+
+Every change to a task document goes through :meth:`Tasks.change`:
+compare-and-swap, re-applied on a conflict. A runner is woken by a record on
+the task's event stream ``("task", task_id)`` (an answer or a cancel), which
+a process sharing the store hears through :meth:`AsyncStore.wait`.
+
+It does not decide what a change means (:mod:`.document`) or run a task
+(:mod:`.runner`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, final
+
+import trio
+
+from bridge.stores import AsyncStore, MemoryStore, StoreConflict
+
+from . import document as _doc
+
+if TYPE_CHECKING:
+    from bridge.server.offer import Offer
+
+__all__ = ["TASKS", "Tasks"]
+
+log = logging.getLogger("yieldmcp")
+
+TASKS: Final = "task"
+"""The store namespace of task documents and their event streams."""
+
+Change = Callable[[Mapping[str, Any]], "dict[str, Any] | None"]
+Run = Callable[["Tasks", str], Awaitable[None]]
+
+
+@final
+class Tasks:
+    """The tasks of one server (see the module docstring)."""
+
+    def __init__(self, server: Offer, store: AsyncStore | None, run: Run) -> None:
+        self.server = server
+        self._run_task = run  # .runner.run_task (passed in: no import cycle)
+        self.configured = store  # the server's store, None: in memory
+        self.store = store or AsyncStore(MemoryStore())
+        self.owner = uuid.uuid4().hex
+        self.running: set[str] = set()
+        self._janitor = False
+
+    @property
+    def lease(self) -> float:
+        return self.server.limits.task_lease
+
+    async def load(self, task_id: str) -> dict[str, Any] | None:
+        found = await self.store.get(TASKS, task_id)
+        return None if found is None else dict(found.value)
+
+    async def create(self, task_id: str, doc: Mapping[str, Any]) -> None:
+        """Store the new task (it must not exist): durable before the reply."""
+        await self.store.put(
+            TASKS, task_id, doc, expect=0, expires_at=_doc.expires_at(doc)
+        )
+
+    async def change(self, task_id: str, fn: Change) -> dict[str, Any] | None:
+        """Apply ``fn`` to the task with compare-and-swap, again on a conflict.
+        The new document, or None when the task is missing or ``fn`` changed
+        nothing."""
+        while True:
+            found = await self.store.get(TASKS, task_id)
+            if found is None:
+                return None
+            new = fn(found.value)
+            if new is None:
+                return None
+            try:
+                await self.store.put(
+                    TASKS,
+                    task_id,
+                    new,
+                    expect=found.version,
+                    expires_at=_doc.expires_at(new),
+                )
+            except StoreConflict:
+                continue
+            return new
+
+    async def wake(self, task_id: str, doc: Mapping[str, Any]) -> None:
+        """Tell the task's runner, wherever it runs, that its task changed."""
+        await self.store.append(
+            TASKS, task_id, [{"at": time.time()}], expires_at=_doc.expires_at(doc)
+        )
+
+    def start(self, task_id: str) -> None:
+        """Run the task here, in the background, unless this process already
+        does (the runner claims it first: :mod:`.runner`)."""
+        self.start_janitor()
+        if task_id in self.running:
+            return
+        self.running.add(task_id)
+        trio.lowlevel.spawn_system_task(self._run, task_id)
+
+    async def _run(self, task_id: str) -> None:
+        try:
+            await self._run_task(self, task_id)
+        except Exception:
+            log.exception("task %s: its runner failed", task_id)
+        finally:
+            self.running.discard(task_id)
+
+    def start_janitor(self) -> None:
+        """Start sweeping and resuming tasks, once per server and process."""
+        if self._janitor:
+            return
+        self._janitor = True
+        trio.lowlevel.spawn_system_task(self._janitor_loop)
+
+    async def _janitor_loop(self) -> None:
+        while True:
+            try:
+                await self.recover()
+            except Exception:
+                log.exception("tasks: the sweep failed; trying again")
+            await trio.sleep(max(self.lease / 2, 0.05))
+
+    async def recover(self) -> int:
+        """Sweep what expired and resume every unfinished task whose lease
+        ran out; how many were resumed."""
+        now = time.time()
+        await self.store.sweep(now)
+        resumed = 0
+        for task_id, found in await self.store.scan(TASKS):
+            if _doc.claim(found.value, self.owner, self.lease, now) is None:
+                continue
+            if task_id not in self.running:
+                resumed += 1
+                self.start(task_id)
+        return resumed
