@@ -67,10 +67,9 @@ def interview(ctx: Context) -> Op[str]:
 
 @tool
 def sequence(ctx: Context) -> Op[str]:
-    """Four slow steps in a row, each announced in a log line."""
+    """Four slow steps in a row (and nothing sent before the response)."""
     total = 0
     for number in range(4):
-        yield ctx.log("info", f"step {number}")
         total += yield from ctx.step(slow, number)
     return f"total {total}"
 
