@@ -32,7 +32,7 @@ from bridge.server.durable_calls import ASKED, SESSIONS, Revived
 from bridge.stores import AsyncStore, Document, StoreConflict
 
 from .events import UnknownEvent, parse_event_id
-from .presence import BEAT, LEASE, Presence
+from .presence import Presence
 
 if TYPE_CHECKING:
     from .legacy_session import HttpSession
@@ -166,7 +166,7 @@ async def claim_stream(
     call_id = next((c for c, s in await _calls(http) if s == number), None)
     if call_id is None:
         return "unknown"
-    with trio.move_on_after(LEASE + 2 * BEAT):
+    with trio.move_on_after(presence.lease + 2 * presence.beat):
         while True:
             doc = await http_store(http).get(CALLS, call_id)
             if doc is None:
@@ -177,7 +177,7 @@ async def claim_stream(
             if not await _elsewhere(presence, doc.value.get("worker")):
                 taken = await _take_over(http, presence, call_id, doc, last_event_id)
                 return "here" if taken else "elsewhere"
-            await trio.sleep(BEAT / 4)
+            await trio.sleep(presence.beat / 4)
     return "elsewhere"
 
 

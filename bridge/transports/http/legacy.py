@@ -113,7 +113,9 @@ class LegacyEndpoint:
         self._reviving: dict[str, trio.Event] = {}  # sessions being taken on
         self.presence: Presence | None = None  # with a store: this process's lease
         if server.store is not None:
-            self.presence = Presence(server.store, self._sessions.get)
+            self.presence = Presence(
+                server.store, self._sessions.get, limits.session_lease
+            )
             nursery.start_soon(self.presence.run)
 
     def __len__(self) -> int:
