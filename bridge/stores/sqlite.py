@@ -22,6 +22,7 @@ and hears a quick answer quickly.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -291,8 +292,21 @@ class SQLiteStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         except sqlite3.Error as exc:
-            raise StoreUnavailable(f"cannot open sqlite:{self.path}: {exc}") from None
+            raise StoreUnavailable(
+                f"cannot open sqlite:{self.path}: {_why(self.path, exc)}"
+            ) from None
         return conn
+
+
+def _why(path: Path, exc: sqlite3.Error) -> str:
+    # sqlite says "unable to open database file" for a missing directory
+    # and an unwritable one alike: name the case the user can fix.
+    folder = Path(path).parent
+    if not folder.is_dir():
+        return f"no directory {folder} (create it first)"
+    if not os.access(folder, os.W_OK):
+        return f"directory {folder} is not writable"
+    return str(exc)
 
 
 def _append_one(
