@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/durability.py [--quick] [--redis URL] [--postgres URL]
+    python benchmarks/durability.py [--quick] [--calls] [--redis URL] [--postgres URL]
 
 A call with a store appends every answer and step result to its journal
 stream *before* it moves on (write-ahead): one ``AsyncStore.append`` of one
@@ -19,10 +19,15 @@ tests' helpers, with those durable settings) unless a URL is given; a missing
 server skips its rows. Rows: a recorded answer (an elicitation's reply), a
 recorded step (a small result), each a call's 10 records in sequence; and
 the same answer with 16 calls recording at once (per answer: what group
-commit buys). The stores are timed one after another, each in batches
-interleaved with the in-memory store's (its baseline under the same load);
-medians, wall time; the cost "added" is the store's time less memory's. The
-last line of output is one JSON object (µs).
+commit buys). With ``--calls``, the rows are instead whole calls end to end:
+``elicit10`` of :mod:`benchmarks.ours` (ten questions, one after the other)
+through our client over the in-memory transport, in the 2026-07-28 era (ten
+rounds, each resumed from the store) and in the 2025-11-25 era, on a server
+with the store against the same server with none; "added" is then per
+answer (the call's extra time over 10). The stores are timed one after
+another, each in batches interleaved with the in-memory store's (its
+baseline under the same load); medians, wall time; the cost "added" is the
+store's time less memory's. The last line of output is one JSON object (µs).
 """
 
 from __future__ import annotations
@@ -163,6 +168,69 @@ async def measure(urls: dict[str, str], batches: int, calls: int) -> dict[str, A
     return result
 
 
+class Calls:
+    """One server's batches of ``elicit10`` calls, per era: seconds per call."""
+
+    def __init__(self, url: str | None) -> None:
+        from benchmarks import ours
+        from bridge.server import Server
+
+        self.server = Server(
+            ours.TOOLS, name="bench", store=None if url is None else open_store(url)
+        )
+        self.times: dict[str, list[float]] = {era: [] for era in ERAS}
+
+    async def batch(self, clients: dict[str, Any], calls: int) -> None:
+        for era, client in clients.items():
+            self.times[era].append(
+                await _timed(
+                    lambda c=client: c.call_tool("elicit10", {"text": "q"}), calls
+                )
+            )
+
+
+ERAS = {"2026-07-28": "2026-07-28", "2025-11-25": "legacy"}
+
+
+async def measure_calls(
+    urls: dict[str, str], batches: int, calls: int
+) -> dict[str, Any]:
+    from benchmarks import ours
+
+    result: dict[str, Any] = {}
+    for name, url in urls.items():
+        # Each store against the same server with none, batches interleaved.
+        pair = {"none": Calls(None), name: Calls(url)}
+        async with contextlib.AsyncExitStack() as stack:
+            clients = {
+                key: {
+                    era: await stack.enter_async_context(
+                        ours.in_memory(mode, calls_.server)
+                    )
+                    for era, mode in ERAS.items()
+                }
+                for key, calls_ in pair.items()
+            }
+            for key, calls_ in pair.items():  # warm up
+                await calls_.batch(clients[key], 2)
+                calls_.times = {era: [] for era in ERAS}
+            for _ in range(batches):
+                for key, calls_ in pair.items():
+                    await calls_.batch(clients[key], calls)
+        for era in ERAS:
+            base, value = median(pair["none"].times[era]), median(pair[name].times[era])
+            result[f"{name}: {era}"] = {
+                "us": value * 1e6,
+                "memory_us": base * 1e6,
+                "added_us": (value - base) * 1e6 / 10,
+                "x_memory": value / base,
+            }
+        store = pair[name].server.store
+        if store is not None:
+            await store.aclose()
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer batches")
@@ -173,17 +241,27 @@ def main() -> None:
         default="memory,sqlite,redis,postgres",
         help="which to time, comma-separated (memory is always timed)",
     )
+    parser.add_argument(
+        "--calls",
+        action="store_true",
+        help="time whole 10-answer calls (both eras) instead of single appends",
+    )
     args = parser.parse_args()
     with servers(args) as urls:
-        result = trio.run(
-            measure, urls, 5 if args.quick else 15, 4 if args.quick else 20
-        )
-    print(
-        f"{'row':<20} {'µs/record':>10} {'memory':>7} {'added µs':>9} {'x memory':>9}"
-    )
+        if args.calls:
+            result = trio.run(
+                measure_calls, urls, 5 if args.quick else 11, 3 if args.quick else 10
+            )
+            head = ("µs/call", "none", "+µs/ans", "x none")
+        else:
+            result = trio.run(
+                measure, urls, 5 if args.quick else 15, 4 if args.quick else 20
+            )
+            head = ("µs/record", "memory", "added µs", "x memory")
+    print(f"{'row':<24} {head[0]:>10} {head[1]:>7} {head[2]:>9} {head[3]:>9}")
     for name, row in result.items():
         print(
-            f"{name:<20} {row['us']:10.1f} {row['memory_us']:7.1f}"
+            f"{name:<24} {row['us']:10.1f} {row['memory_us']:7.1f}"
             f" {row['added_us']:9.1f} {row['x_memory']:9.1f}"
         )
     print(json.dumps({k: round(v["us"], 1) for k, v in result.items()}))
