@@ -147,6 +147,38 @@ class JournalStore(Protocol):
         index ``start`` or later to exist. ``[]`` on timeout."""
         ...
 
+    def get_and_read(
+        self, namespace: str, id: str
+    ) -> tuple[Document | None, list[Mapping[str, Any]]]:
+        """:meth:`get` and then :meth:`read` of the same name, in one trip to
+        the store (a durable round opens with both).
+
+        The document is read first: a writer that appends before it moves the
+        document on (or with :meth:`put_and_append`) is then never seen moved
+        on without its records.
+        """
+        ...
+
+    def put_and_append(
+        self,
+        namespace: str,
+        id: str,
+        value: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        *,
+        expect: int | None = None,
+        expires_at: float | None = None,
+    ) -> int:
+        """:meth:`put` and :meth:`append` under the same name in one atomic
+        write: both happen or neither (a :class:`StoreConflict` appends
+        nothing). ``expires_at`` is the document's and the stream's, as if
+        given to both; the new version of the document comes back.
+
+        Raises:
+            StoreConflict: the version found is not ``expect``.
+        """
+        ...
+
     def sweep(self, now: float) -> int:
         """Delete every document and stream expired at ``now``; how many."""
         ...

@@ -83,6 +83,30 @@ class MemoryStore:
             self._changed.notify_all()
             return len(stream)
 
+    def get_and_read(
+        self, namespace: str, id: str
+    ) -> tuple[Document | None, list[Mapping[str, Any]]]:
+        with self._changed:
+            return self.get(namespace, id), self.read(namespace, id)
+
+    def put_and_append(
+        self,
+        namespace: str,
+        id: str,
+        value: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        *,
+        expect: int | None = None,
+        expires_at: float | None = None,
+    ) -> int:
+        # The lock is re-entrant: a conflicting put raises before any append.
+        with self._changed:
+            version = self.put(
+                namespace, id, value, expect=expect, expires_at=expires_at
+            )
+            self.append(namespace, id, records, expires_at=expires_at)
+            return version
+
     def read(self, namespace: str, id: str, start: int = 0) -> list[Mapping[str, Any]]:
         with self._changed:
             stream, _ = self._live_stream((namespace, id), time.time())

@@ -45,6 +45,16 @@ __all__ = ["PostgresStore"]
 
 _LIVE: Final = "(expires_at IS NULL OR expires_at > %s)"
 _CHANNEL: Final = "yieldmcp_append"
+_GET: Final = (
+    "SELECT value, version, expires_at FROM yieldmcp_docs"
+    f" WHERE namespace = %s AND id = %s AND {_LIVE}"
+)
+_READ: Final = (
+    "SELECT r.record FROM yieldmcp_records r JOIN yieldmcp_streams s"
+    " USING (namespace, id)"
+    " WHERE r.namespace = %s AND r.id = %s AND r.seq >= %s"
+    " AND (s.expires_at IS NULL OR s.expires_at > %s) ORDER BY r.seq"
+)
 
 
 @final
@@ -84,11 +94,7 @@ class PostgresStore:
 
     def get(self, namespace: str, id: str) -> Document | None:
         with self._connection() as conn:
-            row = conn.execute(
-                "SELECT value, version, expires_at FROM yieldmcp_docs"
-                f" WHERE namespace = %s AND id = %s AND {_LIVE}",
-                (namespace, id, time.time()),
-            ).fetchone()
+            row = conn.execute(_GET, (namespace, id, time.time())).fetchone()
         return None if row is None else Document(json.loads(row[0]), row[1], row[2])
 
     def put(
@@ -102,36 +108,39 @@ class PostgresStore:
     ) -> int:
         text, now = dumps(value), time.time()
         with self._connection() as conn:
-            if expect is None or expect == 0:
-                # Insert, or overwrite: any row (expect None) or only an
-                # expired one (expect 0), whose version then starts again.
-                row = conn.execute(
-                    "INSERT INTO yieldmcp_docs AS d VALUES (%s, %s, %s, 1, %s)"
-                    " ON CONFLICT (namespace, id) DO UPDATE SET"
-                    " value = excluded.value, expires_at = excluded.expires_at,"
-                    " version = CASE WHEN d.expires_at <= %s THEN 1"
-                    " ELSE d.version + 1 END"
-                    " WHERE %s OR d.expires_at <= %s RETURNING version",
-                    (namespace, id, text, expires_at, now, expect is None, now),
-                ).fetchone()
-            else:
-                row = conn.execute(
-                    "UPDATE yieldmcp_docs SET value = %s, expires_at = %s,"
-                    " version = version + 1"
-                    f" WHERE namespace = %s AND id = %s AND version = %s AND {_LIVE}"
-                    " RETURNING version",
-                    (text, expires_at, namespace, id, expect, now),
-                ).fetchone()
-            if row is None:
-                found = conn.execute(
-                    "SELECT version FROM yieldmcp_docs"
-                    f" WHERE namespace = %s AND id = %s AND {_LIVE}",
-                    (namespace, id, now),
-                ).fetchone()
-                raise StoreConflict(
-                    namespace, id, expect or 0, 0 if found is None else found[0]
-                )
-            return int(row[0])
+            return _put_in(conn, namespace, id, text, expect, expires_at, now)
+
+    def get_and_read(
+        self, namespace: str, id: str
+    ) -> tuple[Document | None, list[Mapping[str, Any]]]:
+        now = time.time()
+        # Pipelined in one transaction: one round trip, one snapshot.
+        with self._connection() as conn, conn.transaction(), conn.pipeline():
+            doc = conn.execute(_GET, (namespace, id, now))
+            lines = conn.execute(_READ, (namespace, id, 0, now))
+        row = doc.fetchone()
+        found = None if row is None else Document(json.loads(row[0]), row[1], row[2])
+        return found, [json.loads(line[0]) for line in lines.fetchall()]
+
+    def put_and_append(
+        self,
+        namespace: str,
+        id: str,
+        value: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        *,
+        expect: int | None = None,
+        expires_at: float | None = None,
+    ) -> int:
+        text, now = dumps(value), time.time()
+        lines = [dumps(record) for record in records]
+        with self._connection() as conn, conn.transaction():
+            version = _put_in(conn, namespace, id, text, expect, expires_at, now)
+            conn.execute(
+                "SELECT yieldmcp_append(%s, %s, %s::text[], %s, %s)",
+                (namespace, id, lines, expires_at, now),
+            )
+        return version
 
     def delete(self, namespace: str, id: str) -> None:
         with self._connection() as conn, conn.transaction():
@@ -194,11 +203,7 @@ class PostgresStore:
     def read(self, namespace: str, id: str, start: int = 0) -> list[Mapping[str, Any]]:
         with self._connection() as conn:
             rows = conn.execute(
-                "SELECT r.record FROM yieldmcp_records r JOIN yieldmcp_streams s"
-                " USING (namespace, id)"
-                " WHERE r.namespace = %s AND r.id = %s AND r.seq >= %s"
-                " AND (s.expires_at IS NULL OR s.expires_at > %s) ORDER BY r.seq",
-                (namespace, id, max(0, start), time.time()),
+                _READ, (namespace, id, max(0, start), time.time())
             ).fetchall()
         return [json.loads(row[0]) for row in rows]
 
@@ -334,6 +339,48 @@ class PostgresStore:
             for name in self._appends:
                 self._appends[name] += 1
             self._woken.notify_all()
+
+
+def _put_in(
+    conn: psycopg.Connection[Any],
+    namespace: str,
+    id: str,
+    text: str,
+    expect: int | None,
+    expires_at: float | None,
+    now: float,
+) -> int:
+    # The compare-and-swap, in the caller's connection (and transaction).
+    if expect is None or expect == 0:
+        # Insert, or overwrite: any row (expect None) or only an
+        # expired one (expect 0), whose version then starts again.
+        row = conn.execute(
+            "INSERT INTO yieldmcp_docs AS d VALUES (%s, %s, %s, 1, %s)"
+            " ON CONFLICT (namespace, id) DO UPDATE SET"
+            " value = excluded.value, expires_at = excluded.expires_at,"
+            " version = CASE WHEN d.expires_at <= %s THEN 1"
+            " ELSE d.version + 1 END"
+            " WHERE %s OR d.expires_at <= %s RETURNING version",
+            (namespace, id, text, expires_at, now, expect is None, now),
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "UPDATE yieldmcp_docs SET value = %s, expires_at = %s,"
+            " version = version + 1"
+            f" WHERE namespace = %s AND id = %s AND version = %s AND {_LIVE}"
+            " RETURNING version",
+            (text, expires_at, namespace, id, expect, now),
+        ).fetchone()
+    if row is None:
+        found = conn.execute(
+            "SELECT version FROM yieldmcp_docs"
+            f" WHERE namespace = %s AND id = %s AND {_LIVE}",
+            (namespace, id, now),
+        ).fetchone()
+        raise StoreConflict(
+            namespace, id, expect or 0, 0 if found is None else found[0]
+        )
+    return int(row[0])
 
 
 def _line(exc: BaseException) -> str:

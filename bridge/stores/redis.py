@@ -40,45 +40,66 @@ from .codec import dumps, redact
 
 __all__ = ["RedisStore"]
 
-_PUT = """
-local cur = redis.call('HMGET', KEYS[1], 'ver', 'exp')
-local ver = 0
-if cur[1] and (cur[2] == '' or tonumber(cur[2]) > tonumber(ARGV[4])) then
-  ver = tonumber(cur[1])
+# The scripts' bodies as Lua functions, so one script can run both (put_and_append).
+# put(doc, index, expiry, a): a = value, expect, expiry, now, id, expiry in ms.
+_PUT_FN = """
+local function put(dk, nk, xk, a)
+  local cur = redis.call('HMGET', dk, 'ver', 'exp')
+  local ver = 0
+  if cur[1] and (cur[2] == '' or tonumber(cur[2]) > tonumber(a[4])) then
+    ver = tonumber(cur[1])
+  end
+  if a[2] ~= '' and tonumber(a[2]) ~= ver then return {0, ver} end
+  redis.call('DEL', dk)
+  redis.call('HSET', dk, 'v', a[1], 'ver', ver + 1, 'exp', a[3])
+  redis.call('SADD', nk, a[5])
+  if a[3] == '' then
+    redis.call('ZREM', xk, dk)
+  else
+    redis.call('ZADD', xk, a[3], dk)
+    redis.call('PEXPIREAT', dk, a[6])
+  end
+  return {1, ver + 1}
 end
-if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= ver then return {0, ver} end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'ver', ver + 1, 'exp', ARGV[3])
-redis.call('SADD', KEYS[2], ARGV[5])
-if ARGV[3] == '' then
-  redis.call('ZREM', KEYS[3], KEYS[1])
-else
-  redis.call('ZADD', KEYS[3], ARGV[3], KEYS[1])
-  redis.call('PEXPIREAT', KEYS[1], ARGV[6])
-end
-return {1, ver + 1}
 """
 
-_APPEND = """
-local exp = redis.call('ZSCORE', KEYS[2], KEYS[1])
-local len = redis.call('XLEN', KEYS[1])
-if exp and tonumber(exp) <= tonumber(ARGV[1]) then
-  redis.call('DEL', KEYS[1])
-  redis.call('ZREM', KEYS[2], KEYS[1])
-  len, exp = 0, false
+# append(stream, expiry, a, from): a[from..] = now, expiry, expiry in ms,
+# then the records.
+_APPEND_FN = """
+local function append(sk, xk, a, from)
+  local exp = redis.call('ZSCORE', xk, sk)
+  local len = redis.call('XLEN', sk)
+  if exp and tonumber(exp) <= tonumber(a[from]) then
+    redis.call('DEL', sk)
+    redis.call('ZREM', xk, sk)
+    len, exp = 0, false
+  end
+  for i = from + 3, #a do
+    redis.call('XADD', sk, '0-' .. (len + i - from - 2), 'r', a[i])
+  end
+  len = len + #a - from - 2
+  if a[from + 1] ~= '' then
+    redis.call('ZADD', xk, a[from + 1], sk)
+    redis.call('PEXPIREAT', sk, a[from + 2])
+  elseif exp then
+    redis.call('PEXPIREAT', sk, math.floor(tonumber(exp) * 1000))
+  end
+  return len
 end
-for i = 4, #ARGV do
-  redis.call('XADD', KEYS[1], '0-' .. (len + i - 3), 'r', ARGV[i])
-end
-len = len + #ARGV - 3
-if ARGV[2] ~= '' then
-  redis.call('ZADD', KEYS[2], ARGV[2], KEYS[1])
-  redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-elseif exp then
-  redis.call('PEXPIREAT', KEYS[1], math.floor(tonumber(exp) * 1000))
-end
-return len
 """
+
+_PUT = _PUT_FN + "return put(KEYS[1], KEYS[2], KEYS[3], ARGV)"
+_APPEND = _APPEND_FN + "return append(KEYS[1], KEYS[2], ARGV, 1)"
+# KEYS: document, index, expiry, stream; ARGV: put's six, then append's.
+_PUT_APPEND = (
+    _PUT_FN
+    + _APPEND_FN
+    + """
+local done = put(KEYS[1], KEYS[2], KEYS[3], ARGV)
+if done[1] == 1 then append(KEYS[4], KEYS[3], ARGV, 7) end
+return done
+"""
+)
 
 _READ = """
 local exp = redis.call('ZSCORE', KEYS[2], KEYS[1])
@@ -130,6 +151,7 @@ class RedisStore:
         self._put: Any = self._client.register_script(_PUT)
         self._append: Any = self._client.register_script(_APPEND)
         self._read: Any = self._client.register_script(_READ)
+        self._put_append: Any = self._client.register_script(_PUT_APPEND)
         self._sweep_one: Any = self._client.register_script(_SWEEP_ONE)
 
     # -- keys ----------------------------------------------------------------
@@ -160,17 +182,48 @@ class RedisStore:
         expect: int | None = None,
         expires_at: float | None = None,
     ) -> int:
-        args = [
-            dumps(value),
-            "" if expect is None else str(expect),
-            "" if expires_at is None else repr(float(expires_at)),
-            repr(time.time()),
-            id,
-            "" if expires_at is None else str(_ms(expires_at)),
-        ]
+        args = _put_args(id, value, expect, expires_at)
         keys = [self._doc_key(namespace, id), self._index_key(namespace), self._expiry]
         with self._errors():
             done, version = self._put(keys=keys, args=args)
+        if not done:
+            raise StoreConflict(namespace, id, expect or 0, int(version))
+        return int(version)
+
+    def get_and_read(
+        self, namespace: str, id: str
+    ) -> tuple[Document | None, list[Mapping[str, Any]]]:
+        keys = [self._stream_key(namespace, id), self._expiry]
+        now = time.time()
+        # One round trip, in order (MULTI): the document, then the stream.
+        with self._errors(), self._client.pipeline(transaction=True) as pipe:
+            pipe.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
+            self._read(keys=keys, args=[repr(now), "0-1"], client=pipe)
+            row, found = pipe.execute()
+        return _document(row, now), [json.loads(text) for text in found]
+
+    def put_and_append(
+        self,
+        namespace: str,
+        id: str,
+        value: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        *,
+        expect: int | None = None,
+        expires_at: float | None = None,
+    ) -> int:
+        keys = [
+            self._doc_key(namespace, id),
+            self._index_key(namespace),
+            self._expiry,
+            self._stream_key(namespace, id),
+        ]
+        args = [
+            *_put_args(id, value, expect, expires_at),
+            *_append_args(records, expires_at),
+        ]
+        with self._errors():
+            done, version = self._put_append(keys=keys, args=args)
         if not done:
             raise StoreConflict(namespace, id, expect or 0, int(version))
         return int(version)
@@ -315,6 +368,19 @@ def _document(row: list[str | None], now: float) -> Document | None:
     if expires_at is not None and expires_at <= now:
         return None
     return Document(json.loads(value), int(version), expires_at)
+
+
+def _put_args(
+    id: str, value: Mapping[str, Any], expect: int | None, expires_at: float | None
+) -> list[str]:
+    return [
+        dumps(value),
+        "" if expect is None else str(expect),
+        "" if expires_at is None else repr(float(expires_at)),
+        repr(time.time()),
+        id,
+        "" if expires_at is None else str(_ms(expires_at)),
+    ]
 
 
 def _append_args(

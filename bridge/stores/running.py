@@ -97,6 +97,31 @@ class AsyncStore:
             (namespace, id, records, expires_at),
         )
 
+    async def get_and_read(
+        self, namespace: str, id: str
+    ) -> tuple[Document | None, list[Mapping[str, Any]]]:
+        return await self._run(self.store.get_and_read, namespace, id)
+
+    async def put_and_append(
+        self,
+        namespace: str,
+        id: str,
+        value: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        *,
+        expect: int | None = None,
+        expires_at: float | None = None,
+    ) -> int:
+        return await self._run(
+            self.store.put_and_append,
+            namespace,
+            id,
+            value,
+            records,
+            expect=expect,
+            expires_at=expires_at,
+        )
+
     async def read(
         self, namespace: str, id: str, start: int = 0
     ) -> list[Mapping[str, Any]]:

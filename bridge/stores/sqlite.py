@@ -33,38 +33,21 @@ from typing import Any, final
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
 from .codec import dumps
+from .sqlite_schema import SCHEMA_VERSION, append_one, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
-#: The layout this code writes. A file made by a newer layout is refused;
-#: an older one is migrated in :func:`_migrate` when the layout changes.
-SCHEMA_VERSION = 2
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY, value TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS docs (
-    namespace TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL,
-    version INTEGER NOT NULL, expires_at REAL,
-    PRIMARY KEY (namespace, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS streams (
-    namespace TEXT NOT NULL, id TEXT NOT NULL, expires_at REAL,
-    PRIMARY KEY (namespace, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS records (
-    namespace TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (namespace, id, seq)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS docs_expiry ON docs (expires_at)
-    WHERE expires_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS streams_expiry ON streams (expires_at)
-    WHERE expires_at IS NOT NULL;
-"""
-
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
+_GET = (
+    "SELECT value, version, expires_at FROM docs"
+    f" WHERE namespace = ? AND id = ? AND {_LIVE}"
+)
+_READ = (
+    "SELECT r.record FROM records r JOIN streams s"
+    " ON s.namespace = r.namespace AND s.id = r.id"
+    " WHERE r.namespace = ? AND r.id = ? AND r.seq >= ?"
+    " AND (s.expires_at IS NULL OR s.expires_at > ?) ORDER BY r.seq"
+)
 
 
 @final
@@ -101,17 +84,13 @@ class SQLiteStore:
         self._appended = threading.Condition()
         self._appends = 0
         with self._connection() as conn:
-            _create_schema(conn, self.path)
+            create_schema(conn, self.path)
 
     # -- documents ---------------------------------------------------------
 
     def get(self, namespace: str, id: str) -> Document | None:
         with self._connection() as conn:
-            row = conn.execute(
-                f"SELECT value, version, expires_at FROM docs"
-                f" WHERE namespace = ? AND id = ? AND {_LIVE}",
-                (namespace, id, time.time()),
-            ).fetchone()
+            row = conn.execute(_GET, (namespace, id, time.time())).fetchone()
         if row is None:
             return None
         return Document(json.loads(row[0]), row[1], row[2])
@@ -127,18 +106,7 @@ class SQLiteStore:
     ) -> int:
         text = dumps(value)
         with self._write() as conn:
-            row = conn.execute(
-                f"SELECT version FROM docs WHERE namespace = ? AND id = ? AND {_LIVE}",
-                (namespace, id, time.time()),
-            ).fetchone()
-            version = 0 if row is None else int(row[0])
-            if expect is not None and expect != version:
-                raise StoreConflict(namespace, id, expect, version)
-            conn.execute(
-                "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?)",
-                (namespace, id, text, version + 1, expires_at),
-            )
-            return version + 1
+            return _put_in(conn, namespace, id, text, expect, expires_at, time.time())
 
     def delete(self, namespace: str, id: str) -> None:
         with self._write() as conn:
@@ -183,20 +151,52 @@ class SQLiteStore:
         with self._write() as conn:
             now = time.time()
             for (namespace, id, _, expires_at), lines in zip(batch, texts, strict=True):
-                lengths.append(_append_one(conn, namespace, id, lines, expires_at, now))
+                lengths.append(append_one(conn, namespace, id, lines, expires_at, now))
         with self._appended:
             self._appends += 1
             self._appended.notify_all()
         return lengths
 
+    def get_and_read(
+        self, namespace: str, id: str
+    ) -> tuple[Document | None, list[Mapping[str, Any]]]:
+        with self._connection() as conn:
+            # One read transaction: the document and the stream as of the
+            # same moment.
+            conn.execute("BEGIN")
+            try:
+                now = time.time()
+                row = conn.execute(_GET, (namespace, id, now)).fetchone()
+                lines = conn.execute(_READ, (namespace, id, 0, now)).fetchall()
+            finally:
+                conn.commit()
+        doc = None if row is None else Document(json.loads(row[0]), row[1], row[2])
+        return doc, [json.loads(line[0]) for line in lines]
+
+    def put_and_append(
+        self,
+        namespace: str,
+        id: str,
+        value: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        *,
+        expect: int | None = None,
+        expires_at: float | None = None,
+    ) -> int:
+        text, lines = dumps(value), [dumps(r) for r in records]
+        with self._write() as conn:
+            now = time.time()
+            version = _put_in(conn, namespace, id, text, expect, expires_at, now)
+            append_one(conn, namespace, id, lines, expires_at, now)
+        with self._appended:
+            self._appends += 1
+            self._appended.notify_all()
+        return version
+
     def read(self, namespace: str, id: str, start: int = 0) -> list[Mapping[str, Any]]:
         with self._connection() as conn:
             rows = conn.execute(
-                "SELECT r.record FROM records r JOIN streams s"
-                " ON s.namespace = r.namespace AND s.id = r.id"
-                " WHERE r.namespace = ? AND r.id = ? AND r.seq >= ?"
-                " AND (s.expires_at IS NULL OR s.expires_at > ?) ORDER BY r.seq",
-                (namespace, id, max(0, start), time.time()),
+                _READ, (namespace, id, max(0, start), time.time())
             ).fetchall()
         return [json.loads(row[0]) for row in rows]
 
@@ -309,82 +309,28 @@ def _why(path: Path, exc: sqlite3.Error) -> str:
     return str(exc)
 
 
-def _append_one(
+def _put_in(
     conn: sqlite3.Connection,
     namespace: str,
     id: str,
-    lines: list[str],
+    text: str,
+    expect: int | None,
     expires_at: float | None,
     now: float,
 ) -> int:
-    # The length is the records' highest index + 1 (an index lookup), so a
-    # plain append writes only the records' page; the streams row changes
-    # when a stream starts or its expiry does: one page less to commit.
+    # The compare-and-swap, inside the caller's write transaction.
     row = conn.execute(
-        "SELECT expires_at, (SELECT max(seq) FROM records r"
-        " WHERE r.namespace = s.namespace AND r.id = s.id)"
-        " FROM streams s WHERE namespace = ? AND id = ?",
-        (namespace, id),
+        f"SELECT version FROM docs WHERE namespace = ? AND id = ? AND {_LIVE}",
+        (namespace, id, now),
     ).fetchone()
-    old_expiry: float | None = None if row is None else row[0]
-    length = 0 if row is None or row[1] is None else int(row[1]) + 1
-    if old_expiry is not None and old_expiry <= now:
-        # An expired stream reads as missing; appending starts a new one.
-        conn.execute(
-            "DELETE FROM records WHERE namespace = ? AND id = ?", (namespace, id)
-        )
-        length, old_expiry = 0, None
-    conn.executemany(
-        "INSERT INTO records VALUES (?, ?, ?, ?)",
-        [(namespace, id, length + i, line) for i, line in enumerate(lines)],
+    version = 0 if row is None else int(row[0])
+    if expect is not None and expect != version:
+        raise StoreConflict(namespace, id, expect, version)
+    conn.execute(
+        "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?)",
+        (namespace, id, text, version + 1, expires_at),
     )
-    expiry = old_expiry if expires_at is None else expires_at
-    if row is None or expiry != row[0]:
-        conn.execute(
-            "INSERT OR REPLACE INTO streams (namespace, id, expires_at)"
-            " VALUES (?, ?, ?)",
-            (namespace, id, expiry),
-        )
-    return length + len(lines)
-
-
-def _create_schema(conn: sqlite3.Connection, path: Path) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        row = conn.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone()
-        found = 0 if row is None else int(row[0])
-        _check_layout(path, found)
-        _migrate(conn, found)
-        conn.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-            (str(SCHEMA_VERSION),),
-        )
-    except BaseException:
-        conn.rollback()
-        raise
-    conn.commit()
-
-
-def _check_layout(path: Path, found: int) -> None:
-    if found > SCHEMA_VERSION:
-        raise StoreUnavailable(
-            f"sqlite:{path} has store layout {found}; this yieldmcp reads"
-            f" layout {SCHEMA_VERSION} (upgrade yieldmcp)"
-        )
-
-
-def _migrate(conn: sqlite3.Connection, found: int) -> None:
-    # Each layout's steps from the one before, in the same transaction as the
-    # version bump (0: a new file, made in the current layout already).
-    if found == 1:
-        # Layout 2: a stream's length is its records' max(seq) + 1, so an
-        # append need not rewrite the streams row.
-        conn.execute("ALTER TABLE streams DROP COLUMN length")
+    return version + 1
 
 
 def _store_error(path: Path, exc: sqlite3.Error) -> StoreError:
