@@ -19,8 +19,12 @@ the store instead of in ``requestState``:
   same size however many rounds the call takes.
 
 **One-time states.** A retry *claims* its round: it moves the document on with
-a compare-and-swap (``put(..., expect=version)``), marking it claimed until
-``claim_seconds`` from now. A second retry with the same state finds the round
+a compare-and-swap (``put_and_append(..., expect=version)``, against the
+version it opened with), marking it claimed until ``claim_seconds`` from now.
+It does so with its first write, before its first step or notification (a
+round that runs none claims and moves on in the same write), so a round costs
+the store two trips: one to open (``get_and_read``), one to move on. A second
+retry with the same state finds the round
 claimed, moved on or done and is refused with :func:`used_state`; of two at
 once, the store's compare-and-swap lets exactly one through. The round ends by
 moving the document to round ``r + 1`` (a new state goes back), or to done. A
@@ -42,8 +46,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, Final, final
-
-import trio
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.stores import AsyncStore, StoreConflict
@@ -138,8 +140,9 @@ class DurableCall:
         return journal, asked, dict(deadlines)
 
     async def _claim(self) -> tuple[Mapping[str, Any], list[Mapping[str, Any]]]:
-        store, call, now = self.store, self.call_id, self.clock()
-        doc = await store.get(CALLS, call)
+        # One trip: the document, then the stream (whoever moved the document
+        # to this round wrote its records in the same write, or before).
+        doc, records = await self.store.get_and_read(CALLS, self.call_id)
         if doc is None:
             raise invalid_state()  # expired, or swept
         value = doc.value
@@ -149,30 +152,13 @@ class DurableCall:
             raise invalid_state()  # the store lost the round (restored, rolled back)
         if found > self.round or value.get("done"):
             raise used_state()
-        if isinstance(claim, int | float) and claim > now:
+        if isinstance(claim, int | float) and claim > self.clock():
             raise used_state()  # another retry is running this round
-        held = {**value, "claim": now + self.claim_seconds}
-        # The stream is read alongside the claim, after the document: whoever
-        # moved the document to this round had appended its records first.
-        found_records: list[Mapping[str, Any]] = []
-        failed: list[Exception] = []
-
-        async def read() -> None:
-            try:
-                found_records.extend(await store.read(CALLS, call))
-            except Exception as exc:
-                failed.append(exc)
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(read)
-            try:
-                await self._put(held, now, expect=doc.version)
-            except Exception as exc:
-                failed.insert(0, exc)
-        if failed:
-            raise failed[0]
-        self.held = value
-        return value, found_records
+        # Not claimed yet: the claim is written with the round's first write
+        # (before a step or a notification, or the write that moves the call
+        # on), a compare-and-swap against this version either way.
+        self.version, self.held = doc.version, value
+        return value, records
 
     def keep(self, record: Mapping[str, Any]) -> None:
         """Write ``record`` at the next :meth:`flush`."""
@@ -188,18 +174,24 @@ class DurableCall:
             RequestError: :func:`used_state`, the claim ran out and another
                 retry took the round over (this round stops here).
         """
-        if not self.pending or self.version == 0:
-            return
+        if self.version == 0 or not (self.pending or self.claimed_until == 0):
+            return  # a first round, or nothing to write and the claim held
         records, self.pending = self.pending, []
         yield Wait(functools.partial(self._renew_and_append, records))
 
     async def _renew_and_append(self, records: list[Mapping[str, Any]]) -> None:
-        # The claim first: a round that lost it must not write into the call
-        # another retry now runs. Renewing it at every write keeps a round
-        # whose steps each end within claim_seconds from being taken over.
+        # The claim with the records, in one write: a round that lost it must
+        # not write into the call another retry now runs. Renewing it at every
+        # write keeps a round whose steps each end within claim_seconds from
+        # being taken over; a round claims before its first step or
+        # notification, so a second retry is refused before it runs any.
         now = self.clock()
-        await self._renew(now)
-        await self.store.append(CALLS, self.call_id, records, expires_at=now + self.ttl)
+        if self._claim_due(now):
+            claimed = {**self.held, "claim": now + self.claim_seconds}
+            await self._put(claimed, now, records=records)
+        elif records:
+            expires_at = now + self.ttl
+            await self.store.append(CALLS, self.call_id, records, expires_at=expires_at)
 
     def park(
         self, asked: Mapping[str, Any], deadlines: Mapping[str, float]
@@ -234,43 +226,48 @@ class DurableCall:
         recorded)."""
         if self.version == 0 or self.lost:
             return
+        if self.claimed_until == 0 and not self.pending:
+            return  # never claimed, nothing recorded: nothing to give back
         value = {**self.held, "claim": None}
         yield Wait(functools.partial(self._move, value, write=True))
 
     async def _move(self, value: Mapping[str, Any], *, write: bool) -> None:
+        # One compare-and-swap against the version this round read or last
+        # wrote: a round taken over writes nothing. The records go with the
+        # document, atomically (a document naming a round whose records are
+        # not stored would replay without them); an empty append still
+        # refreshes the stream's expiry with the document's.
         now = self.clock()
         records, self.pending = self.pending, []
-        if write:
-            if records and self.version:
-                await self._renew(now)  # a round taken over writes nothing
-            # The stream before the document: a document naming a round whose
-            # records are not stored would replay without them. An empty
-            # append still refreshes the stream's expiry with the document's.
-            await self.store.append(
-                CALLS, self.call_id, records, expires_at=now + self.ttl
-            )
-        await self._put(value, now)
+        await self._put(value, now, records=records if write else None)
 
-    async def _renew(self, now: float) -> None:
-        # Only once half the claim has passed: until then no other process
-        # can take the round over (their clocks agreeing within that half).
-        if now < self.claimed_until - self.claim_seconds / 2:
-            return
-        await self._put({**self.held, "claim": now + self.claim_seconds}, now)
+    def _claim_due(self, now: float) -> bool:
+        # Once half the claim has passed (or before any): until then no other
+        # process can take the round over (their clocks agreeing within that
+        # half).
+        return now >= self.claimed_until - self.claim_seconds / 2
 
     async def _put(
-        self, value: Mapping[str, Any], now: float, *, expect: int | None = None
+        self,
+        value: Mapping[str, Any],
+        now: float,
+        *,
+        records: list[Mapping[str, Any]] | None = None,
     ) -> None:
         if self.lost:
             raise used_state()
+        expires_at = now + self.ttl
         try:
-            self.version = await self.store.put(
-                CALLS,
-                self.call_id,
-                value,
-                expect=self.version if expect is None else expect,
-                expires_at=now + self.ttl,
-            )
+            if records is None:
+                self.version = await self.store.put(
+                    CALLS, self.call_id, value, expect=self.version,
+                    expires_at=expires_at,
+                )  # fmt: skip
+            else:
+                self.version = await self.store.put_and_append(
+                    CALLS, self.call_id, value, records, expect=self.version,
+                    expires_at=expires_at,
+                )  # fmt: skip
         except StoreConflict:
             self.lost = True
             raise used_state() from None

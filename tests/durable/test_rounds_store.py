@@ -266,6 +266,14 @@ class _Interleaved:
             self.barrier.wait(timeout=30)
         return found
 
+    def get_and_read(
+        self, namespace: str, id: str
+    ) -> tuple[Document | None, list[Mapping[str, Any]]]:
+        found = self.inner.get_and_read(namespace, id)
+        if self.barrier is not None and namespace == CALLS:
+            self.barrier.wait(timeout=30)
+        return found
+
 
 async def test_two_retries_with_the_same_state_exactly_one_proceeds() -> None:
     key, runs, store = secrets.token_bytes(32), [], _Interleaved()
@@ -438,6 +446,11 @@ class _Failing:
         if self.down:
             raise StoreUnavailable("the store is down")
         return self.inner.put(*args, **kwargs)
+
+    def put_and_append(self, *args: Any, **kwargs: Any) -> int:
+        if self.down:
+            raise StoreUnavailable("the store is down")
+        return self.inner.put_and_append(*args, **kwargs)
 
 
 async def test_a_store_that_fails_fails_the_request_not_the_call() -> None:
