@@ -250,3 +250,22 @@ def test_durability_prints_a_row_per_store_and_a_json_line() -> None:
     assert list(figures) == rows
     assert all(figures[row] > 0 for row in rows)
     assert all(any(line.startswith(row) for line in table) for row in rows)
+
+
+def test_durability_calls_prints_a_row_per_store_and_era() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/durability.py"), "--quick",
+         "--calls", "--stores", "sqlite"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    *table, last = done.stdout.strip().splitlines()
+    figures = json.loads(last)
+    rows = [
+        f"{store}: {era}"
+        for store in ("memory", "sqlite")
+        for era in ("2026-07-28", "2025-11-25")
+    ]
+    assert list(figures) == rows
+    assert all(figures[row] > 0 for row in rows)
+    assert all(any(line.startswith(row) for line in table) for row in rows)
