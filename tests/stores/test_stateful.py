@@ -87,6 +87,32 @@ class SameAsMemory(RuleBasedStateMachine):
     def read(self, ns: str, id: str, start: int) -> None:
         self.both("read", ns, id, start)
 
+    @rule(ns=NAMESPACES, id=IDS)
+    def get_and_read(self, ns: str, id: str) -> None:
+        self.both("get_and_read", ns, id)
+
+    @rule(
+        ns=NAMESPACES,
+        id=IDS,
+        value=OBJECTS,
+        records=st.lists(OBJECTS, max_size=3),
+        expires=EXPIRIES,
+        expect=st.none() | st.integers(0, 4),
+    )
+    def put_and_append(
+        self,
+        ns: str,
+        id: str,
+        value: Mapping[str, Any],
+        records: list[Mapping[str, Any]],
+        expires: float | None,
+        expect: int | None,
+    ) -> None:
+        self.touched.add((ns, id))
+        self.both(
+            "put_and_append", ns, id, value, records, expect=expect, expires_at=expires
+        )
+
     @rule(ns=NAMESPACES)
     def scan(self, ns: str) -> None:
         want = sorted((id, d) for id, d in self.model.scan(ns))
