@@ -12,11 +12,11 @@ the file's write lock before reading, so a compare-and-swap holds across
 processes. A writer that finds the lock taken waits up to ``busy_timeout``.
 Readers never block writers (WAL).
 
-Waiting: SQLite cannot tell one process that another wrote. An append in
-this process wakes its waiters at once (a condition variable); an append by
-another process is seen by polling, with a delay that starts at 1 ms and
-doubles up to ``poll_interval`` (50 ms), so a waiter costs little when idle
-and hears a quick answer quickly.
+Waiting: SQLite cannot tell one process that another wrote. An append
+through this store wakes its waiters at once (a condition variable); an
+append by another connection or process is seen by one watcher thread per
+store, which reads ``PRAGMA data_version`` every ``poll_interval`` (20 ms)
+while anyone waits: a cheap check, however many waiters.
 """
 
 from __future__ import annotations
@@ -33,36 +33,9 @@ from typing import Any, final
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
 from .codec import dumps
+from .sqlite_schema import SCHEMA_VERSION, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
-
-#: The layout this code writes. A file made by a newer layout is refused;
-#: an older one is migrated in :func:`_migrate` when the layout changes.
-SCHEMA_VERSION = 2
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY, value TEXT NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS docs (
-    namespace TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL,
-    version INTEGER NOT NULL, expires_at REAL,
-    PRIMARY KEY (namespace, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS streams (
-    namespace TEXT NOT NULL, id TEXT NOT NULL, expires_at REAL,
-    PRIMARY KEY (namespace, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS records (
-    namespace TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (namespace, id, seq)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS docs_expiry ON docs (expires_at)
-    WHERE expires_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS streams_expiry ON streams (expires_at)
-    WHERE expires_at IS NOT NULL;
-"""
 
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
 
@@ -79,7 +52,7 @@ class SQLiteStore:
         *,
         synchronous: str = "NORMAL",
         busy_timeout: float = 5.0,
-        poll_interval: float = 0.05,
+        poll_interval: float = 0.02,
     ) -> None:
         if synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
@@ -99,9 +72,11 @@ class SQLiteStore:
         self._writing = threading.Lock()
         self._closed = False
         self._appended = threading.Condition()
-        self._appends = 0
+        self._appends = 0  # appends heard (here, or by the watcher)
+        self._waiters = 0
+        self._watcher: threading.Thread | None = None
         with self._connection() as conn:
-            _create_schema(conn, self.path)
+            create_schema(conn, self.path)
 
     # -- documents ---------------------------------------------------------
 
@@ -204,18 +179,68 @@ class SQLiteStore:
         self, namespace: str, id: str, start: int, timeout: float
     ) -> list[Mapping[str, Any]]:
         deadline = time.monotonic() + timeout
-        delay = 0.001
-        while True:
+        self._watch()
+        with self._appended:
+            self._waiters += 1
+            self._appended.notify_all()  # the watcher sleeps while no one waits
+        try:
+            while True:
+                with self._appended:
+                    seen = self._appends
+                found = self.read(namespace, id, start)
+                left = deadline - time.monotonic()
+                if found or left <= 0 or self._closed:
+                    return found
+                # Woken by an append through this store at once, or by the
+                # watcher when another connection or process committed.
+                with self._appended:
+                    if self._appends == seen:
+                        self._appended.wait(left)
+        finally:
             with self._appended:
-                seen = self._appends
-            found = self.read(namespace, id, start)
-            left = deadline - time.monotonic()
-            if found or left <= 0:
-                return found
+                self._waiters -= 1
+
+    def _watch(self) -> None:
+        with self._lock:
+            if self._watcher is not None or self._closed:
+                return
+            self._watcher = threading.Thread(
+                target=self._watching, name="yieldmcp-sqlite-watch", daemon=True
+            )
+        self._watcher.start()
+
+    def _watching(self) -> None:
+        # One thread per store, not one poll per waiter: while anyone waits,
+        # read PRAGMA data_version (it changes when another connection, in
+        # this process or another, commits) every poll_interval and wake the
+        # waiters to read again.
+        try:
+            conn = self._connect()
+        except StoreUnavailable:
+            return
+        try:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            # A commit between a first waiter's read and this baseline would
+            # go unseen: wake the waiters once to read again.
             with self._appended:
-                if self._appends == seen:
-                    self._appended.wait(min(delay, left))
-            delay = min(delay * 2, self.poll_interval)
+                self._appends += 1
+                self._appended.notify_all()
+            while True:
+                with self._appended:
+                    self._appended.wait_for(lambda: self._waiters > 0 or self._closed)
+                    if self._closed:
+                        return
+                time.sleep(self.poll_interval)
+                now = conn.execute("PRAGMA data_version").fetchone()[0]
+                if now != version:
+                    version = now
+                    with self._appended:
+                        self._appends += 1
+                        self._appended.notify_all()
+        except sqlite3.Error:
+            return  # the store was closed under us; waiters time out
+        finally:
+            conn.close()
 
     # -- upkeep ------------------------------------------------------------
 
@@ -239,6 +264,8 @@ class SQLiteStore:
             conns, self._all, self._idle = self._all, [], []
         for conn in conns:
             conn.close()
+        with self._appended:
+            self._appended.notify_all()
 
     # -- connections -------------------------------------------------------
 
@@ -346,45 +373,6 @@ def _append_one(
             (namespace, id, expiry),
         )
     return length + len(lines)
-
-
-def _create_schema(conn: sqlite3.Connection, path: Path) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        row = conn.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone()
-        found = 0 if row is None else int(row[0])
-        _check_layout(path, found)
-        _migrate(conn, found)
-        conn.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-            (str(SCHEMA_VERSION),),
-        )
-    except BaseException:
-        conn.rollback()
-        raise
-    conn.commit()
-
-
-def _check_layout(path: Path, found: int) -> None:
-    if found > SCHEMA_VERSION:
-        raise StoreUnavailable(
-            f"sqlite:{path} has store layout {found}; this yieldmcp reads"
-            f" layout {SCHEMA_VERSION} (upgrade yieldmcp)"
-        )
-
-
-def _migrate(conn: sqlite3.Connection, found: int) -> None:
-    # Each layout's steps from the one before, in the same transaction as the
-    # version bump (0: a new file, made in the current layout already).
-    if found == 1:
-        # Layout 2: a stream's length is its records' max(seq) + 1, so an
-        # append need not rewrite the streams row.
-        conn.execute("ALTER TABLE streams DROP COLUMN length")
 
 
 def _store_error(path: Path, exc: sqlite3.Error) -> StoreError:

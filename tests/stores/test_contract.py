@@ -145,7 +145,11 @@ def test_wait_wakes_on_another_handles_append(store_url: str) -> None:
     try:
         timer = threading.Timer(0.2, writer.append, ("call", "w", [{"a": 1}]))
         timer.start()
-        assert waiter.wait("call", "w", 0, timeout=60) == [{"a": 1}]
+        started = time.monotonic()
+        assert waiter.wait("call", "w", 0, timeout=120) == [{"a": 1}]
+        # Woken by the append, not found by the read at the timeout (a
+        # generous bound: the append comes after 0.2 s).
+        assert time.monotonic() - started < 60
         timer.join()
     finally:
         waiter.close()
@@ -166,9 +170,14 @@ def test_wait_wakes_on_another_processs_append(durable_url: str) -> None:
     store = open_store(durable_url)
     try:
         writer = start_python(APPEND_LATER, durable_url)
-        found = store.wait("call", "w", 0, timeout=120)
+        started = time.monotonic()
+        found = store.wait("call", "w", 0, timeout=240)
+        waited = time.monotonic() - started
         finish(writer)
         assert found == [{"from": "another process"}]
+        # Woken by the append, not found by the read at the timeout (a
+        # generous bound: the writer starts Python and appends after 0.3 s).
+        assert waited < 120
     finally:
         store.close()
 
