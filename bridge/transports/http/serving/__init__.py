@@ -3,7 +3,8 @@
 Owns: the listening socket and its accept loop (:mod:`.listener`: the listen
 backlog, the connection cap answered with 503, running out of descriptors),
 one connection's requests in turn with keep-alive (:mod:`.connection`: the
-header, idle and write timeouts, and noticing a peer that went away), and the
+header, idle and write timeouts, kept by one clock task per listener,
+:mod:`.clock`, and noticing a peer that went away), and the
 sans-IO pieces between h11 and ASGI (:mod:`.wire`: the request's scope, the
 response's head, canned refusals).
 
