@@ -24,7 +24,12 @@ import trio
 
 from bridge.server import Server
 from bridge.transports.http import HttpLimits
-from bridge.transports.http.serving import ConnectionSettings, Listener, serve_app
+from bridge.transports.http.serving import (
+    ConnectionSettings,
+    Listener,
+    serve_app,
+    times_body,
+)
 from bridge.transports.http.serving.clock import Clock, tick_for
 from tests.bridge.http_kit import MODERN, served
 from tests.fixtures import http_tools
@@ -250,6 +255,32 @@ async def test_a_peer_that_stops_reading_has_its_connection_and_app_ended() -> N
                 await trio.sleep(0.05)
         await stream.aclose()
         nursery.cancel_scope.cancel()
+
+
+async def test_the_server_times_a_body_the_app_reads_without_a_timer() -> None:
+    # An app that waits on ``receive()`` with no timer of its own (as the MCP
+    # endpoint does when the scope says the server times bodies) still sees a
+    # stalled body end: the client gets 408 and the connection closes.
+    waited = trio.Event()
+
+    async def reader(scope: Any, receive: Any, send: Any) -> None:
+        assert times_body(scope, 0.3)
+        waited.set()
+        while (await receive()).get("more_body", False):
+            pass
+
+    settings = ConnectionSettings(body_timeout=0.3)
+    async with trio.open_nursery() as nursery:
+        start = functools.partial(serve_app, reader, "127.0.0.1", 0, settings=settings)
+        listener: Listener = await nursery.start(start)
+        with trio.fail_after(20):
+            stream = await trio.open_tcp_stream("127.0.0.1", listener.port)
+            head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"
+            await stream.send_all(head)
+            reply = await _until_closed(stream)
+        nursery.cancel_scope.cancel()
+    assert waited.is_set()
+    assert reply.startswith(b"HTTP/1.1 408"), reply
 
 
 class _Timed:

@@ -9,7 +9,11 @@ connection's clocks:
 * between requests, a kept-alive connection may be quiet for
   ``keepalive_timeout`` seconds, then it closes;
 * a response write that stalls ``write_timeout`` seconds (a peer that stopped
-  reading) ends the connection.
+  reading) ends the connection;
+* a request body still incomplete ``body_timeout`` seconds after the app
+  first waited for more of it gets 408 (if no response began) and the
+  connection closes; the scope's ``yieldmcp.body_timeout`` extension says
+  so, so that an app need not time the body itself.
 
 These deadlines are floats that one task per listener checks (:mod:`.clock`),
 not a cancel scope per wait or write; a connection has one scope, which an
@@ -66,6 +70,7 @@ class ConnectionSettings:
     header_timeout: float = 10.0
     keepalive_timeout: float = 10.0
     write_timeout: float = 30.0
+    body_timeout: float = 30.0
     max_header_bytes: int = 16 * 1024
 
 
@@ -84,17 +89,17 @@ class _Connection:
         self.gone = False  # the peer closed, reset, or stopped reading
         # Read by the listener's Clock: past ``deadline`` it calls expire().
         self.deadline = math.inf
-        self.late = False  # a request head was under way at the deadline
+        self.late: str | None = None  # past the deadline, a 408 saying this
         self.expired = False
         self.scope = trio.CancelScope()  # the connection's, app calls included
 
     def expire(self) -> None:
-        """The deadline passed: end the connection (a 408 first if a head was
-        under way: :func:`serve_connection`)."""
+        """The deadline passed: end the connection (a 408 first if a head or
+        body was under way: :func:`serve_connection`)."""
         self.expired = True
         self.scope.cancel()
 
-    def _until(self, seconds: float) -> None:
+    def until(self, seconds: float) -> None:
         self.deadline = trio.current_time() + seconds
 
     async def receive(self) -> bytes:
@@ -112,7 +117,7 @@ class _Connection:
     async def send_all(self, data: bytes) -> None:
         """Write ``data``, or raise :class:`_Gone` if the peer cannot take it."""
         if not self.gone:
-            self._until(self.settings.write_timeout)
+            self.until(self.settings.write_timeout)
             sent = False
             try:
                 await self.stream.send_all(data)
@@ -142,19 +147,19 @@ class _Connection:
                 # Quiet past the deadline: the clock closes it without a word
                 # (the first request's deadline runs from the connection's start).
                 if not first:
-                    self._until(settings.keepalive_timeout)
+                    self.until(settings.keepalive_timeout)
                 self.h11.receive_data(await self.receive())
                 event = self.next_event()
             if event is h11.NEED_DATA:  # a head in pieces: it has a deadline
                 if not first:
-                    self._until(settings.header_timeout)
-                self.late = True  # past the deadline, a 408
+                    self.until(settings.header_timeout)
+                self.late = "Request Timeout: the head was too slow"
                 while event is h11.NEED_DATA:
                     self.h11.receive_data(await self.receive())
                     event = self.next_event()
-            self.deadline, self.late = math.inf, False
+            self.deadline, self.late = math.inf, None
         except h11.RemoteProtocolError as exc:
-            self.deadline, self.late = math.inf, False
+            self.deadline, self.late = math.inf, None
             await self.refuse(exc.error_status_hint, f"Bad Request: {exc}")
             return None
         if not isinstance(event, h11.Request):
@@ -244,11 +249,15 @@ class _Exchange:
             if event is h11.NEED_DATA:
                 if chunks:  # hand over what is here; the rest comes later
                     return _request(chunks, more=True)
+                if self.c.deadline == math.inf:  # from the first wait on
+                    self.c.until(self.c.settings.body_timeout)
+                    self.c.late = "Request Timeout: the body was too slow"
                 self.c.h11.receive_data(await self.c.receive())
             elif isinstance(event, h11.Data):
                 chunks.append(bytes(event.data))
             elif isinstance(event, h11.EndOfMessage):
                 self.ended = self.body_done = True
+                self.c.deadline, self.c.late = math.inf, None
                 return _request(chunks, more=False)
             else:  # ConnectionClosed: the peer left mid-body
                 self.c.gone = True
@@ -276,6 +285,7 @@ class _Exchange:
         out: list[bytes] = []
         if not self.started:
             self.started = True
+            self.c.late = None  # a response began: too late for a 408
             if not self._peek_end():
                 # The body is not all read: the connection cannot be reused.
                 self.headers.append((b"connection", b"close"))
@@ -340,7 +350,7 @@ async def serve_connection(
             await _serve_requests(connection, app, client, server)
         if connection.expired and connection.late:
             with trio.move_on_after(settings.write_timeout):  # (out of its scope)
-                await connection.refuse(408, "Request Timeout: the head was too slow")
+                await connection.refuse(408, connection.late)
     finally:
         clock.timed.discard(connection)
         await connection.close()  # closes the socket even when cancelled
@@ -356,7 +366,8 @@ async def _serve_requests(
             return
         first = False
         exchange = _Exchange(connection)
-        await exchange.run(app, http_scope(request, client, server))
+        timeout = connection.settings.body_timeout
+        await exchange.run(app, http_scope(request, client, server, timeout))
         if not connection.reusable():
             return
         connection.h11.start_next_cycle()
