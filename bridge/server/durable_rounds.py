@@ -43,6 +43,8 @@ import functools
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, Final, final
 
+import trio
+
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.stores import AsyncStore, StoreConflict
 from runtime import Journal
@@ -105,6 +107,7 @@ class DurableCall:
         self.pending: list[Mapping[str, Any]] = []
         self.held: Mapping[str, Any] = {}  # the document as this round claimed it
         self.lost = False  # another retry took the round over
+        self.claimed_until = 0.0  # when this round's claim runs out
 
     def open(
         self, state: Mapping[str, Any] | None
@@ -149,14 +152,27 @@ class DurableCall:
         if isinstance(claim, int | float) and claim > now:
             raise used_state()  # another retry is running this round
         held = {**value, "claim": now + self.claim_seconds}
-        try:
-            self.version = await store.put(
-                CALLS, call, held, expect=doc.version, expires_at=now + self.ttl
-            )
-        except StoreConflict:
-            raise used_state() from None  # another retry claimed it first
+        # The stream is read alongside the claim, after the document: whoever
+        # moved the document to this round had appended its records first.
+        found_records: list[Mapping[str, Any]] = []
+        failed: list[Exception] = []
+
+        async def read() -> None:
+            try:
+                found_records.extend(await store.read(CALLS, call))
+            except Exception as exc:
+                failed.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read)
+            try:
+                await self._put(held, now, expect=doc.version)
+            except Exception as exc:
+                failed.insert(0, exc)
+        if failed:
+            raise failed[0]
         self.held = value
-        return value, await store.read(CALLS, call)
+        return value, found_records
 
     def keep(self, record: Mapping[str, Any]) -> None:
         """Write ``record`` at the next :meth:`flush`."""
@@ -236,9 +252,15 @@ class DurableCall:
         await self._put(value, now)
 
     async def _renew(self, now: float) -> None:
+        # Only once half the claim has passed: until then no other process
+        # can take the round over (their clocks agreeing within that half).
+        if now < self.claimed_until - self.claim_seconds / 2:
+            return
         await self._put({**self.held, "claim": now + self.claim_seconds}, now)
 
-    async def _put(self, value: Mapping[str, Any], now: float) -> None:
+    async def _put(
+        self, value: Mapping[str, Any], now: float, *, expect: int | None = None
+    ) -> None:
         if self.lost:
             raise used_state()
         try:
@@ -246,9 +268,11 @@ class DurableCall:
                 CALLS,
                 self.call_id,
                 value,
-                expect=self.version,
+                expect=self.version if expect is None else expect,
                 expires_at=now + self.ttl,
             )
         except StoreConflict:
             self.lost = True
             raise used_state() from None
+        claim: Any = value.get("claim")
+        self.claimed_until = claim if isinstance(claim, int | float) else 0.0

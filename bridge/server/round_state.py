@@ -120,9 +120,16 @@ class Carried:
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any] | None) -> Carried:
-        """From a stateless round's ``requestState`` (None: the first round)."""
+        """From a stateless round's ``requestState`` (None: the first round).
+
+        Raises:
+            RequestError: :func:`invalid_state`, for a reference to a call in
+                a store (sealed by a server with a store: this one has none).
+        """
         if state is None:
             return cls(Journal(), {}, {}, stateful=False)
+        if "call" in state:
+            raise invalid_state()
         journal_json = state.get("journal")
         journal = Journal.from_json(journal_json) if journal_json else Journal()
         deadlines = dict(state.get("deadlines", {}))

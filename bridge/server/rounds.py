@@ -213,9 +213,10 @@ class _Round:
     def _answer(self, key: str, reply: Any) -> None:
         """Answer the question at ``key``, keeping the new entry for the store."""
         self.stepper.answer(key, reply)
-        entry = self.journal.entry(key)
-        if self.durable is not None and entry is not None:
-            self.durable.keep(answer_record(key, *entry))
+        if self.durable is not None:
+            entry = self.journal.entry(key)
+            if entry is not None:
+                self.durable.keep(answer_record(key, *entry))
 
     def _carry_out(self, events: list[Event]) -> Generator[Yielded, Any, None]:
         stepper = self.stepper

@@ -12,15 +12,17 @@ notices and run each step the same number of times (once).
 from __future__ import annotations
 
 import secrets
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from bridge.server import Server
-from bridge.stores import MemoryStore
+from bridge.stores import JournalStore, MemoryStore, open_store
 from runtime import Context, Op, tool
 from tests.bridge.wire import modern_meta, wire_peer
 
@@ -68,11 +70,15 @@ def _tool(ops: Ops, ran: list[str]) -> Any:
 
 
 async def _play(
-    ops: Ops, silent: Sequence[bool], *, store: bool, restarts: Sequence[bool]
+    ops: Ops,
+    silent: Sequence[bool],
+    *,
+    store: JournalStore | None,
+    restarts: Sequence[bool],
 ) -> dict[str, Any]:
     """Play the call to its end; what a client and the tool's steps saw."""
     ran: list[str] = []
-    key, shared = secrets.token_bytes(32), MemoryStore() if store else None
+    key, shared = secrets.token_bytes(32), store
     program = _tool(ops, ran)
 
     def fresh() -> Server:
@@ -123,6 +129,16 @@ ops = st.lists(
 )
 
 
+async def _compare(
+    operations: Ops, silent: list[bool], restarts: list[bool], store: JournalStore
+) -> None:
+    stateless = await _play(operations, silent, store=None, restarts=[])
+    durable = await _play(operations, silent, store=store, restarts=restarts)
+    assert durable == stateless
+    steps = [f"s{i}" for i, (kind, _) in enumerate(operations) if kind == "step"]
+    assert durable["ran"] == steps  # each step ran once, in order
+
+
 @given(
     ops,
     st.lists(st.booleans(), max_size=10),
@@ -131,8 +147,21 @@ ops = st.lists(
 async def test_a_call_through_a_store_equals_the_call_in_request_state(
     operations: Ops, silent: list[bool], restarts: list[bool]
 ) -> None:
-    stateless = await _play(operations, silent, store=False, restarts=[])
-    durable = await _play(operations, silent, store=True, restarts=restarts)
-    assert durable == stateless
-    steps = [f"s{i}" for i, (kind, _) in enumerate(operations) if kind == "step"]
-    assert durable["ran"] == steps  # each step ran once, in order
+    await _compare(operations, silent, restarts, MemoryStore())
+
+
+@settings(max_examples=25)  # a file per example, and a thread per store call
+@given(
+    ops,
+    st.lists(st.booleans(), max_size=10),
+    st.lists(st.booleans(), max_size=10),
+)
+async def test_the_same_holds_on_sqlite(
+    operations: Ops, silent: list[bool], restarts: list[bool]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(f"sqlite:{Path(tmp) / 'calls.db'}")
+        try:
+            await _compare(operations, silent, restarts, store)
+        finally:
+            store.close()

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from bridge.server import Server, prompt
 from bridge.server.call_records import CALLS
 from bridge.server.limits import ServerLimits
-from bridge.stores import Document, MemoryStore
+from bridge.stores import Document, MemoryStore, StoreUnavailable
 from runtime import Context, Op, tool
 from runtime.errors import PeerError
 from tests.bridge.wire import modern_meta, wire_peer
@@ -408,3 +408,46 @@ async def test_a_prompt_that_asks_keeps_its_journal_in_the_store_too() -> None:
             await peer.request("prompts/get", retry)
     assert done["messages"][0]["content"]["text"] == "Hello Ada"
     assert used.value.data == {"reason": "request_state_used"}
+
+
+async def test_servers_with_and_without_a_store_refuse_each_others_states() -> None:
+    key, runs = secrets.token_bytes(32), []
+    durable = _server([_counting_tool(runs, 2)], MemoryStore(), key)
+    stateless = _server([_counting_tool(runs, 2)], None, key)
+    for made, given in ((durable, stateless), (stateless, durable)):
+        first = await _call(made)
+        refused = await _call(given, first["requestState"], _answer("a"))
+        assert isinstance(refused, PeerError)
+        assert refused.message == "Invalid or expired requestState"
+    assert runs == ["work0", "work0"]  # nothing ran again on the wrong server
+
+
+class _Failing:
+    """A real MemoryStore whose writes fail while ``down`` is set."""
+
+    blocking = False
+
+    def __init__(self) -> None:
+        self.inner = MemoryStore()
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def put(self, *args: Any, **kwargs: Any) -> int:
+        if self.down:
+            raise StoreUnavailable("the store is down")
+        return self.inner.put(*args, **kwargs)
+
+
+async def test_a_store_that_fails_fails_the_request_not_the_call() -> None:
+    key, runs, store = secrets.token_bytes(32), [], _Failing()
+    server = _server([_counting_tool(runs)], store, key)
+    first = await _call(server)
+    store.down = True
+    failed = await _call(server, first["requestState"], _answer("a"))
+    assert isinstance(failed, PeerError)
+    assert (failed.code, failed.message) == (-32603, "Internal error")
+    store.down = False  # the store is back: the same state goes on
+    done = await _call(server, first["requestState"], _answer("a"))
+    assert done["content"][0]["text"] == "w0 a"
