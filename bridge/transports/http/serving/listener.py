@@ -124,6 +124,7 @@ class Listener:
                 settings.header_timeout,
                 settings.keepalive_timeout,
                 settings.write_timeout,
+                settings.body_timeout,
             )
         )
         nursery.start_soon(clock.run)
