@@ -37,6 +37,7 @@ __all__ = [
     "iso",
     "new_document",
     "park",
+    "refuse",
     "status_message",
     "take_responses",
 ]
@@ -185,6 +186,21 @@ def park(
         asked=dict(state.get("asked") or {}),
         deadlines=dict(state.get("deadlines") or {}),
     )
+
+
+def refuse(
+    doc: Mapping[str, Any], used: Mapping[str, Any], why: str, now: float
+) -> Doc | None:
+    """The answers ``used`` dropped, one of them not being a valid answer:
+    the task asks again, and its ``statusMessage`` says ``why``."""
+    if doc["status"] in TERMINAL:
+        return None
+    kept = {
+        k: v
+        for k, v in cast("dict[str, Any]", doc["responses"]).items()
+        if k not in used or used[k] != v
+    }
+    return _touched(doc, now, responses=kept, statusMessage=why)
 
 
 def finish(

@@ -45,6 +45,7 @@ from bridge.server.round_steps import RunSteps, Wait, run_steps, wait_on
 from bridge.server.state_token import binding
 from bridge.stores import StoreError
 from runtime import Step
+from runtime.errors import RequestError
 
 from . import document as _doc
 from .service import Tasks
@@ -168,6 +169,17 @@ async def _round(
         result = await _replay(tasks, task_id, request, written)
     except StoreError:
         raise
+    except RequestError as exc:
+        if not responses or exc.code != INVALID_PARAMS:
+            await _end(tasks, task_id, error=_error(exc))
+            return
+        # An answer that is not valid (the client's fault, as a round's
+        # -32602): dropped with the rest of its round, and asked again.
+        why = f"an answer was refused: {exc.message}"
+        await tasks.change(
+            task_id, lambda d: _doc.refuse(d, responses, why, time.time())
+        )
+        return
     except Exception as exc:
         await _end(tasks, task_id, error=_error(exc))
         return
