@@ -25,8 +25,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
+from runtime.principal import Principal
+
 __all__ = [
     "TERMINAL",
+    "caller",
     "cancel",
     "claim",
     "created",
@@ -81,6 +84,27 @@ def new_document(
     if principal is not None:
         doc["principal"] = principal
     return doc
+
+
+def caller_json(principal: Principal) -> Doc:
+    """Who made the task, as the document keeps it (the task runs for them)."""
+    return {
+        "subject": principal.subject,
+        "issuer": principal.issuer,
+        "client_id": principal.client_id,
+        "scopes": sorted(principal.scopes),
+        "audience": list(principal.audience),
+        "expires_at": principal.expires_at,
+        "claims": dict(principal.claims),
+    }
+
+
+def caller(doc: Mapping[str, Any]) -> Principal | None:
+    """Who the task runs for (None: a server that checks no tokens)."""
+    found: Any = doc.get("caller")
+    if not isinstance(found, dict):
+        return None
+    return Principal(**cast("dict[str, Any]", found))
 
 
 def expires_at(doc: Mapping[str, Any]) -> float:
