@@ -55,7 +55,13 @@ def apply_store_options(server: Server, args: argparse.Namespace) -> None:
     url: str | None = getattr(args, "store", None)
     if getattr(args, "durable", False):
         path = default_store_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file in the way, no permission: the user's to fix
+            raise ValueError(
+                f"--durable: cannot make {path.parent}: {exc.strerror}"
+                " (set XDG_STATE_HOME, or use --store sqlite:PATH)"
+            ) from None
         url = f"sqlite:{path}"
     if url is None:
         return

@@ -1,0 +1,44 @@
+"""``yieldmcp serve``'s store flags, as a newcomer meets them: every failure
+a user can cause is one line and exit 1, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _serve(
+    *flags: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bridge.cli", "serve", "examples/weather.py", *flags],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_durable_whose_state_directory_cannot_be_made_is_one_line(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    done = _serve("--durable", env={"XDG_STATE_HOME": str(blocker)})
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert str(blocker) in done.stderr
+
+
+def test_a_missing_directory_is_named(tmp_path: Path) -> None:
+    done = _serve("--store", f"sqlite:{tmp_path}/missing/calls.db")
+    assert done.returncode == 1
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert f"no directory {tmp_path}/missing" in done.stderr
