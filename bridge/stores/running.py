@@ -12,9 +12,10 @@ calls recording an answer at once pay for one commit, not N.
 A call cannot be interrupted in the middle of a write: a cancelled task waits
 for its call to finish (so it knows the write happened) and is cancelled at
 its next checkpoint, as with ``trio.to_thread.run_sync``. Only :meth:`wait`
-blocks for long; it runs on ``trio.to_thread`` in slices of at most a second,
-so a cancelled waiter never holds a thread for long and never blocks the
-workers. The in-memory store is called inline: it never waits on I/O.
+blocks for long; it runs on ``trio.to_thread`` (at most ``wait_threads`` at
+once) in slices of at most a second, so a cancelled waiter never holds a
+thread for long and never blocks the workers. The in-memory store is called
+inline: it never waits on I/O.
 """
 
 from __future__ import annotations
@@ -50,9 +51,14 @@ class BatchAppender(Protocol):
 class AsyncStore:
     """The async face of a :class:`~bridge.stores.base.JournalStore`."""
 
-    def __init__(self, store: JournalStore, *, threads: int = 8) -> None:
+    def __init__(
+        self, store: JournalStore, *, threads: int = 8, wait_threads: int = 256
+    ) -> None:
         self.store = store
-        self._limiter = trio.CapacityLimiter(threads)
+        # Waits get their own, larger pool: a waiter holds a thread (mostly
+        # asleep) for up to a second at a time, and every parked task or
+        # call may wait at once; sharing a few threads would delay wake-ups.
+        self._limiter = trio.CapacityLimiter(wait_threads)
         self._workers = _Workers(store, threads)
 
     async def _run(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:

@@ -12,11 +12,11 @@ the file's write lock before reading, so a compare-and-swap holds across
 processes. A writer that finds the lock taken waits up to ``busy_timeout``.
 Readers never block writers (WAL).
 
-Waiting: SQLite cannot tell one process that another wrote. An append in
-this process wakes its waiters at once (a condition variable); an append by
-another process is seen by polling, with a delay that starts at 1 ms and
-doubles up to ``poll_interval`` (50 ms), so a waiter costs little when idle
-and hears a quick answer quickly.
+Waiting: SQLite cannot tell one process that another wrote. An append
+through this store wakes its waiters at once (a condition variable); an
+append by another connection or process is seen by one watcher thread per
+store, which reads ``PRAGMA data_version`` every ``poll_interval`` (20 ms)
+while anyone waits: a cheap check, however many waiters.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class SQLiteStore:
         *,
         synchronous: str = "NORMAL",
         busy_timeout: float = 5.0,
-        poll_interval: float = 0.05,
+        poll_interval: float = 0.02,
     ) -> None:
         if synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
@@ -82,7 +82,9 @@ class SQLiteStore:
         self._writing = threading.Lock()
         self._closed = False
         self._appended = threading.Condition()
-        self._appends = 0
+        self._appends = 0  # appends heard (here, or by the watcher)
+        self._waiters = 0
+        self._watcher: threading.Thread | None = None
         with self._connection() as conn:
             create_schema(conn, self.path)
 
@@ -204,18 +206,68 @@ class SQLiteStore:
         self, namespace: str, id: str, start: int, timeout: float
     ) -> list[Mapping[str, Any]]:
         deadline = time.monotonic() + timeout
-        delay = 0.001
-        while True:
+        self._watch()
+        with self._appended:
+            self._waiters += 1
+            self._appended.notify_all()  # the watcher sleeps while no one waits
+        try:
+            while True:
+                with self._appended:
+                    seen = self._appends
+                found = self.read(namespace, id, start)
+                left = deadline - time.monotonic()
+                if found or left <= 0 or self._closed:
+                    return found
+                # Woken by an append through this store at once, or by the
+                # watcher when another connection or process committed.
+                with self._appended:
+                    if self._appends == seen:
+                        self._appended.wait(left)
+        finally:
             with self._appended:
-                seen = self._appends
-            found = self.read(namespace, id, start)
-            left = deadline - time.monotonic()
-            if found or left <= 0:
-                return found
+                self._waiters -= 1
+
+    def _watch(self) -> None:
+        with self._lock:
+            if self._watcher is not None or self._closed:
+                return
+            self._watcher = threading.Thread(
+                target=self._watching, name="yieldmcp-sqlite-watch", daemon=True
+            )
+        self._watcher.start()
+
+    def _watching(self) -> None:
+        # One thread per store, not one poll per waiter: while anyone waits,
+        # read PRAGMA data_version (it changes when another connection, in
+        # this process or another, commits) every poll_interval and wake the
+        # waiters to read again.
+        try:
+            conn = self._connect()
+        except StoreUnavailable:
+            return
+        try:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
+            # A commit between a first waiter's read and this baseline would
+            # go unseen: wake the waiters once to read again.
             with self._appended:
-                if self._appends == seen:
-                    self._appended.wait(min(delay, left))
-            delay = min(delay * 2, self.poll_interval)
+                self._appends += 1
+                self._appended.notify_all()
+            while True:
+                with self._appended:
+                    self._appended.wait_for(lambda: self._waiters > 0 or self._closed)
+                    if self._closed:
+                        return
+                time.sleep(self.poll_interval)
+                now = conn.execute("PRAGMA data_version").fetchone()[0]
+                if now != version:
+                    version = now
+                    with self._appended:
+                        self._appends += 1
+                        self._appended.notify_all()
+        except sqlite3.Error:
+            return  # the store was closed under us; waiters time out
+        finally:
+            conn.close()
 
     # -- upkeep ------------------------------------------------------------
 
@@ -239,6 +291,8 @@ class SQLiteStore:
             conns, self._all, self._idle = self._all, [], []
         for conn in conns:
             conn.close()
+        with self._appended:
+            self._appended.notify_all()
 
     # -- connections -------------------------------------------------------
 

@@ -1,6 +1,11 @@
-"""The SQLite store's layout (its tables, their migrations) and the append
-both of its writes share: what :mod:`bridge.stores.sqlite` runs in its
-transactions, apart from the connections and locking it owns."""
+"""The SQLite store's tables, created on open, and their layout version.
+
+Kept apart from :mod:`.sqlite` (the queries) so each stays short; with them
+the append both of its writes share (:func:`append_one`). The layout
+is versioned in the ``meta`` table: a file made by a newer layout is refused
+in one line; an older one is migrated in place by :func:`_migrate`, inside
+the transaction that bumps the version.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +45,50 @@ CREATE INDEX IF NOT EXISTS streams_expiry ON streams (expires_at)
 """
 
 
+def create_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Create (or check and migrate) the tables, in one write transaction.
+
+    Raises:
+        StoreUnavailable: the file has a newer layout than this code reads.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        row = conn.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchone()
+        found = 0 if row is None else int(row[0])
+        _check_layout(path, found)
+        _migrate(conn, found)
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def _check_layout(path: Path, found: int) -> None:
+    if found > SCHEMA_VERSION:
+        raise StoreUnavailable(
+            f"sqlite:{path} has store layout {found}; this yieldmcp reads"
+            f" layout {SCHEMA_VERSION} (upgrade yieldmcp)"
+        )
+
+
+def _migrate(conn: sqlite3.Connection, found: int) -> None:
+    # Each layout's steps from the one before, in the same transaction as the
+    # version bump (0: a new file, made in the current layout already).
+    if found == 1:
+        # Layout 2: a stream's length is its records' max(seq) + 1, so an
+        # append need not rewrite the streams row.
+        conn.execute("ALTER TABLE streams DROP COLUMN length")
+
+
 def append_one(
     conn: sqlite3.Connection,
     namespace: str,
@@ -77,42 +126,3 @@ def append_one(
             (namespace, id, expiry),
         )
     return length + len(lines)
-
-
-def create_schema(conn: sqlite3.Connection, path: Path) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        row = conn.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone()
-        found = 0 if row is None else int(row[0])
-        _check_layout(path, found)
-        _migrate(conn, found)
-        conn.execute(
-            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
-            (str(SCHEMA_VERSION),),
-        )
-    except BaseException:
-        conn.rollback()
-        raise
-    conn.commit()
-
-
-def _check_layout(path: Path, found: int) -> None:
-    if found > SCHEMA_VERSION:
-        raise StoreUnavailable(
-            f"sqlite:{path} has store layout {found}; this yieldmcp reads"
-            f" layout {SCHEMA_VERSION} (upgrade yieldmcp)"
-        )
-
-
-def _migrate(conn: sqlite3.Connection, found: int) -> None:
-    # Each layout's steps from the one before, in the same transaction as the
-    # version bump (0: a new file, made in the current layout already).
-    if found == 1:
-        # Layout 2: a stream's length is its records' max(seq) + 1, so an
-        # append need not rewrite the streams row.
-        conn.execute("ALTER TABLE streams DROP COLUMN length")

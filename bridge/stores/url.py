@@ -79,7 +79,7 @@ def sqlite_path(url: str) -> Path:
 
 def sqlite_options(url: str) -> tuple[Path, dict[str, Any]]:
     """The file and the :class:`~.sqlite.SQLiteStore` options of a ``sqlite:``
-    URL: ``sqlite:PATH?busy_timeout=10&synchronous=FULL&poll_interval=0.05``.
+    URL: ``sqlite:PATH?busy_timeout=10&synchronous=FULL&poll_interval=0.02``.
 
     Raises:
         StoreUnavailable: a bad path, an unknown option or a bad value.

@@ -9,6 +9,7 @@ a ``subscriptions/listen`` stream whose peer went away.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import shutil
@@ -23,6 +24,13 @@ import trio
 
 from bridge.server import Server
 from bridge.transports.http import HttpLimits
+from bridge.transports.http.serving import (
+    ConnectionSettings,
+    Listener,
+    serve_app,
+    times_body,
+)
+from bridge.transports.http.serving.clock import Clock, tick_for
 from tests.bridge.http_kit import MODERN, served
 from tests.fixtures import http_tools
 from tests.helpers import ROOT
@@ -216,6 +224,88 @@ async def test_a_listen_stream_whose_peer_went_away_is_ended() -> None:
             await stream.aclose()  # the client dies
             while server._listeners:  # pyright: ignore[reportPrivateUsage]
                 await trio.sleep(0.05)
+
+
+async def test_a_peer_that_stops_reading_has_its_connection_and_app_ended() -> None:
+    # The write deadline: a response the peer does not read stalls once the
+    # socket buffers fill; after ``write_timeout`` the connection closes and
+    # the app serving it is cancelled (not left writing forever).
+    ended = trio.Event()
+
+    async def endless(scope: Any, receive: Any, send: Any) -> None:
+        try:
+            start = {"type": "http.response.start", "status": 200, "headers": []}
+            await send(start)
+            chunk = {"type": "http.response.body", "body": b"x" * 65536,
+                     "more_body": True}  # fmt: skip
+            while True:
+                await send(chunk)
+        finally:
+            ended.set()
+
+    settings = ConnectionSettings(write_timeout=0.3)
+    async with trio.open_nursery() as nursery:
+        start = functools.partial(serve_app, endless, "127.0.0.1", 0, settings=settings)
+        listener: Listener = await nursery.start(start)
+        with trio.fail_after(20):
+            stream = await trio.open_tcp_stream("127.0.0.1", listener.port)
+            await stream.send_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            await ended.wait()  # never reading a byte
+            while listener.open:
+                await trio.sleep(0.05)
+        await stream.aclose()
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_server_times_a_body_the_app_reads_without_a_timer() -> None:
+    # An app that waits on ``receive()`` with no timer of its own (as the MCP
+    # endpoint does when the scope says the server times bodies) still sees a
+    # stalled body end: the client gets 408 and the connection closes.
+    waited = trio.Event()
+
+    async def reader(scope: Any, receive: Any, send: Any) -> None:
+        assert times_body(scope, 0.3)
+        waited.set()
+        while (await receive()).get("more_body", False):
+            pass
+
+    settings = ConnectionSettings(body_timeout=0.3)
+    async with trio.open_nursery() as nursery:
+        start = functools.partial(serve_app, reader, "127.0.0.1", 0, settings=settings)
+        listener: Listener = await nursery.start(start)
+        with trio.fail_after(20):
+            stream = await trio.open_tcp_stream("127.0.0.1", listener.port)
+            head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"
+            await stream.send_all(head)
+            reply = await _until_closed(stream)
+        nursery.cancel_scope.cancel()
+    assert waited.is_set()
+    assert reply.startswith(b"HTTP/1.1 408"), reply
+
+
+class _Timed:
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.expired = 0
+
+    def expire(self) -> None:
+        self.expired += 1
+
+
+def test_the_clock_expires_only_connections_past_their_deadline_once() -> None:
+    clock = Clock(tick=0.25)
+    due, later, none = _Timed(1.0), _Timed(2.0), _Timed(float("inf"))
+    clock.timed.update((due, later, none))
+    clock.expire_due(1.5)
+    clock.expire_due(1.6)
+    assert (due.expired, later.expired, none.expired) == (1, 0, 0)
+    clock.expire_due(2.0)
+    assert (due.expired, later.expired, none.expired) == (1, 1, 0)
+
+
+def test_the_clock_ticks_at_a_quarter_of_the_shortest_timeout_at_most_1s() -> None:
+    assert tick_for(10.0, 30.0, 10.0) == 1.0
+    assert tick_for(0.3, 10.0) == pytest.approx(0.075)
 
 
 async def test_ctrl_c_stops_serve_http_quietly_with_exit_130() -> None:

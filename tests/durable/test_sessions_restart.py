@@ -45,8 +45,8 @@ SERVED = str(ROOT / "tests/durable/session_tools.py")
 class Served:
     """``yieldmcp serve`` of the session tools on one store, killable."""
 
-    def __init__(self, tmp: Path, store: str, slow: float = 0.0) -> None:
-        self.tmp, self.store, self.slow = tmp, store, slow
+    def __init__(self, tmp: Path, store: str, slow: float = 0.0, *extra: str) -> None:
+        self.tmp, self.store, self.slow, self.extra = tmp, store, slow, extra
         self.counter = tmp / "steps.log"
         self.counter.touch()
 
@@ -62,6 +62,7 @@ class Served:
         }
         command = [sys.executable, "-m", "bridge.cli", "serve", SERVED]
         command += ["--http", f"127.0.0.1:{port}", "--store", self.store]
+        command += self.extra
         with (self.tmp / f"server-{port}.err").open("ab") as err:
             process = subprocess.Popen(
                 command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err
@@ -260,12 +261,13 @@ async def test_the_official_client_resumes_a_parked_call_across_a_quick_restart(
 ) -> None:
     # The SDK's client reconnects with Last-Event-ID twice, ``retry:`` apart,
     # and never posts an answer again: the server must be back within those
-    # attempts, and the answer sent once it is.
+    # attempts (a longer --retry-ms gives a slow restart room), and the
+    # answer sent once it is.
     from mcp import Client as SdkClient
     from mcp import types
     from mcp.client.streamable_http import streamable_http_client
 
-    served = Served(tmp_path, sqlite_url)
+    served = Served(tmp_path, sqlite_url, 0.0, "--retry-ms", "8000")
     asked: list[str] = []
     parked, release = trio.Event(), trio.Event()
 

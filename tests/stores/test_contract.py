@@ -136,16 +136,19 @@ def test_wait_wakes_on_another_threads_append(store: JournalStore) -> None:
         thread.join()
 
 
-def test_wait_wakes_on_another_handles_append(store_url: str) -> None:
+def test_wait_wakes_on_another_handles_append(durable_url: str) -> None:
     # Two opens of one URL are two clients of the store (in one process here;
-    # across processes below): a waiter hears the other's append.
-    if store_url.startswith("memory"):
-        pytest.skip("two opens of memory: are two separate stores")
-    waiter, writer = open_store(store_url), open_store(store_url)
+    # across processes below): a waiter hears the other's append. Only the
+    # durable backends: two opens of memory: are two separate stores.
+    waiter, writer = open_store(durable_url), open_store(durable_url)
     try:
         timer = threading.Timer(0.2, writer.append, ("call", "w", [{"a": 1}]))
         timer.start()
-        assert waiter.wait("call", "w", 0, timeout=60) == [{"a": 1}]
+        started = time.monotonic()
+        assert waiter.wait("call", "w", 0, timeout=120) == [{"a": 1}]
+        # Woken by the append, not found by the read at the timeout (a
+        # generous bound: the append comes after 0.2 s).
+        assert time.monotonic() - started < 60
         timer.join()
     finally:
         waiter.close()
@@ -166,9 +169,14 @@ def test_wait_wakes_on_another_processs_append(durable_url: str) -> None:
     store = open_store(durable_url)
     try:
         writer = start_python(APPEND_LATER, durable_url)
-        found = store.wait("call", "w", 0, timeout=120)
+        started = time.monotonic()
+        found = store.wait("call", "w", 0, timeout=240)
+        waited = time.monotonic() - started
         finish(writer)
         assert found == [{"from": "another process"}]
+        # Woken by the append, not found by the read at the timeout (a
+        # generous bound: the writer starts Python and appends after 0.3 s).
+        assert waited < 120
     finally:
         store.close()
 

@@ -124,6 +124,22 @@ async def test_two_questions_may_be_answered_one_at_a_time(wire: TaskWire) -> No
     assert done["result"]["content"][0]["text"] == "L and R"
 
 
+async def test_an_invalid_answer_is_refused_and_the_question_asked_again(
+    wire: TaskWire,
+) -> None:
+    with trio.fail_after(30):
+        task_id = (await wire.call("ask_ok"))["taskId"]
+        await wire.until(task_id, "input_required")
+        bad = {"ok": {"action": "accept", "content": {"ok": "not a boolean"}}}
+        await wire.update(task_id, bad)
+        again = await wire.until(task_id, "input_required")
+        assert list(again["inputRequests"]) == ["ok"]
+        assert again["statusMessage"].startswith("an answer was refused")
+        await wire.update(task_id, {"ok": {"action": "accept", "content": {}}})
+        done = await wire.until(task_id)
+    assert done["result"]["content"][0]["text"] == "answer: accept"
+
+
 async def test_unknown_input_keys_are_acknowledged_and_ignored(wire: TaskWire) -> None:
     with trio.fail_after(30):
         task_id = (await wire.call("ask_ok"))["taskId"]

@@ -118,6 +118,14 @@ def reporting(ctx: Context) -> Op[str]:
     return "reported"
 
 
+@tool(task="optional")
+def whoami(ctx: Context) -> Op[str]:
+    """Says who the task runs for, after a step."""
+    yield from ctx.step(_nap, 0.0)
+    who = ctx.principal
+    return "nobody" if who is None else f"{who.subject} {sorted(who.scopes)}"
+
+
 ALL = [
     hello,
     sleepy,
@@ -128,4 +136,5 @@ ALL = [
     greet_later,
     counted_steps,
     reporting,
+    whoami,
 ]

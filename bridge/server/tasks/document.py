@@ -25,8 +25,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
+from runtime.principal import Principal
+
 __all__ = [
     "TERMINAL",
+    "caller",
     "cancel",
     "claim",
     "created",
@@ -37,6 +40,7 @@ __all__ = [
     "iso",
     "new_document",
     "park",
+    "refuse",
     "status_message",
     "take_responses",
 ]
@@ -80,6 +84,27 @@ def new_document(
     if principal is not None:
         doc["principal"] = principal
     return doc
+
+
+def caller_json(principal: Principal) -> Doc:
+    """Who made the task, as the document keeps it (the task runs for them)."""
+    return {
+        "subject": principal.subject,
+        "issuer": principal.issuer,
+        "client_id": principal.client_id,
+        "scopes": sorted(principal.scopes),
+        "audience": list(principal.audience),
+        "expires_at": principal.expires_at,
+        "claims": dict(principal.claims),
+    }
+
+
+def caller(doc: Mapping[str, Any]) -> Principal | None:
+    """Who the task runs for (None: a server that checks no tokens)."""
+    found: Any = doc.get("caller")
+    if not isinstance(found, dict):
+        return None
+    return Principal(**cast("dict[str, Any]", found))
 
 
 def expires_at(doc: Mapping[str, Any]) -> float:
@@ -185,6 +210,21 @@ def park(
         asked=dict(state.get("asked") or {}),
         deadlines=dict(state.get("deadlines") or {}),
     )
+
+
+def refuse(
+    doc: Mapping[str, Any], used: Mapping[str, Any], why: str, now: float
+) -> Doc | None:
+    """The answers ``used`` dropped, one of them not being a valid answer:
+    the task asks again, and its ``statusMessage`` says ``why``."""
+    if doc["status"] in TERMINAL:
+        return None
+    kept = {
+        k: v
+        for k, v in cast("dict[str, Any]", doc["responses"]).items()
+        if k not in used or used[k] != v
+    }
+    return _touched(doc, now, responses=kept, statusMessage=why)
 
 
 def finish(

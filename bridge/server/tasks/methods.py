@@ -186,6 +186,8 @@ async def _create(
         principal=principal_binding(principal),
         now=time.time(),
     )
+    if principal is not None:
+        doc["caller"] = _doc.caller_json(principal)  # ctx.principal in the task
     if seed:
         doc.update(
             asked=dict(seed.get("asked") or {}),

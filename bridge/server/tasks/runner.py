@@ -34,6 +34,7 @@ import trio
 from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.server import modern as _modern
+from bridge.server.auth.binding import principal_binding
 from bridge.server.call_records import (
     CALLS,
     answer_record,
@@ -45,6 +46,8 @@ from bridge.server.round_steps import RunSteps, Wait, run_steps, wait_on
 from bridge.server.state_token import binding
 from bridge.stores import StoreError
 from runtime import Step
+from runtime.errors import RequestError
+from runtime.principal import Principal
 
 from . import document as _doc
 from .service import Tasks
@@ -147,7 +150,9 @@ async def _round(
     journal = journal_from_records(records, task_id).to_json()
     written = _Written(journal, int(doc["ttlMs"]) / 1000)
     arguments = tool.check_arguments(doc["arguments"])
-    bound = binding(_PURPOSE, tool.name, arguments_digest(arguments), None)
+    principal = _doc.caller(doc)
+    who = principal_binding(principal)
+    bound = binding(_PURPOSE, tool.name, arguments_digest(arguments), who)
     state: dict[str, Any] = {k: v for k, v in bound.items() if v is not None}
     state.update(journal=journal, asked=doc["asked"], deadlines=doc["deadlines"])
     if tool.version is not None:
@@ -165,9 +170,20 @@ async def _round(
     }
     request = Request(f"task:{task_id}", "tools/call", params)
     try:
-        result = await _replay(tasks, task_id, request, written)
+        result = await _replay(tasks, task_id, request, principal, written)
     except StoreError:
         raise
+    except RequestError as exc:
+        if not responses or exc.code != INVALID_PARAMS:
+            await _end(tasks, task_id, error=_error(exc))
+            return
+        # An answer that is not valid (the client's fault, as a round's
+        # -32602): dropped with the rest of its round, and asked again.
+        why = f"an answer was refused: {exc.message}"
+        await tasks.change(
+            task_id, lambda d: _doc.refuse(d, responses, why, time.time())
+        )
+        return
     except Exception as exc:
         await _end(tasks, task_id, error=_error(exc))
         return
@@ -186,12 +202,16 @@ async def _round(
 
 
 async def _replay(
-    tasks: Tasks, task_id: str, request: Request, written: _Written
+    tasks: Tasks,
+    task_id: str,
+    request: Request,
+    principal: Principal | None,
+    written: _Written,
 ) -> dict[str, Any]:
     """Drive the round's steps (:func:`bridge.server.modern.handle`); each
     step's result is in the stream before the round goes on."""
     server = tasks.server
-    steps = _modern.handle(server, request, journal_in_state=True)
+    steps = _modern.handle(server, request, principal, journal_in_state=True)
     sent: Any = None
     error: Exception | None = None
     try:

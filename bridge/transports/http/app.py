@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, final
 
@@ -162,7 +163,7 @@ class McpHttpApp:
         method = scope["method"]
         era = header_era(headers)
         if method == "POST":
-            await self._post(headers, era, principal, receive, send)
+            await self._post(scope, headers, era, principal, receive, send)
         elif method in ("GET", "DELETE"):
             await self._get_or_delete(method, headers, era, principal, receive, send)
         else:
@@ -198,13 +199,14 @@ class McpHttpApp:
 
     async def _post(
         self,
+        scope: Scope,
         headers: Mapping[str, str],
         era: Era | None,
         principal: Principal | None,
         receive: Receive,
         send: Send,
     ) -> None:
-        parsed = await self._read_message(headers, receive, send)
+        parsed = await self._read_message(scope, headers, receive, send)
         if parsed is None:
             return
         message, data = parsed
@@ -241,16 +243,14 @@ class McpHttpApp:
     async def _legacy_version(
         self, headers: Mapping[str, str], request_id: RequestId | None, send: Send
     ) -> str | None:
-        """The version a 2025-11-25-path request speaks.
-
-        The header if any (``route`` has refused unsupported values), else
-        the session's negotiated version (PROTOCOL.md §5.2).
-        """
+        """The version a 2025-11-25-path request speaks: the header if any
+        (unsupported values were refused before), else the session's
+        negotiated version (PROTOCOL.md §5.2)."""
         sent = headers.get(VERSION_HEADER)
         return sent or self.legacy.negotiated(headers) or DEFAULT_VERSION
 
     async def _read_message(
-        self, headers: Mapping[str, str], receive: Receive, send: Send
+        self, scope: Scope, headers: Mapping[str, str], receive: Receive, send: Send
     ) -> tuple[Message, bytes] | None:
         """The POSTed JSON-RPC message, or None after answering an error."""
         if not json_content_type(headers):
@@ -263,10 +263,11 @@ class McpHttpApp:
             await _plain(send, 406, "Not Acceptable: accept JSON or an event stream")
             return None
         limits = self.limits
+        timeout = limits.body_timeout
+        if _serving.times_body(scope, timeout):
+            timeout = math.inf  # the server's clock times it: no timer per request
         try:
-            data = await _asgi.read_body(
-                receive, headers, limits.max_body, limits.body_timeout
-            )
+            data = await _asgi.read_body(receive, headers, limits.max_body, timeout)
         except _asgi.BodyTooLarge:
             await _plain(send, 413, "Payload Too Large")
             return None
@@ -363,6 +364,7 @@ async def serve_http(
         header_timeout=limits.header_timeout,
         keepalive_timeout=limits.keepalive_timeout,
         write_timeout=limits.body_timeout,
+        body_timeout=limits.body_timeout,
         max_header_bytes=limits.max_header_bytes,
     )
     try:

@@ -12,6 +12,7 @@ It holds no MCP logic and no session state.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, final
 
@@ -88,6 +89,8 @@ async def read_body(
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge
+    if timeout == math.inf:  # (a cancel scope costs a few µs per request)
+        return await _read_body(receive, limit)
     with trio.move_on_after(timeout):
         return await _read_body(receive, limit)
     raise BodyTimeout

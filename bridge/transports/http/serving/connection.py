@@ -9,7 +9,15 @@ connection's clocks:
 * between requests, a kept-alive connection may be quiet for
   ``keepalive_timeout`` seconds, then it closes;
 * a response write that stalls ``write_timeout`` seconds (a peer that stopped
-  reading) ends the connection.
+  reading) ends the connection;
+* a request body still incomplete ``body_timeout`` seconds after the app
+  first waited for more of it gets 408 (if no response began) and the
+  connection closes; the scope's ``yieldmcp.body_timeout`` extension says
+  so, so that an app need not time the body itself.
+
+These deadlines are floats that one task per listener checks (:mod:`.clock`),
+not a cancel scope per wait or write; a connection has one scope, which an
+expired deadline cancels (with whatever app call the connection is serving).
 
 A peer that goes away is noticed both ways: a failed or stalled write cancels
 the request's app at once, and once the body is read the app's ``receive``
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, final
 
@@ -30,9 +39,10 @@ import attrs
 import h11
 import trio
 
+from .clock import Clock
 from .wire import head_size, http_scope, refusal, response_head
 
-__all__ = ["App", "ConnectionSettings", "serve_connection"]
+__all__ = ["App", "Clock", "ConnectionSettings", "serve_connection"]
 
 log = logging.getLogger("yieldmcp.http")
 
@@ -60,6 +70,7 @@ class ConnectionSettings:
     header_timeout: float = 10.0
     keepalive_timeout: float = 10.0
     write_timeout: float = 30.0
+    body_timeout: float = 30.0
     max_header_bytes: int = 16 * 1024
 
 
@@ -76,6 +87,20 @@ class _Connection:
             h11.SERVER, max_incomplete_event_size=settings.max_header_bytes
         )
         self.gone = False  # the peer closed, reset, or stopped reading
+        # Read by the listener's Clock: past ``deadline`` it calls expire().
+        self.deadline = math.inf
+        self.late: str | None = None  # past the deadline, a 408 saying this
+        self.expired = False
+        self.scope = trio.CancelScope()  # the connection's, app calls included
+
+    def expire(self) -> None:
+        """The deadline passed: end the connection (a 408 first if a head or
+        body was under way: :func:`serve_connection`)."""
+        self.expired = True
+        self.scope.cancel()
+
+    def until(self, seconds: float) -> None:
+        self.deadline = trio.current_time() + seconds
 
     async def receive(self) -> bytes:
         """The next bytes from the peer; ``b""`` once it is gone."""
@@ -92,14 +117,20 @@ class _Connection:
     async def send_all(self, data: bytes) -> None:
         """Write ``data``, or raise :class:`_Gone` if the peer cannot take it."""
         if not self.gone:
-            with trio.move_on_after(self.settings.write_timeout):
-                try:
-                    await self.stream.send_all(data)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    pass
-                else:
-                    return
-            self.gone = True
+            self.until(self.settings.write_timeout)
+            sent = False
+            try:
+                await self.stream.send_all(data)
+                sent = True
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            finally:
+                self.deadline = math.inf
+                # Stopped mid-write (stalled past the deadline, or cancelled):
+                # the response is cut, so the connection is not reusable.
+                self.gone = self.gone or not sent
+            if sent:
+                return
         raise _Gone
 
     def next_event(self) -> Any:
@@ -110,36 +141,36 @@ class _Connection:
         """The next request's head, or None when the connection should close
         (after a 408 or 4xx if the head was late or malformed)."""
         settings = self.settings
-        idle = settings.header_timeout if first else settings.keepalive_timeout
         try:
             event = self.next_event()
             if event is h11.NEED_DATA:
-                with trio.move_on_after(idle):
-                    self.h11.receive_data(await self.receive())
-                if not self.h11.trailing_data[0] and not self.gone:
-                    return None  # quiet for too long: close without a word
+                # Quiet past the deadline: the clock closes it without a word
+                # (the first request's deadline runs from the connection's start).
+                if not first:
+                    self.until(settings.keepalive_timeout)
+                self.h11.receive_data(await self.receive())
                 event = self.next_event()
             if event is h11.NEED_DATA:  # a head in pieces: it has a deadline
-                timeout = idle if first else settings.header_timeout
-                with trio.move_on_after(timeout):
-                    while event is h11.NEED_DATA:
-                        self.h11.receive_data(await self.receive())
-                        event = self.next_event()
-                if event is h11.NEED_DATA:
-                    await self._refuse(408, "Request Timeout: the head was too slow")
-                    return None
+                if not first:
+                    self.until(settings.header_timeout)
+                self.late = "Request Timeout: the head was too slow"
+                while event is h11.NEED_DATA:
+                    self.h11.receive_data(await self.receive())
+                    event = self.next_event()
+            self.deadline, self.late = math.inf, None
         except h11.RemoteProtocolError as exc:
-            await self._refuse(exc.error_status_hint, f"Bad Request: {exc}")
+            self.deadline, self.late = math.inf, None
+            await self.refuse(exc.error_status_hint, f"Bad Request: {exc}")
             return None
         if not isinstance(event, h11.Request):
             return None  # the peer closed
         if head_size(event) > settings.max_header_bytes:
             # h11 bounds only a head still arriving; this one came whole.
-            await self._refuse(431, "Request Header Fields Too Large")
+            await self.refuse(431, "Request Header Fields Too Large")
             return None
         return event
 
-    async def _refuse(self, status: int, text: str) -> None:
+    async def refuse(self, status: int, text: str) -> None:
         if self.gone:  # (nothing of a response was sent yet)
             return
         with contextlib.suppress(_Gone):
@@ -181,16 +212,14 @@ class _Exchange:
         self.headers: list[tuple[bytes, bytes]] = []
         self.started = False
         self.done = False
-        self.scope = trio.CancelScope()
 
     async def run(self, app: App, scope: Mapping[str, Any]) -> None:
-        with self.scope:
-            try:
-                await app(scope, self.receive, self.send)
-            except Exception:
-                log.exception("the app failed on %s %s", scope["method"], scope["path"])
-            if not self.started and not self.c.gone:
-                await self._fallback()
+        try:
+            await app(scope, self.receive, self.send)
+        except Exception:
+            log.exception("the app failed on %s %s", scope["method"], scope["path"])
+        if not self.started and not self.c.gone:
+            await self._fallback()
 
     async def _fallback(self) -> None:
         # The app sent nothing (it failed): the client still gets an answer.
@@ -220,11 +249,15 @@ class _Exchange:
             if event is h11.NEED_DATA:
                 if chunks:  # hand over what is here; the rest comes later
                     return _request(chunks, more=True)
+                if self.c.deadline == math.inf:  # from the first wait on
+                    self.c.until(self.c.settings.body_timeout)
+                    self.c.late = "Request Timeout: the body was too slow"
                 self.c.h11.receive_data(await self.c.receive())
             elif isinstance(event, h11.Data):
                 chunks.append(bytes(event.data))
             elif isinstance(event, h11.EndOfMessage):
                 self.ended = self.body_done = True
+                self.c.deadline, self.c.late = math.inf, None
                 return _request(chunks, more=False)
             else:  # ConnectionClosed: the peer left mid-body
                 self.c.gone = True
@@ -252,6 +285,7 @@ class _Exchange:
         out: list[bytes] = []
         if not self.started:
             self.started = True
+            self.c.late = None  # a response began: too late for a 408
             if not self._peek_end():
                 # The body is not all read: the connection cannot be reused.
                 self.headers.append((b"connection", b"close"))
@@ -288,8 +322,8 @@ class _Exchange:
             await self.c.send_all(data)
         except _Gone:
             # The peer is gone: the app's work for it ends here (a cancellation,
-            # which the app's nurseries and this exchange's scope absorb).
-            self.scope.cancel()
+            # which the app's nurseries and the connection's scope absorb).
+            self.c.scope.cancel()
             await trio.lowlevel.checkpoint()
 
 
@@ -302,22 +336,38 @@ async def serve_connection(
     stream: trio.SocketStream,
     app: App,
     settings: ConnectionSettings,
+    clock: Clock,
     client: Address = None,
     server: Address = None,
 ) -> None:
-    """Serve ``app`` on ``stream``, request after request, then close it."""
+    """Serve ``app`` on ``stream``, request after request, then close it;
+    ``clock`` keeps its deadlines (:mod:`.clock`)."""
     connection = _Connection(stream, settings)
+    clock.timed.add(connection)
     try:
-        first = True
-        while True:
-            request = await connection.next_request(first)
-            if request is None:
-                return
-            first = False
-            exchange = _Exchange(connection)
-            await exchange.run(app, http_scope(request, client, server))
-            if not connection.reusable():
-                return
-            connection.h11.start_next_cycle()
+        with connection.scope:
+            connection.deadline = trio.current_time() + settings.header_timeout
+            await _serve_requests(connection, app, client, server)
+        if connection.expired and connection.late:
+            with trio.move_on_after(settings.write_timeout):  # (out of its scope)
+                await connection.refuse(408, connection.late)
     finally:
+        clock.timed.discard(connection)
         await connection.close()  # closes the socket even when cancelled
+
+
+async def _serve_requests(
+    connection: _Connection, app: App, client: Address, server: Address
+) -> None:
+    first = True
+    while True:
+        request = await connection.next_request(first)
+        if request is None:
+            return
+        first = False
+        exchange = _Exchange(connection)
+        timeout = connection.settings.body_timeout
+        await exchange.run(app, http_scope(request, client, server, timeout))
+        if not connection.reusable():
+            return
+        connection.h11.start_next_cycle()

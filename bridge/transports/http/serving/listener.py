@@ -24,6 +24,7 @@ from typing import Any, Final, cast, final
 
 import trio
 
+from .clock import Clock, tick_for
 from .connection import App, ConnectionSettings, serve_connection
 from .wire import refusal
 
@@ -118,6 +119,15 @@ class Listener:
         burst's bookkeeping goes with its nursery (trio keeps a nursery's
         tasks in sets, and a set does not shrink when they leave)."""
         server = self.address
+        clock = Clock(
+            tick_for(
+                settings.header_timeout,
+                settings.keepalive_timeout,
+                settings.write_timeout,
+                settings.body_timeout,
+            )
+        )
+        nursery.start_soon(clock.run)
         spawned, full = 0, trio.Event()
         batch: trio.Nursery = await nursery.start(_batch, full)
         while True:
@@ -137,7 +147,9 @@ class Listener:
                 batch = await nursery.start(_batch, full)
             spawned += 1
             client = _address(peer)
-            batch.start_soon(self._serve_one, stream, app, settings, client, server)
+            batch.start_soon(
+                self._serve_one, stream, app, settings, clock, client, server
+            )
 
     async def _accept_failed(self, exc: OSError) -> None:
         if exc.errno in _OUT_OF_DESCRIPTORS:
@@ -157,11 +169,12 @@ class Listener:
         stream: trio.SocketStream,
         app: App,
         settings: ConnectionSettings,
+        clock: Clock,
         client: tuple[str, int] | None,
         server: tuple[str, int],
     ) -> None:
         try:
-            await serve_connection(stream, app, settings, client, server)
+            await serve_connection(stream, app, settings, clock, client, server)
         finally:
             self.open -= 1
 

@@ -9,25 +9,38 @@ because no request was read (h11 answers only a request it has parsed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from http import HTTPStatus
 from typing import Any, Final
 from urllib.parse import unquote
 
 import h11
 
-__all__ = ["head_size", "http_scope", "refusal", "response_head"]
+__all__ = [
+    "BODY_TIMEOUT",
+    "times_body",
+    "head_size",
+    "http_scope",
+    "refusal",
+    "response_head",
+]
 
 _ASGI: Final = {"version": "3.0", "spec_version": "2.3"}
+
+BODY_TIMEOUT: Final = "yieldmcp.body_timeout"
+"""The scope extension by which the server says it times request bodies:
+``{"seconds": S}``, a 408 for a body not all there S seconds after the app
+first waited for more of it."""
 
 
 def http_scope(
     request: h11.Request,
     client: tuple[str, int] | None,
     server: tuple[str, int] | None,
+    body_timeout: float,
 ) -> dict[str, Any]:
     """The ASGI ``http`` scope of ``request`` (header names are lower case:
-    h11 lowers them)."""
+    h11 lowers them), saying that the server times its body."""
     target = bytes(request.target)
     raw_path, _, query = target.partition(b"?")
     return {
@@ -43,7 +56,17 @@ def http_scope(
         "headers": list(request.headers),
         "client": client,
         "server": server,
+        "extensions": {BODY_TIMEOUT: {"seconds": body_timeout}},
     }
+
+
+def times_body(scope: Mapping[str, Any], seconds: float) -> bool:
+    """Whether the server of ``scope`` says it times request bodies, in at
+    most ``seconds`` (then the app need not)."""
+    extensions: Mapping[str, Any] = scope.get("extensions") or {}
+    declared: Mapping[str, Any] = extensions.get(BODY_TIMEOUT) or {}
+    kept: object = declared.get("seconds")
+    return isinstance(kept, int | float) and kept <= seconds
 
 
 def head_size(request: h11.Request) -> int:
