@@ -54,6 +54,7 @@ __all__ = [
     "ScriptExhausted",
     "StepFailed",
     "StepNotRecordable",
+    "TaskCancelled",
     "TokenBudgetExceeded",
     "ToolError",
     "UrlElicitationRequired",
@@ -266,6 +267,10 @@ class CapabilityError(YieldMCPError):
 
 class RequestTimeout(YieldMCPError, TimeoutError):
     """A request we sent was not answered in time (and was cancelled)."""
+
+
+class TaskCancelled(YieldMCPError):
+    """A task we followed (the 2026-07-28 tasks extension) ended ``cancelled``."""
 
 
 class ClosedSessionError(YieldMCPError):

@@ -31,6 +31,7 @@ from .interrupt import EXIT_INTERRUPTED, Interrupted, run_trio
 from .limits import add_limit_flags, apply_limits, http_options
 from .server_options import add_server_flags, apply_server_options
 from .store_options import add_store_flags, apply_store_options
+from .task_options import add_task_option
 
 __all__ = ["main"]
 
@@ -165,6 +166,7 @@ def _add_call(verbs: Any) -> None:
         "--args", metavar="JSON", help="all tool arguments as a JSON object"
     )
     add_host_options(call)
+    add_task_option(call)
     auth_options.add_call_options(call)
     _add_verbose(call, "verbose_after_verb")
     trace_options.add_call_options(call)
@@ -294,6 +296,7 @@ def _host(
         timeout=args.timeout,
         describe=getattr(args, "describe", False),
         save_media=args.save_media,
+        task=getattr(args, "task", False),
     )
     try:
         return run_trio(run_call, options)

@@ -38,6 +38,7 @@ from runtime.requests import ElicitationRequest
 
 from .feedback import ERASE_LINE, WaitingSampler, progress_text
 from .show import describe_tool, offer_lines, result_lines
+from .task_options import status_printer
 from .url_flow import (
     MAX_URL_ROUNDS,
     URL_REQUIRED,
@@ -67,6 +68,7 @@ class CallOptions:
     timeout: float | None = None  # the whole call, connecting included
     describe: bool = False  # show the tool's schemas instead of calling it
     save_media: Path | None = None  # where images and audio of a result go
+    task: bool = False  # call --task (bridge.cli.task_options)
 
 
 @final
@@ -207,7 +209,11 @@ async def _call_tool(
     for _round in range(MAX_URL_ROUNDS):
         try:
             return await client.call_tool(
-                options.tool, options.arguments, on_progress=show.progress
+                options.tool,
+                options.arguments,
+                on_progress=show.progress,
+                task=options.task,
+                on_status=status_printer(show.line),
             )
         except PeerError as exc:
             if exc.code != URL_REQUIRED:

@@ -51,6 +51,7 @@ from .answers import ProgressCallback as ProgressCallback
 from .answers import Sampler as Sampler
 from .headers import invalid_header_reason
 from .oauth.config import OAuth
+from .tasks import StatusCallback, follow, with_tasks
 
 __all__ = [
     "Client",
@@ -71,11 +72,14 @@ LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 UNSUPPORTED_VERSION: Final = -32022
 
 
-def _needs_input(result: Any) -> bool:
-    """A 2026 interim result (a missing ``resultType`` means complete)."""
-    if not isinstance(result, dict):
-        return False
-    return cast(dict[str, Any], result).get("resultType") == "input_required"
+def _kind(result: Any) -> Any:
+    """A 2026 result's ``resultType``: ``input_required`` (interim), ``task``
+    (the tasks extension), else complete (also when missing)."""
+    return (
+        cast(dict[str, Any], result).get("resultType")
+        if isinstance(result, dict)
+        else None
+    )
 
 
 telemetry.install()  # sessions get a tap when OpenTelemetry is configured
@@ -289,8 +293,13 @@ class Client:
         arguments: Mapping[str, Any] | None = None,
         *,
         on_progress: ProgressCallback | None = None,
+        task: bool = False,
+        on_status: StatusCallback | None = None,
     ) -> mcp_decode.ToolCallResult:
         """Call tool ``name``; answers the server's questions until it completes.
+        ``task``: in 2026-07-28, declare the tasks extension for the call, and
+        follow the task the server may make (:mod:`bridge.client.tasks`,
+        telling ``on_status`` its status; cancelling the call cancels it).
 
         Raises:
             PeerError: the server answered with a JSON-RPC error.
@@ -298,9 +307,19 @@ class Client:
             BrokenSessionError: the server went away (e.g. its process exited).
         """
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
-        return mcp_decode.call_tool_result(
-            await self._until_complete("tools/call", params, on_progress)
-        )
+        if task and self.modern:
+            params["_meta"] = {CLIENT_CAPABILITIES: with_tasks(self.capabilities)}
+        result: Any = await self._until_complete("tools/call", params, on_progress)
+        if _kind(result) == "task":
+            result = await follow(
+                self._task_request, self.answers, result,
+                gone=self._gone, on_status=on_status,
+            )  # fmt: skip
+        return mcp_decode.call_tool_result(result)
+
+    async def _task_request(self, method: str, params: Mapping[str, Any]) -> Any:
+        meta = {CLIENT_CAPABILITIES: with_tasks(self.capabilities)}
+        return await self.request(method, {**params, "_meta": meta})
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
@@ -314,14 +333,14 @@ class Client:
         token: str | None = None
         if on_progress is not None:
             token = f"p{next(self._tokens)}"
-            params["_meta"] = {"progressToken": token}
+            params["_meta"] = {**params.get("_meta", {}), "progressToken": token}  # pyright: ignore[reportUnknownArgumentType]
             self.answers.progress[token] = on_progress
         try:
             with telemetry.rounds_span(method, params, self.modern) as rounds:
                 for count in range(1, self.max_rounds + 1):
                     rounds(count)  # every round's request is a child of one span
                     result: Any = await self.request(method, params)
-                    if not _needs_input(result):
+                    if _kind(result) != "input_required":
                         return result
                     params = await retry_params(
                         self.answers,

@@ -49,7 +49,15 @@ HeaderMap = Mapping[tuple[str, ...], str]
 """Property path (a chain of ``properties`` keys) -> its ``x-mcp-header`` name."""
 
 X_MCP_HEADER: Final = "x-mcp-header"
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the tasks extension routes by task (SEP-2663)
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _PRIMITIVE: Final = frozenset({"string", "integer", "boolean"})
 # JSON Schema 2020-12 applicators whose values are schemas. Crossing any of

@@ -70,6 +70,9 @@ class ServerLimits:
             its last change (its ``ttlMs``); then it is swept.
         task_poll_interval: seconds a client is told to wait between
             ``tasks/get`` polls (``pollIntervalMs``).
+        max_tasks: tasks one process runs at once (a task waiting on its
+            client counts). More: a new task is refused with -32000, and a
+            task left by a dead process waits for a free place.
         task_lease: seconds a process holds a running task before another
             may take it over (renewed while it runs): how long a task whose
             process died waits to be resumed.
@@ -85,6 +88,7 @@ class ServerLimits:
     round_claim_seconds: float = attrs.field(default=60.0, validator=positive)
     task_ttl: float = attrs.field(default=3600.0, validator=positive)
     task_poll_interval: float = attrs.field(default=0.5, validator=positive)
+    max_tasks: int = attrs.field(default=1024, validator=positive)
     task_lease: float = attrs.field(default=30.0, validator=positive)
 
 

@@ -56,6 +56,19 @@ async def test_a_task_tool_answers_with_a_flat_task_that_tasks_get_finds_at_once
     assert "io.modelcontextprotocol/related-task" not in done["result"].get("_meta", {})
 
 
+async def test_a_task_s_progress_message_is_its_status_message(
+    wire: TaskWire,
+) -> None:
+    with trio.fail_after(30):
+        task_id = (await wire.call("reporting"))["taskId"]
+        while "statusMessage" not in (task := await wire.get(task_id)):
+            assert task["status"] == "working"
+            await trio.sleep(0.02)
+        done = await wire.until(task_id)
+    assert task["statusMessage"] == "half way"
+    assert done["status"] == "completed"
+
+
 async def test_a_sync_tool_stays_complete_even_with_a_legacy_task_param(
     wire: TaskWire,
 ) -> None:
@@ -235,3 +248,24 @@ async def _poll_until_gone(wire: TaskWire, task_id: str) -> None:
     while True:
         await wire.get(task_id)
         await trio.sleep(0.05)
+
+
+async def test_tasks_past_max_tasks_are_refused_as_busy() -> None:
+    server = Server(tools.ALL, name="tasks-full", limits=ServerLimits(max_tasks=1))
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            first = await wire.call("sleepy", seconds=60)
+            with pytest.raises(RpcError) as refused:
+                await wire.call("sleepy", seconds=60)
+            await wire.cancel(first["taskId"])
+            await wire.until(first["taskId"])
+            while True:  # its place is free once its runner has stopped
+                try:
+                    again = await wire.call("sleepy")
+                except RpcError:
+                    await trio.sleep(0.02)
+                else:
+                    break
+    assert refused.value.code == -32000
+    assert again["resultType"] == "task"

@@ -34,6 +34,12 @@ pytestmark = [
 SERVED = str(ROOT / "tests/tasks/tools.py")
 
 
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
+def store_url(request: pytest.FixtureRequest) -> str:
+    """A fresh store of each kind the processes share (tests/conftest.py)."""
+    return str(request.getfixturevalue(f"{request.param}_url"))
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -81,11 +87,11 @@ def _runs(path: Path) -> list[int]:
 
 
 async def test_kill_9_in_the_middle_of_steps_then_another_process_finishes(
-    sqlite_url: str, tmp_path: Path
+    store_url: str, tmp_path: Path
 ) -> None:
     counter = tmp_path / "steps.txt"
     async with httpx.AsyncClient(timeout=30) as http:
-        async with _serving(sqlite_url, tmp_path) as (url, process):
+        async with _serving(store_url, tmp_path) as (url, process):
             wire = TaskWire(http, url)
             with trio.fail_after(60):
                 created = await wire.call("counted_steps", path=str(counter), pause=0.5)
@@ -94,7 +100,7 @@ async def test_kill_9_in_the_middle_of_steps_then_another_process_finishes(
             _kill(process)
         before = _runs(counter)
         assert len(before) < 5  # killed in the middle
-        async with _serving(sqlite_url, tmp_path) as (url, _process):
+        async with _serving(store_url, tmp_path) as (url, _process):
             wire = TaskWire(http, url)
             with trio.fail_after(60):
                 done = await wire.until(created["taskId"])
@@ -129,3 +135,20 @@ async def test_kill_9_while_a_task_waits_then_it_is_answered_elsewhere(
                 await wire.update(task_id, {second: right})
                 done = await wire.until(task_id)
     assert done["result"]["content"][0]["text"] == "L and R"
+
+
+async def test_two_live_processes_share_a_task(sqlite_url: str, tmp_path: Path) -> None:
+    async with (
+        httpx.AsyncClient(timeout=30) as http,
+        _serving(sqlite_url, tmp_path) as (first, _one),
+        _serving(sqlite_url, tmp_path) as (second, _two),
+    ):
+        on_one, on_two = TaskWire(http, first), TaskWire(http, second)
+        with trio.fail_after(60):
+            task_id = (await on_one.call("ask_ok"))["taskId"]
+            await on_two.until(task_id, "input_required")
+            await on_two.update(task_id, {"ok": {"action": "accept", "content": {}}})
+            done = await on_two.until(task_id)
+            seen_by_one = await on_one.get(task_id)
+    assert done["result"]["content"][0]["text"] == "answer: accept"
+    assert seen_by_one["status"] == "completed"

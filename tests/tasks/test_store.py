@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ import trio
 
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
+from bridge.server.tasks import tasks_of
+from bridge.server.tasks.document import new_document
 from bridge.stores import JournalStore, MemoryStore
 from bridge.transports.http import serve_http
 from tests.bridge.http_kit import served
@@ -111,3 +114,42 @@ async def test_a_task_whose_server_died_is_resumed_where_it_was(
     assert sorted(set(runs)) == [1, 2, 3, 4, 5]
     for number in died_after[:-1]:
         assert runs.count(number) == 1  # done before the death: never again
+
+
+async def test_a_task_that_can_no_longer_run_fails_instead_of_looping() -> None:
+    store = MemoryStore()
+    stale = new_document(
+        tool="sleepy",
+        arguments={"seconds": "not a number any more"},
+        capabilities={},
+        ttl_ms=60_000,
+        poll_ms=100,
+        principal=None,
+        now=time.time(),
+    )
+    store.put("task", "stale", stale, expect=0)
+    server = Server(tools.ALL, name="heir", store=store, limits=QUICK)
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            done = await wire.until("stale")
+    assert done["status"] == "failed"
+    assert done["error"]["code"] == -32603
+
+
+async def test_a_cancel_on_another_server_stops_the_run() -> None:
+    store = MemoryStore()
+    one = Server(tools.ALL, name="one", store=store)
+    two = Server(tools.ALL, name="two", store=store)
+    async with (
+        served(one) as first,
+        served(two) as second,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        with trio.fail_after(30):
+            task_id = (await TaskWire(http, first).call("sleepy", seconds=60))["taskId"]
+            await TaskWire(http, second).cancel(task_id)
+        # well within the lease's renewal (10 s): the run reads its task often
+        with trio.fail_after(5):
+            while tasks_of(one).running:
+                await trio.sleep(0.02)

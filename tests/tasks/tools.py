@@ -110,6 +110,14 @@ def counted_steps(
     return f"ran {steps} steps, total {total} (pid {os.getpid()})"
 
 
+@tool(task="optional")
+def reporting(ctx: Context) -> Op[str]:
+    """Reports progress with a message, then waits a while."""
+    yield ctx.progress(1, 2, "half way")
+    yield from ctx.step(_nap, 0.5)
+    return "reported"
+
+
 ALL = [
     hello,
     sleepy,
@@ -119,4 +127,5 @@ ALL = [
     ask_two,
     greet_later,
     counted_steps,
+    reporting,
 ]

@@ -34,6 +34,7 @@ from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.server import modern as _modern
 from bridge.server.auth.binding import principal_binding
 from bridge.server.call_records import CALLS, answer_record, notice_record
+from bridge.server.limits import busy
 from bridge.server.round_state import parse_responses
 from bridge.server.round_steps import RunSteps, Wait, wait_on
 from runtime.errors import InvalidArguments, RequestError
@@ -173,6 +174,8 @@ async def _create(
 ) -> dict[str, Any]:
     tasks = tasks_of(server)
     limits = server.limits
+    if tasks.full:
+        raise busy("too many tasks running", limits.max_tasks)
     task_id = uuid.uuid4().hex
     doc = _doc.new_document(
         tool=tool.name,
@@ -232,5 +235,5 @@ async def _task_method(
     else:
         changed = await tasks.change(task_id, lambda d: _doc.cancel(d, now))
     if changed is not None:
-        await tasks.wake(task_id, changed)
+        tasks.wake(task_id)
     return {"resultType": "complete"}

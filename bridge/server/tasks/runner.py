@@ -43,10 +43,11 @@ from bridge.server.call_records import (
 from bridge.server.round_state import arguments_digest
 from bridge.server.round_steps import RunSteps, Wait, run_steps, wait_on
 from bridge.server.state_token import binding
+from bridge.stores import StoreError
 from runtime import Step
 
 from . import document as _doc
-from .service import TASKS, Tasks
+from .service import Tasks
 
 if TYPE_CHECKING:
     from bridge.server.offer import Offer
@@ -85,19 +86,19 @@ async def run_task(tasks: Tasks, task_id: str) -> None:
 
 async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None:
     """Renew the lease every third of it; stop the run when the task is
-    cancelled or the lease is lost."""
-    store = tasks.store
-    seen = len(await store.read(TASKS, task_id))
+    cancelled (here: at once; on another process: seen within a second) or
+    the lease is lost."""
     renew_at = trio.current_time() + tasks.lease / 3
+    look = 0.0
     while True:
-        wait = max(0.0, renew_at - trio.current_time())
-        found = await store.wait(TASKS, task_id, seen, wait)
-        seen += len(found)
-        if found:
-            doc = await tasks.load(task_id)
-            if doc is None or doc["status"] == "cancelled":
-                run.cancel()
-                return
+        changed = tasks.changes(task_id)
+        look = tasks.look(look)
+        with trio.move_on_at(min(renew_at, trio.current_time() + look)):
+            await changed.wait()
+        doc = await tasks.load(task_id)
+        if doc is None or doc["status"] == "cancelled":
+            run.cancel()
+            return
         if trio.current_time() >= renew_at:
             kept = await tasks.change(
                 task_id, lambda d: _doc.claim(d, tasks.owner, tasks.lease)
@@ -109,20 +110,27 @@ async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None
 
 
 async def _drive(tasks: Tasks, task_id: str) -> None:
-    store = tasks.store
-    seen = len(await store.read(TASKS, task_id))
+    look = 0.0
     while True:
+        changed = tasks.changes(task_id)
         doc = await tasks.load(task_id)
         if doc is None or doc["status"] in _doc.TERMINAL:
             return
         responses = _doc.take_responses(doc)
         if doc["status"] == "input_required" and not responses:
-            # Waiting on the client: until a tasks/update (here or on another
-            # process) appends to the task's event stream.
-            found = await store.wait(TASKS, task_id, seen, tasks.lease)
-            seen += len(found)
+            # Waiting on the client: a tasks/update here wakes it; one on
+            # another process is read at the next look.
+            look = tasks.look(look)
+            with trio.move_on_after(look):
+                await changed.wait()
             continue
-        await _round(tasks, task_id, doc, responses)
+        look = 0.0
+        try:
+            await _round(tasks, task_id, doc, responses)
+        except StoreError:
+            raise  # the store's trouble: the task is resumed after its lease
+        except Exception as exc:  # it cannot run here (its tool changed...)
+            await _end(tasks, task_id, error=_error(exc))
 
 
 async def _round(
@@ -152,17 +160,16 @@ async def _round(
         "_meta": {
             _modern.PROTOCOL_VERSION: _modern.MODERN_VERSIONS[0],
             _modern.CLIENT_CAPABILITIES: doc["capabilities"],
+            "progressToken": task_id,  # progress becomes the statusMessage
         },
     }
     request = Request(f"task:{task_id}", "tools/call", params)
     try:
         result = await _replay(tasks, task_id, request, written)
+    except StoreError:
+        raise
     except Exception as exc:
-        error = error_data(exc)
-        failed: dict[str, Any] = {"code": error.code, "message": error.message}
-        if error.data is not None:
-            failed["data"] = error.data
-        await _end(tasks, task_id, error=failed)
+        await _end(tasks, task_id, error=_error(exc))
         return
     if result.get("resultType") != "input_required":
         result = dict(result)
@@ -272,6 +279,15 @@ class _Written:
             await tasks.store.append(
                 CALLS, task_id, records, expires_at=time.time() + self.ttl
             )
+
+
+def _error(exc: Exception) -> dict[str, Any]:
+    """A failed task's ``error``: the JSON-RPC error of the one mapping."""
+    error = error_data(exc)
+    out: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        out["data"] = error.data
+    return out
 
 
 def _entry(step: Step, reply: Any) -> list[Any]:

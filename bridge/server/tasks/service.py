@@ -9,9 +9,10 @@ expired tasks and resumes tasks whose lease ran out (their process died), on
 start and then every half lease.
 
 Every change to a task document goes through :meth:`Tasks.change`:
-compare-and-swap, re-applied on a conflict. A runner is woken by a record on
-the task's event stream ``("task", task_id)`` (an answer or a cancel), which
-a process sharing the store hears through :meth:`AsyncStore.wait`.
+compare-and-swap, re-applied on a conflict. A runner in this process is woken
+at once by an answer or a cancel (:meth:`Tasks.wake`); one on another process
+reads its task again at least every second (:meth:`Tasks.look`), so a task
+costs the store a read or two a second and no thread in between.
 
 It does not decide what a change means (:mod:`.document`) or run a task
 (:mod:`.runner`).
@@ -56,6 +57,7 @@ class Tasks:
         self.store = store or AsyncStore(MemoryStore())
         self.owner = uuid.uuid4().hex
         self.running: set[str] = set()
+        self._changes: dict[str, trio.Event] = {}
         self._janitor = False
 
     @property
@@ -95,17 +97,37 @@ class Tasks:
                 continue
             return new
 
-    async def wake(self, task_id: str, doc: Mapping[str, Any]) -> None:
-        """Tell the task's runner, wherever it runs, that its task changed."""
-        await self.store.append(
-            TASKS, task_id, [{"at": time.time()}], expires_at=_doc.expires_at(doc)
-        )
+    def changes(self, task_id: str) -> trio.Event:
+        """Set at the next :meth:`wake` of the task in this process. Take it
+        *before* reading the task, so no change slips in between."""
+        event = self._changes.get(task_id)
+        if event is None:
+            event = self._changes[task_id] = trio.Event()
+        return event
+
+    def wake(self, task_id: str) -> None:
+        """Tell the task's runner, if it runs here, that its task changed.
+        A runner elsewhere reads the change at its next look (:func:`look`)."""
+        event = self._changes.pop(task_id, None)
+        if event is not None:
+            event.set()
+
+    def look(self, seconds: float) -> float:
+        """How long a runner waits before reading its task again (for changes
+        made on other processes): doubling from 50 ms while nothing changes, up
+        to a third of the lease."""
+        return min(max(seconds * 2, 0.05), self.lease / 3, 1.0)
+
+    @property
+    def full(self) -> bool:
+        """Whether this process runs as many tasks as it may."""
+        return len(self.running) >= self.server.limits.max_tasks
 
     def start(self, task_id: str) -> None:
         """Run the task here, in the background, unless this process already
-        does (the runner claims it first: :mod:`.runner`)."""
+        does or is full (the runner claims it first: :mod:`.runner`)."""
         self.start_janitor()
-        if task_id in self.running:
+        if task_id in self.running or self.full:
             return
         self.running.add(task_id)
         trio.lowlevel.spawn_system_task(self._run, task_id)
@@ -117,6 +139,7 @@ class Tasks:
             log.exception("task %s: its runner failed", task_id)
         finally:
             self.running.discard(task_id)
+            self._changes.pop(task_id, None)
 
     def start_janitor(self) -> None:
         """Start sweeping and resuming tasks, once per server and process."""
@@ -140,6 +163,8 @@ class Tasks:
         await self.store.sweep(now)
         resumed = 0
         for task_id, found in await self.store.scan(TASKS):
+            if self.full:
+                break
             if _doc.claim(found.value, self.owner, self.lease, now) is None:
                 continue
             if task_id not in self.running:
