@@ -176,6 +176,11 @@ async def _create(
     limits = server.limits
     if tasks.full:
         raise busy("too many tasks running", limits.max_tasks)
+    caller = principal_binding(principal)
+    if tasks.full_for(caller):
+        raise busy(
+            "too many tasks running for this caller", limits.max_tasks_per_caller
+        )
     task_id = uuid.uuid4().hex
     doc = _doc.new_document(
         tool=tool.name,
@@ -183,7 +188,7 @@ async def _create(
         capabilities=params["_meta"][_modern.CLIENT_CAPABILITIES],
         ttl_ms=max(1, round(limits.task_ttl * 1000)),
         poll_ms=max(1, round(limits.task_poll_interval * 1000)),
-        principal=principal_binding(principal),
+        principal=caller,
         now=time.time(),
     )
     if seed:
@@ -194,7 +199,7 @@ async def _create(
         )
         await _seed_journal(tasks, task_id, seed.get("journal") or {}, doc)
     await tasks.create(task_id, doc)  # durable before the reply
-    tasks.start(task_id)
+    tasks.start(task_id, caller)
     return _doc.created(task_id, doc)
 
 
