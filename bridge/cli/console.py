@@ -19,8 +19,10 @@ import attrs
 import trio
 
 from bridge.client.client import connect
+from bridge.client.tasks import TASKS_EXTENSION
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm
 from bridge.providers import provider_from_spec
+from bridge.transports.headers import MISSING_CAPABILITY
 from runtime.errors import (
     AuthorizationError,
     BrokenSessionError,
@@ -234,7 +236,16 @@ def _refused(exc: PeerError, era: str) -> str:
         # An SDK or fastmcp tool asking the 2025-11-25 way, mid-call, which a
         # 2026-07-28 request has no channel for: the handshake era has one.
         text += "; its tool asks mid-call the 2025-11-25 way: try --era legacy"
+    if exc.code == MISSING_CAPABILITY and _needs_tasks(exc.data):
+        text += "; the tool runs only as a task: add --task"
     return text
+
+
+def _needs_tasks(data: object) -> bool:
+    """Whether a -32021's data names the tasks extension as required."""
+    needed = data.get("requiredCapabilities") if isinstance(data, Mapping) else None
+    extensions = needed.get("extensions") if isinstance(needed, Mapping) else None
+    return isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions
 
 
 def _provider_failure(exc: ProviderError) -> str:
