@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO, final
+from typing import Any, TextIO, cast, final
 
 import attrs
 import trio
@@ -243,9 +243,12 @@ def _refused(exc: PeerError, era: str) -> str:
 
 def _needs_tasks(data: object) -> bool:
     """Whether a -32021's data names the tasks extension as required."""
-    needed = data.get("requiredCapabilities") if isinstance(data, Mapping) else None
-    extensions = needed.get("extensions") if isinstance(needed, Mapping) else None
-    return isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions
+    try:
+        return (
+            TASKS_EXTENSION in cast("Any", data)["requiredCapabilities"]["extensions"]
+        )
+    except (TypeError, KeyError):  # not the shape the spec gives: no hint
+        return False
 
 
 def _provider_failure(exc: ProviderError) -> str:
