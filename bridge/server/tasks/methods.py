@@ -192,10 +192,13 @@ async def _create(
         now=time.time(),
     )
     if seed:
+        asked = dict(seed.get("asked") or {})
         doc.update(
-            asked=dict(seed.get("asked") or {}),
+            asked=asked,
             deadlines=dict(seed.get("deadlines") or {}),
-            responses=dict(responses),
+            # Only answers to what was asked: other keys would be stored and
+            # written again with every change of the task, until its TTL.
+            responses={k: v for k, v in responses.items() if k in asked},
         )
         await _seed_journal(tasks, task_id, seed.get("journal") or {}, doc)
     await tasks.create(task_id, doc)  # durable before the reply
