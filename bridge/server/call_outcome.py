@@ -8,9 +8,11 @@ JSON-RPC error, as :func:`bridge.server.methods.tool_call_result` and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from bridge.jsonrpc.errors import error_data
+from bridge.jsonrpc.messages import ErrorData
 from bridge.jsonrpc.session import Session
 from runtime import Tool
 from runtime._stepper import Raised, Returned
@@ -21,7 +23,7 @@ from .questions import CallScope
 if TYPE_CHECKING:
     from .offer import Offer
 
-__all__ = ["respond"]
+__all__ = ["outcome_json", "respond", "send"]
 
 
 def respond(
@@ -30,9 +32,17 @@ def respond(
     scope: CallScope,
     tool: Tool[Any, Any],
     outcome: Returned | Raised,
+) -> None:
+    """Answer the call with its outcome."""
+    send(session, scope, outcome_json(server, scope, tool, outcome))
+
+
+def outcome_json(
+    server: Offer, scope: CallScope, tool: Tool[Any, Any], outcome: Returned | Raised
 ) -> dict[str, Any]:
-    """Answer the call with its outcome; return what was sent (``{"result":
-    ...}`` or ``{"error": ...}``, the response's JSON less its id)."""
+    """The response the outcome makes, less its id: ``{"result": ...}`` or
+    ``{"error": ...}`` (kept as is by a durable call, so a later process can
+    send it)."""
     debug = server.debug
     try:
         if isinstance(outcome, Returned):
@@ -41,8 +51,15 @@ def respond(
             error = cast(Exception, outcome.error)
             result = tool_call_result(tool, scope, error=error, debug=debug)
     except Exception as exc:
-        data = error_data(exc)
-        session.respond_nowait(scope.request_id, error=data)
-        return {"error": data.to_json()}
-    session.respond_nowait(scope.request_id, result)
+        return {"error": error_data(exc).to_json()}
     return {"result": result}
+
+
+def send(session: Session, scope: CallScope, response: Mapping[str, Any]) -> None:
+    """Send the response :func:`outcome_json` made."""
+    if "error" in response:
+        error: Mapping[str, Any] = response["error"]
+        data = ErrorData(error["code"], error["message"], error.get("data"))
+        session.respond_nowait(scope.request_id, error=data)
+    else:
+        session.respond_nowait(scope.request_id, response["result"])

@@ -27,9 +27,12 @@ answer POSTed to another process is routed to it while it lives
 (:mod:`bridge.transports.http.presence`).
 
 Writes go through one :class:`CallLog` per call, in the order asked, by one
-task: a write that carries an answer hands the answer to the call only once
-the store has it. A store that fails fails the question being recorded (the
-tool sees a :class:`~bridge.stores.StoreError`), and is logged otherwise.
+task, and what depends on a write happens right after it, in that task: an
+answer reaches the stepper, a notice or a question is sent, the response is
+sent, each only once the store has its record (write-ahead). So a process
+taking the call on knows every notice and question the client may have. A
+store that fails fails the question being recorded (the tool sees a
+:class:`~bridge.stores.StoreError`), and is logged otherwise.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ import attrs
 import trio
 
 from bridge.jsonrpc.messages import RequestId
-from bridge.jsonrpc.session import Session
 from bridge.stores import AsyncStore, StoreError
 
 from .call_records import CALLS, notice_record
@@ -67,6 +69,7 @@ SESSIONS: Final = "session"
 """Namespace of durable 2025-11-25 sessions: a document and a stream of calls."""
 
 Then = Callable[[Any, BaseException | None], None]
+_DONE_KEPT: Final = 600.0  # seconds a finished call's response is kept
 
 
 class Home(Protocol):
@@ -118,7 +121,6 @@ class CallLog:
     def __init__(
         self,
         home: Home,
-        session: Session,
         call_id: str,
         tag: str,
         doc: Mapping[str, Any],
@@ -128,7 +130,6 @@ class CallLog:
         self.call_id = call_id
         self.tag = tag
         self.revived = revived
-        self._session = session
         self._send, receive = trio.open_memory_channel[
             tuple[Callable[[], Any], Then | None, Any]
         ](math.inf)
@@ -152,15 +153,28 @@ class CallLog:
 
     def write(self, records: Sequence[Mapping[str, Any]], then: Then, arg: Any) -> None:
         """Append ``records`` to the journal; then ``then(arg, error)``."""
-        self._queue(self._appender(CALLS, records), then, arg)
+        self._queue(self._appender(CALLS, lambda: records), then, arg)
 
-    def noted(self, key: str) -> None:
-        """A notice was sent at ``key``: a replay must not send it again."""
-        self._queue(self._appender(CALLS, [notice_record(key)]), None, None)
+    def noting(self, key: str, then: Then, arg: Any) -> None:
+        """Record that the notice at ``key`` is sent (a replay does not send
+        it again); then send it, ``then(arg, error)``."""
+        records = [notice_record(key)]
+        self._queue(self._appender(CALLS, lambda: records), then, arg)
 
-    def asked(self, key: str, seq: int) -> None:
-        """The question at ``key`` went out as the event at ``seq``."""
-        self._queue(self._appender(ASKED, [{"k": key, "e": seq}]), None, None)
+    def asking(self, key: str, then: Then, arg: Any) -> None:
+        """Record that the question at ``key`` is sent; then send it.
+
+        The record holds the position of the session's newest event when it
+        is written: every earlier event of the call is out by then, and the
+        question is the call's next, so a client whose ``Last-Event-ID`` on
+        the call's stream is past that position has seen the question.
+        """
+        home = self.home
+
+        def records() -> list[dict[str, Any]]:
+            return [{"k": key, "e": home.position()}]
+
+        self._queue(self._appender(ASKED, records), then, arg)
 
     def seen(self, key: str) -> bool:
         """Whether the client has the question at ``key`` from an earlier
@@ -168,20 +182,27 @@ class CallLog:
         revived = self.revived
         if revived is None or key not in revived.asked:
             return False
-        return revived.seen is None or revived.asked[key] <= revived.seen
+        return revived.seen is None or revived.seen > revived.asked[key]
 
-    def finish(self, response: Mapping[str, Any] | None) -> None:
-        """The call is over: keep its response a while (None: cancelled by
-        the client, forget it); no more writes."""
+    def finishing(self, response: Mapping[str, Any], then: Then, arg: Any) -> None:
+        """Keep the call's response a while (a client resuming after the end
+        gets it, on any process); then send it. No more writes."""
         store, call_id = self.home.store, self.call_id
 
         async def end() -> None:
-            if response is None:
-                await store.delete(CALLS, call_id)
-                await store.delete(ASKED, call_id)
-                return
             done = {**self._doc, "done": dict(response)}
-            await store.put(CALLS, call_id, done, expires_at=time.time() + 600.0)
+            await store.put(CALLS, call_id, done, expires_at=time.time() + _DONE_KEPT)
+
+        self._queue(end, then, arg)
+        self._send.close()
+
+    def forget(self) -> None:
+        """The client cancelled the call: forget it. No more writes."""
+        store, call_id = self.home.store, self.call_id
+
+        async def end() -> None:
+            await store.delete(CALLS, call_id)
+            await store.delete(ASKED, call_id)
 
         self._queue(end, None, None)
         self._send.close()
@@ -194,13 +215,13 @@ class CallLog:
     # --- the writer ------------------------------------------------------------------
 
     def _appender(
-        self, namespace: str, records: Sequence[Mapping[str, Any]]
+        self, namespace: str, records: Callable[[], Sequence[Mapping[str, Any]]]
     ) -> Callable[[], Any]:
         store, call_id = self.home.store, self.call_id
 
         async def append() -> None:
             expires = time.time() + self.home.ttl
-            await store.append(namespace, call_id, records, expires_at=expires)
+            await store.append(namespace, call_id, records(), expires_at=expires)
             if time.time() - self._doc_written > self.home.ttl / 2:
                 self._doc_written = time.time()  # a long call: keep its document
                 await store.put(CALLS, call_id, self._doc, expires_at=expires)
@@ -228,10 +249,9 @@ class CallLog:
                     log.exception("durable call %s: recording failed", self.call_id)
                     error = exc
                 if then is not None:
-                    with contextlib.suppress(Exception):
-                        self._session.call_later(0, _apply, (then, arg, error))
-
-
-def _apply(args: tuple[Then, Any, BaseException | None]) -> None:
-    then, arg, error = args
-    then(arg, error)
+                    # Called here, in order, with nothing awaited: what it
+                    # sends goes out before the next record is written.
+                    try:
+                        then(arg, error)
+                    except Exception:
+                        log.exception("durable call %s: a step failed", self.call_id)

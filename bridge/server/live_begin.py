@@ -6,7 +6,8 @@ call another process began and wrote down in the store
 every recorded answer and step result is reused, notices already sent are not
 sent again, and questions the client has already seen are not asked again
 (their answers will arrive under the same request ids). Either way the call
-is then a :class:`~bridge.server.live_calls.LiveCall`.
+is then a :class:`~bridge.server.live_calls.LiveCall`, or with a store a
+:class:`~bridge.server.live_durable.DurableCall`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .call_outcome import respond
 from .call_records import journal_from_records
 from .durable_calls import CallLog, Home, Revived
 from .live_calls import LiveCall
+from .live_durable import DurableCall
 from .methods import resolve_tool
 from .questions import CallScope
 
@@ -65,18 +67,19 @@ def begin(
     started = _start(server, session, scope, tool, arguments, journal)
     if not isinstance(started, Stepper):
         return
-    log = None
-    if home is not None:
-        doc = {
-            "session": home.session_id,
-            "request": request.id,
-            "params": dict(params),
-            "stream": home.stream_of(request.id),
-            "tag": call_id,
-            "worker": home.worker,
-        }
-        log = CallLog(home, session, call_id, call_id, doc)
-    LiveCall(server, session, scope, tool, started, log).start()
+    if home is None:
+        LiveCall(server, session, scope, tool, started).start()
+        return
+    doc = {
+        "session": home.session_id,
+        "request": request.id,
+        "params": dict(params),
+        "stream": home.stream_of(request.id),
+        "tag": call_id,
+        "worker": home.worker,
+    }
+    log = CallLog(home, call_id, call_id, doc)
+    DurableCall(server, session, scope, tool, started, log).start()
 
 
 def revive(
@@ -98,12 +101,12 @@ def revive(
     tool = resolve_tool(server, params)
     arguments = tool.check_arguments(params.get("arguments"))
     journal = journal_from_records(records, revived.call_id)
-    log = CallLog(home, session, revived.call_id, revived.tag, doc, revived)
+    log = CallLog(home, revived.call_id, revived.tag, doc, revived)
     started = _start(server, session, scope, tool, arguments, journal)
     if isinstance(started, Stepper):
-        LiveCall(server, session, scope, tool, started, log).start()
+        DurableCall(server, session, scope, tool, started, log).start()
     else:
-        log.finish(None)
+        log.forget()
 
 
 def _start(

@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from typing import TYPE_CHECKING, Any, Final, cast, final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import trio
 
@@ -50,7 +50,6 @@ from runtime import (
     LocalQuestion,
     Notice,
     PeerQuestion,
-    Question,
     ReleaseStream,
     Step,
     Stepper,
@@ -72,8 +71,6 @@ from runtime._stepper import (
 from runtime.errors import BrokenSessionError, ClosedSessionError
 
 from .call_outcome import respond
-from .call_records import answer_record
-from .durable_calls import CallLog, question_id
 from .questions import CallScope, ask, decode_answer, notice_notification
 
 if TYPE_CHECKING:
@@ -84,14 +81,12 @@ __all__ = ["LiveCall"]
 _SAMPLING: Final = "sampling/createMessage"
 
 
-@final
 class LiveCall:
     """One live call, parked between the client's replies (see the module doc)."""
 
     __slots__ = (
         "_asked",
         "_key",
-        "_log",
         "_rid",
         "_scope",
         "_server",
@@ -109,10 +104,8 @@ class LiveCall:
         scope: CallScope,
         tool: Tool[Any, Any],
         stepper: Stepper,
-        log: CallLog | None = None,
     ) -> None:
         self._server = server
-        self._log = log  # with a store: the call's write-ahead record
         self._session = session
         self._scope = scope
         self._tool = tool
@@ -128,11 +121,7 @@ class LiveCall:
     def start(self) -> None:
         """Take the call on: its stepper has started."""
         self._session.adopt(self._scope.request_id, self)
-        log = self._log
-        if log is not None and log.revived is None:
-            log.open(self._recorded, None)  # the call is in the store first
-        else:
-            self._advance()
+        self._advance()
 
     # --- what the session calls ------------------------------------------------------
 
@@ -220,10 +209,18 @@ class LiveCall:
                 pass
 
     def _ask(self, key: str, question: PeerQuestion[Any]) -> None:
-        scope, session, log = self._scope, self._session, self._log
-        rid, send = None, True
-        if log is not None:  # the same id in every process; asked once
-            rid, send = question_id(log.tag, key), not log.seen(key)
+        self._send_question(key, question)
+
+    def _send_question(
+        self,
+        key: str,
+        question: PeerQuestion[Any],
+        rid: RequestId | None = None,
+        send: bool = True,
+    ) -> None:
+        """Ask ``question`` (``rid``: with that request id; ``send=False``:
+        only wait for the answer to it, asked before)."""
+        scope, session = self._scope, self._session
         try:
             method, params = ask(question, scope, key)
             server = self._server
@@ -248,8 +245,6 @@ class LiveCall:
         except Exception as exc:
             self._stepper.fail(key, exc)
             return
-        if log is not None and send:
-            log.asked(key, log.home.position())
         if self._rid is None:
             self._rid, self._key = request_id, key
         else:
@@ -268,30 +263,8 @@ class LiveCall:
             self._settle(key, reply)
 
     def _settle(self, key: str, reply: Any) -> None:
-        """Give the stepper the answer at ``key``: with a store, once it is
-        recorded there (write-ahead)."""
-        stepper, log = self._stepper, self._log
-        if log is None:
-            stepper.answer(key, reply)
-            return
-        question = cast("Question[Any]", stepper.question(key))
-        digest, label = stepper.digest(key), question.label()
-        record = answer_record(key, digest, question.reply_to_json(reply), label)
-        log.write([record], self._recorded, (key, reply))
-
-    def _recorded(
-        self, done: tuple[str, Any] | None, error: BaseException | None
-    ) -> None:
-        if done is not None:
-            key, reply = done
-            stepper = self._stepper
-            if stepper.outcome is not None or not stepper.is_pending(key):
-                return  # withdrawn, or the call ended, while it was written
-            if error is not None:
-                stepper.fail(key, error)
-            else:
-                stepper.answer(key, reply)
-        self._advance()
+        """Give the stepper the answer at ``key``."""
+        self._stepper.answer(key, reply)
 
     def _start_step(self, key: str, step: Step) -> None:
         scope = trio.CancelScope()
@@ -328,6 +301,9 @@ class LiveCall:
         self._advance()
 
     def _tell(self, key: str, notice: Notice) -> None:
+        self._send_notice(key, notice)
+
+    def _send_notice(self, key: str, notice: Notice) -> None:
         session, scope = self._session, self._scope
         try:
             if isinstance(notice, ReleaseStream):
@@ -337,8 +313,6 @@ class LiveCall:
             if notification is not None:
                 method, params = notification
                 session.notify_nowait(method, params, related=scope.request_id)
-            if self._log is not None:
-                self._log.noted(key)
         except BrokenSessionError:
             self.cancel()  # nothing more can reach the client
 
@@ -378,15 +352,11 @@ class LiveCall:
             for timer in self._timers.values():
                 timer.cancel()
         self._timers = None
-        outcome = self._stepper.outcome
         self._server.calls.leave()
-        session, log = self._session, self._log
-        response = None
+        self._finish(self._stepper.outcome)
+
+    def _finish(self, outcome: object) -> None:
+        """Answer with ``outcome`` (nothing if cancelled); the call is over."""
         if isinstance(outcome, Returned | Raised):
-            response = respond(self._server, session, self._scope, self._tool, outcome)
-        if log is not None:
-            if response is None and (session.closed or session.peer_gone):
-                log.leave()  # the session ended here, not the call
-            else:
-                log.finish(response)
-        session.release(self._scope.request_id, self)
+            respond(self._server, self._session, self._scope, self._tool, outcome)
+        self._session.release(self._scope.request_id, self)

@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from typing import Any, Final, final
 
 import psycopg
+import psycopg.conninfo
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
 from .codec import dumps, redact
@@ -56,6 +57,16 @@ class PostgresStore:
         self.url = url
         self._shown = redact(url)
         self._timeout = connect_timeout
+        # A connect_timeout in the URL wins over the keyword's default.
+        try:
+            given = psycopg.conninfo.conninfo_to_dict(url)
+        except psycopg.Error as exc:
+            raise StoreUnavailable(
+                f"bad store URL {self._shown}: {_line(exc)}"
+            ) from None
+        self._connect_args: dict[str, Any] = {"autocommit": True}
+        if "connect_timeout" not in given:
+            self._connect_args["connect_timeout"] = max(1, int(connect_timeout))
         self._lock = threading.Lock()
         self._idle: list[psycopg.Connection[Any]] = []
         self._closed = False
@@ -252,9 +263,7 @@ class PostgresStore:
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
-            return psycopg.connect(
-                self.url, autocommit=True, connect_timeout=max(1, int(self._timeout))
-            )
+            return psycopg.connect(self.url, **self._connect_args)
         except psycopg.Error as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc
             raise StoreUnavailable(f"cannot reach {self._shown}: {reason}") from None

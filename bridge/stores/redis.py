@@ -108,7 +108,9 @@ class RedisStore:
 
     blocking = True
 
-    def __init__(self, url: str, *, prefix: str = "yieldmcp:") -> None:
+    def __init__(
+        self, url: str, *, prefix: str = "yieldmcp:", connect_timeout: float = 10.0
+    ) -> None:
         self.url = url
         self._shown = redact(url)
         self._prefix = prefix
@@ -119,7 +121,9 @@ class RedisStore:
             # Any: redis-py's return types are unions over its modes; this
             # store runs in one (decode_responses) and converts each result.
             client: Any = redis.Redis
-            self._client: Any = client.from_url(url, decode_responses=True)
+            self._client: Any = client.from_url(
+                url, decode_responses=True, socket_connect_timeout=connect_timeout
+            )
             self._client.ping()
         except (redis.exceptions.RedisError, ValueError) as exc:
             raise StoreUnavailable(f"cannot reach {self._shown}: {exc}") from None

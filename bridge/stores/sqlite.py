@@ -38,7 +38,7 @@ __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 #: The layout this code writes. A file made by a newer layout is refused;
 #: an older one is migrated in :func:`_migrate` when the layout changes.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -341,7 +341,9 @@ def _append_one(
     expiry = old_expiry if expires_at is None else expires_at
     if row is None or expiry != row[0]:
         conn.execute(
-            "INSERT OR REPLACE INTO streams VALUES (?, ?, ?)", (namespace, id, expiry)
+            "INSERT OR REPLACE INTO streams (namespace, id, expires_at)"
+            " VALUES (?, ?, ?)",
+            (namespace, id, expiry),
         )
     return length + len(lines)
 
@@ -377,9 +379,12 @@ def _check_layout(path: Path, found: int) -> None:
 
 
 def _migrate(conn: sqlite3.Connection, found: int) -> None:
-    # Layout 1 is the first; a later layout adds its steps here, keyed on
-    # ``found``, inside the same transaction as the version bump.
-    del conn, found
+    # Each layout's steps from the one before, in the same transaction as the
+    # version bump (0: a new file, made in the current layout already).
+    if found == 1:
+        # Layout 2: a stream's length is its records' max(seq) + 1, so an
+        # append need not rewrite the streams row.
+        conn.execute("ALTER TABLE streams DROP COLUMN length")
 
 
 def _store_error(path: Path, exc: sqlite3.Error) -> StoreError:

@@ -2,10 +2,16 @@
 
 HAProxy (the Debian package; ``.ci/run`` installs it) listens on loopback
 and sends each request to the next of two ``yieldmcp serve --http``
-processes that share only ``YIELDMCP_STATE_KEY``. Our client, in the
-2026-07-28 era, makes a sampling call and an elicitation call through it;
-each call's two rounds land on different workers (the tools record each
-round's pid in a step, carried in the sealed journal) and complete.
+processes. In the 2026-07-28 era they share only ``YIELDMCP_STATE_KEY``: our
+client makes a sampling call and an elicitation call through it; each call's
+two rounds land on different workers (the tools record each round's pid in a
+step, carried in the sealed journal) and complete.
+
+In the 2025-11-25 era they share a store (``--store sqlite:...``): the session
+opened on one worker is taken on by the other, the answers to a call's
+questions land on the worker that does not hold the call and are routed to the
+one that does, and a worker killed (SIGKILL) mid-call does not lose its call:
+the other takes it on when the client resumes.
 """
 
 from __future__ import annotations
@@ -13,20 +19,27 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import trio
 
-from bridge.client import connect
+from bridge.client import Client, connect
+from bridge.client.http import http_transport
 from bridge.elicit import ScriptedAnswers
 from bridge.providers import OfflineModel
 from bridge.server.state_token import new_key
+from bridge.stores import open_store
+from bridge.transports.http.presence import INBOX, WORKERS
+from runtime.replies import ElicitReply
+from runtime.requests import ElicitationRequest
 from tests.helpers import ROOT
 
 pytestmark = [
@@ -35,6 +48,7 @@ pytestmark = [
 ]
 
 SERVED = str(ROOT / "tests/fixtures/worker_tools.py")
+SESSION_TOOLS = str(ROOT / "tests/durable/session_tools.py")
 HAPROXY = shutil.which(
     "haproxy", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin"])
 )
@@ -43,6 +57,8 @@ global
     maxconn 256
 defaults
     mode http
+    retries 3
+    option redispatch 1
     timeout connect 5s
     timeout client 60s
     timeout server 60s
@@ -75,8 +91,14 @@ async def _ready(url: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _balanced(tmp: Path) -> AsyncIterator[str]:
-    """Two workers behind HAProxy; the URL of HAProxy's endpoint."""
+async def _balanced(
+    tmp: Path,
+    served: str = SERVED,
+    store: str | None = None,
+    workers: list[subprocess.Popen[bytes]] | None = None,
+) -> AsyncIterator[str]:
+    """Two workers behind HAProxy (sharing ``store`` if given; their
+    processes appended to ``workers``); the URL of HAProxy's endpoint."""
     if HAPROXY is None:
         print("haproxy is not installed (apt-get install -y haproxy): skipping")
         pytest.skip("haproxy is not installed (apt-get install -y haproxy)")
@@ -85,6 +107,7 @@ async def _balanced(tmp: Path) -> AsyncIterator[str]:
     config = tmp / "haproxy.cfg"
     config.write_text(CONFIG.format(port=ports[0], one=ports[1], two=ports[2]))
     env = {**os.environ, "YIELDMCP_STATE_KEY": key}
+    stored = [] if store is None else ["--store", store]
     processes = [
         subprocess.Popen(
             [
@@ -92,9 +115,10 @@ async def _balanced(tmp: Path) -> AsyncIterator[str]:
                 "-m",
                 "bridge.cli",
                 "serve",
-                SERVED,
+                served,
                 "--http",
                 f"127.0.0.1:{port}",
+                *stored,
             ],
             cwd=ROOT,
             env=env,
@@ -103,6 +127,8 @@ async def _balanced(tmp: Path) -> AsyncIterator[str]:
         )
         for port in ports[1:]
     ]
+    if workers is not None:
+        workers.extend(processes)
     processes.append(
         subprocess.Popen([HAPROXY, "-db", "-f", str(config)], stdout=subprocess.DEVNULL)
     )
@@ -113,7 +139,8 @@ async def _balanced(tmp: Path) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{ports[0]}/mcp"
     finally:
         for process in processes:
-            process.terminate()
+            if process.poll() is None:
+                process.terminate()
         for process in processes:
             process.wait(timeout=20)
 
@@ -148,3 +175,97 @@ async def test_sampling_and_elicitation_complete_across_balanced_workers(
     assert before != after, sampled_text
     before, after = _pids(elicited_text)
     assert before != after, elicited_text
+
+
+# --- 2025-11-25: sessions across workers through a store ----------------------------
+
+
+class _Parking:
+    """Answers the name at once and parks on the colour until released."""
+
+    def __init__(self) -> None:
+        self.asked: list[str | None] = []
+        self.parked = trio.Event()
+        self.release = trio.Event()
+
+    async def handle(self, request: ElicitationRequest) -> ElicitReply:
+        self.asked.append(request.key)
+        if request.key == "name":
+            return ElicitReply(action="accept", content={"name": "Ada"})
+        self.parked.set()
+        await self.release.wait()
+        return ElicitReply(action="accept", content={"colour": "green"})
+
+
+def _inbox_records(store: str) -> int:
+    """Answers routed from one worker to another so far (while both live)."""
+    opened = open_store(store)
+    try:
+        workers = [worker for worker, _doc in opened.scan(WORKERS)]
+        return sum(len(opened.read(INBOX, worker)) for worker in workers)
+    finally:
+        opened.close()
+
+
+async def test_2025_sessions_work_across_balanced_workers_sharing_a_store(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SESSION_TOOLS_COUNTER", str(tmp_path / "steps"))
+    with trio.fail_after(120):
+        async with _balanced(tmp_path, SESSION_TOOLS, sqlite_url) as url:
+            async with connect(
+                url,
+                era="legacy",
+                sampler=OfflineModel(),
+                elicitation=ScriptedAnswers(
+                    {"name": {"name": "Bo"}, "colour": {"colour": "red"}}
+                ),
+            ) as client:
+                assert client.era != "2026-07-28"
+                summary = await client.call_tool("summarise")
+                interview = await client.call_tool("interview")
+            routed = _inbox_records(sqlite_url)
+    assert not summary.is_error, summary
+    assert summary.content[0].text.startswith("summary: ")
+    assert interview.content[0].text == "hello Bo, who likes red"
+    assert (tmp_path / "steps").read_text().split("\n")[:-1] == ["greet Bo"]
+    # Round-robin: some answer reached the worker not holding its call.
+    assert routed >= 1
+
+
+async def test_a_worker_killed_mid_call_does_not_lose_the_call(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("SESSION_TOOLS_COUNTER", str(tmp_path / "steps"))
+    monkeypatch.setenv("SESSION_TOOLS_PIDS", str(pids))
+    handler = _Parking()
+    workers: list[subprocess.Popen[bytes]] = []
+    outcome: list[Any] = []
+    with trio.fail_after(120):
+        async with (
+            _balanced(tmp_path, SESSION_TOOLS, sqlite_url, workers) as url,
+            http_transport(url, retry=0.25, max_resumes=200) as wire,
+            Client.connect(wire, era="legacy", elicitation=handler) as client,
+            trio.open_nursery() as nursery,
+        ):
+
+            async def run() -> None:
+                outcome.append(await client.call_tool("interview"))
+
+            nursery.start_soon(run)
+            await handler.parked.wait()
+            holder = int(pids.read_text().split()[0])
+            victim = next(w for w in workers if w.pid == holder)
+            os.kill(victim.pid, signal.SIGKILL)
+            victim.wait(timeout=30)
+            handler.release.set()
+            while not outcome:
+                await trio.sleep(0.05)
+    assert outcome[0].content[0].text == "hello Ada, who likes green"
+    assert handler.asked == ["name", "colour"]  # no question asked twice
+    assert (tmp_path / "steps").read_text().split("\n")[:-1] == ["greet Ada"]
+    ran = [int(pid) for pid in pids.read_text().split()]
+    assert ran[0] == holder
+    assert ran[1:]
+    assert all(pid != holder for pid in ran[1:])

@@ -1,7 +1,9 @@
 """Tools the durable-session tests serve (in process, or as ``yieldmcp serve``).
 
 Every step appends a line to the file ``$SESSION_TOOLS_COUNTER`` (when set), so
-a test can see which steps ran, in every process, and how often.
+a test can see which steps ran, in every process, and how often; every run of
+``interview`` (a replay too) appends its process's pid to
+``$SESSION_TOOLS_PIDS``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ def _count(what: str) -> None:
             file.write(what + "\n")
 
 
+def _where() -> None:
+    path = os.environ.get("SESSION_TOOLS_PIDS")
+    if path:  # every run of a call, replays included: which process ran it
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(f"{os.getpid()}\n")
+
+
 def greet(name: str) -> str:
     """A step with a side effect: it must run once per call."""
     _count(f"greet {name}")
@@ -46,6 +55,7 @@ def slow(number: int) -> int:
 @tool(elicits={"name": Name, "colour": Colour})
 def interview(ctx: Context) -> Op[str]:
     """Asks a name, runs a step, logs, asks a colour."""
+    _where()
     first = yield from ctx.elicit("name", "Your name?")
     name = first.content.name if first.content else "nobody"
     greeting = yield from ctx.step(greet, name)
@@ -57,7 +67,7 @@ def interview(ctx: Context) -> Op[str]:
 
 @tool
 def sequence(ctx: Context) -> Op[str]:
-    """Four slow steps in a row."""
+    """Four slow steps in a row (and nothing sent before the response)."""
     total = 0
     for number in range(4):
         total += yield from ctx.step(slow, number)

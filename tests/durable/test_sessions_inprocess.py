@@ -20,6 +20,7 @@ import trio
 from bridge.server import Server
 from bridge.server.call_records import CALLS
 from bridge.stores import MemoryStore
+from bridge.transports.http import HttpLimits
 from tests.bridge.http_kit import Raw, SseReader, message_of, served
 
 from . import session_tools
@@ -205,3 +206,65 @@ async def test_a_call_of_a_server_gone_mid_call_resumes_on_the_other(
                 rest = [raw.check(message_of(e)) for e in await reader.rest()]
     assert rest[-1]["result"]["content"][0]["text"] == "hello Di, who likes teal"
     assert _ran(counter) == ["greet Di"]
+
+
+async def test_a_cancel_posted_to_another_server_reaches_the_call(
+    http: httpx.AsyncClient, counter: Path
+) -> None:
+    store = MemoryStore()
+    with trio.fail_after(30):
+        async with (
+            served(Server(TOOLS, store=store)) as one,
+            served(Server(TOOLS, store=store)) as two,
+        ):
+            raw = Raw(http, one)
+            await raw.initialize()
+            async with raw.stream("POST", _call(raw, 11, "interview")) as (_, reader):
+                _, ask = await _next_message(reader)
+                assert ask["method"] == "elicitation/create"
+                raw.url = two
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 11, "reason": "changed my mind"},
+                }
+                assert (await raw.post(cancel)).status_code == 202
+                rest = await reader.rest()  # the stream ends, with no response
+            while list(store.scan(CALLS)):  # the call is forgotten
+                await trio.sleep(0.01)
+    sent = [json.loads(e.data) for e in rest if e.data]
+    # Its question is withdrawn, and no response comes.
+    assert [m.get("method") for m in sent] == ["notifications/cancelled"]
+    assert sent[0]["params"]["requestId"] == ask["id"]
+    assert _ran(counter) == []
+
+
+async def test_a_session_ended_for_want_of_a_client_comes_back_with_its_call(
+    http: httpx.AsyncClient, counter: Path
+) -> None:
+    # With a store, a session whose client went away is let go from memory
+    # (orphan_timeout) but not lost: the client's return takes it on again,
+    # in the same process, with its call.
+    store = MemoryStore()
+    limits = HttpLimits(orphan_timeout=0.2)
+    with trio.fail_after(30):
+        async with served(Server(TOOLS, store=store), limits=limits) as url:
+            raw = Raw(http, url)
+            await raw.initialize()
+            async with raw.stream("POST", _call(raw, 12, "interview")) as (_, reader):
+                priming = await reader.next()
+                assert priming is not None
+                _, ask_name = await _next_message(reader)
+            await raw.post(_accept(ask_name, name="Ed"))
+            await trio.sleep(1.0)  # the session ends here, its call let go
+            last = str(priming.id)
+            async with raw.stream("GET", last_event_id=last) as (response, reader):
+                assert response.status_code == 200
+                # The question it had not read comes again (the log line
+                # it had not read either was sent: it is not sent twice).
+                _, ask_colour = await _next_message(reader)
+                assert ask_colour["method"] == "elicitation/create"
+                await raw.post(_accept(ask_colour, colour="gold"))
+                rest = [raw.check(message_of(e)) for e in await reader.rest()]
+    assert rest[-1]["result"]["content"][0]["text"] == "hello Ed, who likes gold"
+    assert _ran(counter) == ["greet Ed"]

@@ -5,10 +5,13 @@ errors refusing one (:mod:`.eras`), what it checks before any MCP
 (:mod:`.guard`: Origin, Host, media types), its bounds (:mod:`.config`), the
 2025-11-25 side (:mod:`.legacy`: POST, GET and DELETE on a session, whose
 SSE streams and their replay buffer are :mod:`.legacy_session`,
-:mod:`.streams` and :mod:`.events`, and whose expiry and eviction are
-:mod:`.expiry`) and the 2026-07-28 side (:mod:`.modern`: one self-contained
-POST at a time), and serving it (:func:`serve_http`) on the HTTP/1.1 server
-of :mod:`.serving` (h11 on trio: keep-alive, timeouts, the connection cap).
+:mod:`.streams` and :mod:`.events`, whose responses are
+:mod:`.legacy_answer`, and whose expiry and eviction are :mod:`.expiry`;
+with a store, sessions other processes take on, :mod:`.durable`, and this
+process's lease and inbox among them, :mod:`.presence`) and the 2026-07-28
+side (:mod:`.modern`: one self-contained POST at a time), and serving it
+(:func:`serve_http`) on the HTTP/1.1 server of :mod:`.serving` (h11 on
+trio: keep-alive, timeouts, the connection cap).
 The ASGI app is public: mount it in another ASGI server if you like
 (:func:`hypercorn_config` for hypercorn).
 

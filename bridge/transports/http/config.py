@@ -64,6 +64,10 @@ class HttpLimits:
             before a POST waits.
         retry_ms: the ``retry:`` sent in priming events (how long a client
             waits before resuming a stream the server closed).
+        session_lease: with a store, seconds a process counts as alive after
+            it last renewed its lease (every third of it): how long a
+            2025-11-25 call of a process that died waits before another
+            process takes it on.
         stream_responses: how a 2025-11-25 request is answered:
             ``"when-needed"`` as plain JSON when the response is the first
             thing the server sends for it (a call that asks the client nothing
@@ -91,6 +95,7 @@ class HttpLimits:
     max_stream_seconds: float = attrs.field(default=30 * 60.0, validator=positive)
     inbox_size: int = attrs.field(default=32, validator=positive)
     retry_ms: int = attrs.field(default=1000, validator=positive)
+    session_lease: float = attrs.field(default=3.0, validator=positive)
     stream_responses: Literal["always", "when-needed"] = attrs.field(
         default="when-needed",
         validator=attrs.validators.in_(("always", "when-needed")),

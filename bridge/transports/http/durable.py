@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Literal, final
 
 import trio
 
@@ -32,7 +32,7 @@ from bridge.server.durable_calls import ASKED, SESSIONS, Revived
 from bridge.stores import AsyncStore, Document, StoreConflict
 
 from .events import UnknownEvent, parse_event_id
-from .presence import BEAT, LEASE, Presence
+from .presence import Presence
 
 if TYPE_CHECKING:
     from .legacy_session import HttpSession
@@ -49,6 +49,7 @@ __all__ = [
 
 log = logging.getLogger("yieldmcp.http")
 
+Claim = Literal["here", "unknown", "elsewhere"]
 _TRIES = 5  # compare-and-swap attempts when processes take a session on at once
 
 
@@ -150,35 +151,34 @@ async def revive_calls(
             continue
         if "done" in doc.value:
             _adopt_done(http, doc.value)
-        elif not await presence.alive(doc.value.get("worker")):
+        elif not await _elsewhere(presence, doc.value.get("worker")):
             taken += await _take_over(http, presence, call_id, doc, last_event_id)
     return taken
 
 
 async def claim_stream(
     http: HttpSession, presence: Presence, last_event_id: str
-) -> bool:
+) -> Claim:
     """Make the stream ``last_event_id`` names servable here, taking its call
-    on once its process's lease has run out; False if it is unknown, or still
-    held by a live process after a lease's wait."""
+    on once its process's lease has run out: ``"here"``; ``"unknown"``; or
+    ``"elsewhere"``: a live process still holds it after a lease's wait."""
     number, _seq = _position(last_event_id)
     call_id = next((c for c, s in await _calls(http) if s == number), None)
     if call_id is None:
-        return False
-    with trio.move_on_after(LEASE + 2 * BEAT):
+        return "unknown"
+    with trio.move_on_after(presence.lease + 2 * presence.beat):
         while True:
             doc = await http_store(http).get(CALLS, call_id)
             if doc is None:
-                return False
+                return "unknown"
             if "done" in doc.value:
                 _adopt_done(http, doc.value)
-                return True
-            if not await presence.alive(doc.value.get("worker")):
-                return bool(
-                    await _take_over(http, presence, call_id, doc, last_event_id)
-                )
-            await trio.sleep(BEAT / 4)
-    return False
+                return "here"
+            if not await _elsewhere(presence, doc.value.get("worker")):
+                taken = await _take_over(http, presence, call_id, doc, last_event_id)
+                return "here" if taken else "elsewhere"
+            await trio.sleep(presence.beat / 4)
+    return "elsewhere"
 
 
 async def route(
@@ -193,13 +193,43 @@ async def route(
     if doc is None or doc.value.get("session") != http.id:
         return False
     worker = doc.value.get("worker")
-    if worker == presence.id or "done" in doc.value:
+    if "done" in doc.value:
         return False
-    if await presence.alive(worker):
+    if await _elsewhere(presence, worker):
         await presence.route(str(worker), http.id, data)
         return True
-    await _take_over(http, presence, call_id, doc, None)
+    await _take_over(http, presence, call_id, doc, None)  # unless held here
     return False
+
+
+async def route_cancel(
+    http: HttpSession, presence: Presence, request_id: object, data: bytes
+) -> bool:
+    """Get the client's ``notifications/cancelled`` for call ``request_id`` to
+    the process running it; a call whose process is gone is forgotten, so no
+    one takes it on. False if no other process has it."""
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        return False
+    store = http_store(http)
+    for call_id, _stream in await _calls(http):
+        doc = await store.get(CALLS, call_id)
+        if doc is None or doc.value.get("request") != request_id:
+            continue
+        worker = doc.value.get("worker")
+        if "done" in doc.value or worker == presence.id:
+            return False
+        if await _elsewhere(presence, worker):
+            await presence.route(str(worker), http.id, data)
+        else:
+            await store.delete(CALLS, call_id)
+        return True
+    return False
+
+
+async def _elsewhere(presence: Presence, worker: object) -> bool:
+    """Whether another live process holds a call. This process may have let
+    its own go (the session expired here): it takes them on again."""
+    return worker != presence.id and await presence.alive(worker)
 
 
 def http_store(http: HttpSession) -> AsyncStore:

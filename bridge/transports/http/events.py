@@ -122,6 +122,10 @@ class EventStore:
         self._logs.setdefault(stream, _Log())
         return stream
 
+    def known(self, stream: int) -> bool:
+        """Whether ``stream`` is open or still has events to replay."""
+        return stream in self._logs
+
     def mark(self, stream: int) -> str:
         """Reserve a position on ``stream``: the id of a priming event."""
         self._log(stream)

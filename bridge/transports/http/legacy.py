@@ -52,6 +52,7 @@ from bridge.jsonrpc.messages import (
     ErrorData,
     ErrorResponse,
     Message,
+    Notification,
     Request,
     Response,
 )
@@ -84,6 +85,7 @@ __all__ = ["DEFAULT_VERSION", "LegacyEndpoint"]
 
 log = logging.getLogger("yieldmcp.http")
 
+_CANCELLED: Final = "notifications/cancelled"
 DEFAULT_VERSION: Final = "2025-03-26"
 """Assumed when a request has no ``MCP-Protocol-Version`` and no session that
 negotiated one (PROTOCOL.md §5.2)."""
@@ -111,7 +113,9 @@ class LegacyEndpoint:
         self._reviving: dict[str, trio.Event] = {}  # sessions being taken on
         self.presence: Presence | None = None  # with a store: this process's lease
         if server.store is not None:
-            self.presence = Presence(server.store, self._sessions.get)
+            self.presence = Presence(
+                server.store, self._sessions.get, limits.session_lease
+            )
             nursery.start_soon(self.presence.run)
 
     def __len__(self) -> int:
@@ -266,11 +270,18 @@ class LegacyEndpoint:
         """Whether a client's response went to the process whose call asked
         for it (with a store, :mod:`.presence`)."""
         presence = self.presence
-        if presence is None or not isinstance(message, Response | ErrorResponse):
+        if presence is None:
             return False
-        if message.id in http.session.outstanding:
-            return False  # the question is this process's
         try:
+            if isinstance(message, Notification) and message.method == _CANCELLED:
+                request_id = (message.params or {}).get("requestId")
+                if not isinstance(request_id, int | str) or http.busy(request_id):
+                    return False  # malformed, or the call is this process's
+                return await durable.route_cancel(http, presence, request_id, data)
+            if not isinstance(message, Response | ErrorResponse):
+                return False
+            if message.id in http.session.outstanding:
+                return False  # the question is this process's
             return await durable.route(http, presence, message.id, data)
         except StoreError as exc:
             log.warning("could not route a client's answer: %s", exc)
@@ -333,7 +344,10 @@ class LegacyEndpoint:
             if supports_priming(version):
                 await sse.event("", id=priming, retry=self.limits.retry_ms)
         else:
-            await self._claim(http, last)
+            if not await self._claim(http, last):
+                await plain(send, 503, "Service Unavailable: another process "
+                            "serves this stream; resume again")  # fmt: skip
+                return
             try:
                 number, seq = http.store.locate(last)
                 http.store.read(number, seq)
@@ -346,18 +360,20 @@ class LegacyEndpoint:
             receive, lambda: stream(http, follower, sse, lifetime)
         )
 
-    async def _claim(self, http: HttpSession, last: str) -> None:
-        """With a store, make a stream another process began servable here."""
+    async def _claim(self, http: HttpSession, last: str) -> bool:
+        """With a store, make a stream another process began servable here;
+        False if a live process holds it (the client resumes again later)."""
         presence = self.presence
         if presence is None:
-            return
+            return True
         with contextlib.suppress(UnknownEvent, EventsLost):
             http.store.locate(last)
-            return  # known here
+            return True  # known here
         try:
-            await durable.claim_stream(http, presence, last)
+            return await durable.claim_stream(http, presence, last) != "elsewhere"
         except StoreError as exc:
             log.warning("could not take a call on from the store: %s", exc)
+            return True
 
     # --- DELETE ----------------------------------------------------------------------
 

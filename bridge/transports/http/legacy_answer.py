@@ -89,8 +89,26 @@ class Answer:
             if not self.started:
                 await plain(self.send, 503, "Service Unavailable: events were lost")
 
+    def _durable_wait(self) -> bool:
+        http, follower = self.http, self.follower
+        return (
+            http.connection.home is not None
+            and supports_priming(self.version)
+            and not http.store.finished(follower.stream)
+            and http.peek(follower) is None
+        )
+
     async def _run(self) -> None:
         priming = event_id(self.follower.stream, self.follower.after)
+        if self._durable_wait():
+            # With a store, a request that waits gets its stream's id at once:
+            # if this process dies first, the client resumes it on another.
+            sse = SseResponse(self.send, self.headers)
+            self.started = self.succeeded = True
+            sse.prime(priming, self.limits.retry_ms)
+            await sse.flush()
+            await stream(self.http, self.follower, sse)
+            return
         why = await self.http.wait(self.follower)
         if why == StreamEnd.CLOSED:
             await plain(self.send, 404, "Not Found: the session ended")

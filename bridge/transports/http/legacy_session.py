@@ -277,6 +277,8 @@ class HttpSession:
         """Serve again stream ``number`` of request ``request_id``, which an
         earlier process opened (a durable session's call); ``response``: the
         call ended there, and this is its final event."""
+        if self.store.known(number):
+            return  # taken on already
         self.store.open_stream(number)
         if response is not None:
             self.store.append(number, response, final=True)

@@ -13,8 +13,8 @@ processes race for one call; routing costs one append and one read per
 answer, and only when the answer misses its call's process.
 
 Each process has a random id and a *lease*: the document ``("worker", id)``,
-rewritten every :data:`BEAT` seconds to expire :data:`LEASE` seconds later, and
-deleted when the process stops cleanly. A call whose process's lease is gone
+rewritten every third of ``HttpLimits.session_lease`` (3 s) to expire a lease
+later, and deleted when the process stops cleanly. A call whose process's lease is gone
 is taken on by the next process the client reaches (:mod:`.durable`), which
 also reads the answers left in the dead process's inbox.
 """
@@ -36,7 +36,7 @@ from bridge.stores import AsyncStore, StoreError
 if TYPE_CHECKING:
     from .legacy_session import HttpSession
 
-__all__ = ["BEAT", "INBOX", "LEASE", "WORKERS", "Presence"]
+__all__ = ["INBOX", "WORKERS", "Presence"]
 
 log = logging.getLogger("yieldmcp.http")
 
@@ -44,10 +44,6 @@ WORKERS: Final = "worker"
 """Namespace of the processes' leases."""
 INBOX: Final = "inbox"
 """Namespace of the processes' inboxes: messages for the calls they hold."""
-LEASE: Final = 3.0
-"""Seconds a process counts as alive after its last beat."""
-BEAT: Final = 1.0
-"""Seconds between a process's beats."""
 _KEEP: Final = 3600.0  # seconds an inbox outlives its last message
 
 
@@ -56,9 +52,14 @@ class Presence:
     """This process's id, lease and inbox in the store (see the module doc)."""
 
     def __init__(
-        self, store: AsyncStore, sessions: Callable[[str], HttpSession | None]
+        self,
+        store: AsyncStore,
+        sessions: Callable[[str], HttpSession | None],
+        lease: float = 3.0,
     ) -> None:
         self.store = store
+        self.lease = lease  # seconds it counts as alive after a beat
+        self.beat = lease / 3
         self.id = secrets.token_hex(8)
         self._sessions = sessions
 
@@ -107,11 +108,11 @@ class Presence:
             try:
                 now = time.time()
                 await self.store.put(
-                    WORKERS, self.id, {"at": now}, expires_at=now + LEASE
+                    WORKERS, self.id, {"at": now}, expires_at=now + self.lease
                 )
             except StoreError as exc:
                 log.warning("could not renew this process's lease: %s", exc)
-            await trio.sleep(BEAT)
+            await trio.sleep(self.beat)
 
     async def _read_inbox(self) -> None:
         position = 0
@@ -120,7 +121,7 @@ class Presence:
                 records = await self.store.wait(INBOX, self.id, position, 30.0)
             except StoreError as exc:
                 log.warning("could not read this process's inbox: %s", exc)
-                await trio.sleep(BEAT)
+                await trio.sleep(self.beat)
                 continue
             position += len(records)
             for record in records:
