@@ -13,14 +13,16 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO, final
+from typing import Any, TextIO, cast, final
 
 import attrs
 import trio
 
 from bridge.client.client import connect
+from bridge.client.tasks import TASKS_EXTENSION
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm
 from bridge.providers import provider_from_spec
+from bridge.transports.headers import MISSING_CAPABILITY
 from runtime.errors import (
     AuthorizationError,
     BrokenSessionError,
@@ -234,7 +236,19 @@ def _refused(exc: PeerError, era: str) -> str:
         # An SDK or fastmcp tool asking the 2025-11-25 way, mid-call, which a
         # 2026-07-28 request has no channel for: the handshake era has one.
         text += "; its tool asks mid-call the 2025-11-25 way: try --era legacy"
+    if exc.code == MISSING_CAPABILITY and _needs_tasks(exc.data):
+        text += "; the tool runs only as a task: add --task"
     return text
+
+
+def _needs_tasks(data: object) -> bool:
+    """Whether a -32021's data names the tasks extension as required."""
+    try:
+        return (
+            TASKS_EXTENSION in cast("Any", data)["requiredCapabilities"]["extensions"]
+        )
+    except (TypeError, KeyError):  # not the shape the spec gives: no hint
+        return False
 
 
 def _provider_failure(exc: ProviderError) -> str:

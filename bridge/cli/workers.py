@@ -135,6 +135,9 @@ def serve(server: Server, args: argparse.Namespace, options: dict[str, Any]) -> 
         argv: list[str] = getattr(args, "argv", None) or sys.argv[1:]
         command = [sys.executable, "-m", "bridge.cli", *argv]
         supervisor = _Supervisor(command, args.workers, _url(host, bound))
+        # With a store, the workers take the key kept in it, which outlives
+        # this parent: a restarted group still opens the states in flight.
+        supervisor.share_key = server.store is None
         return trio.run(supervisor.run, bound)
 
 
@@ -169,12 +172,14 @@ class _Supervisor:
         self.stopping = False
         self.processes: list[trio.Process] = []
         self._lifeline = -1
+        self.share_key = True  # generate the workers' key unless one is set
 
     async def run(self, port: int) -> int:
         ready_r, ready_w = os.pipe()
         lifeline_r, self._lifeline = os.pipe()
         env = dict(os.environ)
-        env.setdefault(KEY_ENV, new_key())  # the workers' shared key, never logged
+        if self.share_key:
+            env.setdefault(KEY_ENV, new_key())  # the workers' shared key, never logged
         try:
             with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async with trio.open_nursery() as nursery:
@@ -246,6 +251,7 @@ class _Supervisor:
         self.stopping = True
         os.close(self._lifeline)
         self._lifeline = -1
+        self.share_key = True  # generate the workers' key unless one is set
         nursery.start_soon(self._kill_after_grace)
 
     async def _kill_after_grace(self) -> None:

@@ -73,6 +73,10 @@ class ServerLimits:
         max_tasks: tasks one process runs at once (a task waiting on its
             client counts). More: a new task is refused with -32000, and a
             task left by a dead process waits for a free place.
+        max_tasks_per_caller: of those, tasks one caller (one principal, on
+            a server that checks access tokens) runs at once, so one caller
+            cannot take every place. More: -32000. Without authorization
+            every client is one caller, and only max_tasks applies.
         task_lease: seconds a process holds a running task before another
             may take it over (renewed while it runs): how long a task whose
             process died waits to be resumed.
@@ -89,6 +93,7 @@ class ServerLimits:
     task_ttl: float = attrs.field(default=3600.0, validator=positive)
     task_poll_interval: float = attrs.field(default=0.5, validator=positive)
     max_tasks: int = attrs.field(default=1024, validator=positive)
+    max_tasks_per_caller: int = attrs.field(default=64, validator=positive)
     task_lease: float = attrs.field(default=30.0, validator=positive)
 
 

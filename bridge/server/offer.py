@@ -25,6 +25,7 @@ from .catalog import Prompt, Resource, ResourceTemplate
 from .changes import Change, ListKind, ResourceUpdated
 from .limits import CallSlots, ServerLimits
 from .state_token import Sealer
+from .store_key import store_state_key
 
 if TYPE_CHECKING:
     from .auth.config import Auth
@@ -118,6 +119,13 @@ class Offer:
         Set it before serving: calls in flight keep the store they began with.
         """
         self.store = None if store is None else AsyncStore(store)
+        if store is not None and self.sealer.generated:
+            # No key configured: a key of this process alone would make every
+            # state it sealed invalid after a restart, the very case a store
+            # is for. Share the store's key instead.
+            self.sealer = Sealer(
+                [store_state_key(store)], ttl=self.sealer.ttl, clock=self.sealer.clock
+            )
 
     def add(self, *items: Any) -> None:
         """Offer tools, resources, resource templates and prompts.

@@ -38,7 +38,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from runtime.errors import RequestError
 
-__all__ = ["KEY_ENV", "Sealer", "binding", "invalid_state", "new_key"]
+__all__ = ["KEY_ENV", "Sealer", "binding", "decode_key", "invalid_state", "new_key"]
 
 KEY_ENV: Final = "YIELDMCP_STATE_KEY"
 _PREFIX: Final = "v1."
@@ -77,7 +77,7 @@ def new_key() -> str:
     return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
 
 
-def _decode_key(text: str) -> bytes:
+def decode_key(text: str) -> bytes:
     try:
         key = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
     except (binascii.Error, ValueError):
@@ -145,7 +145,10 @@ class Sealer:
     ) -> None:
         if keys is None:
             configured = os.environ.get(KEY_ENV, "")
-            keys = [_decode_key(k) for k in configured.split(",") if k.strip()]
+            keys = [decode_key(k) for k in configured.split(",") if k.strip()]
+        #: Whether the key was made up here (none given, none configured):
+        #: a server with a store then takes the store's (:mod:`.store_key`).
+        self.generated = not keys
         if not keys:
             keys = [secrets.token_bytes(32)]
         if any(len(k) != 32 for k in keys):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -96,5 +97,17 @@ def test_the_ts_sdk_v2_client_over_stdio(era: str) -> None:
 @pytest.mark.parametrize("era", ERAS)
 def test_the_ts_sdk_v2_client_over_streamable_http(era: str) -> None:
     with serving_http(INTEROP_SERVER) as url:
+        out = _run_v2(era, "http", url)
+    _check(out, ERAS[era])
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_ts_sdk_v2_client_against_a_server_with_a_store(
+    era: str, tmp_path: Path
+) -> None:
+    # With a store, 2026-07-28 states are one-time sealed references and
+    # 2025-11-25 sessions are written ahead: the SDK must not notice.
+    store = f"sqlite:{tmp_path / 'calls.db'}"
+    with serving_http(INTEROP_SERVER, "--store", store) as url:
         out = _run_v2(era, "http", url)
     _check(out, ERAS[era])

@@ -64,3 +64,19 @@ async def test_ctrl_c_cancels_the_task_and_exits_130() -> None:
             found = await tasks_of(server).store.scan("task")
     assert returncode == 130
     assert [doc.value["status"] for _id, doc in found] == ["cancelled"]
+
+
+async def test_a_tool_that_runs_only_as_a_task_says_to_add_task() -> None:
+    async with served(Server(tools.ALL)) as url:
+        with trio.fail_after(60):
+            done = await trio.run_process(
+                [*CALL, url, "broken_tool", "--era", "2026-07-28"],
+                cwd=ROOT,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+    err = done.stderr.decode().strip()
+    assert done.returncode == 1
+    assert len(err.splitlines()) == 1
+    assert err.endswith("(-32021); the tool runs only as a task: add --task")

@@ -176,6 +176,11 @@ async def _create(
     limits = server.limits
     if tasks.full:
         raise busy("too many tasks running", limits.max_tasks)
+    caller = principal_binding(principal)
+    if tasks.full_for(caller):
+        raise busy(
+            "too many tasks running for this caller", limits.max_tasks_per_caller
+        )
     task_id = uuid.uuid4().hex
     doc = _doc.new_document(
         tool=tool.name,
@@ -183,20 +188,23 @@ async def _create(
         capabilities=params["_meta"][_modern.CLIENT_CAPABILITIES],
         ttl_ms=max(1, round(limits.task_ttl * 1000)),
         poll_ms=max(1, round(limits.task_poll_interval * 1000)),
-        principal=principal_binding(principal),
+        principal=caller,
         now=time.time(),
     )
     if principal is not None:
         doc["caller"] = _doc.caller_json(principal)  # ctx.principal in the task
     if seed:
+        asked = dict(seed.get("asked") or {})
         doc.update(
-            asked=dict(seed.get("asked") or {}),
+            asked=asked,
             deadlines=dict(seed.get("deadlines") or {}),
-            responses=dict(responses),
+            # Only answers to what was asked: other keys would be stored and
+            # written again with every change of the task, until its TTL.
+            responses={k: v for k, v in responses.items() if k in asked},
         )
         await _seed_journal(tasks, task_id, seed.get("journal") or {}, doc)
     await tasks.create(task_id, doc)  # durable before the reply
-    tasks.start(task_id)
+    tasks.start(task_id, caller)
     return _doc.created(task_id, doc)
 
 

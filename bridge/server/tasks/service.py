@@ -57,6 +57,7 @@ class Tasks:
         self.store = store or AsyncStore(MemoryStore())
         self.owner = uuid.uuid4().hex
         self.running: set[str] = set()
+        self.callers: dict[str, str] = {}  # running task -> its principal binding
         self._changes: dict[str, trio.Event] = {}
         self._janitor = False
 
@@ -123,13 +124,23 @@ class Tasks:
         """Whether this process runs as many tasks as it may."""
         return len(self.running) >= self.server.limits.max_tasks
 
-    def start(self, task_id: str) -> None:
+    def full_for(self, caller: str | None) -> bool:
+        """Whether ``caller`` (a principal binding) runs as many tasks here
+        as one caller may; never for no principal (then only ``full``)."""
+        if caller is None:
+            return False
+        mine = sum(1 for c in self.callers.values() if c == caller)
+        return mine >= self.server.limits.max_tasks_per_caller
+
+    def start(self, task_id: str, caller: str | None = None) -> None:
         """Run the task here, in the background, unless this process already
         does or is full (the runner claims it first: :mod:`.runner`)."""
         self.start_janitor()
         if task_id in self.running or self.full:
             return
         self.running.add(task_id)
+        if caller is not None:
+            self.callers[task_id] = caller
         trio.lowlevel.spawn_system_task(self._run, task_id)
 
     async def _run(self, task_id: str) -> None:
@@ -139,6 +150,7 @@ class Tasks:
             log.exception("task %s: its runner failed", task_id)
         finally:
             self.running.discard(task_id)
+            self.callers.pop(task_id, None)
             self._changes.pop(task_id, None)
 
     def start_janitor(self) -> None:
@@ -169,5 +181,5 @@ class Tasks:
                 continue
             if task_id not in self.running:
                 resumed += 1
-                self.start(task_id)
+                self.start(task_id, found.value.get("principal"))
         return resumed
