@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -34,6 +32,7 @@ from bridge.server.state_token import new_key
 from bridge.stores import open_store
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
+from tests.durable.processes import free_port, kill, ready, url_of
 from tests.helpers import ROOT
 
 pytestmark = [
@@ -102,36 +101,6 @@ def finished_calls(store: str) -> list[Any]:
         return [doc.value for _id, doc in opened.scan(CALLS)]
     finally:
         opened.close()
-
-
-def kill(process: subprocess.Popen[bytes]) -> None:
-    """kill -9: nothing of the process's gets to clean up."""
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def url_of(port: int) -> str:
-    return f"http://127.0.0.1:{port}/mcp"
-
-
-async def ready(port: int, process: subprocess.Popen[bytes]) -> None:
-    async with httpx.AsyncClient() as http:
-        with trio.fail_after(60):
-            while True:
-                assert process.poll() is None, "the server exited"
-                try:
-                    await http.get(url_of(port))
-                except httpx.TransportError:
-                    await trio.sleep(0.05)
-                else:
-                    return
 
 
 @contextlib.asynccontextmanager
