@@ -9,6 +9,7 @@ and moves the call on with its answers in one write.
 from __future__ import annotations
 
 import collections
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +42,11 @@ class _Counting:
 
 async def test_a_ten_answer_call_makes_two_store_trips_a_round() -> None:
     store = _Counting()
-    server = Server(ours.TOOLS, name="trips", store=store)
+    # A configured key: without one the server keeps a generated key in the
+    # store (bridge/server/store_key.py), one read and write per process,
+    # not per round.
+    key = secrets.token_bytes(32)
+    server = Server(ours.TOOLS, name="trips", store=store, state_keys=[key])
     async with ours.in_memory("2026-07-28", server) as client:
         result = await client.call_tool("elicit10", {"text": "q"})
     assert result.content[0].text == "10"  # type: ignore[union-attr]
