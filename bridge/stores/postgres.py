@@ -38,7 +38,7 @@ import psycopg
 import psycopg.conninfo
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import dumps, redact
+from .codec import document_of, dumps, redact
 from .postgres_schema import create_schema
 
 __all__ = ["PostgresStore"]
@@ -95,7 +95,7 @@ class PostgresStore:
     def get(self, namespace: str, id: str) -> Document | None:
         with self._connection() as conn:
             row = conn.execute(_GET, (namespace, id, time.time())).fetchone()
-        return None if row is None else Document(json.loads(row[0]), row[1], row[2])
+        return None if row is None else document_of(row)
 
     def put(
         self,
@@ -119,7 +119,7 @@ class PostgresStore:
             doc = conn.execute(_GET, (namespace, id, now))
             lines = conn.execute(_READ, (namespace, id, 0, now))
         row = doc.fetchone()
-        found = None if row is None else Document(json.loads(row[0]), row[1], row[2])
+        found = None if row is None else document_of(row)
         return found, [json.loads(line[0]) for line in lines.fetchall()]
 
     def put_and_append(
@@ -157,7 +157,7 @@ class PostgresStore:
                 f" WHERE namespace = %s AND {_LIVE}",
                 (namespace, time.time()),
             ).fetchall()
-        return iter([(r[0], Document(json.loads(r[1]), r[2], r[3])) for r in rows])
+        return iter([(r[0], document_of(r[1:])) for r in rows])
 
     # -- streams -------------------------------------------------------------
 

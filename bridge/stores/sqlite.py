@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, final
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import dumps
+from .codec import document_of, dumps
 from .sqlite_schema import SCHEMA_VERSION, append_one, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -93,9 +93,7 @@ class SQLiteStore:
     def get(self, namespace: str, id: str) -> Document | None:
         with self._connection() as conn:
             row = conn.execute(_GET, (namespace, id, time.time())).fetchone()
-        if row is None:
-            return None
-        return Document(json.loads(row[0]), row[1], row[2])
+        return None if row is None else document_of(row)
 
     def put(
         self,
@@ -125,7 +123,7 @@ class SQLiteStore:
                 f" WHERE namespace = ? AND {_LIVE}",
                 (namespace, time.time()),
             ).fetchall()
-        return iter([(r[0], Document(json.loads(r[1]), r[2], r[3])) for r in rows])
+        return iter([(r[0], document_of(r[1:])) for r in rows])
 
     # -- streams -----------------------------------------------------------
 
@@ -172,8 +170,8 @@ class SQLiteStore:
                 lines = conn.execute(_READ, (namespace, id, 0, now)).fetchall()
             finally:
                 conn.commit()
-        doc = None if row is None else Document(json.loads(row[0]), row[1], row[2])
-        return doc, [json.loads(line[0]) for line in lines]
+        found = None if row is None else document_of(row)
+        return found, [json.loads(line[0]) for line in lines]
 
     def put_and_append(
         self,
