@@ -38,8 +38,7 @@ from bridge.providers import OfflineModel
 from bridge.server.state_token import new_key
 from bridge.stores import open_store
 from bridge.transports.http.presence import INBOX, WORKERS
-from runtime.replies import ElicitReply
-from runtime.requests import ElicitationRequest
+from tests.durable.parking import Parking
 from tests.helpers import ROOT
 
 pytestmark = [
@@ -180,23 +179,6 @@ async def test_sampling_and_elicitation_complete_across_balanced_workers(
 # --- 2025-11-25: sessions across workers through a store ----------------------------
 
 
-class _Parking:
-    """Answers the name at once and parks on the colour until released."""
-
-    def __init__(self) -> None:
-        self.asked: list[str | None] = []
-        self.parked = trio.Event()
-        self.release = trio.Event()
-
-    async def handle(self, request: ElicitationRequest) -> ElicitReply:
-        self.asked.append(request.key)
-        if request.key == "name":
-            return ElicitReply(action="accept", content={"name": "Ada"})
-        self.parked.set()
-        await self.release.wait()
-        return ElicitReply(action="accept", content={"colour": "green"})
-
-
 def _inbox_records(store: str) -> int:
     """Answers routed from one worker to another so far (while both live)."""
     opened = open_store(store)
@@ -239,7 +221,7 @@ async def test_a_worker_killed_mid_call_does_not_lose_the_call(
     pids = tmp_path / "pids"
     monkeypatch.setenv("SESSION_TOOLS_COUNTER", str(tmp_path / "steps"))
     monkeypatch.setenv("SESSION_TOOLS_PIDS", str(pids))
-    handler = _Parking()
+    handler = Parking("name", {"name": "Ada"}, {"colour": "green"})
     workers: list[subprocess.Popen[bytes]] = []
     outcome: list[Any] = []
     with trio.fail_after(120):

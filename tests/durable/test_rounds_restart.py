@@ -30,8 +30,7 @@ from bridge.client import connect
 from bridge.server.call_records import CALLS
 from bridge.server.state_token import new_key
 from bridge.stores import open_store
-from runtime.replies import ElicitReply
-from runtime.requests import ElicitationRequest
+from tests.durable.parking import Parking
 from tests.durable.processes import free_port, kill, ready, url_of
 from tests.helpers import ROOT
 
@@ -189,29 +188,12 @@ async def _dies(request: Any) -> None:
         await request
 
 
-class _Parking:
-    """Answers ``seat`` at once and parks on ``confirm`` until released."""
-
-    def __init__(self) -> None:
-        self.asked: list[str | None] = []
-        self.parked = trio.Event()
-        self.release = trio.Event()
-
-    async def handle(self, request: ElicitationRequest) -> ElicitReply:
-        self.asked.append(request.key)
-        if request.key == "seat":
-            return ElicitReply(action="accept", content={"seat": "12A"})
-        self.parked.set()
-        await self.release.wait()
-        return ElicitReply(action="accept", content={"ok": True})
-
-
 async def test_our_client_finishes_a_call_across_a_restart(
     tmp_path: Path, sqlite_store: str
 ) -> None:
     store_url = sqlite_store
     served = Served(tmp_path, store_url)
-    handler = _Parking()
+    handler = Parking("seat", {"seat": "12A"}, {"ok": True})
     async with (
         started(served) as (port, process),
         connect(url_of(port), era="2026-07-28", elicitation=handler) as client,

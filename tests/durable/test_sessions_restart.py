@@ -27,9 +27,8 @@ import trio
 
 from bridge.client import Client
 from bridge.client.http import http_transport
-from runtime.replies import ElicitReply
-from runtime.requests import ElicitationRequest
 from tests.bridge.http_kit import Raw, SseReader, message_of
+from tests.durable.parking import Parking
 from tests.durable.processes import free_port, kill, ready, url_of
 from tests.helpers import ROOT
 
@@ -83,29 +82,12 @@ async def started(
         yield port, process
 
 
-class _Parking:
-    """Answers the name at once and parks on the colour until released."""
-
-    def __init__(self) -> None:
-        self.asked: list[str | None] = []
-        self.parked = trio.Event()
-        self.release = trio.Event()
-
-    async def handle(self, request: ElicitationRequest) -> ElicitReply:
-        self.asked.append(request.key)
-        if request.key == "name":
-            return ElicitReply(action="accept", content={"name": "Ada"})
-        self.parked.set()
-        await self.release.wait()
-        return ElicitReply(action="accept", content={"colour": "green"})
-
-
 @pytest.mark.parametrize("answer", ["after the restart", "while it is down"])
 async def test_our_client_finishes_a_parked_call_across_a_kill(
     tmp_path: Path, sqlite_url: str, answer: str
 ) -> None:
     served = Served(tmp_path, sqlite_url)
-    handler = _Parking()
+    handler = Parking("name", {"name": "Ada"}, {"colour": "green"})
     outcome: list[Any] = []
     with trio.fail_after(120):
         port = free_port()
