@@ -1,26 +1,28 @@
-"""The trio driver: runs a stepper against an executor, concurrently.
+"""The trio driver: a call's machine carried out against an executor.
 
-The stepper decides; this module waits. It runs in two modes:
+The machine (:mod:`runtime.call.machine`) decides; this module waits. It is the
+driver of an in-process host and of any executor (an MCP session that cannot
+send without waiting, a scripted peer). It runs in two modes:
 
-* **Serial** (how every call starts): while at most one peer question is
-  outstanding and no branch timer runs, nothing can happen but that question's
-  answer, so the driver asks it inline, in the caller's task: no nursery, no
-  task per question, no channel. A sequential tool (most tools) never leaves
-  this mode, and a parked call costs only its coroutine frames.
-* **Concurrent** (from the first step that leaves two questions outstanding,
-  or starts a timer, until the call ends): every pending peer question runs in
-  its own cancel scope inside the call's nursery, so sibling branches can
-  sample at the same time; a withdrawn question has its scope cancelled (the
-  executor sees ``trio.Cancelled`` and, for MCP, tells the peer). A branch's
-  time limit is a timer task that reports back on expiry.
+* **Serial** (how every call starts): while at most one question or step is
+  outstanding and no branch timer runs, nothing can happen but that one
+  answer, so the driver performs it inline, in the caller's task: no
+  nursery, no task per question, no channel. A sequential tool (most tools)
+  never leaves this mode, and a parked call costs only its coroutine frames.
+* **Concurrent** (from the first batch that leaves two outstanding, or starts
+  a timer, until the call ends): every outstanding question or step runs in
+  its own cancel scope inside the call's nursery, so sibling branches sample
+  at the same time; a withdrawn one has its scope cancelled (the executor
+  sees ``trio.Cancelled`` and, for MCP, tells the peer). A branch's deadline
+  is a timer task that reports back.
 
-Both modes handle events in the order the stepper produced them: notices are
-delivered inline, local questions are answered inline, and peer questions are
-asked after the notices of the same step. A step (``ctx.step``) is performed
-as a peer question is, by :func:`~runtime._step_runner.perform_step` instead of
-the executor (whose ``step_stub``, if it has one, may replace its function):
-a sync function in a worker thread under ``limiter``, an ``async def`` in the
-question's task, so two steps in a branch run at the same time.
+Notices are delivered inline, in order, before what follows them. A step
+(``ctx.step``) is performed by :func:`~runtime._step_runner.perform_step`
+instead of the executor (whose ``step_stub``, if it has one, may replace its
+function): a sync function in a worker thread under ``limiter``, an ``async
+def`` in the question's task. ``Persist`` is acknowledged through ``log``
+when one is given (an async callable that makes records durable), at once
+otherwise.
 
 If the call itself is cancelled, every generator is closed first (their
 ``finally`` blocks run) and then ``trio.Cancelled`` propagates.
@@ -31,37 +33,40 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 import attrs
 import trio
 
-from ._effect_base import LocalQuestion, Notice, PeerQuestion, Question
-from ._events import (
-    Ask,
-    Cancelled,
-    Event,
-    Finished,
-    Raised,
-    Returned,
-    StartTimer,
-    StopTimer,
-    Tell,
-    Withdraw,
-)
+from ._effect_base import Notice, PeerQuestion
+from ._events import Cancelled, Raised, Returned
 from ._observe import performing
-from ._step_effect import Step
-from ._step_runner import perform_step, step_key
+from ._step_runner import perform_step
 from ._stepper import Stepper
 from ._tool import Tool
+from .call.commands import (
+    Ask,
+    Finish,
+    Notify,
+    Persist,
+    RunStep,
+    StartTimer,
+    StopTimer,
+    Withdraw,
+    carry_out,
+)
+from .call.machine import CallMachine, open_call
 from .errors import InternalError
-from .journal import Journal
+from .journal import Journal, Record
 from .principal import Principal
 
-__all__ = ["Executor", "run"]
+__all__ = ["Executor", "drive", "run"]
 
 R = TypeVar("R")
+
+Log = Callable[[Sequence[Record]], Awaitable[None]]
+"""Makes a call's records durable (a store's append)."""
 
 
 class Executor(Protocol):
@@ -99,6 +104,7 @@ async def run(
     rng: random.Random | None = None,
     principal: Principal | None = None,
     limiter: trio.CapacityLimiter | None = None,
+    log: Log | None = None,
 ) -> R:
     """Run ``tool`` with ``arguments``, answering its questions with ``executor``.
 
@@ -112,6 +118,8 @@ async def run(
         principal: who the call acts for (``ctx.principal``).
         limiter: bounds the worker threads of sync steps (default: trio's
             shared limiter of 40).
+        log: make the call durable: every record is written with ``log``
+            before the call shows what follows it.
 
     Returns:
         The tool's result.
@@ -122,9 +130,18 @@ async def run(
     """
     params = tool.parse_arguments(arguments)
     ctx = tool.context(principal)
-    stepper = Stepper(tool.program(params), ctx, journal=journal)
-    # Not through drive(): one coroutine frame less for as long as the call lasts.
-    return await _Driver(stepper, executor, clock, rng, limiter).run()
+    bits = None if rng is None else rng.getrandbits
+    opened = open_call(
+        tool.program(params),
+        ctx,
+        journal=journal,
+        durable=log is not None,
+        clock=clock,
+        bits=bits,
+    )
+    if not isinstance(opened, CallMachine):
+        return _unwrap(opened)
+    return await _Driver(opened, executor, limiter, log).run()
 
 
 async def drive(
@@ -140,198 +157,214 @@ async def drive(
     Without ``rng``, randomness comes from the :mod:`random` module's shared
     generator.
     """
-    return await _Driver(stepper, executor, clock, rng, limiter).run()
+    stepper.start()
+    bits = None if rng is None else rng.getrandbits
+    machine = CallMachine(stepper, clock=clock, bits=bits)
+    return await _Driver(machine, executor, limiter, None).run()
 
 
 class _Driver:
+    """Carries a machine's commands out (a :class:`~runtime.call.commands.Carrier`)."""
+
     __slots__ = (
-        "_bits",
-        "clock",
+        "deferred",
         "executor",
         "limiter",
+        "log",
+        "machine",
+        "nursery",
         "scopes",
         "send",
-        "stepper",
         "timers",
     )
 
     def __init__(
         self,
-        stepper: Stepper,
+        machine: CallMachine,
         executor: Executor,
-        clock: Callable[[], float],
-        rng: random.Random | None,
-        limiter: trio.CapacityLimiter | None = None,
+        limiter: trio.CapacityLimiter | None,
+        log: Log | None,
     ) -> None:
-        self.stepper = stepper
+        self.machine = machine
         self.executor = executor
         self.limiter = limiter
-        self.clock = clock
-        # Without an rng, the random module's shared generator: seeding one
-        # per call would cost more than the call.
-        self._bits = random.getrandbits if rng is None else rng.getrandbits
+        self.log = log
+        # Serial mode: what waits to be performed, in order.
+        self.deferred: list[Ask | RunStep | StartTimer] = []
         # Concurrent mode only (see the module doc):
+        self.nursery: trio.Nursery | None = None
         self.scopes: dict[str, trio.CancelScope] = {}
         self.timers: dict[str, trio.CancelScope] = {}
         self.send: trio.MemorySendChannel[_Done | _Expired] | None = None
 
     async def run(self) -> Any:
+        machine = self.machine
         try:
-            self.stepper.start()
-            deferred = await self._serial()
-            if self.stepper.outcome is None:
-                await self._concurrent(deferred)
+            await self._serial()
+            if machine.outcome is None:
+                await self._concurrent()
         finally:
             # On cancellation (or a crash here) close every generator first.
-            self.stepper.cancel()
-        return _unwrap(self.stepper)
+            machine.cancel()
+        return _unwrap(machine.outcome)
 
-    async def _serial(self) -> list[Ask | StartTimer]:
-        """Run while one question at a time is outstanding, asking it inline.
+    async def _carry_out_all(self) -> None:
+        commands = self.machine.commands()
+        while commands:
+            for command in commands:
+                pending = carry_out(command, self)
+                if pending is not None:
+                    await pending
+            commands = self.machine.commands()
 
-        Returns the asks and timers, in event order, that need the concurrent
-        mode (empty once the call has an outcome).
-        """
-        stepper = self.stepper
+    async def _serial(self) -> None:
+        """Perform one question at a time, inline, while only one is out."""
+        machine = self.machine
         while True:
-            deferred: list[Ask | StartTimer] = []
-            events = stepper.events()
-            while events:
-                for event in events:
-                    await self._serial_one(event, deferred)
-                events = stepper.events()
-            if stepper.outcome is not None:
-                return []
-            if len(deferred) != 1 or not isinstance(deferred[0], Ask):
-                return deferred
-            key, question = (
-                deferred[0].key,
-                cast("PeerQuestion[Any]", deferred[0].question),
-            )
+            await self._carry_out_all()
+            if machine.outcome is not None:
+                return
+            deferred = self.deferred
+            if len(deferred) != 1 or type(deferred[0]) is StartTimer:
+                return
+            command = deferred.pop()
+            assert not isinstance(command, StartTimer)
             try:
-                reply = await self._perform_one(key, question)
+                reply = await self._perform(command)
             except Exception as exc:
-                stepper.fail(key, exc)
+                machine.fail(command.key, exc)
             else:
-                stepper.answer(key, reply)
+                machine.answer(command.key, reply)
 
-    async def _perform_one(self, key: str, question: Question[Any]) -> Any:
-        """The executor's answer to a peer question; a step's reply to a step."""
-        if type(question) is not Step:
-            with performing(self.stepper.observer, key):  # the effect's span, if any
-                peer = cast("PeerQuestion[Any]", question)
-                return await self.executor.perform(key, peer)
-        step = question
-        stub = getattr(self.executor, "step_stub", None)
-        idempotency = step_key(self.stepper.call_id, step, key)
-        return await perform_step(step, idempotency, limiter=self.limiter, stub=stub)
-
-    async def _serial_one(self, event: Event, deferred: list[Ask | StartTimer]) -> None:
-        match event:
-            case Ask(key, question) if isinstance(question, LocalQuestion):
-                self._answer_locally(key, question)
-            case Ask() | StartTimer():
-                deferred.append(event)
-            case Tell(key, notice):
-                await self.executor.notify(key, notice)
-            case Withdraw(key):
-                # Asked in this same step: never sent, so drop it.
-                deferred[:] = [
-                    d for d in deferred if not (isinstance(d, Ask) and d.key == key)
-                ]
-            case StopTimer(key):
-                deferred[:] = [
-                    d
-                    for d in deferred
-                    if not (isinstance(d, StartTimer) and d.key == key)
-                ]
-            case Finished():
-                pass
-
-    async def _concurrent(self, deferred: list[Ask | StartTimer]) -> None:
+    async def _concurrent(self) -> None:
         self.send, receive = trio.open_memory_channel[_Done | _Expired](math.inf)
+        machine = self.machine
         async with trio.open_nursery() as nursery:
-            for event in deferred:
-                await self._one(nursery, event)
+            self.nursery = nursery
+            deferred, self.deferred = self.deferred, []
+            for command in deferred:
+                self._start(command)
             while True:
-                await self._handle(nursery, self.stepper.events())
-                if self.stepper.outcome is not None:
+                await self._carry_out_all()
+                if machine.outcome is not None:
                     nursery.cancel_scope.cancel()
                     break
-                self._feed(await receive.receive())
+                message = await receive.receive()
+                if isinstance(message, _Expired):
+                    self.timers.pop(message.key, None)
+                    machine.timer_fired(message.key)
+                    continue
+                self.scopes.pop(message.key, None)
+                if message.error is not None:
+                    machine.fail(message.key, message.error)
+                else:
+                    machine.answer(message.key, message.reply)
 
-    async def _handle(self, nursery: trio.Nursery, events: list[Event]) -> None:
-        while events:
-            for event in events:
-                await self._one(nursery, event)
-            events = self.stepper.events()
+    # --- the Carrier -----------------------------------------------------------------
 
-    async def _one(self, nursery: trio.Nursery, event: Event) -> None:
-        match event:
-            case Ask(key, question) if isinstance(question, LocalQuestion):
-                self._answer_locally(key, question)
-            case Ask(key, question):
-                scope = trio.CancelScope()
-                self.scopes[key] = scope
-                peer_question = cast("PeerQuestion[Any]", question)
-                nursery.start_soon(self._perform, key, peer_question, scope)
-            case Tell(key, notice):
-                await self.executor.notify(key, notice)
-            case Withdraw(key):
-                self.scopes.pop(key).cancel()
-            case StartTimer(key, seconds):
-                scope = trio.CancelScope()
-                self.timers[key] = scope
-                nursery.start_soon(self._timer, key, seconds, scope)
-            case StopTimer(key):
-                timer = self.timers.pop(key, None)
-                if timer is not None:  # None once the timer itself fired
-                    timer.cancel()
-            case Finished():
-                pass
+    def ask(self, command: Ask) -> None:
+        self._later(command)
 
-    def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
-        try:
-            reply = question.compute(self.clock, self._bits)
-        except Exception as exc:
-            self.stepper.fail(key, exc)
+    def run_step(self, command: RunStep) -> None:
+        self._later(command)
+
+    def start_timer(self, command: StartTimer) -> None:
+        self._later(command)
+
+    def withdraw(self, command: Withdraw) -> None:
+        key = command.key
+        scope = self.scopes.pop(key, None)
+        if scope is not None:
+            scope.cancel()
+            return
+        self.deferred[:] = [
+            d for d in self.deferred if type(d) is StartTimer or d.key != key
+        ]
+
+    def stop_timer(self, command: StopTimer) -> None:
+        key = command.key
+        timer = self.timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()  # None once the timer itself fired
+            return
+        self.deferred[:] = [
+            d for d in self.deferred if type(d) is not StartTimer or d.key != key
+        ]
+
+    def notify(self, command: Notify) -> Awaitable[None]:
+        return self.executor.notify(command.key, command.notice)
+
+    def persist(self, command: Persist) -> Awaitable[None] | None:
+        if self.log is None:
+            self.machine.persisted()
+            return None
+        return self._write(command)
+
+    def finish(self, command: Finish) -> None:
+        pass
+
+    # --- performing ------------------------------------------------------------------
+
+    def _later(self, command: Ask | RunStep | StartTimer) -> None:
+        if self.nursery is None:
+            self.deferred.append(command)
         else:
-            self.stepper.answer(key, reply)
+            self._start(command)
 
-    async def _perform(
-        self, key: str, question: PeerQuestion[Any], scope: trio.CancelScope
+    def _start(self, command: Ask | RunStep | StartTimer) -> None:
+        assert self.nursery is not None
+        scope = trio.CancelScope()
+        if type(command) is StartTimer:
+            self.timers[command.key] = scope
+            # The deadline is wall-clock time (recorded, so replays keep it);
+            # trio waits on its own clock, for the time that was left.
+            at = trio.current_time() + command.seconds
+            self.nursery.start_soon(self._timer, command.key, at, scope)
+        else:
+            assert not isinstance(command, StartTimer)
+            self.scopes[command.key] = scope
+            self.nursery.start_soon(self._perform_in, command, scope)
+
+    async def _perform(self, command: Ask | RunStep) -> Any:
+        """The executor's answer to a peer question; a step's reply to a step."""
+        if type(command) is Ask:
+            with performing(self.machine.observer, command.key):  # its span, if any
+                return await self.executor.perform(command.key, command.question)
+        assert isinstance(command, RunStep)
+        stub = getattr(self.executor, "step_stub", None)
+        return await perform_step(
+            command.step, command.idempotency, limiter=self.limiter, stub=stub
+        )
+
+    async def _perform_in(
+        self, command: Ask | RunStep, scope: trio.CancelScope
     ) -> None:
         with scope:
             assert self.send is not None
             try:
-                reply = await self._perform_one(key, question)
+                reply = await self._perform(command)
             except Exception as exc:
-                self.send.send_nowait(_Done(key, error=exc))
+                self.send.send_nowait(_Done(command.key, error=exc))
             else:
-                self.send.send_nowait(_Done(key, reply))
+                self.send.send_nowait(_Done(command.key, reply))
 
-    async def _timer(self, key: str, seconds: float, scope: trio.CancelScope) -> None:
+    async def _timer(self, key: str, at: float, scope: trio.CancelScope) -> None:
         with scope:
-            await trio.sleep(seconds)
+            await trio.sleep_until(at)
             assert self.send is not None
             self.send.send_nowait(_Expired(key))
 
-    def _feed(self, message: _Done | _Expired) -> None:
-        if isinstance(message, _Expired):
-            self.timers.pop(message.key, None)
-            self.stepper.expire(message.key)
-            return
-        self.scopes.pop(message.key, None)
-        if not self.stepper.is_pending(message.key):
-            return  # withdrawn while the answer was in flight: drop it
-        if message.error is not None:
-            self.stepper.fail(message.key, message.error)
+    async def _write(self, command: Persist) -> None:
+        assert self.log is not None
+        try:
+            await self.log(command.records)
+        except Exception as exc:
+            self.machine.persist_failed(exc)
         else:
-            self.stepper.answer(message.key, message.reply)
+            self.machine.persisted()
 
 
-def _unwrap(stepper: Stepper) -> Any:
-    outcome = stepper.outcome
+def _unwrap(outcome: object) -> Any:
     if isinstance(outcome, Returned):
         return outcome.value
     if isinstance(outcome, Raised):

@@ -15,21 +15,65 @@ also carries the call's id (made when first read), which with a step's key is
 the step's idempotency key, the same in every round.
 
 Notices (log, progress) are recorded by key only, so a replay does not repeat
-them. The journal is plain JSON (:meth:`to_json` / :meth:`from_json`); sealing it
-for transport is the bridge's job.
+them. A branch's time limit is recorded as its *deadline* (seconds since the
+epoch) under the branch's key, so a replay or a later round keeps the deadline
+of the first run instead of starting the limit over.
+
+The journal has two forms. As one JSON value (:meth:`to_json` /
+:meth:`from_json`), for a state that travels whole (sealing it is the bridge's
+job). As *records*, small JSON objects appended one by one to a durable log as
+the call goes (:func:`answer_record`, :func:`notice_record`,
+:func:`timer_record`; read back with :meth:`Journal.from_records`):
+
+- ``{"k": key, "d": digest, "r": reply}`` (plus ``"l": label`` when the
+  question has one): an answered question or a step's result;
+- ``{"n": key}``: a notice that was sent;
+- ``{"t": key, "at": deadline}``: a branch's deadline.
+
+A later record at the same key replaces an earlier one (the question changed
+and was asked again).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, final
 
 import attrs
 
 from .errors import ReplayDivergence
 
-__all__ = ["Journal", "JournalEntry"]
+__all__ = [
+    "Journal",
+    "JournalEntry",
+    "Record",
+    "answer_record",
+    "notice_record",
+    "timer_record",
+]
+
+Record = dict[str, Any]
+"""One entry of a journal as it is appended to a durable log (module doc)."""
+
+
+def answer_record(
+    key: str, digest: str, reply: Any, label: str | None = None
+) -> Record:
+    """The record of one answer (or step result) at ``key``."""
+    if label is None:
+        return {"k": key, "d": digest, "r": reply}
+    return {"k": key, "d": digest, "r": reply, "l": label}
+
+
+def notice_record(key: str) -> Record:
+    """The record of a notice sent at ``key``."""
+    return {"n": key}
+
+
+def timer_record(key: str, deadline: float) -> Record:
+    """The record of the deadline of the branch at ``key``."""
+    return {"t": key, "at": deadline}
 
 
 @final
@@ -49,7 +93,7 @@ class Journal:
     each); :attr:`entries` shows them as :class:`JournalEntry` values.
     """
 
-    __slots__ = ("_call_id", "_entries", "_notices", "hits")
+    __slots__ = ("_call_id", "_deadlines", "_entries", "_notices", "hits")
 
     def __init__(
         self,
@@ -62,6 +106,7 @@ class Journal:
         for key, entry in (entries or {}).items():
             self._entries[key] = (entry.digest, entry.reply, None)
         self._notices: set[str] = set(notices) if notices else set()
+        self._deadlines: dict[str, float] | None = None  # made when first needed
         self._call_id: str | None = None
         self.hits = 0  # questions answered from the journal, for tests and stats
 
@@ -126,14 +171,35 @@ class Journal:
         self._notices.add(key)
         return True
 
+    def deadline(self, key: str) -> float | None:
+        """The deadline recorded for the branch at ``key``, or None."""
+        return None if self._deadlines is None else self._deadlines.get(key)
+
+    def set_deadline(self, key: str, deadline: float) -> None:
+        if self._deadlines is None:
+            self._deadlines = {}
+        self._deadlines[key] = deadline
+
     def to_json(self) -> dict[str, Any]:
         answers: dict[str, list[Any]] = {}
         for k, (d, reply, label) in self._entries.items():
             answers[k] = [d, reply] if label is None else [d, reply, label]
         data: dict[str, Any] = {"answers": answers, "notices": sorted(self._notices)}
+        if self._deadlines:
+            data["timers"] = dict(self._deadlines)
         if self._call_id is not None:
             data["call"] = self._call_id
         return data
+
+    def records(self) -> list[Record]:
+        """The journal as records (module doc), in the order they were made."""
+        out: list[Record] = []
+        for key, (d, reply, label) in self._entries.items():
+            out.append(answer_record(key, d, reply, label))
+        out.extend(notice_record(key) for key in sorted(self._notices))
+        if self._deadlines:
+            out.extend(timer_record(k, at) for k, at in self._deadlines.items())
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Journal:
@@ -146,6 +212,9 @@ class Journal:
                 recorded, reply, *label = value
                 entries[key] = (recorded, reply, str(label[0]) if label else None)
             journal._notices.update(map(str, data["notices"]))
+            timers: Any = data.get("timers")
+            if timers:
+                journal._deadlines = {str(k): float(v) for k, v in timers.items()}
             call: Any = data.get("call")
             journal._call_id = None if call is None else str(call)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -156,3 +225,39 @@ class Journal:
                     f"malformed journal: keys and digests are strings, got {key!r}"
                 )
         return journal
+
+    @classmethod
+    def from_records(
+        cls, records: Iterable[Mapping[str, Any]], call_id: str
+    ) -> Journal:
+        """The journal a durable log's records describe, for call ``call_id``.
+
+        Raises:
+            ValueError: a record is malformed (the log was written by something
+                else, or is corrupt).
+        """
+        journal = cls()
+        journal._call_id = call_id
+        entries = journal._entries
+        for record in records:
+            try:
+                if "n" in record:
+                    journal._notices.add(str(record["n"]))
+                elif "t" in record:
+                    journal.set_deadline(str(record["t"]), float(record["at"]))
+                else:
+                    key, digest = _text(record["k"]), _text(record["d"])
+                    label: Any = record.get("l")
+                    entries.pop(key, None)  # a later record moves to the end
+                    entries[key] = (digest, record["r"], label)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"malformed journal record {dict(record)!r}: {exc}"
+                ) from None
+        return journal
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(f"keys and digests are strings, not {value!r}")
+    return value
