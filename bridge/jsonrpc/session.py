@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar, final
 
 import trio
@@ -60,6 +60,7 @@ from .outbound import CANCELLED, CLOSED_ERRORS, Outbound
 from .tap import tap_for
 from .timers import Timer, Timers
 from .transport import PushTransport as PushTransport
+from .transport import Queued
 from .transport import ReleasingTransport as ReleasingTransport
 from .transport import Transport as Transport
 
@@ -136,6 +137,11 @@ class Session:
         cancel_grace: float = 1.0,
         drain_timeout: float = 5.0,
     ) -> None:
+        if (
+            getattr(handler, "begin_request", None) is not None
+            and getattr(transport, "send_nowait", None) is None
+        ):
+            transport = Queued(transport)  # a call may send from the receive path
         self.transport = transport
         self.handler = handler
         self.drain_timeout = drain_timeout
@@ -360,6 +366,18 @@ class Session:
     def release(self, request_id: RequestId, handle: Handle) -> None:
         """Incoming request ``request_id`` is over (answered or cancelled)."""
         self._incoming.release(request_id, handle)
+
+    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` in a task of this session's nursery: work a call
+        taken on without a task waits on (a step), cancelled when the session
+        ends.
+
+        Raises:
+            ClosedSessionError: the session has ended.
+        """
+        if self._closed or self._nursery is None:
+            raise ClosedSessionError("the session is closed")
+        self._nursery.start_soon(fn, *args)
 
     def call_later(
         self, seconds: float, callback: Callable[[T], None], arg: T

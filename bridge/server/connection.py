@@ -34,11 +34,11 @@ from runtime.errors import BrokenSessionError, ClosedSessionError, RequestError
 from runtime.principal import Principal
 
 from . import changes as _changes
-from . import live_begin as _live_begin
 from . import methods as _methods
 from . import modern as _modern
 from . import modern_tasks as _modern_tasks
 from . import tasks as _tasks
+from .calls import live as _live
 from .durable_calls import Home, Revived
 from .limits import busy, check_size
 from .offer import Offer
@@ -81,7 +81,8 @@ class Connection:
 
     def begin_request(self, request: Request, session: Session) -> bool:
         """Take on, with no task, what needs no waiting: the handshake, live
-        ``tools/call`` (driven from the session: :mod:`bridge.server.live_calls`) and
+        ``tools/call`` and ``prompts/get`` (driven from the session:
+        :mod:`bridge.server.calls.live`) and
         every 2026-07-28 request (which never waits on the client)."""
         if _is_modern(request):
             if request.method == LISTEN:
@@ -103,11 +104,12 @@ class Connection:
         method = request.method
         params = request.params or {}
         if self.protocol_version is not None:
-            # A server with its own model may answer samples itself, which
-            # waits on the model: such a call takes the task path.
-            if method == "tools/call" and self.server.sampler is None:
+            if method == "tools/call":
                 scope = self.scope(request)
-                _live_begin.begin(self.server, request, session, scope, self.home)
+                _live.begin(self.server, request, session, scope, self.home)
+                return True
+            if method == "prompts/get":
+                _live.begin_prompt(self.server, request, session, self.scope(request))
                 return True
             if method == "logging/setLevel":  # before any call that follows it
                 session.respond_nowait(request.id, self.set_level(params))
@@ -294,9 +296,7 @@ class Connection:
         self._session = session
         request = Request(doc["request"], "tools/call", doc["params"])
         scope = self.scope(request)
-        _live_begin.revive(
-            self.server, session, scope, self.home, doc, records, revived
-        )
+        _live.revive(self.server, session, scope, self.home, doc, records, revived)
 
     def scope(self, request: Request) -> CallScope:
         """The call scope of a legacy request on this connection."""
@@ -351,18 +351,6 @@ async def _unsubscribe(conn: Connection, request: Request, session: Session) -> 
     return {}
 
 
-async def _call_tool(conn: Connection, request: Request, session: Session) -> Any:
-    return await _methods.call_tool_live(
-        conn.server, request, session, conn.scope(request)
-    )
-
-
-async def _get_prompt(conn: Connection, request: Request, session: Session) -> Any:
-    return await _methods.get_prompt_live(
-        conn.server, request, session, conn.scope(request)
-    )
-
-
 Handler = Callable[[Connection, Request, Session], Awaitable[Any]]
 
 
@@ -377,14 +365,12 @@ def _static(
 
 _LEGACY: dict[str, Handler] = {
     "tools/list": _static(_methods.list_tools),
-    "tools/call": _call_tool,
     "resources/list": _static(_methods.list_resources),
     "resources/templates/list": _static(_methods.list_templates),
     "resources/read": _static(_methods.read_resource),
     "resources/subscribe": _subscribe,
     "resources/unsubscribe": _unsubscribe,
     "prompts/list": _static(_methods.list_prompts),
-    "prompts/get": _get_prompt,
     "completion/complete": _static(_methods.complete),
     "logging/setLevel": _set_level,
 }

@@ -3,7 +3,7 @@
 With a store (``Server(store=...)``), a call on a *durable* session (an HTTP
 session: its transport says so by giving the connection a :class:`Home`) is
 written down as it goes, and another process can take it on again
-(:func:`bridge.server.live_begin.revive`) by replaying its generator against
+(:func:`bridge.server.calls.live.revive`) by replaying its generator against
 what was written:
 
 * the call's document ``("call", call_id)``: the session, the request id,
@@ -48,6 +48,7 @@ import attrs
 import trio
 
 from bridge.jsonrpc.messages import RequestId
+from bridge.jsonrpc.session import Session
 from bridge.stores import AsyncStore, StoreError
 
 from .call_records import CALLS, notice_record
@@ -120,6 +121,7 @@ class CallLog:
 
     def __init__(
         self,
+        session: Session,
         home: Home,
         call_id: str,
         tag: str,
@@ -135,7 +137,10 @@ class CallLog:
         ](math.inf)
         self._doc = dict(doc)
         self._doc_written = time.time()
-        trio.lowlevel.spawn_system_task(self._run, receive)
+        # The writer lives in the session's nursery: when the session ends,
+        # what it had not written is left (the lease lets another process
+        # take the call on from what was written).
+        session.start_soon(self._run, receive)
 
     # --- what the call asks ----------------------------------------------------------
 

@@ -5,11 +5,9 @@ delivery differs. This module owns what they share — which capability each
 question needs (:func:`check_capabilities`), the request it becomes
 (:func:`question_request`), how its answer is decoded (:func:`decode_answer`),
 and how notices become notifications (:func:`notice_notification`) — plus the
-2025-11-25 delivery: :class:`LiveExecutor` sends server→client requests in the
-middle of a ``tools/call``, each *related* to the call so that over HTTP it
-travels on the call's response stream. (:mod:`bridge.server.live_calls` delivers the
-same requests for a call with no task, when the session can send without
-waiting.)
+2025-11-25 delivery: the live call (:mod:`bridge.server.calls.live`) sends
+server→client requests in the middle of a ``tools/call``, each *related* to
+the call so that over HTTP it travels on the call's response stream.
 
 Capability rules: no sampling request to a client that did not declare
 ``sampling``; no tools in sampling without ``sampling.tools``; no form

@@ -7,7 +7,7 @@ protocol eras on one connection:
 * **2025-11-25 and older (handshake era):** ``initialize`` negotiates a version
   and the client's capabilities for the connection; ``tools/call`` runs the tool
   live, sending ``sampling/createMessage`` and ``elicitation/create`` to the
-  client mid-call (:mod:`bridge.server.live`).
+  client mid-call (:mod:`bridge.server.calls.live`).
 * **2026-07-28 (modern era):** a request whose ``_meta`` carries
   ``io.modelcontextprotocol/protocolVersion`` is self-contained; it is answered
   by :mod:`bridge.server.modern`.

@@ -297,9 +297,9 @@ class CallMachine:
             ask = cast(AskEvent, event)
             question = ask.question
             if isinstance(question, LocalQuestion):
-                self._answer_locally(ask.key, cast("LocalQuestion[Any]", question))
+                self._answer_locally(ask.key, question)
             elif type(question) is Step:
-                step = cast(Step, question)
+                step = question
                 self._show(
                     RunStep(
                         ask.key,
@@ -387,7 +387,7 @@ class CallMachine:
             return  # expired at once, or fired
         out = self._out
         for index, command in enumerate(out):
-            if type(command) is StartTimer and cast(StartTimer, command).key == key:
+            if type(command) is StartTimer and command.key == key:
                 del out[index]
                 return
         out.append(StopTimer(key))

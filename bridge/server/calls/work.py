@@ -1,0 +1,42 @@
+"""The work a call waits on besides its client: its steps, and the samples the
+server's own model answers.
+
+Every server driver performs a :class:`~runtime.call.commands.RunStep` (and
+an :class:`~runtime.call.commands.Ask` that :func:`~bridge.server.fallback.answer_here`
+gives to the server's model) with :func:`perform`, in a task of a nursery its
+owner closes (a session's, a round's, a task runner's): a sync step in a
+worker thread under the server's step threads, an ``async def`` in the task,
+a sample with the server's model under the sampling timeout.
+
+It does not decide when work starts or what its reply means (the call's
+machine does).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from runtime._step_runner import perform_step
+from runtime.call.commands import Ask, RunStep
+
+from ..fallback import sample_here
+from ..questions import CallScope
+
+if TYPE_CHECKING:
+    from ..offer import Offer
+
+__all__ = ["perform"]
+
+
+async def perform(server: Offer, scope: CallScope, command: RunStep | Ask) -> Any:
+    """The reply to ``command``: a step's, or the server's model's to a sample.
+
+    Raises:
+        Exception: what performing it raised (raised into the tool).
+    """
+    if isinstance(command, RunStep):
+        return await perform_step(
+            command.step, command.idempotency, limiter=server.step_limiter
+        )
+    assert server.sampler is not None
+    return await sample_here(command.question, server.sampler, server.sampling_timeout)
