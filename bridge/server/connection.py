@@ -21,6 +21,7 @@ from typing import Any, Final, cast, final
 
 import trio
 
+from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -36,7 +37,6 @@ from runtime.principal import Principal
 from . import changes as _changes
 from . import methods as _methods
 from . import modern as _modern
-from . import modern_tasks as _modern_tasks
 from . import tasks as _tasks
 from .calls import live as _live
 from .durable_calls import Home, Revived
@@ -95,8 +95,8 @@ class Connection:
             result = _modern.respond_now(
                 self.server, request, notify, principal=self.principal
             )
-            if isinstance(result, tuple):  # it runs a step: go on in a task
-                _modern_tasks.resume(self.server, request, session, *result)
+            if isinstance(result, _modern.Pending):  # it waits: go on in a task
+                _go_on(request, session, result)
             else:
                 session.respond_nowait(request.id, result)
             return True
@@ -309,6 +309,42 @@ class Connection:
             track_url=self.expect_completion,
             principal=self.principal,
         )
+
+
+@final
+class _GoingOn:
+    """The session's handle on a modern request that went on in a task: the
+    client's ``notifications/cancelled``, or its leaving, cancels it."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+
+    def cancel(self) -> None:
+        self.scope.cancel()
+
+
+def _go_on(request: Request, session: Session, pending: _modern.Pending) -> None:
+    """Answer ``request`` from ``pending`` in a task of the session."""
+    handle = _GoingOn()
+    session.adopt(request.id, handle)
+    session.start_soon(_rest, request, session, pending, handle)
+
+
+async def _rest(
+    request: Request, session: Session, pending: _modern.Pending, handle: _GoingOn
+) -> None:
+    try:
+        with handle.scope:
+            try:
+                result = await pending.rest()
+            except Exception as exc:
+                session.respond_nowait(request.id, error=error_data(exc))
+            else:
+                session.respond_nowait(request.id, result)
+    finally:
+        session.release(request.id, handle)
 
 
 def _is_modern(request: Request) -> bool:

@@ -11,8 +11,8 @@ the store instead of in ``requestState``:
   between, but it must be free of side effects anyway: ``docs/steps.md``.)
   A round rebuilds the journal from the stream.
 * **The document** ``("call", call_id)`` says which round the call is at:
-  ``{"round": r, "asked": ..., "deadlines": ..., "claim": until}``, or
-  ``{"round": r, "done": true}`` once it ended.
+  ``{"round": r, "asked": ..., "claim": until}``, or ``{"round": r, "done":
+  true}`` once it ended. (Branch deadlines are records of the journal.)
 * **The state** the client carries is a sealed reference: the call's id and
   round, and the binding of :func:`~bridge.server.state_token.binding` (method,
   tool, argument digest, caller; the expiry is the sealing's). It stays the
@@ -43,8 +43,7 @@ deletes them after that (``docs/durable.md``).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, final
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
@@ -52,11 +51,10 @@ from bridge.stores import AsyncStore, StoreConflict
 from runtime import Journal
 from runtime.errors import RequestError
 
-from .call_records import CALLS, journal_from_records
-from .round_steps import Wait, Yielded
+from .call_records import CALLS
 from .state_token import invalid_state
 
-__all__ = ["CLAIM_SECONDS", "DurableCall", "used_state"]
+__all__ = ["CLAIM_SECONDS", "RoundHold", "used_state"]
 
 CLAIM_SECONDS: Final = 60.0
 """How long a round holds its state by default
@@ -80,7 +78,7 @@ def used_state() -> RequestError:
 
 
 @final
-class DurableCall:
+class RoundHold:
     """One round's hold on its call in the store (see the module doc).
 
     Args:
@@ -106,40 +104,40 @@ class DurableCall:
         self.call_id = ""
         self.round = 0
         self.version = 0  # of the document this round holds; 0: none yet
-        self.pending: list[Mapping[str, Any]] = []
+        self.kept: list[Mapping[str, Any]] = []  # written with the round's end
         self.held: Mapping[str, Any] = {}  # the document as this round claimed it
         self.lost = False  # another retry took the round over
         self.claimed_until = 0.0  # when this round's claim runs out
 
-    def open(
-        self, state: Mapping[str, Any] | None
-    ) -> Generator[Yielded, Any, tuple[Journal, Mapping[str, Any], dict[str, float]]]:
-        """Claim the round ``state`` refers to and read the call's journal:
-        the journal, what was asked and the branches' deadlines.
+    @property
+    def first(self) -> bool:
+        """Whether this is the call's first round: no client holds a state
+        that could resume it, so its records wait for :meth:`park`."""
+        return self.version == 0
+
+    def refers(self, state: Mapping[str, Any]) -> tuple[str, int]:
+        """The call and round a sealed state refers to.
 
         Raises:
-            RequestError: the state refers to no live call
-                (:func:`invalid_state`), or was used (:func:`used_state`).
+            RequestError: :func:`invalid_state`, a state sealed without a store.
         """
-        if state is None:
-            journal = Journal()
-            self.call_id = journal.call_id
-            return journal, {}, {}
         call: Any = state.get("call")
         number: Any = state.get("round")
         if not isinstance(call, str) or not isinstance(number, int):
             raise invalid_state()  # sealed by a server without a store
         self.call_id, self.round = call, number
-        value, records = yield Wait(self._claim)
-        try:
-            journal = journal_from_records(records, call)
-        except ValueError:
-            raise invalid_state() from None
-        asked: Any = value.get("asked", {})
-        deadlines: Any = value.get("deadlines", {})
-        return journal, asked, dict(deadlines)
+        return call, number
 
-    async def _claim(self) -> tuple[Mapping[str, Any], list[Mapping[str, Any]]]:
+    async def claim(
+        self,
+    ) -> tuple[Journal, Mapping[str, Any]]:
+        """Read the round :meth:`refers` named: the call's journal and what
+        was asked (its claim is written with the round's first write).
+
+        Raises:
+            RequestError: the state refers to no live call
+                (:func:`invalid_state`), or was used (:func:`used_state`).
+        """
         # One trip: the document, then the stream (whoever moved the document
         # to this round wrote its records in the same write, or before).
         doc, records = await self.store.get_and_read(CALLS, self.call_id)
@@ -154,32 +152,32 @@ class DurableCall:
             raise used_state()
         if isinstance(claim, int | float) and claim > self.clock():
             raise used_state()  # another retry is running this round
-        # Not claimed yet: the claim is written with the round's first write
-        # (before a step or a notification, or the write that moves the call
-        # on), a compare-and-swap against this version either way.
         self.version, self.held = doc.version, value
-        return value, records
+        try:
+            journal = Journal.from_records(records, self.call_id)
+        except ValueError:
+            raise invalid_state() from None
+        asked: Any = value.get("asked", {})
+        return journal, asked
 
-    def keep(self, record: Mapping[str, Any]) -> None:
-        """Write ``record`` at the next :meth:`flush`."""
-        self.pending.append(record)
+    @property
+    def due(self) -> bool:
+        """Whether :meth:`flush` has something to write before the round
+        shows anything (records kept, or the claim not yet made)."""
+        return not self.first and bool(self.kept or self.claimed_until == 0)
 
-    def flush(self) -> Generator[Yielded, Any, None]:
-        """Append the records kept so far, before the round goes on where it
-        shows (a step, a notification), renewing the round's claim. A first
-        round keeps them for :meth:`park`: no client holds a state that could
-        resume it.
+    async def flush(self) -> None:
+        """Write the records kept so far, before the round goes on where it
+        shows (a step, a notification), renewing the round's claim; a first
+        round keeps them for :meth:`park`.
 
         Raises:
             RequestError: :func:`used_state`, the claim ran out and another
                 retry took the round over (this round stops here).
         """
-        if self.version == 0 or not (self.pending or self.claimed_until == 0):
+        if not self.due:
             return  # a first round, or nothing to write and the claim held
-        records, self.pending = self.pending, []
-        yield Wait(functools.partial(self._renew_and_append, records))
-
-    async def _renew_and_append(self, records: list[Mapping[str, Any]]) -> None:
+        records, self.kept = self.kept, []
         # The claim with the records, in one write: a round that lost it must
         # not write into the call another retry now runs. Renewing it at every
         # write keeps a round whose steps each end within claim_seconds from
@@ -193,9 +191,12 @@ class DurableCall:
             expires_at = now + self.ttl
             await self.store.append(CALLS, self.call_id, records, expires_at=expires_at)
 
-    def park(
-        self, asked: Mapping[str, Any], deadlines: Mapping[str, float]
-    ) -> Generator[Yielded, Any, dict[str, Any]]:
+    def keep(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Keep ``records`` for the round's last write (the round shows
+        nothing before it)."""
+        self.kept.extend(records)
+
+    async def park(self, asked: Mapping[str, Any]) -> dict[str, Any]:
         """Write what is left and move the call to its next round: what the
         new state carries (the call's id and the new round).
 
@@ -203,33 +204,43 @@ class DurableCall:
             RequestError: :func:`used_state`, the claim ran out and another
                 retry took the round over.
         """
-        value = {
-            "round": self.round + 1,
-            "asked": dict(asked),
-            "deadlines": dict(deadlines),
-            "claim": None,
-        }
-        yield Wait(functools.partial(self._move, value, write=True))
+        value = {"round": self.round + 1, "asked": dict(asked), "claim": None}
+        await self._move(value, write=True)
         return {"call": self.call_id, "round": self.round + 1}
 
-    def finish(self) -> Generator[Yielded, Any, None]:
+    async def to_task(self, ttl: float) -> str:
+        """The call goes on as a task (``task_from="step"``): this round is
+        its last, its state is used up (of two retries with one state,
+        exactly one gets here), and its records are written for the task to
+        replay, to live ``ttl`` seconds. The call's id (the task's)."""
+        if self.first:
+            if self.kept:
+                records, self.kept = self.kept, []
+                expires_at = self.clock() + ttl
+                await self.store.append(
+                    CALLS, self.call_id, records, expires_at=expires_at
+                )
+            return self.call_id
+        self.ttl = max(self.ttl, ttl)
+        await self._move({"round": self.round, "done": True, "task": True}, write=True)
+        return self.call_id
+
+    async def finish(self) -> None:
         """The call ended (a result or an error): its state is used up, and
         nothing will replay its journal again."""
-        if self.version == 0:
+        if self.first:
             return  # a first round: no state was ever given out
-        value = {"round": self.round, "done": True}
-        yield Wait(functools.partial(self._move, value, write=False))
+        await self._move({"round": self.round, "done": True}, write=False)
 
-    def release(self) -> Generator[Yielded, Any, None]:
+    async def release(self) -> None:
         """Give the claim back: the request was refused for its own fault, and
         its corrected retry may use the same state (and reuse what this one
         recorded)."""
-        if self.version == 0 or self.lost:
+        if self.first or self.lost:
             return
-        if self.claimed_until == 0 and not self.pending:
+        if self.claimed_until == 0 and not self.kept:
             return  # never claimed, nothing recorded: nothing to give back
-        value = {**self.held, "claim": None}
-        yield Wait(functools.partial(self._move, value, write=True))
+        await self._move({**self.held, "claim": None}, write=True)
 
     async def _move(self, value: Mapping[str, Any], *, write: bool) -> None:
         # One compare-and-swap against the version this round read or last
@@ -238,7 +249,7 @@ class DurableCall:
         # not stored would replay without them); an empty append still
         # refreshes the stream's expiry with the document's.
         now = self.clock()
-        records, self.pending = self.pending, []
+        records, self.kept = self.kept, []
         await self._put(value, now, records=records if write else None)
 
     def _claim_due(self, now: float) -> bool:
@@ -252,7 +263,7 @@ class DurableCall:
         value: Mapping[str, Any],
         now: float,
         *,
-        records: list[Mapping[str, Any]] | None = None,
+        records: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         if self.lost:
             raise used_state()

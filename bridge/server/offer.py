@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -103,7 +103,27 @@ class Offer:
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self._listeners: set[trio.MemorySendChannel[Change]] = set()
+        # The tasks extension's state (bridge.server.tasks.tasks_of), and the
+        # nursery of the server's run scope (Server.running).
+        self.tasks: Any = None
+        self.run_nursery: trio.Nursery | None = None
         self.add(*items)
+
+    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` in the server's run scope: background work that
+        outlives a request (a task's runner), cancelled when the server stops.
+
+        Raises:
+            RuntimeError: the server is not running: serve it
+                (``Server.serve``, ``serve_http``) or enter
+                ``Server.running()`` around the code that uses it.
+        """
+        if self.run_nursery is None:
+            raise RuntimeError(
+                "the server is not running: serve it, or enter "
+                "`async with server.running():` first"
+            )
+        self.run_nursery.start_soon(fn, *args)
 
     def set_limits(self, limits: ServerLimits) -> None:
         """Serve under ``limits`` from now on (calls in flight stay counted)."""

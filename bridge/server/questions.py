@@ -82,9 +82,7 @@ class CallScope:
     ``track_url``, when set, hears the ``elicitationId`` of every URL
     elicitation sent to the client (2025-11-25 only: later eras have no
     completion notification). ``principal`` is who the call acts for, on a
-    server that checks access tokens. ``journal_in_state``: a 2026-07-28
-    round keeps its journal in ``requestState`` even on a server with a store
-    (the tasks extension keeps a task's journal itself).
+    server that checks access tokens.
     """
 
     era: mcp_encode.Era
@@ -95,7 +93,6 @@ class CallScope:
     logging: bool = True
     track_url: Callable[[str], None] | None = None
     principal: Principal | None = None
-    journal_in_state: bool = False
 
     def capability(self, *path: str) -> bool:
         node: Any = self.client_capabilities

@@ -8,7 +8,7 @@ the digest that pins a state to the call's arguments
 (:func:`parse_responses`), what a round starts from (:class:`Carried`) and
 the ``inputRequests`` key of a question (:func:`wire_key`).
 
-It does not run the tool (:mod:`bridge.server.rounds`) nor keep anything in a
+It does not run the tool (:mod:`bridge.server.calls.rounds`) nor keep anything in a
 store (:mod:`bridge.server.durable_rounds`).
 """
 

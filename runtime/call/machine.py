@@ -38,9 +38,9 @@ Rules (the single source of truth for every driver):
    every replay) and the deadline of the branches around them.
 4. **Write-ahead.** With ``durable=True``, every answer, step result, notice
    key and deadline becomes a record. Records collect until the call is about
-   to show something (ask, run a step, notify, finish); then a ``Persist`` of
-   them goes out first, and nothing after it is handed out until
-   :meth:`~CallMachine.persisted`. So nothing the call shows ever depends on
+   to show something (ask, run a step, notify, finish), or waits on the
+   outside world; then a ``Persist`` of them goes out first, and nothing after
+   it is handed out until :meth:`~CallMachine.persisted`. So nothing the call shows ever depends on
    an answer that a crash could lose. A driver may acknowledge a ``Persist``
    at once only if it writes those records, in order, before it carries out
    anything that follows (a 2026-07-28 round folds them into the write that
@@ -290,6 +290,9 @@ class CallMachine:
             for event in events:
                 self._take(event)
             events = stepper.events()
+        if self._unwritten:  # waiting now: what it recorded is written anyway
+            self._out.append(Persist(tuple(self._unwritten)))
+            self._unwritten = []
 
     def _take(self, event: object) -> None:
         kind = type(event)

@@ -17,8 +17,7 @@ import pytest
 from pydantic import BaseModel
 
 from bridge.server import Server
-from bridge.server import modern as _modern
-from bridge.server import rounds as _rounds
+from bridge.server.calls import rounds as _rounds
 from runtime import Context, ElicitKey, Limits, Op, tool
 from tests.bridge.wire import WirePeer, modern_meta, wire_peer
 from tests.mcp_schema import validate
@@ -69,9 +68,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeClock]:
     fake = FakeClock()
-    monkeypatch.setattr(
-        _modern, "run_round", functools.partial(_rounds.run_round, clock=fake)
-    )
+    monkeypatch.setattr(_rounds, "begin", functools.partial(_rounds.begin, clock=fake))
     progressed.clear()
     yield fake
     progressed.clear()

@@ -5,7 +5,7 @@ journal is the call stream ``("call", task_id)``
 (:mod:`bridge.server.call_records`). The document says what to run (the tool,
 its arguments, the client's capabilities), where it is (``status``, the
 questions waiting in ``inputRequests`` with what the rounds need to accept
-their answers, ``asked`` and ``deadlines``), the answers delivered but not yet
+their answers, ``asked``), the answers delivered but not yet
 used (``responses``), how it ended (``result`` or ``error``), and who runs it
 (``lease``: an owner and an expiry).
 
@@ -77,7 +77,6 @@ def new_document(
         "ttlMs": ttl_ms,
         "pollIntervalMs": poll_ms,
         "asked": {},
-        "deadlines": {},
         "inputRequests": {},
         "responses": {},
     }
@@ -186,11 +185,11 @@ def park(
     doc: Mapping[str, Any],
     used: Mapping[str, Any],
     requests: Mapping[str, Any],
-    state: Mapping[str, Any],
+    asked: Mapping[str, Any],
     now: float,
 ) -> Doc | None:
     """The task waiting on ``requests`` after a round that was given the
-    answers ``used``; ``state`` is the round's (``asked``, ``deadlines``).
+    answers ``used``; ``asked`` pins the answers its next round accepts.
     Answers that came during the round stay for the next one. None: the task
     ended meanwhile (cancelled)."""
     if doc["status"] in TERMINAL:
@@ -207,8 +206,7 @@ def park(
         status="input_required" if waiting else "working",
         inputRequests=waiting,
         responses=kept,
-        asked=dict(state.get("asked") or {}),
-        deadlines=dict(state.get("deadlines") or {}),
+        asked=dict(asked),
     )
 
 

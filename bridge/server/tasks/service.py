@@ -1,12 +1,16 @@
 """One server's tasks: their store, who runs them here, and the janitor.
 
-:class:`Tasks` are one server's tasks (made by
-:func:`bridge.server.tasks.runner.tasks_of`): its store
+:class:`Tasks` are one server's tasks (``server.tasks``): its store
 (``Server(store=...)``, else a :class:`~bridge.stores.MemoryStore` of its
 own: the same code path), an owner id naming this process in leases, the
-tasks this process runs, and the janitor, a background loop that sweeps
-expired tasks and resumes tasks whose lease ran out (their process died), on
-start and then every half lease.
+tasks this process runs, and the janitor, a loop that sweeps expired tasks
+and resumes tasks whose lease ran out (their process died), on start and
+then every half lease.
+
+Every runner and the janitor live in the server's run scope
+(:meth:`bridge.server.offer.Offer.running`): they are cancelled when the
+server stops, and a task left so is resumed from its stream by the next
+process (or the next start) once its lease runs out.
 
 Every change to a task document goes through :meth:`Tasks.change`:
 compare-and-swap, re-applied on a conflict. A runner in this process is woken
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import trio
 
-from bridge.stores import AsyncStore, MemoryStore, StoreConflict
+from bridge.stores import AsyncStore, MemoryStore, StoreConflict, StoreError
 
 from . import document as _doc
 
@@ -59,7 +63,6 @@ class Tasks:
         self.running: set[str] = set()
         self.callers: dict[str, str] = {}  # running task -> its principal binding
         self._changes: dict[str, trio.Event] = {}
-        self._janitor = False
 
     @property
     def lease(self) -> float:
@@ -133,39 +136,38 @@ class Tasks:
         return mine >= self.server.limits.max_tasks_per_caller
 
     def start(self, task_id: str, caller: str | None = None) -> None:
-        """Run the task here, in the background, unless this process already
-        does or is full (the runner claims it first: :mod:`.runner`)."""
-        self.start_janitor()
+        """Run the task here, in the server's run scope, unless this process
+        already does or is full (the runner claims it first: :mod:`.runner`).
+
+        Raises:
+            RuntimeError: the server is not running (:meth:`Offer.running`).
+        """
         if task_id in self.running or self.full:
             return
         self.running.add(task_id)
         if caller is not None:
             self.callers[task_id] = caller
-        trio.lowlevel.spawn_system_task(self._run, task_id)
+        self.server.start_soon(self._run, task_id)
 
     async def _run(self, task_id: str) -> None:
         try:
             await self._run_task(self, task_id)
-        except Exception:
-            log.exception("task %s: its runner failed", task_id)
+        except StoreError as exc:
+            # Resumed from its stream once its lease runs out.
+            log.warning("task %s: the store failed: %s", task_id, exc)
         finally:
             self.running.discard(task_id)
             self.callers.pop(task_id, None)
             self._changes.pop(task_id, None)
 
-    def start_janitor(self) -> None:
-        """Start sweeping and resuming tasks, once per server and process."""
-        if self._janitor:
-            return
-        self._janitor = True
-        trio.lowlevel.spawn_system_task(self._janitor_loop)
-
-    async def _janitor_loop(self) -> None:
+    async def janitor(self) -> None:
+        """Sweep and resume tasks until cancelled (the server's run scope
+        runs one per server)."""
         while True:
             try:
                 await self.recover()
-            except Exception:
-                log.exception("tasks: the sweep failed; trying again")
+            except StoreError as exc:
+                log.warning("tasks: the sweep failed (%s); trying again", exc)
             await trio.sleep(max(self.lease / 2, 0.05))
 
     async def recover(self) -> int:
