@@ -40,8 +40,8 @@ Rules (the single source of truth for every driver):
    key and deadline becomes a record. Records collect until the call is about
    to show something (ask, run a step, notify, finish), or waits on the
    outside world; then a ``Persist`` of them goes out first, and nothing after
-   it is handed out until :meth:`~CallMachine.persisted`. So nothing the call shows ever depends on
-   an answer that a crash could lose. A driver may acknowledge a ``Persist``
+   it is handed out until :meth:`~CallMachine.persisted`. So nothing the call
+   shows ever depends on an answer that a crash could lose. A driver may acknowledge a ``Persist``
    at once only if it writes those records, in order, before it carries out
    anything that follows (a 2026-07-28 round folds them into the write that
    moves the call on).
