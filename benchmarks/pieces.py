@@ -60,7 +60,7 @@ from bridge.server.questions import CallScope, ask, decode_answer  # noqa: E402
 from decoders import mcp as mcp_decode  # noqa: E402
 from encoders import mcp as mcp_encode  # noqa: E402
 from runtime import Journal, SampleReply, Text  # noqa: E402
-from runtime.journal import JournalEntry  # noqa: E402
+from runtime.call.journal import JournalEntry  # noqa: E402
 
 __all__ = ["Pieces", "Step", "replay_steps", "round_steps"]
 

@@ -23,11 +23,11 @@ from typing import Any, cast
 import jsonschema
 from pydantic import ValidationError
 
-from runtime._wire_check import check_form_properties
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_from_json
 from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
 from runtime.messages import ModelPreferences, ToolChoice, ToolSpec, validate_messages
 from runtime.requests import ElicitationRequest, SamplingRequest
+from runtime.wire.check import check_form_properties
 
 from ._mcp_wire import (
     BOTH_ERAS,

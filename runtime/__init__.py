@@ -15,11 +15,11 @@ provider, or ``runtime.testing.ScriptedPeer``). This package imports nothing fro
 ``bridge``, ``encoders`` or ``decoders``.
 """
 
-from ._driver import Executor as Executor
-from ._driver import drive as drive
-from ._driver import run as run
-from ._step_runner import idempotency_key as idempotency_key
-from ._stepper import Stepper as Stepper
+from .call.driver import Executor as Executor
+from .call.driver import drive as drive
+from .call.driver import run as run
+from .call.journal import Journal as Journal
+from .call.stepper import Stepper as Stepper
 from .context import Context as Context
 from .context import ElicitKey as ElicitKey
 from .effects import Branch as Branch
@@ -60,7 +60,6 @@ from .errors import StepNotRecordable as StepNotRecordable
 from .errors import TokenBudgetExceeded as TokenBudgetExceeded
 from .errors import ToolError as ToolError
 from .errors import YieldMCPError as YieldMCPError
-from .journal import Journal as Journal
 from .messages import Audio as Audio
 from .messages import Image as Image
 from .messages import Message as Message
@@ -87,6 +86,7 @@ from .results import SampleResult as SampleResult
 from .results import SampleValidationError as SampleValidationError
 from .results import SchemaResult as SchemaResult
 from .results import ToolsResult as ToolsResult
+from .steps.runner import idempotency_key as idempotency_key
 from .tools import Tool as Tool
 from .tools import handoff as handoff
 from .tools import tool as tool

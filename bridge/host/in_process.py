@@ -32,6 +32,7 @@ from bridge.elicit import ElicitationHandler
 from bridge.providers import Provider
 from encoders.mcp import Era
 from runtime import run
+from runtime.call.journal import Journal
 from runtime.effects import (
     Elicit,
     ElicitUrl,
@@ -43,7 +44,6 @@ from runtime.effects import (
     Sample,
 )
 from runtime.errors import CapabilityError, LocalProtocolError
-from runtime.journal import Journal
 from runtime.replies import ElicitReply, Root, RootsReply, SampleReply
 from runtime.requests import ElicitationRequest
 from runtime.tools import Tool

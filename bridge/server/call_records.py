@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from runtime.journal import Journal
+from runtime.call.journal import Journal
 
 __all__ = ["CALLS", "answer_record", "journal_from_records", "notice_record"]
 

@@ -55,9 +55,8 @@ from runtime import (
     Stepper,
     Tool,
 )
-from runtime._observe import performing
-from runtime._step_runner import perform_step, step_key
-from runtime._stepper import (
+from runtime.call.observe import performing
+from runtime.call.stepper import (
     Ask,
     Cancelled,
     Event,
@@ -69,6 +68,7 @@ from runtime._stepper import (
     Withdraw,
 )
 from runtime.errors import BrokenSessionError, ClosedSessionError
+from runtime.steps.runner import perform_step, step_key
 
 from .call_outcome import respond
 from .questions import CallScope, ask, decode_answer, notice_notification

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast, final
 
 from bridge.jsonrpc.session import Session
 from runtime import Notice, PeerQuestion, Question, Stepper, Tool
-from runtime._stepper import Raised, Returned
+from runtime.call.stepper import Raised, Returned
 
 from .call_outcome import outcome_json, send
 from .call_records import answer_record

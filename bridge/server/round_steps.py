@@ -24,8 +24,8 @@ import pydantic_core
 import trio
 
 from runtime import Step
-from runtime._step_runner import perform_step
 from runtime.errors import JournalTooLarge
+from runtime.steps.runner import perform_step
 
 __all__ = [
     "Notification",

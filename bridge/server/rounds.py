@@ -73,8 +73,7 @@ from runtime import (
     Stepper,
     Tool,
 )
-from runtime._step_runner import step_key
-from runtime._stepper import (
+from runtime.call.stepper import (
     Ask,
     Event,
     Finished,
@@ -91,6 +90,7 @@ from runtime.errors import (
     RemoteProtocolError,
     RequestError,
 )
+from runtime.steps.runner import step_key
 
 from .auth.binding import principal_binding
 from .call_records import answer_record, notice_record

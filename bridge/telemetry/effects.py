@@ -35,7 +35,7 @@ import time
 from collections.abc import Generator
 from typing import Any, cast, final
 
-from runtime._observe import effect_kind
+from runtime.call.observe import effect_kind
 
 from ._otel import Api
 from .gen_ai import answer_attributes, question_attributes

@@ -13,7 +13,7 @@ from typing import Any, final
 
 import attrs
 
-from .._observe import effect_kind
+from ..call.observe import effect_kind
 from .timeline import Bar, Timeline
 
 __all__ = ["Recorder"]

@@ -8,7 +8,7 @@ import time
 from collections.abc import Generator
 from pathlib import Path
 
-from .._observe import OBSERVING
+from ..call.observe import OBSERVING
 from ..picture import Recorder, Timeline, page
 
 __all__ = ["picture"]

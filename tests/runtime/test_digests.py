@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from runtime import Elicit
-from runtime._canonical import digest
+from runtime.effects.canonical import digest
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),

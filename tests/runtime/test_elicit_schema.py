@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from runtime import InvalidTool, tool
-from runtime._elicit_schema import elicitation_schema
+from runtime.elicitation.schema import elicitation_schema
 
 
 class Colour(enum.StrEnum):

@@ -288,8 +288,8 @@ def test_content_blocks_survive_into_the_result() -> None:
 
 
 def test_unparseable_tool_arguments_are_a_problem_without_required_fields() -> None:
-    from runtime._sampling import tool_call_problems
     from runtime.messages import RAW_ARGUMENTS_KEY
+    from runtime.sampling.outcome import tool_call_problems
 
     loose = ToolSpec(name="loose", input_schema={"type": "object"})
     calls = (ToolCall("c1", "loose", {RAW_ARGUMENTS_KEY: "{not json"}),)

@@ -29,7 +29,7 @@ from runtime import (
     run,
     tool,
 )
-from runtime._sampling import tool_call_problems
+from runtime.sampling.outcome import tool_call_problems
 from runtime.testing import ScriptedPeer, accept, run_scripted, text
 from runtime.testing.strategies import (
     DelayedPeer,

@@ -43,23 +43,23 @@ import uuid
 from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
-from ._branches import SEND, THROW, Frame, RunningBranch, outcome_of
-from ._dispatch import Dispatching
-from ._effect_base import AtOnce, Question
-from ._events import Ask as Ask
-from ._events import Cancelled as Cancelled
-from ._events import Event as Event
-from ._events import Finished as Finished
-from ._events import Outcome as Outcome
-from ._events import Raised as Raised
-from ._events import Returned as Returned
-from ._events import StartTimer as StartTimer
-from ._events import StopTimer as StopTimer
-from ._events import Tell as Tell
-from ._events import Withdraw as Withdraw
-from ._observe import OBSERVING
-from .errors import BranchTimeout, LocalProtocolError
+from ..effects.base import AtOnce, Question
+from ..errors import BranchTimeout, LocalProtocolError
+from .branches import SEND, THROW, Frame, RunningBranch, outcome_of
+from .dispatch import Dispatching
+from .events import Ask as Ask
+from .events import Cancelled as Cancelled
+from .events import Event as Event
+from .events import Finished as Finished
+from .events import Outcome as Outcome
+from .events import Raised as Raised
+from .events import Returned as Returned
+from .events import StartTimer as StartTimer
+from .events import StopTimer as StopTimer
+from .events import Tell as Tell
+from .events import Withdraw as Withdraw
 from .journal import Journal
+from .observe import OBSERVING
 
 __all__ = [
     "Ask",

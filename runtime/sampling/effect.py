@@ -18,11 +18,10 @@ from typing import Any, Generic, Literal, TypeVar, cast, final
 import attrs
 from pydantic import BaseModel
 
-from ._effect_base import JSON, PeerQuestion
-from ._sampling import resolve_sample
-from .codec import message_to_json, sample_reply_from_json, sample_reply_to_json
-from .errors import InvalidEffect, RemoteProtocolError
-from .messages import (
+from ..codec import message_to_json, sample_reply_from_json, sample_reply_to_json
+from ..effects.base import JSON, PeerQuestion
+from ..errors import InvalidEffect, RemoteProtocolError
+from ..messages import (
     SCHEMA_TOOL_NAME,
     Message,
     ModelPreferences,
@@ -31,9 +30,10 @@ from .messages import (
     ToolSpec,
     validate_messages,
 )
-from .replies import SampleReply
-from .requests import SamplingRequest
-from .results import SampleResult
+from ..replies import SampleReply
+from ..requests import SamplingRequest
+from ..results import SampleResult
+from .outcome import resolve_sample
 
 __all__ = ["Sample"]
 

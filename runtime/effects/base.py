@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeAlias, TypeVar, final
 
-from ._canonical import digest
+from .canonical import digest
 
 __all__ = [
     "JSON",

@@ -24,9 +24,9 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._effect_base import Op
-from ._step_ops import step_op
-from .errors import InvalidTool
+from ..effects.base import Op
+from ..errors import InvalidTool
+from .spelling import step_op
 
 __all__ = ["as_program", "before_program", "code_version"]
 

@@ -21,10 +21,10 @@ from typing import Any, ParamSpec, TypeVar, final, get_type_hints, overload
 
 from pydantic import TypeAdapter
 
-from ._effect_base import Op
-from ._notices import Log
-from ._step_effect import Step, StepReply, step_outcome
-from .errors import InvalidEffect, StepNotRecordable
+from ..effects.base import Op
+from ..effects.notices import Log
+from ..errors import InvalidEffect, StepNotRecordable
+from .effect import Step, StepReply, step_outcome
 
 __all__ = ["StepCall", "StepMethods", "adapter_of", "step_op"]
 

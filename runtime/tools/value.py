@@ -22,10 +22,10 @@ import attrs
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ._effect_base import AtOnce, Op
-from .context import Context
-from .errors import InvalidArguments
-from .principal import Principal
+from ..context import Context
+from ..effects.base import AtOnce, Op
+from ..errors import InvalidArguments
+from ..principal import Principal
 
 __all__ = ["Program", "TaskFrom", "TaskSupport", "Tool"]
 

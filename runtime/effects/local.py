@@ -18,7 +18,7 @@ from typing import Any, final
 
 import attrs
 
-from ._effect_base import JSON, LocalQuestion
+from .base import JSON, LocalQuestion
 
 __all__ = ["Clock", "RandomBits"]
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import trio
 
-from ._step_effect import Step, StepReply, record_value
-from .errors import InvalidEffect, ScriptExhausted
+from ..errors import InvalidEffect, ScriptExhausted
+from .effect import Step, StepReply, record_value
 
 __all__ = ["idempotency_key", "perform_step", "perform_step_now", "step_key"]
 

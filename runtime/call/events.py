@@ -16,7 +16,7 @@ from typing import Any, final
 
 import attrs
 
-from ._effect_base import Notice, Question
+from ..effects.base import Notice, Question
 
 __all__ = [
     "Ask",

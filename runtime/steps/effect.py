@@ -25,9 +25,9 @@ import attrs
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from ._canonical import digest
-from ._effect_base import JSON, Question
-from .errors import (
+from ..effects.base import JSON, Question
+from ..effects.canonical import digest
+from ..errors import (
     InvalidAnswer,
     StepFailed,
     StepNotRecordable,

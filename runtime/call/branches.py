@@ -29,9 +29,12 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any, Final, cast
 
-from ._branch_effect import Branch
-from ._effect_base import Question
-from ._events import (
+from ..effects.base import Question
+from ..effects.branch import Branch
+from ..errors import BranchDepthExceeded, InvalidEffect, TokenBudgetExceeded
+from ..replies import SampleReply
+from ..sampling.effect import Sample
+from .events import (
     Event,
     Finished,
     Outcome,
@@ -41,10 +44,7 @@ from ._events import (
     StopTimer,
     Withdraw,
 )
-from ._observe import Observer
-from ._sample_effect import Sample
-from .errors import BranchDepthExceeded, InvalidEffect, TokenBudgetExceeded
-from .replies import SampleReply
+from .observe import Observer
 
 __all__ = ["SEND", "THROW", "Branching", "Frame", "RunningBranch", "outcome_of"]
 

@@ -17,8 +17,8 @@ from typing import Any, final
 
 import attrs
 
-from ._effect_base import Effect
-from .errors import InvalidEffect
+from ..errors import InvalidEffect
+from .base import Effect
 
 __all__ = ["Branch", "Limits"]
 

@@ -39,16 +39,16 @@ from typing import Any, TypeVar, cast, overload
 import jsonschema
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from ._effect_base import Op
-from ._elicit_schema import elicitation_schema
-from ._signature import arguments_of, hints_of
-from ._tool import Program as Program
-from ._tool import TaskFrom, TaskSupport
-from ._tool import Tool as Tool
-from ._tool_steps import as_program, before_program, code_version
-from .context import Context, ElicitKey
-from .errors import InvalidTool
-from .principal import scope_set
+from ..context import Context, ElicitKey
+from ..effects.base import Op
+from ..elicitation.schema import elicitation_schema
+from ..errors import InvalidTool
+from ..principal import scope_set
+from ..steps.tools import as_program, before_program, code_version
+from .signature import arguments_of, hints_of
+from .value import Program as Program
+from .value import TaskFrom, TaskSupport
+from .value import Tool as Tool
 
 __all__ = ["Program", "Tool", "handoff", "tool"]
 

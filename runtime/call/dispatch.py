@@ -28,14 +28,14 @@ import heapq
 from collections.abc import Generator
 from typing import Any, cast
 
-from ._branch_effect import Branch
-from ._branches import SEND, THROW, Branching, Frame
-from ._effect_base import Notice, Question
-from ._events import Ask, Tell
-from ._notices import Progress
-from ._observe import Observer
-from .errors import InvalidEffect, ProgressNotIncreasing, ReplayDivergence
+from ..effects.base import Notice, Question
+from ..effects.branch import Branch
+from ..effects.notices import Progress
+from ..errors import InvalidEffect, ProgressNotIncreasing, ReplayDivergence
+from .branches import SEND, THROW, Branching, Frame
+from .events import Ask, Tell
 from .journal import Journal
+from .observe import Observer
 
 __all__ = ["Dispatching"]
 
