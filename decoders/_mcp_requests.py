@@ -25,9 +25,9 @@ from pydantic import ValidationError
 
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_from_json
 from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
+from runtime.lowlevel import check_form_properties
 from runtime.messages import ModelPreferences, ToolChoice, ToolSpec, validate_messages
 from runtime.requests import ElicitationRequest, SamplingRequest
-from runtime.wire.check import check_form_properties
 
 from ._mcp_wire import (
     BOTH_ERAS,

@@ -21,7 +21,7 @@ import mcp_types._v2026_07_28 as _v2026
 from pydantic import BaseModel, ValidationError
 
 from runtime.errors import RemoteProtocolError, summarize_validation_error
-from runtime.wire.check import check_json
+from runtime.lowlevel import check_json
 
 __all__ = [
     "BOTH_ERAS",

@@ -22,8 +22,8 @@ import mcp_types._v2026_07_28 as _v2026
 from pydantic import BaseModel, ValidationError, create_model
 
 from runtime.errors import LocalProtocolError, summarize_validation_error
+from runtime.lowlevel import check_json
 from runtime.messages import Text
-from runtime.wire.check import check_json
 
 __all__ = ["ERAS", "Era", "JSONObject", "checked", "era_models", "plain_text", "put"]
 

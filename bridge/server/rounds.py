@@ -66,31 +66,29 @@ import attrs
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.stores import AsyncStore
-from runtime import (
-    LocalQuestion,
-    PeerQuestion,
-    Step,
-    Stepper,
-    Tool,
-)
-from runtime.call.stepper import (
-    Ask,
-    Event,
-    Finished,
-    Raised,
-    Returned,
-    StartTimer,
-    StopTimer,
-    Tell,
-    Withdraw,
-)
+from runtime import Tool
 from runtime.errors import (
     CapabilityError,
     JournalTooLarge,
     RemoteProtocolError,
     RequestError,
 )
-from runtime.steps.runner import step_key
+from runtime.lowlevel import (
+    Ask,
+    Event,
+    Finished,
+    LocalQuestion,
+    PeerQuestion,
+    Raised,
+    Returned,
+    StartTimer,
+    Step,
+    Stepper,
+    StopTimer,
+    Tell,
+    Withdraw,
+    step_key,
+)
 
 from .auth.binding import principal_binding
 from .call_records import answer_record, notice_record

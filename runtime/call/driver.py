@@ -17,7 +17,7 @@ The stepper decides; this module waits. It runs in two modes:
 Both modes handle events in the order the stepper produced them: notices are
 delivered inline, local questions are answered inline, and peer questions are
 asked after the notices of the same step. A step (``ctx.step``) is performed
-as a peer question is, by :func:`~runtime._step_runner.perform_step` instead of
+as a peer question is, by :func:`~runtime.steps.runner.perform_step` instead of
 the executor (whose ``step_stub``, if it has one, may replace its function):
 a sync function in a worker thread under ``limiter``, an ``async def`` in the
 question's task, so two steps in a branch run at the same time.

@@ -77,35 +77,23 @@ from ..errors import (
 )
 from ..replies import SampleReply
 from ..sampling.effect import Sample
-from .events import Ask as Ask
-from .events import Cancelled as Cancelled
-from .events import Event as Event
-from .events import Finished as Finished
-from .events import Outcome as Outcome
-from .events import Raised as Raised
-from .events import Returned as Returned
-from .events import StartTimer as StartTimer
-from .events import StopTimer as StopTimer
-from .events import Tell as Tell
-from .events import Withdraw as Withdraw
+from .events import (
+    Ask,
+    Cancelled,
+    Event,
+    Finished,
+    Outcome,
+    Raised,
+    Returned,
+    StartTimer,
+    StopTimer,
+    Tell,
+    Withdraw,
+)
 from .journal import Journal
 from .observe import OBSERVING
 
-__all__ = [
-    "Ask",
-    "Cancelled",
-    "Event",
-    "Finished",
-    "Outcome",
-    "Raised",
-    "Returned",
-    "StartTimer",
-    "Stepper",
-    "StopTimer",
-    "Tell",
-    "Withdraw",
-    "start",
-]
+__all__ = ["Stepper", "start"]
 
 # How a frame is resumed: what is sent into its generator, or thrown.
 SEND: Final = 0

@@ -26,9 +26,14 @@ Each question knows how to fingerprint itself (the canonical JSON of what is
 asked, whose digest pins a recorded answer to it), how to turn a reply into the
 tool's result (validating it), and how to (de)serialise its reply for a journal.
 
-This module is the public home of every effect name and defines none: the
-bases are in ``_effect_base``, and each kind has its own module (``_sample_effect``,
-``_elicit_effects``, ``_local_effects``, ``_notices``, ``_branch_effect``).
+This folder owns the bases (``base``), the canonical JSON and digests that pin
+an answer to its question (``canonical``), and the kinds that need nothing but
+a base: notices (``notices``), local questions (``local``) and branches
+(``branch``). Its ``__init__`` is the public home of every effect name; the
+kinds with a concept of their own live in their folders and are re-exported
+here: :mod:`runtime.sampling`, :mod:`runtime.elicitation`, :mod:`runtime.steps`.
+It does not interpret effects (:mod:`runtime.call`) or build them for a tool
+(the :class:`~runtime.context.Context` does).
 """
 
 from ..elicitation.effects import Elicit as Elicit

@@ -89,7 +89,7 @@ class Question(Effect[R]):
 
     def digest(self) -> str:
         """The digest that pins answers to this question: the sha256 of its
-        fingerprint's canonical JSON (:func:`runtime._canonical.digest`)."""
+        fingerprint's canonical JSON (:func:`runtime.effects.canonical.digest`)."""
         return digest(self.fingerprint())
 
     def resolve(self, reply: Any, key: str) -> R:

@@ -6,7 +6,7 @@ accepted; its digest made from the form's canonical schema, once per model),
 :class:`ListRoots` (the roots the client exposes): the peer questions that no
 model answers.
 
-It does not build the form's JSON Schema (:mod:`runtime._elicit_schema` does),
+It does not build the form's JSON Schema (:mod:`runtime.elicitation.schema` does),
 decide which key a form is asked under (the context does), or check a reply's
 wire shape (``decoders`` do).
 """

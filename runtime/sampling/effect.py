@@ -5,7 +5,7 @@ schema, limits), the request it stands for, its fingerprint, and the reserved
 ``__schema__`` meta-tool that carries a ``schema`` on the wire.
 
 It does not read the model's reply: turning a reply into a ``SampleResult``
-(structured output, corrective retries) is :mod:`runtime._sampling`'s, and the
+(structured output, corrective retries) is :mod:`runtime.sampling.outcome`'s, and the
 MCP and provider spellings belong to ``encoders`` and ``decoders``.
 """
 

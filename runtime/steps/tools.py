@@ -13,7 +13,7 @@ each:
   event loop and is recorded like every step), refusing a ``before`` without
   a return annotation, whose result a replay could not rebuild.
 
-It does not parse signatures or build the :class:`~runtime._tool.Tool`.
+It does not parse signatures or build the :class:`~runtime.tools.value.Tool`.
 """
 
 from __future__ import annotations

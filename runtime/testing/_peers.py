@@ -179,7 +179,7 @@ def run_scripted(
 
     No trio, no threads: the stepper is driven directly, which makes this usable
     from plain functions and Hypothesis tests. Branch time limits never fire
-    here (no time passes); use :func:`runtime.run` to test them. A step runs
+    here (no time passes); use :func:`runtime.lowlevel.run` to test them. A step runs
     its sync function here, retries without waiting, and an ``async def``
     step must be stubbed (``ScriptedPeer(steps=...)``).
     """

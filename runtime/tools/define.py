@@ -4,7 +4,7 @@ A tool is a generator function whose parameters are its arguments, typed:
 ``def add(a: int, b: int, ctx: Context)`` (``Annotated[..., Field(...)]`` and
 defaults flow into the ``inputSchema``; ``ctx`` is found by its annotation,
 wherever it stands). Or it takes one pydantic model, ``fn(params, ctx)``, whose
-JSON Schema is the ``inputSchema`` (``runtime._signature`` reads both forms).
+JSON Schema is the ``inputSchema`` (``runtime.tools.signature`` reads both forms).
 A plain function that returns without yielding is a tool too. A return
 annotation ``Op[Model]`` (or ``output=Model``) makes the result structured
 (``outputSchema`` + ``structuredContent``). ``input_schema=`` advertises a
@@ -22,7 +22,7 @@ model, every ``elicits`` model (flat MCP form schemas only), the name. A
 definition error raises :class:`~runtime.errors.InvalidTool` naming the problem.
 
 What a definition makes, the :class:`Tool` value and its :class:`Program`, lives
-in ``runtime._tool`` and is re-exported here; this module does not parse a
+in ``runtime.tools.value`` and is re-exported here; this module does not parse a
 call's arguments or check its result (the tool does, per call).
 """
 

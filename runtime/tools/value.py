@@ -44,7 +44,7 @@ R = TypeVar("R")
 @final
 @attrs.frozen(kw_only=True, eq=False)
 class Tool(Generic[P, R]):
-    """A defined tool. Run it with ``runtime.run`` or serve it with ``bridge``.
+    """A defined tool. Run it with ``runtime.lowlevel.run`` or serve it with ``bridge``.
 
     Attributes:
         name: the MCP tool name.

@@ -12,7 +12,7 @@ import trio
 from bridge.elicit import TerminalForm, line_reader
 from bridge.elicit._stdin import read_stdin_line
 from bridge.host import run_in_process
-from runtime import ElicitationRequest, ElicitReply
+from runtime.lowlevel import ElicitationRequest, ElicitReply
 from runtime.replies import ElicitAction
 from tests.helpers import load_example
 

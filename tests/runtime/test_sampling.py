@@ -7,21 +7,18 @@ from pydantic import BaseModel, Field
 
 from runtime import (
     Context,
-    InvalidEffect,
-    InvalidMessages,
     Message,
     NamedTool,
     Op,
-    SampleReply,
     SampleValidationError,
     Text,
     ToolCall,
     ToolResult,
     ToolSpec,
     ToolUse,
-    Usage,
     tool,
 )
+from runtime.lowlevel import InvalidEffect, InvalidMessages, SampleReply, Usage
 from runtime.testing import ScriptedPeer, run_scripted, structured, text, tool_calls
 
 ctx = Context()
@@ -288,8 +285,8 @@ def test_content_blocks_survive_into_the_result() -> None:
 
 
 def test_unparseable_tool_arguments_are_a_problem_without_required_fields() -> None:
+    from runtime.lowlevel import tool_call_problems
     from runtime.messages import RAW_ARGUMENTS_KEY
-    from runtime.sampling.outcome import tool_call_problems
 
     loose = ToolSpec(name="loose", input_schema={"type": "object"})
     calls = (ToolCall("c1", "loose", {RAW_ARGUMENTS_KEY: "{not json"}),)
