@@ -13,6 +13,9 @@
   them as one HTML page (lanes per branch, a bar per effect).
 * ``runtime.testing.strategies`` has Hypothesis strategies for answers (it needs
   ``hypothesis``, installed with the ``test`` extra).
+
+It does not speak MCP or stand in for a real client: a test of the wire runs a
+real server and client from ``bridge``.
 """
 
 from ._peers import Asked as Asked
