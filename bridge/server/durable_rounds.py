@@ -48,8 +48,8 @@ from typing import Any, Final, final
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.stores import AsyncStore, StoreConflict
-from runtime import Journal
 from runtime.errors import RequestError
+from runtime.lowlevel import Journal
 
 from .call_records import CALLS
 from .state_token import invalid_state

@@ -3,12 +3,12 @@
 A :class:`~runtime.call.machine.CallMachine` never waits and never does I/O;
 it hands its driver *commands*, oldest first, and the driver carries each out:
 
-* :class:`Ask`: put a question to the peer (sample, elicit, roots, URL); its
+* :class:`AskPeer`: put a question to the peer (sample, elicit, roots, URL); its
   answer comes back with :meth:`~runtime.call.machine.CallMachine.answer` or
   :meth:`~runtime.call.machine.CallMachine.fail`;
 * :class:`RunStep`: run a step of the tool's own work (its result comes back
   the same way);
-* :class:`Withdraw`: a question or step asked earlier is no longer wanted: a
+* :class:`WithdrawQuestion`: a question or step asked earlier is no longer wanted: a
   late answer must not be delivered (the machine drops one anyway);
 * :class:`Notify`: deliver a notice (log, progress, release of the stream);
 * :class:`Persist`: make these journal records durable. It is a *barrier*:
@@ -16,7 +16,7 @@ it hands its driver *commands*, oldest first, and the driver carries each out:
   :meth:`~runtime.call.machine.CallMachine.persisted`, so whatever the call
   shows after an answer (a notification, a question, a step, its result)
   happens only once the answer is written (write-ahead);
-* :class:`StartTimer` / :class:`StopTimer`: a branch's deadline (seconds
+* :class:`SetTimer` / :class:`CancelTimer`: a branch's deadline (seconds
   since the epoch), reported with
   :meth:`~runtime.call.machine.CallMachine.timer_fired`;
 * :class:`Finish`: the call is over, with its outcome.
@@ -35,29 +35,29 @@ from typing import Any, Final, Protocol, TypeAlias, final
 
 import attrs
 
-from .._effect_base import Notice, PeerQuestion
-from .._events import Outcome
-from .._step_effect import Step
-from ..journal import Record
+from ..effects.base import Notice, PeerQuestion
+from ..steps.effect import Step
+from .events import Outcome
+from .journal import Record
 
 __all__ = [
-    "Ask",
+    "AskPeer",
+    "CancelTimer",
     "Carrier",
     "Command",
     "Finish",
     "Notify",
     "Persist",
     "RunStep",
-    "StartTimer",
-    "StopTimer",
-    "Withdraw",
+    "SetTimer",
+    "WithdrawQuestion",
     "carry_out",
 ]
 
 
 @final
 @attrs.frozen
-class Ask:
+class AskPeer:
     """Ask the peer ``question``; its answer is for key ``key``."""
 
     key: str
@@ -79,7 +79,7 @@ class RunStep:
 
 @final
 @attrs.frozen
-class Withdraw:
+class WithdrawQuestion:
     """The question or step at ``key`` is no longer wanted."""
 
     key: str
@@ -102,7 +102,7 @@ class Persist:
 
 @final
 @attrs.frozen
-class StartTimer:
+class SetTimer:
     """The branch at ``key`` ends at ``deadline`` (seconds since the epoch),
     ``seconds`` from when the machine handed this out (a driver waiting on
     another clock than the machine's, trio's for one, waits that long)."""
@@ -114,7 +114,7 @@ class StartTimer:
 
 @final
 @attrs.frozen
-class StopTimer:
+class CancelTimer:
     key: str
 
 
@@ -125,31 +125,38 @@ class Finish:
 
 
 Command: TypeAlias = (
-    Ask | RunStep | Withdraw | Notify | Persist | StartTimer | StopTimer | Finish
+    AskPeer
+    | RunStep
+    | WithdrawQuestion
+    | Notify
+    | Persist
+    | SetTimer
+    | CancelTimer
+    | Finish
 )
 
 
 class Carrier(Protocol):
     """What carries a call's commands out: a driver (module doc)."""
 
-    def ask(self, command: Ask, /) -> Any: ...
+    def ask(self, command: AskPeer, /) -> Any: ...
     def run_step(self, command: RunStep, /) -> Any: ...
-    def withdraw(self, command: Withdraw, /) -> Any: ...
+    def withdraw(self, command: WithdrawQuestion, /) -> Any: ...
     def notify(self, command: Notify, /) -> Any: ...
     def persist(self, command: Persist, /) -> Any: ...
-    def start_timer(self, command: StartTimer, /) -> Any: ...
-    def stop_timer(self, command: StopTimer, /) -> Any: ...
+    def set_timer(self, command: SetTimer, /) -> Any: ...
+    def cancel_timer(self, command: CancelTimer, /) -> Any: ...
     def finish(self, command: Finish, /) -> Any: ...
 
 
 _METHOD: Final[dict[type[Any], Callable[[Carrier, Any], Any]]] = {
-    Ask: lambda carrier, command: carrier.ask(command),
+    AskPeer: lambda carrier, command: carrier.ask(command),
     RunStep: lambda carrier, command: carrier.run_step(command),
-    Withdraw: lambda carrier, command: carrier.withdraw(command),
+    WithdrawQuestion: lambda carrier, command: carrier.withdraw(command),
     Notify: lambda carrier, command: carrier.notify(command),
     Persist: lambda carrier, command: carrier.persist(command),
-    StartTimer: lambda carrier, command: carrier.start_timer(command),
-    StopTimer: lambda carrier, command: carrier.stop_timer(command),
+    SetTimer: lambda carrier, command: carrier.set_timer(command),
+    CancelTimer: lambda carrier, command: carrier.cancel_timer(command),
     Finish: lambda carrier, command: carrier.finish(command),
 }
 

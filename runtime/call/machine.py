@@ -41,8 +41,9 @@ Rules (the single source of truth for every driver):
    to show something (ask, run a step, notify, finish), or waits on the
    outside world; then a ``Persist`` of them goes out first, and nothing after
    it is handed out until :meth:`~CallMachine.persisted`. So nothing the call
-   shows ever depends on an answer that a crash could lose. A driver may acknowledge a ``Persist``
-   at once only if it writes those records, in order, before it carries out
+   shows ever depends on an answer that a crash could lose. A driver may
+   acknowledge a ``Persist`` at once only if it writes those records, in
+   order, before it carries out
    anything that follows (a 2026-07-28 round folds them into the write that
    moves the call on).
 5. **Deadlines, not durations.** A branch's time limit is recorded as its
@@ -68,33 +69,33 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
-from .._effect_base import LocalQuestion, PeerQuestion, Question
-from .._events import Ask as AskEvent
-from .._events import Cancelled, Finished, Outcome, Raised, Returned, Tell
-from .._events import StartTimer as StartTimerEvent
-from .._events import StopTimer as StopTimerEvent
-from .._events import Withdraw as WithdrawEvent
-from .._observe import Observer
-from .._step_effect import Step
-from .._step_runner import step_key
-from .._stepper import Stepper, start
-from ..journal import Journal, Record, answer_record, notice_record, timer_record
+from ..effects.base import LocalQuestion, PeerQuestion, Question
+from ..steps.effect import Step
+from ..steps.runner import step_key
 from .commands import (
-    Ask,
+    AskPeer,
+    CancelTimer,
     Command,
     Finish,
     Notify,
     Persist,
     RunStep,
-    StartTimer,
-    StopTimer,
-    Withdraw,
+    SetTimer,
+    WithdrawQuestion,
 )
+from .events import Ask as AskEvent
+from .events import Cancelled, Finished, Outcome, Raised, Returned, Tell
+from .events import StartTimer as StartTimerEvent
+from .events import StopTimer as StopTimerEvent
+from .events import Withdraw as WithdrawEvent
+from .journal import Journal, Record, answer_record, notice_record, timer_record
+from .observe import Observer
+from .stepper import Stepper, start
 
 __all__ = ["CallMachine", "open_call"]
 
-_SHOWN: Final = (Ask, RunStep, Notify, Finish)  # what waits for records first
-_UNSENT: Final = (Ask, RunStep, Notify, Persist, StartTimer)  # dropped on cancel
+_SHOWN: Final = (AskPeer, RunStep, Notify, Finish)  # what waits for records first
+_UNSENT: Final = (AskPeer, RunStep, Notify, Persist, SetTimer)  # dropped on cancel
 
 Program = Callable[[Any], Generator[Any, Any, Any]]
 
@@ -312,7 +313,7 @@ class CallMachine:
                     )
                 )
             else:
-                self._show(Ask(ask.key, cast("PeerQuestion[Any]", question)))
+                self._show(AskPeer(ask.key, cast("PeerQuestion[Any]", question)))
         elif kind is Tell:
             tell = cast(Tell, event)
             if self.durable:
@@ -360,10 +361,12 @@ class CallMachine:
         out = self._out
         for index, command in enumerate(out):
             kind = type(command)
-            if (kind is Ask or kind is RunStep) and cast(Ask, command).key == key:
+            if (kind is AskPeer or kind is RunStep) and cast(
+                AskPeer, command
+            ).key == key:
                 del out[index]  # never handed out: nothing to withdraw
                 return
-        out.append(Withdraw(key))
+        out.append(WithdrawQuestion(key))
 
     def _start_timer(self, key: str, seconds: float) -> None:
         journal = self.stepper.journal
@@ -383,17 +386,17 @@ class CallMachine:
         if self._timers is None:
             self._timers = {}
         self._timers[key] = deadline
-        self._out.append(StartTimer(key, deadline, left))
+        self._out.append(SetTimer(key, deadline, left))
 
     def _stop_timer(self, key: str) -> None:
         if self._timers is None or self._timers.pop(key, None) is None:
             return  # expired at once, or fired
         out = self._out
         for index, command in enumerate(out):
-            if type(command) is StartTimer and command.key == key:
+            if type(command) is SetTimer and command.key == key:
                 del out[index]
                 return
-        out.append(StopTimer(key))
+        out.append(CancelTimer(key))
 
     def _deadline_around(self, key: str) -> float | None:
         """The earliest deadline of the branches around the effect at ``key``."""

@@ -51,23 +51,28 @@ import trio
 from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
-from runtime import PeerQuestion, ReleaseStream, Tool
-from runtime._events import Cancelled, Outcome, Raised
-from runtime._observe import performing
-from runtime.call.commands import (
-    Ask,
-    Finish,
-    Notify,
-    Persist,
-    RunStep,
-    StartTimer,
-    StopTimer,
-    Withdraw,
-    carry_out,
-)
-from runtime.call.machine import CallMachine, open_call
+from runtime import Tool
 from runtime.errors import BrokenSessionError, ClosedSessionError, InvalidArguments
-from runtime.journal import Journal
+from runtime.lowlevel import (
+    AskPeer,
+    CallMachine,
+    Cancelled,
+    CancelTimer,
+    Finish,
+    Journal,
+    Notify,
+    Outcome,
+    PeerQuestion,
+    Persist,
+    Raised,
+    ReleaseStream,
+    RunStep,
+    SetTimer,
+    WithdrawQuestion,
+    carry_out,
+    open_call,
+    performing,
+)
 
 from ..durable_calls import CallLog, Home, Revived, question_id
 from ..fallback import answer_here
@@ -284,7 +289,7 @@ class LiveCall:
         machine = self._machine
         machine.cancel()
         for command in machine.commands():
-            if type(command) is Withdraw or type(command) is Finish:
+            if type(command) is WithdrawQuestion or type(command) is Finish:
                 carry_out(command, self)
 
     # --- carrying the machine's commands out -----------------------------------------
@@ -300,7 +305,7 @@ class LiveCall:
                     return  # cancel() carried out what was left
             commands = machine.commands()
 
-    def ask(self, command: Ask) -> None:
+    def ask(self, command: AskPeer) -> None:
         key, question = command.key, command.question
         server = self._server
         if server.sampler is not None and answer_here(
@@ -338,7 +343,7 @@ class LiveCall:
         rid: RequestId | None = None,
         send: bool = True,
     ) -> None:
-        """Ask ``question`` (``rid``: with that request id; ``send=False``:
+        """AskPeer ``question`` (``rid``: with that request id; ``send=False``:
         only wait for the answer to it, asked before)."""
         scope, session, server = self._scope, self._session, self._server
         machine = self._machine
@@ -375,7 +380,7 @@ class LiveCall:
     def run_step(self, command: RunStep) -> None:
         self._run(command.key, command)
 
-    def _run(self, key: str, command: RunStep | Ask) -> None:
+    def _run(self, key: str, command: RunStep | AskPeer) -> None:
         """Perform ``command`` in a task of the session (a step, or a sample
         the server's model answers); its reply comes back in :meth:`_done`."""
         scope = trio.CancelScope()
@@ -385,7 +390,7 @@ class LiveCall:
         self._session.start_soon(self._perform, key, command, scope)
 
     async def _perform(
-        self, key: str, command: RunStep | Ask, scope: trio.CancelScope
+        self, key: str, command: RunStep | AskPeer, scope: trio.CancelScope
     ) -> None:
         with scope:
             try:
@@ -421,7 +426,7 @@ class LiveCall:
         except BrokenSessionError:
             self.cancel()  # nothing more can reach the client
 
-    def withdraw(self, command: Withdraw) -> None:
+    def withdraw(self, command: WithdrawQuestion) -> None:
         key = command.key
         running = self._running.pop(key, None) if self._running else None
         if running is not None:
@@ -449,13 +454,13 @@ class LiveCall:
             self._machine.persist_failed(error)
         self._advance()
 
-    def start_timer(self, command: StartTimer) -> None:
+    def set_timer(self, command: SetTimer) -> None:
         if self._timers is None:
             self._timers = {}
         timer = self._session.call_later(command.seconds, self._expire, command.key)
         self._timers[command.key] = timer
 
-    def stop_timer(self, command: StopTimer) -> None:
+    def cancel_timer(self, command: CancelTimer) -> None:
         timer = self._timers.pop(command.key, None) if self._timers else None
         if timer is not None:  # None once the timer itself fired
             timer.cancel()

@@ -25,8 +25,8 @@ from bridge.jsonrpc.messages import ErrorData
 from bridge.jsonrpc.session import Session
 from encoders import mcp as mcp_encode
 from runtime import Tool
-from runtime._events import Outcome, Raised, Returned
 from runtime.errors import RequestError, UrlElicitationRequired
+from runtime.lowlevel import Outcome, Raised, Returned
 
 from ..failures import prompt_failure, tool_failure
 from ..questions import CallScope, url_required

@@ -77,27 +77,30 @@ import trio
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.stores import AsyncStore
-from runtime import PeerQuestion, Tool
-from runtime._events import Raised, Returned
-from runtime.call.commands import (
-    Ask,
-    Finish,
-    Notify,
-    Persist,
-    RunStep,
-    StartTimer,
-    StopTimer,
-    Withdraw,
-    carry_out,
-)
-from runtime.call.machine import CallMachine, open_call
+from runtime import Tool
 from runtime.errors import (
     CapabilityError,
     JournalTooLarge,
     RemoteProtocolError,
     RequestError,
 )
-from runtime.journal import Journal
+from runtime.lowlevel import (
+    AskPeer,
+    CallMachine,
+    CancelTimer,
+    Finish,
+    Journal,
+    Notify,
+    PeerQuestion,
+    Persist,
+    Raised,
+    Returned,
+    RunStep,
+    SetTimer,
+    WithdrawQuestion,
+    carry_out,
+    open_call,
+)
 
 from ..auth.binding import principal_binding
 from ..durable_rounds import RoundHold
@@ -499,7 +502,7 @@ class Round:
 
     # --- the Carrier -----------------------------------------------------------------
 
-    def ask(self, command: Ask) -> None:
+    def ask(self, command: AskPeer) -> None:
         machine = self.machine
         assert machine is not None
         key, question = command.key, command.question
@@ -549,7 +552,7 @@ class Round:
             else:
                 self.send.send_nowait(_Done(command.key, reply))
 
-    def withdraw(self, command: Withdraw) -> None:
+    def withdraw(self, command: WithdrawQuestion) -> None:
         key = command.key
         self.pending = {w: p for w, p in self.pending.items() if p[0] != key}
         self.due = [d for d in self.due if d.key != key]
@@ -571,10 +574,10 @@ class Round:
             self.hold.keep(command.records)
         self.machine.persisted()
 
-    def start_timer(self, command: StartTimer) -> None:
+    def set_timer(self, command: SetTimer) -> None:
         self.deadlines[command.key] = command.deadline
 
-    def stop_timer(self, command: StopTimer) -> None:
+    def cancel_timer(self, command: CancelTimer) -> None:
         self.deadlines.pop(command.key, None)
 
     def finish(self, command: Finish) -> None:

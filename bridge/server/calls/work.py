@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from runtime._step_runner import perform_step
-from runtime.call.commands import Ask, RunStep
+from runtime.lowlevel import AskPeer, RunStep, perform_step
 
 from ..fallback import sample_here
 from ..questions import CallScope
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["perform"]
 
 
-async def perform(server: Offer, scope: CallScope, command: RunStep | Ask) -> Any:
+async def perform(server: Offer, scope: CallScope, command: RunStep | AskPeer) -> Any:
     """The reply to ``command``: a step's, or the server's model's to a sample.
 
     Raises:

@@ -41,7 +41,7 @@ from bridge.server.calls.rounds import Parked, Round
 from bridge.server.questions import CallScope
 from bridge.stores import StoreError
 from runtime.errors import RequestError
-from runtime.journal import Journal
+from runtime.lowlevel import Journal
 
 from . import document as _doc
 from .service import Tasks

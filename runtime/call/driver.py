@@ -39,27 +39,27 @@ from typing import Any, Protocol, TypeVar
 import attrs
 import trio
 
-from ._effect_base import Notice, PeerQuestion
-from ._events import Cancelled, Raised, Returned
-from ._observe import performing
-from ._step_runner import perform_step
-from ._stepper import Stepper
-from ._tool import Tool
-from .call.commands import (
-    Ask,
+from ..effects.base import Notice, PeerQuestion
+from ..errors import InternalError
+from ..principal import Principal
+from ..steps.runner import perform_step
+from ..tools.value import Tool
+from .commands import (
+    AskPeer,
+    CancelTimer,
     Finish,
     Notify,
     Persist,
     RunStep,
-    StartTimer,
-    StopTimer,
-    Withdraw,
+    SetTimer,
+    WithdrawQuestion,
     carry_out,
 )
-from .call.machine import CallMachine, open_call
-from .errors import InternalError
+from .events import Cancelled, Raised, Returned
 from .journal import Journal, Record
-from .principal import Principal
+from .machine import CallMachine, open_call
+from .observe import performing
+from .stepper import Stepper
 
 __all__ = ["Executor", "drive", "run"]
 
@@ -190,7 +190,7 @@ class _Driver:
         self.limiter = limiter
         self.log = log
         # Serial mode: what waits to be performed, in order.
-        self.deferred: list[Ask | RunStep | StartTimer] = []
+        self.deferred: list[AskPeer | RunStep | SetTimer] = []
         # Concurrent mode only (see the module doc):
         self.nursery: trio.Nursery | None = None
         self.scopes: dict[str, trio.CancelScope] = {}
@@ -225,10 +225,10 @@ class _Driver:
             if machine.outcome is not None:
                 return
             deferred = self.deferred
-            if len(deferred) != 1 or type(deferred[0]) is StartTimer:
+            if len(deferred) != 1 or type(deferred[0]) is SetTimer:
                 return
             command = deferred.pop()
-            assert not isinstance(command, StartTimer)
+            assert not isinstance(command, SetTimer)
             try:
                 reply = await self._perform(command)
             except Exception as exc:
@@ -262,33 +262,33 @@ class _Driver:
 
     # --- the Carrier -----------------------------------------------------------------
 
-    def ask(self, command: Ask) -> None:
+    def ask(self, command: AskPeer) -> None:
         self._later(command)
 
     def run_step(self, command: RunStep) -> None:
         self._later(command)
 
-    def start_timer(self, command: StartTimer) -> None:
+    def set_timer(self, command: SetTimer) -> None:
         self._later(command)
 
-    def withdraw(self, command: Withdraw) -> None:
+    def withdraw(self, command: WithdrawQuestion) -> None:
         key = command.key
         scope = self.scopes.pop(key, None)
         if scope is not None:
             scope.cancel()
             return
         self.deferred[:] = [
-            d for d in self.deferred if type(d) is StartTimer or d.key != key
+            d for d in self.deferred if type(d) is SetTimer or d.key != key
         ]
 
-    def stop_timer(self, command: StopTimer) -> None:
+    def cancel_timer(self, command: CancelTimer) -> None:
         key = command.key
         timer = self.timers.pop(key, None)
         if timer is not None:
             timer.cancel()  # None once the timer itself fired
             return
         self.deferred[:] = [
-            d for d in self.deferred if type(d) is not StartTimer or d.key != key
+            d for d in self.deferred if type(d) is not SetTimer or d.key != key
         ]
 
     def notify(self, command: Notify) -> Awaitable[None]:
@@ -305,29 +305,29 @@ class _Driver:
 
     # --- performing ------------------------------------------------------------------
 
-    def _later(self, command: Ask | RunStep | StartTimer) -> None:
+    def _later(self, command: AskPeer | RunStep | SetTimer) -> None:
         if self.nursery is None:
             self.deferred.append(command)
         else:
             self._start(command)
 
-    def _start(self, command: Ask | RunStep | StartTimer) -> None:
+    def _start(self, command: AskPeer | RunStep | SetTimer) -> None:
         assert self.nursery is not None
         scope = trio.CancelScope()
-        if type(command) is StartTimer:
+        if type(command) is SetTimer:
             self.timers[command.key] = scope
             # The deadline is wall-clock time (recorded, so replays keep it);
             # trio waits on its own clock, for the time that was left.
             at = trio.current_time() + command.seconds
             self.nursery.start_soon(self._timer, command.key, at, scope)
         else:
-            assert not isinstance(command, StartTimer)
+            assert not isinstance(command, SetTimer)
             self.scopes[command.key] = scope
             self.nursery.start_soon(self._perform_in, command, scope)
 
-    async def _perform(self, command: Ask | RunStep) -> Any:
+    async def _perform(self, command: AskPeer | RunStep) -> Any:
         """The executor's answer to a peer question; a step's reply to a step."""
-        if type(command) is Ask:
+        if type(command) is AskPeer:
             with performing(self.machine.observer, command.key):  # its span, if any
                 return await self.executor.perform(command.key, command.question)
         assert isinstance(command, RunStep)
@@ -337,7 +337,7 @@ class _Driver:
         )
 
     async def _perform_in(
-        self, command: Ask | RunStep, scope: trio.CancelScope
+        self, command: AskPeer | RunStep, scope: trio.CancelScope
     ) -> None:
         with scope:
             assert self.send is not None

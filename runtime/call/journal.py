@@ -42,7 +42,7 @@ from typing import Any, final
 
 import attrs
 
-from .errors import ReplayDivergence
+from ..errors import ReplayDivergence
 
 __all__ = [
     "Journal",
