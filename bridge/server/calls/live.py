@@ -42,6 +42,7 @@ will arrive under the same ids).
 
 from __future__ import annotations
 
+import contextvars
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
@@ -80,7 +81,7 @@ from ..methods import arguments as arguments_of
 from ..methods import resolve_prompt, resolve_tool
 from ..questions import CallScope, ask, decode_answer, notice_notification
 from .outcome import outcome_json, send
-from .work import perform
+from .work import perform, within
 
 if TYPE_CHECKING:
     from ..catalog import Prompt
@@ -210,6 +211,7 @@ class LiveCall:
 
     __slots__ = (
         "_asked",
+        "_context",
         "_key",
         "_log",
         "_machine",
@@ -246,6 +248,9 @@ class LiveCall:
         self._timers: dict[str, Timer] | None = None  # branch deadlines, by key
         self._running: dict[str, trio.CancelScope] | None = None  # steps, samples
         self._over = False
+        # The call's context variables (its span...), for the work it starts
+        # later from the session's receive path.
+        self._context = contextvars.copy_context()
 
     def start(self) -> None:
         """Take the call on: its machine has started."""
@@ -387,7 +392,9 @@ class LiveCall:
         if self._running is None:
             self._running = {}
         self._running[key] = scope
-        self._session.start_soon(self._perform, key, command, scope)
+        self._session.start_soon(
+            within, self._context, self._perform, key, command, scope
+        )
 
     async def _perform(
         self, key: str, command: RunStep | AskPeer, scope: trio.CancelScope

@@ -8,12 +8,16 @@ owner closes (a session's, a round's, a task runner's): a sync step in a
 worker thread under the server's step threads, an ``async def`` in the task,
 a sample with the server's model under the sampling timeout.
 
-It does not decide when work starts or what its reply means (the call's
-machine does).
+Work a call starts runs with the call's context variables (:func:`within`),
+so OpenTelemetry's context and any other the tool relies on follow it. It
+does not decide when work starts or what its reply means (the call's machine
+does).
 """
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from runtime.lowlevel import AskPeer, RunStep, perform_step
@@ -24,7 +28,7 @@ from ..questions import CallScope
 if TYPE_CHECKING:
     from ..offer import Offer
 
-__all__ = ["perform"]
+__all__ = ["perform", "within"]
 
 
 async def perform(server: Offer, scope: CallScope, command: RunStep | AskPeer) -> Any:
@@ -39,3 +43,15 @@ async def perform(server: Offer, scope: CallScope, command: RunStep | AskPeer) -
         )
     assert server.sampler is not None
     return await sample_here(command.question, server.sampler, server.sampling_timeout)
+
+
+async def within(
+    context: contextvars.Context, fn: Callable[..., Awaitable[Any]], *args: Any
+) -> None:
+    """``await fn(*args)`` with the context variables of ``context`` (the
+    call's, taken as it began: OpenTelemetry's current span among them), for
+    work started later from another task's context (a session's receive
+    path, handling a reply)."""
+    for var, value in context.items():
+        var.set(value)
+    await fn(*args)
