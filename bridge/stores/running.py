@@ -21,6 +21,7 @@ inline: it never waits on I/O.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, final, runtime_checkable
@@ -30,6 +31,8 @@ import outcome
 import trio
 
 from .base import Document, JournalStore
+
+log = logging.getLogger("yieldmcp.stores")
 
 __all__ = ["AsyncStore", "BatchAppender"]
 
@@ -246,8 +249,10 @@ class _Workers:
                 lengths = self._store.append_many(
                     [job.append for job in appends if job.append is not None]
                 )
-            except Exception:  # each append is then run (and fails) on its own
-                pass
+            except Exception as exc:
+                # Each append is then run (and fails, or not) on its own, and
+                # its caller hears its own outcome.
+                log.debug("a group of appends failed, each goes alone: %r", exc)
             else:
                 done += [
                     (job, outcome.Value(length))
