@@ -26,7 +26,7 @@ timeouts) unchanged.
   (``--store URL`` or ``--durable``), they serve it: a session is a document
   any worker takes on, an answer POSTed to another worker is routed to the
   one running its call, and a killed worker's calls are taken on by the next
-  worker the client reaches (:mod:`bridge.transports.http.presence`).
+  worker the client reaches (:mod:`bridge.durable.presence`).
 * Ctrl-C (SIGINT) or SIGTERM stops every worker: the parent closes the
   *lifeline* (a pipe every worker watches), each worker cancels its calls and
   exits, and the parent exits 130 (SIGINT) or 0 (SIGTERM). If the parent dies

@@ -39,7 +39,7 @@ from . import methods as _methods
 from . import modern as _modern
 from . import tasks as _tasks
 from .calls import live as _live
-from .durable_calls import Home, Revived
+from bridge.durable.live import Home, Revived
 from .limits import busy, check_size
 from .offer import Offer
 from .questions import CallScope
@@ -72,7 +72,7 @@ class Connection:
         self.principal: Principal | None = None
         self.closed_event = trio.Event()
         # A durable session's transport (HTTP with a store): its calls are
-        # written down and can be taken on again (:mod:`.durable_calls`).
+        # written down and can be taken on again (:mod:`bridge.durable.live`).
         self.home: Home | None = None
         self._session: Session | None = None
         self._url_flows: set[str] = set()  # elicitationIds sent, not completed

@@ -25,7 +25,7 @@ from .catalog import Prompt, Resource, ResourceTemplate
 from .changes import Change, ListKind, ResourceUpdated
 from .limits import CallSlots, ServerLimits
 from .state_token import Sealer
-from .store_key import store_state_key
+from bridge.durable.keys import store_state_key
 
 if TYPE_CHECKING:
     from .auth.config import Auth

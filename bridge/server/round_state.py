@@ -9,7 +9,7 @@ the digest that pins a state to the call's arguments
 the ``inputRequests`` key of a question (:func:`wire_key`).
 
 It does not run the tool (:mod:`bridge.server.calls.rounds`) nor keep anything in a
-store (:mod:`bridge.server.durable_rounds`).
+store (:mod:`bridge.durable.rounds`).
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ class Sealer:
             configured = os.environ.get(KEY_ENV, "")
             keys = [decode_key(k) for k in configured.split(",") if k.strip()]
         #: Whether the key was made up here (none given, none configured):
-        #: a server with a store then takes the store's (:mod:`.store_key`).
+        #: a server with a store then takes the store's (:mod:`bridge.durable.keys`).
         self.generated = not keys
         if not keys:
             keys = [secrets.token_bytes(32)]

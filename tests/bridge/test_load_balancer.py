@@ -37,7 +37,7 @@ from bridge.elicit import ScriptedAnswers
 from bridge.providers import OfflineModel
 from bridge.server.state_token import new_key
 from bridge.stores import open_store
-from bridge.transports.http.presence import INBOX, WORKERS
+from bridge.durable.presence import INBOX, WORKERS
 from tests.durable.parking import Parking
 from tests.helpers import ROOT
 

@@ -43,7 +43,7 @@ class _Counting:
 async def test_a_ten_answer_call_makes_two_store_trips_a_round() -> None:
     store = _Counting()
     # A configured key: without one the server keeps a generated key in the
-    # store (bridge/server/store_key.py), one read and write per process,
+    # store (bridge/durable/keys.py), one read and write per process,
     # not per round.
     key = secrets.token_bytes(32)
     server = Server(ours.TOOLS, name="trips", store=store, state_keys=[key])

@@ -19,7 +19,7 @@ import trio
 from pydantic import BaseModel
 
 from bridge.server import Server, prompt
-from bridge.server.call_records import CALLS
+from bridge.durable.records import CALLS
 from bridge.server.limits import ServerLimits
 from bridge.stores import Document, MemoryStore, StoreUnavailable
 from runtime import Context, Op, tool

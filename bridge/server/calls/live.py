@@ -22,7 +22,7 @@ What it does with each command:
   ignored), or the step's task is cancelled;
 * **notify**: a notification on the call's stream;
 * **persist**: with a store, written down by the call's log
-  (:class:`~bridge.server.durable_calls.CallLog`) before anything after it;
+  (:class:`~bridge.durable.live.CallLog`) before anything after it;
 * **timers**: the session's;
 * **finish**: the response (:mod:`.outcome`), written down first with a store.
 
@@ -30,7 +30,7 @@ What it does with each command:
 machine: its generators close, its questions are withdrawn, nothing is sent.
 
 With a store, a call on a *durable* session (HTTP) is written down as it goes
-(:mod:`bridge.server.durable_calls`): its document before it starts, every
+(:mod:`bridge.durable.live`): its document before it starts, every
 record before what follows it, each question (under its stable id,
 ``"<call id>/<key>"``) before it is sent, and the response before it is sent.
 :func:`revive` takes such a call on in another process (or after a restart):
@@ -75,7 +75,7 @@ from runtime.lowlevel import (
     performing,
 )
 
-from ..durable_calls import CallLog, Home, Revived, question_id
+from bridge.durable.live import CallLog, Home, Revived, question_id
 from ..fallback import answer_here
 from ..methods import arguments as arguments_of
 from ..methods import resolve_prompt, resolve_tool

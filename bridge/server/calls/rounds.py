@@ -31,7 +31,7 @@ Rules:
   the TTL it can be replayed: a stateless server cannot tell a replay from a
   retry (README, "What a stateless server cannot prevent"). With a store,
   the journal is kept there and the state is a one-time reference to it
-  (:mod:`bridge.server.durable_rounds`).
+  (:mod:`bridge.durable.rounds`).
 * **Tolerance.** A missing response leaves its question in ``inputRequests``
   (a new ``input_required``, not an error); extra keys are ignored. A response
   that is not a valid answer (wrong shape, content outside the schema) is
@@ -103,7 +103,7 @@ from runtime.lowlevel import (
 )
 
 from ..auth.binding import principal_binding
-from ..durable_rounds import RoundHold
+from bridge.durable.rounds import RoundHold
 from ..questions import (
     CallScope,
     check_capabilities,
@@ -172,7 +172,7 @@ class ReachedStep:
 
 class Hold(Protocol):
     """Where a round's records go, and what its end writes (a store's
-    :class:`~bridge.server.durable_rounds.RoundHold`, a task's hold)."""
+    :class:`~bridge.durable.rounds.RoundHold`, a task's hold)."""
 
     @property
     def first(self) -> bool:

@@ -2,7 +2,7 @@
 
 A task is one JSON document in the store under ``("task", task_id)``; its
 journal is the call stream ``("call", task_id)``
-(:mod:`bridge.server.call_records`). The document says what to run (the tool,
+(:mod:`bridge.durable.records`). The document says what to run (the tool,
 its arguments, the client's capabilities), where it is (``status``, the
 questions waiting in ``inputRequests`` with what the rounds need to accept
 their answers, ``asked``), the answers delivered but not yet

@@ -34,7 +34,7 @@ from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.server import modern as _modern
 from bridge.server.auth.binding import principal_binding
 from bridge.server.calls import rounds as _rounds
-from bridge.server.durable_rounds import RoundHold, used_state
+from bridge.durable.rounds import RoundHold, used_state
 from bridge.server.limits import busy
 from bridge.server.round_state import parse_responses
 from bridge.stores import StoreConflict

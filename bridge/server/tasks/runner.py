@@ -36,7 +36,7 @@ import trio
 from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.server import modern as _modern
-from bridge.server.call_records import CALLS
+from bridge.durable.records import CALLS
 from bridge.server.calls.rounds import Parked, Round
 from bridge.server.questions import CallScope
 from bridge.stores import StoreError

@@ -4,7 +4,7 @@ With a store (``Server(store=...)``), an HTTP session is a document
 ``("session", id)``: what ``initialize`` negotiated (version, the client's
 capabilities and info), the log level, the principal who opened it, and a
 *generation* (how many processes have taken it on). Its calls are written down
-as they go (:mod:`bridge.server.durable_calls`).
+as they go (:mod:`bridge.durable.live`).
 
 A request naming a session this process does not hold (it restarted, or
 another process opened it) takes it on (:func:`revive`): the generation goes
@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any, Literal, final
 import trio
 
 from bridge.jsonrpc.messages import RequestId
-from bridge.server.call_records import CALLS
-from bridge.server.durable_calls import ASKED, SESSIONS, Revived
+from bridge.durable.records import CALLS
+from bridge.durable.live import ASKED, SESSIONS, Revived
 from bridge.stores import AsyncStore, Document, StoreConflict
 
 from .events import UnknownEvent, parse_event_id
-from .presence import Presence
+from bridge.durable.presence import Presence
 
 if TYPE_CHECKING:
     from .legacy_session import HttpSession

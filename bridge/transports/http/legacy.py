@@ -74,7 +74,7 @@ from .expiry import evictable
 from .guard import accepts
 from .legacy_answer import SESSION_HEADER, Answer, plain, stream
 from .legacy_session import HttpSession
-from .presence import Presence
+from bridge.durable.presence import Presence
 from .streams import supports_priming
 
 if TYPE_CHECKING:

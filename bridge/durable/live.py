@@ -24,7 +24,7 @@ what was written:
 
 The document also names the process running the call (``"worker"``): an
 answer POSTed to another process is routed to it while it lives
-(:mod:`bridge.transports.http.presence`).
+(:mod:`bridge.durable.presence`).
 
 Writes go through one :class:`CallLog` per call, in the order asked, by one
 task, and what depends on a write happens right after it, in that task: an
@@ -51,7 +51,7 @@ from bridge.jsonrpc.messages import RequestId
 from bridge.jsonrpc.session import Session
 from bridge.stores import AsyncStore, StoreError
 
-from .call_records import CALLS, notice_record
+from .records import CALLS, notice_record
 
 __all__ = [
     "ASKED",

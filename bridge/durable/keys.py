@@ -16,7 +16,7 @@ from typing import Final
 
 from bridge.stores import JournalStore, StoreConflict
 
-from .state_token import decode_key, new_key
+from bridge.server.state_token import decode_key, new_key
 
 __all__ = ["store_state_key"]
 
