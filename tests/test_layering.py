@@ -96,6 +96,14 @@ BRIDGE_RULES: dict[str, tuple[str, ...]] = {
         *_ANSWERERS,
         "bridge.transports",
     ),
+    "bridge.durable": (
+        *_SERVER_SIDE,
+        *_CLIENT_SIDE,
+        *_ANSWERERS,
+        "bridge.jsonrpc",
+        "bridge.transports",
+        "bridge.telemetry",
+    ),
     "bridge.stores": (
         *_SERVER_SIDE,
         *_CLIENT_SIDE,

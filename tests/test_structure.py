@@ -23,8 +23,6 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import ROOT
 
 PACKAGES = ("runtime", "bridge", "encoders", "decoders")
@@ -168,9 +166,6 @@ def _importers_of_the_stores() -> set[str]:
     return folders
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 37: bridge/durable is not the one door to the stores yet"
-)
 def test_one_folder_talks_to_the_stores() -> None:
     assert _importers_of_the_stores() == {"bridge/durable"}
 

@@ -13,3 +13,21 @@ drivers in :mod:`bridge.server.calls`), or HTTP. It never imports the server
 side, the client side, ``bridge.transports``, ``bridge.jsonrpc`` or
 ``bridge.cli``.
 """
+
+from bridge.stores import AsyncStore as AsyncStore
+from bridge.stores import Document as Document
+from bridge.stores import JournalStore as JournalStore
+from bridge.stores import MemoryStore as MemoryStore
+from bridge.stores import StoreConflict as StoreConflict
+from bridge.stores import StoreError as StoreError
+from bridge.stores import StoreUnavailable as StoreUnavailable
+
+__all__ = [
+    "AsyncStore",
+    "Document",
+    "JournalStore",
+    "MemoryStore",
+    "StoreConflict",
+    "StoreError",
+    "StoreUnavailable",
+]

@@ -12,11 +12,10 @@ the store can read the key, as they can read every journal in it: set
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Final
 
 from bridge.stores import JournalStore, StoreConflict
-
-from bridge.server.state_token import decode_key, new_key
 
 __all__ = ["store_state_key"]
 
@@ -24,8 +23,9 @@ NAMESPACE: Final = "meta"
 ID: Final = "request-state-key"
 
 
-def store_state_key(store: JournalStore) -> bytes:
-    """The store's key, written first if it has none."""
+def store_state_key(store: JournalStore, new_key: Callable[[], str]) -> str:
+    """The store's key (as text), written first if it has none (made by
+    ``new_key``)."""
     found = store.get(NAMESPACE, ID)
     if found is None:
         # Another process may write it first: then use theirs.
@@ -34,4 +34,4 @@ def store_state_key(store: JournalStore) -> bytes:
         found = store.get(NAMESPACE, ID)
     if found is None:  # pragma: no cover - written just above
         raise RuntimeError("the store lost the request-state key it was given")
-    return decode_key(str(found.value["key"]))
+    return str(found.value["key"])

@@ -26,7 +26,7 @@ The document also names the process running the call (``"worker"``): an
 answer POSTed to another process is routed to it while it lives
 (:mod:`bridge.durable.presence`).
 
-Writes go through one :class:`CallLog` per call, in the order asked, by one
+Writes go through one :class:`LiveLog` per call, in the order asked, by one
 task, and what depends on a write happens right after it, in that task: an
 answer reaches the stepper, a notice or a question is sent, the response is
 sent, each only once the store has its record (write-ahead). So a process
@@ -47,17 +47,16 @@ from typing import Any, Final, Protocol, final
 import attrs
 import trio
 
-from bridge.jsonrpc.messages import RequestId
-from bridge.jsonrpc.session import Session
 from bridge.stores import AsyncStore, StoreError
+from runtime.errors import JournalTooLarge
 
-from .records import CALLS, notice_record
+from .log import CALLS, CallLog
 
 __all__ = [
     "ASKED",
     "SESSIONS",
-    "CallLog",
     "Home",
+    "LiveLog",
     "Revived",
     "question_id",
 ]
@@ -70,6 +69,9 @@ SESSIONS: Final = "session"
 """Namespace of durable 2025-11-25 sessions: a document and a stream of calls."""
 
 Then = Callable[[Any, BaseException | None], None]
+RequestId = str | int
+StartSoon = Callable[..., None]
+"""Starts a task in a nursery its owner closes (the session's)."""
 _DONE_KEPT: Final = 600.0  # seconds a finished call's response is kept
 
 
@@ -88,6 +90,11 @@ class Home(Protocol):
     @property
     def ttl(self) -> float:
         """Seconds a call's records outlive its last write."""
+        ...
+
+    @property
+    def max_journal_bytes(self) -> int:
+        """The bound of a call's journal (:class:`~.log.CallLog`)."""
         ...
 
     def stream_of(self, request_id: RequestId) -> int | None:
@@ -116,12 +123,12 @@ def question_id(tag: str, key: str) -> str:
 
 
 @final
-class CallLog:
+class LiveLog:
     """The ordered writer of one durable call (see the module docstring)."""
 
     def __init__(
         self,
-        session: Session,
+        start_soon: StartSoon,
         home: Home,
         call_id: str,
         tag: str,
@@ -137,10 +144,11 @@ class CallLog:
         ](math.inf)
         self._doc = dict(doc)
         self._doc_written = time.time()
+        self.journal = CallLog(home.store, call_id, max_bytes=home.max_journal_bytes)
         # The writer lives in the session's nursery: when the session ends,
         # what it had not written is left (the lease lets another process
         # take the call on from what was written).
-        session.start_soon(self._run, receive)
+        start_soon(self._run, receive)
 
     # --- what the call asks ----------------------------------------------------------
 
@@ -157,14 +165,17 @@ class CallLog:
         self._queue(write, then, arg)
 
     def write(self, records: Sequence[Mapping[str, Any]], then: Then, arg: Any) -> None:
-        """Append ``records`` to the journal; then ``then(arg, error)``."""
-        self._queue(self._appender(CALLS, lambda: records), then, arg)
+        """Append ``records`` to the journal (within its bound: else
+        ``then`` hears :class:`~runtime.errors.JournalTooLarge`); then
+        ``then(arg, error)``."""
+        journal = self.journal
 
-    def noting(self, key: str, then: Then, arg: Any) -> None:
-        """Record that the notice at ``key`` is sent (a replay does not send
-        it again); then send it, ``then(arg, error)``."""
-        records = [notice_record(key)]
-        self._queue(self._appender(CALLS, lambda: records), then, arg)
+        async def append() -> None:
+            expires = time.time() + self.home.ttl
+            await journal.append(records, expires_at=expires)
+            await self._keep_document(expires)
+
+        self._queue(append, then, arg)
 
     def asking(self, key: str, then: Then, arg: Any) -> None:
         """Record that the question at ``key`` is sent; then send it.
@@ -227,11 +238,16 @@ class CallLog:
         async def append() -> None:
             expires = time.time() + self.home.ttl
             await store.append(namespace, call_id, records(), expires_at=expires)
-            if time.time() - self._doc_written > self.home.ttl / 2:
-                self._doc_written = time.time()  # a long call: keep its document
-                await store.put(CALLS, call_id, self._doc, expires_at=expires)
+            await self._keep_document(expires)
 
         return append
+
+    async def _keep_document(self, expires: float) -> None:
+        if time.time() - self._doc_written > self.home.ttl / 2:
+            self._doc_written = time.time()  # a long call: keep its document
+            await self.home.store.put(
+                CALLS, self.call_id, self._doc, expires_at=expires
+            )
 
     def _queue(self, write: Callable[[], Any], then: Then | None, arg: Any) -> None:
         with contextlib.suppress(trio.ClosedResourceError):
@@ -250,6 +266,8 @@ class CallLog:
                         "durable call %s: the store failed: %s", self.call_id, exc
                     )
                     error = exc
+                except JournalTooLarge as exc:
+                    error = exc  # the call fails with it
                 except Exception as exc:  # a bug: never take the process down
                     log.exception("durable call %s: recording failed", self.call_id)
                     error = exc

@@ -27,16 +27,13 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, cast, final
+from typing import Any, Final, Protocol, cast, final
 
 import trio
 
 from bridge.stores import AsyncStore, StoreError
 
-if TYPE_CHECKING:
-    from .legacy_session import HttpSession
-
-__all__ = ["INBOX", "WORKERS", "Presence"]
+__all__ = ["INBOX", "INBOX_TTL", "WORKERS", "Presence", "Reachable"]
 
 log = logging.getLogger("yieldmcp.http")
 
@@ -44,7 +41,17 @@ WORKERS: Final = "worker"
 """Namespace of the processes' leases."""
 INBOX: Final = "inbox"
 """Namespace of the processes' inboxes: messages for the calls they hold."""
-_KEEP: Final = 3600.0  # seconds an inbox outlives its last message
+INBOX_TTL: Final = 3600.0
+"""Seconds an inbox outlives its owner's last beat (``--inbox-ttl``)."""
+
+
+class Reachable(Protocol):
+    """A session this process holds, as its inbox reaches it."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def deliver(self, data: bytes) -> None: ...
 
 
 @final
@@ -54,14 +61,17 @@ class Presence:
     def __init__(
         self,
         store: AsyncStore,
-        sessions: Callable[[str], HttpSession | None],
+        sessions: Callable[[str], Reachable | None],
         lease: float = 3.0,
+        inbox_ttl: float = INBOX_TTL,
     ) -> None:
         self.store = store
         self.lease = lease  # seconds it counts as alive after a beat
         self.beat = lease / 3
+        self.inbox_ttl = inbox_ttl
         self.id = secrets.token_hex(8)
         self._sessions = sessions
+        self._position = 0  # of the inbox's next record to read
 
     async def run(self) -> None:
         """Beat and read the inbox until cancelled; then give the lease up."""
@@ -87,7 +97,7 @@ class Presence:
     async def route(self, worker: str, session_id: str, data: bytes) -> None:
         """Leave a client's message for process ``worker``'s session."""
         record = {"s": session_id, "m": json.loads(data)}
-        expires = time.time() + _KEEP
+        expires = time.time() + self.inbox_ttl
         await self.store.append(INBOX, worker, [record], expires_at=expires)
 
     async def left_for(self, worker: str, session_id: str, prefix: str) -> list[bytes]:
@@ -110,20 +120,34 @@ class Presence:
                 await self.store.put(
                     WORKERS, self.id, {"at": now}, expires_at=now + self.lease
                 )
+                # The inbox lives while its owner does, however idle: an empty
+                # append moves its expiry (and says how long it is).
+                length = await self.store.append(
+                    INBOX, self.id, [], expires_at=now + self.inbox_ttl
+                )
+                if length < self._position:
+                    # It expired anyway (the store was away longer than its
+                    # lifetime) and a router started it again: read it from
+                    # its start, or the answers it holds are never read.
+                    self._position = 0
             except StoreError as exc:
                 log.warning("could not renew this process's lease: %s", exc)
             await trio.sleep(self.beat)
 
     async def _read_inbox(self) -> None:
-        position = 0
         while True:
+            position = self._position
             try:
-                records = await self.store.wait(INBOX, self.id, position, 30.0)
+                # Bounded by a beat: a restarted inbox is read from its start
+                # soon after the beat notices (_beat).
+                records = await self.store.wait(INBOX, self.id, position, self.beat)
             except StoreError as exc:
                 log.warning("could not read this process's inbox: %s", exc)
                 await trio.sleep(self.beat)
                 continue
-            position += len(records)
+            if self._position != position:
+                continue  # restarted while this read waited: read it again
+            self._position = position + len(records)
             for record in records:
                 await self._deliver(record)
 

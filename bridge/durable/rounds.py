@@ -25,7 +25,7 @@ It does so with its first write, before its first step or notification (a
 round that runs none claims and moves on in the same write), so a round costs
 the store two trips: one to open (``get_and_read``), one to move on. A second
 retry with the same state finds the round
-claimed, moved on or done and is refused with :func:`used_state`; of two at
+claimed, moved on or done and is refused (:class:`RoundUsed`); of two at
 once, the store's compare-and-swap lets exactly one through. The round ends by
 moving the document to round ``r + 1`` (a new state goes back), or to done. A
 round refused for the request's own fault (an ``inputResponses`` entry that is
@@ -46,35 +46,28 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, final
 
-from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.stores import AsyncStore, StoreConflict
-from runtime.errors import RequestError
+from runtime.errors import YieldMCPError
 from runtime.lowlevel import Journal
 
-from .records import CALLS
-from bridge.server.state_token import invalid_state
+from .log import CALLS, CallLog, size_of
 
-__all__ = ["CLAIM_SECONDS", "RoundHold", "used_state"]
+__all__ = ["CLAIM_SECONDS", "RoundGone", "RoundHold", "RoundUsed"]
 
 CLAIM_SECONDS: Final = 60.0
 """How long a round holds its state by default
 (``ServerLimits.round_claim_seconds``)."""
 
 
-def used_state() -> RequestError:
-    """The error of a ``requestState`` already used by another retry.
+class RoundGone(YieldMCPError):
+    """The state names no call the store holds: expired, swept, rolled back,
+    or sealed by a server without a store (the server answers with its one
+    uniform "Invalid or expired requestState")."""
 
-    Distinct from :func:`~bridge.server.state_token.invalid_state`: the state
-    opened (it is genuine, for this call and caller), so saying that it was
-    used tells a client nothing about the checks a forged one fails.
-    """
-    return RequestError(
-        INVALID_PARAMS,
-        "requestState already used: this round of the call was retried already; "
-        "continue with the requestState of the latest reply, or call the tool "
-        "again without one",
-        {"reason": "request_state_used"},
-    )
+
+class RoundUsed(YieldMCPError):
+    """The state's round was used already: it went on, the call ended, or
+    another retry holds it now (the server answers ``request_state_used``)."""
 
 
 @final
@@ -85,6 +78,7 @@ class RoundHold:
         store: the server's store.
         ttl: seconds the call's document and stream live after each round
             (the sealed state's).
+        max_bytes: the journal's bound (:class:`~.log.CallLog`).
         claim_seconds: how long a round holds its state.
         clock: seconds since the epoch.
     """
@@ -94,20 +88,31 @@ class RoundHold:
         store: AsyncStore,
         *,
         ttl: float,
+        max_bytes: int,
         claim_seconds: float = CLAIM_SECONDS,
         clock: Callable[[], float],
     ) -> None:
         self.store = store
+        self.log = CallLog(store, "", max_bytes=max_bytes)
         self.ttl = ttl
         self.claim_seconds = claim_seconds
         self.clock = clock
-        self.call_id = ""
         self.round = 0
         self.version = 0  # of the document this round holds; 0: none yet
         self.kept: list[Mapping[str, Any]] = []  # written with the round's end
         self.held: Mapping[str, Any] = {}  # the document as this round claimed it
         self.lost = False  # another retry took the round over
         self.claimed_until = 0.0  # when this round's claim runs out
+
+    @property
+    def call_id(self) -> str:
+        """The call's id (its journal's), set from the state or the first
+        round's journal."""
+        return self.log.call_id
+
+    @call_id.setter
+    def call_id(self, call_id: str) -> None:
+        self.log.call_id = call_id
 
     @property
     def first(self) -> bool:
@@ -119,12 +124,12 @@ class RoundHold:
         """The call and round a sealed state refers to.
 
         Raises:
-            RequestError: :func:`invalid_state`, a state sealed without a store.
+            RoundGone: a state sealed without a store.
         """
         call: Any = state.get("call")
         number: Any = state.get("round")
         if not isinstance(call, str) or not isinstance(number, int):
-            raise invalid_state()  # sealed by a server without a store
+            raise RoundGone("sealed by a server without a store")
         self.call_id, self.round = call, number
         return call, number
 
@@ -135,28 +140,29 @@ class RoundHold:
         was asked (its claim is written with the round's first write).
 
         Raises:
-            RequestError: the state refers to no live call
-                (:func:`invalid_state`), or was used (:func:`used_state`).
+            RoundGone: the state refers to no call the store holds.
+            RoundUsed: the round was used.
         """
         # One trip: the document, then the stream (whoever moved the document
         # to this round wrote its records in the same write, or before).
         doc, records = await self.store.get_and_read(CALLS, self.call_id)
         if doc is None:
-            raise invalid_state()  # expired, or swept
+            raise RoundGone("expired, or swept")
         value = doc.value
         claim: Any = value.get("claim")
         found: Any = value.get("round")
         if not isinstance(found, int) or found < self.round:
-            raise invalid_state()  # the store lost the round (restored, rolled back)
+            raise RoundGone("the store lost the round (restored, rolled back)")
         if found > self.round or value.get("done"):
-            raise used_state()
+            raise RoundUsed("the round went on, or the call ended")
         if isinstance(claim, int | float) and claim > self.clock():
-            raise used_state()  # another retry is running this round
+            raise RoundUsed("another retry is running this round")
         self.version, self.held = doc.version, value
         try:
             journal = Journal.from_records(records, self.call_id)
         except ValueError:
-            raise invalid_state() from None
+            raise RoundGone("its journal is malformed") from None
+        self.log.written = size_of(records)
         asked: Any = value.get("asked", {})
         return journal, asked
 
@@ -172,7 +178,7 @@ class RoundHold:
         round keeps them for :meth:`park`.
 
         Raises:
-            RequestError: :func:`used_state`, the claim ran out and another
+            RoundUsed, the claim ran out and another
                 retry took the round over (this round stops here).
         """
         if not self.due:
@@ -201,7 +207,7 @@ class RoundHold:
         new state carries (the call's id and the new round).
 
         Raises:
-            RequestError: :func:`used_state`, the claim ran out and another
+            RoundUsed, the claim ran out and another
                 retry took the round over.
         """
         value = {"round": self.round + 1, "asked": dict(asked), "claim": None}
@@ -266,7 +272,9 @@ class RoundHold:
         records: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         if self.lost:
-            raise used_state()
+            raise RoundUsed("another retry took the round over")
+        if records:
+            self.log.charge(records)
         expires_at = now + self.ttl
         try:
             if records is None:
@@ -281,6 +289,6 @@ class RoundHold:
                 )  # fmt: skip
         except StoreConflict:
             self.lost = True
-            raise used_state() from None
+            raise RoundUsed("another retry took the round over") from None
         claim: Any = value.get("claim")
         self.claimed_until = claim if isinstance(claim, int | float) else 0.0

@@ -21,6 +21,7 @@ from typing import Any, Final, cast, final
 
 import trio
 
+from bridge.durable.live import Home, Revived
 from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import (
     INVALID_PARAMS,
@@ -39,7 +40,6 @@ from . import methods as _methods
 from . import modern as _modern
 from . import tasks as _tasks
 from .calls import live as _live
-from bridge.durable.live import Home, Revived
 from .limits import busy, check_size
 from .offer import Offer
 from .questions import CallScope

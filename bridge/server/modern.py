@@ -28,13 +28,13 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
 
+from bridge.durable import StoreError
 from bridge.jsonrpc.messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     Request,
 )
-from bridge.stores import StoreError
 from encoders import mcp as mcp_encode
 from runtime.errors import (
     CapabilityError,

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from bridge.stores import AsyncStore, JournalStore
+from bridge.durable import AsyncStore, JournalStore
+from bridge.durable.keys import store_state_key
 from runtime import Tool
 from runtime.errors import InvalidTool
 
 from .catalog import Prompt, Resource, ResourceTemplate
 from .changes import Change, ListKind, ResourceUpdated
 from .limits import CallSlots, ServerLimits
-from .state_token import Sealer
-from bridge.durable.keys import store_state_key
+from .state_token import Sealer, decode_key, new_key
 
 if TYPE_CHECKING:
     from .auth.config import Auth
@@ -144,7 +144,9 @@ class Offer:
             # state it sealed invalid after a restart, the very case a store
             # is for. Share the store's key instead.
             self.sealer = Sealer(
-                [store_state_key(store)], ttl=self.sealer.ttl, clock=self.sealer.clock
+                [decode_key(store_state_key(store, new_key))],
+                ttl=self.sealer.ttl,
+                clock=self.sealer.clock,
             )
 
     def add(self, *items: Any) -> None:

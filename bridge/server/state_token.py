@@ -56,6 +56,22 @@ def invalid_state() -> RequestError:
     )
 
 
+def used_state() -> RequestError:
+    """The error of a ``requestState`` already used by another retry.
+
+    Distinct from :func:`invalid_state`: the state opened (it is genuine, for
+    this call and caller), so saying that it was used tells a client nothing
+    about the checks a forged one fails.
+    """
+    return RequestError(
+        INVALID_PARAMS,
+        "requestState already used: this round of the call was retried already; "
+        "continue with the requestState of the latest reply, or call the tool "
+        "again without one",
+        {"reason": "request_state_used"},
+    )
+
+
 def binding(
     method: str, tool: str, arguments_digest: str, who: str | None
 ) -> dict[str, str | None]:

@@ -33,11 +33,11 @@ import trio
 
 from bridge.client import Client, connect
 from bridge.client.http import http_transport
+from bridge.durable.presence import INBOX, WORKERS
 from bridge.elicit import ScriptedAnswers
 from bridge.providers import OfflineModel
 from bridge.server.state_token import new_key
 from bridge.stores import open_store
-from bridge.durable.presence import INBOX, WORKERS
 from tests.durable.parking import Parking
 from tests.helpers import ROOT
 

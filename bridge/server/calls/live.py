@@ -22,7 +22,7 @@ What it does with each command:
   ignored), or the step's task is cancelled;
 * **notify**: a notification on the call's stream;
 * **persist**: with a store, written down by the call's log
-  (:class:`~bridge.durable.live.CallLog`) before anything after it;
+  (:class:`~bridge.durable.live.LiveLog`) before anything after it;
 * **timers**: the session's;
 * **finish**: the response (:mod:`.outcome`), written down first with a store.
 
@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
 
 import trio
 
+from bridge.durable.live import Home, LiveLog, Revived, question_id
+from bridge.durable.log import size_of
 from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
@@ -75,7 +77,6 @@ from runtime.lowlevel import (
     performing,
 )
 
-from bridge.durable.live import CallLog, Home, Revived, question_id
 from ..fallback import answer_here
 from ..methods import arguments as arguments_of
 from ..methods import resolve_prompt, resolve_tool
@@ -119,7 +120,7 @@ def begin(
     except InvalidArguments as exc:
         send(session, scope, outcome_json(server, scope, tool, Raised(exc)))
         return
-    log: CallLog | None = None
+    log: LiveLog | None = None
     journal: Journal | None = None
     if home is not None:
         call_id = uuid.uuid4().hex
@@ -132,7 +133,7 @@ def begin(
             "tag": call_id,
             "worker": home.worker,
         }
-        log = CallLog(session, home, call_id, call_id, doc)
+        log = LiveLog(session.start_soon, home, call_id, call_id, doc)
     _start(server, session, scope, tool, arguments, journal, log)
 
 
@@ -169,7 +170,8 @@ def revive(
     tool = resolve_tool(server, params)
     arguments = tool.check_arguments(params.get("arguments"))
     journal = Journal.from_records(records, revived.call_id)
-    log = CallLog(session, home, revived.call_id, revived.tag, doc, revived)
+    log = LiveLog(session.start_soon, home, revived.call_id, revived.tag, doc, revived)
+    log.journal.written = size_of(records)  # the bound counts what was written
     if not _start(server, session, scope, tool, arguments, journal, log):
         log.forget()
 
@@ -181,7 +183,7 @@ def _start(
     program: Program,
     arguments: Any,
     journal: Journal | None,
-    log: CallLog | None,
+    log: LiveLog | None,
 ) -> bool:
     """Start the call; False if it was answered at once (nothing to keep)."""
     server.calls.admit(session.in_flight)
@@ -232,7 +234,7 @@ class LiveCall:
         scope: CallScope,
         program: Program,
         machine: CallMachine,
-        log: CallLog | None,
+        log: LiveLog | None,
     ) -> None:
         self._server = server
         self._session = session

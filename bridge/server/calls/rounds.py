@@ -75,8 +75,9 @@ import attrs
 import pydantic_core
 import trio
 
+from bridge.durable import AsyncStore
+from bridge.durable.rounds import RoundGone, RoundHold, RoundUsed
 from bridge.jsonrpc.messages import INVALID_PARAMS
-from bridge.stores import AsyncStore
 from runtime import Tool
 from runtime.errors import (
     CapabilityError,
@@ -103,7 +104,6 @@ from runtime.lowlevel import (
 )
 
 from ..auth.binding import principal_binding
-from bridge.durable.rounds import RoundHold
 from ..questions import (
     CallScope,
     check_capabilities,
@@ -118,7 +118,7 @@ from ..round_state import (
     parse_responses,
     wire_key,
 )
-from ..state_token import binding, invalid_state
+from ..state_token import binding, invalid_state, used_state
 from .work import perform
 
 if TYPE_CHECKING:
@@ -257,6 +257,7 @@ def begin(
         hold = RoundHold(
             store,
             ttl=sealer.ttl,
+            max_bytes=server.limits.max_journal_bytes,
             claim_seconds=server.limits.round_claim_seconds,
             clock=clock,
         )
@@ -353,7 +354,10 @@ class Round:
             journal = Journal.from_json(raw) if raw else Journal()
             self.restore(journal, state.get("asked", {}))
             return
-        hold.refers(state)
+        try:
+            hold.refers(state)
+        except RoundGone:
+            raise invalid_state() from None
         self.claiming = True
 
     def restore(
@@ -401,6 +405,14 @@ class Round:
             StoreError: the store failed.
             Exception: whatever the call raised (a tool's error).
         """
+        try:
+            return await self._rest()
+        except RoundGone:
+            raise invalid_state() from None  # the one error of a bad state
+        except RoundUsed:
+            raise used_state() from None
+
+    async def _rest(self) -> Complete | InputRequired | Parked | ReachedStep:
         hold = self.hold
         if self.claiming:
             self.claiming = False
@@ -412,6 +424,10 @@ class Round:
         except RequestError:
             if hold is not None:
                 await hold.release()  # the corrected retry may use the state
+            raise
+        except JournalTooLarge:
+            if hold is not None:
+                await hold.finish()  # the call fails: nothing resumes it
             raise
         finally:
             self.nursery = None
@@ -618,14 +634,12 @@ class Round:
             raise outcome.error
         if hold is None:
             return self._seal(self._state_of())
-        assert self.journal is not None
-        try:  # the journal stays bounded in a store too: each round reads it
-            capped_journal(self.journal.to_json(), self.server.limits.max_journal_bytes)
+        asked = self.now_asked()
+        try:  # the journal stays bounded in a store too (its log's charge)
+            carried = await hold.park(asked)
         except JournalTooLarge:
             await hold.finish()
             raise
-        asked = self.now_asked()
-        carried = await hold.park(asked)
         if not self.sealed:
             return Parked(self.input_requests(), asked)
         return self._seal(carried)

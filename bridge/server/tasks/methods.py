@@ -30,14 +30,16 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from bridge.durable import StoreConflict
+from bridge.durable.rounds import RoundHold, RoundUsed
+from bridge.durable.tasks import TaskDoc
 from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.server import modern as _modern
 from bridge.server.auth.binding import principal_binding
 from bridge.server.calls import rounds as _rounds
-from bridge.durable.rounds import RoundHold, used_state
 from bridge.server.limits import busy
 from bridge.server.round_state import parse_responses
-from bridge.stores import StoreConflict
+from bridge.server.state_token import used_state
 from runtime.errors import InvalidArguments, RequestError
 from runtime.tools import Tool
 
@@ -164,7 +166,10 @@ async def _rounds_then_task(
     assert isinstance(hold, RoundHold)
     _check_room(server, tasks, principal)
     ttl = server.limits.task_ttl
-    task_id = await hold.to_task(ttl)  # the state is used up here, once
+    try:
+        task_id = await hold.to_task(ttl)  # the state is used up here, once
+    except RoundUsed:
+        raise used_state() from None
     return await _create(server, tool, params, principal, task_id)
 
 
@@ -190,17 +195,17 @@ async def _create(
     limits = server.limits
     _check_room(server, tasks, principal)
     caller = principal_binding(principal)
-    doc = _doc.new_document(
+    doc = TaskDoc.new(
         tool=tool.name,
         arguments=_arguments(params),
         capabilities=params["_meta"][_modern.CLIENT_CAPABILITIES],
         ttl_ms=max(1, round(limits.task_ttl * 1000)),
         poll_ms=max(1, round(limits.task_poll_interval * 1000)),
         principal=caller,
+        # ctx.principal in the task:
+        caller=None if principal is None else _doc.caller_json(principal),
         now=time.time(),
     )
-    if principal is not None:
-        doc["caller"] = _doc.caller_json(principal)  # ctx.principal in the task
     task_id = task_id or uuid.uuid4().hex
     try:
         await tasks.create(task_id, doc)  # durable before the reply
@@ -218,16 +223,16 @@ async def _task_method(
         raise RequestError(INVALID_PARAMS, "taskId must be a non-empty string")
     tasks = tasks_of(server)
     doc = await tasks.load(task_id)
-    if doc is None or doc.get("principal") != principal_binding(principal):
+    if doc is None or doc.principal != principal_binding(principal):
         raise RequestError(INVALID_PARAMS, f"Unknown task: {task_id}")
     if method == "tasks/get":
         return _doc.detailed(task_id, doc)
     now = time.time()
     if method == "tasks/update":
         responses = parse_responses(params)
-        changed = await tasks.change(task_id, lambda d: _doc.deliver(d, responses, now))
+        changed = await tasks.change(task_id, lambda d: d.deliver(responses, now))
     else:
-        changed = await tasks.change(task_id, lambda d: _doc.cancel(d, now))
+        changed = await tasks.change(task_id, lambda d: d.cancel(now))
     if changed is not None:
         tasks.wake(task_id)
     return {"resultType": "complete"}

@@ -33,15 +33,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
+from bridge.durable import StoreError
+from bridge.durable.log import CallLog
+from bridge.durable.tasks import TERMINAL, TaskDoc, TaskStatus
 from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.server import modern as _modern
-from bridge.durable.records import CALLS
 from bridge.server.calls.rounds import Parked, Round
 from bridge.server.questions import CallScope
-from bridge.stores import StoreError
 from runtime.errors import RequestError
-from runtime.lowlevel import Journal
 
 from . import document as _doc
 from .service import Tasks
@@ -67,7 +67,7 @@ async def run_task(tasks: Tasks, task_id: str) -> None:
     """Run the task to its end, or until it waits, is cancelled or another
     process takes it over."""
     claimed = await tasks.change(
-        task_id, lambda d: _doc.claim(d, tasks.owner, tasks.lease)
+        task_id, lambda d: d.claim(tasks.owner, tasks.lease, time.time())
     )
     if claimed is None:
         return  # ended, or another process runs it
@@ -89,12 +89,12 @@ async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None
         with trio.move_on_at(min(renew_at, trio.current_time() + look)):
             await changed.wait()
         doc = await tasks.load(task_id)
-        if doc is None or doc["status"] == "cancelled":
+        if doc is None or doc.status is TaskStatus.CANCELLED:
             run.cancel()
             return
         if trio.current_time() >= renew_at:
             kept = await tasks.change(
-                task_id, lambda d: _doc.claim(d, tasks.owner, tasks.lease)
+                task_id, lambda d: d.claim(tasks.owner, tasks.lease, time.time())
             )
             if kept is None:
                 run.cancel()
@@ -107,10 +107,10 @@ async def _drive(tasks: Tasks, task_id: str) -> None:
     while True:
         changed = tasks.changes(task_id)
         doc = await tasks.load(task_id)
-        if doc is None or doc["status"] in _doc.TERMINAL:
+        if doc is None or doc.status in TERMINAL:
             return
-        responses = _doc.take_responses(doc)
-        if doc["status"] == "input_required" and not responses:
+        responses = dict(doc.responses)
+        if doc.status is TaskStatus.INPUT_REQUIRED and not responses:
             # Waiting on the client: a tasks/update here wakes it; one on
             # another process is read at the next look.
             look = tasks.look(look)
@@ -127,22 +127,22 @@ async def _drive(tasks: Tasks, task_id: str) -> None:
 
 
 async def _round(
-    tasks: Tasks, task_id: str, doc: Mapping[str, Any], responses: dict[str, Any]
+    tasks: Tasks, task_id: str, doc: TaskDoc, responses: dict[str, Any]
 ) -> None:
     """One round of the task: replay, run what it reaches, record the outcome."""
     server = tasks.server
-    tool = server.tools.get(doc["tool"])
+    tool = server.tools.get(doc.tool)
     if tool is None:
-        missing = {"code": INVALID_PARAMS, "message": f"Unknown tool: {doc['tool']}"}
+        missing = {"code": INVALID_PARAMS, "message": f"Unknown tool: {doc.tool}"}
         await _end(tasks, task_id, error=missing)
         return
-    records = await tasks.store.read(CALLS, task_id)
-    journal = Journal.from_records(records, task_id)
-    arguments = tool.check_arguments(doc["arguments"])
+    log = CallLog(tasks.store, task_id, max_bytes=server.limits.max_journal_bytes)
+    journal = await log.read()
+    arguments = tool.check_arguments(doc.arguments)
     scope = CallScope(
         era=_ERA,
         request_id=f"task:{task_id}",
-        client_capabilities=doc["capabilities"],
+        client_capabilities=doc.capabilities,
         progress_token=task_id,  # progress becomes the statusMessage
         logging=False,
         principal=_doc.caller(doc),
@@ -151,7 +151,7 @@ async def _round(
     async def progress(method: str, params: dict[str, Any]) -> None:
         await _progress(tasks, task_id, method, params)
 
-    hold = TaskHold(tasks, task_id, int(doc["ttlMs"]) / 1000)
+    hold = TaskHold(log, doc.ttl_ms / 1000)
     round_ = Round(
         server,
         tool,
@@ -165,7 +165,7 @@ async def _round(
         notify=progress,
         sealed=False,
     )
-    round_.restore(journal, doc["asked"])
+    round_.restore(journal, doc.asked)
     try:
         got: Any = await round_.rest()
     except StoreError:
@@ -175,8 +175,7 @@ async def _round(
     if isinstance(got, Parked):
         requests, asked = got.input_requests, got.asked
         await tasks.change(
-            task_id,
-            lambda d: _doc.park(d, responses, requests, asked, time.time()),
+            task_id, lambda d: d.park(responses, requests, asked, time.time())
         )
         return
     try:
@@ -188,27 +187,22 @@ async def _round(
         # An answer that is not valid (the client's fault, as a round's
         # -32602): dropped with the rest of its round, and asked again.
         why = f"an answer was refused: {exc.message}"
-        await tasks.change(
-            task_id, lambda d: _doc.refuse(d, responses, why, time.time())
-        )
+        await tasks.change(task_id, lambda d: d.refuse(responses, why, time.time()))
         return
     if result.get("resultType") == "input_required":  # URL flows: no state
         flows = cast("dict[str, Any]", result.get("inputRequests") or {})
-        await tasks.change(
-            task_id, lambda d: _doc.park(d, responses, flows, {}, time.time())
-        )
+        await tasks.change(task_id, lambda d: d.park(responses, flows, {}, time.time()))
         return
     await _end(tasks, task_id, result=result)
 
 
 class TaskHold:
-    """Where a task's round writes: the task's call stream, as it goes (a
-    :class:`~bridge.server.calls.rounds.Hold`). The task document is the
+    """Where a task's round writes: the task's journal (its log), as it goes
+    (a :class:`~bridge.server.calls.rounds.Hold`). The task document is the
     runner's (:func:`_round`)."""
 
-    def __init__(self, tasks: Tasks, task_id: str, ttl: float) -> None:
-        self.tasks = tasks
-        self.task_id = task_id
+    def __init__(self, log: CallLog, ttl: float) -> None:
+        self.log = log
         self.ttl = ttl  # the stream lives as long as its task
         self.kept: list[Mapping[str, Any]] = []
 
@@ -227,9 +221,7 @@ class TaskHold:
         if not self.kept:
             return
         records, self.kept = self.kept, []
-        await self.tasks.store.append(
-            CALLS, self.task_id, records, expires_at=time.time() + self.ttl
-        )
+        await self.log.append(records, expires_at=time.time() + self.ttl)
 
     async def park(self, asked: Mapping[str, Any]) -> Mapping[str, Any]:
         await self.flush()  # the answers it used, before it asks again
@@ -249,9 +241,7 @@ async def _progress(
     message becomes its ``statusMessage``; the rest is dropped."""
     message: Any = params.get("message")
     if method == "notifications/progress" and isinstance(message, str):
-        await tasks.change(
-            task_id, lambda d: _doc.status_message(d, message, time.time())
-        )
+        await tasks.change(task_id, lambda d: d.say(message, time.time()))
 
 
 async def _end(
@@ -262,7 +252,7 @@ async def _end(
     error: Mapping[str, Any] | None = None,
 ) -> None:
     await tasks.change(
-        task_id, lambda d: _doc.finish(d, result=result, error=error, now=time.time())
+        task_id, lambda d: d.finish(result=result, error=error, now=time.time())
     )
 
 

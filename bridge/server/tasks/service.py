@@ -27,26 +27,22 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, final
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, final
 
 import trio
 
-from bridge.stores import AsyncStore, MemoryStore, StoreConflict, StoreError
-
-from . import document as _doc
+from bridge.durable import AsyncStore, MemoryStore, StoreError
+from bridge.durable.tasks import TaskDoc, TaskStore
 
 if TYPE_CHECKING:
     from bridge.server.offer import Offer
 
-__all__ = ["TASKS", "Tasks"]
+__all__ = ["Tasks"]
 
 log = logging.getLogger("yieldmcp")
 
-TASKS: Final = "task"
-"""The store namespace of task documents and their event streams."""
-
-Change = Callable[[Mapping[str, Any]], "dict[str, Any] | None"]
+Change = Callable[[TaskDoc], "TaskDoc | None"]
 Run = Callable[["Tasks", str], Awaitable[None]]
 
 
@@ -59,6 +55,7 @@ class Tasks:
         self._run_task = run  # .runner.run_task (passed in: no import cycle)
         self.configured = store  # the server's store, None: in memory
         self.store = store or AsyncStore(MemoryStore())
+        self.docs = TaskStore(self.store)
         self.owner = uuid.uuid4().hex
         self.running: set[str] = set()
         self.callers: dict[str, str] = {}  # running task -> its principal binding
@@ -68,38 +65,18 @@ class Tasks:
     def lease(self) -> float:
         return self.server.limits.task_lease
 
-    async def load(self, task_id: str) -> dict[str, Any] | None:
-        found = await self.store.get(TASKS, task_id)
-        return None if found is None else dict(found.value)
+    async def load(self, task_id: str) -> TaskDoc | None:
+        return await self.docs.load(task_id)
 
-    async def create(self, task_id: str, doc: Mapping[str, Any]) -> None:
+    async def create(self, task_id: str, doc: TaskDoc) -> None:
         """Store the new task (it must not exist): durable before the reply."""
-        await self.store.put(
-            TASKS, task_id, doc, expect=0, expires_at=_doc.expires_at(doc)
-        )
+        await self.docs.create(task_id, doc)
 
-    async def change(self, task_id: str, fn: Change) -> dict[str, Any] | None:
+    async def change(self, task_id: str, fn: Change) -> TaskDoc | None:
         """Apply ``fn`` to the task with compare-and-swap, again on a conflict.
         The new document, or None when the task is missing or ``fn`` changed
         nothing."""
-        while True:
-            found = await self.store.get(TASKS, task_id)
-            if found is None:
-                return None
-            new = fn(found.value)
-            if new is None:
-                return None
-            try:
-                await self.store.put(
-                    TASKS,
-                    task_id,
-                    new,
-                    expect=found.version,
-                    expires_at=_doc.expires_at(new),
-                )
-            except StoreConflict:
-                continue
-            return new
+        return await self.docs.change(task_id, fn)
 
     def changes(self, task_id: str) -> trio.Event:
         """Set at the next :meth:`wake` of the task in this process. Take it
@@ -174,14 +151,14 @@ class Tasks:
         """Sweep what expired and resume every unfinished task whose lease
         ran out; how many were resumed."""
         now = time.time()
-        await self.store.sweep(now)
+        await self.docs.sweep(now)
         resumed = 0
-        for task_id, found in await self.store.scan(TASKS):
+        for task_id, doc in await self.docs.scan():
             if self.full:
                 break
-            if _doc.claim(found.value, self.owner, self.lease, now) is None:
+            if doc.claim(self.owner, self.lease, now) is None:
                 continue
             if task_id not in self.running:
                 resumed += 1
-                self.start(task_id, found.value.get("principal"))
+                self.start(task_id, doc.principal)
         return resumed
