@@ -92,12 +92,18 @@ class CallLog:
         self.written = size
 
     async def append(
-        self, records: Sequence[Mapping[str, Any]], *, expires_at: float
+        self,
+        records: Sequence[Mapping[str, Any]],
+        *,
+        expires_at: float,
+        charged: bool = False,
     ) -> None:
-        """Append ``records`` (charged first: :meth:`charge`)."""
+        """Append ``records`` (charged first, unless ``charged``: they were
+        when they were kept, :meth:`charge`)."""
         if not records:
             return
-        self.charge(records)
+        if not charged:
+            self.charge(records)
         await self.store.append(CALLS, self.call_id, records, expires_at=expires_at)
 
     async def read(self) -> Journal:

@@ -195,11 +195,16 @@ class RoundHold:
             await self._put(claimed, now, records=records)
         elif records:
             expires_at = now + self.ttl
-            await self.store.append(CALLS, self.call_id, records, expires_at=expires_at)
+            await self.log.append(records, expires_at=expires_at, charged=True)
 
     def keep(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Keep ``records`` for the round's last write (the round shows
-        nothing before it)."""
+        """Keep ``records`` for the next write (charged now: a journal past
+        its bound fails the call whether or not it is written yet).
+
+        Raises:
+            JournalTooLarge: the journal would pass its bound.
+        """
+        self.log.charge(records)
         self.kept.extend(records)
 
     async def park(self, asked: Mapping[str, Any]) -> dict[str, Any]:
@@ -223,9 +228,7 @@ class RoundHold:
             if self.kept:
                 records, self.kept = self.kept, []
                 expires_at = self.clock() + ttl
-                await self.store.append(
-                    CALLS, self.call_id, records, expires_at=expires_at
-                )
+                await self.log.append(records, expires_at=expires_at, charged=True)
             return self.call_id
         self.ttl = max(self.ttl, ttl)
         await self._move({"round": self.round, "done": True, "task": True}, write=True)
@@ -273,8 +276,6 @@ class RoundHold:
     ) -> None:
         if self.lost:
             raise RoundUsed("another retry took the round over")
-        if records:
-            self.log.charge(records)
         expires_at = now + self.ttl
         try:
             if records is None:

@@ -40,11 +40,6 @@ def _sqlite_bytes(path: Path) -> int:
     return sum(file.stat().st_size for file in files if file.exists())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: with a store, neither era caps a call's journal: the "
-    "30 MB step result is written whole (60 MB in SQLite) and the call completes",
-)
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 async def test_a_step_result_past_the_cap_fails_the_call_and_stays_out_of_the_store(
     tmp_path: Path, era: str

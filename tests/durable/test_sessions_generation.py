@@ -50,11 +50,6 @@ def _answer(ask: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ask["id"], "result": result}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: a process holding an older copy of a session refuses to "
-    "resume a call another process took on and died with (400 cannot resume)",
-)
 async def test_a_call_whose_process_died_resumes_on_the_process_with_an_older_copy(
     tmp_path: Path, sqlite_url: str
 ) -> None:

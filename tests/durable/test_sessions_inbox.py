@@ -46,11 +46,6 @@ def _accept(ask: dict[str, Any], **content: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ask["id"], "result": answer}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: --inbox-ttl does not exist yet, and an answer routed to "
-    "an inbox that expired is lost (the writer restarts the stream at 0)",
-)
 async def test_answers_routed_across_an_expired_inbox_both_reach_the_call(
     tmp_path: Path, sqlite_url: str
 ) -> None:

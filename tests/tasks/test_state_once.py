@@ -63,11 +63,6 @@ def _tasks_in(store_url: str) -> int:
         store.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: a task_from='step' round skips the one-time claim of its "
-    "requestState: every retry makes a task that runs the step",
-)
 @pytest.mark.parametrize("store", ["sqlite", "memory"])
 async def test_a_confirmed_state_makes_one_task_and_runs_its_step_once(
     tmp_path: Path, store: str

@@ -30,10 +30,6 @@ TTL = 2.0
 STEP = 5.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: a task whose step outlasts --task-ttl is swept while it runs",
-)
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 async def test_a_task_running_past_its_ttl_completes_and_is_readable(
     tmp_path: Path, store: str

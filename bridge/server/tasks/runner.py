@@ -215,13 +215,14 @@ class TaskHold:
         return bool(self.kept)
 
     def keep(self, records: Sequence[Mapping[str, Any]]) -> None:
+        self.log.charge(records)  # the journal's bound (JournalTooLarge)
         self.kept.extend(records)
 
     async def flush(self) -> None:
         if not self.kept:
             return
         records, self.kept = self.kept, []
-        await self.log.append(records, expires_at=time.time() + self.ttl)
+        await self.log.append(records, expires_at=time.time() + self.ttl, charged=True)
 
     async def park(self, asked: Mapping[str, Any]) -> Mapping[str, Any]:
         await self.flush()  # the answers it used, before it asks again
