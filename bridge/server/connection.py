@@ -308,6 +308,13 @@ class Connection:
             log_level=self.log_level,
             track_url=self.expect_completion,
             principal=self.principal,
+            # A caller, for what callers share: the principal, or else this
+            # session (its connection).
+            caller=(
+                f"session:{id(self)}"
+                if self.principal is None
+                else f"principal:{self.principal.identity}"
+            ),
         )
 
 

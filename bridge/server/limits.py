@@ -58,6 +58,11 @@ class ServerLimits:
             not reading its stdout; above this it stops reading stdin.
         step_threads: worker threads running sync steps (``ctx.step``) at
             once, on the whole server; more steps wait for a thread.
+        step_threads_per_caller: of those, threads one caller's steps hold
+            at once (a principal; without authorization, a 2025-11-25
+            session); None: half of ``step_threads``, at least one. A
+            caller's cancelled step whose function hangs keeps its thread
+            from its own share only.
         max_journal_bytes: bytes of a 2026-07-28 call's journal (the answers
             and step results its ``requestState`` carries in every round); a
             warning is logged at 80 percent, and past it the call fails with a tool
@@ -88,6 +93,17 @@ class ServerLimits:
     max_client_value: int = attrs.field(default=16 * 1024, validator=positive)
     stdio_output_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
     step_threads: int = attrs.field(default=40, validator=positive)
+    step_threads_per_caller: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(positive)
+    )
+
+    @property
+    def caller_step_threads(self) -> int:
+        """``step_threads_per_caller``, or its default."""
+        if self.step_threads_per_caller is not None:
+            return self.step_threads_per_caller
+        return max(1, self.step_threads // 2)
+
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
     round_claim_seconds: float = attrs.field(default=60.0, validator=positive)
     task_ttl: float = attrs.field(default=3600.0, validator=positive)

@@ -139,6 +139,8 @@ def answer(
     """
     scope = envelope(request)
     scope.principal = principal
+    if principal is not None:
+        scope.caller = f"principal:{principal.identity}"
     if server_samples:
         scope.client_capabilities = round_capabilities(scope.client_capabilities)
     params = request.params or {}

@@ -22,6 +22,7 @@ from bridge.durable.keys import store_state_key
 from runtime import Tool
 from runtime.errors import InvalidTool
 
+from .calls.work import StepThreads
 from .catalog import Prompt, Resource, ResourceTemplate
 from .changes import Change, ListKind, ResourceUpdated
 from .limits import CallSlots, ServerLimits
@@ -91,7 +92,9 @@ class Offer:
         self.calls = CallSlots(self.limits)
         # Sync steps of every call share these threads (trio's own default
         # limiter would be shared with everything else in the process).
-        self.step_limiter = trio.CapacityLimiter(self.limits.step_threads)
+        self.step_threads = StepThreads(
+            self.limits.step_threads, self.limits.caller_step_threads
+        )
         self.debug = debug
         self.sampler = sampler
         self.sample_always = sample_always
@@ -131,7 +134,7 @@ class Offer:
         self.limits = limits
         self.calls = CallSlots(limits)
         self.calls.in_flight = in_flight
-        self.step_limiter.total_tokens = limits.step_threads
+        self.step_threads.resize(limits.step_threads, limits.caller_step_threads)
 
     def set_store(self, store: JournalStore | None) -> None:
         """Keep calls, tasks and sessions in ``store`` (None: in memory only).

@@ -82,7 +82,8 @@ class CallScope:
     ``track_url``, when set, hears the ``elicitationId`` of every URL
     elicitation sent to the client (2025-11-25 only: later eras have no
     completion notification). ``principal`` is who the call acts for, on a
-    server that checks access tokens.
+    server that checks access tokens. ``caller`` tells callers apart for
+    what they share (step threads): the principal, or a 2025-11-25 session.
     """
 
     era: mcp_encode.Era
@@ -93,6 +94,7 @@ class CallScope:
     logging: bool = True
     track_url: Callable[[str], None] | None = None
     principal: Principal | None = None
+    caller: str | None = None
 
     def capability(self, *path: str) -> bool:
         node: Any = self.client_capabilities

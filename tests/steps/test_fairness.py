@@ -95,11 +95,6 @@ async def _bobs_wait(bob: Call) -> float | None:
     return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: a cancelled blocking step that hangs keeps its thread "
-    "from every caller",
-)
 @pytest.mark.parametrize("kind", ["sessions", "principals"])
 async def test_one_callers_hung_cancelled_steps_leave_threads_for_another(
     tmp_path: Path, kind: str
@@ -125,11 +120,6 @@ async def test_one_callers_hung_cancelled_steps_leave_threads_for_another(
     assert waited < PROMPTLY, f"bob's blocking step waited {waited:.1f} s"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: one caller's blocking steps take every step thread, and "
-    "another caller's step queues behind all of them",
-)
 @pytest.mark.parametrize("kind", ["sessions", "principals"])
 async def test_one_callers_slow_steps_do_not_keep_anothers_waiting(
     tmp_path: Path, kind: str

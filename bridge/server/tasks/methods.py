@@ -151,6 +151,8 @@ async def _rounds_then_task(
     params = request.params or {}
     scope = _modern.envelope(request)
     scope.principal = principal
+    if principal is not None:
+        scope.caller = f"principal:{principal.identity}"
     arguments = tool.check_arguments(_arguments(params))
     round_ = _rounds.begin(
         server, tool, arguments, params, purpose=_PURPOSE, scope=scope,

@@ -147,6 +147,8 @@ async def _round(
         logging=False,
         principal=_doc.caller(doc),
     )
+    if scope.principal is not None:
+        scope.caller = f"principal:{scope.principal.identity}"
 
     async def progress(method: str, params: dict[str, Any]) -> None:
         await _progress(tasks, task_id, method, params)
