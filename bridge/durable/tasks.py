@@ -269,6 +269,22 @@ class TaskDoc:
             return None
         return self._move("stay", now, touch=False, lease=Lease(owner, now + lease))
 
+    def release(self, owner: str, now: float) -> TaskDoc | None:
+        """The task waits on its client with no runner: ``owner`` gives its
+        lease up, so that an answer starts a runner on any process. None if
+        an answer came meanwhile (the owner goes on) or ``owner`` holds no
+        lease."""
+        if self.status is not TaskStatus.INPUT_REQUIRED or self.responses:
+            return None
+        if self.lease is None or self.lease.owner != owner:
+            return None
+        return self._move("stay", now, touch=False, lease=None)
+
+    @property
+    def parked(self) -> bool:
+        """Whether it waits on its client, with nothing to go on with."""
+        return self.status is TaskStatus.INPUT_REQUIRED and not self.responses
+
     # --- JSON ------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:

@@ -75,13 +75,15 @@ class ServerLimits:
             its last change (its ``ttlMs``); then it is swept.
         task_poll_interval: seconds a client is told to wait between
             ``tasks/get`` polls (``pollIntervalMs``).
-        max_tasks: tasks one process runs at once (a task waiting on its
-            client counts). More: a new task is refused with -32000, and a
+        max_tasks: tasks one process runs at once. A task waiting on its
+            client runs nowhere (it has no runner until an answer comes), so
+            it does not count. More: a new task is refused with -32000, and a
             task left by a dead process waits for a free place.
-        max_tasks_per_caller: of those, tasks one caller (one principal, on
-            a server that checks access tokens) runs at once, so one caller
-            cannot take every place. More: -32000. Without authorization
-            every client is one caller, and only max_tasks applies.
+        max_tasks_per_caller: tasks one caller (one principal, on a server
+            that checks access tokens) has unfinished on a process, running
+            or waiting on it, so one caller cannot take every place. More:
+            -32000. Without authorization every client is one caller, and
+            only max_tasks applies.
         task_lease: seconds a process holds a running task before another
             may take it over (renewed while it runs): how long a task whose
             process died waits to be resumed.

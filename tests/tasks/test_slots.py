@@ -30,11 +30,6 @@ SERVED = str(ROOT / "tests/fixtures/attack_tools.py")
 SLOTS = 20
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: tasks parked on questions hold every --max-tasks slot, "
-    "so another caller is refused",
-)
 async def test_parked_tasks_leave_another_caller_a_slot(tmp_path: Path) -> None:
     limits = ["--max-tasks", str(SLOTS), "--max-tasks-per-caller", str(SLOTS)]
     bobs: Any = None

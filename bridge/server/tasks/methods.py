@@ -237,4 +237,6 @@ async def _task_method(
         changed = await tasks.change(task_id, lambda d: d.cancel(now))
     if changed is not None:
         tasks.wake(task_id)
+        if method == "tasks/update" and not changed.parked:
+            tasks.start(task_id, changed.principal)  # it was parked: go on
     return {"resultType": "complete"}

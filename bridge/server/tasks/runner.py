@@ -63,18 +63,21 @@ def tasks_of(server: Offer) -> Tasks:
     return tasks
 
 
-async def run_task(tasks: Tasks, task_id: str) -> None:
-    """Run the task to its end, or until it waits, is cancelled or another
-    process takes it over."""
+async def run_task(tasks: Tasks, task_id: str) -> bool:
+    """Run the task to its end, or until it waits on its client, is
+    cancelled or another process takes it over; True if it waits (parked: no
+    runner and no lease until an answer comes)."""
     claimed = await tasks.change(
         task_id, lambda d: d.claim(tasks.owner, tasks.lease, time.time())
     )
     if claimed is None:
-        return  # ended, or another process runs it
+        return False  # ended, or another process runs it
+    parked = False
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_keep_lease, tasks, task_id, nursery.cancel_scope)
-        await _drive(tasks, task_id)
+        parked = await _drive(tasks, task_id)
         nursery.cancel_scope.cancel()
+    return parked
 
 
 async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None:
@@ -102,22 +105,22 @@ async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None
             renew_at = trio.current_time() + tasks.lease / 3
 
 
-async def _drive(tasks: Tasks, task_id: str) -> None:
-    look = 0.0
+async def _drive(tasks: Tasks, task_id: str) -> bool:
     while True:
-        changed = tasks.changes(task_id)
         doc = await tasks.load(task_id)
         if doc is None or doc.status in TERMINAL:
-            return
+            return False
         responses = dict(doc.responses)
-        if doc.status is TaskStatus.INPUT_REQUIRED and not responses:
-            # Waiting on the client: a tasks/update here wakes it; one on
-            # another process is read at the next look.
-            look = tasks.look(look)
-            with trio.move_on_after(look):
-                await changed.wait()
-            continue
-        look = 0.0
+        if doc.parked:
+            # Waiting on the client: the runner goes, and its lease with it
+            # (a parked task holds no slot and no task); the tasks/update
+            # that answers starts a runner, on whichever process it reaches.
+            released = await tasks.change(
+                task_id, lambda d: d.release(tasks.owner, time.time())
+            )
+            if released is not None:
+                return True
+            continue  # an answer came meanwhile: go on with it
         try:
             await _round(tasks, task_id, doc, responses)
         except StoreError:

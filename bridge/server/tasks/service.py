@@ -43,7 +43,7 @@ __all__ = ["Tasks"]
 log = logging.getLogger("yieldmcp")
 
 Change = Callable[[TaskDoc], "TaskDoc | None"]
-Run = Callable[["Tasks", str], Awaitable[None]]
+Run = Callable[["Tasks", str], Awaitable[bool]]
 
 
 @final
@@ -127,14 +127,16 @@ class Tasks:
         self.server.start_soon(self._run, task_id)
 
     async def _run(self, task_id: str) -> None:
+        parked = False
         try:
-            await self._run_task(self, task_id)
+            parked = await self._run_task(self, task_id)
         except StoreError as exc:
             # Resumed from its stream once its lease runs out.
             log.warning("task %s: the store failed: %s", task_id, exc)
         finally:
             self.running.discard(task_id)
-            self.callers.pop(task_id, None)
+            if not parked:  # a parked task still counts for its caller
+                self.callers.pop(task_id, None)
             self._changes.pop(task_id, None)
 
     async def janitor(self) -> None:
@@ -153,11 +155,17 @@ class Tasks:
         now = time.time()
         await self.docs.sweep(now)
         resumed = 0
-        for task_id, doc in await self.docs.scan():
+        found = dict(await self.docs.scan())
+        for task_id in [t for t in self.callers if t not in self.running]:
+            doc = found.get(task_id)
+            if doc is None or doc.ended or not doc.parked:
+                # It ended, or went on elsewhere: no longer parked here.
+                self.callers.pop(task_id, None)
+        for task_id, doc in found.items():
             if self.full:
                 break
-            if doc.claim(self.owner, self.lease, now) is None:
-                continue
+            if doc.parked or doc.claim(self.owner, self.lease, now) is None:
+                continue  # waits on its client, ended, or runs elsewhere
             if task_id not in self.running:
                 resumed += 1
                 self.start(task_id, doc.principal)
