@@ -41,13 +41,18 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, cast, final
 
 import attrs
+import pydantic_core
 
 from bridge.stores import AsyncStore, StoreConflict
+
+from .log import CALLS
 
 __all__ = [
     "TASKS",
     "TERMINAL",
     "TRANSITIONS",
+    "KeptBounds",
+    "KeptTasks",
     "Lease",
     "TaskDoc",
     "TaskStatus",
@@ -235,14 +240,15 @@ class TaskDoc:
         now: float,
     ) -> TaskDoc | None:
         """The task ended with ``result`` (completed) or ``error`` (failed).
-        What it ran with is dropped: only the outcome is read from now on."""
+        Its arguments stay with its journal (a replay of it needs both) until
+        it expires or the bound on finished tasks lets it go
+        (:class:`KeptTasks`)."""
         return self._move(
             "fail" if error is not None else "complete",
             now,
             input_requests={},
             responses={},
             asked={},
-            arguments={},
             lease=None,
             result=None if error is not None else dict(result or {}),
             error=None if error is None else dict(error),
@@ -250,14 +256,7 @@ class TaskDoc:
 
     def cancel(self, now: float) -> TaskDoc | None:
         """The task cancelled (None once it has ended)."""
-        return self._move(
-            "cancel",
-            now,
-            input_requests={},
-            responses={},
-            arguments={},
-            lease=None,
-        )
+        return self._move("cancel", now, input_requests={}, responses={}, lease=None)
 
     def claim(self, owner: str, lease: float, now: float) -> TaskDoc | None:
         """The task leased to ``owner`` for ``lease`` seconds; None if it has
@@ -413,3 +412,117 @@ class TaskStore:
     async def sweep(self, now: float) -> int:
         """Delete what expired, of every kind (tasks, calls, sessions)."""
         return await self.store.sweep(now)
+
+
+@final
+@attrs.frozen
+class KeptBounds:
+    """What finished tasks the store keeps: at most ``count`` and ``size``
+    bytes overall, and ``caller_count``/``caller_size`` of one caller (a
+    principal; tasks made with none are bounded overall only)."""
+
+    count: int
+    size: int
+    caller_count: int
+    caller_size: int
+
+
+@final
+@attrs.frozen
+class _Kept:
+    task_id: str
+    caller: str | None
+    size: int
+    at: float
+
+
+_KEPT: Final = ("meta", "kept-tasks")
+
+
+@final
+class KeptTasks:
+    """The finished tasks a store keeps, bounded (:class:`KeptBounds`).
+
+    An index document ``("meta", "kept-tasks")`` lists each finished task:
+    its caller, its bytes (its document and its journal) and when it ended.
+    When a task ends, it is added with compare-and-swap (processes sharing
+    the store agree), and the oldest finished tasks are let go until the
+    bounds hold: the caller's own first, then, past an overall bound, those
+    of the caller who keeps the most, so that one caller's tasks never push
+    out another's while it keeps less. A task let go reads as unknown.
+    """
+
+    __slots__ = ("bounds", "store")
+
+    def __init__(self, store: AsyncStore, bounds: KeptBounds) -> None:
+        self.store = store
+        self.bounds = bounds
+
+    async def add(self, task_id: str, doc: TaskDoc, now: float) -> list[str]:
+        """Keep the finished task ``task_id``, letting the oldest go past the
+        bounds; the tasks let go (deleted, with their journals)."""
+        journal = await self.store.read(CALLS, task_id)
+        size = len(pydantic_core.to_json(doc.to_json())) + len(
+            pydantic_core.to_json(journal)
+        )
+        entry = _Kept(task_id, doc.principal, size, now)
+        ttl = doc.ttl_ms / 1000
+        while True:
+            found = await self.store.get(*_KEPT)
+            listed: list[_Kept] = []
+            if found is not None:
+                for raw in found.value.get("tasks", []):
+                    kept = _Kept(str(raw[0]), raw[1], int(raw[2]), float(raw[3]))
+                    if kept.at + ttl > now and kept.task_id != task_id:
+                        listed.append(kept)  # expired ones are swept anyway
+            listed.append(entry)
+            gone = self._over(listed, entry)
+            left = [k for k in listed if k.task_id not in gone]
+            value = {"tasks": [[k.task_id, k.caller, k.size, k.at] for k in left]}
+            try:
+                await self.store.put(
+                    *_KEPT, value, expect=0 if found is None else found.version
+                )
+            except StoreConflict:
+                continue  # another process ended a task meanwhile: again
+            break
+        for task_id_gone in gone:
+            await self.store.delete(TASKS, task_id_gone)
+            await self.store.delete(CALLS, task_id_gone)
+        return sorted(gone)
+
+    def _over(self, listed: list[_Kept], newest: _Kept) -> set[str]:
+        """The oldest tasks to let go for ``listed`` to keep to the bounds
+        (never ``newest``, the task that just ended: its client is about to
+        read it)."""
+        bounds = self.bounds
+        left = sorted(listed, key=lambda k: k.at)
+        gone: set[str] = set()
+
+        def drop(kept: _Kept) -> None:
+            left.remove(kept)
+            gone.add(kept.task_id)
+
+        for caller in {k.caller for k in left if k.caller is not None}:
+            mine = [k for k in left if k.caller == caller and k is not newest]
+            extra = [newest] if newest.caller == caller else []
+            while mine and (
+                len(mine) + len(extra) > bounds.caller_count
+                or sum(k.size for k in [*mine, *extra]) > bounds.caller_size
+            ):
+                drop(mine.pop(0))
+        while len(left) > 1 and (
+            len(left) > bounds.count or sum(k.size for k in left) > bounds.size
+        ):
+            by_size = sum(k.size for k in left) > bounds.size
+            totals: dict[str | None, int] = {}
+            for kept in left:
+                if kept is not newest:
+                    totals[kept.caller] = totals.get(kept.caller, 0) + (
+                        kept.size if by_size else 1
+                    )
+            if not totals:
+                break
+            most = max(totals, key=lambda c: totals[c])
+            drop(next(k for k in left if k.caller == most and k is not newest))
+        return gone

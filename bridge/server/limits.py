@@ -84,6 +84,14 @@ class ServerLimits:
             or waiting on it, so one caller cannot take every place. More:
             -32000. Without authorization every client is one caller, and
             only max_tasks applies.
+        max_kept_tasks: finished tasks (their results) the store keeps for
+            their clients to read, overall; past it the oldest are let go
+            (``tasks/get``: unknown task) before their TTL.
+        max_kept_tasks_per_caller: of those, one caller's (a principal's),
+            so one caller's finished tasks cannot push out another's.
+        max_kept_task_bytes: bytes of finished tasks kept (each its document,
+            arguments and result included, and its journal), overall.
+        max_kept_task_bytes_per_caller: of those, one caller's.
         task_lease: seconds a process holds a running task before another
             may take it over (renewed while it runs): how long a task whose
             process died waits to be resumed.
@@ -113,6 +121,14 @@ class ServerLimits:
     max_tasks: int = attrs.field(default=1024, validator=positive)
     max_tasks_per_caller: int = attrs.field(default=64, validator=positive)
     task_lease: float = attrs.field(default=30.0, validator=positive)
+    max_kept_tasks: int = attrs.field(default=4096, validator=positive)
+    max_kept_tasks_per_caller: int = attrs.field(default=256, validator=positive)
+    max_kept_task_bytes: int = attrs.field(
+        default=256 * 1024 * 1024, validator=positive
+    )
+    max_kept_task_bytes_per_caller: int = attrs.field(
+        default=32 * 1024 * 1024, validator=positive
+    )
 
 
 def busy(what: str, limit: int) -> RequestError:

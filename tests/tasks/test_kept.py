@@ -75,11 +75,6 @@ def _stored_task_bytes(store_url: str) -> int:
         store.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: --max-kept-task-bytes does not exist yet, and finished "
-    "tasks are kept, arguments and all, until their TTL",
-)
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 async def test_finished_tasks_are_bounded_in_bytes(tmp_path: Path, store: str) -> None:
     store_url = f"sqlite:{tmp_path / 'store.sqlite3'}"
@@ -110,11 +105,6 @@ async def test_finished_tasks_are_bounded_in_bytes(tmp_path: Path, store: str) -
     assert stored <= KEPT_BYTES + 2 * MIB, f"{stored / MIB:.1f} MiB of tasks stored"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: --max-kept-tasks does not exist yet, and finished tasks "
-    "are kept until their TTL",
-)
 async def test_finished_tasks_are_bounded_in_count(tmp_path: Path) -> None:
     bound = 5
     with trio.fail_after(120):
@@ -130,11 +120,6 @@ async def test_finished_tasks_are_bounded_in_count(tmp_path: Path) -> None:
     assert not set(made[:NEWEST]) & set(kept), "the oldest tasks must go first"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 37: the --max-kept-* flags do not exist yet (finished tasks "
-    "are unbounded, per caller too)",
-)
 @pytest.mark.parametrize(
     ("bounds", "pad"),
     [

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, final
 import trio
 
 from bridge.durable import AsyncStore, MemoryStore, StoreError
-from bridge.durable.tasks import TaskDoc, TaskStore
+from bridge.durable.tasks import KeptBounds, KeptTasks, TaskDoc, TaskStore
 
 if TYPE_CHECKING:
     from bridge.server.offer import Offer
@@ -75,8 +75,21 @@ class Tasks:
     async def change(self, task_id: str, fn: Change) -> TaskDoc | None:
         """Apply ``fn`` to the task with compare-and-swap, again on a conflict.
         The new document, or None when the task is missing or ``fn`` changed
-        nothing."""
-        return await self.docs.change(task_id, fn)
+        nothing. A change that ends the task keeps it within the bounds on
+        finished tasks (:class:`~bridge.durable.tasks.KeptTasks`)."""
+        new = await self.docs.change(task_id, fn)
+        if new is not None and new.ended:
+            limits = self.server.limits
+            bounds = KeptBounds(
+                count=limits.max_kept_tasks,
+                size=limits.max_kept_task_bytes,
+                caller_count=limits.max_kept_tasks_per_caller,
+                caller_size=limits.max_kept_task_bytes_per_caller,
+            )
+            gone = await KeptTasks(self.store, bounds).add(task_id, new, time.time())
+            if gone:
+                log.info("let %d finished tasks go (their bounds)", len(gone))
+        return new
 
     def changes(self, task_id: str) -> trio.Event:
         """Set at the next :meth:`wake` of the task in this process. Take it
