@@ -293,14 +293,7 @@ async def _modern_client(
 @pytest.mark.parametrize(
     "era",
     [
-        pytest.param(
-            "legacy",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 37: 2025-11-25 calls are lost when a process "
-                "holding an older copy of their session answers the resume",
-            ),
-        ),
+        "legacy",
         "2026-07-28",
     ],
 )
