@@ -11,10 +11,12 @@ around the sequences are still there. ``--json`` stays exact.
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
 import subprocess
 import sys
+import threading
 
 import pytest
 import trio
@@ -178,3 +180,65 @@ def test_a_real_terminal_never_gets_the_servers_sequences() -> None:
     assert_clean(screen)
     assert CLEAN in screen
     assert "answered:" in screen
+
+
+class _HostileAuthorizationServer(http.server.BaseHTTPRequestHandler):
+    """An MCP endpoint that wants a token, and an authorization server whose
+    registration endpoint refuses in hostile words (one server, both roles)."""
+
+    def do_POST(self) -> None:
+        origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.path == "/mcp":
+            challenge = f'Bearer resource_metadata="{origin}/prm"'
+            self._answer(401, b"{}", {"WWW-Authenticate": challenge})
+        else:  # /register: raw text, not JSON (which would escape it)
+            self._answer(400, HOSTILE.encode(), {"Content-Type": "text/plain"})
+
+    def do_GET(self) -> None:
+        origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.path == "/prm":
+            document = {"resource": f"{origin}/mcp", "authorization_servers": [origin]}
+        else:  # the authorization server's metadata
+            document = {
+                "issuer": origin,
+                "authorization_endpoint": f"{origin}/authorize",
+                "token_endpoint": f"{origin}/token",
+                "registration_endpoint": f"{origin}/register",
+                "code_challenge_methods_supported": ["S256"],
+            }
+        self._answer(200, json.dumps(document).encode())
+
+    def _answer(
+        self, status: int, payload: bytes, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        for name, value in sent.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_authorization_servers_error_is_one_clean_line() -> None:
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), _HostileAuthorizationServer
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        done = subprocess.run(
+            [YIELDMCP, "call", url, "whoami", "--oauth-no-browser"],
+            capture_output=True, text=True, cwd=ROOT, timeout=120,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 1
+    assert_clean(done.stdout, done.stderr)
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"{ERROR}authorization failed: registration at ")
+    assert line.endswith(f"was refused: HTTP 400 {CLEAN}")
