@@ -22,10 +22,9 @@ from bridge.durable.keys import store_state_key
 from runtime import Tool
 from runtime.errors import InvalidTool
 
-from .calls.work import StepThreads
 from .catalog import Prompt, Resource, ResourceTemplate
 from .changes import Change, ListKind, ResourceUpdated
-from .limits import CallSlots, ServerLimits
+from .limits import CallSlots, ServerLimits, StepThreads
 from .state_token import Sealer, decode_key, new_key
 
 if TYPE_CHECKING:
