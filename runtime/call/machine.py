@@ -143,6 +143,7 @@ class CallMachine:
         "_broken",
         "_out",
         "_timers",
+        "_unasked",
         "_unwritten",
         "bits",
         "clock",
@@ -171,6 +172,7 @@ class CallMachine:
         self._timers: dict[str, float] | None = None  # running: key -> deadline
         self._barrier = False  # a Persist is out, not yet acknowledged
         self._broken: BaseException | None = None  # persist_failed's error
+        self._unasked: set[str] | None = None  # local questions closed unanswered
         self._pump()
 
     # --- what the driver reads -------------------------------------------------------
@@ -341,6 +343,13 @@ class CallMachine:
 
     def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
         stepper = self.stepper
+        if not stepper.is_pending(key):
+            # Its frame was closed after it asked, in the same run (a sibling
+            # failed first): its Withdraw is on its way, and withdraws nothing.
+            if self._unasked is None:
+                self._unasked = set()
+            self._unasked.add(key)
+            return
         try:
             reply = question.compute(self.clock, self.bits)
         except Exception as exc:
@@ -358,6 +367,10 @@ class CallMachine:
             self._unwritten.append(answer_record(key, *entry))
 
     def _withdraw(self, key: str) -> None:
+        unasked = self._unasked
+        if unasked is not None and key in unasked:
+            unasked.remove(key)  # a local question: never handed out
+            return
         out = self._out
         for index, command in enumerate(out):
             kind = type(command)

@@ -89,11 +89,6 @@ def _open(
     return opened
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the machine answers a local question whose frame a sibling's "
-    "failure closed in the same run (LocalProtocolError)",
-)
 @pytest.mark.parametrize("read", [NowStep("a"), RandomStep("a")])
 def test_a_local_question_closed_in_the_run_that_asked_it_is_not_answered(
     read: NowStep | RandomStep,
