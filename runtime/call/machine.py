@@ -140,7 +140,7 @@ class CallMachine:
 
     __slots__ = (
         "_barrier",
-        "_broken",
+        "_ended",
         "_out",
         "_timers",
         "_unasked",
@@ -171,7 +171,7 @@ class CallMachine:
         self._unwritten: list[Record] = []  # records waiting for a Persist
         self._timers: dict[str, float] | None = None  # running: key -> deadline
         self._barrier = False  # a Persist is out, not yet acknowledged
-        self._broken: BaseException | None = None  # persist_failed's error
+        self._ended: Outcome | None = None  # set by cancel() or persist_failed()
         self._unasked: set[str] | None = None  # local questions closed unanswered
         self._pump()
 
@@ -193,10 +193,9 @@ class CallMachine:
     @property
     def outcome(self) -> Outcome | None:
         """How the call ended (None while it runs)."""
-        outcome = self.stepper.outcome
-        if self._broken is not None and isinstance(outcome, Cancelled):
-            return Raised(cast(Exception, self._broken))
-        return outcome
+        if self._ended is not None:
+            return self._ended
+        return self.stepper.outcome
 
     def commands(self) -> list[Command]:
         """The commands to carry out now, oldest first: up to and including
@@ -267,20 +266,31 @@ class CallMachine:
         """The last Persist's records could not be written: the call cannot go
         on (what it would show next could not be replayed). It ends with
         ``error`` as its outcome (rule 7)."""
-        if self.stepper.outcome is not None:
-            return
-        self._broken = error
-        self.cancel()
+        self._stop(Raised(error))
 
     def cancel(self) -> None:
         """Cancel the call: close every generator (their ``finally`` runs),
         withdraw what was asked, finish (rule 7)."""
+        self._stop(Cancelled())
+
+    def _stop(self, end: Cancelled | Raised) -> None:
+        """End the call with ``end`` (rule 7), unless its Finish is out: a
+        call whose end is decided but waits behind a Persist has not shown
+        it, so it ends with ``end`` all the same."""
+        if self._ended is not None:
+            return  # stopped already
         stepper = self.stepper
-        if stepper.outcome is not None:
-            return
-        stepper.cancel()
-        self._unwritten.clear()  # what it would have shown is not shown now
-        self._pump()  # the withdrawals and the end
+        if stepper.outcome is None:
+            self._ended = end
+            stepper.cancel()
+            self._unwritten.clear()  # what it would have shown is not shown now
+            self._pump()  # the withdrawals and the end
+        elif any(type(command) is Finish for command in self._out):
+            self._ended = end
+            self._out = [c for c in self._out if type(c) is not Finish]
+            self._out.append(Finish(end))
+        else:
+            return  # its Finish is handed out: the call is over
         self._out = [c for c in self._out if not isinstance(c, _UNSENT)]
         self._barrier = False
 
@@ -329,10 +339,10 @@ class CallMachine:
         elif kind is StopTimerEvent:
             self._stop_timer(cast(StopTimerEvent, event).key)
         elif kind is Finished:
-            outcome = cast(Finished, event).outcome
-            if self._broken is not None and isinstance(outcome, Cancelled):
-                outcome = Raised(cast(Exception, self._broken))
-            self._show(Finish(outcome))
+            ended = self._ended  # cancel()'s or persist_failed()'s, if either
+            self._show(
+                Finish(cast(Finished, event).outcome if ended is None else ended)
+            )
 
     def _show(self, command: Command) -> None:
         """Hand ``command`` out after the records it must follow (rule 4)."""

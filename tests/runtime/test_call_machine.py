@@ -103,11 +103,6 @@ def test_a_local_question_closed_in_the_run_that_asked_it_is_not_answered(
     assert failure_label(finish.outcome.error) == "b"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cancel() and persist_failed() do nothing once the stepper has "
-    "ended: the Finish behind the Persist never comes, the outcome stays",
-)
 @pytest.mark.parametrize("stop", ["cancel", "persist_failed"])
 def test_a_call_stopped_while_its_finish_waits_on_a_write_ends_stopped(
     stop: str,
