@@ -52,10 +52,11 @@ Rules (the single source of truth for every driver):
 6. **Late answers are dropped.** An answer or failure for a key that is not
    pending (withdrawn, answered, the call over) is ignored, and the method
    says so (returns False).
-7. **The end.** :class:`~runtime.call.commands.Finish` comes last. After
-   :meth:`~CallMachine.cancel`, questions already handed out are withdrawn,
-   nothing not yet handed out is, and the outcome is
-   :class:`~runtime.call.events.Cancelled`. After
+7. **The end.** :class:`~runtime.call.commands.Finish` comes last, and ends
+   every timer still set. After :meth:`~CallMachine.cancel`, the questions
+   already handed out are withdrawn and nothing else comes before the Finish
+   (nothing not yet handed out is shown, no timer is cancelled one by one);
+   the outcome is :class:`~runtime.call.events.Cancelled`. After
    :meth:`~CallMachine.persist_failed`, the same, with the store's error as
    the outcome (:class:`~runtime.call.events.Raised`).
 
@@ -95,7 +96,8 @@ from .stepper import Stepper, start
 __all__ = ["CallMachine", "open_call"]
 
 _SHOWN: Final = (AskPeer, RunStep, Notify, Finish)  # what waits for records first
-_UNSENT: Final = (AskPeer, RunStep, Notify, Persist, SetTimer)  # dropped on cancel
+# Dropped on cancel: what is not shown now, and timers (the Finish ends them).
+_UNSENT: Final = (AskPeer, RunStep, Notify, Persist, SetTimer, CancelTimer)
 
 Program = Callable[[Any], Generator[Any, Any, Any]]
 

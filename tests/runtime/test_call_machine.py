@@ -127,9 +127,6 @@ def test_a_call_stopped_while_its_finish_waits_on_a_write_ends_stopped(
     assert machine.outcome == end
 
 
-@pytest.mark.xfail(
-    strict=True, reason="a cancelled call hands out CancelTimer before its Finish"
-)
 def test_a_cancelled_call_withdraws_its_questions_and_cancels_no_timer() -> None:
     machine = _open((BranchStep(((SampleStep("a"),),), 10.0),))
     assert [type(c) for c in machine.commands()] == [SetTimer, AskPeer]
