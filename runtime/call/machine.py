@@ -39,9 +39,11 @@ Rules (the single source of truth for every driver):
 4. **Write-ahead.** With ``durable=True``, every answer, step result, notice
    key and deadline becomes a record. Records collect until the call is about
    to show something (ask, run a step, notify, finish), or waits on the
-   outside world; then a ``Persist`` of them goes out first, and nothing after
-   it is handed out until :meth:`~CallMachine.persisted`. So nothing the call
-   shows ever depends on an answer that a crash could lose. A driver may
+   outside world; then one ``Persist`` of them goes out ahead of everything
+   not handed out yet that shows something, and nothing after it is handed
+   out until :meth:`~CallMachine.persisted`. So when the call shows
+   something, every record its journal holds is written: nothing it shows
+   depends on an answer that a crash could lose. A driver may
    acknowledge a ``Persist`` at once only if it writes those records, in
    order, before it carries out
    anything that follows (a 2026-07-28 round folds them into the write that
@@ -305,9 +307,8 @@ class CallMachine:
             for event in events:
                 self._take(event)
             events = stepper.events()
-        if self._unwritten:  # waiting now: what it recorded is written anyway
-            self._out.append(Persist(tuple(self._unwritten)))
-            self._unwritten = []
+        if self._unwritten:  # waiting now: what it recorded is written first
+            self._write_ahead()
 
     def _take(self, event: object) -> None:
         kind = type(event)
@@ -347,11 +348,33 @@ class CallMachine:
             )
 
     def _show(self, command: Command) -> None:
-        """Hand ``command`` out after the records it must follow (rule 4)."""
-        if self._unwritten:
-            self._out.append(Persist(tuple(self._unwritten)))
-            self._unwritten = []
+        """Hand ``command`` out after the records it must follow (rule 4:
+        :meth:`_write_ahead`, once the events are taken)."""
         self._out.append(command)
+
+    def _write_ahead(self) -> None:
+        """Put the records not yet written in a Persist ahead of everything
+        that shows something and is not handed out yet (rule 4).
+
+        Not just ahead of what shows next: the stepper records a whole run's
+        answers and notices before the machine takes its events, so a notice
+        shown first may be taken before an answer recorded after it. One
+        Persist then writes the lot: a Persist not handed out takes them in.
+        """
+        out = self._out
+        at = len(out)
+        for index, command in enumerate(out):
+            if isinstance(command, _SHOWN):
+                at = index
+                break
+        records = tuple(self._unwritten)
+        self._unwritten = []
+        for index in range(at - 1, -1, -1):
+            earlier = out[index]
+            if type(earlier) is Persist:
+                out[index] = Persist(earlier.records + records)
+                return
+        out.insert(at, Persist(records))
 
     def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
         stepper = self.stepper

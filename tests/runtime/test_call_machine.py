@@ -134,11 +134,6 @@ def test_a_cancelled_call_withdraws_its_questions_and_cancels_no_timer() -> None
     assert machine.commands() == [WithdrawQuestion("0.0/0"), Finish(Cancelled())]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a Persist goes out before the next thing shown with only the "
-    "records taken so far: one per notice, the rest of the run's after it",
-)
 def test_every_record_is_written_before_the_first_thing_shown() -> None:
     """Two notices in one run: the stepper records both before the machine
     takes the first, so one Persist writes both before either is sent."""
