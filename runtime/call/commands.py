@@ -19,7 +19,7 @@ it hands its driver *commands*, oldest first, and the driver carries each out:
 * :class:`SetTimer` / :class:`CancelTimer`: a branch's deadline (seconds
   since the epoch), reported with
   :meth:`~runtime.call.machine.CallMachine.timer_fired`;
-* :class:`Finish`: the call is over, with its outcome.
+* :class:`Finish`: the call is over, with its outcome, and so is every timer.
 
 A driver implements :class:`Carrier` (one method per command) and hands every
 command to :func:`carry_out`: the only place that takes commands apart by

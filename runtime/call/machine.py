@@ -39,9 +39,11 @@ Rules (the single source of truth for every driver):
 4. **Write-ahead.** With ``durable=True``, every answer, step result, notice
    key and deadline becomes a record. Records collect until the call is about
    to show something (ask, run a step, notify, finish), or waits on the
-   outside world; then a ``Persist`` of them goes out first, and nothing after
-   it is handed out until :meth:`~CallMachine.persisted`. So nothing the call
-   shows ever depends on an answer that a crash could lose. A driver may
+   outside world; then one ``Persist`` of them goes out ahead of everything
+   not handed out yet that shows something, and nothing after it is handed
+   out until :meth:`~CallMachine.persisted`. So when the call shows
+   something, every record its journal holds is written: nothing it shows
+   depends on an answer that a crash could lose. A driver may
    acknowledge a ``Persist`` at once only if it writes those records, in
    order, before it carries out
    anything that follows (a 2026-07-28 round folds them into the write that
@@ -52,10 +54,11 @@ Rules (the single source of truth for every driver):
 6. **Late answers are dropped.** An answer or failure for a key that is not
    pending (withdrawn, answered, the call over) is ignored, and the method
    says so (returns False).
-7. **The end.** :class:`~runtime.call.commands.Finish` comes last. After
-   :meth:`~CallMachine.cancel`, questions already handed out are withdrawn,
-   nothing not yet handed out is, and the outcome is
-   :class:`~runtime.call.events.Cancelled`. After
+7. **The end.** :class:`~runtime.call.commands.Finish` comes last, and ends
+   every timer still set. After :meth:`~CallMachine.cancel`, the questions
+   already handed out are withdrawn and nothing else comes before the Finish
+   (nothing not yet handed out is shown, no timer is cancelled one by one);
+   the outcome is :class:`~runtime.call.events.Cancelled`. After
    :meth:`~CallMachine.persist_failed`, the same, with the store's error as
    the outcome (:class:`~runtime.call.events.Raised`).
 
@@ -95,7 +98,8 @@ from .stepper import Stepper, start
 __all__ = ["CallMachine", "open_call"]
 
 _SHOWN: Final = (AskPeer, RunStep, Notify, Finish)  # what waits for records first
-_UNSENT: Final = (AskPeer, RunStep, Notify, Persist, SetTimer)  # dropped on cancel
+# Dropped on cancel: what is not shown now, and timers (the Finish ends them).
+_UNSENT: Final = (AskPeer, RunStep, Notify, Persist, SetTimer, CancelTimer)
 
 Program = Callable[[Any], Generator[Any, Any, Any]]
 
@@ -140,9 +144,10 @@ class CallMachine:
 
     __slots__ = (
         "_barrier",
-        "_broken",
+        "_ended",
         "_out",
         "_timers",
+        "_unasked",
         "_unwritten",
         "bits",
         "clock",
@@ -170,7 +175,8 @@ class CallMachine:
         self._unwritten: list[Record] = []  # records waiting for a Persist
         self._timers: dict[str, float] | None = None  # running: key -> deadline
         self._barrier = False  # a Persist is out, not yet acknowledged
-        self._broken: BaseException | None = None  # persist_failed's error
+        self._ended: Outcome | None = None  # set by cancel() or persist_failed()
+        self._unasked: set[str] | None = None  # local questions closed unanswered
         self._pump()
 
     # --- what the driver reads -------------------------------------------------------
@@ -191,10 +197,9 @@ class CallMachine:
     @property
     def outcome(self) -> Outcome | None:
         """How the call ended (None while it runs)."""
-        outcome = self.stepper.outcome
-        if self._broken is not None and isinstance(outcome, Cancelled):
-            return Raised(cast(Exception, self._broken))
-        return outcome
+        if self._ended is not None:
+            return self._ended
+        return self.stepper.outcome
 
     def commands(self) -> list[Command]:
         """The commands to carry out now, oldest first: up to and including
@@ -265,20 +270,31 @@ class CallMachine:
         """The last Persist's records could not be written: the call cannot go
         on (what it would show next could not be replayed). It ends with
         ``error`` as its outcome (rule 7)."""
-        if self.stepper.outcome is not None:
-            return
-        self._broken = error
-        self.cancel()
+        self._stop(Raised(error))
 
     def cancel(self) -> None:
         """Cancel the call: close every generator (their ``finally`` runs),
         withdraw what was asked, finish (rule 7)."""
+        self._stop(Cancelled())
+
+    def _stop(self, end: Cancelled | Raised) -> None:
+        """End the call with ``end`` (rule 7), unless its Finish is out: a
+        call whose end is decided but waits behind a Persist has not shown
+        it, so it ends with ``end`` all the same."""
+        if self._ended is not None:
+            return  # stopped already
         stepper = self.stepper
-        if stepper.outcome is not None:
-            return
-        stepper.cancel()
-        self._unwritten.clear()  # what it would have shown is not shown now
-        self._pump()  # the withdrawals and the end
+        if stepper.outcome is None:
+            self._ended = end
+            stepper.cancel()
+            self._unwritten.clear()  # what it would have shown is not shown now
+            self._pump()  # the withdrawals and the end
+        elif any(type(command) is Finish for command in self._out):
+            self._ended = end
+            self._out = [c for c in self._out if type(c) is not Finish]
+            self._out.append(Finish(end))
+        else:
+            return  # its Finish is handed out: the call is over
         self._out = [c for c in self._out if not isinstance(c, _UNSENT)]
         self._barrier = False
 
@@ -291,9 +307,8 @@ class CallMachine:
             for event in events:
                 self._take(event)
             events = stepper.events()
-        if self._unwritten:  # waiting now: what it recorded is written anyway
-            self._out.append(Persist(tuple(self._unwritten)))
-            self._unwritten = []
+        if self._unwritten:  # waiting now: what it recorded is written first
+            self._write_ahead()
 
     def _take(self, event: object) -> None:
         kind = type(event)
@@ -327,20 +342,49 @@ class CallMachine:
         elif kind is StopTimerEvent:
             self._stop_timer(cast(StopTimerEvent, event).key)
         elif kind is Finished:
-            outcome = cast(Finished, event).outcome
-            if self._broken is not None and isinstance(outcome, Cancelled):
-                outcome = Raised(cast(Exception, self._broken))
-            self._show(Finish(outcome))
+            ended = self._ended  # cancel()'s or persist_failed()'s, if either
+            self._show(
+                Finish(cast(Finished, event).outcome if ended is None else ended)
+            )
 
     def _show(self, command: Command) -> None:
-        """Hand ``command`` out after the records it must follow (rule 4)."""
-        if self._unwritten:
-            self._out.append(Persist(tuple(self._unwritten)))
-            self._unwritten = []
+        """Hand ``command`` out after the records it must follow (rule 4:
+        :meth:`_write_ahead`, once the events are taken)."""
         self._out.append(command)
+
+    def _write_ahead(self) -> None:
+        """Put the records not yet written in a Persist ahead of everything
+        that shows something and is not handed out yet (rule 4).
+
+        Not just ahead of what shows next: the stepper records a whole run's
+        answers and notices before the machine takes its events, so a notice
+        shown first may be taken before an answer recorded after it. One
+        Persist then writes the lot: a Persist not handed out takes them in.
+        """
+        out = self._out
+        at = len(out)
+        for index, command in enumerate(out):
+            if isinstance(command, _SHOWN):
+                at = index
+                break
+        records = tuple(self._unwritten)
+        self._unwritten = []
+        for index in range(at - 1, -1, -1):
+            earlier = out[index]
+            if type(earlier) is Persist:
+                out[index] = Persist(earlier.records + records)
+                return
+        out.insert(at, Persist(records))
 
     def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
         stepper = self.stepper
+        if not stepper.is_pending(key):
+            # Its frame was closed after it asked, in the same run (a sibling
+            # failed first): its Withdraw is on its way, and withdraws nothing.
+            if self._unasked is None:
+                self._unasked = set()
+            self._unasked.add(key)
+            return
         try:
             reply = question.compute(self.clock, self.bits)
         except Exception as exc:
@@ -358,6 +402,10 @@ class CallMachine:
             self._unwritten.append(answer_record(key, *entry))
 
     def _withdraw(self, key: str) -> None:
+        unasked = self._unasked
+        if unasked is not None and key in unasked:
+            unasked.remove(key)  # a local question: never handed out
+            return
         out = self._out
         for index, command in enumerate(out):
             kind = type(command)
