@@ -4,7 +4,7 @@ On start it prints ``serving MCP at http://HOST:PORT/mcp`` on stderr, with the
 port actually bound (``--http 0`` picks one). A port that cannot be bound is
 one line (``cannot listen on 127.0.0.1:8765: address already in use``), not
 the listener's traceback. With a store, tasks left by a process that died are
-resumed from the start (the server's run scope runs the tasks' janitor:
+resumed from the start (the server's run scope runs the recovery service:
 :meth:`bridge.server.Server.running`).
 """
 

@@ -5,7 +5,8 @@ its journal stream), the write-ahead log every driver of a call writes
 through, the one-time claims of 2026-07-28 rounds, the records of live
 2025-11-25 calls and of the sessions they belong to, this process's lease and
 inbox among those sharing a store, the key a store keeps for sealing states,
-and taking a call on again after its process died.
+and taking work on again after its owner died: one lease rule and one
+recovery service (:mod:`.recovery`).
 
 Does not own: the stores themselves (:mod:`bridge.stores`, which only this
 package and the CLI import), what a call does (the call machine and its

@@ -51,6 +51,7 @@ from runtime.errors import YieldMCPError
 from runtime.lowlevel import Journal
 
 from .log import CALLS, CallLog, size_of
+from .recovery import lapsed
 
 __all__ = ["CLAIM_SECONDS", "RoundGone", "RoundHold", "RoundUsed"]
 
@@ -155,7 +156,8 @@ class RoundHold:
             raise RoundGone("the store lost the round (restored, rolled back)")
         if found > self.round or value.get("done"):
             raise RoundUsed("the round went on, or the call ended")
-        if isinstance(claim, int | float) and claim > self.clock():
+        held_until = float(claim) if isinstance(claim, int | float) else None
+        if not lapsed(held_until, self.clock()):
             raise RoundUsed("another retry is running this round")
         self.version, self.held = doc.version, value
         try:

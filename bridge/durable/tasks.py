@@ -46,6 +46,7 @@ import pydantic_core
 from bridge.stores import AsyncStore, StoreConflict
 
 from .log import CALLS
+from .recovery import Lease
 
 __all__ = [
     "TASKS",
@@ -88,15 +89,6 @@ TRANSITIONS: Final[Mapping[tuple[TaskStatus, str], TaskStatus]] = {
     **{(s, "stay"): s for s in _LIVE},
 }
 """The one transition table (module doc): ``(status, event) -> status``."""
-
-
-@final
-@attrs.frozen
-class Lease:
-    """Who runs the task, until when (seconds since the epoch)."""
-
-    owner: str
-    until: float
 
 
 def _mapping(value: Any) -> dict[str, Any] | None:
@@ -264,7 +256,7 @@ class TaskDoc:
         running task from being swept (:attr:`expires_at`); it is not shown
         as a change (``lastUpdatedAt``)."""
         held = self.lease
-        if held is not None and held.owner != owner and held.until > now:
+        if held is not None and held.held_by_other(owner, now):
             return None
         return self._move("stay", now, touch=False, lease=Lease(owner, now + lease))
 

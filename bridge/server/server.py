@@ -121,9 +121,10 @@ class Server(Offer):
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncGenerator[Server]:
-        """The server's run scope: its background work (tasks and their
-        janitor, which sweeps expired tasks and resumes those whose process
-        died) lives here, and is cancelled when the block ends.
+        """The server's run scope: its background work (tasks, and the
+        recovery service, which sweeps what expired and resumes tasks whose
+        process died: :class:`bridge.durable.recovery.Recovery`) lives here,
+        and is cancelled when the block ends.
 
         :meth:`serve` and ``serve_http`` enter it when it is not entered
         already; several connections served at once should share one, around
@@ -135,7 +136,7 @@ class Server(Offer):
         async with trio.open_nursery() as nursery:
             self.run_nursery = nursery
             try:
-                nursery.start_soon(tasks_of(self).janitor)
+                nursery.start_soon(tasks_of(self).recovery().run)
                 yield self
             finally:
                 self.run_nursery = None

@@ -55,7 +55,7 @@ async def test_a_ten_answer_call_makes_two_store_trips_a_round() -> None:
     # (put_and_append), but the last, which marks it done (put): nothing
     # replays a call that ended, so its last answer is not written. Besides
     # the rounds: the server's run scope sweeps and scans for tasks to resume
-    # once as it starts (the tasks' janitor).
+    # once as it starts (the recovery service).
     rounds = {"get_and_read": 10, "put_and_append": 10, "put": 1}
     assert dict(store.calls) == {**rounds, "sweep": 1, "scan": 1}
     assert len(store.inner.read("call", _only_call(store.inner))) == 9

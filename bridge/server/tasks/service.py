@@ -1,13 +1,14 @@
-"""One server's tasks: their store, who runs them here, and the janitor.
+"""One server's tasks: their store, who runs them here, and their recovery.
 
 :class:`Tasks` are one server's tasks (``server.tasks``): its store
 (``Server(store=...)``, else a :class:`~bridge.stores.MemoryStore` of its
 own: the same code path), an owner id naming this process in leases, the
-tasks this process runs, and the janitor, a loop that sweeps expired tasks
-and resumes tasks whose lease ran out (their process died), on start and
-then every half lease.
+tasks this process runs, and what resumes tasks whose lease ran out (their
+process died): the recovery service (:class:`bridge.durable.recovery.Recovery`)
+calls :meth:`Tasks.recover` after each sweep, on start and then every half
+lease.
 
-Every runner and the janitor live in the server's run scope
+Every runner and the recovery service live in the server's run scope
 (:meth:`bridge.server.offer.Offer.running`): they are cancelled when the
 server stops, and a task left so is resumed from its stream by the next
 process (or the next start) once its lease runs out.
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, final
 import trio
 
 from bridge.durable import AsyncStore, MemoryStore, StoreError
+from bridge.durable.recovery import Recovery
 from bridge.durable.tasks import KeptBounds, KeptTasks, TaskDoc, TaskStore
 
 if TYPE_CHECKING:
@@ -152,21 +154,15 @@ class Tasks:
                 self.callers.pop(task_id, None)
             self._changes.pop(task_id, None)
 
-    async def janitor(self) -> None:
-        """Sweep and resume tasks until cancelled (the server's run scope
-        runs one per server)."""
-        while True:
-            try:
-                await self.recover()
-            except StoreError as exc:
-                log.warning("tasks: the sweep failed (%s); trying again", exc)
-            await trio.sleep(max(self.lease / 2, 0.05))
+    def recovery(self) -> Recovery:
+        """The server's recovery service, resuming this server's tasks
+        (the server's run scope runs it: :meth:`Server.running`)."""
+        return Recovery(self.store, self.lease / 2, self.recover)
 
-    async def recover(self) -> int:
-        """Sweep what expired and resume every unfinished task whose lease
-        ran out; how many were resumed."""
-        now = time.time()
-        await self.docs.sweep(now)
+    async def recover(self, now: float | None = None) -> int:
+        """Resume every unfinished task whose lease ran out (its process
+        died), here; how many were resumed."""
+        now = time.time() if now is None else now
         resumed = 0
         found = dict(await self.docs.scan())
         for task_id in [t for t in self.callers if t not in self.running]:
