@@ -1,0 +1,83 @@
+"""``yieldmcp call`` against servers that never answer: bounded, one line."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.bridge.cli.terminal import YIELDMCP
+from tests.helpers import ROOT
+
+SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
+DEAF = f"{sys.executable} -m tests.fixtures.deaf_to_discover examples/ttt.py"
+
+
+def call(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [YIELDMCP, "call", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,  # the bound under test is far below this
+        **options,
+    )
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("yieldmcp: error: ")
+    return lines[0]
+
+
+@pytest.fixture
+def silent_http() -> Iterator[str]:
+    """A port that takes connections (the kernel's backlog) and never answers."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto", "2026-07-28"])
+def test_a_silent_stdio_server_is_a_timeout_not_a_hang(era: str) -> None:
+    done = call(SILENT, "--era", era, "--connect-timeout", "1")
+    assert "did not answer" in one_error_line(done)
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+def test_a_silent_http_server_is_a_timeout_not_a_hang(
+    silent_http: str, era: str
+) -> None:
+    done = call(silent_http, "--era", era, "--connect-timeout", "1")
+    assert "did not answer" in one_error_line(done)
+
+
+def test_auto_falls_back_to_initialize_when_discover_gets_no_reply() -> None:
+    done = call(DEAF, "--connect-timeout", "15")  # slow machines start slowly
+    assert done.returncode == 0, done.stderr
+    assert "play_ttt" in done.stdout
+
+
+def test_timeout_bounds_the_whole_call() -> None:
+    # The game waits for a move from a terminal that never types (stdin open).
+    game = "yieldmcp serve examples/ttt.py"
+    with subprocess.Popen(
+        [YIELDMCP, "call", game, "play_ttt", "--timeout", "3"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    ) as process:
+        status = process.wait(timeout=120)
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+    done = subprocess.CompletedProcess(process.args, status, "", stderr)
+    assert "no result within 3 s (--timeout)" in one_error_line(done)
