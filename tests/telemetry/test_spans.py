@@ -241,10 +241,9 @@ async def test_a_step_is_a_span_once_and_replayed_after(
     undoubled(done)
 
 
-def _current_trace() -> str:
-    """The trace id of the span current where this runs (a step's function)."""
-    context = trace.get_current_span().get_span_context()
-    return f"{context.trace_id:032x}"
+def _current_span() -> str:
+    """The span current where this runs (a step's function): its id."""
+    return f"{trace.get_current_span().get_span_context().span_id:016x}"
 
 
 @tool
@@ -253,10 +252,10 @@ def traced_after_a_reply(ctx: Context) -> Op[str]:
     from the session's receive path, not from the request that began the
     call."""
     yield from ctx.sample("anything", max_tokens=5)
-    return (yield from ctx.step(_current_trace))
+    return (yield from ctx.step(_current_span))
 
 
-async def test_a_step_started_after_a_reply_runs_in_its_calls_trace(
+async def test_a_step_started_after_a_reply_runs_in_its_calls_span(
     spans: InMemorySpanExporter,
 ) -> None:
     server = Server([traced_after_a_reply])
@@ -265,4 +264,6 @@ async def test_a_step_started_after_a_reply_runs_in_its_calls_trace(
     done = list(spans.get_finished_spans())
     call = one(done, "tools/call traced_after_a_reply", SERVER)
     assert call.context is not None
-    assert result.text == f"{call.context.trace_id:032x}"
+    # The call's span, not whatever was current where the reply arrived
+    # (over the in-memory pipe, the client's task answering the sample).
+    assert result.text == f"{call.context.span_id:016x}"
