@@ -141,7 +141,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
                 return await _describe(client, options.tool, out)
             result = await _call_tool(client, options, handler, show, out)
     except RequestTimeout as exc:
-        raise HostError(f"the server did not answer: {exc}") from None
+        raise HostError(_unanswered(exc, options.era)) from None
     except OSError as exc:
         raise HostError(f"cannot start the server: {exc}") from None
     except AuthorizationError as exc:
@@ -228,6 +228,16 @@ async def _call_tool(
     raise HostError(
         f"the server still asked for URL steps after {MAX_URL_ROUNDS} rounds"
     )
+
+
+def _unanswered(exc: RequestTimeout, era: str) -> str:
+    """A handshake request that got no reply within --connect-timeout."""
+    text = f"the server did not answer: {exc} (--connect-timeout)"
+    if era == "auto" and str(exc).startswith("server/discover"):
+        # Some servers ignore a method they do not know instead of refusing
+        # it; initialize on the same connection would follow a late answer.
+        text += "; a server that ignores server/discover needs --era legacy"
+    return text
 
 
 def _refused(exc: PeerError, era: str) -> str:

@@ -5,7 +5,7 @@ Owns: :class:`Client` and :func:`connect` (both eras: the handshake, and
 the transports: Streamable HTTP over httpx (:mod:`.http`, with the
 2026-07-28 headers it mirrors in :mod:`.headers`) and a spawned server
 command over stdio (:mod:`.process`), and OAuth for servers that ask for it
-(:mod:`.oauth`).
+(:mod:`.oauth`); the era a connection speaks (:mod:`.handshake`).
 
 Does not own: how a question is answered (a provider from
 ``bridge.providers``, a form from ``bridge.elicit``, chosen by the caller or
