@@ -19,6 +19,7 @@ import attrs
 import trio
 
 from bridge.client.client import connect
+from bridge.client.output_schemas import InvalidStructuredContent
 from bridge.client.tasks import TASKS_EXTENSION
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm
 from bridge.providers import provider_from_spec
@@ -71,6 +72,7 @@ class CallOptions:
     describe: bool = False  # show the tool's schemas instead of calling it
     save_media: Path | None = None  # where images and audio of a result go
     task: bool = False  # call --task (bridge.cli.task_options)
+    validate_output: bool = True  # structuredContent against outputSchema
 
 
 @final
@@ -134,6 +136,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             on_log=show.log,
             auth=options.auth if remote else None,
             connect_timeout=options.connect_timeout,
+            validate_output=options.validate_output,
         ) as client:
             if options.tool is None:
                 return await _list(client, out)
@@ -150,6 +153,10 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         raise HostError(f"the server went away: {exc}") from None
     except PeerError as exc:
         raise HostError(_refused(exc, options.era)) from None
+    except InvalidStructuredContent as exc:
+        raise HostError(
+            f"the server broke the protocol: {exc} (--no-validate-output accepts it)"
+        ) from None
     except RemoteProtocolError as exc:
         raise HostError(f"the server broke the protocol: {exc}") from None
     except ProviderError as exc:

@@ -51,6 +51,7 @@ from .handshake import Era as Era
 from .handshake import Hello, negotiate
 from .headers import invalid_header_reason
 from .oauth.config import OAuth
+from .output_schemas import OutputSchemas
 from .tasks import StatusCallback, follow, with_tasks
 
 __all__ = [
@@ -97,6 +98,8 @@ class Client:
         max_rounds: cap on 2026-07-28 ``input_required`` rounds per call.
         connect_timeout: seconds each handshake request may wait for its
             reply (``server/discover``, ``initialize``); ``None``: no limit.
+        validate_output: check each result's ``structuredContent`` against
+            the tool's ``outputSchema`` (:mod:`bridge.client.output_schemas`).
     """
 
     def __init__(
@@ -111,10 +114,14 @@ class Client:
         client_info: Mapping[str, Any] | None = None,
         max_rounds: int = 100,
         connect_timeout: float | None = 10.0,
+        validate_output: bool = True,
     ) -> None:
         self.answers = Answers(
             sampler=sampler, elicitation=elicitation, roots=roots, on_log=on_log
         )
+        self.outputs = OutputSchemas() if validate_output else None
+        if self.outputs is not None:
+            self.answers.on_tools_changed = self.outputs.forget
         self.session = Session(transport, self.answers)
         self.log_level = log_level
         self.client_info = dict(client_info or {"name": "yieldmcp", "version": "0"})
@@ -215,6 +222,8 @@ class Client:
         annotations are invalid is left out (the spec says clients MUST)."""
         result = await self.request("tools/list")
         tools = list(result.get("tools", []))
+        if self.outputs is not None:
+            self.outputs.learn(tools, complete=not result.get("nextCursor"))
         return [tool for tool in tools if not self._unusable(tool)]
 
     def _unusable(self, tool: Any) -> bool:
@@ -242,10 +251,14 @@ class Client:
 
         Raises:
             PeerError: the server answered with a JSON-RPC error.
-            RemoteProtocolError: the result is malformed, or 2026 rounds ran out.
+            RemoteProtocolError: the result is malformed, its
+                ``structuredContent`` breaks the tool's ``outputSchema``, or
+                2026 rounds ran out.
             BrokenSessionError: the server went away (e.g. its process exited).
         """
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        if self.outputs is not None:
+            await self.outputs.fetch(name, self.request)
         if task and self.modern:
             params["_meta"] = {CLIENT_CAPABILITIES: with_tasks(self.capabilities)}
         result: Any = await self._until_complete("tools/call", params, on_progress)
@@ -254,7 +267,10 @@ class Client:
                 self._task_request, self.answers, result,
                 gone=self._gone, on_status=on_status,
             )  # fmt: skip
-        return mcp_decode.call_tool_result(result)
+        decoded = mcp_decode.call_tool_result(result)
+        if self.outputs is not None:
+            self.outputs.check(name, decoded)
+        return decoded
 
     async def _task_request(self, method: str, params: Mapping[str, Any]) -> Any:
         meta = {CLIENT_CAPABILITIES: with_tasks(self.capabilities)}
