@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.helpers import ROOT
 
 SERVE = [sys.executable, "-m", "bridge.cli", "serve"]
 GAME = str(ROOT / "examples/ttt.py")
+TICKING = str(ROOT / "tests/fixtures/ticking_tools.py")
 MIB = 1024 * 1024
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -112,3 +114,61 @@ def test_a_host_that_never_reads_keeps_the_server_under_its_bound(era: str) -> N
         process.stdin.close()
         process.stdout.close()
     assert peak < baseline + 64, f"{peak:.0f} MiB, baseline {baseline:.0f} MiB"
+
+
+def test_after_stdin_closes_no_progress_is_written() -> None:
+    # The tool ticks every 50 ms for 10 s; the host closes stdin after three
+    # ticks. The call may finish or be cancelled within the 5 s drain, but
+    # the notices stop: the host has gone.
+    process = _serve(TICKING)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    stdout = process.stdout
+    arrivals: list[tuple[float, dict[str, Any]]] = []
+    three_ticks = threading.Event()
+
+    def read() -> None:
+        for line in stdout:
+            message = json.loads(line)
+            arrivals.append((time.monotonic(), message))
+            ticks = [
+                m for _, m in arrivals if m.get("method") == "notifications/progress"
+            ]
+            if len(ticks) >= 3:
+                three_ticks.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    call = {
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "tick",
+            "arguments": {"n": 200, "every": 0.05},
+            "_meta": {"progressToken": "t"},
+        },
+    }
+    process.stdin.write(
+        _initialize(0) + _frame({"method": "notifications/initialized"})
+    )
+    process.stdin.write(_frame(call))
+    process.stdin.flush()
+    try:
+        assert three_ticks.wait(60), arrivals
+        process.stdin.close()
+        closed = time.monotonic()
+        status = process.wait(timeout=30)
+        exited = time.monotonic()
+        reader.join(10)
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        stdout.close()
+    late = [
+        round(at - closed, 3)
+        for at, message in arrivals
+        if message.get("method") == "notifications/progress" and at - closed > 0.25
+    ]
+    assert late == [], f"progress written this long after stdin closed: {late}"
+    assert status == 0
+    assert exited - closed < 9  # the 5 s drain, then the call is cancelled
