@@ -52,7 +52,7 @@ import trio  # noqa: E402
 from benchmarks._stats import median  # noqa: E402
 from bridge.server.call_records import CALLS, answer_record  # noqa: E402
 from bridge.stores import AsyncStore, JournalStore, open_store  # noqa: E402
-from runtime._canonical import digest  # noqa: E402
+from runtime.lowlevel import digest  # noqa: E402
 
 RECORDS_PER_CALL = 10
 AT_ONCE = 16

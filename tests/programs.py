@@ -19,7 +19,8 @@ import trio
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from runtime import Context, Op, PeerError, StepFailed, Tool, idempotency_key, tool
+from runtime import Context, Op, StepFailed, Tool, idempotency_key, tool
+from runtime.lowlevel import PeerError
 from runtime.testing import accept, text
 
 

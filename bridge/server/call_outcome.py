@@ -15,7 +15,7 @@ from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import ErrorData
 from bridge.jsonrpc.session import Session
 from runtime import Tool
-from runtime._stepper import Raised, Returned
+from runtime.lowlevel import Raised, Returned
 
 from .methods import tool_call_result
 from .questions import CallScope

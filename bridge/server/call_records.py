@@ -3,13 +3,13 @@
 With a store (``Server(store=...)``), every answer, step result and notice
 key of a call is appended to the stream ``(CALLS, call_id)`` *before* the
 call moves past it (write-ahead), in both eras. Replaying a call on any
-process reads the stream back into a :class:`~runtime.journal.Journal`.
+process reads the stream back into a :class:`~runtime.lowlevel.Journal`.
 
 Records are small JSON objects:
 
 - ``{"k": key, "d": digest, "r": reply}`` (plus ``"l": label`` when the
   question has one): an answered question or a step's result, exactly as
-  :meth:`Journal.record <runtime.journal.Journal.record>` takes it;
+  :meth:`Journal.record <runtime.lowlevel.Journal.record>` takes it;
 - ``{"n": key}``: a notice (log, progress) that was sent, so a replay does
   not send it again.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from runtime.journal import Journal
+from runtime.lowlevel import Journal
 
 __all__ = ["CALLS", "answer_record", "journal_from_records", "notice_record"]
 

@@ -49,8 +49,8 @@ from typing import Any, Final, final
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.stores import AsyncStore, StoreConflict
-from runtime import Journal
 from runtime.errors import RequestError
+from runtime.lowlevel import Journal
 
 from .call_records import CALLS, journal_from_records
 from .round_steps import Wait, Yielded

@@ -32,8 +32,8 @@ import trio
 from bridge.jsonrpc.messages import INTERNAL_ERROR, Request
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
-from runtime import PeerQuestion, Sample
 from runtime.errors import RequestError, RequestTimeout, YieldMCPError
+from runtime.lowlevel import PeerQuestion, Sample
 from runtime.replies import SampleReply
 from runtime.requests import SamplingRequest
 

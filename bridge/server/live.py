@@ -1,7 +1,7 @@
 """The live 2025-11-25 call in a task: questions become requests, and wait.
 
 :class:`LiveExecutor` is the runtime executor of a 2025-11-25 call run in a
-task (``runtime.run``): each question becomes a server→client request related
+task (``runtime.lowlevel.run``): each question becomes a server→client request related
 to the call (:func:`~bridge.server.questions.ask`), sent over the session
 under the server's sampling or elicitation timeout, and the task waits for the
 answer, unless the server's own model answers a sample
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, final
 
 from bridge.jsonrpc.session import Session
-from runtime import Notice, PeerQuestion, ReleaseStream
+from runtime.lowlevel import Notice, PeerQuestion, ReleaseStream
 
 from .fallback import Sampler, answer_here, sample_here
 from .questions import CallScope, ask, decode_answer, notice_notification

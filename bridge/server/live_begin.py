@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from bridge.jsonrpc.messages import Request
 from bridge.jsonrpc.session import Session
-from runtime import Stepper, Tool
-from runtime._stepper import Raised, Returned, start
+from runtime import Tool
 from runtime.errors import InvalidArguments
-from runtime.journal import Journal
+from runtime.lowlevel import Journal, Raised, Returned, Stepper, start
 
 from .call_outcome import respond
 from .call_records import journal_from_records

@@ -1,14 +1,15 @@
 """Live ``tools/call`` without a task: a 2025-11-25 call driven by the session.
 
 A live call spends nearly all its life waiting on the client — a model, a
-person. Run in a task (``runtime.run`` with :class:`~bridge.server.live.LiveExecutor`),
-waiting costs a task, its cancel scopes and a stack of coroutine frames for as
-long as the call is parked. Here a call is a record instead: the sans-IO
-stepper, and which of our requests in flight asks which of its questions. The
-session drives it from its receive path: a reply is decoded and handed to the
-stepper, whatever the stepper asks next is sent at once, and the response is
-sent when the stepper finishes. Nothing waits: a parked call is its stepper,
-its generators and a table entry per open question.
+person. Run in a task (``runtime.lowlevel.run`` with
+:class:`~bridge.server.live.LiveExecutor`), waiting costs a task, its cancel
+scopes and a stack of coroutine frames for as long as the call is parked. Here
+a call is a record instead: the sans-IO stepper, and which of our requests in
+flight asks which of its questions. The session drives it from its receive
+path: a reply is decoded and handed to the stepper, whatever the stepper asks
+next is sent at once, and the response is sent when the stepper finishes.
+Nothing waits: a parked call is its stepper, its generators and a table entry
+per open question.
 
 It is used when the session can send without waiting
 (:attr:`~bridge.jsonrpc.session.Session.immediate`); the task-based driver stays the
@@ -46,29 +47,28 @@ import trio
 from bridge.jsonrpc.messages import RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
-from runtime import (
-    LocalQuestion,
-    Notice,
-    PeerQuestion,
-    ReleaseStream,
-    Step,
-    Stepper,
-    Tool,
-)
-from runtime._observe import performing
-from runtime._step_runner import perform_step, step_key
-from runtime._stepper import (
+from runtime import Tool
+from runtime.errors import BrokenSessionError, ClosedSessionError
+from runtime.lowlevel import (
     Ask,
     Cancelled,
     Event,
+    LocalQuestion,
+    Notice,
+    PeerQuestion,
     Raised,
+    ReleaseStream,
     Returned,
     StartTimer,
+    Step,
+    Stepper,
     StopTimer,
     Tell,
     Withdraw,
+    perform_step,
+    performing,
+    step_key,
 )
-from runtime.errors import BrokenSessionError, ClosedSessionError
 
 from .call_outcome import respond
 from .questions import CallScope, ask, decode_answer, notice_notification

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast, final
 
 from bridge.jsonrpc.session import Session
-from runtime import Notice, PeerQuestion, Question, Stepper, Tool
-from runtime._stepper import Raised, Returned
+from runtime import Tool
+from runtime.lowlevel import Notice, PeerQuestion, Question, Raised, Returned, Stepper
 
 from .call_outcome import outcome_json, send
 from .call_records import answer_record

@@ -18,8 +18,9 @@ import pydantic
 from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.jsonrpc.session import Session
 from encoders import mcp as mcp_encode
-from runtime import Message, Text, Tool, run
+from runtime import Message, Text, Tool
 from runtime.errors import InvalidArguments, RequestError, UrlElicitationRequired
+from runtime.lowlevel import run
 from runtime.messages import Audio, Image
 
 from .failures import describe_failure as describe_failure

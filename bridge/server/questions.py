@@ -44,7 +44,10 @@ from bridge.jsonrpc.messages import RequestId
 from bridge.telemetry.attributes import EFFECT_META
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
-from runtime import (
+from runtime.codec import roots_reply_from_json
+from runtime.effects import LOG_LEVELS
+from runtime.errors import CapabilityError, UrlElicitationRequired
+from runtime.lowlevel import (
     Elicit,
     ElicitUrl,
     ListRoots,
@@ -54,9 +57,6 @@ from runtime import (
     Progress,
     Sample,
 )
-from runtime.codec import roots_reply_from_json
-from runtime.effects import LOG_LEVELS
-from runtime.errors import CapabilityError, UrlElicitationRequired
 from runtime.messages import ToolResult, ToolUse
 from runtime.principal import Principal
 from runtime.requests import SamplingRequest

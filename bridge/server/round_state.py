@@ -22,8 +22,9 @@ import attrs
 from pydantic import BaseModel
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
-from runtime import Elicit, ElicitUrl, Journal, PeerQuestion, Sample, Tool
+from runtime import Tool
 from runtime.errors import RequestError
+from runtime.lowlevel import Elicit, ElicitUrl, Journal, PeerQuestion, Sample
 
 from .state_token import Sealer, invalid_state
 

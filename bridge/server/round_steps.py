@@ -23,9 +23,8 @@ import attrs
 import pydantic_core
 import trio
 
-from runtime import Step
-from runtime._step_runner import perform_step
 from runtime.errors import JournalTooLarge
+from runtime.lowlevel import Step, perform_step
 
 __all__ = [
     "Notification",

@@ -66,30 +66,28 @@ import attrs
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.stores import AsyncStore
-from runtime import (
-    LocalQuestion,
-    PeerQuestion,
-    Step,
-    Stepper,
-    Tool,
-)
-from runtime._step_runner import step_key
-from runtime._stepper import (
-    Ask,
-    Event,
-    Finished,
-    Raised,
-    Returned,
-    StartTimer,
-    StopTimer,
-    Tell,
-    Withdraw,
-)
+from runtime import Tool
 from runtime.errors import (
     CapabilityError,
     JournalTooLarge,
     RemoteProtocolError,
     RequestError,
+)
+from runtime.lowlevel import (
+    Ask,
+    Event,
+    Finished,
+    LocalQuestion,
+    PeerQuestion,
+    Raised,
+    Returned,
+    StartTimer,
+    Step,
+    Stepper,
+    StopTimer,
+    Tell,
+    Withdraw,
+    step_key,
 )
 
 from .auth.binding import principal_binding

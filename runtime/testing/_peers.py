@@ -11,9 +11,7 @@ from typing import Any, TypeAlias, TypeVar, cast, final
 import attrs
 import trio
 
-from .._effect_base import LocalQuestion, Notice, PeerQuestion
-from .._elicit_effects import Elicit, ElicitUrl
-from .._events import (
+from ..call.events import (
     Ask,
     Finished,
     Raised,
@@ -23,13 +21,15 @@ from .._events import (
     Tell,
     Withdraw,
 )
-from .._sample_effect import Sample
-from .._step_effect import Step
-from .._step_runner import perform_step_now, step_key
-from .._stepper import Stepper
-from .._tool import Tool
+from ..call.journal import Journal
+from ..call.stepper import Stepper
+from ..effects.base import LocalQuestion, Notice, PeerQuestion
+from ..elicitation.effects import Elicit, ElicitUrl
 from ..errors import InternalError, ScriptExhausted
-from ..journal import Journal
+from ..sampling.effect import Sample
+from ..steps.effect import Step
+from ..steps.runner import perform_step_now, step_key
+from ..tools.value import Tool
 
 __all__ = ["Asked", "HeldPeer", "ScriptedPeer", "run_scripted"]
 
@@ -179,7 +179,7 @@ def run_scripted(
 
     No trio, no threads: the stepper is driven directly, which makes this usable
     from plain functions and Hypothesis tests. Branch time limits never fire
-    here (no time passes); use :func:`runtime.run` to test them. A step runs
+    here (no time passes); use :func:`runtime.lowlevel.run` to test them. A step runs
     its sync function here, retries without waiting, and an ``async def``
     step must be stubbed (``ScriptedPeer(steps=...)``).
     """

@@ -36,14 +36,14 @@ import trio.testing
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from .._effect_base import Notice, PeerQuestion
-from .._elicit_effects import Elicit, ElicitUrl, ListRoots
-from .._sample_effect import Sample
-from .._step_ops import adapter_of as _step_adapter
-from .._tool import Tool
+from ..effects.base import Notice, PeerQuestion
+from ..elicitation.effects import Elicit, ElicitUrl, ListRoots
 from ..errors import PeerError, RequestTimeout
 from ..messages import SCHEMA_TOOL_NAME, NamedTool, Text, ToolSpec, ToolUse
 from ..replies import ElicitReply, Root, RootsReply, SampleReply
+from ..sampling.effect import Sample
+from ..steps.spelling import adapter_of as _step_adapter
+from ..tools.value import Tool
 from ._peers import HeldPeer
 from ._schema_values import from_schema as from_schema
 from ._schema_values import invalid_arguments, invalid_for, texts
@@ -312,7 +312,7 @@ async def run_in_drawn_order(
     Each answer is ``answer(question)`` or, by default, drawn from
     :func:`answers`. Returns the tool's result; raises what the tool raises.
     """
-    from .._driver import run
+    from ..call.driver import run
 
     peer = HeldPeer()
     outcome: list[Any] = []

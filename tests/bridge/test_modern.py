@@ -16,8 +16,9 @@ from bridge.server import rounds as _rounds
 from bridge.server.questions import CallScope
 from bridge.server.state_token import Sealer
 from bridge.transports.memory import memory_pair
-from runtime import CapabilityError, Context, Op, tool
+from runtime import Context, Op, tool
 from runtime.errors import InvalidAnswer, PeerError
+from runtime.lowlevel import CapabilityError
 from tests.bridge.wire import WirePeer, modern_meta, wire_peer
 from tests.fixtures import interop_server as fx
 from tests.mcp_schema import validate

@@ -19,26 +19,21 @@ from pydantic import BaseModel, Field, RootModel
 from encoders import mcp as enc
 from runtime import (
     Audio,
-    Elicit,
-    ElicitReply,
-    ElicitUrl,
     Image,
     Message,
     ModelPreferences,
     NamedTool,
-    Sample,
-    SampleReply,
     Text,
     ToolResult,
     ToolSpec,
     ToolUse,
-    Usage,
     codec,
     tool,
 )
 from runtime.context import Context
 from runtime.effects import Op
 from runtime.errors import LocalProtocolError
+from runtime.lowlevel import Elicit, ElicitReply, ElicitUrl, Sample, SampleReply, Usage
 from runtime.requests import ElicitationRequest, SamplingRequest
 from tests.mcp_schema import ERAS, is_valid, validate
 

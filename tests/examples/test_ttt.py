@@ -9,15 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime import (
-    Journal,
-    Log,
-    Progress,
-    Sample,
-    SampleValidationError,
-    ToolError,
-    ToolResult,
-)
+from runtime import SampleValidationError, ToolError, ToolResult
+from runtime.lowlevel import Journal, Log, Progress, Sample
 from runtime.testing import (
     ScriptedPeer,
     accept,

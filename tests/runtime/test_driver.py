@@ -8,7 +8,8 @@ import pytest
 import trio
 import trio.testing
 
-from runtime import BranchTimeout, Context, Limits, Op, PeerError, run, tool
+from runtime import Context, Limits, Op, tool
+from runtime.lowlevel import BranchTimeout, PeerError, run
 from runtime.testing import HeldPeer, ScriptedPeer, text
 
 

@@ -7,21 +7,18 @@ from pydantic import BaseModel, Field
 
 from runtime import (
     Context,
-    InvalidEffect,
-    InvalidMessages,
     Message,
     NamedTool,
     Op,
-    SampleReply,
     SampleValidationError,
     Text,
     ToolCall,
     ToolResult,
     ToolSpec,
     ToolUse,
-    Usage,
     tool,
 )
+from runtime.lowlevel import InvalidEffect, InvalidMessages, SampleReply, Usage
 from runtime.testing import ScriptedPeer, run_scripted, structured, text, tool_calls
 
 ctx = Context()
@@ -288,7 +285,7 @@ def test_content_blocks_survive_into_the_result() -> None:
 
 
 def test_unparseable_tool_arguments_are_a_problem_without_required_fields() -> None:
-    from runtime._sampling import tool_call_problems
+    from runtime.lowlevel import tool_call_problems
     from runtime.messages import RAW_ARGUMENTS_KEY
 
     loose = ToolSpec(name="loose", input_schema={"type": "object"})

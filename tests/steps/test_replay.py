@@ -17,16 +17,9 @@ from pydantic import BaseModel
 
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
-from runtime import (
-    Context,
-    Journal,
-    Op,
-    ReplayDivergence,
-    StepNotRecordable,
-    run,
-    tool,
-)
+from runtime import Context, Op, ReplayDivergence, tool
 from runtime.errors import PeerError
+from runtime.lowlevel import Journal, StepNotRecordable, run
 from runtime.testing import ScriptedPeer, accept, run_scripted
 from tests.bridge.wire import modern_meta, wire_peer
 

@@ -15,8 +15,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import SpanKind, StatusCode
 
 from bridge.server import Server
-from runtime import SampleReply, SamplingRequest, ToolUse
+from runtime import ToolUse
 from runtime.errors import PeerError
+from runtime.lowlevel import SampleReply, SamplingRequest
 from tests.bridge.test_client import ScriptedModel, in_memory
 from tests.fixtures import interop_server as fx
 from tests.fixtures import traced_tools as tt

@@ -45,8 +45,8 @@ from bridge.server.round_state import arguments_digest
 from bridge.server.round_steps import RunSteps, Wait, run_steps, wait_on
 from bridge.server.state_token import binding
 from bridge.stores import StoreError
-from runtime import Step
 from runtime.errors import RequestError
+from runtime.lowlevel import Step
 from runtime.principal import Principal
 
 from . import document as _doc

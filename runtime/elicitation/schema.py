@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
-from .errors import InvalidTool
+from ..errors import InvalidTool
 
 __all__ = ["elicitation_schema"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeAlias, TypeVar, final
 
-from ._canonical import digest
+from .canonical import digest
 
 __all__ = [
     "JSON",
@@ -89,7 +89,7 @@ class Question(Effect[R]):
 
     def digest(self) -> str:
         """The digest that pins answers to this question: the sha256 of its
-        fingerprint's canonical JSON (:func:`runtime._canonical.digest`)."""
+        fingerprint's canonical JSON (:func:`runtime.effects.canonical.digest`)."""
         return digest(self.fingerprint())
 
     def resolve(self, reply: Any, key: str) -> R:

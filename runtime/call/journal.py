@@ -27,7 +27,7 @@ from typing import Any, final
 
 import attrs
 
-from .errors import ReplayDivergence
+from ..errors import ReplayDivergence
 
 __all__ = ["Journal", "JournalEntry"]
 

@@ -6,7 +6,7 @@ hint) and the optional :class:`Limits` (depth, tokens, time).
 
 It does not say what a branch *does*: starting the children, collecting their
 results in child order, cancelling siblings on the first failure and enforcing
-the limits are the stepper's rules (:mod:`runtime._branches`).
+the limits are the stepper's rules (:mod:`runtime.call.stepper`, rules 2 to 4).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any, final
 
 import attrs
 
-from ._effect_base import Effect
-from .errors import InvalidEffect
+from ..errors import InvalidEffect
+from .base import Effect
 
 __all__ = ["Branch", "Limits"]
 

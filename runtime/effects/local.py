@@ -3,7 +3,7 @@
 Owns :class:`Clock` (the wall clock) and :class:`RandomBits` (random
 integers). Each is answered by :meth:`~runtime.effects.LocalQuestion.compute`
 and recorded like a peer's answer or a step's result (a handoff's ``before``
-is a step: :mod:`runtime._tool_steps`), so a replayed tool sees the same time
+is a step: :mod:`runtime.steps.tools`), so a replayed tool sees the same time
 and the same random numbers.
 
 It does not read a clock or a random source itself (the driver hands them to
@@ -18,7 +18,7 @@ from typing import Any, final
 
 import attrs
 
-from ._effect_base import JSON, LocalQuestion
+from .base import JSON, LocalQuestion
 
 __all__ = ["Clock", "RandomBits"]
 

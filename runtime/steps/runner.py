@@ -22,8 +22,8 @@ from typing import Any
 
 import trio
 
-from ._step_effect import Step, StepReply, record_value
-from .errors import InvalidEffect, ScriptExhausted
+from ..errors import InvalidEffect, ScriptExhausted
+from .effect import Step, StepReply, record_value
 
 __all__ = ["idempotency_key", "perform_step", "perform_step_now", "step_key"]
 
@@ -123,7 +123,8 @@ def perform_step_now(step: Step, key: str, stub: Stub | None = None) -> StepRepl
     if step.is_async and fn is step.fn:
         raise ScriptExhausted(
             f"run_scripted cannot run async step {step.name!r}: stub it "
-            f"(ScriptedPeer(steps={{{step.name!r}: [...]}})) or use runtime.run"
+            f"(ScriptedPeer(steps={{{step.name!r}: [...]}})) "
+            "or use runtime.lowlevel.run"
         )
     attempts: list[str] = []
     token = _KEY.set(key)

@@ -22,10 +22,10 @@ import attrs
 import pydantic_core
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ._effect_base import AtOnce, Op
-from .context import Context
-from .errors import InvalidArguments
-from .principal import Principal
+from ..context import Context
+from ..effects.base import AtOnce, Op
+from ..errors import InvalidArguments
+from ..principal import Principal
 
 __all__ = ["Program", "TaskFrom", "TaskSupport", "Tool"]
 
@@ -44,7 +44,7 @@ R = TypeVar("R")
 @final
 @attrs.frozen(kw_only=True, eq=False)
 class Tool(Generic[P, R]):
-    """A defined tool. Run it with ``runtime.run`` or serve it with ``bridge``.
+    """A defined tool. Run it with ``runtime.lowlevel.run`` or serve it with ``bridge``.
 
     Attributes:
         name: the MCP tool name.

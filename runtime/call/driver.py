@@ -17,7 +17,7 @@ The stepper decides; this module waits. It runs in two modes:
 Both modes handle events in the order the stepper produced them: notices are
 delivered inline, local questions are answered inline, and peer questions are
 asked after the notices of the same step. A step (``ctx.step``) is performed
-as a peer question is, by :func:`~runtime._step_runner.perform_step` instead of
+as a peer question is, by :func:`~runtime.steps.runner.perform_step` instead of
 the executor (whose ``step_stub``, if it has one, may replace its function):
 a sync function in a worker thread under ``limiter``, an ``async def`` in the
 question's task, so two steps in a branch run at the same time.
@@ -37,8 +37,13 @@ from typing import Any, Protocol, TypeVar, cast
 import attrs
 import trio
 
-from ._effect_base import LocalQuestion, Notice, PeerQuestion, Question
-from ._events import (
+from ..effects.base import LocalQuestion, Notice, PeerQuestion, Question
+from ..errors import InternalError
+from ..principal import Principal
+from ..steps.effect import Step
+from ..steps.runner import perform_step, step_key
+from ..tools.value import Tool
+from .events import (
     Ask,
     Cancelled,
     Event,
@@ -50,14 +55,9 @@ from ._events import (
     Tell,
     Withdraw,
 )
-from ._observe import performing
-from ._step_effect import Step
-from ._step_runner import perform_step, step_key
-from ._stepper import Stepper
-from ._tool import Tool
-from .errors import InternalError
 from .journal import Journal
-from .principal import Principal
+from .observe import performing
+from .stepper import Stepper
 
 __all__ = ["Executor", "run"]
 

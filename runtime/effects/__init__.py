@@ -26,33 +26,38 @@ Each question knows how to fingerprint itself (the canonical JSON of what is
 asked, whose digest pins a recorded answer to it), how to turn a reply into the
 tool's result (validating it), and how to (de)serialise its reply for a journal.
 
-This module is the public home of every effect name and defines none: the
-bases are in ``_effect_base``, and each kind has its own module (``_sample_effect``,
-``_elicit_effects``, ``_local_effects``, ``_notices``, ``_branch_effect``).
+This folder owns the bases (``base``), the canonical JSON and digests that pin
+an answer to its question (``canonical``), and the kinds that need nothing but
+a base: notices (``notices``), local questions (``local``) and branches
+(``branch``). Its ``__init__`` is the public home of every effect name; the
+kinds with a concept of their own live in their folders and are re-exported
+here: :mod:`runtime.sampling`, :mod:`runtime.elicitation`, :mod:`runtime.steps`.
+It does not interpret effects (:mod:`runtime.call`) or build them for a tool
+(the :class:`~runtime.context.Context` does).
 """
 
-from ._branch_effect import Branch as Branch
-from ._branch_effect import Limits as Limits
-from ._effect_base import AtOnce as AtOnce
-from ._effect_base import Effect as Effect
-from ._effect_base import LocalQuestion as LocalQuestion
-from ._effect_base import Notice as Notice
-from ._effect_base import Op as Op
-from ._effect_base import PeerQuestion as PeerQuestion
-from ._effect_base import Question as Question
-from ._elicit_effects import Elicit as Elicit
-from ._elicit_effects import ElicitUrl as ElicitUrl
-from ._elicit_effects import ListRoots as ListRoots
-from ._local_effects import Clock as Clock
-from ._local_effects import RandomBits as RandomBits
-from ._notices import LOG_LEVELS as LOG_LEVELS
-from ._notices import Log as Log
-from ._notices import LogLevel as LogLevel
-from ._notices import Progress as Progress
-from ._notices import ReleaseStream as ReleaseStream
-from ._sample_effect import Sample as Sample
-from ._step_effect import Step as Step
-from ._step_effect import StepReply as StepReply
+from ..elicitation.effects import Elicit as Elicit
+from ..elicitation.effects import ElicitUrl as ElicitUrl
+from ..elicitation.effects import ListRoots as ListRoots
+from ..sampling.effect import Sample as Sample
+from ..steps.effect import Step as Step
+from ..steps.effect import StepReply as StepReply
+from .base import AtOnce as AtOnce
+from .base import Effect as Effect
+from .base import LocalQuestion as LocalQuestion
+from .base import Notice as Notice
+from .base import Op as Op
+from .base import PeerQuestion as PeerQuestion
+from .base import Question as Question
+from .branch import Branch as Branch
+from .branch import Limits as Limits
+from .local import Clock as Clock
+from .local import RandomBits as RandomBits
+from .notices import LOG_LEVELS as LOG_LEVELS
+from .notices import Log as Log
+from .notices import LogLevel as LogLevel
+from .notices import Progress as Progress
+from .notices import ReleaseStream as ReleaseStream
 
 __all__ = [
     "LOG_LEVELS",

@@ -16,8 +16,8 @@ from typing import Any, Literal, TypeAlias, final
 
 import attrs
 
-from ._effect_base import Notice
-from .errors import InvalidEffect
+from ..errors import InvalidEffect
+from .base import Notice
 
 __all__ = ["LOG_LEVELS", "Log", "LogLevel", "Progress", "ReleaseStream"]
 

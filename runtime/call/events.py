@@ -1,13 +1,13 @@
 """What the stepper reports, and how a call ends: events and outcomes, as values.
 
-Owns the events a :class:`~runtime.Stepper` hands to whoever drives it
+Owns the events a :class:`~runtime.call.stepper.Stepper` hands to whoever drives it
 (:class:`Ask`, :class:`Tell`, :class:`Withdraw`, :class:`StartTimer`,
 :class:`StopTimer`, :class:`Finished`) and the outcomes of a call
 (:class:`Returned`, :class:`Raised`, :class:`Cancelled`). Each is a frozen attrs
 value; drivers dispatch on their exact type.
 
 It does not say when each event happens or what a driver must do about it: that
-is the stepper's theory of operation (:mod:`runtime._stepper`).
+is the stepper's theory of operation (:mod:`runtime.call.stepper`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, final
 
 import attrs
 
-from ._effect_base import Notice, Question
+from ..effects.base import Notice, Question
 
 __all__ = [
     "Ask",

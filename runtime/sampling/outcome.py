@@ -28,8 +28,8 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from pydantic import BaseModel, ValidationError
 
-from ._canonical import canonical_json
-from .messages import (
+from ..effects.canonical import canonical_json
+from ..messages import (
     RAW_ARGUMENTS_KEY,
     SCHEMA_TOOL_NAME,
     Message,
@@ -41,8 +41,8 @@ from .messages import (
     ToolSpec,
     ToolUse,
 )
-from .replies import SampleReply
-from .results import Exchange, ParseError, SampleResult
+from ..replies import SampleReply
+from ..results import Exchange, ParseError, SampleResult
 
 P = TypeVar("P")
 

@@ -5,13 +5,13 @@ Owns :class:`Step`, the question a tool asks to run a function of its own
 gave: the return value as JSON, or the failure's type name and message, and
 the failed attempts before it. A step is answered by the runtime (a worker
 thread for a sync function, a trio task for an ``async def``:
-:mod:`runtime._step_runner`), and recorded in the journal like a peer's
+:mod:`runtime.steps.runner`), and recorded in the journal like a peer's
 answer, so a replay gets the recorded reply and never runs the function again.
 
 What a step evaluates to, its value read back through the return annotation or
 :class:`~runtime.errors.StepFailed`, is :func:`step_outcome`'s. It does not run
 functions, decide retries or build steps from a call's arguments
-(:mod:`runtime._step_ops` does, for the context).
+(:mod:`runtime.steps.spelling` does, for the context).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import attrs
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from ._canonical import digest
-from ._effect_base import JSON, Question
-from .errors import (
+from ..effects.base import JSON, Question
+from ..effects.canonical import digest
+from ..errors import (
     InvalidAnswer,
     StepFailed,
     StepNotRecordable,

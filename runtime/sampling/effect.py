@@ -5,7 +5,7 @@ schema, limits), the request it stands for, its fingerprint, and the reserved
 ``__schema__`` meta-tool that carries a ``schema`` on the wire.
 
 It does not read the model's reply: turning a reply into a ``SampleResult``
-(structured output, corrective retries) is :mod:`runtime._sampling`'s, and the
+(structured output, corrective retries) is :mod:`runtime.sampling.outcome`'s, and the
 MCP and provider spellings belong to ``encoders`` and ``decoders``.
 """
 
@@ -18,11 +18,10 @@ from typing import Any, Generic, Literal, TypeVar, cast, final
 import attrs
 from pydantic import BaseModel
 
-from ._effect_base import JSON, PeerQuestion
-from ._sampling import resolve_sample
-from .codec import message_to_json, sample_reply_from_json, sample_reply_to_json
-from .errors import InvalidEffect, RemoteProtocolError
-from .messages import (
+from ..codec import message_to_json, sample_reply_from_json, sample_reply_to_json
+from ..effects.base import JSON, PeerQuestion
+from ..errors import InvalidEffect, RemoteProtocolError
+from ..messages import (
     SCHEMA_TOOL_NAME,
     Message,
     ModelPreferences,
@@ -31,9 +30,10 @@ from .messages import (
     ToolSpec,
     validate_messages,
 )
-from .replies import SampleReply
-from .requests import SamplingRequest
-from .results import SampleResult
+from ..replies import SampleReply
+from ..requests import SamplingRequest
+from ..results import SampleResult
+from .outcome import resolve_sample
 
 __all__ = ["Sample"]
 

@@ -4,10 +4,10 @@ Owns :class:`StepMethods`, the part of the :class:`~runtime.context.Context`
 that builds steps (pyright infers a step's result from ``fn``'s annotation,
 for sync and async functions alike), :class:`StepCall` (a step with a name or
 retries), and :func:`step_op`, the small program a step is: yield the
-:class:`~runtime._step_effect.Step`, log each failed attempt as a notice, then
+:class:`~runtime.steps.effect.Step`, log each failed attempt as a notice, then
 evaluate to the value or raise ``StepFailed``.
 
-It does not run functions (:mod:`runtime._step_runner`) or record anything
+It does not run functions (:mod:`runtime.steps.runner`) or record anything
 (the stepper does, as for every question).
 """
 
@@ -21,10 +21,10 @@ from typing import Any, ParamSpec, TypeVar, final, get_type_hints, overload
 
 from pydantic import TypeAdapter
 
-from ._effect_base import Op
-from ._notices import Log
-from ._step_effect import Step, StepReply, step_outcome
-from .errors import InvalidEffect, StepNotRecordable
+from ..effects.base import Op
+from ..effects.notices import Log
+from ..errors import InvalidEffect, StepNotRecordable
+from .effect import Step, StepReply, step_outcome
 
 __all__ = ["StepCall", "StepMethods", "adapter_of", "step_op"]
 

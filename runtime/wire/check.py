@@ -46,7 +46,7 @@ from pydantic import (
     create_model,
 )
 
-__all__ = ["check_form_properties", "check_json"]
+__all__ = ["check_form_properties", "check_json", "tagged_model"]
 
 # The tag of a union's list member. A model tagged "[]" beside a list member
 # would share it, and a union with a shared tag is left alone.

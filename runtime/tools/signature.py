@@ -31,8 +31,8 @@ from typing import Annotated, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .context import Context
-from .errors import InvalidTool
+from ..context import Context
+from ..errors import InvalidTool
 
 __all__ = ["arguments_of", "hints_of"]
 

@@ -13,7 +13,7 @@ each:
   event loop and is recorded like every step), refusing a ``before`` without
   a return annotation, whose result a replay could not rebuild.
 
-It does not parse signatures or build the :class:`~runtime._tool.Tool`.
+It does not parse signatures or build the :class:`~runtime.tools.value.Tool`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._effect_base import Op
-from ._step_ops import step_op
-from .errors import InvalidTool
+from ..effects.base import Op
+from ..errors import InvalidTool
+from .spelling import step_op
 
 __all__ = ["as_program", "before_program", "code_version"]
 

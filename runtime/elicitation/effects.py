@@ -6,7 +6,7 @@ accepted; its digest made from the form's canonical schema, once per model),
 :class:`ListRoots` (the roots the client exposes): the peer questions that no
 model answers.
 
-It does not build the form's JSON Schema (:mod:`runtime._elicit_schema` does),
+It does not build the form's JSON Schema (:mod:`runtime.elicitation.schema` does),
 decide which key a form is asked under (the context does), or check a reply's
 wire shape (``decoders`` do).
 """
@@ -21,25 +21,25 @@ from typing import Any, Generic, TypeVar, cast, final
 import attrs
 from pydantic import BaseModel, ValidationError
 
-from ._canonical import canonical_json, digest_of_json
-from ._effect_base import JSON, PeerQuestion
-from ._elicit_schema import elicitation_schema
-from .codec import (
+from ..codec import (
     elicit_reply_from_json,
     elicit_reply_to_json,
     roots_reply_from_json,
     roots_reply_to_json,
 )
-from .errors import (
+from ..effects.base import JSON, PeerQuestion
+from ..effects.canonical import canonical_json, digest_of_json
+from ..errors import (
     InvalidAnswer,
     InvalidEffect,
     RemoteProtocolError,
     summarize_validation_error,
 )
-from .messages import Message, ToolResult, ToolUse
-from .replies import ElicitReply, Root, RootsReply
-from .requests import ElicitationRequest
-from .results import ElicitResult, ElicitUrlResult, Exchange
+from ..messages import Message, ToolResult, ToolUse
+from ..replies import ElicitReply, Root, RootsReply
+from ..requests import ElicitationRequest
+from ..results import ElicitResult, ElicitUrlResult, Exchange
+from .schema import elicitation_schema
 
 __all__ = ["Elicit", "ElicitUrl", "ListRoots"]
 

@@ -4,7 +4,7 @@ A tool is a generator function whose parameters are its arguments, typed:
 ``def add(a: int, b: int, ctx: Context)`` (``Annotated[..., Field(...)]`` and
 defaults flow into the ``inputSchema``; ``ctx`` is found by its annotation,
 wherever it stands). Or it takes one pydantic model, ``fn(params, ctx)``, whose
-JSON Schema is the ``inputSchema`` (``runtime._signature`` reads both forms).
+JSON Schema is the ``inputSchema`` (``runtime.tools.signature`` reads both forms).
 A plain function that returns without yielding is a tool too. A return
 annotation ``Op[Model]`` (or ``output=Model``) makes the result structured
 (``outputSchema`` + ``structuredContent``). ``input_schema=`` advertises a
@@ -22,7 +22,7 @@ model, every ``elicits`` model (flat MCP form schemas only), the name. A
 definition error raises :class:`~runtime.errors.InvalidTool` naming the problem.
 
 What a definition makes, the :class:`Tool` value and its :class:`Program`, lives
-in ``runtime._tool`` and is re-exported here; this module does not parse a
+in ``runtime.tools.value`` and is re-exported here; this module does not parse a
 call's arguments or check its result (the tool does, per call).
 """
 
@@ -39,16 +39,16 @@ from typing import Any, TypeVar, cast, overload
 import jsonschema
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from ._effect_base import Op
-from ._elicit_schema import elicitation_schema
-from ._signature import arguments_of, hints_of
-from ._tool import Program as Program
-from ._tool import TaskFrom, TaskSupport
-from ._tool import Tool as Tool
-from ._tool_steps import as_program, before_program, code_version
-from .context import Context, ElicitKey
-from .errors import InvalidTool
-from .principal import scope_set
+from ..context import Context, ElicitKey
+from ..effects.base import Op
+from ..elicitation.schema import elicitation_schema
+from ..errors import InvalidTool
+from ..principal import scope_set
+from ..steps.tools import as_program, before_program, code_version
+from .signature import arguments_of, hints_of
+from .value import Program as Program
+from .value import TaskFrom, TaskSupport
+from .value import Tool as Tool
 
 __all__ = ["Program", "Tool", "handoff", "tool"]
 
