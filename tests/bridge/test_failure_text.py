@@ -23,8 +23,9 @@ import runtime.errors
 from bridge.client import Client
 from bridge.server import Server
 from bridge.transports.memory import memory_pair
-from runtime import Context, Op, SampleReply, SamplingRequest, Text, ToolSpec, tool
+from runtime import Context, Op, Text, ToolSpec, tool
 from runtime.errors import PeerError
+from runtime.lowlevel import SampleReply, SamplingRequest
 
 ERAS = ["legacy", "2026-07-28"]
 
