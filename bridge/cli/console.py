@@ -326,9 +326,15 @@ def _block_json(block: Any) -> Any:
 
 
 def _readable(result: Any, save_media: Path | None) -> list[str]:
-    """The structured content as fields (else every block), and any media."""
+    """The structured content as fields (else every block), and any media.
+    A value wrapped in ``{"result": …}`` (a ``str``, a number, a list: the
+    official SDK's way, and ours) is shown by its text blocks, which say it
+    plainly, not as one field named ``result``."""
     structured = result.structured_content
-    if not isinstance(structured, dict):
+    if not isinstance(structured, dict) or (
+        list(structured) == ["result"]  # pyright: ignore[reportUnknownArgumentType]
+        and any(isinstance(b, Text) for b in result.content)
+    ):
         return result_lines(result.content, save_media)
     lines: list[str] = []
     for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]
