@@ -81,7 +81,7 @@ async def negotiate(session: Session, era: Era, hello: Hello) -> Negotiated:
     except PeerError as exc:
         if era != "auto" or exc.code not in UNKNOWN_METHOD:
             raise
-        log.debug("%s: %s; using initialize", DISCOVER, exc)
+        log.debug("%s failed (%s); using initialize", DISCOVER, exc)
         try:
             return await _initialize(session, hello)
         except PeerError:
