@@ -168,6 +168,15 @@ def _add_call(verbs: Any) -> None:
     call.add_argument(
         "--args", metavar="JSON", help="all tool arguments as a JSON object"
     )
+    call.add_argument(
+        "--no-validate-output",
+        dest="validate_output",
+        action="store_false",
+        help=(
+            "accept a result whose structuredContent does not match the "
+            "tool's outputSchema (checked by default)"
+        ),
+    )
     add_host_options(call)
     add_task_option(call)
     auth_options.add_call_options(call)
@@ -300,6 +309,7 @@ def _host(
         describe=getattr(args, "describe", False),
         save_media=args.save_media,
         task=getattr(args, "task", False),
+        validate_output=getattr(args, "validate_output", True),
     )
     try:
         return run_trio(run_call, options)

@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from bridge.client.client import connect
+from bridge.client.output_schemas import InvalidStructuredContent
 from bridge.client.tasks import TASKS_EXTENSION
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm, printable
 from bridge.providers import provider_from_spec
@@ -76,6 +77,7 @@ class CallOptions:
     describe: bool = False  # show the tool's schemas instead of calling it
     save_media: Path | None = None  # where images and audio of a result go
     task: bool = False  # call --task (bridge.cli.task_options)
+    validate_output: bool = True  # structuredContent against outputSchema
 
 
 @final
@@ -139,6 +141,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             on_log=show.log,
             auth=options.auth if remote else None,
             connect_timeout=options.connect_timeout,
+            validate_output=options.validate_output,
         ) as client:
             if options.tool is None:
                 return await _list(client, out)
@@ -146,7 +149,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
                 return await _describe(client, options.tool, out)
             result = await _call_tool(client, options, handler, show, out)
     except RequestTimeout as exc:
-        raise HostError(f"the server did not answer: {exc}") from None
+        raise HostError(_unanswered(exc, options.era)) from None
     except OSError as exc:
         raise HostError(f"cannot start the server: {exc}") from None
     except AuthorizationError as exc:
@@ -155,6 +158,10 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         raise HostError(f"the server went away: {exc}") from None
     except PeerError as exc:
         raise HostError(_refused(exc, options.era)) from None
+    except InvalidStructuredContent as exc:
+        raise HostError(
+            f"the server broke the protocol: {exc} (--no-validate-output accepts it)"
+        ) from None
     except RemoteProtocolError as exc:
         raise HostError(f"the server broke the protocol: {exc}") from None
     except ProviderError as exc:
@@ -235,6 +242,16 @@ async def _call_tool(
     raise HostError(
         f"the server still asked for URL steps after {MAX_URL_ROUNDS} rounds"
     )
+
+
+def _unanswered(exc: RequestTimeout, era: str) -> str:
+    """A handshake request that got no reply within --connect-timeout."""
+    text = f"the server did not answer: {exc} (--connect-timeout)"
+    if era == "auto" and str(exc).startswith("server/discover"):
+        # Some servers ignore a method they do not know instead of refusing
+        # it; initialize on the same connection would follow a late answer.
+        text += "; a server that ignores server/discover needs --era legacy"
+    return text
 
 
 def _refused(exc: PeerError, era: str) -> str:
@@ -324,9 +341,15 @@ def _block_json(block: Any) -> Any:
 
 
 def _readable(result: Any, save_media: Path | None) -> list[str]:
-    """The structured content as fields (else every block), and any media."""
+    """The structured content as fields (else every block), and any media.
+    A value wrapped in ``{"result": …}`` (a ``str``, a number, a list: the
+    official SDK's way, and ours) is shown by its text blocks, which say it
+    plainly, not as one field named ``result``."""
     structured = result.structured_content
-    if not isinstance(structured, dict):
+    if not isinstance(structured, dict) or (
+        list(structured) == ["result"]  # pyright: ignore[reportUnknownArgumentType]
+        and any(isinstance(b, Text) for b in result.content)
+    ):
         return result_lines(result.content, save_media)
     lines: list[str] = []
     for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]

@@ -162,7 +162,7 @@ class Session:
         self.release_stream = out.release_stream
         self.release_stream_nowait = out.release_stream_nowait
         self.tap = out.tap = tap_for(handler, transport)  # observability, or None
-        self._incoming = Incoming(feed.serially, transport, self.tap)
+        self._incoming = Incoming(feed.serially, transport, self.tap, out.related)
         self._nursery: trio.Nursery | None = None
         self._closed = False
         self.broken = trio.Event()

@@ -8,8 +8,14 @@ model; failure is a ``ParseError`` value, never an exception.
 
 The retry helpers build the *corrective* conversation that ``sample_schema`` and
 ``sample_tools`` send next: the failed answer followed by what was wrong with it,
-always in MCP-valid shape (a tool use is answered by an error tool result; a
-prose answer is followed by a user message with the hint).
+always in MCP-valid shape, whatever the model sent: every tool use of the answer
+(one or several, to a tool offered or not) is answered by an error tool result
+saying what was wrong with it; a prose answer is followed by a user message
+with the hint.
+
+Structured output takes the first ``__schema__`` call whose input validates;
+its exchange keeps that call alone (with the reply's text), since the other
+calls were neither read nor run.
 """
 
 from __future__ import annotations
@@ -115,16 +121,42 @@ def _plain_exchange(sent: tuple[Message, ...], reply: SampleReply) -> Exchange:
 
 def _structured(effect: Any, reply: SampleReply, key: str) -> SampleResult[Any]:
     model = cast("type[BaseModel]", effect.schema)
-    uses = [u for u in reply.tool_uses if u.name == SCHEMA_TOOL_NAME]
-    if uses:
-        data: Any = dict(uses[0].input)
-        raw = canonical_json(data).decode()
-        parsed, error = _validate(model, data, raw)
-    else:
-        raw = reply.text
-        parsed, error = _from_text(model, raw)
+    uses = list(reply.tool_uses)
+    parsed: BaseModel | None = None
+    error: ParseError | None = None
+    chosen: ToolUse | None = None
+    problems: dict[str, str] = {}
+    for use in uses:
+        if use.name != SCHEMA_TOOL_NAME:
+            problems[use.id] = (
+                f"there is no tool named {use.name!r} here; reply by calling "
+                f"{SCHEMA_TOOL_NAME} with arguments matching its schema"
+            )
+            continue
+        data: Any = dict(use.input)
+        found, problem = _validate(model, data, canonical_json(data).decode())
+        if found is not None:
+            parsed, chosen = found, use
+            break
+        assert problem is not None
+        problems[use.id] = problem.message
+        error = error or problem
+    if chosen is None and error is None:
+        # No __schema__ call: JSON in the text is the answer (a naive client).
+        parsed, error = _from_text(model, reply.text)
+        if parsed is None and uses:
+            names = ", ".join(sorted({u.name for u in uses}))
+            error = ParseError(
+                message=f"called {names} instead of {SCHEMA_TOOL_NAME}",
+                raw_text=reply.text,
+            )
+    if parsed is not None:
+        error = None
     request: Message = effect.messages[-1]
-    messages = _structured_messages(reply, uses, parsed, error, key, request)
+    if parsed is None and uses:
+        messages = _answered(request, reply, uses, problems)
+    else:
+        messages = _structured_messages(reply, chosen, parsed, error, key, request)
     return SampleResult(
         text=reply.text,
         content=reply.content,
@@ -141,16 +173,26 @@ def _structured(effect: Any, reply: SampleReply, key: str) -> SampleResult[Any]:
     )
 
 
+def _answered(
+    request: Message,
+    reply: SampleReply,
+    uses: Sequence[ToolUse],
+    problems: Mapping[str, str],
+) -> tuple[Message, ...]:
+    """A failed answer that used tools, each use answered with what was wrong."""
+    answers = tuple(ToolResult(use.id, problems[use.id], is_error=True) for use in uses)
+    return (request, _response(reply), Message("user", answers))
+
+
 def _structured_messages(
     reply: SampleReply,
-    uses: list[ToolUse],
+    use: ToolUse | None,
     parsed: BaseModel | None,
     error: ParseError | None,
     key: str,
     request: Message,
 ) -> tuple[Message, ...]:
-    if uses:
-        use = uses[0]
+    if use is not None:
         texts = tuple(b for b in reply.content if isinstance(b, Text) and b.text)
         response = Message("assistant", (*texts, use))
     elif parsed is not None:
@@ -266,22 +308,13 @@ def tool_call_problems(
 def tools_retry_messages(
     result: SampleResult[Any], problems: Mapping[str, str], tools: Sequence[ToolSpec]
 ) -> tuple[Message, ...]:
-    """The conversation to send after ``sample_tools`` got no usable call."""
+    """The conversation to send after ``sample_tools`` got no usable call:
+    every call answered (a call to a tool not offered too: its result says
+    there is no such tool, and which there are)."""
     history = result.exchange.history
-    offered = {t.name for t in tools}
-    names = ", ".join(sorted(offered))
+    names = ", ".join(sorted(t.name for t in tools))
     if not result.tool_calls:
         return (*history, Message.user(f"You must call one of these tools: {names}."))
-    if any(call.name not in offered for call in result.tool_calls):
-        # A call to a tool that does not exist is restated as text: answered
-        # with a tool result, it would read as if the tool were real.
-        attempted = ", ".join(
-            f"{c.name}({canonical_json(dict(c.arguments)).decode()})"
-            for c in result.tool_calls
-        )
-        restated = Message.assistant(f"{result.text}[I called: {attempted}]")
-        hint = "; ".join(problems.values())
-        return (*history[:-1], restated, Message.user(f"{hint}. Call one of: {names}."))
     answers = tuple(
         ToolResult(
             call.id,

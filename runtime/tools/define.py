@@ -5,9 +5,11 @@ A tool is a generator function whose parameters are its arguments, typed:
 defaults flow into the ``inputSchema``; ``ctx`` is found by its annotation,
 wherever it stands). Or it takes one pydantic model, ``fn(params, ctx)``, whose
 JSON Schema is the ``inputSchema`` (``runtime.tools.signature`` reads both forms).
-A plain function that returns without yielding is a tool too. A return
-annotation ``Op[Model]`` (or ``output=Model``) makes the result structured
-(``outputSchema`` + ``structuredContent``). ``input_schema=`` advertises a
+A plain function that returns without yielding is a tool too. The return
+annotation ``Op[R]`` (or ``-> R``, or ``output=R``) is the result's type: the
+result is checked against it, and a server derives the tool's
+``outputSchema`` and ``structuredContent`` from it (as the official SDK does:
+``{"result": …}`` for ``int``, ``list[T]`` and the like). ``input_schema=`` advertises a
 hand-written JSON Schema verbatim instead of the model's (for what pydantic
 cannot express, such as ``$anchor`` or ``if``/``then``/``else``); arguments are
 then checked against it with ``jsonschema`` before the params model sees them.
@@ -320,7 +322,8 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _returned_type(fn: Callable[..., Any]) -> Any:
-    """``R`` from ``Op[R]`` / ``Generator[Y, S, R]``, or a plain return type."""
+    """``R`` from ``Op[R]`` / ``Generator[Y, S, R]``, or a plain return type;
+    None when there is none (or it is ``Any`` or a type variable)."""
     hint = _hints(fn).get("return")
     if hint is None:
         return None
@@ -328,9 +331,9 @@ def _returned_type(fn: Callable[..., Any]) -> Any:
     if origin in (collections.abc.Generator, typing.Generator):
         args = typing.get_args(hint)
         hint = args[2] if len(args) == 3 else None
-    if hint in (Any, type(None), None) or isinstance(hint, TypeVar):
+    if hint in (Any, None) or isinstance(hint, TypeVar):
         return None
-    return hint
+    return hint  # NoneType too: a tool declared to return nothing
 
 
 def _before_params(

@@ -102,7 +102,9 @@ class Tool(Generic[P, R]):
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
-        """The JSON Schema of a structured result (``outputSchema``), if any."""
+        """The JSON Schema of a pydantic model result, if the output is one.
+        What MCP advertises as ``outputSchema`` covers other types too (wrapped
+        in ``result``, as the official SDK does): see ``encoders.mcp``."""
         if isinstance(self.output, type) and issubclass(self.output, BaseModel):
             return self.output.model_json_schema()
         return None

@@ -632,7 +632,7 @@ def _forecast(ctx: Context) -> _Weather:
 
 
 @tool
-def _greet(ctx: Context) -> str:
+def _greet(ctx: Context):  # no return annotation: blocks or data, as returned
     return "hi"
 
 

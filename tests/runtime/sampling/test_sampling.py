@@ -224,9 +224,12 @@ def test_sample_tools_retries_unknown_tools_and_bad_arguments() -> None:
     assert run_scripted(choose, {}, peer) == "y@3"
     second, third = peer.samples[1:]
     assert "You must call one of these tools: lookup" in second.messages[-1].text
-    restated, correction = third.messages[-2:]
-    assert "I called: search" in restated.text
-    assert "no tool named 'search'" in correction.text
+    call, answer = third.messages[-2:]
+    assert [b.name for b in call.content if isinstance(b, ToolUse)] == ["search"]
+    (correction,) = answer.content
+    assert isinstance(correction, ToolResult)
+    assert correction.is_error
+    assert "no tool named 'search'" in correction.content[0].text  # type: ignore[union-attr]
     assert all(s.tool_choice == "required" for s in peer.samples)
 
 

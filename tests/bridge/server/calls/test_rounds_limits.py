@@ -126,7 +126,6 @@ async def test_answers_after_the_deadline_end_the_branch_with_a_timeout(
     assert late["resultType"] == "complete"
     assert late["isError"] is True
     message = late["content"][0]["text"]
-    assert "BranchTimeout" in message
     assert f"exceeded its time limit of {TIMEOUT} s" in message
     assert progressed == []  # the late answers did not run the children on
 
