@@ -1,7 +1,7 @@
 """Which era ``era="auto"`` picks (:mod:`bridge.client.handshake`) against a
 real stdio server that refuses ``server/discover`` (and maybe ``initialize``)
 with the errors real servers send. The slow and the silent probe are
-``tests/cli/test_client_bounds.py``'s.
+``tests/bridge/cli/test_client_bounds.py``'s.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import trio
 
 from bridge.client import connect
 from runtime.errors import PeerError
-from tests.bridge.test_client_output import LIAR
+from tests.bridge.client.test_output_schemas import LIAR
 
 
 @pytest.mark.parametrize("code", [-32601, -32602])
