@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import encoders.anthropic
@@ -13,8 +12,9 @@ import encoders.openai
 import encoders.openai_responses
 from runtime.messages import Image, Message, NamedTool, ToolResult, ToolSpec, ToolUse
 from runtime.requests import SamplingRequest
+from tests.helpers import ROOT
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "providers"
+DATA = ROOT / "tests" / "data" / "providers"
 
 MODELS = {
     "openai": "gpt-4o-mini",

@@ -9,7 +9,11 @@ from hypothesis import strategies as st
 from bridge.server.state_token import KEY_ENV, Sealer, new_key
 from runtime.errors import RequestError
 
-SEALER = Sealer([b"s" * 32])
+# A fixed clock: the token is sealed at import, and a suite that runs longer
+# than the sealer's ttl after collection must not find it expired (then every
+# mutation would be refused for its age, not for the mutation).
+NOW = 1_800_000_000.0
+SEALER = Sealer([b"s" * 32], clock=lambda: NOW)
 TOKEN = SEALER.seal(
     {"journal": {"answers": {"0": ["d", "secret"]}}}, purpose="tools/call"
 )
