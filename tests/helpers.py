@@ -7,8 +7,21 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from hypothesis import settings
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+
+def fewer_examples(share: float) -> settings:
+    """The loaded Hypothesis profile with ``share`` of its ``max_examples``.
+
+    For a property run once per parameter (each provider, each recording),
+    whose examples together would cost minutes: it still sees
+    ``share * max_examples`` examples per parameter, and a deeper profile
+    (``HYPOTHESIS_PROFILE=soak``) still multiplies them as it does the rest.
+    """
+    return settings(max_examples=max(10, round(settings().max_examples * share)))
 
 
 def load_example(name: str) -> ModuleType:

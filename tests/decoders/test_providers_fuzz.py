@@ -47,9 +47,13 @@ from tests.bridge.providers.recordings import (
     structured,
 )
 from tests.bridge.providers.sdk import PROVIDERS
+from tests.helpers import fewer_examples
 from tests.mcp_schema import validate
 
 DOCUMENTED = (RemoteProtocolError, ProviderError)
+# Each property below runs once per provider or per recording (dozens): a
+# quarter of the profile's examples each still gives every decoder hundreds.
+PER_CASE = fewer_examples(0.25)
 Path = tuple[str | int, ...]
 
 
@@ -275,6 +279,7 @@ def calls(reply: SampleReply) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
+@PER_CASE
 @given(data=st.data(), is_structured=st.booleans())
 def test_random_json_bodies_decode_or_raise_the_documented_error(
     provider: str, data: st.DataObject, is_structured: bool
@@ -284,6 +289,7 @@ def test_random_json_bodies_decode_or_raise_the_documented_error(
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
+@PER_CASE
 @given(data=st.data(), is_structured=st.booleans())
 def test_random_json_events_accumulate_or_raise_the_documented_error(
     provider: str, data: st.DataObject, is_structured: bool
@@ -299,6 +305,7 @@ def test_random_json_events_accumulate_or_raise_the_documented_error(
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
+@PER_CASE
 @given(data=st.data())
 def test_a_mutated_recorded_response_decodes_or_raises_the_documented_error(
     provider: str, data: st.DataObject
@@ -324,6 +331,7 @@ def test_a_recorded_stream_cut_short_raises(
 
 
 @pytest.mark.parametrize(("provider", "name"), STREAMS)
+@PER_CASE
 @given(data=st.data())
 def test_an_edited_recorded_stream_accumulates_or_raises_the_documented_error(
     provider: str, name: str, data: st.DataObject
@@ -362,6 +370,7 @@ def numbers(provider: str, name: str) -> list[tuple[int, Path]]:
 @pytest.mark.parametrize(
     ("provider", "name"), [(p, n) for p, n in STREAMS if numbers(p, n)]
 )
+@PER_CASE
 @given(data=st.data())
 def test_a_recorded_stream_with_numbers_at_the_edge_accumulates_or_raises(
     provider: str, name: str, data: st.DataObject
@@ -409,6 +418,7 @@ HTTPX_GENERATORS = (
 
 @pytest.mark.filterwarnings(HTTPX_GENERATORS)
 @pytest.mark.parametrize(("provider", "name"), _raw_cases())
+@PER_CASE
 @given(data=st.data())
 async def test_an_answer_cut_at_any_byte_raises_or_is_whole(
     provider: str, name: str, data: st.DataObject

@@ -36,6 +36,7 @@ from runtime.testing.strategies import (
     run_in_drawn_order,
     sample_replies,
 )
+from tests.helpers import fewer_examples
 
 ctx_free = Context({})
 
@@ -187,7 +188,12 @@ QUESTIONS: dict[str, PeerQuestion[Any]] = {
 }
 
 
+# Finding is enough: shrinking the example found would only cost time.
+FIND = settings(phases=[Phase.generate], database=None, max_examples=2000)
+
+
 @pytest.mark.parametrize("kind", list(QUESTIONS))
+@fewer_examples(0.25)  # once per kind of question
 @given(data=st.data())
 def test_every_drawn_answer_is_one_its_question_accepts(
     kind: str, data: st.DataObject
@@ -208,8 +214,8 @@ def test_every_drawn_answer_is_one_its_question_accepts(
 @pytest.mark.parametrize("kind", list(QUESTIONS))
 def test_answers_include_replies_and_failures(kind: str) -> None:
     question = QUESTIONS[kind]
-    find(answers(question), lambda a: isinstance(a, BaseException))
-    find(answers(question), lambda a: not isinstance(a, BaseException))
+    find(answers(question), lambda a: isinstance(a, BaseException), settings=FIND)
+    find(answers(question), lambda a: not isinstance(a, BaseException), settings=FIND)
 
 
 # --- invalid arguments, named tools -------------------------------------------------
@@ -254,8 +260,6 @@ def test_invalid_calls_to_offered_tools_break_their_schemas(
 
 
 SPECS = {"lookup": LOOKUP, "book": BOOK}
-# Finding is enough: shrinking the example found would only cost time.
-FIND = settings(phases=[Phase.generate], database=None, max_examples=2000)
 
 
 def _seats_out_of_range(args: Any) -> bool:
