@@ -11,6 +11,14 @@ from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+STARTUP = 60.0
+"""Seconds a server process a test spawns may take to answer the handshake.
+
+A cold Python process that imports the MCP models takes seconds on a calm
+machine and several times that on CI's two cores with every test worker
+busy; the client's default (10 s) is for users, not for a loaded test run.
+Tests of the connect bound itself pass their own.
+"""
 
 
 def fewer_examples(share: float) -> settings:

@@ -26,7 +26,7 @@ from runtime.lowlevel import (
     SamplingRequest,
 )
 from tests.fixtures import interop_server as fx
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 
 ERAS = ["legacy", "2026-07-28"]
 
@@ -190,8 +190,10 @@ SDK_SERVER = [sys.executable, str(ROOT / "tests/fixtures/sdk_server.py")]
 async def test_the_sdk_server_samples_with_tools_through_our_provider(era: str) -> None:
     model = ScriptedModel()
     tool = "legacy_sample" if era == "legacy" else "mrtr_sample"
-    with trio.fail_after(30):
-        async with connect(SDK_SERVER, era=era, sampler=model) as client:  # type: ignore[arg-type]
+    with trio.fail_after(120):
+        async with connect(
+            SDK_SERVER, era=era, sampler=model, connect_timeout=STARTUP
+        ) as client:  # type: ignore[arg-type]
             result = await client.call_tool(tool, {"prompt": "find trio"})
     assert not result.is_error, result.text
     assert result.text == "tool_use:lookup"
@@ -203,8 +205,10 @@ async def test_the_sdk_server_samples_with_tools_through_our_provider(era: str) 
 async def test_the_sdk_server_elicits_through_our_handler(era: str) -> None:
     handler = Accepting({"ok": True})
     tool = "legacy_elicit" if era == "legacy" else "mrtr_elicit"
-    with trio.fail_after(30):
-        async with connect(SDK_SERVER, era=era, elicitation=handler) as client:  # type: ignore[arg-type]
+    with trio.fail_after(120):
+        async with connect(
+            SDK_SERVER, era=era, elicitation=handler, connect_timeout=STARTUP
+        ) as client:  # type: ignore[arg-type]
             result = await client.call_tool(tool, {"message": "Proceed?"})
     assert not result.is_error, result.text
     assert result.text.startswith("accept:")
@@ -235,11 +239,13 @@ async def test_a_server_killed_mid_call_is_reported_not_hung() -> None:
     from bridge.client.process import spawn
 
     model = Stalling()
-    with trio.fail_after(30):
+    with trio.fail_after(120):
         failures: list[BaseException] = []
         async with (
             spawn(command, cwd=str(ROOT)) as (transport, process),
-            Client.connect(transport, era="legacy", sampler=model) as client,
+            Client.connect(
+                transport, era="legacy", sampler=model, connect_timeout=STARTUP
+            ) as client,
             trio.open_nursery() as nursery,
         ):
 
@@ -256,8 +262,8 @@ async def test_a_server_killed_mid_call_is_reported_not_hung() -> None:
 
 
 async def test_annotations_and_result_meta_survive_our_client(era: str) -> None:
-    with trio.fail_after(30):
-        async with connect(SDK_SERVER, era=era) as client:  # type: ignore[arg-type]
+    with trio.fail_after(120):
+        async with connect(SDK_SERVER, era=era, connect_timeout=STARTUP) as client:  # type: ignore[arg-type]
             result = await client.call_tool("annotated", {})
     wanted = {"audience": ["user"], "priority": 0.9}
     assert [type(b).__name__ for b in result.content] == ["Text", "Image", "Audio"]

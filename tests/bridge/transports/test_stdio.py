@@ -22,7 +22,7 @@ from bridge.server import Server
 from bridge.transports.stdio import StreamTransport
 from tests.bridge.wire import _ClientSide
 from tests.fixtures import slow_tools
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 
 SERVE = [sys.executable, "-m", "bridge.cli", "serve"]
 NOISY = str(ROOT / "tests/fixtures/noisy_tools.py")
@@ -230,8 +230,10 @@ async def test_what_the_served_code_prints_goes_to_stderr_not_between_frames() -
 
 
 async def test_our_client_calls_a_tool_that_prints() -> None:
-    with trio.fail_after(60):
-        async with connect([*SERVE, NOISY], cwd=str(ROOT), era="legacy") as client:
+    with trio.fail_after(120):
+        async with connect(
+            [*SERVE, NOISY], cwd=str(ROOT), era="legacy", connect_timeout=STARTUP
+        ) as client:
             (tool,) = await client.list_tools()
             assert tool["name"] == "shout"
             first = await client.call_tool("shout", {"word": "hi"})

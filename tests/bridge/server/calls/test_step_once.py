@@ -23,7 +23,7 @@ from bridge.client import connect
 from tests.bridge.client.test_client import Accepting, ScriptedModel
 from tests.bridge.http_kit import served
 from tests.fixtures import step_tools
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 
 ERAS = ["legacy", "2026-07-28"]
 SERVE = [sys.executable, "-m", "bridge.cli", "serve"]
@@ -51,11 +51,12 @@ async def test_a_step_runs_once_over_http(era: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_step_runs_once_over_stdio(era: str, tmp_path: Path) -> None:
     marks = tmp_path / "charges"
-    with trio.fail_after(60):
+    with trio.fail_after(120):
         async with connect(
             [*SERVE, FIXTURE],
             era=era,
             cwd=str(ROOT),
+            connect_timeout=STARTUP,
             sampler=ScriptedModel(),
             elicitation=Accepting({"ok": True}),
         ) as client:  # type: ignore[arg-type]
