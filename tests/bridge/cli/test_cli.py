@@ -1,4 +1,9 @@
-"""The ``yieldmcp`` command line, as a user runs it (real subprocesses)."""
+"""The ``yieldmcp`` command line, as a user runs it.
+
+Its behaviour in this process (:mod:`tests.bridge.cli.inprocess`: exit codes,
+output, the one-line errors); and each verb once as the console script, a
+real process: ``call`` (of a ``serve`` on stdio), ``demo``, ``serve --http``.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import trio
 
 from bridge.cli.commands import _host_port
 from bridge.client import connect
+from tests.bridge.cli.inprocess import yieldmcp as run
 from tests.bridge.providers.fake_server import Reply, open_fake_provider
 from tests.helpers import ROOT
 
@@ -24,7 +30,8 @@ BIN = Path(sys.executable).parent
 YIELDMCP = str(BIN / "yieldmcp")
 
 
-def run(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+def run_process(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """The console script, as a user's shell starts it."""
     return subprocess.run(
         [YIELDMCP, *args],
         capture_output=True,
@@ -120,7 +127,7 @@ def test_a_file_that_fails_to_load_is_one_line_naming_where(
     source, message = BROKEN[kind]
     served = tmp_path / "served.py"
     served.write_text(source)
-    done = run("serve", str(served), input="")
+    done = run("serve", str(served))
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -183,7 +190,7 @@ def test_call_prints_json_and_lists_tools() -> None:
     listed = run("call", "yieldmcp serve examples/book_flight.py")
     assert listed.returncode == 0
     assert listed.stdout.startswith("book_flight: Book a flight")
-    done = run(
+    done = run_process(
         "call", "yieldmcp serve examples/book_flight.py", "book_flight",
         "--arg", "destination=Oslo", "--json",
         "--answer", 'dates={"depart": "2027-01-05", "nights": 2}',

@@ -8,12 +8,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.bridge.cli.terminal import YIELDMCP
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 
 SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
 DEAF = f"{sys.executable} -m tests.fixtures.deaf_to_discover examples/ttt.py"
@@ -24,18 +24,11 @@ SLOW_SDK = (
 )
 
 
-def call(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [YIELDMCP, "call", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,  # the bound under test is far below this
-        **options,
-    )
+def call(*args: str, env: dict[str, str] | None = None) -> Done:
+    return yieldmcp("call", *args, env=env)
 
 
-def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+def one_error_line(done: Done) -> str:
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -94,7 +87,7 @@ def test_auto_never_sends_initialize_after_an_unanswered_discover(
 def test_a_server_deaf_to_discover_is_told_to_use_the_legacy_era() -> None:
     line = one_error_line(call(DEAF, "--connect-timeout", "2"))
     assert "--era legacy" in line
-    done = call(DEAF, "--era", "legacy", "--connect-timeout", "15")
+    done = call(DEAF, "--era", "legacy", "--connect-timeout", f"{STARTUP}")
     assert done.returncode == 0, done.stderr
     assert "play_ttt" in done.stdout
 

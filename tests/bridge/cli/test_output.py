@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from tests.bridge.cli.terminal import YIELDMCP
+from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.fixtures.every_block import PNG, WAV
-from tests.helpers import ROOT
 
 CATALOG = "yieldmcp serve tests/fixtures/catalog_only.py"
 BLOCKS = "yieldmcp serve tests/fixtures/every_block.py"
 GAME = "yieldmcp serve examples/ttt.py"
 
 
-def call(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [YIELDMCP, "call", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        **options,
-    )
+def call(*args: str) -> Done:
+    return yieldmcp("call", *args)
 
 
 def test_a_server_with_only_a_resource_and_a_prompt_lists_them() -> None:

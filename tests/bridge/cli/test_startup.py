@@ -5,22 +5,10 @@ from __future__ import annotations
 import os
 import re
 import socket
-import subprocess
-from typing import Any
 
-from tests.bridge.cli.terminal import YIELDMCP
-from tests.helpers import ROOT
+from tests.bridge.cli.inprocess import yieldmcp
 
-
-def run(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [YIELDMCP, *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        **options,
-    )
+run = yieldmcp
 
 
 def test_a_port_in_use_is_one_line() -> None:

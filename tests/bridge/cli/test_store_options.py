@@ -4,24 +4,14 @@ a user can cause is one line and exit 1, never a traceback."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.helpers import ROOT
+from tests.bridge.cli.inprocess import Done, yieldmcp
 
 
-def _serve(
-    *flags: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bridge.cli", "serve", "examples/weather.py", *flags],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+def _serve(*flags: str, env: dict[str, str] | None = None) -> Done:
+    return yieldmcp(
+        "serve", "examples/weather.py", *flags, env={**os.environ, **(env or {})}
     )
 
 
