@@ -103,7 +103,9 @@ async def test_a_stream_round_trips_over_http(
 ) -> None:
     fake.script.append(stream_reply(name, "stream_tool_calls", chunk_size))
     request = CASES["choice_auto"]
-    with trio.fail_after(5):
+    # A hang guard: a stream sent one byte at a time is thousands of writes,
+    # and with every core busy they took more than 5 s.
+    with trio.fail_after(30):
         reply = await provider(name, fake, stream=True).complete(request)
     assert as_json(reply) == expected(name, "stream_tool_calls")
     [seen] = fake.seen
