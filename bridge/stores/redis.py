@@ -123,6 +123,12 @@ return 1
 """
 
 
+_BLOCK_AT_MOST = 1.0
+"""Seconds one ``XREAD BLOCK`` of :meth:`RedisStore.wait` may block: under
+the client's socket timeout (5 s by default in redis-py 8), which a longer
+block would run into and fail the wait as if the server were gone."""
+
+
 @final
 class RedisStore:
     """A :class:`~bridge.stores.base.JournalStore` on a Redis server."""
@@ -306,7 +312,7 @@ class RedisStore:
                     self._client.xread(
                         {self._stream_key(namespace, id): f"0-{max(0, start)}"},
                         count=1,
-                        block=max(1, int(left * 1000)),
+                        block=max(1, int(min(left, _BLOCK_AT_MOST) * 1000)),
                     )
                 )
 
