@@ -167,12 +167,15 @@ store.close()
 
 def test_wait_wakes_on_another_processs_append(durable_url: str) -> None:
     store = open_store(durable_url)
+    # Popen as a context: the writer is waited for and its pipes closed even
+    # when the wait fails (left to the garbage collector, it failed a later
+    # test on the same worker as an unraisable ResourceWarning).
     try:
-        writer = start_python(APPEND_LATER, durable_url)
-        started = time.monotonic()
-        found = store.wait("call", "w", 0, timeout=240)
-        waited = time.monotonic() - started
-        finish(writer)
+        with start_python(APPEND_LATER, durable_url) as writer:
+            started = time.monotonic()
+            found = store.wait("call", "w", 0, timeout=240)
+            waited = time.monotonic() - started
+            finish(writer)
         assert found == [{"from": "another process"}]
         # Woken by the append, not found by the read at the timeout (a
         # generous bound: the writer starts Python and appends after 0.3 s).
