@@ -24,10 +24,13 @@ from bridge.cli.commands import _host_port
 from bridge.client import connect
 from tests.bridge.cli.inprocess import yieldmcp as run
 from tests.bridge.providers.fake_server import Reply, open_fake_provider
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 
 BIN = Path(sys.executable).parent
 YIELDMCP = str(BIN / "yieldmcp")
+# For a call that starts a server: its start, not the connect bound, is waited
+# for (tests/bridge/cli/test_client_bounds.py tests the bound).
+WAIT = ("--connect-timeout", f"{STARTUP}")
 
 
 def run_process(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -62,15 +65,32 @@ def test_help_is_complete(verb: list[str]) -> None:
     [
         (["serve", "no/such/file.py"], "no such file"),
         (
-            ["call", "yieldmcp serve examples/ttt.py", "play_ttt", "--model", "nope:x"],
+            [
+                "call",
+                "yieldmcp serve examples/ttt.py",
+                "play_ttt",
+                "--model",
+                "nope:x",
+                *WAIT,
+            ],
             "nope",
         ),
         (["call", "/no/such/command", "tool"], "cannot start the server"),
         (
-            ["call", "yieldmcp serve examples/ttt.py", "play_ttt", "--args", "[1]"],
+            [
+                "call",
+                "yieldmcp serve examples/ttt.py",
+                "play_ttt",
+                "--args",
+                "[1]",
+                *WAIT,
+            ],
             "JSON object",
         ),
-        (["call", "yieldmcp serve examples/ttt.py", "no_such_tool"], "Unknown tool"),
+        (
+            ["call", "yieldmcp serve examples/ttt.py", "no_such_tool", *WAIT],
+            "Unknown tool",
+        ),
     ],
     ids=["missing-file", "bad-model", "bad-command", "bad-args", "unknown-tool"],
 )
@@ -187,11 +207,11 @@ def test_the_readme_call_command_asks_each_form_at_the_terminal() -> None:
 
 
 def test_call_prints_json_and_lists_tools() -> None:
-    listed = run("call", "yieldmcp serve examples/book_flight.py")
+    listed = run("call", "yieldmcp serve examples/book_flight.py", *WAIT)
     assert listed.returncode == 0
     assert listed.stdout.startswith("book_flight: Book a flight")
     done = run_process(
-        "call", "yieldmcp serve examples/book_flight.py", "book_flight",
+        "call", "yieldmcp serve examples/book_flight.py", "book_flight", *WAIT,
         "--arg", "destination=Oslo", "--json",
         "--answer", 'dates={"depart": "2027-01-05", "nights": 2}',
         "--answer", 'seat={"seat": "aisle"}',
@@ -206,7 +226,7 @@ def test_call_prints_json_and_lists_tools() -> None:
 
 def test_a_declined_form_is_a_normal_result() -> None:
     done = run(
-        "call", "yieldmcp serve examples/book_flight.py", "book_flight",
+        "call", "yieldmcp serve examples/book_flight.py", "book_flight", *WAIT,
         "--arg", "destination=Oslo", "--answer", 'dates="decline"',
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -236,7 +256,7 @@ async def test_a_real_provider_is_used_through_its_wire_api() -> None:
             "OPENAI_BASE_URL": f"{fake.url}/v1",
         }
         done = await trio.run_process(
-            [YIELDMCP, "call", "yieldmcp serve examples/vibes.py", "sample_llm",
+            [YIELDMCP, "call", "yieldmcp serve examples/vibes.py", "sample_llm", *WAIT,
              "--arg", "prompt=Mood?", "--model", "openai:gpt-test", "--json"],
             capture_stdout=True, capture_stderr=True, cwd=ROOT, env=env, check=False,
         )  # fmt: skip

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.fixtures.every_block import PNG, WAV
+from tests.helpers import STARTUP
 
 CATALOG = "yieldmcp serve tests/fixtures/catalog_only.py"
 BLOCKS = "yieldmcp serve tests/fixtures/every_block.py"
@@ -16,7 +17,9 @@ GAME = "yieldmcp serve examples/ttt.py"
 
 
 def call(*args: str) -> Done:
-    return yieldmcp("call", *args)
+    # The server's start, not the connect bound, is waited for
+    # (tests/bridge/cli/test_client_bounds.py tests the bound).
+    return yieldmcp("call", *args, "--connect-timeout", f"{STARTUP}")
 
 
 def test_a_server_with_only_a_resource_and_a_prompt_lists_them() -> None:
