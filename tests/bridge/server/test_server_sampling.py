@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from functools import partial
 from pathlib import Path
@@ -25,6 +24,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from tests.bridge.cli.inprocess import yieldmcp
 from tests.helpers import ROOT
 from tests.interop.test_sdk_stdio import sampling, text_of
 
@@ -132,15 +132,7 @@ async def test_the_key_comes_from_the_environment_and_is_never_logged(
 
 def _serve_fails(*flags: str) -> list[str]:
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    done = subprocess.run(
-        [sys.executable, "-m", "bridge.cli", "serve", FIXTURE, *flags],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
+    done = yieldmcp("serve", FIXTURE, *flags, env=env)  # in-process: it exits
     assert done.returncode == 1
     return done.stderr.strip().splitlines()
 
