@@ -16,22 +16,36 @@ blocks for long; it runs on ``trio.to_thread`` (at most ``wait_threads`` at
 once) in slices of at most a second, so a cancelled waiter never holds a
 thread for long and never blocks the workers. The in-memory store is called
 inline: it never waits on I/O.
+
+**One deadline per operation.** A store that stops answering (a partition
+that resets nothing, a stopped server, a lock another process keeps) must
+not hold a request forever: every operation of a blocking store, queueing
+for a worker included, gets ``timeout`` seconds (``--store-timeout``, 5 by
+default), after which the caller gets :class:`~.base.StoreUnavailable`. The
+call itself cannot be taken back: one still queued is dropped, one already
+running finishes in its thread when the store answers (a write may then
+land after its caller was told it failed, as with any timeout on a
+network), and its answer goes nowhere. A :meth:`wait` gets its own
+``timeout`` plus this one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, final, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, final, runtime_checkable
 
-import attrs
 import outcome
 import trio
 
-from .base import Document, JournalStore
+from .base import Document, JournalStore, StoreUnavailable
 
-__all__ = ["AsyncStore", "BatchAppender"]
+__all__ = ["DEFAULT_TIMEOUT", "AsyncStore", "BatchAppender"]
+
+DEFAULT_TIMEOUT: Final = 5.0
+"""Seconds one store operation may take, by default (``--store-timeout``)."""
 
 _T = TypeVar("_T")
 _BATCH = 64  # most jobs a worker takes from the queue at once
@@ -49,12 +63,26 @@ class BatchAppender(Protocol):
 
 @final
 class AsyncStore:
-    """The async face of a :class:`~bridge.stores.base.JournalStore`."""
+    """The async face of a :class:`~bridge.stores.base.JournalStore`.
+
+    Args:
+        store: the backend.
+        threads: worker threads running a blocking backend's calls.
+        wait_threads: threads waiting on a blocking backend at once.
+        timeout: seconds each operation may take, queueing included (see
+            the module doc); None: no bound. Settable later.
+    """
 
     def __init__(
-        self, store: JournalStore, *, threads: int = 8, wait_threads: int = 256
+        self,
+        store: JournalStore,
+        *,
+        threads: int = 8,
+        wait_threads: int = 256,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
         self.store = store
+        self.timeout = timeout
         # Waits get their own, larger pool: a waiter holds a thread (mostly
         # asleep) for up to a second at a time, and every parked task or
         # call may wait at once; sharing a few threads would delay wake-ups.
@@ -64,7 +92,7 @@ class AsyncStore:
     async def _run(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         if not self.store.blocking:
             return fn(*args, **kwargs)
-        return await self._workers.run(lambda: fn(*args, **kwargs))
+        return await self._workers.run(lambda: fn(*args, **kwargs), self.timeout)
 
     async def get(self, namespace: str, id: str) -> Document | None:
         return await self._run(self.store.get, namespace, id)
@@ -100,6 +128,7 @@ class AsyncStore:
             return self.store.append(namespace, id, records, expires_at=expires_at)
         return await self._workers.run(
             lambda: self.store.append(namespace, id, records, expires_at=expires_at),
+            self.timeout,
             (namespace, id, records, expires_at),
         )
 
@@ -140,16 +169,26 @@ class AsyncStore:
 
         Cancellable: a blocking backend's wait is done in short slices so a
         cancelled trio task never leaves a thread blocked for long.
+
+        Raises:
+            StoreUnavailable: a slice took :attr:`timeout` seconds longer
+                than asked (the store stopped answering).
         """
         if not self.store.blocking:
             return await _poll_inline(self.store, namespace, id, start, timeout)
         deadline = trio.current_time() + timeout
+        grace = math.inf if self.timeout is None else self.timeout
         while True:
             left = deadline - trio.current_time()
             piece = max(0.0, min(left, 1.0))
-            found = await trio.to_thread.run_sync(
-                self.store.wait, namespace, id, start, piece, limiter=self._limiter
-            )
+            found: list[Mapping[str, Any]] = []
+            with trio.move_on_after(piece + grace) as late:
+                found = await trio.to_thread.run_sync(
+                    self.store.wait, namespace, id, start, piece,
+                    limiter=self._limiter, abandon_on_cancel=True,
+                )  # fmt: skip
+            if late.cancelled_caught:
+                raise _late(self.timeout)
             if found or left <= piece:
                 return found
 
@@ -157,17 +196,38 @@ class AsyncStore:
         return await self._run(self.store.sweep, now)
 
     async def aclose(self) -> None:
-        await self._run(self.store.close)
-        self._workers.stop()
+        try:
+            await self._run(self.store.close)
+        finally:
+            self._workers.stop()
 
 
-@attrs.frozen
+def _late(timeout: float | None) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"the store did not answer within {timeout:g} s (--store-timeout)"
+    )
+
+
+@final
 class _Job:
-    """One call for a worker; ``append`` set when it may join a batch."""
+    """One call for a worker; ``append`` set when it may join a batch.
 
-    call: Callable[[], Any]
-    append: AppendArgs | None
-    deliver: Callable[[outcome.Outcome[Any]], None]
+    ``abandoned`` (read and written on the trio thread only): its caller
+    stopped waiting (the deadline passed), so its outcome goes nowhere.
+    """
+
+    __slots__ = ("abandoned", "append", "call", "deliver")
+
+    def __init__(
+        self,
+        call: Callable[[], Any],
+        append: AppendArgs | None,
+        deliver: Callable[[outcome.Outcome[Any]], None],
+    ) -> None:
+        self.call = call
+        self.append = append
+        self.deliver = deliver
+        self.abandoned = False
 
 
 class _Workers:
@@ -183,24 +243,49 @@ class _Workers:
         self._stopped = False
 
     async def run(
-        self, call: Callable[[], Any], append: AppendArgs | None = None
+        self,
+        call: Callable[[], Any],
+        timeout: float | None = None,
+        append: AppendArgs | None = None,
     ) -> Any:
-        """Run ``call`` on a worker; its value (or exception) here."""
+        """Run ``call`` on a worker; its value (or exception) here.
+
+        Raises:
+            StoreUnavailable: no outcome within ``timeout`` seconds.
+        """
         await trio.lowlevel.checkpoint_if_cancelled()
         task = trio.lowlevel.current_task()
         token = trio.lowlevel.current_trio_token()
 
+        def finish(result: outcome.Outcome[Any]) -> None:
+            if not job.abandoned:
+                trio.lowlevel.reschedule(task, result)
+
         def deliver(result: outcome.Outcome[Any]) -> None:
             # RunFinishedError: the caller's run is over, no one waits.
             with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+                token.run_sync_soon(finish, result)
 
-        self._submit(_Job(call, append, deliver))
-        # FAILED: a write in flight cannot be taken back, so a cancelled
-        # caller waits for it and sees the cancellation just after.
-        return await trio.lowlevel.wait_task_rescheduled(
-            lambda _: trio.lowlevel.Abort.FAILED
-        )
+        job = _Job(call, append, deliver)
+        self._submit(job)
+        if timeout is None or timeout == math.inf:
+            # FAILED: a write in flight cannot be taken back, so a cancelled
+            # caller waits for it and sees the cancellation just after.
+            return await trio.lowlevel.wait_task_rescheduled(
+                lambda _: trio.lowlevel.Abort.FAILED
+            )
+
+        def give_up(_: Any) -> trio.lowlevel.Abort:
+            # Shielded: only our own deadline gets here. The caller's own
+            # cancellation still waits for the call, as above.
+            job.abandoned = True
+            self._withdraw(job)
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + timeout
+            return await trio.lowlevel.wait_task_rescheduled(give_up)
+        raise _late(timeout)
 
     def _submit(self, job: _Job) -> None:
         with self._ready:
@@ -212,6 +297,11 @@ class _Workers:
                 ).start()
             else:
                 self._ready.notify()
+
+    def _withdraw(self, job: _Job) -> None:
+        """Drop ``job`` if no worker took it yet (its caller gave up)."""
+        with self._ready, contextlib.suppress(ValueError):
+            self._jobs.remove(job)
 
     def stop(self) -> None:
         with self._ready:
