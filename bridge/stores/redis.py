@@ -22,6 +22,11 @@ second of writes; ``appendfsync always`` loses nothing acknowledged, at one
 fsync per write. Without the AOF (RDB snapshots only) everything since the
 last snapshot can be lost. A crash of *our* process (kill -9) loses nothing
 Redis acknowledged.
+
+Timeouts: reaching Redis takes at most ``connect_timeout`` seconds, and any
+one reply at most ``timeout`` (the socket's timeout; a ``wait`` blocks in
+pieces of half of it), after which the call fails with
+:class:`~.base.StoreUnavailable`. The URL's own ``socket_timeout`` wins.
 """
 
 from __future__ import annotations
@@ -49,7 +54,12 @@ class RedisStore:
     blocking = True
 
     def __init__(
-        self, url: str, *, prefix: str = "yieldmcp:", connect_timeout: float = 10.0
+        self,
+        url: str,
+        *,
+        prefix: str = "yieldmcp:",
+        connect_timeout: float = 10.0,
+        timeout: float = 5.0,
     ) -> None:
         self.url = url
         self._shown = redact(url)
@@ -61,9 +71,11 @@ class RedisStore:
             # Any: redis-py's return types are unions over its modes; this
             # store runs in one (decode_responses) and converts each result.
             client: Any = redis.Redis
+            # The URL's own socket_timeout (and the rest) wins over these.
             self._client: Any = client.from_url(
-                url, decode_responses=True, socket_connect_timeout=connect_timeout
-            )
+                url, decode_responses=True, socket_connect_timeout=connect_timeout,
+                socket_timeout=timeout, socket_keepalive=True,
+            )  # fmt: skip
             self._client.ping()
         except (redis.exceptions.RedisError, ValueError) as exc:
             raise StoreUnavailable(f"cannot reach {self._shown}: {exc}") from None
@@ -219,13 +231,15 @@ class RedisStore:
                 # dropped them yet): do not spin on them.
                 time.sleep(min(0.05, left))
             # XREAD BLOCK returns as soon as an entry at index start or later
-            # exists, appended by any client (block=0 is "forever": ≥ 1 ms).
+            # exists, appended by any client (block=0 is "forever": ≥ 1 ms);
+            # each block ends well within the socket's timeout.
+            block = min(left, self._block_limit())
             with self._errors():
                 woke = bool(
                     self._client.xread(
                         {self._stream_key(namespace, id): f"0-{max(0, start)}"},
                         count=1,
-                        block=max(1, int(left * 1000)),
+                        block=max(1, int(block * 1000)),
                     )
                 )
 
@@ -248,6 +262,14 @@ class RedisStore:
                 return
             self._closed = True
         self._client.close()
+
+    def _block_limit(self) -> float:
+        """Seconds one ``XREAD BLOCK`` may last: half the socket's timeout."""
+        kwargs: Any = self._client.connection_pool.connection_kwargs
+        socket_timeout: Any = kwargs.get("socket_timeout")
+        if not isinstance(socket_timeout, int | float) or socket_timeout <= 0:
+            return 60.0
+        return max(0.001, socket_timeout / 2)
 
     def _names(self, key: str) -> tuple[str, str]:
         namespace, id = json.loads(key[len(self._prefix) + 2 :])

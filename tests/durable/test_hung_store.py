@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from pydantic import BaseModel
 
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
-from bridge.stores import open_store
+from bridge.stores import StoreUnavailable, open_store
 from runtime import Context, Op, tool
 from runtime.errors import PeerError
 from tests.bridge.wire import modern_meta, wire_peer
@@ -244,3 +245,18 @@ async def test_a_locked_sqlite_fails_the_round_within_the_timeout(
         f"sqlite:{path}", lambda: _locked(path)
     )
 
+
+def test_a_stopped_redis_fails_a_call_after_the_socket_timeout(
+    stoppable_redis: RedisServer,
+) -> None:
+    # The backend alone, with no trio deadline above it: its own timeout.
+    store = open_store(stoppable_redis.url, timeout=0.5)
+    try:
+        with _signalled(stoppable_redis.pids()):
+            began = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="Timeout"):
+                store.get("task", "t")
+            assert time.monotonic() - began < 0.5 + SLACK
+        assert store.get("task", "t") is None
+    finally:
+        store.close()
