@@ -13,7 +13,7 @@ side (:mod:`.modern`: one self-contained POST at a time), and serving it
 (:func:`serve_http`) on the HTTP/1.1 server of :mod:`.serving` (h11 on
 trio: keep-alive, timeouts, the connection cap).
 The ASGI app is public: mount it in another ASGI server if you like
-(:func:`hypercorn_config` for hypercorn).
+(:mod:`.mount`: :func:`hypercorn_config` for hypercorn).
 
 Does not own: answering MCP requests (``bridge.server``), or the client's
 half of HTTP (``bridge.client.http``).
@@ -24,8 +24,8 @@ from .app import SUPPORTED_VERSIONS as SUPPORTED_VERSIONS
 from .app import HttpLimits as HttpLimits
 from .app import McpHttpApp as McpHttpApp
 from .app import header_era as header_era
-from .app import hypercorn_config as hypercorn_config
 from .app import serve_http as serve_http
+from .mount import hypercorn_config as hypercorn_config
 
 __all__ = [
     "ENDPOINT",

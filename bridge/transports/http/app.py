@@ -76,10 +76,10 @@ from .eras import (
 from .eras import refuse_version as _refuse_version
 from .guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
 from .legacy import DEFAULT_VERSION, LegacyEndpoint
+from .mount import bind_address, lifespan
+from .mount import hypercorn_config as hypercorn_config
 
 if TYPE_CHECKING:
-    from hypercorn.config import Config
-
     from bridge.server.server import Server
     from runtime.principal import Principal
 
@@ -137,7 +137,7 @@ class McpHttpApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
 
@@ -295,34 +295,6 @@ def _offered_version(message: Message) -> str | None:
     return offered if isinstance(offered, str) else None
 
 
-async def _lifespan(receive: Receive, send: Send) -> None:
-    # Nothing to set up or tear down: sessions live in the caller's nursery.
-    while True:
-        event = await receive()
-        if event["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif event["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-
-
-def _bind(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def hypercorn_config(host: str, port: int) -> Config:
-    """hypercorn's settings for serving :class:`McpHttpApp` at ``host:port``
-    (``hypercorn.trio.serve(app, config)``): errors to the ``hypercorn.error``
-    logger, no access log."""
-    from hypercorn.config import Config
-
-    config = Config()
-    config.bind = [_bind(host, port)]
-    config.errorlog = logging.getLogger("hypercorn.error")
-    config.accesslog = None
-    return config
-
-
 async def serve_http(
     server: Server,
     host: str = "127.0.0.1",
@@ -384,7 +356,7 @@ async def serve_http(
             )
             listener: _serving.Listener = await nursery.start(start)
             bound, bound_port = listener.address
-            url = f"http://{_bind(bound, bound_port)}{ENDPOINT}"
+            url = f"http://{bind_address(bound, bound_port)}{ENDPOINT}"
             guard.serve_at(bound_port)
             log.info("serving MCP at %s", url)
             if host not in LOOPBACK_HOSTS:
