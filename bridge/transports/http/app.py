@@ -134,6 +134,8 @@ class McpHttpApp:
         self.guard = guard or Guard()
         self.limits = limits or HttpLimits()
         self.legacy = LegacyEndpoint(server, self.limits, nursery)
+        self._nursery = nursery
+        self._attended: object = None  # the verifier given the nursery
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -157,6 +159,9 @@ class McpHttpApp:
             return
         principal: Principal | None = None
         if auth is not None:
+            if auth.verifier is not self._attended:
+                self._attended = auth.verifier
+                _protect.attend(auth, self._nursery)
             principal = await _protect.check(auth, headers, send)
             if principal is None:
                 return
@@ -369,3 +374,5 @@ async def serve_http(
         if interrupt is not None and rest is None:
             raise KeyboardInterrupt from None
         raise
+    finally:
+        await _protect.close_verifier(server.auth)
