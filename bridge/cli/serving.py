@@ -31,7 +31,7 @@ async def serve_http_announced(
     server: Server, host: str, port: int, options: dict[str, Any]
 ) -> None:
     """Serve until cancelled, after printing the endpoint's URL on stderr."""
-    from bridge.transports.http.app import serve_http
+    from bridge.transports.http.serve import serve_http
 
     started = False
     try:

@@ -272,7 +272,7 @@ def _work(
 ) -> int:
     index, port, ready_fd, lifeline_fd = (int(part) for part in spec.split(":"))
     host, _ = args.http
-    from bridge.transports.http.app import serve_http
+    from bridge.transports.http.serve import serve_http
 
     # 2025-11-25 sessions need the store to live across workers (see above).
     sessions = server.store is not None

@@ -10,8 +10,8 @@ SSE streams and their replay buffer are :mod:`.legacy_session`,
 with a store, sessions other processes take on, :mod:`.durable`, and this
 process's lease and inbox among them, :mod:`.presence`) and the 2026-07-28
 side (:mod:`.modern`: one self-contained POST at a time), and serving it
-(:func:`serve_http`) on the HTTP/1.1 server of :mod:`.serving` (h11 on
-trio: keep-alive, timeouts, the connection cap).
+(:func:`serve_http`, in :mod:`.serve`) on the HTTP/1.1 server of
+:mod:`.serving` (h11 on trio: keep-alive, timeouts, the connection cap).
 The ASGI app is public: mount it in another ASGI server if you like
 (:mod:`.mount`: :func:`hypercorn_config` for hypercorn).
 
@@ -24,8 +24,8 @@ from .app import SUPPORTED_VERSIONS as SUPPORTED_VERSIONS
 from .app import HttpLimits as HttpLimits
 from .app import McpHttpApp as McpHttpApp
 from .app import header_era as header_era
-from .app import serve_http as serve_http
 from .mount import hypercorn_config as hypercorn_config
+from .serve import serve_http as serve_http
 
 __all__ = [
     "ENDPOINT",

@@ -1,10 +1,11 @@
 """Streamable HTTP: a server's MCP endpoint at ``/mcp``, served on h11 and trio.
 
-:func:`serve_http` is the entry point (``yieldmcp serve FILE --http HOST:PORT``
-calls it; :mod:`.serving` is its HTTP/1.1 server); :class:`McpHttpApp` is the
-ASGI application it serves, also usable with any trio ASGI server (hypercorn:
-:func:`hypercorn_config`). Both protocol eras share the endpoint, routed by the
-``MCP-Protocol-Version`` header (:func:`header_era`):
+:func:`~.serve.serve_http` is the entry point (``yieldmcp serve FILE --http
+HOST:PORT`` calls it; :mod:`.serving` is its HTTP/1.1 server);
+:class:`McpHttpApp` is the ASGI application it serves, also usable with any
+trio ASGI server (hypercorn: :func:`hypercorn_config`). Both protocol eras
+share the endpoint, routed by the ``MCP-Protocol-Version`` header
+(:func:`header_era`):
 
 * a modern version (2026-07-28) → the 2026-07-28 path (``_modern_routes``):
   stateless POSTs, header ladder, GET/DELETE → 405;
@@ -34,16 +35,15 @@ token (401 before the body is read) and the scopes its message needs (403),
 and a 2025-11-25 session belongs to the caller who opened it (404 for anyone
 else, as for an unknown session).
 
-Request bodies are never logged. This module owns routing and the server's
-lifetime; it does not answer MCP methods.
+Request bodies are never logged. This module owns routing; the server's
+lifetime is :mod:`.serve`'s. It does not answer MCP methods.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, final
 
 import trio
@@ -74,10 +74,10 @@ from .eras import (
     unsupported_version,
 )
 from .eras import refuse_version as _refuse_version
-from .guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
+from .guard import Guard, accepts, json_content_type
 from .legacy import DEFAULT_VERSION, LegacyEndpoint
-from .mount import bind_address, lifespan
 from .mount import hypercorn_config as hypercorn_config
+from .mount import lifespan
 
 if TYPE_CHECKING:
     from bridge.server.server import Server
@@ -89,13 +89,11 @@ __all__ = [
     "HttpLimits",
     "McpHttpApp",
     "header_era",
-    "serve_http",
 ]
 
 log = logging.getLogger("yieldmcp.http")
 
 ENDPOINT = "/mcp"
-_WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
 
 async def _plain(send: Send, status: int, text: str, **headers: str) -> None:
@@ -298,81 +296,3 @@ def _offered_version(message: Message) -> str | None:
     params = message.params if isinstance(message, Request) else None
     offered = params.get("protocolVersion") if params is not None else None
     return offered if isinstance(offered, str) else None
-
-
-async def serve_http(
-    server: Server,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    *,
-    allowed_origins: Iterable[str] = (),
-    allowed_hosts: Iterable[str] = (),
-    limits: HttpLimits | None = None,
-    reuse_port: bool = False,
-    sessions: bool = True,
-    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled.
-
-    On the HTTP/1.1 server of :mod:`.serving` (to use another ASGI server,
-    mount :class:`McpHttpApp`). Bind to loopback unless the server must be
-    reachable from elsewhere; then list its names in ``allowed_hosts``.
-
-    Args:
-        server: the tools, resources and prompts to serve.
-        host: the address to bind (``127.0.0.1``; ``::1`` for IPv6).
-        port: the TCP port (0: any free port; see ``task_status``).
-        allowed_origins: browser origins (``scheme://host[:port]``) allowed
-            besides the server's own (an accepted host on the server's port).
-        allowed_hosts: ``Host`` names accepted besides loopback ones and
-            ``host`` itself.
-        limits: bounds on connections, bodies, sessions, queues and stores.
-        reuse_port: let other processes listen on the same port
-            (``SO_REUSEPORT``; the kernel spreads connections among them).
-        sessions: serve the 2025-11-25 era (False: refuse it, as several
-            workers sharing the port must; see :class:`McpHttpApp`).
-        task_status: started with the endpoint's URL (``nursery.start``),
-            which names the bound port.
-    """
-    limits = limits or HttpLimits()
-    hosts = [*allowed_hosts] + ([] if host in _WILDCARDS else [host])
-    guard = Guard(allowed_hosts=hosts, allowed_origins=allowed_origins)
-    settings = _serving.ConnectionSettings(
-        header_timeout=limits.header_timeout,
-        keepalive_timeout=limits.keepalive_timeout,
-        write_timeout=limits.body_timeout,
-        body_timeout=limits.body_timeout,
-        max_header_bytes=limits.max_header_bytes,
-    )
-    try:
-        async with trio.open_nursery() as nursery:
-            app = McpHttpApp(
-                server, nursery, guard=guard, limits=limits, sessions=sessions
-            )
-            start = functools.partial(
-                _serving.serve_app,
-                app,
-                host,
-                port,
-                settings=settings,
-                max_connections=limits.max_connections,
-                backlog=limits.backlog,
-                reuse_port=reuse_port,
-            )
-            listener: _serving.Listener = await nursery.start(start)
-            bound, bound_port = listener.address
-            url = f"http://{bind_address(bound, bound_port)}{ENDPOINT}"
-            guard.serve_at(bound_port)
-            log.info("serving MCP at %s", url)
-            if host not in LOOPBACK_HOSTS:
-                log.warning("listening on %s: reachable beyond this machine", host)
-            task_status.started(url)
-    except BaseExceptionGroup as group:
-        # Ctrl-C lands in one of the server's tasks; the caller (the CLI: exit
-        # 130, quietly) should see the interrupt, not a group of it.
-        interrupt, rest = group.split(KeyboardInterrupt)
-        if interrupt is not None and rest is None:
-            raise KeyboardInterrupt from None
-        raise
-    finally:
-        await _protect.close_verifier(server.auth)
