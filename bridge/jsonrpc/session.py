@@ -337,6 +337,13 @@ class Session:
         return self._out.outstanding
 
     @property
+    def waiting_on_peer(self) -> int:
+        """How many incoming requests wait on the peer: a request of ours
+        related to them is unanswered (a call parked on its client)."""
+        asked = {r for r in self._out.related.values() if r is not None}
+        return sum(1 for request_id in asked if request_id in self._incoming)
+
+    @property
     def immediate(self) -> bool:
         """Whether this session can send without waiting (the ``*_nowait`` methods)."""
         return self._out.send_now is not None

@@ -35,6 +35,10 @@ token (401 before the body is read) and the scopes its message needs (403),
 and a 2025-11-25 session belongs to the caller who opened it (404 for anyone
 else, as for an unknown session).
 
+While it drains (:attr:`McpHttpApp.draining`: SIGTERM in ``yieldmcp
+serve``), it refuses new work with 503; :mod:`.drain` says what, and what
+it waits for (:meth:`McpHttpApp.in_flight`).
+
 Request bodies are never logged. This module owns routing; the server's
 lifetime is :mod:`.serve`'s. It does not answer MCP methods.
 """
@@ -60,6 +64,7 @@ from bridge.jsonrpc.messages import (
 )
 
 from . import asgi as _asgi
+from . import drain as _drain
 from . import modern as _modern_routes
 from . import protect as _protect
 from . import serving as _serving
@@ -94,6 +99,7 @@ __all__ = [
 log = logging.getLogger("yieldmcp.http")
 
 ENDPOINT = "/mcp"
+_LISTEN = "subscriptions/listen"  # waits for changes: no work a drain waits for
 
 
 async def _plain(send: Send, status: int, text: str, **headers: str) -> None:
@@ -134,6 +140,14 @@ class McpHttpApp:
         self.legacy = LegacyEndpoint(server, self.limits, nursery)
         self._nursery = nursery
         self._attended: object = None  # the verifier given the nursery
+        self.draining = False  # refusing new work (see .drain)
+        self._rounds = 0  # 2026-07-28 requests being answered, but listens
+
+    def in_flight(self) -> int:
+        """What a drain waits for (:mod:`.drain`): with a store, not the
+        2025-11-25 calls waiting on their client."""
+        parked = self.server.store is None
+        return self._rounds + self.legacy.calls_in_flight(parked=parked)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -165,6 +179,9 @@ class McpHttpApp:
                 return
         method = scope["method"]
         era = header_era(headers)
+        if self.draining and _drain.is_new_work(method, headers, None):
+            await _drain.refuse(send)  # (a POST is decided once it is read)
+            return
         if method == "POST":
             await self._post(scope, headers, era, principal, receive, send)
         elif method in ("GET", "DELETE"):
@@ -217,6 +234,9 @@ class McpHttpApp:
             self.server, principal, message, send
         ):
             return
+        if self.draining and _drain.is_new_work("POST", headers, message):
+            await _drain.refuse(send)
+            return
         if era is None and _modern_routes.has_envelope(message):
             era = "modern"  # the ladder says how the header and envelope disagree
         request_id = message.id if isinstance(message, Request) else None
@@ -224,15 +244,16 @@ class McpHttpApp:
             error = unsupported_version(headers[VERSION_HEADER], SUPPORTED_VERSIONS)
             await _refuse_version(send, request_id, error)
         elif era == "modern":
-            await _modern_routes.post(
-                self.server,
-                headers,
-                message,
-                receive,
-                send,
-                self.limits,
-                principal=principal,
-            )
+            listens = isinstance(message, Request) and message.method == _LISTEN
+            work = 0 if listens else 1
+            self._rounds += work
+            try:
+                await _modern_routes.post(
+                    self.server, headers, message, receive, send, self.limits,
+                    principal=principal,
+                )  # fmt: skip
+            finally:
+                self._rounds -= work
         elif not self.sessions:
             requested = headers.get(VERSION_HEADER) or _offered_version(message)
             await _refuse_version(send, request_id, sessions_refused(requested))

@@ -3,7 +3,10 @@
 
 It runs :class:`~.app.McpHttpApp` on the HTTP/1.1 server of :mod:`.serving`
 for as long as the server lives, with the Host and Origin policy made from
-its arguments, and the connection bounds of :class:`~.config.HttpLimits`.
+its arguments, and the connection bounds of :class:`~.config.HttpLimits`;
+until it is cancelled, or until the :class:`~.drain.Drain` it was given is
+begun and the drain is over (:mod:`.drain`). When it stops, it closes what
+the token verifier keeps (its HTTP client).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from . import drain as _drain
 from . import protect as _protect
 from . import serving as _serving
 from .app import ENDPOINT, McpHttpApp
@@ -42,9 +46,11 @@ async def serve_http(
     limits: HttpLimits | None = None,
     reuse_port: bool = False,
     sessions: bool = True,
+    drain: _drain.Drain | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled.
+    """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled, or
+    until ``drain`` is begun and the drain is over.
 
     On the HTTP/1.1 server of :mod:`.serving` (to use another ASGI server,
     mount :class:`McpHttpApp`). Bind to loopback unless the server must be
@@ -63,6 +69,9 @@ async def serve_http(
             (``SO_REUSEPORT``; the kernel spreads connections among them).
         sessions: serve the 2025-11-25 era (False: refuse it, as several
             workers sharing the port must; see :class:`McpHttpApp`).
+        drain: once begun, stop taking new work, wait at most
+            ``limits.drain_seconds`` for the work in flight, cut what is
+            left, and return (:mod:`.drain`).
         task_status: started with the endpoint's URL (``nursery.start``),
             which names the bound port.
     """
@@ -99,6 +108,10 @@ async def serve_http(
             if host not in LOOPBACK_HOSTS:
                 log.warning("listening on %s: reachable beyond this machine", host)
             task_status.started(url)
+            if drain is not None:
+                await drain.asked.wait()
+                await _drain.drain(app, listener, limits.drain_seconds)
+                nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         # Ctrl-C lands in one of the server's tasks; the caller (the CLI: exit
         # 130, quietly) should see the interrupt, not a group of it.
