@@ -25,8 +25,9 @@ default), after which the caller gets :class:`~.base.StoreUnavailable`. The
 call itself cannot be taken back: one still queued is dropped, one already
 running finishes in its thread when the store answers (a write may then
 land after its caller was told it failed, as with any timeout on a
-network), and its answer goes nowhere. A :meth:`wait` gets its own
-``timeout`` plus this one.
+network), and its answer goes nowhere. One watchdog thread per store gives
+up on the jobs past their deadline (not a timer per call: a call's cost is
+a clock read). A :meth:`wait` gets its own ``timeout`` plus this one.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Protocol, TypeVar, final, runtime_checkable
 
@@ -50,6 +52,7 @@ DEFAULT_TIMEOUT: Final = 5.0
 _T = TypeVar("_T")
 _BATCH = 64  # most jobs a worker takes from the queue at once
 _IDLE = 10.0  # seconds a worker waits for work before its thread ends
+_LOOK_EVERY = 0.5  # most seconds the watchdog sleeps with nothing to watch
 
 AppendArgs = tuple[str, str, Sequence[Mapping[str, Any]], float | None]
 
@@ -212,32 +215,43 @@ def _late(timeout: float | None) -> StoreUnavailable:
 class _Job:
     """One call for a worker; ``append`` set when it may join a batch.
 
-    ``abandoned`` (read and written on the trio thread only): its caller
-    stopped waiting (the deadline passed), so its outcome goes nowhere.
+    ``deadline`` is ``timeout`` seconds from its start, on
+    :func:`time.monotonic`'s clock (inf: none). Its outcome goes back
+    through ``settle``, on the trio thread, once: from the worker, or from
+    the watchdog when the deadline passed first.
     """
 
-    __slots__ = ("abandoned", "append", "call", "deliver")
+    __slots__ = ("append", "call", "deadline", "settle", "timeout")
 
     def __init__(
         self,
         call: Callable[[], Any],
         append: AppendArgs | None,
-        deliver: Callable[[outcome.Outcome[Any]], None],
+        timeout: float | None,
+        settle: Callable[[outcome.Outcome[Any]], None],
     ) -> None:
         self.call = call
         self.append = append
-        self.deliver = deliver
-        self.abandoned = False
+        self.timeout = math.inf if timeout is None else timeout
+        self.deadline = time.monotonic() + self.timeout
+        self.settle = settle
 
 
 class _Workers:
-    """The store's worker threads and their queue."""
+    """The store's worker threads and their queue, and the watchdog thread
+    that gives up on a job past its deadline (one thread, not a timer per
+    call: the hot path pays for a clock read)."""
 
     def __init__(self, store: JournalStore, most: int) -> None:
         self._store = store
         self._most = most
         self._jobs: list[_Job] = []
-        self._ready = threading.Condition()
+        lock = threading.Lock()
+        self._ready = threading.Condition(lock)  # workers wait on it
+        self._due = threading.Condition(lock)  # the watchdog waits on it
+        self._waiting: dict[_Job, None] = {}  # jobs with a deadline, oldest first
+        self._watchdog = False
+        self._look_every = _LOOK_EVERY
         self._threads = 0
         self._idle = 0
         self._stopped = False
@@ -256,40 +270,40 @@ class _Workers:
         await trio.lowlevel.checkpoint_if_cancelled()
         task = trio.lowlevel.current_task()
         token = trio.lowlevel.current_trio_token()
+        settled = False
 
-        def finish(result: outcome.Outcome[Any]) -> None:
-            if not job.abandoned:
+        def settle_here(result: outcome.Outcome[Any]) -> None:
+            nonlocal settled
+            if not settled:  # the first of the answer and the deadline wins
+                settled = True
                 trio.lowlevel.reschedule(task, result)
 
-        def deliver(result: outcome.Outcome[Any]) -> None:
+        def settle(result: outcome.Outcome[Any]) -> None:
             # RunFinishedError: the caller's run is over, no one waits.
             with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(finish, result)
+                token.run_sync_soon(settle_here, result)
 
-        job = _Job(call, append, deliver)
-        self._submit(job)
-        if timeout is None or timeout == math.inf:
-            # FAILED: a write in flight cannot be taken back, so a cancelled
-            # caller waits for it and sees the cancellation just after.
-            return await trio.lowlevel.wait_task_rescheduled(
-                lambda _: trio.lowlevel.Abort.FAILED
-            )
-
-        def give_up(_: Any) -> trio.lowlevel.Abort:
-            # Shielded: only our own deadline gets here. The caller's own
-            # cancellation still waits for the call, as above.
-            job.abandoned = True
-            self._withdraw(job)
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        with trio.CancelScope(shield=True) as scope:
-            scope.deadline = trio.current_time() + timeout
-            return await trio.lowlevel.wait_task_rescheduled(give_up)
-        raise _late(timeout)
+        self._submit(_Job(call, append, timeout, settle))
+        # FAILED: a write in flight cannot be taken back, so a cancelled
+        # caller waits for it (or its deadline) and sees the cancellation
+        # just after.
+        return await trio.lowlevel.wait_task_rescheduled(
+            lambda _: trio.lowlevel.Abort.FAILED
+        )
 
     def _submit(self, job: _Job) -> None:
         with self._ready:
             self._jobs.append(job)
+            if job.deadline != math.inf:
+                self._waiting[job] = None
+                # Never woken from here (a thread hand-off per call): with
+                # nothing to watch, it looks again every tenth of a timeout.
+                self._look_every = min(_LOOK_EVERY, job.timeout / 10)
+                if not self._watchdog:
+                    self._watchdog = True
+                    threading.Thread(
+                        target=self._watch, name="yieldmcp-store-watchdog", daemon=True
+                    ).start()
             if self._idle == 0 and self._threads < self._most:
                 self._threads += 1
                 threading.Thread(
@@ -298,15 +312,29 @@ class _Workers:
             else:
                 self._ready.notify()
 
-    def _withdraw(self, job: _Job) -> None:
-        """Drop ``job`` if no worker took it yet (its caller gave up)."""
-        with self._ready, contextlib.suppress(ValueError):
-            self._jobs.remove(job)
+    def _watch(self) -> None:
+        """Give up on jobs past their deadline: a queued one is dropped, a
+        running one finishes in its thread, its answer going nowhere."""
+        with self._due:
+            while not self._stopped:
+                now = time.monotonic()
+                while self._waiting:
+                    job = next(iter(self._waiting))  # the oldest: due first
+                    if job.deadline > now:
+                        break
+                    del self._waiting[job]
+                    with contextlib.suppress(ValueError):
+                        self._jobs.remove(job)  # not started: it never will
+                    job.settle(outcome.Error(_late(job.timeout)))
+                soonest = next(iter(self._waiting), None)
+                due = self._look_every if soonest is None else soonest.deadline - now
+                self._due.wait(due)
 
     def stop(self) -> None:
         with self._ready:
             self._stopped = True
             self._ready.notify_all()
+            self._due.notify_all()
 
     def _work(self) -> None:
         with self._ready:
@@ -325,8 +353,10 @@ class _Workers:
             # then wake this thread instead of starting another one.
             with self._ready:
                 self._idle += 1
+                for job, _ in done:
+                    self._waiting.pop(job, None)  # (no deadline to watch now)
             for job, result in done:
-                job.deliver(result)
+                job.settle(result)
 
     def _run_batch(self, batch: list[_Job]) -> list[tuple[_Job, outcome.Outcome[Any]]]:
         done: list[tuple[_Job, outcome.Outcome[Any]]] = []
