@@ -103,7 +103,7 @@ async def test_workers_end_with_the_store(durable_url: str) -> None:
         left = [
             t
             for t in threading.enumerate()
-            if t.ident not in before and t.name == "yieldmcp-store"
+            if t.ident not in before and t.name.startswith("yieldmcp-store")
         ]
         if not left:
             break
