@@ -14,7 +14,7 @@ from typing import Any
 from bridge.jsonrpc import Request
 from bridge.jsonrpc.session import Session
 from bridge.server import Connection, Server
-from bridge.server import rounds as _rounds
+from bridge.server.calls import rounds as _rounds
 from bridge.server.questions import CallScope
 from bridge.transports.memory import memory_pair
 
@@ -81,7 +81,7 @@ async def handle_request(seconds: float, answers: int = 10) -> float:
 
 
 async def run_round(seconds: float) -> float:
-    """Seconds for ``bridge.server.rounds.run_round`` alone (seal, replay, finish)."""
+    """Seconds for ``bridge.server.calls.rounds.begin`` alone (seal, replay, finish)."""
     server, _connection, _session, params = await _prepare()
     tool = server.tools["elicit_n"]
     arguments = tool.parse_arguments(params["arguments"])
@@ -91,16 +91,11 @@ async def run_round(seconds: float) -> float:
     )  # fmt: skip
 
     async def once() -> None:
-        steps = _rounds.run_round(
-            tool, arguments, params, purpose="tools/call", scope=scope,
-            sealer=server.sealer,
+        round_ = _rounds.begin(
+            server, tool, arguments, params, purpose="tools/call", scope=scope,
+            store=None,
         )  # fmt: skip
-        while True:  # elicit_n sends no notifications: one step to the end
-            try:
-                next(steps)
-            except StopIteration as done:
-                outcome = done.value
-                break
+        outcome = round_.now()  # elicit_n runs no step: it ends at once
         assert isinstance(outcome, _rounds.Complete), outcome
 
     return await _timed(once, seconds)

@@ -19,16 +19,12 @@ from pydantic import BaseModel
 from bridge.client import Client
 from bridge.server import Server
 from bridge.transports.memory import memory_pair
-from runtime import (
-    Context,
+from runtime import Context, ElicitKey, Op, Text, tool
+from runtime.lowlevel import (
     ElicitationRequest,
-    ElicitKey,
     ElicitReply,
-    Op,
     SampleReply,
     SamplingRequest,
-    Text,
-    tool,
 )
 
 

@@ -59,8 +59,12 @@ from bridge.jsonrpc import messages as jsonrpc  # noqa: E402
 from bridge.server.questions import CallScope, ask, decode_answer  # noqa: E402
 from decoders import mcp as mcp_decode  # noqa: E402
 from encoders import mcp as mcp_encode  # noqa: E402
-from runtime import Journal, SampleReply, Text  # noqa: E402
-from runtime.journal import JournalEntry  # noqa: E402
+from runtime import Text  # noqa: E402
+from runtime.lowlevel import (  # noqa: E402
+    Journal,
+    JournalEntry,
+    SampleReply,
+)
 
 __all__ = ["Pieces", "Step", "replay_steps", "round_steps"]
 

@@ -9,7 +9,7 @@ time is the step machinery's own: the ``Step`` effect and its program, the
 stepper, the journal record, and running the function (a worker thread via
 ``trio.to_thread.run_sync`` for a sync function; the caller's task for an
 ``async def``). The cost per step is ``(call with 10 steps - call with none)
-/ 10``, in process (``runtime.run`` with a scripted peer), and for a
+/ 10``, in process (``runtime.lowlevel.run`` with a scripted peer), and for a
 2026-07-28 server round that replays 10 recorded steps (no function runs).
 Aims: an async step at most 50 µs, a thread step at most 150 µs. Medians over
 batches, wall time (a thread step's cost is mostly waiting for the thread);
@@ -33,7 +33,8 @@ if str(ROOT) not in sys.path:
 import trio  # noqa: E402
 
 from benchmarks._stats import median  # noqa: E402
-from runtime import Context, Journal, Op, run, tool  # noqa: E402
+from runtime import Context, Op, tool  # noqa: E402
+from runtime.lowlevel import Journal, run  # noqa: E402
 from runtime.testing import ScriptedPeer  # noqa: E402
 
 STEPS = 10

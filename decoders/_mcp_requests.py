@@ -23,9 +23,9 @@ from typing import Any, cast
 import jsonschema
 from pydantic import ValidationError
 
-from runtime._wire_check import check_form_properties
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_from_json
 from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
+from runtime.lowlevel import check_form_properties
 from runtime.messages import ModelPreferences, ToolChoice, ToolSpec, validate_messages
 from runtime.requests import ElicitationRequest, SamplingRequest
 

@@ -20,8 +20,8 @@ import mcp_types._v2025_11_25 as _v2025
 import mcp_types._v2026_07_28 as _v2026
 from pydantic import BaseModel, ValidationError
 
-from runtime._wire_check import check_json
 from runtime.errors import RemoteProtocolError, summarize_validation_error
+from runtime.lowlevel import check_json
 
 __all__ = [
     "BOTH_ERAS",

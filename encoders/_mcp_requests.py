@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from runtime._wire_check import check_form_properties
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_to_json
 from runtime.errors import LocalProtocolError, summarize_validation_error
+from runtime.lowlevel import check_form_properties
 from runtime.messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
 from runtime.requests import ElicitationRequest, SamplingRequest
 

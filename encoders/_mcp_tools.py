@@ -1,10 +1,12 @@
 """MCP encoding of tools, server side: tool definitions and ``tools/call`` results.
 
 Owns :func:`tool_definition` (the ``Tool`` object ``tools/list`` returns, with
-``outputSchema`` when the tool's output is a pydantic model) and what a call
-returns: :func:`tool_result` (text, content blocks including MCP resources,
-or structured data, as the era allows) and :func:`tool_error`. Every payload
-passes :func:`~encoders._mcp_wire.checked` before it is returned.
+the ``outputSchema`` the tool's return annotation gives, as the official SDK's
+``MCPServer`` makes it: :mod:`encoders._mcp_output`) and what a call returns:
+:func:`tool_result` (text, content blocks including MCP resources, and
+structured data beside a text block, as the era allows) and
+:func:`tool_error`. Every payload passes :func:`~encoders._mcp_wire.checked`
+before it is returned.
 
 Tool results may contain MCP resources. Rather than inventing a second type, a
 tool returns the official public models ``mcp_types.ResourceLink`` or
@@ -18,13 +20,11 @@ It does not validate arguments, run the tool or decide that a call failed
 from __future__ import annotations
 
 import copy
-import functools
 import json
 from collections.abc import Sequence
 from typing import Any, TypeAlias, cast
 
 import mcp_types
-from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from runtime.codec import block_to_json
@@ -32,6 +32,7 @@ from runtime.errors import LocalProtocolError
 from runtime.messages import Audio, Image, Text, ToolResult, ToolUse
 from runtime.tools import Tool
 
+from ._mcp_output import output_shape
 from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text, put
 
 __all__ = ["ResultBlock", "tool_definition", "tool_error", "tool_result"]
@@ -54,9 +55,9 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
     """The MCP ``Tool`` object ``tools/list`` returns for ``tool``.
 
     ``inputSchema`` is the params model's JSON Schema. ``outputSchema`` is the
-    output model's serialization schema when the tool's output is a pydantic
-    model, except in 2025-11-25 when that schema's root is not an object (then
-    it is omitted, and so is ``structuredContent`` in :func:`tool_result`).
+    one the tool's output type gives (:mod:`encoders._mcp_output`), except in
+    2025-11-25 when that schema's root is not an object (then it is omitted,
+    and so is ``structuredContent`` in :func:`tool_result`).
 
     Raises:
         LocalProtocolError: the definition is not valid MCP in ``era``.
@@ -65,7 +66,7 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
     put(out, "title", tool.title)
     put(out, "description", tool.description)
     out["inputSchema"] = tool.input_schema
-    output = _output_schema(tool.output, era)
+    output = _output_schema(tool, era)
     if output is not None:
         out["outputSchema"] = copy.deepcopy(output)
     if tool.annotations is not None:
@@ -77,16 +78,9 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
     return checked(era_models(era).Tool, out, f"tool {tool.name!r} definition")
 
 
-def _output_schema(output: Any, era: str) -> JSONObject | None:
-    if not (isinstance(output, type) and issubclass(output, BaseModel)):
-        return None
-    return _model_output_schema(output, era)
-
-
-@functools.cache
-def _model_output_schema(output: type[BaseModel], era: str) -> JSONObject | None:
-    schema = output.model_json_schema(mode="serialization")
-    if era == "2025-11-25" and schema.get("type") != "object":
+def _output_schema(tool: Tool[Any, Any], era: str) -> JSONObject | None:
+    schema = output_shape(tool.name, tool.output).schema
+    if schema is None or (era == "2025-11-25" and schema.get("type") != "object"):
         return None
     return schema
 
@@ -98,18 +92,32 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
     * ``None``: no content;
     * a :data:`ResultBlock` or a non-empty list/tuple of them: that content;
     * anything else (a pydantic model, a dict, a list, a number...): its JSON
-      as one text block, and as ``structuredContent`` whenever the era allows
-      that value (any JSON in 2026-07-28, objects only in 2025-11-25).
+      as one text block.
+
+    ``structuredContent`` is what the tool's return annotation says
+    (:mod:`encoders._mcp_output`): the value's JSON, or ``{"result": …}``
+    for a wrapped type (a ``str`` and ``None`` too), or none for content
+    blocks; with no annotation, data (not a ``str``) goes as it is whenever
+    the era allows that value (any JSON in 2026-07-28, objects only in
+    2025-11-25).
 
     Raises:
         LocalProtocolError: the value cannot be sent (not JSON-serialisable,
             content mixed with data, sampling-only blocks such as ``ToolUse``).
     """
-    content, structured, plain = _result_parts(value, tool.name)
+    content, data, plain = _result_parts(value, tool.name)
+    shape = output_shape(tool.name, tool.output)
+    structured: Any = data
+    if shape.content or (data is None and value is not None):
+        structured = None  # content blocks
+    elif shape.wrapped:
+        structured = {"result": data}
+    elif shape.schema is None and isinstance(value, str):
+        structured = None  # no annotation: a str is text
     out: JSONObject = {"content": content}
     if structured is not None and (era == "2026-07-28" or isinstance(structured, dict)):
         out["structuredContent"] = structured
-    elif _output_schema(tool.output, era) is not None:
+    elif _output_schema(tool, era) is not None:
         raise LocalProtocolError(
             f"tool {tool.name!r} declares an outputSchema but returned "
             f"{type(value).__name__}, which has no structured content"
@@ -140,10 +148,11 @@ def tool_error(message: str, *, era: Era) -> JSONObject:
 
 
 def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bool]:
-    """The content, the structured value and whether the content is plain text
-    (spelled here, valid by construction) for what a tool returned."""
+    """The content, the value as JSON (None for content blocks) and whether
+    the content is plain text (spelled here, valid by construction) for what a
+    tool returned."""
     if isinstance(value, str):
-        return [{"type": "text", "text": value}], None, True
+        return [{"type": "text", "text": value}], value, True
     if value is None:
         return [], None, True
     blocks = _as_blocks(value, tool_name)

@@ -30,6 +30,8 @@ lives, with the decisions a reader should know about it, in its own module:
 * ``_mcp_answers``: the host's answers to them;
 * ``_mcp_tools``: tool definitions and ``tools/call`` results (how MCP resources
   are returned);
+* ``_mcp_output``: the ``outputSchema`` and ``structuredContent`` a tool's
+  return annotation gives, as the official SDK's ``MCPServer`` makes them;
 * ``_mcp_wire``: the eras and the check above.
 
 It does not send anything, mint JSON-RPC ids, choose the era (the bridge passes

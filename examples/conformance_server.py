@@ -40,19 +40,9 @@ from bridge.server import (
     resource,
     resource_template,
 )
-from runtime import (
-    Audio,
-    CapabilityError,
-    Context,
-    ElicitKey,
-    Image,
-    Op,
-    Text,
-    Tool,
-    ToolError,
-    tool,
-)
+from runtime import Audio, Context, ElicitKey, Image, Op, Text, Tool, ToolError, tool
 from runtime.errors import RequestError
+from runtime.lowlevel import CapabilityError
 
 SERVER_NAME = "mcp-conformance-test-server"
 

@@ -13,7 +13,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from runtime import CapabilityError, Context, ModelPreferences, Op, tool
+from runtime import Context, ModelPreferences, Op, tool
+from runtime.lowlevel import CapabilityError
 
 
 class SampleLlmRequest(BaseModel):

@@ -20,18 +20,11 @@ from typing import Any, Generic, Literal, TypeVar, final, overload
 import attrs
 from pydantic import BaseModel
 
-from ._branch_effect import Branch, Limits
-from ._effect_base import Effect, Op
-from ._elicit_effects import Elicit, ElicitUrl, ListRoots
-from ._local_effects import Clock, RandomBits
-from ._notices import Log, LogLevel, Progress, ReleaseStream
-from ._sample_effect import Sample
-from ._sampling import (
-    schema_retry_messages,
-    tool_call_problems,
-    tools_retry_messages,
-)
-from ._step_ops import StepMethods
+from .effects.base import Effect, Op
+from .effects.branch import Branch, Limits
+from .effects.local import Clock, RandomBits
+from .effects.notices import Log, LogLevel, Progress, ReleaseStream
+from .elicitation.effects import Elicit, ElicitUrl, ListRoots
 from .errors import InvalidEffect
 from .messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
 from .principal import Principal
@@ -41,6 +34,13 @@ from .results import (
     SchemaResult,
     ToolsResult,
 )
+from .sampling.effect import Sample
+from .sampling.outcome import (
+    schema_retry_messages,
+    tool_call_problems,
+    tools_retry_messages,
+)
+from .steps.spelling import StepMethods
 
 __all__ = ["Context", "ElicitKey"]
 

@@ -1,11 +1,19 @@
 """Small generated tool programs and a reference interpreter for them.
 
 A program is a list of steps: sample, elicit, log, raise, work (a
-``ctx.step`` whose function may fail), or a branch of sub-programs.
-:func:`execute` runs one as a real tool body (generators yielding effects);
-:func:`reference` computes what it must return by plain recursion.
-Answers are a pure function of the question (its label), so the result does not
-depend on the order answers arrive in, only on which labels fail.
+``ctx.step`` whose function may fail), read the clock or draw a random number
+(``ctx.now()``, ``ctx.random()``), or a branch of sub-programs, which may have
+a time limit. :func:`execute` runs one as a real tool body (generators
+yielding effects); :func:`reference` computes what it must return by plain
+recursion. Answers are a pure function of the question (its label), so the
+result does not depend on the order answers arrive in, only on which labels
+fail and which timed branches ran out of time (the driver's choice, so the
+reference is told: ``expired``). What the clock and the random draws gave is
+not in the result but in the :class:`Trace`, by the step's path, so a test
+can check that a replay sees the values of the first run.
+
+``programs`` draws the steps every driver can run; ``timed_programs`` adds
+the clock, random draws and time limits, for drivers that keep a clock.
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ import trio
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from runtime import Context, Op, PeerError, StepFailed, Tool, idempotency_key, tool
+from runtime import Context, Limits, Op, StepFailed, Tool, idempotency_key, tool
+from runtime.lowlevel import BranchTimeout, PeerError
 from runtime.testing import accept, text
 
 
@@ -50,8 +59,19 @@ class WorkStep:
 
 
 @attrs.frozen
+class NowStep:
+    label: str
+
+
+@attrs.frozen
+class RandomStep:
+    label: str
+
+
+@attrs.frozen
 class BranchStep:
     children: tuple[tuple[Any, ...], ...]
+    timeout: float | None = None  # seconds: the branch's Limits(timeout=...)
 
 
 Program = tuple[Any, ...]
@@ -102,20 +122,69 @@ programs: st.SearchStrategy[Program] = st.recursive(
     st.lists(leaves, max_size=4).map(tuple), _with_branches, max_leaves=12
 )
 
+TIME_LIMITS = (1.0, 10.0, 100.0)  # seconds: a timed branch's Limits(timeout=...)
+
+# The clock, random draws and time limits besides; questions (and steps) most
+# often, raises rarely, so that more calls get far, and branch, before they end.
+_questions = (
+    st.builds(SampleStep, labels),
+    st.builds(ElicitStep, labels),
+    st.builds(WorkStep, labels, st.sampled_from([False, False, True])),
+)
+timed_leaves = st.one_of(
+    *_questions,
+    *_questions,
+    *_questions,
+    st.builds(LogStep, labels),
+    st.builds(NowStep, labels),
+    st.builds(RandomStep, labels),
+    st.builds(RaiseStep, labels),
+)
+
+
+def _with_timed_branches(
+    inner: st.SearchStrategy[Program],
+) -> st.SearchStrategy[Program]:
+    children = st.lists(inner, min_size=1, max_size=3).map(tuple)
+    limits = st.one_of(st.none(), st.sampled_from(TIME_LIMITS))
+    branch = st.builds(BranchStep, children, limits)
+    return st.lists(st.one_of(timed_leaves, branch), max_size=4).map(tuple)
+
+
+timed_programs: st.SearchStrategy[Program] = st.recursive(
+    st.lists(timed_leaves, max_size=4).map(tuple), _with_timed_branches, max_leaves=12
+)
+
 
 @attrs.define
 class Trace:
-    """Which generators started and which finished (their ``finally`` ran)."""
+    """Which generators started and which finished (their ``finally`` ran);
+    what each clock reading and random draw gave, by the step's path; and
+    each branch that started: its effect key (by its path), how it ended (by
+    its key: "ok", "failed", "timeout" or "closed") and, for those that ran
+    out of time, the key their ``BranchTimeout`` named (by path)."""
 
     started: list[str] = attrs.field(factory=list)
     finished: list[str] = attrs.field(factory=list)
+    seen: dict[str, float] = attrs.field(factory=dict)
+    branches: dict[str, str] = attrs.field(factory=dict)
+    ended: dict[str, str] = attrs.field(factory=dict)
+    timeouts: dict[str, str] = attrs.field(factory=dict)
 
 
-def execute(ctx: Context, program: Program, path: str, trace: Trace) -> Op[Program]:
+def execute(
+    ctx: Context, program: Program, path: str, trace: Trace, prefix: str = ""
+) -> Op[Program]:
+    """Run ``program`` as a tool body. ``path`` names each step for the
+    reference (``r/2`` is the root's third step, ``r/2.1`` its second child);
+    ``prefix`` is the effect-key prefix the stepper gives this generator
+    (its rule 1), so each branch's key can be traced without asking it."""
     trace.started.append(path)
+    yields = 0  # this generator's yields so far: the ordinal of its next key
     try:
         out: list[Any] = []
         for index, step in enumerate(program):
+            here = f"{path}/{index}"
             match step:
                 case SampleStep(label):
                     reply = yield from ctx.sample(label)
@@ -130,18 +199,41 @@ def execute(ctx: Context, program: Program, path: str, trace: Trace) -> Op[Progr
                     raise ProgramError(label)
                 case WorkStep(label, fails):
                     out.append((yield from ctx.step(work, label, fails)))
-                case BranchStep(children):
+                case NowStep(label):
+                    trace.seen[here] = yield from ctx.now()
+                    out.append(("now", label))
+                case RandomStep(label):
+                    trace.seen[here] = yield from ctx.random()
+                    out.append(("random", label))
+                case BranchStep(children, timeout):
+                    key = f"{prefix}{yields}"
+                    trace.branches[here] = key
                     factories = [
                         functools.partial(
                             execute,
                             program=child,
-                            path=f"{path}/{index}.{i}",
+                            path=f"{here}.{i}",
                             trace=trace,
+                            prefix=f"{key}.{i}/",
                         )
                         for i, child in enumerate(children)
                     ]
-                    results = yield from ctx.branch(*factories)
+                    limits = None if timeout is None else Limits(timeout=timeout)
+                    try:
+                        results = yield from ctx.branch(*factories, limits=limits)
+                    except BranchTimeout as exc:
+                        trace.ended[key] = "timeout"
+                        trace.timeouts[here] = exc.branch_key
+                        raise ProgramError(f"timeout {here}") from exc
+                    except GeneratorExit:
+                        trace.ended[key] = "closed"
+                        raise
+                    except BaseException:
+                        trace.ended[key] = "failed"
+                        raise
+                    trace.ended[key] = "ok"
                     out.append(tuple(results))
+            yields += 1  # every step but a raise (which ends here) yields once
         return tuple(out)
     finally:
         trace.finished.append(path)
@@ -181,9 +273,17 @@ class Failed:
     candidates: frozenset[str]  # the labels the failure may come from
 
 
-def reference(program: Program, failing: frozenset[str]) -> Ok | Failed:
+def reference(
+    program: Program,
+    failing: frozenset[str],
+    expired: frozenset[str] = frozenset(),
+    path: str = "r",
+) -> Ok | Failed:
+    """What ``program`` returns when the labels in ``failing`` fail and the
+    timed branches at the paths in ``expired`` ran out of time."""
     out: list[Any] = []
-    for step in program:
+    for index, step in enumerate(program):
+        here = f"{path}/{index}"
         match step:
             case SampleStep(label) | ElicitStep(label) if label in failing:
                 return Failed(frozenset({label}))
@@ -197,8 +297,17 @@ def reference(program: Program, failing: frozenset[str]) -> Ok | Failed:
                 return Failed(frozenset({label}))
             case WorkStep(label):
                 out.append(label * 2)
+            case NowStep(label):
+                out.append(("now", label))
+            case RandomStep(label):
+                out.append(("random", label))
+            case BranchStep() if here in expired:
+                return Failed(frozenset({f"timeout {here}"}))
             case BranchStep(children):
-                results = [reference(child, failing) for child in children]
+                results = [
+                    reference(child, failing, expired, f"{here}.{i}")
+                    for i, child in enumerate(children)
+                ]
                 failures = [r for r in results if isinstance(r, Failed)]
                 if failures:
                     return Failed(frozenset().union(*(f.candidates for f in failures)))

@@ -1,10 +1,17 @@
-"""The import graph: one-way layers, no cycles, small modules.
+"""The import graph: one-way layers, no cycles, public faces, one folder per concept.
 
 ``runtime`` imports nothing from ``bridge``, ``encoders`` or ``decoders``;
 ``encoders`` and ``decoders`` import nothing from ``bridge`` and nothing from
 trio (they are pure). Inside ``bridge``, each subpackage has one role and the
 rules below say what it may not import: the server side never imports the
 client side and the reverse.
+
+No package imports another's private modules (a path segment starting with
+``_``), and everything outside ``runtime`` reaches it through its two faces
+(``runtime`` for tool authors, ``runtime.lowlevel`` for integrators) and its
+public modules, never the inside of a concept folder. A module may be long
+when it holds one concept: there is no line cap, and every folder's
+``__init__`` says what it owns and what it does not.
 
 Every check parses the source with :mod:`ast`, so it sees every import: at
 module level, inside functions, and under ``if TYPE_CHECKING:`` (a type-only
@@ -24,7 +31,33 @@ import pytest
 from tests.helpers import ROOT
 
 PACKAGES = ("runtime", "encoders", "decoders", "bridge")
-MAX_LINES = 400
+# Code outside the packages, held to the same face of ``runtime``.
+OUTSIDE = ("tests", "examples", "benchmarks")
+
+# What other packages may import from ``runtime``: its two faces and its
+# public modules (and the public modules of the ``picture``/``testing`` folders).
+RUNTIME_PUBLIC = frozenset(
+    {"runtime", "runtime.lowlevel"}
+    | {
+        f"runtime.{name}"
+        for name in (
+            "errors",
+            "messages",
+            "principal",
+            "codec",
+            "requests",
+            "replies",
+            "results",
+            "context",
+            "effects",
+            "tools",
+            "picture",
+            "testing",
+        )
+    }
+)
+RUNTIME_PUBLIC_FOLDERS = ("runtime.picture", "runtime.testing")
+RUNTIME_AUTHOR_FACE_MAX = 30
 
 FORBIDDEN = {
     "runtime": {"bridge", "encoders", "decoders"},
@@ -63,6 +96,14 @@ BRIDGE_RULES: dict[str, tuple[str, ...]] = {
         *_ANSWERERS,
         "bridge.transports",
     ),
+    "bridge.durable": (
+        *_SERVER_SIDE,
+        *_CLIENT_SIDE,
+        *_ANSWERERS,
+        "bridge.jsonrpc",
+        "bridge.transports",
+        "bridge.telemetry",
+    ),
     "bridge.stores": (
         *_SERVER_SIDE,
         *_CLIENT_SIDE,
@@ -90,10 +131,12 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def _modules(root: Path) -> dict[str, Path]:
+def _modules(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
     found: dict[str, Path] = {}
-    for package in PACKAGES:
+    for package in packages:
         for path in sorted((root / package).rglob("*.py")):
+            if ".venv" in path.parts:
+                continue
             found[_module_name(path, root)] = path
     return found
 
@@ -132,6 +175,59 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     return {
         name: set(_imported(path, name, known)) - {name} for name, path in known.items()
     }
+
+
+def outside_imports(root: Path = ROOT) -> dict[str, set[str]]:
+    """What each module of tests, examples and benchmarks imports of ours."""
+    known = _modules(root)
+    return {
+        name: set(_imported(path, name, known))
+        for name, path in _modules(root, OUTSIDE).items()
+    }
+
+
+def _is_private(module: str) -> bool:
+    return any(part.startswith("_") for part in module.split("."))
+
+
+def private_imports(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Imports of another package's private modules, by importing module."""
+    found: dict[str, list[str]] = {}
+    for module, targets in graph.items():
+        package = module.split(".")[0]
+        bad = sorted(
+            target
+            for target in targets
+            if target.split(".")[0] in PACKAGES
+            and target.split(".")[0] != package
+            and _is_private(target)
+        )
+        if bad:
+            found[module] = bad
+    return found
+
+
+def _public_runtime(module: str) -> bool:
+    return module in RUNTIME_PUBLIC or (
+        any(_within(module, folder) for folder in RUNTIME_PUBLIC_FOLDERS)
+        and not _is_private(module)
+    )
+
+
+def runtime_inside_imports(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Imports from outside ``runtime`` of anything but its public modules."""
+    found: dict[str, list[str]] = {}
+    for module, targets in graph.items():
+        if _within(module, "runtime"):
+            continue
+        bad = sorted(
+            target
+            for target in targets
+            if _within(target, "runtime") and not _public_runtime(target)
+        )
+        if bad:
+            found[module] = bad
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -212,13 +308,50 @@ def test_no_module_is_part_of_an_import_cycle() -> None:
     assert cycles(GRAPH) == []
 
 
-def test_no_module_is_over_400_lines() -> None:
-    long = {
-        name: len(path.read_text().splitlines())
-        for name, path in _modules(ROOT).items()
-        if len(path.read_text().splitlines()) > MAX_LINES
+def test_no_package_imports_another_s_private_modules() -> None:
+    assert private_imports(GRAPH) == {}
+
+
+def test_other_packages_reach_runtime_only_through_its_public_modules() -> None:
+    assert runtime_inside_imports(GRAPH) == {}
+
+
+def test_tests_examples_and_benchmarks_reach_runtime_through_its_public_modules() -> (
+    None
+):
+    assert runtime_inside_imports(outside_imports()) == {}
+
+
+def test_the_face_checks_see_private_and_inner_modules(tmp_path: Path) -> None:
+    for folder in ("runtime", "runtime/call", "runtime/effects", "bridge", "tests"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    for module in ("lowlevel", "errors", "_hidden", "call/stepper", "effects/base"):
+        (tmp_path / "runtime" / f"{module}.py").write_text("")
+    (tmp_path / "runtime" / "user.py").write_text("from ._hidden import x\n")
+    (tmp_path / "bridge" / "a.py").write_text(
+        "from runtime import tool\n"
+        "from runtime.lowlevel import run\n"
+        "from runtime.errors import PeerError\n"
+        "from runtime.effects import Sample\n"
+        "from runtime._hidden import x\n"
+        "from runtime.call.stepper import Stepper\n"
+        "from runtime.call import stepper\n"
+        "import runtime.effects.base\n"
+    )
+    (tmp_path / "tests" / "t.py").write_text("from runtime.call import stepper\n")
+    graph = import_graph(tmp_path)
+    assert private_imports(graph) == {"bridge.a": ["runtime._hidden"]}
+    assert runtime_inside_imports(graph) == {
+        "bridge.a": [
+            "runtime._hidden",
+            "runtime.call.stepper",
+            "runtime.effects.base",
+        ]
     }
-    assert long == {}
+    assert runtime_inside_imports(outside_imports(tmp_path)) == {
+        "tests.t": ["runtime.call.stepper"]
+    }
 
 
 def test_the_checker_sees_every_kind_of_import(tmp_path: Path) -> None:
@@ -259,12 +392,40 @@ def test_every_package_says_what_it_owns() -> None:
     assert undocumented == []
 
 
-def test_public_runtime_names_are_exported_once() -> None:
+def test_every_folder_is_a_package() -> None:
+    # A folder of modules without an ``__init__`` would be a namespace
+    # package: importable, but with no docstring to say what it owns.
+    bare = sorted(
+        str(path.parent.relative_to(ROOT))
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if not (path.parent / "__init__.py").exists()
+    )
+    assert bare == []
+
+
+def test_every_runtime_folder_says_what_it_owns_and_what_it_does_not() -> None:
+    vague = [
+        name
+        for name, path in _modules(ROOT, ("runtime",)).items()
+        if path.name == "__init__.py"
+        and name != "runtime"
+        and " not " not in (ast.get_docstring(ast.parse(path.read_text())) or "")
+    ]
+    assert vague == []
+
+
+def test_runtime_has_two_faces_that_share_no_name() -> None:
     import runtime
+    import runtime.lowlevel
     import runtime.testing
 
-    assert len(runtime.__all__) == len(set(runtime.__all__))
-    for name in runtime.__all__:
-        assert hasattr(runtime, name), name
-    overlap = set(runtime.__all__) & set(runtime.testing.__all__)
-    assert overlap == set()
+    author = runtime.__all__
+    integrator = runtime.lowlevel.__all__
+    assert len(author) <= RUNTIME_AUTHOR_FACE_MAX
+    for face, names in ((runtime, author), (runtime.lowlevel, integrator)):
+        assert len(names) == len(set(names))
+        for name in names:
+            assert hasattr(face, name), (face.__name__, name)
+    assert set(author) & set(integrator) == set()
+    assert set(author) & set(runtime.testing.__all__) == set()

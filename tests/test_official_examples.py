@@ -214,7 +214,7 @@ def test_input_required_result_example_requests_decode() -> None:
 
 
 @tool
-def _echo(ctx: Context) -> str:
+def _echo(ctx: Context):  # no return annotation: what it returns is data
     return ""
 
 

@@ -12,7 +12,8 @@ command line (other users can read it there).
 ``yieldmcp call URL`` authorizes when the server asks (:func:`add_call_options`,
 :func:`call_auth`): the user consents in their browser (``--oauth-no-browser``
 only prints the URL), tokens are kept in memory or in ``--oauth-tokens FILE``
-(mode 0600), and the client is the one given (``--oauth-client-id``; secret
+(mode 0600, in a directory of the user's that no one else may write: checked
+before anything is sent), and the client is the one given (``--oauth-client-id``; secret
 from ``YIELDMCP_OAUTH_CLIENT_SECRET``), the ``--oauth-client-metadata-url``
 document, or one registered dynamically.
 
@@ -191,7 +192,8 @@ def add_call_options(call: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--oauth-tokens",
         metavar="FILE",
-        help="keep tokens in FILE (created with mode 0600) instead of memory",
+        help="keep tokens in FILE (created with mode 0600, in a directory of "
+        "yours that no one else may write) instead of memory",
     )
     group.add_argument(
         "--oauth-no-browser",
@@ -224,13 +226,19 @@ def call_auth(args: argparse.Namespace) -> Any:
         ValueError: an unusable option value.
     """
     from bridge.client.oauth import BrowserRedirect, FileTokenStore, OAuth
+    from runtime.errors import AuthorizationError
 
     redirect = BrowserRedirect(
         port=args.oauth_port, open_browser=not args.oauth_no_browser
     )
     options: dict[str, Any] = {"redirect": redirect}
     if args.oauth_tokens:
-        options["store"] = FileTokenStore(args.oauth_tokens)
+        store = FileTokenStore(args.oauth_tokens)
+        try:
+            store.check()  # an unsafe place is refused before anything is sent
+        except AuthorizationError as exc:
+            raise ValueError(str(exc)) from None
+        options["store"] = store
     return OAuth(
         client_id=args.oauth_client_id,
         client_secret=os.environ.get(CLIENT_SECRET_ENV)

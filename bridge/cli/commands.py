@@ -12,7 +12,8 @@
 
 Errors are one line on stderr and a non-zero exit code; when serving over
 stdio, stdout carries nothing but MCP (what the served code prints goes to
-stderr).
+stderr). Errors and log records quote peers, so both are printed without
+terminal control sequences (:func:`~bridge.elicit.printable`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, cast
+
+from bridge.elicit import printable
 
 from . import auth_options, trace_options, workers
 from .host_options import add_host_options, key_value, scripted_answers
@@ -165,6 +168,15 @@ def _add_call(verbs: Any) -> None:
     call.add_argument(
         "--args", metavar="JSON", help="all tool arguments as a JSON object"
     )
+    call.add_argument(
+        "--no-validate-output",
+        dest="validate_output",
+        action="store_false",
+        help=(
+            "accept a result whose structuredContent does not match the "
+            "tool's outputSchema (checked by default)"
+        ),
+    )
     add_host_options(call)
     add_task_option(call)
     auth_options.add_call_options(call)
@@ -297,6 +309,7 @@ def _host(
         describe=getattr(args, "describe", False),
         save_media=args.save_media,
         task=getattr(args, "task", False),
+        validate_output=getattr(args, "validate_output", True),
     )
     try:
         return run_trio(run_call, options)
@@ -311,16 +324,28 @@ def _traced(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) 
         raise CliError(str(exc)) from None
 
 
+class _PrintableFormatter(logging.Formatter):
+    """Log records quote peers (an error a server sent, an issuer's URL):
+    shown without terminal control sequences, like everything else."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
+
+
+def _log_to_stderr(level: int) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        _PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    )
+    logging.basicConfig(level=level, handlers=[handler])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for --workers
     verbosity: int = args.verbose + getattr(args, "verbose_after_verb", 0)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)],
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    _log_to_stderr((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
     if run is None:
         parser.print_help()
@@ -328,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _traced(args, run)
     except CliError as exc:
-        print(f"yieldmcp: error: {exc}", file=sys.stderr)
+        print(f"yieldmcp: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_FAILURE
     except (Interrupted, KeyboardInterrupt):
         return EXIT_INTERRUPTED

@@ -5,6 +5,11 @@ a provider (the built-in offline model unless ``--model`` names a real one) and
 elicitation at the terminal (or from scripted answers), and shows what the
 tool reports as it runs: log messages and progress. It owns presentation and
 exit codes; the protocol work is :mod:`bridge.client`'s.
+
+Every text a peer chose (results, logs, progress, listings, errors) is
+printed through :func:`~bridge.elicit.printable`, without its terminal
+control sequences; ``--json`` prints the exact JSON, every control character
+in it escaped.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ import attrs
 import trio
 
 from bridge.client.client import connect
+from bridge.client.output_schemas import InvalidStructuredContent
 from bridge.client.tasks import TASKS_EXTENSION
-from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm
+from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm, printable
 from bridge.providers import provider_from_spec
 from bridge.transports.headers import MISSING_CAPABILITY
 from runtime.errors import (
@@ -71,6 +77,7 @@ class CallOptions:
     describe: bool = False  # show the tool's schemas instead of calling it
     save_media: Path | None = None  # where images and audio of a result go
     task: bool = False  # call --task (bridge.cli.task_options)
+    validate_output: bool = True  # structuredContent against outputSchema
 
 
 @final
@@ -85,10 +92,8 @@ class _Scripted:
         try:
             return await self.script.handle(request)
         except ScriptExhausted:
-            print(
-                f"  (no scripted answer left for {request.key!r}: cancelling)",
-                file=self.out,
-            )
+            key = printable(repr(request.key))
+            print(f"  (no scripted answer left for {key}: cancelling)", file=self.out)
             return ElicitReply(action="cancel")
 
 
@@ -99,12 +104,14 @@ def describe_model(spec: str) -> str:
     return spec
 
 
-async def run_call(options: CallOptions, *, out: TextIO = sys.stdout) -> int:
-    """Run one ``yieldmcp call``; the exit code."""
+async def run_call(options: CallOptions, *, out: TextIO | None = None) -> int:
+    """Run one ``yieldmcp call``; the exit code. ``out``: stdout unless given
+    (the one of the moment, not the one when this module was imported)."""
+    stream: TextIO = sys.stdout if out is None else out
     if options.timeout is None:
-        return await _run_call(options, out)
+        return await _run_call(options, stream)
     with trio.move_on_after(options.timeout):
-        return await _run_call(options, out)
+        return await _run_call(options, stream)
     raise HostError(f"no result within {options.timeout:g} s (--timeout)")
 
 
@@ -134,6 +141,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             on_log=show.log,
             auth=options.auth if remote else None,
             connect_timeout=options.connect_timeout,
+            validate_output=options.validate_output,
         ) as client:
             if options.tool is None:
                 return await _list(client, out)
@@ -141,7 +149,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
                 return await _describe(client, options.tool, out)
             result = await _call_tool(client, options, handler, show, out)
     except RequestTimeout as exc:
-        raise HostError(f"the server did not answer: {exc}") from None
+        raise HostError(_unanswered(exc, options.era)) from None
     except OSError as exc:
         raise HostError(f"cannot start the server: {exc}") from None
     except AuthorizationError as exc:
@@ -150,6 +158,10 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         raise HostError(f"the server went away: {exc}") from None
     except PeerError as exc:
         raise HostError(_refused(exc, options.era)) from None
+    except InvalidStructuredContent as exc:
+        raise HostError(
+            f"the server broke the protocol: {exc} (--no-validate-output accepts it)"
+        ) from None
     except RemoteProtocolError as exc:
         raise HostError(f"the server broke the protocol: {exc}") from None
     except ProviderError as exc:
@@ -176,7 +188,7 @@ async def _list(client: Any, out: TextIO) -> int:
         prompts = (await client.request("prompts/list")).get("prompts", [])
     tools: list[Any] = await client.list_tools() if "tools" in offered else []
     for line in offer_lines(tools, resources, templates, prompts):
-        print(line, file=out)
+        print(printable(line), file=out)
     return 0
 
 
@@ -187,7 +199,7 @@ async def _describe(client: Any, name: str, out: TextIO) -> int:
         known = ", ".join(str(t.get("name")) for t in tools) or "none"
         raise HostError(f"the server has no tool {name!r} (its tools: {known})")
     for line in describe_tool(tool):
-        print(line, file=out)
+        print(printable(line), file=out)
     return 0
 
 
@@ -198,8 +210,10 @@ def _report_unused(answers: ScriptedAnswers | None) -> None:
     unused, asked = answers.unused_keys(), answers.asked_keys()
     if unused:
         print(
-            f"yieldmcp: warning: no form asked for answer key(s) {', '.join(unused)}"
-            f" (keys asked: {', '.join(asked) or 'none'})",
+            printable(
+                f"yieldmcp: warning: no form asked for answer key(s) "
+                f"{', '.join(unused)} (keys asked: {', '.join(asked) or 'none'})"
+            ),
             file=sys.stderr,
         )
 
@@ -228,6 +242,16 @@ async def _call_tool(
     raise HostError(
         f"the server still asked for URL steps after {MAX_URL_ROUNDS} rounds"
     )
+
+
+def _unanswered(exc: RequestTimeout, era: str) -> str:
+    """A handshake request that got no reply within --connect-timeout."""
+    text = f"the server did not answer: {exc} (--connect-timeout)"
+    if era == "auto" and str(exc).startswith("server/discover"):
+        # Some servers ignore a method they do not know instead of refusing
+        # it; initialize on the same connection would follow a late answer.
+        text += "; a server that ignores server/discover needs --era legacy"
+    return text
 
 
 def _refused(exc: PeerError, era: str) -> str:
@@ -269,11 +293,12 @@ class _Display:
 
     def line(self, text: str) -> None:
         if not self.quiet:
-            print(f"{self.erase}{text}", file=self.out, flush=True)
+            print(f"{self.erase}{printable(text)}", file=self.out, flush=True)
 
     def log(self, level: str, data: Any, logger: str | None) -> None:
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        first, *rest = text.splitlines() or [""]
+        # Cleaned before it is split: str.splitlines breaks at \r and \x1c too.
+        first, *rest = printable(text).splitlines() or [""]
         self.line(f"[{level}] {first}")
         for row in rest:
             self.line(f"    {row}")
@@ -290,13 +315,20 @@ class _Display:
                 "structuredContent": result.structured_content,
                 "isError": result.is_error,
             }
-            print(json.dumps(payload, ensure_ascii=False, indent=2), file=self.out)
+            text = json.dumps(payload, ensure_ascii=False, indent=2)
+            print(text.translate(_JSON_ESCAPES), file=self.out)
         elif result.is_error:
             lines = result_lines(result.content, save_media)
-            print(f"tool error: {chr(10).join(lines)}", file=sys.stderr)
+            print(printable(f"tool error: {chr(10).join(lines)}"), file=sys.stderr)
         else:
-            print("\n".join(_readable(result, save_media)), file=self.out)
+            print(printable("\n".join(_readable(result, save_media))), file=self.out)
         return 1 if result.is_error else 0
+
+
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+"""DEL and the C1 controls, which ``json.dumps`` leaves raw with
+``ensure_ascii=False``, as JSON escapes: the same JSON, exactly, and nothing
+a terminal would obey (it already escapes the C0 controls)."""
 
 
 def _block_json(block: Any) -> Any:
@@ -309,15 +341,21 @@ def _block_json(block: Any) -> Any:
 
 
 def _readable(result: Any, save_media: Path | None) -> list[str]:
-    """The structured content as fields (else every block), and any media."""
+    """The structured content as fields (else every block), and any media.
+    A value wrapped in ``{"result": …}`` (a ``str``, a number, a list: the
+    official SDK's way, and ours) is shown by its text blocks, which say it
+    plainly, not as one field named ``result``."""
     structured = result.structured_content
-    if not isinstance(structured, dict):
+    if not isinstance(structured, dict) or (
+        list(structured) == ["result"]  # pyright: ignore[reportUnknownArgumentType]
+        and any(isinstance(b, Text) for b in result.content)
+    ):
         return result_lines(result.content, save_media)
     lines: list[str] = []
     for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]
         if isinstance(value, str) and "\n" in value:
             lines.append(f"{key}:")
-            lines.extend(f"    {row}" for row in value.splitlines())
+            lines.extend(f"    {row}" for row in printable(value).splitlines())
         else:
             lines.append(f"{key}: {value}")
     # The text blocks repeat the structured content; other blocks do not.

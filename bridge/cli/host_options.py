@@ -83,8 +83,9 @@ def add_host_options(command: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=(
             "how long each handshake request may wait for the server (default "
-            "10); with --era auto, an unanswered server/discover falls back to "
-            "initialize"
+            "10); with --era auto, server/discover is waited for this long, "
+            "and initialize follows only if the server says it does not know "
+            "server/discover"
         ),
     )
     command.add_argument(

@@ -49,6 +49,8 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
         for field in fields:
             default: object = field.default
             kind: type[Any] = type(default)
+            if default is None:  # a limit whose default is worked out
+                kind = float if "float" in str(field.type) else int
             options: dict[str, Any] = {"type": kind, "metavar": kind.__name__.upper()}
             if kind is str:  # a choice
                 options = {"choices": _choices(field)}
@@ -56,7 +58,7 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
                 _flag(field.name),
                 dest=field.name,
                 default=None,
-                help=f"{described.get(field.name, '')} (default: {field.default})",
+                help=f"{described.get(field.name, '')} (default: {_shown(field)})",
                 **options,
             )
     group.add_argument(
@@ -90,6 +92,10 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
         metavar="HOST",
         help="a Host name accepted besides loopback ones and HOST; repeatable",
     )
+
+
+def _shown(field: attrs.Attribute[Any]) -> str:
+    return "see above" if field.default is None else str(field.default)
 
 
 def _choices(field: attrs.Attribute[Any]) -> list[str]:

@@ -4,7 +4,8 @@ On start it prints ``serving MCP at http://HOST:PORT/mcp`` on stderr, with the
 port actually bound (``--http 0`` picks one). A port that cannot be bound is
 one line (``cannot listen on 127.0.0.1:8765: address already in use``), not
 the listener's traceback. With a store, tasks left by a process that died are
-resumed from the start (:mod:`bridge.server.tasks`).
+resumed from the start (the server's run scope runs the recovery service:
+:meth:`bridge.server.Server.running`).
 
 SIGTERM drains (:func:`serve_until_drained`, for one process and for each
 worker alike): no new connections, 503 for new work, the calls in flight
@@ -25,7 +26,6 @@ from typing import TYPE_CHECKING, Any, cast
 import trio
 
 from bridge.server.server import Server
-from bridge.server.tasks import tasks_of
 
 if TYPE_CHECKING:
     from bridge.transports.http.drain import Drain
@@ -82,10 +82,6 @@ async def serve_http_announced(
                 functools.partial(serve_until_drained, server, host, port, options)
             )
             started = True
-            if server.store is not None:
-                # Tasks whose process died go on here once their lease runs
-                # out; expired ones are swept.
-                tasks_of(server).start_janitor()
             print(f"serving MCP at {url}", file=sys.stderr, flush=True)
     except Exception as exc:
         failure = None if started else _os_error(exc)

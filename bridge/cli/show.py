@@ -8,6 +8,10 @@
   own lines; an image or audio as ``[image image/png, 4.2 KB]`` (written to a
   file with ``--save-media DIR``); a resource link as ``name <uri>``; an
   embedded resource by its URI, with its text.
+
+A peer's text is split into lines only once it is
+:func:`~bridge.elicit.printable` (``str.splitlines`` also breaks at ``\r``
+and other controls), and the caller prints every line through it as well.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any, cast
 
 import mcp_types
 
-from bridge.elicit import describe_form
+from bridge.elicit import describe_form, printable
 from runtime.messages import Audio, Image, Text
 
 __all__ = ["describe_tool", "offer_lines", "result_lines"]
@@ -57,7 +61,7 @@ def _title(item: Mapping[str, Any]) -> str:
 
 
 def _named(head: str, item: Mapping[str, Any]) -> str:
-    description = str(item.get("description") or "").strip().splitlines()
+    description = printable(str(item.get("description") or "")).strip().splitlines()
     return f"{head}: {description[0]}" if description else head
 
 
@@ -75,7 +79,7 @@ def _prompt_call(prompt: Mapping[str, Any]) -> str:
 def describe_tool(tool: Mapping[str, Any]) -> list[str]:
     """A tool's description, its inputs as a form, and its output schema."""
     lines = [str(tool["name"])]
-    description = str(tool.get("description") or "").strip()
+    description = printable(str(tool.get("description") or "")).strip()
     lines.extend(f"  {row}" for row in description.splitlines())
     inputs = describe_form(cast(Mapping[str, Any], tool.get("inputSchema") or {}))
     lines.append("")
@@ -95,7 +99,7 @@ def result_lines(content: Sequence[Any], save_media: Path | None = None) -> list
     lines: list[str] = []
     for index, block in enumerate(content, 1):
         if isinstance(block, Text):
-            lines.extend(block.text.splitlines() or [""])
+            lines.extend(printable(block.text).splitlines() or [""])
         elif isinstance(block, Image | Audio):
             lines.append(_media(block, index, save_media))
         elif isinstance(block, mcp_types.ResourceLink):
@@ -136,7 +140,8 @@ def _embedded(resource: Any) -> list[str]:
     mime = getattr(resource, "mimeType", None) or getattr(resource, "mime_type", None)
     text = getattr(resource, "text", None)
     if isinstance(text, str):
-        return [f"[resource {uri}]", *(f"  {row}" for row in text.splitlines())]
+        rows = printable(text).splitlines()
+        return [f"[resource {uri}]", *(f"  {row}" for row in rows)]
     blob = getattr(resource, "blob", "")
     size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
     return [f"[resource {uri}, {mime or 'binary'}, {_size(size)}]"]

@@ -26,7 +26,7 @@ timeouts) unchanged.
   (``--store URL`` or ``--durable``), they serve it: a session is a document
   any worker takes on, an answer POSTed to another worker is routed to the
   one running its call, and a killed worker's calls are taken on by the next
-  worker the client reaches (:mod:`bridge.transports.http.presence`).
+  worker the client reaches (:mod:`bridge.durable.presence`).
 * SIGTERM drains every worker: the parent sends each one SIGTERM, and each
   drains as one process does (no new connections, 503 for new work, the
   calls in flight finish within ``--drain-seconds``:

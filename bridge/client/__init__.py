@@ -5,7 +5,9 @@ Owns: :class:`Client` and :func:`connect` (both eras: the handshake, and
 the transports: Streamable HTTP over httpx (:mod:`.http`, with the
 2026-07-28 headers it mirrors in :mod:`.headers`) and a spawned server
 command over stdio (:mod:`.process`), and OAuth for servers that ask for it
-(:mod:`.oauth`).
+(:mod:`.oauth`); the era a connection speaks (:mod:`.handshake`), and the
+check of each result's ``structuredContent`` against its tool's
+``outputSchema`` (:mod:`.output_schemas`).
 
 Does not own: how a question is answered (a provider from
 ``bridge.providers``, a form from ``bridge.elicit``, chosen by the caller or
@@ -20,11 +22,13 @@ from .client import LogCallback as LogCallback
 from .client import ProgressCallback as ProgressCallback
 from .client import Sampler as Sampler
 from .client import connect as connect
+from .output_schemas import InvalidStructuredContent as InvalidStructuredContent
 
 __all__ = [
     "Client",
     "ElicitationHandler",
     "Era",
+    "InvalidStructuredContent",
     "LogCallback",
     "ProgressCallback",
     "Sampler",

@@ -98,6 +98,7 @@ class Answers:
         self.roots = roots
         self.on_log = on_log
         self.progress: dict[str | int, ProgressCallback] = {}
+        self.on_tools_changed: Callable[[], None] | None = None
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -170,7 +171,10 @@ class Answers:
         return mcp_encode.elicit_result(reply)
 
     async def notified(self, method: str, params: Mapping[str, Any]) -> None:
-        if method == "notifications/progress":
+        if method == "notifications/tools/list_changed":
+            if self.on_tools_changed is not None:
+                self.on_tools_changed()
+        elif method == "notifications/progress":
             callback = self.progress.get(params.get("progressToken"))  # type: ignore[arg-type]
             if callback is not None:
                 await _maybe(

@@ -9,10 +9,11 @@ capabilities it really has: ``sampling`` (with ``tools``) when it has a model,
 ``elicitation`` when it has a handler, ``roots`` when it has roots.
 
 Eras: ``"auto"`` probes ``server/discover`` and uses 2026-07-28 when the server
-speaks it, else the ``initialize`` handshake (2025-11-25), also when the probe
-gets no reply within ``connect_timeout``. Every handshake request is bounded
-by ``connect_timeout``, so a server that never answers is an error, not a
-hang. In 2025-11-25 the
+speaks it, else the ``initialize`` handshake (2025-11-25) when the server says
+it does not know the probe; a probe with no reply within ``connect_timeout``
+fails (:mod:`bridge.client.handshake` has the rules). Every handshake request
+is bounded by ``connect_timeout``, so a server that never answers is an error,
+not a hang. In 2025-11-25 the
 server asks mid-call; in 2026-07-28 a call returns ``input_required`` and the
 client answers and retries (echoing ``requestState`` byte for byte, with a new
 request id) until the result is complete.
@@ -28,7 +29,7 @@ import itertools
 import logging
 import shlex
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any, Final, Literal, cast, final
+from typing import Any, Final, cast, final
 
 import trio
 
@@ -36,21 +37,21 @@ from bridge import telemetry
 from bridge.jsonrpc.session import Session, Transport
 from decoders import mcp as mcp_decode
 from runtime.errors import (
-    PeerError,
     RemoteProtocolError,
-    RequestError,
-    RequestTimeout,
 )
 from runtime.replies import Root
 
 from ._rounds import retry_params
-from .answers import LEGACY, MODERN, Answers
+from .answers import MODERN, Answers
 from .answers import ElicitationHandler as ElicitationHandler
 from .answers import LogCallback as LogCallback
 from .answers import ProgressCallback as ProgressCallback
 from .answers import Sampler as Sampler
+from .handshake import Era as Era
+from .handshake import Hello, negotiate
 from .headers import invalid_header_reason
 from .oauth.config import OAuth
+from .output_schemas import OutputSchemas
 from .tasks import StatusCallback, follow, with_tasks
 
 __all__ = [
@@ -64,12 +65,10 @@ __all__ = [
 
 log = logging.getLogger("yieldmcp.client")
 
-Era = Literal["auto", "legacy", "2026-07-28"]
 PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
-UNSUPPORTED_VERSION: Final = -32022
 
 
 def _kind(result: Any) -> Any:
@@ -99,6 +98,8 @@ class Client:
         max_rounds: cap on 2026-07-28 ``input_required`` rounds per call.
         connect_timeout: seconds each handshake request may wait for its
             reply (``server/discover``, ``initialize``); ``None``: no limit.
+        validate_output: check each result's ``structuredContent`` against
+            the tool's ``outputSchema`` (:mod:`bridge.client.output_schemas`).
     """
 
     def __init__(
@@ -113,10 +114,14 @@ class Client:
         client_info: Mapping[str, Any] | None = None,
         max_rounds: int = 100,
         connect_timeout: float | None = 10.0,
+        validate_output: bool = True,
     ) -> None:
         self.answers = Answers(
             sampler=sampler, elicitation=elicitation, roots=roots, on_log=on_log
         )
+        self.outputs = OutputSchemas() if validate_output else None
+        if self.outputs is not None:
+            self.answers.on_tools_changed = self.outputs.forget
         self.session = Session(transport, self.answers)
         self.log_level = log_level
         self.client_info = dict(client_info or {"name": "yieldmcp", "version": "0"})
@@ -172,77 +177,18 @@ class Client:
         return self.answers.capabilities
 
     async def _negotiate(self, era: Era) -> None:
-        if era in ("auto", MODERN) and await self._discover(required=era == MODERN):
-            return
-        await self._initialize()
-
-    async def _discover(self, *, required: bool) -> bool:
-        try:
-            result = await self._probe()
-        except (PeerError, RequestError, RemoteProtocolError, RequestTimeout) as exc:
-            if required:
-                raise
-            log.debug("server/discover failed (%s); using initialize", exc)
-            return False
-        versions: Any = result.get("supportedVersions", [])
-        if MODERN not in versions:
-            if required:
-                raise RemoteProtocolError(f"the server does not speak {MODERN}")
-            return False
-        self.era = MODERN
-        self.server_capabilities = result.get("capabilities", {})
-        self.server_info = result.get("_meta", {}).get(
-            "io.modelcontextprotocol/serverInfo", {}
+        hello = Hello(
+            envelope=self._envelope(),
+            capabilities=self.capabilities,
+            client_info=self.client_info,
+            log_level=self.log_level,
+            timeout=self.connect_timeout,
         )
-        self.instructions = result.get("instructions")
-        return True
-
-    async def _probe(self) -> Any:
-        """``server/discover``, asked again if refused for a version we speak.
-
-        A server may refuse the first request's version (-32022) and list the
-        ones it supports; we only speak 2026-07-28, so we retry once when it
-        is among them.
-        """
-        params = {"_meta": self._envelope()}
-        try:
-            return await self._handshake("server/discover", params)
-        except PeerError as exc:
-            data: Any = exc.data
-            supported: Any = (
-                cast(dict[str, Any], data).get("supported")
-                if isinstance(data, dict)
-                else None
-            )
-            if exc.code != UNSUPPORTED_VERSION or not isinstance(supported, list):
-                raise
-            if MODERN not in cast(list[Any], supported):
-                raise
-            log.debug("server/discover: retrying with %s", MODERN)
-        return await self._handshake("server/discover", params)
-
-    async def _handshake(self, method: str, params: Mapping[str, Any]) -> Any:
-        timeout = self.connect_timeout
-        if timeout is None:
-            return await self.session.request(method, params)
-        return await self.session.request(method, params, timeout=timeout)
-
-    async def _initialize(self) -> None:
-        result = await self._handshake(
-            "initialize",
-            {
-                "protocolVersion": LEGACY,
-                "capabilities": self.capabilities,
-                "clientInfo": self.client_info,
-            },
-        )
-        self.era = str(result.get("protocolVersion", LEGACY))
-        self.server_capabilities = result.get("capabilities", {})
-        self.server_info = result.get("serverInfo", {})
-        self.instructions = result.get("instructions")
-        await self.session.notify("notifications/initialized")
-        if self.log_level is not None and "logging" in self.server_capabilities:
-            await self._handshake("logging/setLevel", {"level": self.log_level})
+        negotiated = await negotiate(self.session, era, hello)
+        self.era = negotiated.era
+        self.server_capabilities = negotiated.capabilities
+        self.server_info = negotiated.server_info
+        self.instructions = negotiated.instructions
 
     @property
     def modern(self) -> bool:
@@ -276,6 +222,8 @@ class Client:
         annotations are invalid is left out (the spec says clients MUST)."""
         result = await self.request("tools/list")
         tools = list(result.get("tools", []))
+        if self.outputs is not None:
+            self.outputs.learn(tools, complete=not result.get("nextCursor"))
         return [tool for tool in tools if not self._unusable(tool)]
 
     def _unusable(self, tool: Any) -> bool:
@@ -303,10 +251,14 @@ class Client:
 
         Raises:
             PeerError: the server answered with a JSON-RPC error.
-            RemoteProtocolError: the result is malformed, or 2026 rounds ran out.
+            RemoteProtocolError: the result is malformed, its
+                ``structuredContent`` breaks the tool's ``outputSchema``, or
+                2026 rounds ran out.
             BrokenSessionError: the server went away (e.g. its process exited).
         """
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        if self.outputs is not None:
+            await self.outputs.fetch(name, self.request)
         if task and self.modern:
             params["_meta"] = {CLIENT_CAPABILITIES: with_tasks(self.capabilities)}
         result: Any = await self._until_complete("tools/call", params, on_progress)
@@ -315,7 +267,10 @@ class Client:
                 self._task_request, self.answers, result,
                 gone=self._gone, on_status=on_status,
             )  # fmt: skip
-        return mcp_decode.call_tool_result(result)
+        decoded = mcp_decode.call_tool_result(result)
+        if self.outputs is not None:
+            self.outputs.check(name, decoded)
+        return decoded
 
     async def _task_request(self, method: str, params: Mapping[str, Any]) -> Any:
         meta = {CLIENT_CAPABILITIES: with_tasks(self.capabilities)}

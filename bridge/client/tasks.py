@@ -23,9 +23,15 @@ import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, cast
 
+import httpx
 import trio
 
-from runtime.errors import PeerError, RemoteProtocolError, TaskCancelled
+from runtime.errors import (
+    PeerError,
+    RemoteProtocolError,
+    TaskCancelled,
+    YieldMCPError,
+)
 
 from ._rounds import retry_params
 from .answers import Answers
@@ -76,8 +82,12 @@ async def follow(
         with (
             trio.CancelScope(shield=True),
             trio.move_on_after(CANCEL_TIMEOUT),
-            contextlib.suppress(Exception),
+            contextlib.suppress(
+                YieldMCPError, OSError, httpx.HTTPError, trio.BrokenResourceError
+            ),
         ):
+            # Best effort: a server that is gone or refuses lets the task end
+            # by its TTL.
             await request("tasks/cancel", {"taskId": task_id})
         raise
 

@@ -16,6 +16,10 @@ yieldmcp, and compose:
 
 :class:`Always` gives one fixed answer. This package does no JSON-RPC: the MCP
 client and the in-process host (``bridge.host``) call ``handle``.
+
+:func:`printable` strips terminal control sequences from a peer's text: the
+terminal form shows every message, title and description through it, and
+``bridge.cli`` prints every result, error and log through it.
 """
 
 from ._fields import describe_form as describe_form
@@ -23,6 +27,7 @@ from ._handler import Always as Always
 from ._handler import ElicitationHandler as ElicitationHandler
 from ._handler import form_defaults as form_defaults
 from ._keyed import KeyedHandlers as KeyedHandlers
+from ._printable import printable as printable
 from ._scripted import ANY_KEY as ANY_KEY
 from ._scripted import URL_KEY as URL_KEY
 from ._scripted import ScriptedAnswers as ScriptedAnswers
@@ -53,5 +58,6 @@ __all__ = [
     "Write",
     "form_defaults",
     "line_reader",
+    "printable",
     "stdin_line",
 ]

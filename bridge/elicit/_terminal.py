@@ -25,6 +25,10 @@ Choices are picked by number, value or title; several, separated by commas.
 URL mode shows the full URL and its site and asks for consent; it never opens
 anything (the person does, if they agree).
 
+Everything shown (the message, titles, descriptions, choices, the URL, the
+prompts) goes through :func:`~bridge.elicit.printable` first: the server
+chose those words, and a terminal would obey control sequences in them.
+
 Understanding answers is :mod:`._fields`'s job; this module only asks.
 """
 
@@ -43,6 +47,7 @@ from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
 from ._fields import Field, Invalid, form_fields
+from ._printable import printable
 from ._stdin import read_stdin_line
 
 __all__ = [
@@ -103,10 +108,18 @@ class TerminalForm:
         write: Write | None = None,
         out: TextIO | None = None,
     ) -> None:
-        self._read_line = read_line or _terminal_reader(out)
-        self._write = write or _printer(out)
+        self._reader = read_line or _terminal_reader(out)
+        self._writer = write or _printer(out)
         self._turn = trio.Lock()  # one whole form at a time
         self._helped = False
+
+    # Everything shown passes through these two: a form's words are the
+    # server's, and a terminal would obey the control sequences in them.
+    def _write(self, text: str) -> None:
+        self._writer(printable(text))
+
+    async def _read_line(self, prompt: str) -> str | None:
+        return await self._reader(printable(prompt))
 
     async def handle(self, request: ElicitationRequest) -> ElicitReply:
         """Ask the person; their answer, or decline/cancel if they say so."""
@@ -231,7 +244,7 @@ def render_context(context: Mapping[str, Any]) -> list[str]:
     for name, value in context.items():
         if isinstance(value, str) and "\n" in value:
             lines.append(f"  {name}:")
-            lines.extend(f"    {row}" for row in value.splitlines())
+            lines.extend(f"    {row}" for row in printable(value).splitlines())
         elif isinstance(value, str):
             lines.append(f"  {name}: {value}")
         else:

@@ -31,7 +31,6 @@ from bridge import telemetry
 from bridge.elicit import ElicitationHandler
 from bridge.providers import Provider
 from encoders.mcp import Era
-from runtime import run
 from runtime.effects import (
     Elicit,
     ElicitUrl,
@@ -43,7 +42,7 @@ from runtime.effects import (
     Sample,
 )
 from runtime.errors import CapabilityError, LocalProtocolError
-from runtime.journal import Journal
+from runtime.lowlevel import Journal, run
 from runtime.replies import ElicitReply, Root, RootsReply, SampleReply
 from runtime.requests import ElicitationRequest
 from runtime.tools import Tool

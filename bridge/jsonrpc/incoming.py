@@ -5,11 +5,17 @@ one (an :class:`Adopted` handle its handler keeps). Either can be cancelled:
 by the peer's ``notifications/cancelled``, or because the peer left. A
 ``notifications/cancelled`` for ``"7"`` names request ``7`` (and ``7`` names
 ``"7"``); a boolean names none, since ``True`` would alias ``1``.
+
+A transport that bounds what it holds for the peer (stdio's ``max_queued``)
+is told how many replies are being computed (:meth:`Incoming.computing`):
+the requests taken on, less those waiting on the peer, since their answers
+must still be read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, final
 
 import trio
@@ -47,10 +53,17 @@ class Incoming:
             told each request id that is over, answered or not (an HTTP
             transport then frees the request's stream and its id at once).
         tap: the session's tap, told of a request over with no answer.
+        asked: the session's requests to the peer awaiting a reply, each
+            with the incoming request it serves (or None); if the transport
+            has ``count_replies_in_flight``, it is given :meth:`computing`.
     """
 
     def __init__(
-        self, serially: Serially, transport: object = None, tap: Tap | None = None
+        self,
+        serially: Serially,
+        transport: object = None,
+        tap: Tap | None = None,
+        asked: Mapping[RequestId, RequestId | None] | None = None,
     ) -> None:
         self._tap = tap
         self._handles: dict[RequestId, Handle] = {}
@@ -59,12 +72,25 @@ class Incoming:
         self._on_release: Callable[[RequestId], object] | None = getattr(
             transport, "request_over", None
         )
+        count = getattr(transport, "count_replies_in_flight", None)
+        if count is not None:
+            count(functools.partial(self.computing, {} if asked is None else asked))
 
     def __len__(self) -> int:
         return len(self._handles)
 
     def __contains__(self, request_id: RequestId) -> bool:
         return request_id in self._handles
+
+    def computing(self, asked: Mapping[RequestId, RequestId | None]) -> int:
+        """How many requests are being answered and not waiting on the peer
+        (``asked``: our requests to it, each with the one it serves)."""
+        taken = len(self._handles)
+        if not taken or not asked:
+            return taken
+        handles = self._handles
+        waiting = {served for served in asked.values() if served in handles}
+        return taken - len(waiting)
 
     def get(self, request_id: RequestId) -> Handle | None:
         return self._handles.get(request_id)

@@ -9,7 +9,10 @@ it when the reply comes, times it out, and withdraws it with
 incoming requests, quietly when the peer may already be gone.
 
 It knows nothing of incoming requests: the session says when the peer has left
-(:attr:`peer_gone`) and when the session is over (:attr:`closed`).
+(:attr:`peer_gone`) and when the session is over (:attr:`closed`). Once the
+peer has left, notifications are dropped: progress, logs and cancellations
+do a peer that closed its input no good (replies to its requests still go,
+if the transport takes them).
 
 Rules:
 
@@ -227,6 +230,8 @@ class Outbound:
         related = self.related.pop(request_id, None)
         if entry is None or not isinstance(entry, Callback) or not entry.close():
             return
+        if self.peer_gone:
+            return  # no one to tell
         if self.tap is not None:
             self.tap.settled(request_id, None, None)
         note = Notification(CANCELLED, {"requestId": request_id, "reason": reason})
@@ -239,8 +244,11 @@ class Outbound:
         *,
         related: RequestId | None = None,
     ) -> None:
-        """Send a notification now (BrokenSessionError if the transport is gone)."""
+        """Send a notification now (BrokenSessionError if the transport is
+        gone); nothing once the peer has left."""
         assert self.send_now is not None
+        if self.peer_gone:
+            return
         try:
             self.send_now(Notification(method, params), related=related)
         except BrokenSessionError:
@@ -347,7 +355,10 @@ class Outbound:
         *,
         related: RequestId | None = None,
     ) -> None:
-        """Send a notification (raises BrokenSessionError if the transport is gone)."""
+        """Send a notification (BrokenSessionError if the transport is gone);
+        nothing once the peer has left."""
+        if self.peer_gone:
+            return
         try:
             await self.transport.send(Notification(method, params), related=related)
         except BrokenSessionError:
@@ -375,6 +386,8 @@ class Outbound:
     async def _cancel_remote(
         self, request_id: RequestId, reason: str, related: RequestId | None
     ) -> None:
+        if self.peer_gone:
+            return  # no one to tell
         note = Notification(CANCELLED, {"requestId": request_id, "reason": reason})
         with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_grace):
             await self.send_quietly(note, related)

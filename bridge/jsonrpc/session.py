@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar, final
 
 import trio
@@ -60,6 +60,7 @@ from .outbound import CANCELLED, CLOSED_ERRORS, Outbound
 from .tap import tap_for
 from .timers import Timer, Timers
 from .transport import PushTransport as PushTransport
+from .transport import Queued
 from .transport import ReleasingTransport as ReleasingTransport
 from .transport import Transport as Transport
 
@@ -136,6 +137,11 @@ class Session:
         cancel_grace: float = 1.0,
         drain_timeout: float = 5.0,
     ) -> None:
+        if (
+            getattr(handler, "begin_request", None) is not None
+            and getattr(transport, "send_nowait", None) is None
+        ):
+            transport = Queued(transport)  # a call may send from the receive path
         self.transport = transport
         self.handler = handler
         self.drain_timeout = drain_timeout
@@ -156,7 +162,7 @@ class Session:
         self.release_stream = out.release_stream
         self.release_stream_nowait = out.release_stream_nowait
         self.tap = out.tap = tap_for(handler, transport)  # observability, or None
-        self._incoming = Incoming(feed.serially, transport, self.tap)
+        self._incoming = Incoming(feed.serially, transport, self.tap, out.related)
         self._nursery: trio.Nursery | None = None
         self._closed = False
         self.broken = trio.Event()
@@ -337,11 +343,11 @@ class Session:
         return self._out.outstanding
 
     @property
-    def waiting_on_peer(self) -> int:
-        """How many incoming requests wait on the peer: a request of ours
-        related to them is unanswered (a call parked on its client)."""
-        asked = {r for r in self._out.related.values() if r is not None}
-        return sum(1 for request_id in asked if request_id in self._incoming)
+    def computing(self) -> int:
+        """Of :attr:`in_flight`, those not waiting on the peer (none of our
+        requests related to them is unanswered: not a call parked on its
+        client)."""
+        return self._incoming.computing(self._out.related)
 
     @property
     def immediate(self) -> bool:
@@ -357,6 +363,18 @@ class Session:
     def release(self, request_id: RequestId, handle: Handle) -> None:
         """Incoming request ``request_id`` is over (answered or cancelled)."""
         self._incoming.release(request_id, handle)
+
+    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` in a task of this session's nursery: work a call
+        taken on without a task waits on (a step), cancelled when the session
+        ends.
+
+        Raises:
+            ClosedSessionError: the session has ended.
+        """
+        if self._closed or self._nursery is None:
+            raise ClosedSessionError("the session is closed")
+        self._nursery.start_soon(fn, *args)
 
     def call_later(
         self, seconds: float, callback: Callable[[T], None], arg: T

@@ -4,16 +4,22 @@ A transport moves whole messages (:class:`Transport`); some can close and resume
 a request's stream (:class:`ReleasingTransport`, HTTP) or hand frames to the
 session as they arrive (:class:`PushTransport`, memory and HTTP). The
 transports themselves live in ``bridge.transports`` and ``bridge.client``.
+
+A session always sends without waiting when it must (a call driven from the
+receive path sends its questions at once): a transport that can only wait to
+send is given a queue and one task that writes it, in order (:class:`Queued`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, final, runtime_checkable
+
+import trio
 
 from .messages import Message, RequestId
 
-__all__ = ["PushTransport", "ReleasingTransport", "Transport"]
+__all__ = ["PushTransport", "Queued", "ReleasingTransport", "Transport"]
 
 
 class Transport(Protocol):
@@ -56,3 +62,74 @@ class PushTransport(Transport, Protocol):
     def send_nowait(
         self, message: Message, *, related: RequestId | None = None
     ) -> None: ...
+
+
+@final
+class Queued:
+    """``inner`` with a queue: :meth:`send_nowait` never waits, and one task
+    (:meth:`pump`, run by the session) sends what is queued, in order.
+    :meth:`send` goes straight through (its caller waits anyway)."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self._queue: list[tuple[Message | None, RequestId | None, trio.Event | None]]
+        self._queue = []
+        self._queued = trio.Event()
+        self._broken: BaseException | None = None
+
+    async def receive(self) -> bytes:
+        return await self.inner.receive()
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        sent = trio.Event()
+        self._put(message, related, sent)
+        await sent.wait()
+        if self._broken is not None:
+            raise trio.BrokenResourceError("the transport failed") from self._broken
+
+    def send_nowait(
+        self, message: Message, *, related: RequestId | None = None
+    ) -> None:
+        if self._broken is not None:
+            raise trio.BrokenResourceError("the transport failed") from self._broken
+        self._put(message, related, None)
+
+    async def release_stream(self, related: RequestId) -> None:
+        if isinstance(self.inner, ReleasingTransport):
+            await self.inner.release_stream(related)
+
+    def release_stream_nowait(self, related: RequestId) -> None:
+        self._put(None, related, None)
+
+    def _put(
+        self,
+        message: Message | None,
+        related: RequestId | None,
+        sent: trio.Event | None,
+    ) -> None:
+        self._queue.append((message, related, sent))
+        self._queued.set()
+
+    async def flush(self) -> None:
+        """Send what is queued (the session's last writes before it ends)."""
+        while self._queue:
+            message, related, sent = self._queue.pop(0)
+            try:
+                if self._broken is None:
+                    if message is None:
+                        if isinstance(self.inner, ReleasingTransport):
+                            await self.inner.release_stream(related)  # type: ignore[arg-type]
+                    else:
+                        await self.inner.send(message, related=related)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                self._broken = exc
+            finally:
+                if sent is not None:
+                    sent.set()
+
+    async def pump(self) -> None:
+        """Write the queue until cancelled."""
+        while True:
+            await self._queued.wait()
+            self._queued = trio.Event()
+            await self.flush()

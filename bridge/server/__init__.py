@@ -5,9 +5,9 @@ era's per-connection state and methods (:mod:`.connection`), the method bodies
 both eras share (:mod:`.methods`), the 2026-07-28 dispatcher (:mod:`.modern`)
 and its multi-round calls (:mod:`.rounds`, sealed by :mod:`.state_token`), how
 a tool's questions become server→client requests (:mod:`.questions`) and the
-live 2025-11-25 call (:mod:`.live`, :mod:`.live_calls`, :mod:`.live_begin`,
-:mod:`.call_outcome`; with a store written down ahead as it goes and taken on
-again by another process, :mod:`.live_durable`, :mod:`.durable_calls`), the
+drivers of a call (:mod:`.calls`: the live 2025-11-25 call, the 2026-07-28
+rounds, their work and outcome; with a store a live call is written down
+ahead as it goes and taken on again by another process, :mod:`bridge.durable.live`), the
 resources
 and prompts beside the tools (:mod:`.catalog`), the access-token checks of a
 resource server (:mod:`.auth`: ``Server(auth=...)``), what one client may make

@@ -21,6 +21,8 @@ from typing import Any, Final, cast, final
 
 import trio
 
+from bridge.durable.live import Home, Revived
+from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -34,12 +36,10 @@ from runtime.errors import BrokenSessionError, ClosedSessionError, RequestError
 from runtime.principal import Principal
 
 from . import changes as _changes
-from . import live_begin as _live_begin
 from . import methods as _methods
 from . import modern as _modern
-from . import modern_tasks as _modern_tasks
 from . import tasks as _tasks
-from .durable_calls import Home, Revived
+from .calls import live as _live
 from .limits import busy, check_size
 from .offer import Offer
 from .questions import CallScope
@@ -72,7 +72,7 @@ class Connection:
         self.principal: Principal | None = None
         self.closed_event = trio.Event()
         # A durable session's transport (HTTP with a store): its calls are
-        # written down and can be taken on again (:mod:`.durable_calls`).
+        # written down and can be taken on again (:mod:`bridge.durable.live`).
         self.home: Home | None = None
         self._session: Session | None = None
         self._url_flows: set[str] = set()  # elicitationIds sent, not completed
@@ -81,7 +81,8 @@ class Connection:
 
     def begin_request(self, request: Request, session: Session) -> bool:
         """Take on, with no task, what needs no waiting: the handshake, live
-        ``tools/call`` (driven from the session: :mod:`bridge.server.live_calls`) and
+        ``tools/call`` and ``prompts/get`` (driven from the session:
+        :mod:`bridge.server.calls.live`) and
         every 2026-07-28 request (which never waits on the client)."""
         if _is_modern(request):
             if request.method == LISTEN:
@@ -94,8 +95,8 @@ class Connection:
             result = _modern.respond_now(
                 self.server, request, notify, principal=self.principal
             )
-            if isinstance(result, tuple):  # it runs a step: go on in a task
-                _modern_tasks.resume(self.server, request, session, *result)
+            if isinstance(result, _modern.Pending):  # it waits: go on in a task
+                _go_on(request, session, result)
             else:
                 session.respond_nowait(request.id, result)
             return True
@@ -103,11 +104,12 @@ class Connection:
         method = request.method
         params = request.params or {}
         if self.protocol_version is not None:
-            # A server with its own model may answer samples itself, which
-            # waits on the model: such a call takes the task path.
-            if method == "tools/call" and self.server.sampler is None:
+            if method == "tools/call":
                 scope = self.scope(request)
-                _live_begin.begin(self.server, request, session, scope, self.home)
+                _live.begin(self.server, request, session, scope, self.home)
+                return True
+            if method == "prompts/get":
+                _live.begin_prompt(self.server, request, session, self.scope(request))
                 return True
             if method == "logging/setLevel":  # before any call that follows it
                 session.respond_nowait(request.id, self.set_level(params))
@@ -294,9 +296,7 @@ class Connection:
         self._session = session
         request = Request(doc["request"], "tools/call", doc["params"])
         scope = self.scope(request)
-        _live_begin.revive(
-            self.server, session, scope, self.home, doc, records, revived
-        )
+        _live.revive(self.server, session, scope, self.home, doc, records, revived)
 
     def scope(self, request: Request) -> CallScope:
         """The call scope of a legacy request on this connection."""
@@ -308,7 +308,50 @@ class Connection:
             log_level=self.log_level,
             track_url=self.expect_completion,
             principal=self.principal,
+            # A caller, for what callers share: the principal, or else this
+            # session (its connection).
+            caller=(
+                f"session:{id(self)}"
+                if self.principal is None
+                else f"principal:{self.principal.identity}"
+            ),
         )
+
+
+@final
+class _GoingOn:
+    """The session's handle on a modern request that went on in a task: the
+    client's ``notifications/cancelled``, or its leaving, cancels it."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+
+    def cancel(self) -> None:
+        self.scope.cancel()
+
+
+def _go_on(request: Request, session: Session, pending: _modern.Pending) -> None:
+    """Answer ``request`` from ``pending`` in a task of the session."""
+    handle = _GoingOn()
+    session.adopt(request.id, handle)
+    session.start_soon(_rest, request, session, pending, handle)
+
+
+async def _rest(
+    request: Request, session: Session, pending: _modern.Pending, handle: _GoingOn
+) -> None:
+    try:
+        with handle.scope:
+            try:
+                result = await pending.rest()
+            except Exception as exc:
+                session.respond_nowait(request.id, error=error_data(exc))
+            else:
+                session.respond_nowait(request.id, result)
+    finally:
+        session.release(request.id, handle)
 
 
 def _is_modern(request: Request) -> bool:
@@ -351,18 +394,6 @@ async def _unsubscribe(conn: Connection, request: Request, session: Session) -> 
     return {}
 
 
-async def _call_tool(conn: Connection, request: Request, session: Session) -> Any:
-    return await _methods.call_tool_live(
-        conn.server, request, session, conn.scope(request)
-    )
-
-
-async def _get_prompt(conn: Connection, request: Request, session: Session) -> Any:
-    return await _methods.get_prompt_live(
-        conn.server, request, session, conn.scope(request)
-    )
-
-
 Handler = Callable[[Connection, Request, Session], Awaitable[Any]]
 
 
@@ -377,14 +408,12 @@ def _static(
 
 _LEGACY: dict[str, Handler] = {
     "tools/list": _static(_methods.list_tools),
-    "tools/call": _call_tool,
     "resources/list": _static(_methods.list_resources),
     "resources/templates/list": _static(_methods.list_templates),
     "resources/read": _static(_methods.read_resource),
     "resources/subscribe": _subscribe,
     "resources/unsubscribe": _unsubscribe,
     "prompts/list": _static(_methods.list_prompts),
-    "prompts/get": _get_prompt,
     "completion/complete": _static(_methods.complete),
     "logging/setLevel": _set_level,
 }

@@ -8,20 +8,29 @@ failure is a JSON-RPC error with the same text: :func:`prompt_failure`):
   (that is what it is for), and so does :class:`~runtime.errors.InvalidArguments`
   (each field of the call's arguments that failed, and why: SEP-1303);
 * yieldmcp's own errors (a capability the client lacks, an answer that failed
-  validation, a branch limit) say what happened in the protocol, in words
-  yieldmcp wrote, so they go too, prefixed with their type;
+  validation, a branch limit, an effect the tool misused) say what happened,
+  in words yieldmcp wrote, so they go too, as a sentence: "The client did not
+  declare the sampling capability, …", never prefixed with a Python class
+  name, which means nothing to the model or the person reading it;
+* a pydantic validation error inside the tool names the fields that failed,
+  not the values;
 * any other exception (``RuntimeError("db connect failed: password=...")``,
   and a step's ``StepFailed``, which repeats such an exception's message),
   an ``OSError`` naming a file) may carry secrets or internals: the client
   gets a generic message with an *error id*, and the traceback is logged on
   the server under the same id, so an operator can find it. With
   ``Server(debug=True)`` (``yieldmcp serve --debug``) the client is also told
-  the exception's type and message, for development.
+  the exception's type and message, for development ("The tool failed:
+  RuntimeError: …").
+
+This is the one place a tool's failure becomes text for the client; the
+JSON-RPC errors of requests are :mod:`bridge.jsonrpc.errors`'s.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from typing import cast
 
@@ -107,10 +116,22 @@ def describe_failure(
         fields = sorted(
             {".".join(map(str, e["loc"])) or "<root>" for e in exc.errors()}
         )
-        return f"{exc.title} failed validation: {', '.join(fields)}"
+        return f"Validation failed for {exc.title}: {', '.join(fields)}"
     if _expected(exc):
-        return f"{type(exc).__name__}: {exc}"
+        return _sentence(str(exc)) or f"The tool failed: {type(exc).__name__}"
     where = f" (error id {error_id})" if error_id else ""
     if debug:
-        return f"{type(exc).__name__}: {exc}{where}"
+        return f"The tool failed: {type(exc).__name__}: {exc}{where}"
     return f"The tool failed with an internal error{where}; the server's log has it."
+
+
+def _sentence(text: str) -> str:
+    """``text`` as a sentence: its first word capitalized when it is a plain
+    word; a name (``include_context``) or a prefix naming what failed
+    (``openai: …``, ``sample: …``) keeps its case."""
+    if _PLAIN_WORD.match(text):
+        return text[:1].upper() + text[1:]
+    return text
+
+
+_PLAIN_WORD = re.compile(r"[a-z]+ ")  # not "openai:", "sample:", "include_context"

@@ -13,7 +13,7 @@ in ``bridge.providers``, whose keys come from the server's environment.
 Elicitation has no such fallback: it needs the user.
 
 In 2025-11-25 the live call asks the sampler instead of the client
-(:class:`~bridge.server.live.LiveExecutor`, :func:`answer_here`). In
+(:mod:`bridge.server.calls.live`, :func:`answer_here`). In
 2026-07-28 the rounds are run as if the client could sample with tools
 (:func:`round_capabilities`); the ``sampling/createMessage`` input requests the
 client cannot answer are answered here and the round is retried with them, as
@@ -32,8 +32,8 @@ import trio
 from bridge.jsonrpc.messages import INTERNAL_ERROR, Request
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
-from runtime import PeerQuestion, Sample
 from runtime.errors import RequestError, RequestTimeout, YieldMCPError
+from runtime.lowlevel import PeerQuestion, Sample
 from runtime.replies import SampleReply
 from runtime.requests import SamplingRequest
 

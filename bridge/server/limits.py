@@ -16,15 +16,24 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Generator, Mapping
-from typing import Any, Final, final
+from typing import Any, Final, cast, final
 
 import attrs
 import pydantic_core
+import trio
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from runtime.errors import RequestError
 
-__all__ = ["SERVER_BUSY", "CallSlots", "ServerLimits", "busy", "check_size", "positive"]
+__all__ = [
+    "SERVER_BUSY",
+    "CallSlots",
+    "ServerLimits",
+    "StepThreads",
+    "busy",
+    "check_size",
+    "positive",
+]
 
 SERVER_BUSY: Final = -32000
 """The JSON-RPC error code of a call refused because a limit is reached (an
@@ -58,6 +67,11 @@ class ServerLimits:
             not reading its stdout; above this it stops reading stdin.
         step_threads: worker threads running sync steps (``ctx.step``) at
             once, on the whole server; more steps wait for a thread.
+        step_threads_per_caller: of those, threads one caller's steps hold
+            at once (a principal; without authorization, a 2025-11-25
+            session); None: half of ``step_threads``, at least one. A
+            caller's cancelled step whose function hangs keeps its thread
+            from its own share only.
         max_journal_bytes: bytes of a 2026-07-28 call's journal (the answers
             and step results its ``requestState`` carries in every round); a
             warning is logged at 80 percent, and past it the call fails with a tool
@@ -70,13 +84,23 @@ class ServerLimits:
             its last change (its ``ttlMs``); then it is swept.
         task_poll_interval: seconds a client is told to wait between
             ``tasks/get`` polls (``pollIntervalMs``).
-        max_tasks: tasks one process runs at once (a task waiting on its
-            client counts). More: a new task is refused with -32000, and a
+        max_tasks: tasks one process runs at once. A task waiting on its
+            client runs nowhere (it has no runner until an answer comes), so
+            it does not count. More: a new task is refused with -32000, and a
             task left by a dead process waits for a free place.
-        max_tasks_per_caller: of those, tasks one caller (one principal, on
-            a server that checks access tokens) runs at once, so one caller
-            cannot take every place. More: -32000. Without authorization
-            every client is one caller, and only max_tasks applies.
+        max_tasks_per_caller: tasks one caller (one principal, on a server
+            that checks access tokens) has unfinished on a process, running
+            or waiting on it, so one caller cannot take every place. More:
+            -32000. Without authorization every client is one caller, and
+            only max_tasks applies.
+        max_kept_tasks: finished tasks (their results) the store keeps for
+            their clients to read, overall; past it the oldest are let go
+            (``tasks/get``: unknown task) before their TTL.
+        max_kept_tasks_per_caller: of those, one caller's (a principal's),
+            so one caller's finished tasks cannot push out another's.
+        max_kept_task_bytes: bytes of finished tasks kept (each its document,
+            arguments and result included, and its journal), overall.
+        max_kept_task_bytes_per_caller: of those, one caller's.
         task_lease: seconds a process holds a running task before another
             may take it over (renewed while it runs): how long a task whose
             process died waits to be resumed.
@@ -91,6 +115,17 @@ class ServerLimits:
     max_client_value: int = attrs.field(default=16 * 1024, validator=positive)
     stdio_output_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
     step_threads: int = attrs.field(default=40, validator=positive)
+    step_threads_per_caller: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(positive)
+    )
+
+    @property
+    def caller_step_threads(self) -> int:
+        """``step_threads_per_caller``, or its default."""
+        if self.step_threads_per_caller is not None:
+            return self.step_threads_per_caller
+        return max(1, self.step_threads // 2)
+
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
     round_claim_seconds: float = attrs.field(default=60.0, validator=positive)
     task_ttl: float = attrs.field(default=3600.0, validator=positive)
@@ -98,6 +133,14 @@ class ServerLimits:
     max_tasks: int = attrs.field(default=1024, validator=positive)
     max_tasks_per_caller: int = attrs.field(default=64, validator=positive)
     task_lease: float = attrs.field(default=30.0, validator=positive)
+    max_kept_tasks: int = attrs.field(default=4096, validator=positive)
+    max_kept_tasks_per_caller: int = attrs.field(default=256, validator=positive)
+    max_kept_task_bytes: int = attrs.field(
+        default=256 * 1024 * 1024, validator=positive
+    )
+    max_kept_task_bytes_per_caller: int = attrs.field(
+        default=32 * 1024 * 1024, validator=positive
+    )
     store_timeout: float = attrs.field(default=5.0, validator=positive)
 
 
@@ -161,3 +204,72 @@ def check_size(name: str, value: object, limits: ServerLimits) -> None:
             INVALID_PARAMS,
             f"{name} is too large: {size} bytes (limit {limits.max_client_value})",
         )
+
+
+@final
+class _Share:
+    """One caller's share of the step threads and a thread of the whole pool,
+    taken together and given back together when the thread ends (trio's
+    limiter protocol): a step whose call was cancelled but whose function
+    hangs keeps both, and so keeps only its caller waiting."""
+
+    __slots__ = ("caller", "pool", "threads")
+
+    def __init__(
+        self, threads: StepThreads, caller: str, pool: trio.CapacityLimiter
+    ) -> None:
+        self.threads = threads
+        self.caller = caller
+        self.pool = pool
+
+    async def acquire_on_behalf_of(self, borrower: object) -> None:
+        await self.pool.acquire_on_behalf_of(borrower)
+        try:
+            await self.threads.total.acquire_on_behalf_of(borrower)
+        except BaseException:
+            self.pool.release_on_behalf_of(borrower)
+            raise
+
+    def release_on_behalf_of(self, borrower: object) -> None:
+        try:
+            self.threads.total.release_on_behalf_of(borrower)
+        finally:
+            self.pool.release_on_behalf_of(borrower)
+            self.threads.idle(self.caller)
+
+
+@final
+class StepThreads:
+    """The worker threads of a server's sync steps, shared fairly: at most
+    ``total`` at once (``--step-threads``), of which one caller (a principal,
+    or a 2025-11-25 session) holds at most ``per_caller``
+    (``--step-threads-per-caller``). A caller's further steps wait for its
+    own share, not for everyone's."""
+
+    def __init__(self, total: int, per_caller: int) -> None:
+        self.total = trio.CapacityLimiter(total)
+        self.per_caller = per_caller
+        self._callers: dict[str, trio.CapacityLimiter] = {}
+
+    def resize(self, total: int, per_caller: int) -> None:
+        self.total.total_tokens = total
+        self.per_caller = per_caller
+        for pool in self._callers.values():
+            pool.total_tokens = per_caller
+
+    def limiter(self, caller: str | None) -> trio.CapacityLimiter:
+        """What a step of ``caller`` runs under (None: a caller the server
+        cannot tell apart from others: the whole pool only)."""
+        if caller is None:
+            return self.total
+        pool = self._callers.get(caller)
+        if pool is None:
+            pool = self._callers[caller] = trio.CapacityLimiter(self.per_caller)
+        # trio takes any object with its limiter protocol.
+        return cast(trio.CapacityLimiter, _Share(self, caller, pool))
+
+    def idle(self, caller: str) -> None:
+        """Forget a caller's share once none of its threads is left."""
+        pool = self._callers.get(caller)
+        if pool is not None and pool.borrowed_tokens == 0:
+            del self._callers[caller]

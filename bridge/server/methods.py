@@ -15,36 +15,30 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pydantic
 
-from bridge.jsonrpc.messages import INVALID_PARAMS, Request
-from bridge.jsonrpc.session import Session
+from bridge.jsonrpc.messages import INVALID_PARAMS
 from encoders import mcp as mcp_encode
-from runtime import Message, Text, Tool, run
-from runtime.errors import InvalidArguments, RequestError, UrlElicitationRequired
+from runtime import Message, Text, Tool
+from runtime.errors import RequestError
 from runtime.messages import Audio, Image
 
 from .failures import describe_failure as describe_failure
-from .failures import prompt_failure, tool_failure
-from .live import LiveExecutor
-from .questions import CallScope, url_required
 
 if TYPE_CHECKING:
-    from .catalog import Resource, ResourceTemplate
+    from .catalog import Prompt, Resource, ResourceTemplate
     from .offer import Offer
 
 __all__ = [
     "arguments",
-    "call_tool_live",
     "complete",
     "describe_failure",
-    "get_prompt_live",
     "list_prompts",
     "list_resources",
     "list_templates",
     "list_tools",
     "progress_token",
     "read_resource",
+    "resolve_prompt",
     "resolve_tool",
-    "tool_call_result",
     "uri_param",
 ]
 
@@ -112,69 +106,13 @@ def resolve_tool(server: Offer, params: Mapping[str, Any]) -> Tool[Any, Any]:
     return tool
 
 
-async def call_tool_live(
-    server: Offer, request: Request, session: Session, scope: CallScope
-) -> dict[str, Any]:
-    """Run a tool with live server→client requests, in this task (the general
-    path; see :mod:`bridge.server.live_calls` for the task-less one); failures,
-    and arguments that fail the tool's input schema, become isError."""
-    params = request.params or {}
-    tool = resolve_tool(server, params)
-    debug = server.debug
-    try:
-        parsed = tool.check_arguments(arguments(params))
-    except InvalidArguments as exc:
-        return tool_call_result(tool, scope, error=exc, debug=debug)
-    executor = _live_executor(server, session, scope)
-    with server.calls.held(session.in_flight - 1):  # not counting this one
-        try:
-            value = await run(
-                tool,
-                parsed,
-                executor,
-                principal=scope.principal,
-                limiter=server.step_limiter,
-            )
-        except Exception as exc:
-            return tool_call_result(tool, scope, error=exc, debug=debug)
-    return tool_call_result(tool, scope, value=value, debug=debug)
-
-
-def tool_call_result(
-    tool: Tool[Any, Any],
-    scope: CallScope,
-    *,
-    value: Any = None,
-    error: Exception | None = None,
-    debug: bool = False,
-) -> dict[str, Any]:
-    """The ``CallToolResult`` for a live call that returned ``value`` or raised
-    ``error``: a failure (or a value that cannot be sent) is an isError result,
-    described by :func:`~bridge.server.failures.tool_failure` (``debug``: with
-    the details of an unexpected exception).
-
-    Raises:
-        RequestError: ``error``, to be answered as a JSON-RPC error instead.
-        UrlElicitationRequired: likewise (``-32042``), for a client that
-            declared URL-mode elicitation (see
-            :func:`bridge.server.questions.url_required`; for another client it
-            is an isError result naming the capability).
-    """
-    era = scope.era
-    if error is None:
-        try:
-            return mcp_encode.tool_result(value, tool, era=era)
-        except Exception as exc:
-            error = exc
-    if isinstance(error, UrlElicitationRequired):
-        error = url_required(error, scope)
-    if isinstance(error, RequestError | UrlElicitationRequired):
-        raise error
-    text = tool_failure(tool.name, error, debug=debug)
-    return mcp_encode.tool_error(text, era=era)
-
-
-# --- resources ----------------------------------------------------------------------
+def resolve_prompt(server: Offer, params: Mapping[str, Any]) -> Prompt:
+    """The prompt ``params`` names; -32602 for an unknown one."""
+    name = _str_param(params, "name")
+    prompt = server.prompts.get(name)
+    if prompt is None:
+        raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
+    return prompt
 
 
 def list_resources(
@@ -253,34 +191,6 @@ def list_prompts(server: Offer, params: Mapping[str, Any], era: str) -> dict[str
         _put(entry, title=item.title, description=item.description)
         out.append(entry)
     return {"prompts": out}
-
-
-async def get_prompt_live(
-    server: Offer, request: Request, session: Session, scope: CallScope
-) -> dict[str, Any]:
-    params = request.params or {}
-    name = _str_param(params, "name")
-    item = server.prompts.get(name)
-    if item is None:
-        raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
-    parsed = item.program.parse_arguments(arguments(params))
-    executor = _live_executor(server, session, scope)
-    try:
-        with server.calls.held(session.in_flight - 1):
-            value = await run(
-                item.program,
-                parsed,
-                executor,
-                principal=scope.principal,
-                limiter=server.step_limiter,
-            )
-    except UrlElicitationRequired as exc:
-        raise url_required(exc, scope) from None
-    except RequestError:
-        raise
-    except Exception as exc:
-        raise prompt_failure(name, exc, debug=server.debug) from None
-    return prompt_result(value, item.description)
 
 
 def prompt_result(value: Any, description: str | None) -> dict[str, Any]:
@@ -369,16 +279,3 @@ def _put(out: dict[str, Any], **values: Any) -> None:
 
 def _era(era: str) -> mcp_encode.Era:
     return "2026-07-28" if era == "2026-07-28" else "2025-11-25"
-
-
-def _live_executor(server: Offer, session: Session, scope: CallScope) -> LiveExecutor:
-    """What answers a live call's questions: the client, within the server's
-    timeouts, or the server's own model where it answers samples."""
-    return LiveExecutor(
-        session,
-        scope,
-        sampling_timeout=server.sampling_timeout,
-        elicitation_timeout=server.elicitation_timeout,
-        sampler=server.sampler,
-        sample_always=server.sample_always,
-    )

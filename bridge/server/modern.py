@@ -5,7 +5,7 @@ client's capabilities (and optionally its info, a log level and a progress
 token). This module validates that envelope, answers ``server/discover``, and
 answers the other methods with ``resultType`` (and the cache hints the list
 and read results need). Calls that need the client run as multi-round calls
-(:mod:`bridge.server.rounds`): they return ``input_required`` instead of sending
+(:mod:`bridge.server.calls.rounds`): they return ``input_required`` instead of sending
 requests. Methods removed in 2026-07-28 (``initialize``, ``ping``,
 ``logging/setLevel``, ``resources/subscribe``...) are unknown here.
 
@@ -14,30 +14,27 @@ Errors: a missing envelope is ``-32602``; an unsupported version ``-32022``
 that needs a capability the client did not declare, and does not handle the
 refusal itself, fails the request with ``-32021`` (``requiredCapabilities``).
 
-It does no I/O of its own: :func:`handle` yields the notifications a request
-sends (progress, logs) and the steps it runs (:class:`~bridge.server.rounds.RunSteps`),
-and returns its result. :func:`respond` sends the notifications through an
-async ``notify`` as they come (an HTTP response's stream, a session) and runs
-the steps, :func:`respond_now` sends them through one that sends at once (a
-session whose transport never waits): a request never waits on the client in
-this era, so that one is answered in the task that delivered it, with no task
-of its own, until it reaches a step; the rest is :func:`respond_rest`'s, in a
-task.
+A request never waits on the client in this era, so one that needs no I/O
+is answered in the task that delivered it, with no task of its own
+(:func:`respond_now`); one that runs a step or writes to a store goes on in a
+task (:class:`Pending`). :func:`respond` answers with waiting allowed, and
+lets the server's own model answer the samples the client cannot.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Awaitable, Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
 
+from bridge.durable import StoreError
 from bridge.jsonrpc.messages import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     Request,
 )
-from bridge.stores import StoreError
 from encoders import mcp as mcp_encode
 from runtime.errors import (
     CapabilityError,
@@ -46,17 +43,27 @@ from runtime.errors import (
     UrlElicitationRequired,
 )
 from runtime.principal import Principal
+from runtime.tools import Tool
 
 from . import methods as _methods
+from .calls import rounds as _rounds
+from .calls.rounds import Complete, InputRequired, NotifyLater, NotifyNow
 from .failures import describe_failure, tool_failure
 from .fallback import MAX_FOLLOW_UPS, follow_up, round_capabilities
 from .questions import CallScope, question_request, url_required
-from .rounds import Complete, RunSteps, Wait, Yielded, run_round, wait_on
 
 if TYPE_CHECKING:
     from .offer import Offer
 
-__all__ = ["MODERN_VERSIONS", "handle"]
+__all__ = [
+    "MODERN_VERSIONS",
+    "Pending",
+    "answer",
+    "finished",
+    "respond",
+    "respond_now",
+    "tool_result",
+]
 
 MODERN_VERSIONS: Final = ("2026-07-28",)
 mcp_role: Final = "server"  # for telemetry (bridge.jsonrpc.tap)
@@ -71,41 +78,86 @@ _TASKS: Final = "io.modelcontextprotocol/tasks"
 
 log = logging.getLogger("yieldmcp")
 
-Steps: TypeAlias = Generator[Yielded, Any, dict[str, Any]]
-"""A request being answered: yields notifications to send and steps to run
-(and is sent their replies), returns the result."""
-
 Plain: TypeAlias = Callable[["Offer", Mapping[str, Any], CallScope], dict[str, Any]]
 """A method that sends nothing but its result."""
 
+Got: TypeAlias = "Complete | InputRequired | BaseException"
+"""How a round ended: its outcome, or what it raised."""
 
-def handle(
+
+@final
+class Pending:
+    """A request whose round must wait (a step, the store, a notification
+    that waits): :meth:`now` goes as far as it can at once, :meth:`rest`
+    goes on to the result."""
+
+    __slots__ = ("_finish", "_round")
+
+    def __init__(
+        self, round_: _rounds.Round, finish: Callable[[Got], dict[str, Any]]
+    ) -> None:
+        self._round = round_
+        self._finish = finish
+
+    def now(self) -> dict[str, Any] | None:
+        """The result if the round ends without waiting, else None."""
+        try:
+            got = self._round.now()
+        except Exception as exc:
+            return self._finish(exc)
+        if got is None:
+            return None
+        assert not isinstance(got, _rounds.ReachedStep)
+        return self._finish(got)
+
+    async def rest(self) -> dict[str, Any]:
+        """The result, waiting as needed (raises RequestError for errors)."""
+        try:
+            got = await self._round.rest()
+        except Exception as exc:
+            return self._finish(exc)
+        assert isinstance(got, Complete | InputRequired)
+        return self._finish(got)
+
+
+def answer(
     server: Offer,
     request: Request,
     principal: Principal | None = None,
     *,
     server_samples: bool = False,
-    journal_in_state: bool = False,
-) -> Steps:
-    """Answer a modern ``request`` made by ``principal``: yield each
-    notification it sends, in order, and return its result (raises
-    RequestError for errors). ``server_samples``: the caller answers the
-    samples the client cannot (:func:`bridge.server.fallback.follow_up`).
-    ``journal_in_state``: rounds keep their journal in ``requestState``, not
-    in the server's store (:attr:`CallScope.journal_in_state`)."""
-    scope = _envelope(request)
+    notify_now: NotifyNow | None = None,
+    notify: NotifyLater | None = None,
+) -> dict[str, Any] | Pending:
+    """The result of a modern ``request`` made by ``principal``, or the
+    round still answering it. Notifications go to ``notify_now`` (sends at
+    once) or else ``notify`` (waits). ``server_samples``: the caller answers
+    the samples the client cannot (:func:`bridge.server.fallback.follow_up`).
+
+    Raises:
+        RequestError: the request's error (also from :class:`Pending`).
+    """
+    scope = envelope(request)
     scope.principal = principal
-    scope.journal_in_state = journal_in_state
+    if principal is not None:
+        scope.caller = f"principal:{principal.identity}"
     if server_samples:
         scope.client_capabilities = round_capabilities(scope.client_capabilities)
+    params = request.params or {}
     plain = _PLAIN.get(request.method)
     if plain is not None:
-        result = plain(server, request.params or {}, scope)
-    else:
-        rounds = _ROUNDS.get(request.method)
-        if rounds is None:
-            raise RequestError(METHOD_NOT_FOUND, "Method not found", request.method)
-        result = yield from rounds(server, request.params or {}, scope)
+        return finished(server, plain(server, params, scope))
+    starter = _ROUNDS.get(request.method)
+    if starter is None:
+        raise RequestError(METHOD_NOT_FOUND, "Method not found", request.method)
+    started = starter(server, params, scope, notify_now, notify)
+    if isinstance(started, dict):
+        return finished(server, started)
+    round_, finish = started
+    return Pending(round_, lambda got: finished(server, finish(got)))
+
+
+def finished(server: Offer, result: dict[str, Any]) -> dict[str, Any]:
     result.setdefault("resultType", "complete")
     meta = result.setdefault("_meta", {})
     meta[SERVER_INFO] = server.server_info()
@@ -115,19 +167,21 @@ def handle(
 async def respond(
     server: Offer,
     request: Request,
-    notify: Callable[[str, dict[str, Any]], Awaitable[None]],
+    notify: NotifyLater,
     *,
     principal: Principal | None = None,
 ) -> dict[str, Any]:
-    """:func:`handle`'s result, its notifications sent with ``notify`` first
-    and its steps run.
+    """The result of a modern ``request``, its notifications sent with
+    ``notify`` first and its steps run.
 
     A server with its own model answers the samples the client cannot and
     retries the round itself (:mod:`bridge.server.fallback`)."""
     server_samples = server.sampler is not None
     for _ in range(MAX_FOLLOW_UPS):
-        steps = handle(server, request, principal, server_samples=server_samples)
-        result = await respond_rest(server, steps, None, notify)
+        got = answer(
+            server, request, principal, server_samples=server_samples, notify=notify
+        )
+        result = got if isinstance(got, dict) else await got.rest()
         client = (request.params or {})["_meta"][CLIENT_CAPABILITIES]
         retry = await follow_up(
             request,
@@ -143,69 +197,34 @@ async def respond(
     raise RequestError(INTERNAL_ERROR, "the server's model answered too many rounds")
 
 
-async def respond_rest(
-    server: Offer,
-    steps: Steps,
-    batch: RunSteps | Wait | None,
-    notify: Callable[[str, dict[str, Any]], Awaitable[None]],
-) -> dict[str, Any]:
-    """The result of ``steps``, going on from ``batch`` (steps or store I/O it
-    yielded and waits on; None: from its start), sending its notifications
-    with ``notify``."""
-    try:
-        sent: Any = None
-        error: Exception | None = None
-        if batch is not None:
-            sent, error = await wait_on(batch, server.step_limiter)
-        while True:
-            try:
-                item = steps.send(sent) if error is None else steps.throw(error)
-            except StopIteration as done:
-                return done.value
-            sent, error = None, None
-            if isinstance(item, RunSteps | Wait):
-                sent, error = await wait_on(item, server.step_limiter)
-            else:
-                await notify(*item)
-    finally:
-        steps.close()
-
-
 def respond_now(
     server: Offer,
     request: Request,
-    notify: Callable[[str, dict[str, Any]], None],
+    notify: NotifyNow,
     *,
     principal: Principal | None = None,
-) -> dict[str, Any] | tuple[Steps, RunSteps | Wait]:
-    """:func:`respond` with a ``notify`` that sends at once, without waiting;
-    or, at the first step to run (or store I/O to wait on), the request still
-    being answered and what it waits on, to go on with in a task
-    (:func:`respond_rest`)."""
-    steps = handle(server, request, principal)
-    try:
-        while True:
-            try:
-                item = next(steps)
-            except StopIteration as done:
-                return done.value
-            if isinstance(item, RunSteps | Wait):
-                handed_over, steps = (steps, item), None
-                return handed_over
-            notify(*item)
-    finally:
-        if steps is not None:
-            steps.close()
+) -> dict[str, Any] | Pending:
+    """:func:`respond` for a caller that sends at once and never waits (a
+    session taking a request on in its receive path): the result, or the
+    request still being answered, to go on with in a task
+    (:meth:`Pending.rest`)."""
+    got = answer(server, request, principal, notify_now=notify)
+    if isinstance(got, dict):
+        return got
+    result = got.now()
+    return got if result is None else result
 
 
 def check_envelope(request: Request) -> None:
     """Raise the RequestError a modern ``request`` without a valid envelope
     (protocol version, client capabilities) gets, before its own params are
     looked at: the same order for every method."""
-    _envelope(request)
+    envelope(request)
 
 
-def _envelope(request: Request) -> CallScope:
+def envelope(request: Request) -> CallScope:
+    """The call scope a modern ``request``'s envelope gives (raises
+    RequestError for a missing or bad one)."""
     params = request.params or {}
     meta: Any = params.get("_meta")
     if (
@@ -285,32 +304,54 @@ def _listing(
     return method
 
 
-def _call_tool(server: Offer, params: Mapping[str, Any], scope: CallScope) -> Steps:
+Started: TypeAlias = (
+    "dict[str, Any] | tuple[_rounds.Round, Callable[[Got], dict[str, Any]]]"
+)
+
+
+def _call_tool(
+    server: Offer,
+    params: Mapping[str, Any],
+    scope: CallScope,
+    notify_now: NotifyNow | None,
+    notify: NotifyLater | None,
+) -> Started:
     tool = _methods.resolve_tool(server, params)
     try:
         arguments = tool.check_arguments(_methods.arguments(params))
     except InvalidArguments as exc:
         text = tool_failure(tool.name, exc, debug=server.debug)
         return mcp_encode.tool_error(text, era=_ERA)
-    try:
-        outcome = yield from run_round(
-            tool, arguments, params, purpose="tools/call", scope=scope,
-            sealer=server.sealer, max_journal_bytes=server.limits.max_journal_bytes,
-            store=None if scope.journal_in_state else server.store,
-            claim_seconds=server.limits.round_claim_seconds,
-        )  # fmt: skip
-    except (RequestError, StoreError):
-        raise  # the request's fault, or the server's: not the tool's
-    except UrlElicitationRequired as exc:
-        return _url_flows_required(exc, scope)
-    except CapabilityError as exc:
-        raise _missing_capability(exc) from None
-    except Exception as exc:
-        text = tool_failure(tool.name, exc, debug=server.debug)
-        return mcp_encode.tool_error(text, era=_ERA)
-    if isinstance(outcome, Complete):
-        return mcp_encode.tool_result(outcome.value, tool, era=_ERA)
-    return _input_required(outcome.input_requests, outcome.request_state)
+    round_ = _rounds.begin(
+        server, tool, arguments, params, purpose="tools/call", scope=scope,
+        store=server.store, notify_now=notify_now, notify=notify,
+    )  # fmt: skip
+    return round_, functools.partial(tool_result, server, tool, scope)
+
+
+def tool_result(
+    server: Offer, tool: Tool[Any, Any], scope: CallScope, got: Got
+) -> dict[str, Any]:
+    """The result of a ``tools/call`` whose round ended with ``got``.
+
+    Raises:
+        RequestError: the request's own error (JSON-RPC), or -32021.
+        StoreError: the store failed (-32603).
+    """
+    if isinstance(got, Complete):
+        return mcp_encode.tool_result(got.value, tool, era=_ERA)
+    if isinstance(got, InputRequired):
+        return _input_required(got.input_requests, got.request_state)
+    if isinstance(got, RequestError | StoreError):
+        raise got  # the request's fault, or the server's: not the tool's
+    if isinstance(got, UrlElicitationRequired):
+        return _url_flows_required(got, scope)
+    if isinstance(got, CapabilityError):
+        raise _missing_capability(got) from None
+    if not isinstance(got, Exception):
+        raise got
+    text = tool_failure(tool.name, got, debug=server.debug)
+    return mcp_encode.tool_error(text, era=_ERA)
 
 
 def _url_flows_required(
@@ -338,23 +379,30 @@ def _url_flows_required(
     return {"resultType": "input_required", "inputRequests": requests}
 
 
-def _get_prompt(server: Offer, params: Mapping[str, Any], scope: CallScope) -> Steps:
-    name: Any = params.get("name")
-    prompt = server.prompts.get(name) if isinstance(name, str) else None
-    if prompt is None:
-        raise RequestError(INVALID_PARAMS, f"Unknown prompt: {name}", {"name": name})
+def _get_prompt(
+    server: Offer,
+    params: Mapping[str, Any],
+    scope: CallScope,
+    notify_now: NotifyNow | None,
+    notify: NotifyLater | None,
+) -> Started:
+    prompt = _methods.resolve_prompt(server, params)
     arguments = prompt.program.parse_arguments(_methods.arguments(params))
-    try:
-        outcome = yield from run_round(
-            prompt.program, arguments, params, purpose="prompts/get", scope=scope,
-            sealer=server.sealer, max_journal_bytes=server.limits.max_journal_bytes,
-            store=server.store, claim_seconds=server.limits.round_claim_seconds,
-        )  # fmt: skip
-    except CapabilityError as exc:
-        raise _missing_capability(exc) from None
-    if isinstance(outcome, Complete):
-        return _methods.prompt_result(outcome.value, prompt.description)
-    return _input_required(outcome.input_requests, outcome.request_state)
+    round_ = _rounds.begin(
+        server, prompt.program, arguments, params, purpose="prompts/get",
+        scope=scope, store=server.store, notify_now=notify_now, notify=notify,
+    )  # fmt: skip
+    return round_, functools.partial(_prompt_result, prompt.description)
+
+
+def _prompt_result(description: str | None, got: Got) -> dict[str, Any]:
+    if isinstance(got, Complete):
+        return _methods.prompt_result(got.value, description)
+    if isinstance(got, InputRequired):
+        return _input_required(got.input_requests, got.request_state)
+    if isinstance(got, CapabilityError):
+        raise _missing_capability(got) from None
+    raise got
 
 
 def _input_required(requests: dict[str, Any], state: str) -> dict[str, Any]:
@@ -380,7 +428,11 @@ _PLAIN: dict[str, Plain] = {
     "prompts/list": _listing(_methods.list_prompts, cacheable=True),
     "completion/complete": _listing(_methods.complete, cacheable=False),
 }
-_ROUNDS: dict[str, Callable[[Offer, Mapping[str, Any], CallScope], Steps]] = {
+Starter: TypeAlias = Callable[
+    ["Offer", Mapping[str, Any], CallScope, NotifyNow | None, NotifyLater | None],
+    Started,
+]
+_ROUNDS: dict[str, Starter] = {
     "tools/call": _call_tool,
     "prompts/get": _get_prompt,
 }

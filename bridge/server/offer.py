@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import trio
 
-from bridge.stores import AsyncStore, JournalStore
+from bridge.durable import AsyncStore, JournalStore
+from bridge.durable.keys import store_state_key
 from runtime import Tool
 from runtime.errors import InvalidTool
 
 from .catalog import Prompt, Resource, ResourceTemplate
 from .changes import Change, ListKind, ResourceUpdated
-from .limits import CallSlots, ServerLimits
-from .state_token import Sealer
-from .store_key import store_state_key
+from .limits import CallSlots, ServerLimits, StepThreads
+from .state_token import Sealer, decode_key, new_key
 
 if TYPE_CHECKING:
     from .auth.config import Auth
@@ -91,7 +91,9 @@ class Offer:
         self.calls = CallSlots(self.limits)
         # Sync steps of every call share these threads (trio's own default
         # limiter would be shared with everything else in the process).
-        self.step_limiter = trio.CapacityLimiter(self.limits.step_threads)
+        self.step_threads = StepThreads(
+            self.limits.step_threads, self.limits.caller_step_threads
+        )
         self.debug = debug
         self.sampler = sampler
         self.sample_always = sample_always
@@ -103,7 +105,27 @@ class Offer:
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self._listeners: set[trio.MemorySendChannel[Change]] = set()
+        # The tasks extension's state (bridge.server.tasks.tasks_of), and the
+        # nursery of the server's run scope (Server.running).
+        self.tasks: Any = None
+        self.run_nursery: trio.Nursery | None = None
         self.add(*items)
+
+    def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Run ``fn(*args)`` in the server's run scope: background work that
+        outlives a request (a task's runner), cancelled when the server stops.
+
+        Raises:
+            RuntimeError: the server is not running: serve it
+                (``Server.serve``, ``serve_http``) or enter
+                ``Server.running()`` around the code that uses it.
+        """
+        if self.run_nursery is None:
+            raise RuntimeError(
+                "the server is not running: serve it, or enter "
+                "`async with server.running():` first"
+            )
+        self.run_nursery.start_soon(fn, *args)
 
     def set_limits(self, limits: ServerLimits) -> None:
         """Serve under ``limits`` from now on (calls in flight stay counted)."""
@@ -111,7 +133,7 @@ class Offer:
         self.limits = limits
         self.calls = CallSlots(limits)
         self.calls.in_flight = in_flight
-        self.step_limiter.total_tokens = limits.step_threads
+        self.step_threads.resize(limits.step_threads, limits.caller_step_threads)
         if self.store is not None:
             self.store.timeout = limits.store_timeout
 
@@ -130,7 +152,9 @@ class Offer:
             # state it sealed invalid after a restart, the very case a store
             # is for. Share the store's key instead.
             self.sealer = Sealer(
-                [store_state_key(store)], ttl=self.sealer.ttl, clock=self.sealer.clock
+                [decode_key(store_state_key(store, new_key))],
+                ttl=self.sealer.ttl,
+                clock=self.sealer.clock,
             )
 
     def add(self, *items: Any) -> None:

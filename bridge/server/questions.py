@@ -5,11 +5,9 @@ delivery differs. This module owns what they share — which capability each
 question needs (:func:`check_capabilities`), the request it becomes
 (:func:`question_request`), how its answer is decoded (:func:`decode_answer`),
 and how notices become notifications (:func:`notice_notification`) — plus the
-2025-11-25 delivery: :class:`LiveExecutor` sends server→client requests in the
-middle of a ``tools/call``, each *related* to the call so that over HTTP it
-travels on the call's response stream. (:mod:`bridge.server.live_calls` delivers the
-same requests for a call with no task, when the session can send without
-waiting.)
+2025-11-25 delivery: the live call (:mod:`bridge.server.calls.live`) sends
+server→client requests in the middle of a ``tools/call``, each *related* to
+the call so that over HTTP it travels on the call's response stream.
 
 Capability rules: no sampling request to a client that did not declare
 ``sampling``; no tools in sampling without ``sampling.tools``; no form
@@ -44,7 +42,10 @@ from bridge.jsonrpc.messages import RequestId
 from bridge.telemetry.attributes import EFFECT_META
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
-from runtime import (
+from runtime.codec import roots_reply_from_json
+from runtime.effects import LOG_LEVELS
+from runtime.errors import CapabilityError, UrlElicitationRequired
+from runtime.lowlevel import (
     Elicit,
     ElicitUrl,
     ListRoots,
@@ -54,9 +55,6 @@ from runtime import (
     Progress,
     Sample,
 )
-from runtime.codec import roots_reply_from_json
-from runtime.effects import LOG_LEVELS
-from runtime.errors import CapabilityError, UrlElicitationRequired
 from runtime.messages import ToolResult, ToolUse
 from runtime.principal import Principal
 from runtime.requests import SamplingRequest
@@ -84,9 +82,8 @@ class CallScope:
     ``track_url``, when set, hears the ``elicitationId`` of every URL
     elicitation sent to the client (2025-11-25 only: later eras have no
     completion notification). ``principal`` is who the call acts for, on a
-    server that checks access tokens. ``journal_in_state``: a 2026-07-28
-    round keeps its journal in ``requestState`` even on a server with a store
-    (the tasks extension keeps a task's journal itself).
+    server that checks access tokens. ``caller`` tells callers apart for
+    what they share (step threads): the principal, or a 2025-11-25 session.
     """
 
     era: mcp_encode.Era
@@ -97,7 +94,7 @@ class CallScope:
     logging: bool = True
     track_url: Callable[[str], None] | None = None
     principal: Principal | None = None
-    journal_in_state: bool = False
+    caller: str | None = None
 
     def capability(self, *path: str) -> bool:
         node: Any = self.client_capabilities

@@ -8,8 +8,8 @@ the digest that pins a state to the call's arguments
 (:func:`parse_responses`), what a round starts from (:class:`Carried`) and
 the ``inputRequests`` key of a question (:func:`wire_key`).
 
-It does not run the tool (:mod:`bridge.server.rounds`) nor keep anything in a
-store (:mod:`bridge.server.durable_rounds`).
+It does not run the tool (:mod:`bridge.server.calls.rounds`) nor keep anything in a
+store (:mod:`bridge.durable.rounds`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import attrs
 from pydantic import BaseModel
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
-from runtime import Elicit, ElicitUrl, Journal, PeerQuestion, Sample, Tool
+from runtime import Tool
 from runtime.errors import RequestError
+from runtime.lowlevel import Elicit, ElicitUrl, Journal, PeerQuestion, Sample
 
 from .state_token import Sealer, invalid_state
 

@@ -7,7 +7,7 @@ protocol eras on one connection:
 * **2025-11-25 and older (handshake era):** ``initialize`` negotiates a version
   and the client's capabilities for the connection; ``tools/call`` runs the tool
   live, sending ``sampling/createMessage`` and ``elicitation/create`` to the
-  client mid-call (:mod:`bridge.server.live`).
+  client mid-call (:mod:`bridge.server.calls.live`).
 * **2026-07-28 (modern era):** a request whose ``_meta`` carries
   ``io.modelcontextprotocol/protocolVersion`` is self-contained; it is answered
   by :mod:`bridge.server.modern`.
@@ -21,8 +21,10 @@ them, to find the one a :meth:`Server.complete_elicitation` is for.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import weakref
+from collections.abc import AsyncGenerator
 from typing import final
 
 import trio
@@ -34,6 +36,7 @@ from .connection import HANDSHAKE_VERSIONS as HANDSHAKE_VERSIONS
 from .connection import LATEST_HANDSHAKE as LATEST_HANDSHAKE
 from .connection import Connection as Connection
 from .offer import Offer
+from .tasks import tasks_of
 
 __all__ = ["HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE", "Connection", "Server"]
 
@@ -116,12 +119,35 @@ class Server(Offer):
                 return await connection.complete_elicitation(elicitation_id)
         return False
 
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncGenerator[Server]:
+        """The server's run scope: its background work (tasks, and the
+        recovery service, which sweeps what expired and resumes tasks whose
+        process died: :class:`bridge.durable.recovery.Recovery`) lives here,
+        and is cancelled when the block ends.
+
+        :meth:`serve` and ``serve_http`` enter it when it is not entered
+        already; several connections served at once should share one, around
+        them all. Entered while running, it does nothing.
+        """
+        if self.run_nursery is not None:
+            yield self
+            return
+        async with trio.open_nursery() as nursery:
+            self.run_nursery = nursery
+            try:
+                nursery.start_soon(tasks_of(self).recovery().run)
+                yield self
+            finally:
+                self.run_nursery = None
+                nursery.cancel_scope.cancel()
+
     async def serve(self, transport: Transport) -> None:
         """Serve one connection until its transport ends (announcing list
         changes and resource updates to it: :meth:`notify_resource_updated`)."""
         connection = self.connection()
         session = Session(transport, connection)
-        async with trio.open_nursery() as nursery:
+        async with self.running(), trio.open_nursery() as nursery:
             await nursery.start(connection.forward_changes, session)
             await session.run()
             nursery.cancel_scope.cancel()

@@ -56,6 +56,22 @@ def invalid_state() -> RequestError:
     )
 
 
+def used_state() -> RequestError:
+    """The error of a ``requestState`` already used by another retry.
+
+    Distinct from :func:`invalid_state`: the state opened (it is genuine, for
+    this call and caller), so saying that it was used tells a client nothing
+    about the checks a forged one fails.
+    """
+    return RequestError(
+        INVALID_PARAMS,
+        "requestState already used: this round of the call was retried already; "
+        "continue with the requestState of the latest reply, or call the tool "
+        "again without one",
+        {"reason": "request_state_used"},
+    )
+
+
 def binding(
     method: str, tool: str, arguments_digest: str, who: str | None
 ) -> dict[str, str | None]:
@@ -147,7 +163,7 @@ class Sealer:
             configured = os.environ.get(KEY_ENV, "")
             keys = [decode_key(k) for k in configured.split(",") if k.strip()]
         #: Whether the key was made up here (none given, none configured):
-        #: a server with a store then takes the store's (:mod:`.store_key`).
+        #: a server with a store then takes the store's (:mod:`bridge.durable.keys`).
         self.generated = not keys
         if not keys:
             keys = [secrets.token_bytes(32)]

@@ -33,6 +33,7 @@ a clock read). A :meth:`wait` gets its own ``timeout`` plus this one.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import threading
 import time
@@ -43,6 +44,8 @@ import outcome
 import trio
 
 from .base import Document, JournalStore, StoreUnavailable
+
+log = logging.getLogger("yieldmcp.stores")
 
 __all__ = ["DEFAULT_TIMEOUT", "AsyncStore", "BatchAppender"]
 
@@ -366,8 +369,10 @@ class _Workers:
                 lengths = self._store.append_many(
                     [job.append for job in appends if job.append is not None]
                 )
-            except Exception:  # each append is then run (and fails) on its own
-                pass
+            except Exception as exc:
+                # Each append is then run (and fails, or not) on its own, and
+                # its caller hears its own outcome.
+                log.debug("a group of appends failed, each goes alone: %r", exc)
             else:
                 done += [
                     (job, outcome.Value(length))

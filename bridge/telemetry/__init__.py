@@ -1,7 +1,7 @@
 """OpenTelemetry for MCP: spans, metrics and trace propagation (optional).
 
 Owns turning what the JSON-RPC session and the runtime report (the session's
-:mod:`~bridge.jsonrpc.tap`, the stepper's :mod:`~runtime._observe` observer)
+:mod:`~bridge.jsonrpc.tap`, the stepper's :class:`~runtime.lowlevel.Observer`)
 into OpenTelemetry spans and metrics that follow the MCP semantic conventions
 (:mod:`.spans`, :mod:`.effects`, :mod:`.attributes`, :mod:`.gen_ai`); the host's
 model calls as ``gen_ai`` client spans (:func:`traced_completion`); and setting

@@ -1,7 +1,7 @@
 """One child span per effect of a call: the runtime's observer, as spans.
 
-:class:`EffectSpans` is the :class:`~runtime._observe.Observer` of one call
-(the stepper finds it in :data:`~runtime._observe.OBSERVING`, set by the tap
+:class:`EffectSpans` is the :class:`~runtime.lowlevel.Observer` of one call
+(the stepper finds it in :data:`~runtime.lowlevel.OBSERVING`, set by the tap
 while the request is taken on). Rules:
 
 * A question asked (fresh work) is a span from the ask to its answer, failure
@@ -35,7 +35,7 @@ import time
 from collections.abc import Generator
 from typing import Any, cast, final
 
-from runtime._observe import effect_kind
+from runtime.lowlevel import effect_kind
 
 from ._otel import Api
 from .gen_ai import answer_attributes, question_attributes

@@ -30,7 +30,7 @@ from bridge.jsonrpc.messages import (
     RequestId,
     Response,
 )
-from runtime._observe import OBSERVING
+from runtime.lowlevel import OBSERVING
 
 from ._otel import Api
 from .attributes import (

@@ -14,6 +14,10 @@ to the session's writer task (:meth:`StreamTransport.pump`). With
 ``max_queued``, a transport holding more than that many bytes for a peer that
 is not reading stops reading until the queue drains (backpressure: a host that
 stops reading a server's stdout cannot make it queue replies without bound).
+The replies the session is still computing count too, each as large as the
+replies written so far on average (at least :data:`REPLY_FLOOR`): a host that
+floods requests faster than they are answered is stopped before their
+replies exist, not after (:meth:`StreamTransport.count_replies_in_flight`).
 Reads go straight
 to the pipe too, waiting only when it is empty. On pipes (file descriptors) a
 frame thus costs no scheduling of its own; other streams go through their
@@ -26,20 +30,36 @@ import errno
 import os
 import sys
 from collections.abc import Callable
-from typing import final
+from typing import Final, final
 
 import trio
 
-from bridge.jsonrpc.messages import ErrorData, ErrorResponse, Message, RequestId, dumps
+from bridge.jsonrpc.messages import (
+    ErrorData,
+    ErrorResponse,
+    Message,
+    RequestId,
+    Response,
+    dumps,
+)
 
 from .framing import OVERSIZED, LineBuffer
 
-__all__ = ["StreamTransport", "reserve_stdout_for_mcp", "stdio_transport"]
+__all__ = [
+    "REPLY_FLOOR",
+    "StreamTransport",
+    "reserve_stdout_for_mcp",
+    "stdio_transport",
+]
 
 _OVERSIZED_ERROR = dumps(
     ErrorResponse(None, ErrorData(-32600, "Invalid request: message too large"))
 )
 _CHUNK = 65536
+REPLY_FLOOR: Final = 4096
+"""The least a reply still being computed counts for against ``max_queued``:
+what a request taken on holds (its task, its parsed params) even when its
+reply will be small."""
 
 
 @final
@@ -70,7 +90,11 @@ class StreamTransport:
         self._broken = False
         self._max_queued = max_queued
         self._queued_bytes = 0  # in the queue or being written by flush
-        self._drained = trio.Event()
+        self._room_changed = trio.Event()  # set while the reader waits for room
+        self._waiting_for_room = False
+        self._replies_in_flight: Callable[[], int] | None = None
+        self._reply_bytes = 0  # written (or queued) replies: their sizes' sum
+        self._replies = 0
 
     # --- receiving -------------------------------------------------------------------
 
@@ -88,12 +112,42 @@ class StreamTransport:
                     self._ready.append(line)
         return self._ready.pop(0)
 
+    def count_replies_in_flight(self, count: Callable[[], int]) -> None:
+        """``count()`` says how many replies the session is computing (requests
+        taken on and not answered, less those waiting on the peer, whose
+        answers must still be read); with ``max_queued``, they count against
+        it."""
+        self._replies_in_flight = count
+
+    def request_over(self, request_id: RequestId) -> None:
+        """A request taken on is over (the session's ``Incoming`` says so):
+        one reply fewer in flight."""
+        self._room_may_have_changed()
+
+    def held(self) -> int:
+        """Bytes held for the peer: queued, and replies still being computed."""
+        held = self._queued_bytes
+        count = self._replies_in_flight
+        if count is not None:
+            computing = count()
+            if computing:
+                average = self._reply_bytes // self._replies if self._replies else 0
+                held += computing * max(REPLY_FLOOR, average)
+        return held
+
     async def _room(self, limit: int) -> None:
-        """Wait until at most ``limit`` bytes wait to be written."""
-        while self._queued_bytes > limit and not self._broken:
-            if self._drained.is_set():
-                self._drained = trio.Event()
-            await self._drained.wait()
+        """Wait until at most ``limit`` bytes are held (:meth:`held`)."""
+        while not self._broken and self.held() > limit:
+            self._room_changed = trio.Event()
+            self._waiting_for_room = True
+            try:
+                await self._room_changed.wait()
+            finally:
+                self._waiting_for_room = False
+
+    def _room_may_have_changed(self) -> None:
+        if self._waiting_for_room:
+            self._room_changed.set()
 
     async def _read(self) -> bytes:
         read_fd = self._read_fd
@@ -116,12 +170,20 @@ class StreamTransport:
     ) -> None:
         """Write ``message`` now if the pipe takes it, else queue it for
         :meth:`pump` (raises once the stream is closed or broken)."""
-        if self._send_or_queue(dumps(message) + b"\n"):
+        data = dumps(message) + b"\n"
+        if isinstance(message, Response | ErrorResponse):
+            self._reply_bytes += len(data)
+            self._replies += 1
+        if self._send_or_queue(data):
             self._queued.set()
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         await trio.lowlevel.checkpoint_if_cancelled()
-        await self._write(dumps(message))
+        data = dumps(message)
+        if isinstance(message, Response | ErrorResponse):
+            self._reply_bytes += len(data) + 1
+            self._replies += 1
+        await self._write(data)
 
     async def _write(self, data: bytes) -> None:
         if self._send_or_queue(data + b"\n"):
@@ -131,6 +193,8 @@ class StreamTransport:
         """Write what the pipe takes now; queue the rest (True if any is left)."""
         if self._broken:
             raise trio.BrokenResourceError("the stream broke while writing")
+        if self._waiting_for_room:  # a reply, or a question to the peer
+            self._room_changed.set()
         write_fd = self._write_fd
         if write_fd is not None and not self._queue and not self._lock.locked():
             try:
@@ -157,11 +221,11 @@ class StreamTransport:
                     await self._send_stream.send_all(chunk)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     self._broken = True
-                    self._drained.set()
+                    self._room_may_have_changed()
                     raise
                 finally:
                     self._queued_bytes -= len(chunk)
-                self._drained.set()
+                self._room_may_have_changed()
 
     async def pump(self) -> None:
         """Write what :meth:`send_nowait` queues, until the stream breaks."""

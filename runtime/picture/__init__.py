@@ -2,7 +2,7 @@
 
 Owns the timeline of a call (:class:`Timeline`: one :class:`Bar` per effect,
 in lanes by branch, from the effect keys), the runtime's recorder of it
-(:class:`Recorder`, an observer of the stepper: :mod:`runtime._observe`), and
+(:class:`Recorder`, an observer of the stepper: :mod:`runtime.call.observe`), and
 the self-contained page that shows it (:func:`page`: inline SVG, CSS and JS;
 no network).
 

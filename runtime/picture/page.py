@@ -7,12 +7,24 @@ effects dimmed, failed ones red. Hovering a bar shows the question and the
 answer as they travelled, and nothing more. Each bar's ``rect`` carries
 ``data-lane``, ``data-kind`` and ``data-key`` (tests read them back); the
 page opened at ``#hover=N`` shows bar N's tip at once.
+
+Nothing in a timeline is written as HTML: its kinds, keys, titles, questions
+and answers may come from a hostile server (``yieldmcp call --trace``), and
+the page is opened by whoever a trace is sent to. Python lays the picture
+out as numbers and strings in one JSON data island (every ``<``, ``>`` and
+``&`` escaped, so nothing in it can close the ``<script>``); the page's own
+script draws it with ``textContent`` and ``setAttribute`` only, and a bar's
+kind picks its colour from a fixed list of classes. The content security
+policy runs that one script and that one stylesheet by hash and nothing
+else: no inline handler, no fetch, no form, no ``<base>``.
 """
 
 from __future__ import annotations
 
-import html
+import base64
+import hashlib
 import json
+import math
 from typing import Any
 
 from .timeline import Bar, Timeline
@@ -26,7 +38,8 @@ _CSS = """
 body{font:13px system-ui,sans-serif;margin:16px;color:#222;background:#fff}
 h1{font-size:16px;margin:0 0 4px} .sub{color:#666;margin:0 0 10px}
 .lane-bg{fill:#f6f7f9} .lane-bg.odd{fill:#eceef2}
-.lane-label{font-size:12px;fill:#333} .axis{stroke:#bbb} .tick{font-size:10px;fill:#777}
+.lane-label{font-size:12px;fill:#333;white-space:pre}
+.axis{stroke:#bbb} .tick{font-size:10px;fill:#777}
 .bar{stroke:#0003;cursor:pointer} .bar:hover{stroke:#000;stroke-width:2}
 .kind-sample{fill:#3b82f6;background:#3b82f6}
 .kind-elicit,.kind-elicit_url{fill:#f59e0b;background:#f59e0b}
@@ -43,37 +56,113 @@ vertical-align:-2px}
 """
 
 _JS = r"""
-const bars = JSON.parse(document.getElementById('bars').textContent);
+'use strict';
+const SVG = 'http://www.w3.org/2000/svg';
+// A kind picks its colour from this list; any other kind is drawn as 'other'.
+const KIND_CLASSES = new Map([
+  ['sample', 'kind-sample'], ['elicit', 'kind-elicit'],
+  ['elicit_url', 'kind-elicit_url'], ['step', 'kind-step'],
+  ['log', 'kind-log'], ['progress', 'kind-progress'],
+]);
+const data = JSON.parse(document.getElementById('data').textContent);
+const plot = document.getElementById('plot');
 const tip = document.getElementById('tip');
-function show(bar, x, y) {
-  const b = bars[bar.dataset.i];
-  tip.innerHTML = '<b></b><div>question</div><pre class="q"></pre>' +
-    '<div>answer</div><pre class="a"></pre>';
-  tip.querySelector('b').textContent = b.title;
-  tip.querySelector('.q').textContent = JSON.stringify(b.question, null, 2);
-  tip.querySelector('.a').textContent = b.error !== null ? b.error :
-    JSON.stringify(b.answer, null, 2);
+const bars = new Map(data.bars.map(bar => [bar.i, bar]));
+
+function node(namespace, tag, attributes, text) {
+  const made = namespace === null ?
+    document.createElement(tag) : document.createElementNS(namespace, tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    made.setAttribute(name, String(value));
+  }
+  if (text !== undefined) made.textContent = text;
+  return made;
+}
+
+document.title = data.title;
+document.getElementById('title').textContent = data.title;
+document.getElementById('summary').textContent = data.summary;
+plot.setAttribute('width', String(data.width));
+plot.setAttribute('height', String(data.height));
+for (const lane of data.lanes) {
+  const group = node(SVG, 'g', {'class': 'lane', 'data-lane': lane.lane});
+  const background = node(SVG, 'rect', {
+    'class': lane.odd ? 'lane-bg odd' : 'lane-bg', 'x': 0, 'y': lane.y,
+    'width': data.width, 'height': data.laneHeight,
+  });
+  background.append(node(SVG, 'title', {}, lane.hint));
+  group.append(background,
+    node(SVG, 'text', {'class': 'lane-label', 'x': 6, 'y': lane.y + 21}, lane.text));
+  plot.append(group);
+}
+for (const tick of data.ticks) {
+  plot.append(
+    node(SVG, 'line', {'class': 'axis', 'x1': tick.x, 'x2': tick.x,
+                       'y1': data.top - 6, 'y2': data.height}),
+    node(SVG, 'text', {'class': 'tick', 'x': tick.labelX, 'y': data.top - 10,
+                       'text-anchor': tick.anchor}, tick.label));
+}
+for (const bar of data.bars) {
+  const classes = ['bar', KIND_CLASSES.get(bar.kind) || 'other'];
+  if (bar.replayed) classes.push('replayed');
+  if (bar.failed) classes.push('error');
+  const rect = node(SVG, 'rect', {
+    'class': classes.join(' '), 'data-i': bar.i, 'data-lane': bar.lane,
+    'data-kind': bar.kind, 'data-key': bar.key, 'x': bar.x, 'y': bar.y,
+    'width': bar.width, 'height': data.barHeight, 'rx': 3,
+  });
+  rect.addEventListener('mousemove', e => show(rect, e.clientX, e.clientY));
+  rect.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+  plot.append(rect);
+  if (bar.text !== null) {
+    plot.append(node(SVG, 'text',
+      {'class': 'bar-text', 'x': bar.x + 4, 'y': bar.y + 14}, bar.text));
+  }
+}
+
+function show(rect, x, y) {
+  const bar = bars.get(Number(rect.dataset.i));
+  const answer = bar.error !== null ? bar.error : JSON.stringify(bar.answer, null, 2);
+  tip.replaceChildren(
+    node(null, 'b', {}, bar.title),
+    node(null, 'div', {}, 'question'),
+    node(null, 'pre', {'class': 'q'}, JSON.stringify(bar.question, null, 2)),
+    node(null, 'div', {}, 'answer'),
+    node(null, 'pre', {'class': 'a'}, answer));
   tip.style.display = 'block';
   tip.style.left = Math.min(x + 12, innerWidth - 580) + 'px';
   tip.style.top = (y + 12) + 'px';
 }
-for (const bar of document.querySelectorAll('rect.bar')) {
-  bar.addEventListener('mousemove', e => show(bar, e.clientX, e.clientY));
-  bar.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
-}
 // "#hover=N" shows bar N's tip at once (what a test reads back, headless).
 const asked = /^#hover=(\d+)$/.exec(location.hash);
 if (asked) {
-  const bar = document.querySelector(`rect.bar[data-i="${asked[1]}"]`);
-  if (bar) {
-    const box = bar.getBoundingClientRect();
-    show(bar, box.left, box.bottom);
+  const rect = document.querySelector(`rect.bar[data-i="${asked[1]}"]`);
+  if (rect) {
+    const box = rect.getBoundingClientRect();
+    show(rect, box.left, box.bottom);
   }
 }
 document.body.classList.add('ready');
 """
 
 _KINDS = ("sample", "elicit", "elicit_url", "step", "log", "progress")
+
+
+def _sha256(text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+_CSP = (
+    f"default-src 'none'; script-src {_sha256(_JS)}; style-src {_sha256(_CSS)}; "
+    "form-action 'none'; base-uri 'none'"
+)
+_LEGEND = "".join(
+    f'<span><i class="swatch kind-{k}"></i>{k}</span>' for k in _KINDS
+) + (
+    '<span><i class="swatch kind-sample replayed"></i>replayed</span>'
+    '<span><i class="swatch error"></i>error</span>'
+)
 
 
 def _lane_label(lane: str, timeline: Timeline) -> tuple[str, str]:
@@ -92,46 +181,50 @@ def _x(at: float, t0: float, span: float) -> float:
     return LABEL_W + (at - t0) / span * PLOT_W
 
 
-def _bar_svg(i: int, bar: Bar, row: int, t0: float, span: float) -> str:
+def _bar(i: int, bar: Bar, row: int, t0: float, span: float) -> dict[str, Any]:
     end = bar.end if bar.end is not None else bar.start
     x = _x(bar.start, t0, span)
     width = max(_x(end, t0, span) - x, MIN_W)
     x = min(x, LABEL_W + PLOT_W - width)  # an instant at the very end still shows
     y = TOP + row * LANE_H + (LANE_H - BAR_H) / 2
-    classes = ["bar", f"kind-{bar.kind}"]
-    if bar.kind not in _KINDS:
-        classes.append("other")
-    if bar.replayed:
-        classes.append("replayed")
-    if bar.error is not None:
-        classes.append("error")
-    rect = (
-        f'<rect class="{" ".join(classes)}" data-i="{i}" '
-        f'data-lane="{html.escape(bar.lane)}" data-kind="{html.escape(bar.kind)}" '
-        f'data-key="{html.escape(bar.key)}" x="{x:.1f}" y="{y:.1f}" '
-        f'width="{width:.1f}" height="{BAR_H}" rx="3"></rect>'
-    )
-    if width < 48:
-        return rect
-    return rect + (
-        f'<text class="bar-text" x="{x + 4:.1f}" y="{y + 14:.1f}">'
-        f"{html.escape(bar.label[: int(width // 6)])}</text>"
-    )
+    title = f"{bar.label} (key {bar.key})" + (" — replayed" if bar.replayed else "")
+    return {
+        "i": i,
+        "lane": bar.lane,
+        "kind": bar.kind,
+        "key": bar.key,
+        "x": round(x, 1),
+        "y": round(y, 1),
+        "width": round(width, 1),
+        "text": None if width < 48 else bar.label[: int(width // 6)],
+        "replayed": bar.replayed,
+        "failed": bar.error is not None,
+        "title": title,
+        "question": _finite(bar.question),
+        "answer": _finite(bar.answer),
+        "error": bar.error,
+    }
 
 
-def _data(bars: list[Bar]) -> str:
-    rows: list[dict[str, Any]] = [
-        {
-            "title": f"{b.label} (key {b.key})" + (" — replayed" if b.replayed else ""),
-            "question": b.question,
-            "answer": b.answer,
-            "error": b.error,
-        }
-        for b in bars
-    ]
-    text = json.dumps(rows, default=repr)
-    # Inside <script>: no "</script>" may appear, whatever the answers say.
-    return text.replace("<", "\\u003c").replace(">", "\\u003e")
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities as strings (``"NaN"``, ``"Infinity"``):
+    JSON has no word for them, and a page whose data does not parse draws
+    nothing."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def _island(data: dict[str, Any]) -> str:
+    """``data`` as the text of a ``<script type="application/json">``: ASCII
+    JSON in which no ``<``, ``>`` or ``&`` can end the element or start a
+    comment, whatever the strings in it say."""
+    text = json.dumps(data, default=repr, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _duration(seconds: float, scale: float) -> str:
@@ -140,8 +233,8 @@ def _duration(seconds: float, scale: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def page(timeline: Timeline) -> str:
-    """The HTML page of ``timeline`` (see the module doc)."""
+def _drawing(timeline: Timeline) -> dict[str, Any]:
+    """The picture as data: geometry in pixels, and the strings to show."""
     lanes = timeline.lanes()
     rows = {lane: i for i, lane in enumerate(lanes)}
     t0 = timeline.started
@@ -149,50 +242,51 @@ def page(timeline: Timeline) -> str:
     t1 = max([timeline.ended or t0, *ends])
     span = max(t1 - t0, 1e-6)
     height = TOP + len(lanes) * LANE_H + 8
-    parts: list[str] = []
+    lane_rows: list[dict[str, Any]] = []
     for lane, row in rows.items():
         text, hint = _lane_label(lane, timeline)
-        y = TOP + row * LANE_H
-        odd = " odd" if row % 2 else ""
-        parts.append(
-            f'<g class="lane" data-lane="{html.escape(lane)}">'
-            f'<rect class="lane-bg{odd}" x="0" y="{y}" width="{LABEL_W + PLOT_W}" '
-            f'height="{LANE_H}"><title>{html.escape(hint)}</title></rect>'
-            f'<text class="lane-label" x="6" y="{y + 21}" xml:space="preserve">'
-            f"{html.escape(text)}</text></g>"
-        )
+        lane_rows.append(
+            {"lane": lane, "y": TOP + row * LANE_H, "odd": row % 2 == 1,
+             "text": text, "hint": hint}
+        )  # fmt: skip
+    ticks: list[dict[str, Any]] = []
     for tick in range(5):
         x = LABEL_W + tick * PLOT_W / 4
-        label = _duration(span * tick / 4, span)
-        anchor = "end" if tick == 4 else "start"
-        parts.append(
-            f'<line class="axis" x1="{x}" x2="{x}" y1="{TOP - 6}" y2="{height}"/>'
-            f'<text class="tick" x="{x + (-2 if tick == 4 else 2)}" y="{TOP - 10}" '
-            f'text-anchor="{anchor}">{label}</text>'
-        )
+        ticks.append(
+            {"x": x, "labelX": x + (-2 if tick == 4 else 2),
+             "anchor": "end" if tick == 4 else "start",
+             "label": _duration(span * tick / 4, span)}
+        )  # fmt: skip
     # Instants (notices, replays) last, on top of the bars they happen during.
     drawn = sorted(enumerate(timeline.bars), key=lambda b: b[1].end != b[1].start)
-    for i, bar in reversed(drawn):
-        parts.append(_bar_svg(i, bar, rows.get(bar.lane, 0), t0, span))
     outcome = "failed: " + timeline.error if timeline.error else "returned"
-    legend = "".join(
-        f'<span><i class="swatch kind-{k}"></i>{k}</span>' for k in _KINDS
-    ) + (
-        '<span><i class="swatch kind-sample replayed"></i>replayed</span>'
-        '<span><i class="swatch error"></i>error</span>'
-    )
+    return {
+        "title": timeline.title,
+        "summary": f"{len(timeline.bars)} effects in {len(lanes)} lanes, "
+        f"{_duration(span, span)}; {outcome}",
+        "width": LABEL_W + PLOT_W,
+        "height": height,
+        "top": TOP,
+        "laneHeight": LANE_H,
+        "barHeight": BAR_H,
+        "lanes": lane_rows,
+        "ticks": ticks,
+        "bars": [
+            _bar(i, bar, rows.get(bar.lane, 0), t0, span) for i, bar in reversed(drawn)
+        ],
+    }
+
+
+def page(timeline: Timeline) -> str:
+    """The HTML page of ``timeline`` (see the module doc)."""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; \
-style-src 'unsafe-inline'; script-src 'unsafe-inline'">
-<title>{html.escape(timeline.title)}</title><style>{_CSS}</style></head>
-<body><h1>{html.escape(timeline.title)}</h1>
-<p class="sub">{len(timeline.bars)} effects in {len(lanes)} lanes, \
-{_duration(span, span)}; {html.escape(outcome)}</p>
-<p class="legend">{legend}</p>
-<svg xmlns="http://www.w3.org/2000/svg" width="{LABEL_W + PLOT_W}" \
-height="{height}" role="img">{"".join(parts)}</svg>
+<meta http-equiv="Content-Security-Policy" content="{_CSP}">
+<title>yieldmcp trace</title><style>{_CSS}</style></head>
+<body><h1 id="title"></h1><p class="sub" id="summary"></p>
+<p class="legend">{_LEGEND}</p>
+<svg xmlns="http://www.w3.org/2000/svg" id="plot" role="img"></svg>
 <div id="tip"></div>
-<script type="application/json" id="bars">{_data(timeline.bars)}</script>
+<script type="application/json" id="data">{_island(_drawing(timeline))}</script>
 <script>{_JS}</script></body></html>
 """

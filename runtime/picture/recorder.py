@@ -13,7 +13,7 @@ from typing import Any, final
 
 import attrs
 
-from .._observe import effect_kind
+from ..call.observe import effect_kind
 from .timeline import Bar, Timeline
 
 __all__ = ["Recorder"]
@@ -36,7 +36,7 @@ def _fields(notice: object) -> Any:
 @final
 class Recorder:
     """Fills a :class:`Timeline` from what a stepper reports (an
-    :class:`~runtime._observe.Observer`)."""
+    :class:`~runtime.lowlevel.Observer`)."""
 
     def __init__(self, title: str, clock: Callable[[], float] = time.monotonic):
         self.clock = clock

@@ -3,7 +3,7 @@
 * :class:`ScriptedPeer` answers every question from a script (replies, callables
   or exceptions) and records what it was asked; ``steps={name: [...]}`` stubs
   a step's function by name, so a tool that does I/O runs with no network.
-  It is an ``Executor`` for :func:`runtime.run` and also works synchronously
+  It is an ``Executor`` for :func:`runtime.lowlevel.run` and also works synchronously
   with :func:`run_scripted`.
 * :class:`HeldPeer` holds every question until the test releases it, so a test
   (or Hypothesis, with ``st.data()``) can choose the order answers arrive in.
@@ -13,6 +13,9 @@
   them as one HTML page (lanes per branch, a bar per effect).
 * ``runtime.testing.strategies`` has Hypothesis strategies for answers (it needs
   ``hypothesis``, installed with the ``test`` extra).
+
+It does not speak MCP or stand in for a real client: a test of the wire runs a
+real server and client from ``bridge``.
 """
 
 from ._peers import Asked as Asked

@@ -11,25 +11,27 @@ from typing import Any, TypeAlias, TypeVar, cast, final
 import attrs
 import trio
 
-from .._effect_base import LocalQuestion, Notice, PeerQuestion
-from .._elicit_effects import Elicit, ElicitUrl
-from .._events import (
-    Ask,
-    Finished,
-    Raised,
-    Returned,
-    StartTimer,
-    StopTimer,
-    Tell,
-    Withdraw,
+from ..call.commands import (
+    AskPeer,
+    CancelTimer,
+    Finish,
+    Notify,
+    Persist,
+    RunStep,
+    SetTimer,
+    WithdrawQuestion,
+    carry_out,
 )
-from .._sample_effect import Sample
-from .._step_effect import Step
-from .._step_runner import perform_step_now, step_key
-from .._stepper import Stepper
-from .._tool import Tool
+from ..call.events import Raised, Returned
+from ..call.journal import Journal
+from ..call.machine import CallMachine, open_call
+from ..effects.base import Notice, PeerQuestion
+from ..elicitation.effects import Elicit, ElicitUrl
 from ..errors import InternalError, ScriptExhausted
-from ..journal import Journal
+from ..sampling.effect import Sample
+from ..steps.effect import Step
+from ..steps.runner import perform_step_now
+from ..tools.value import Tool
 
 __all__ = ["Asked", "HeldPeer", "ScriptedPeer", "run_scripted"]
 
@@ -177,38 +179,28 @@ def run_scripted(
 ) -> R:
     """Run ``tool`` to completion synchronously, answering from ``peer``.
 
-    No trio, no threads: the stepper is driven directly, which makes this usable
-    from plain functions and Hypothesis tests. Branch time limits never fire
-    here (no time passes); use :func:`runtime.run` to test them. A step runs
-    its sync function here, retries without waiting, and an ``async def``
-    step must be stubbed (``ScriptedPeer(steps=...)``).
+    No trio, no threads: the call's machine is driven directly, which makes
+    this usable from plain functions and Hypothesis tests. Branch time limits
+    never fire here (no time passes); use :func:`runtime.lowlevel.run` to test
+    them. A step runs its sync function here, retries without waiting, and an
+    ``async def`` step must be stubbed (``ScriptedPeer(steps=...)``).
     """
     params = tool.parse_arguments(arguments)
-    stepper = Stepper(tool.program(params), tool.context(), journal=journal)
     bits = (rng or random.Random(0)).getrandbits
-    stepper.start()
-    events = stepper.events()
-    while events:
-        for event in events:
-            match event:
-                case Ask(key, question):
-                    if isinstance(question, LocalQuestion):
-                        compute = functools.partial(question.compute, clock, bits)
-                    elif isinstance(question, Step):
-                        idempotency = step_key(stepper.call_id, question, key)
-                        compute = functools.partial(
-                            perform_step_now, question, idempotency, peer.step_stub
-                        )
-                    else:
-                        assert isinstance(question, PeerQuestion)
-                        compute = functools.partial(peer.reply_for, key, question)
-                    _settle(stepper, key, compute)
-                case Tell(key, notice):
-                    peer.notices.append((key, notice))
-                case Withdraw() | StartTimer() | StopTimer() | Finished():
-                    pass
-        events = stepper.events()
-    outcome = stepper.outcome
+    opened = open_call(
+        tool.program(params), tool.context(), journal=journal, clock=clock, bits=bits
+    )
+    if isinstance(opened, CallMachine):
+        machine = opened
+        carrier = _Scripted(machine, peer)
+        commands = machine.commands()
+        while commands:
+            for command in commands:
+                carry_out(command, carrier)
+            commands = machine.commands()
+        outcome = machine.outcome
+    else:
+        outcome = opened
     if isinstance(outcome, Returned):
         return outcome.value
     if isinstance(outcome, Raised):
@@ -216,15 +208,55 @@ def run_scripted(
     raise InternalError(f"run_scripted ended without a result: {outcome!r}")
 
 
-def _settle(stepper: Stepper, key: str, compute: Callable[[], Any]) -> None:
-    if not stepper.is_pending(key):
-        return  # withdrawn by an earlier answer in this batch
-    try:
-        reply = compute()
-    except Exception as exc:
-        stepper.fail(key, exc)
-    else:
-        stepper.answer(key, reply)
+@final
+class _Scripted:
+    """Carries a machine's commands out at once, from a script (a
+    :class:`~runtime.call.commands.Carrier`)."""
+
+    __slots__ = ("machine", "peer")
+
+    def __init__(self, machine: CallMachine, peer: ScriptedPeer) -> None:
+        self.machine = machine
+        self.peer = peer
+
+    def ask(self, command: AskPeer) -> None:
+        key, question = command.key, command.question
+        self._settle(key, functools.partial(self.peer.reply_for, key, question))
+
+    def run_step(self, command: RunStep) -> None:
+        perform = functools.partial(
+            perform_step_now, command.step, command.idempotency, self.peer.step_stub
+        )
+        self._settle(command.key, perform)
+
+    def notify(self, command: Notify) -> None:
+        self.peer.notices.append((command.key, command.notice))
+
+    def persist(self, command: Persist) -> None:
+        self.machine.persisted()
+
+    def withdraw(self, command: WithdrawQuestion) -> None:
+        pass  # answered at once: nothing is outstanding
+
+    def set_timer(self, command: SetTimer) -> None:
+        pass  # no time passes here
+
+    def cancel_timer(self, command: CancelTimer) -> None:
+        pass
+
+    def finish(self, command: Finish) -> None:
+        pass
+
+    def _settle(self, key: str, compute: Callable[[], Any]) -> None:
+        machine = self.machine
+        if not machine.is_pending(key):
+            return  # withdrawn by an earlier answer in this batch
+        try:
+            reply = compute()
+        except Exception as exc:
+            machine.fail(key, exc)
+        else:
+            machine.answer(key, reply)
 
 
 @final

@@ -8,7 +8,7 @@ import time
 from collections.abc import Generator
 from pathlib import Path
 
-from .._observe import OBSERVING
+from ..call.observe import OBSERVING
 from ..picture import Recorder, Timeline, page
 
 __all__ = ["picture"]
@@ -18,15 +18,15 @@ __all__ = ["picture"]
 def picture(
     path: str | os.PathLike[str] | None = None, *, title: str = "tool call"
 ) -> Generator[Timeline]:
-    """Record the effects of the calls run inside the block (``runtime.run``,
-    ``run_scripted``: any stepper made here) and, at the end, write the page
-    (:func:`runtime.picture.page`) to ``path``.
+    """Record the effects of the calls run inside the block
+    (``runtime.lowlevel.run``, ``run_scripted``: any stepper made here) and,
+    at the end, write the page (:func:`runtime.picture.page`) to ``path``.
 
     Yields the :class:`~runtime.picture.Timeline` being filled, for a test to
     read. Replayed answers (a journal) show dimmed, failures red::
 
         with picture("debate.html", title="debate") as timeline:
-            await runtime.run(debate, {"topic": "tea"}, ScriptedPeer(samples=...))
+            await run(debate, {"topic": "tea"}, ScriptedPeer(samples=...))
     """
     recorder = Recorder(title)
     token = OBSERVING.set(recorder)

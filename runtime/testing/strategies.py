@@ -4,9 +4,13 @@
 * :func:`sample_replies` generates model replies for a ``Sample``: valid ones
   (text; tool calls to offered tools — only the named one under a
   ``NamedTool`` choice — with schema-valid arguments; structured output as a
-  ``__schema__`` call or as JSON prose), or invalid ones (calls to unknown
-  tools, calls to offered tools with arguments that break the tool's input
-  schema, structured data that breaks the schema, prose).
+  ``__schema__`` call, possibly beside calls to other tools, or as JSON
+  prose), or invalid ones (calls to unknown tools, calls to offered tools with
+  arguments that break the tool's input schema, structured data that breaks
+  the schema, prose). Models make parallel calls and call tools they were not
+  offered: a structured-output request may be answered with one or several
+  calls to tools the conversation used before or that never existed, with or
+  without a ``__schema__`` call among them.
 * :func:`elicit_replies` generates accept (with valid, or invalid, content),
   decline and cancel.
 * :func:`failures` generates peer failures; :func:`answers` mixes them in.
@@ -36,14 +40,14 @@ import trio.testing
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from .._effect_base import Notice, PeerQuestion
-from .._elicit_effects import Elicit, ElicitUrl, ListRoots
-from .._sample_effect import Sample
-from .._step_ops import adapter_of as _step_adapter
-from .._tool import Tool
+from ..effects.base import Notice, PeerQuestion
+from ..elicitation.effects import Elicit, ElicitUrl, ListRoots
 from ..errors import PeerError, RequestTimeout
 from ..messages import SCHEMA_TOOL_NAME, NamedTool, Text, ToolSpec, ToolUse
 from ..replies import ElicitReply, Root, RootsReply, SampleReply
+from ..sampling.effect import Sample
+from ..steps.spelling import adapter_of as _step_adapter
+from ..tools.value import Tool
 from ._peers import HeldPeer
 from ._schema_values import from_schema as from_schema
 from ._schema_values import invalid_arguments, invalid_for, texts
@@ -101,13 +105,50 @@ def _callable_tools(sample: Sample[Any]) -> list[ToolSpec]:
     return list(sample.tools)
 
 
+def _foreign_calls(sample: Sample[Any]) -> st.SearchStrategy[ToolUse]:
+    """Calls to tools ``sample`` does not offer: tools its conversation used
+    before (a model that keeps calling them), and made-up ones."""
+    offered = {t.name for t in sample.tools} | {SCHEMA_TOOL_NAME}
+    earlier = sorted(
+        {
+            block.name
+            for message in sample.messages
+            for block in message.content
+            if isinstance(block, ToolUse) and block.name not in offered
+        }
+    )
+    made_up = st.from_regex(r"\A[a-z]{1,8}\Z").filter(lambda n: n not in offered)
+    names = st.sampled_from(earlier) | made_up if earlier else made_up
+    return names.flatmap(lambda n: _calls(n, st.just({})))
+
+
+def _beside(
+    call: st.SearchStrategy[ToolUse], others: st.SearchStrategy[ToolUse]
+) -> st.SearchStrategy[SampleReply]:
+    """``call`` among zero to two ``others``, at any place (ids distinct)."""
+
+    def turn(mine: ToolUse, rest: list[ToolUse], at: int) -> list[ToolUse]:
+        return [*rest[:at], mine, *rest[at:]]
+
+    turns = st.builds(
+        turn, call, st.lists(others, max_size=2), st.integers(min_value=0, max_value=2)
+    )
+    return turns.filter(lambda uses: len({u.id for u in uses}) == len(uses)).map(
+        _called
+    )
+
+
 def _valid_sample_replies(sample: Sample[Any]) -> st.SearchStrategy[SampleReply]:
     schema_tool = sample.schema_tool
     if schema_tool is not None:
         data = from_schema(schema_tool.input_schema)
-        as_call = _calls(SCHEMA_TOOL_NAME, data).map(lambda u: _called([u]))
+        as_call = _calls(SCHEMA_TOOL_NAME, data)
         as_prose = data.map(lambda d: _reply(Text(json.dumps(d))))
-        return as_call | as_prose
+        return (
+            as_call.map(lambda u: _called([u]))
+            | as_prose
+            | _beside(as_call, _foreign_calls(sample))
+        )
     if sample.tools and sample.tool_choice != "none":
         calls = st.one_of(
             [
@@ -128,7 +169,14 @@ def _invalid_sample_replies(sample: Sample[Any]) -> st.SearchStrategy[SampleRepl
         bad = invalid_for(schema_tool.input_schema).filter(
             lambda v: isinstance(v, dict)
         )
-        return prose | _calls(SCHEMA_TOOL_NAME, bad).map(lambda u: _called([u]))
+        bad_call = _calls(SCHEMA_TOOL_NAME, bad)
+        foreign = _foreign_calls(sample)
+        return (
+            prose
+            | bad_call.map(lambda u: _called([u]))
+            | _beside(foreign, foreign)  # no __schema__ call at all
+            | _beside(bad_call, foreign | bad_call)
+        )
     if sample.tools:
         names = {t.name for t in sample.tools}
         unknown_names = st.from_regex(r"\A[a-z]{1,8}\Z").filter(
@@ -312,7 +360,7 @@ async def run_in_drawn_order(
     Each answer is ``answer(question)`` or, by default, drawn from
     :func:`answers`. Returns the tool's result; raises what the tool raises.
     """
-    from .._driver import run
+    from ..call.driver import run
 
     peer = HeldPeer()
     outcome: list[Any] = []

@@ -119,7 +119,10 @@ async def test_a_late_reply_to_a_cancelled_request_is_ignored() -> None:
         with trio.fail_after(5):
             assert await peer.request(
                 "tools/call", {"name": "quick", "arguments": {}}
-            ) == {"content": [{"type": "text", "text": "quick"}]}
+            ) == {
+                "content": [{"type": "text", "text": "quick"}],
+                "structuredContent": {"result": "quick"},  # -> str, as the SDK
+            }
 
 
 async def test_a_client_that_disconnects_mid_call_cancels_it() -> None:

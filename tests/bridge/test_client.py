@@ -17,15 +17,14 @@ import trio
 from bridge.client import Client, connect
 from bridge.server import Server
 from bridge.transports.memory import memory_pair
-from runtime import (
+from runtime import Text, ToolUse
+from runtime.errors import BrokenSessionError
+from runtime.lowlevel import (
     ElicitationRequest,
     ElicitReply,
     SampleReply,
     SamplingRequest,
-    Text,
-    ToolUse,
 )
-from runtime.errors import BrokenSessionError
 from tests.fixtures import interop_server as fx
 from tests.helpers import ROOT
 

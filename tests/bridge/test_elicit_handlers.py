@@ -12,8 +12,9 @@ import trio
 from pydantic import BaseModel, Field
 
 from bridge.elicit import Always, KeyedHandlers, ScriptedAnswers, form_defaults
-from runtime import ElicitationRequest, ElicitKey, ElicitReply
+from runtime import ElicitKey
 from runtime.errors import ScriptExhausted
+from runtime.lowlevel import ElicitationRequest, ElicitReply
 
 
 class Move(BaseModel):

@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 import trio
 
-from bridge.elicit import TerminalForm, line_reader
-from bridge.elicit._stdin import read_stdin_line
+from bridge.elicit import TerminalForm, line_reader, read_stdin_line
 from bridge.host import run_in_process
-from runtime import ElicitationRequest, ElicitReply
+from runtime.lowlevel import ElicitationRequest, ElicitReply
 from runtime.replies import ElicitAction
 from tests.helpers import load_example
 

@@ -301,8 +301,16 @@ async def test_junk_never_breaks_the_server_or_a_running_call(
         with trio.fail_after(5):
             quick = await peer.request("tools/call", {"name": "quick", "arguments": {}})
         check_frames(peer.server_frames())
-    assert results == [{"content": [{"type": "text", "text": "fine"}]}]
-    assert quick == {"content": [{"type": "text", "text": "quick"}]}
+    assert results == [
+        {
+            "content": [{"type": "text", "text": "fine"}],
+            "structuredContent": {"result": "fine"},  # -> str, as the SDK
+        }
+    ]
+    assert quick == {
+        "content": [{"type": "text", "text": "quick"}],
+        "structuredContent": {"result": "quick"},  # -> str, as the SDK
+    }
 
 
 @given(schema_requests)

@@ -13,22 +13,18 @@ from pydantic import BaseModel
 from bridge.elicit import KeyedHandlers, ScriptedAnswers, TerminalForm, line_reader
 from bridge.host import HostExecutor, run_in_process
 from bridge.providers import OfflineModel
-from runtime import (
+from runtime import Context, ElicitKey, Limits, Op, tool
+from runtime.errors import CapabilityError, LocalProtocolError
+from runtime.lowlevel import (
     BranchTimeout,
-    Context,
     ElicitationRequest,
-    ElicitKey,
     ElicitReply,
-    Limits,
     Log,
-    Op,
     PeerQuestion,
     Progress,
     Root,
     run,
-    tool,
 )
-from runtime.errors import CapabilityError, LocalProtocolError
 from tests.helpers import load_example
 
 ttt = load_example("ttt")

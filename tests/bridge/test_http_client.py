@@ -23,8 +23,9 @@ from bridge.client import Client
 from bridge.client.http import HttpClientTransport, http_transport
 from bridge.server import Server
 from bridge.transports.http import HttpLimits
-from runtime import Context, ElicitationRequest, ElicitReply, Op, tool
+from runtime import Context, Op, tool
 from runtime.errors import RequestTimeout
+from runtime.lowlevel import ElicitationRequest, ElicitReply
 from tests.bridge.http_kit import JSON_HEADERS, served
 from tests.bridge.test_client import Accepting, ScriptedModel, our_server
 from tests.fixtures import http_tools, interop_server

@@ -84,7 +84,10 @@ async def test_a_branch_time_limit_holds_in_a_live_call(
         result = await peer.request("tools/call", {"name": "limited", "arguments": {}})
         assert trio.current_time() - start == pytest.approx(30)
         frames = peer.server_frames()
-    assert result == {"content": [{"type": "text", "text": "timed out: 0"}]}
+    assert result == {
+        "content": [{"type": "text", "text": "timed out: 0"}],
+        "structuredContent": {"result": "timed out: 0"},  # -> str, as the SDK
+    }
     asked = [f["id"] for f in frames if f.get("method") == "sampling/createMessage"]
     withdrawn = [
         f["params"]["requestId"]
@@ -124,4 +127,9 @@ async def test_branch_siblings_ask_at_once_and_answers_arrive_in_any_order() -> 
             release["a"].set()
         peer.check_schema("2025-11-25", sent=[(2, "tools/call")])
     assert asked[-1] == "c"
-    assert results == [{"content": [{"type": "text", "text": "ABC"}]}]
+    assert results == [
+        {
+            "content": [{"type": "text", "text": "ABC"}],
+            "structuredContent": {"result": "ABC"},  # -> str, as the SDK
+        }
+    ]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -33,11 +32,12 @@ import trio
 
 from bridge.client import Client, connect
 from bridge.client.http import http_transport
+from bridge.durable.presence import INBOX, WORKERS
 from bridge.elicit import ScriptedAnswers
 from bridge.providers import OfflineModel
 from bridge.server.state_token import new_key
 from bridge.stores import open_store
-from bridge.transports.http.presence import INBOX, WORKERS
+from tests.durable.balancer import CONFIG, HAPROXY
 from tests.durable.parking import Parking
 from tests.helpers import ROOT
 
@@ -48,27 +48,6 @@ pytestmark = [
 
 SERVED = str(ROOT / "tests/fixtures/worker_tools.py")
 SESSION_TOOLS = str(ROOT / "tests/durable/session_tools.py")
-HAPROXY = shutil.which(
-    "haproxy", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin"])
-)
-CONFIG = """\
-global
-    maxconn 256
-defaults
-    mode http
-    retries 3
-    option redispatch 1
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-frontend mcp
-    bind 127.0.0.1:{port}
-    default_backend workers
-backend workers
-    balance roundrobin
-    server one 127.0.0.1:{one}
-    server two 127.0.0.1:{two}
-"""
 
 
 def _free_port() -> int:

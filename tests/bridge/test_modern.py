@@ -12,12 +12,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 from bridge.jsonrpc import Notification, Request, parse
 from bridge.jsonrpc.session import Session
 from bridge.server import Server
-from bridge.server import rounds as _rounds
+from bridge.server.calls import rounds as _rounds
 from bridge.server.questions import CallScope
 from bridge.server.state_token import Sealer
 from bridge.transports.memory import memory_pair
-from runtime import CapabilityError, Context, Op, tool
+from runtime import Context, Op, tool
 from runtime.errors import InvalidAnswer, PeerError
+from runtime.lowlevel import CapabilityError
 from tests.bridge.wire import WirePeer, modern_meta, wire_peer
 from tests.fixtures import interop_server as fx
 from tests.mcp_schema import validate
@@ -630,14 +631,12 @@ def test_a_round_draws_its_randomness_from_the_given_rng() -> None:
         return (yield from ctx.random())
 
     scope = CallScope(era="2026-07-28", request_id=1, client_capabilities={})
-    steps = _rounds.run_round(
-        roll, roll.parse_arguments({}), {}, purpose="tools/call", scope=scope,
-        sealer=Sealer(), rng=random.Random(7),
+    round_ = _rounds.begin(
+        Server([roll]), roll, roll.parse_arguments({}), {}, purpose="tools/call",
+        scope=scope, store=None, bits=random.Random(7).getrandbits,
     )  # fmt: skip
-    with pytest.raises(StopIteration) as done:
-        next(steps)
     expected = random.Random(7).getrandbits(53) / (1 << 53)
-    assert done.value.value == _rounds.Complete(expected)
+    assert round_.now() == _rounds.Complete(expected)
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,10 @@ async def test_a_live_call_over_pipes_is_answered_with_no_task(
             result = await client.request(
                 "tools/call", {"name": "quick", "arguments": {}}
             )
-        assert result == {"content": [{"type": "text", "text": "quick"}]}
+        assert result == {
+            "content": [{"type": "text", "text": "quick"}],
+            "structuredContent": {"result": "quick"},  # -> str, as the SDK
+        }
         assert server.immediate
         assert server._nursery is not None
         # Only the writer task: the call needed none of its own.

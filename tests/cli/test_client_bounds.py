@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,11 @@ from tests.helpers import ROOT
 
 SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
 DEAF = f"{sys.executable} -m tests.fixtures.deaf_to_discover examples/ttt.py"
+# The official SDK's server, answering server/discover 2 s late.
+SLOW_SDK = (
+    f"{sys.executable} -m tests.fixtures.slow_to_discover 2 "
+    f"{sys.executable} tests/fixtures/sdk_server.py"
+)
 
 
 def call(*args: str, **options: Any) -> subprocess.CompletedProcess[str]:
@@ -59,8 +66,35 @@ def test_a_silent_http_server_is_a_timeout_not_a_hang(
     assert "did not answer" in one_error_line(done)
 
 
-def test_auto_falls_back_to_initialize_when_discover_gets_no_reply() -> None:
-    done = call(DEAF, "--connect-timeout", "15")  # slow machines start slowly
+def test_auto_waits_for_a_slow_discover(tmp_path: Path) -> None:
+    methods = tmp_path / "methods"
+    env = {**os.environ, "SLOW_TO_DISCOVER_LOG": str(methods)}
+    done = call(SLOW_SDK, env=env)  # the default --connect-timeout, 10 s
+    assert done.returncode == 0, done.stderr
+    assert "mrtr_elicit" in done.stdout
+    assert "initialize" not in methods.read_text().split()
+
+
+def test_auto_never_sends_initialize_after_an_unanswered_discover(
+    tmp_path: Path,
+) -> None:
+    # The SDK's server would answer the probe after 2 s and then refuse an
+    # initialize on the same connection: the call fails naming the timeout.
+    methods = tmp_path / "methods"
+    env = {**os.environ, "SLOW_TO_DISCOVER_LOG": str(methods)}
+    done = call(SLOW_SDK, "--connect-timeout", "1", env=env)
+    line = one_error_line(done)
+    assert "server/discover" in line
+    assert "1 s (--connect-timeout)" in line
+    # The probe, and the client withdrawing it when it gave up; no initialize.
+    sent = methods.read_text().split()
+    assert sent == ["server/discover", "notifications/cancelled"]
+
+
+def test_a_server_deaf_to_discover_is_told_to_use_the_legacy_era() -> None:
+    line = one_error_line(call(DEAF, "--connect-timeout", "2"))
+    assert "--era legacy" in line
+    done = call(DEAF, "--era", "legacy", "--connect-timeout", "15")
     assert done.returncode == 0, done.stderr
     assert "play_ttt" in done.stdout
 

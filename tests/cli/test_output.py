@@ -132,3 +132,21 @@ def test_a_declined_url_step_is_one_line_naming_the_url() -> None:
         "yieldmcp: error: the server needs https://pay.example.com/ok?id=7 "
         "completed first, and that was declined\n"
     )
+
+
+LIAR = f"{sys.executable} tests/fixtures/lying_server.py"
+
+
+def test_a_result_that_breaks_its_output_schema_is_one_line_and_exit_1() -> None:
+    done = call(LIAR, "weather")
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("yieldmcp: error: ")
+    assert "temp: 'not a number' is not of type 'integer'" in line
+    assert "--no-validate-output" in line
+
+
+def test_no_validate_output_shows_what_the_server_sent() -> None:
+    done = call(LIAR, "weather", "--no-validate-output", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"] == {"temp": "not a number"}

@@ -31,21 +31,19 @@ from decoders import mcp as dec
 from encoders import mcp as enc
 from runtime import (
     Audio,
-    ElicitReply,
     Image,
     Message,
     ModelPreferences,
     NamedTool,
-    SampleReply,
     Text,
     ToolResult,
     ToolSpec,
     ToolUse,
-    Usage,
     tool,
 )
 from runtime.context import Context
 from runtime.errors import RemoteProtocolError
+from runtime.lowlevel import ElicitReply, SampleReply, Usage
 from runtime.requests import ElicitationRequest, SamplingRequest
 from tests.mcp_schema import ERAS, is_valid, validate
 
@@ -634,7 +632,7 @@ def _forecast(ctx: Context) -> _Weather:
 
 
 @tool
-def _greet(ctx: Context) -> str:
+def _greet(ctx: Context):  # no return annotation: blocks or data, as returned
     return "hi"
 
 

@@ -1,14 +1,21 @@
-"""Real server processes for the restart tests: a free port, ready, kill -9."""
+"""Real server processes for the restart and attack tests: a free port,
+ready, kill -9, and :class:`Serving` (start, kill, start again, RSS)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 
 import httpx
 import trio
+
+from tests.helpers import ROOT
 
 
 def kill(process: subprocess.Popen[bytes]) -> None:
@@ -40,3 +47,102 @@ async def ready(port: int, process: subprocess.Popen[bytes]) -> None:
                     await trio.sleep(0.05)
                 else:
                     return
+
+
+class Serving:
+    """``yieldmcp serve SERVED --http 127.0.0.1:PORT FLAGS...`` as a real
+    process: started, killed with SIGKILL, started again on the same port.
+
+    Its stderr goes to a file in ``tmp``, so a server that exits at start
+    (a flag it does not know) fails :meth:`ready` with the line it printed.
+    """
+
+    def __init__(
+        self,
+        served: str,
+        tmp: Path,
+        *flags: str,
+        env: Mapping[str, str] | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.served, self.tmp, self.flags = served, tmp, flags
+        self.env = {**os.environ, **(env or {})}
+        self.port = free_port() if port is None else port
+        self.url = url_of(self.port)
+        self.errors = tmp / f"server-{self.port}.err"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> subprocess.Popen[bytes]:
+        command = [sys.executable, "-m", "bridge.cli", "serve", self.served]
+        command += ["--http", f"127.0.0.1:{self.port}", *self.flags]
+        with self.errors.open("ab") as err:
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=err
+            )
+        return self.process
+
+    async def ready(self) -> None:
+        """Wait until it answers HTTP; fail with its last line if it exits."""
+        process = self.process
+        assert process is not None
+        async with httpx.AsyncClient() as http:
+            with trio.fail_after(60):
+                while True:
+                    if process.poll() is not None:
+                        raise AssertionError(f"the server exited: {self.said()}")
+                    try:
+                        await http.get(self.url)
+                    except httpx.TransportError:
+                        await trio.sleep(0.05)
+                    else:
+                        return
+
+    def said(self) -> str:
+        """The last line of its stderr (every start so far)."""
+        lines = self.errors.read_text(errors="replace").strip().splitlines()
+        return lines[-1] if lines else "(nothing on stderr)"
+
+    def kill(self) -> None:
+        """kill -9, if it runs."""
+        if self.process is not None:
+            kill(self.process)
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def rss(self) -> int:
+        """Its resident memory now, in bytes (Linux ``/proc``)."""
+        status = Path(f"/proc/{self.pid}/status").read_text()
+        kib = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+        return int(kib.split()[1]) * 1024
+
+
+@contextlib.asynccontextmanager
+async def started(*servers: Serving) -> AsyncIterator[None]:
+    """``servers`` started at once and ready; killed after the block."""
+    try:
+        for server in servers:
+            server.start()
+        for server in servers:
+            await server.ready()
+        yield
+    finally:
+        for server in servers:
+            server.kill()
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    served: str,
+    tmp: Path,
+    *flags: str,
+    env: Mapping[str, str] | None = None,
+    count: int = 1,
+) -> AsyncIterator[list[Serving]]:
+    """``count`` :class:`Serving` processes on free ports (sharing whatever
+    ``flags`` name, a store), started at once and ready; killed after."""
+    servers = [Serving(served, tmp, *flags, env=env) for _ in range(count)]
+    async with started(*servers):
+        yield servers

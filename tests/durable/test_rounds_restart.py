@@ -27,7 +27,7 @@ import trio
 from mcp import Client
 
 from bridge.client import connect
-from bridge.server.call_records import CALLS
+from bridge.durable.log import CALLS
 from bridge.server.state_token import new_key
 from bridge.stores import open_store
 from tests.durable.parking import Parking

@@ -18,8 +18,8 @@ import pytest
 import trio
 from pydantic import BaseModel
 
+from bridge.durable.log import CALLS
 from bridge.server import Server, prompt
-from bridge.server.call_records import CALLS
 from bridge.server.limits import ServerLimits
 from bridge.stores import Document, MemoryStore, StoreUnavailable
 from runtime import Context, Op, tool

@@ -17,8 +17,8 @@ import httpx
 import pytest
 import trio
 
+from bridge.durable.log import CALLS
 from bridge.server import Server
-from bridge.server.call_records import CALLS
 from bridge.stores import MemoryStore
 from bridge.transports.http import HttpLimits
 from tests.bridge.http_kit import Raw, SseReader, message_of, served

@@ -19,26 +19,21 @@ from pydantic import BaseModel, Field, RootModel
 from encoders import mcp as enc
 from runtime import (
     Audio,
-    Elicit,
-    ElicitReply,
-    ElicitUrl,
     Image,
     Message,
     ModelPreferences,
     NamedTool,
-    Sample,
-    SampleReply,
     Text,
     ToolResult,
     ToolSpec,
     ToolUse,
-    Usage,
     codec,
     tool,
 )
 from runtime.context import Context
 from runtime.effects import Op
 from runtime.errors import LocalProtocolError
+from runtime.lowlevel import Elicit, ElicitReply, ElicitUrl, Sample, SampleReply, Usage
 from runtime.requests import ElicitationRequest, SamplingRequest
 from tests.mcp_schema import ERAS, is_valid, validate
 
@@ -604,6 +599,11 @@ def greet(params: Trip, ctx: Context) -> str:
     return f"Hello {params.city}"
 
 
+@tool
+def anything(ctx: Context):  # no return annotation: what it returns is data
+    """Returns whatever the test hands the encoder."""
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_a_tool_definition_has_schemas_title_and_annotations(era: enc.Era) -> None:
     out = enc.tool_definition(forecast, era=era)
@@ -635,10 +635,27 @@ def test_a_tool_definition_has_schemas_title_and_annotations(era: enc.Era) -> No
     }
 
 
-def test_a_tool_with_no_params_and_plain_output_has_no_output_schema() -> None:
-    out = enc.tool_definition(greet, era=LEGACY)
+def test_a_tool_with_no_return_annotation_has_no_output_schema() -> None:
+    out = enc.tool_definition(anything, era=LEGACY)
     validate(LEGACY, "Tool", out)
     assert set(out) == {"name", "description", "inputSchema"}
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_str_output_is_wrapped_in_result_as_the_sdk_does(era: enc.Era) -> None:
+    out = enc.tool_definition(greet, era=era)
+    validate(era, "Tool", out)
+    assert out["outputSchema"] == {
+        "properties": {"result": {"title": "Result", "type": "string"}},
+        "required": ["result"],
+        "title": "greetOutput",
+        "type": "object",
+    }
+    assert _result("Hello Paris", era, greet) == {
+        "content": [{"type": "text", "text": "Hello Paris"}],
+        "structuredContent": {"result": "Hello Paris"},
+        **_complete(era),
+    }
 
 
 def test_a_non_object_output_schema_is_2026_only() -> None:
@@ -654,7 +671,7 @@ def test_a_non_object_output_schema_is_2026_only() -> None:
 # --- tools/call: CallToolResult -------------------------------------------------------
 
 
-def _result(value: Any, era: enc.Era, the_tool: Any = greet) -> dict[str, Any]:
+def _result(value: Any, era: enc.Era, the_tool: Any = anything) -> dict[str, Any]:
     out = enc.tool_result(value, the_tool, era=era)
     validate(era, "CallToolResult", out)
     return out
@@ -757,7 +774,7 @@ def test_content_blocks_are_passed_through(era: enc.Era) -> None:
 )
 def test_values_a_tool_result_cannot_carry_are_refused(value: Any, match: str) -> None:
     with pytest.raises(LocalProtocolError, match=match):
-        enc.tool_result(value, greet, era=MODERN)
+        enc.tool_result(value, anything, era=MODERN)
 
 
 def test_a_declared_output_schema_requires_structured_content() -> None:
@@ -793,13 +810,13 @@ _json = st.recursive(
 @given(text=st.text(), era=st.sampled_from(ERAS))
 def test_text_results_and_errors_are_valid_mcp(text: str, era: enc.Era) -> None:
     validate(era, "CallToolResult", enc.tool_result(text, greet, era=era))
-    validate(era, "CallToolResult", enc.tool_result([Text(text)], greet, era=era))
+    validate(era, "CallToolResult", enc.tool_result([Text(text)], anything, era=era))
     validate(era, "CallToolResult", enc.tool_error(text, era=era))
 
 
 @given(value=_json, era=st.sampled_from(ERAS))
 def test_structured_results_are_valid_mcp(value: Any, era: enc.Era) -> None:
-    validate(era, "CallToolResult", enc.tool_result(value, greet, era=era))
+    validate(era, "CallToolResult", enc.tool_result(value, anything, era=era))
 
 
 @given(
@@ -823,8 +840,8 @@ def test_plain_text_sampling_is_valid_mcp(
 
 def test_blocks_from_the_tool_are_still_checked() -> None:
     bad = Image("aW1n", "image/png", meta={1: "a key that is not a string"})
-    with pytest.raises(LocalProtocolError, match="tool 'greet' result"):
-        enc.tool_result([bad], greet, era=MODERN)
+    with pytest.raises(LocalProtocolError, match="tool 'anything' result"):
+        enc.tool_result([bad], anything, era=MODERN)
     with pytest.raises(LocalProtocolError, match="sampling result"):
         enc.sample_result(SampleReply(content=[bad]), era=LEGACY)
     untyped = SampleReply(content=[Text("hi")], model=None)  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from runtime import InvalidAnswer
+from runtime.lowlevel import InvalidAnswer
 from runtime.testing import ScriptedPeer, accept, cancel, decline, run_scripted, text
 from tests.helpers import load_example
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import trio
 
-from runtime import Context, Op, PeerError, run
+from runtime import Context, Op
+from runtime.lowlevel import PeerError, run
 from runtime.testing import HeldPeer, ScriptedPeer, run_scripted, text
 from tests.helpers import load_example
 

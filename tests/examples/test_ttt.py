@@ -9,15 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime import (
-    Journal,
-    Log,
-    Progress,
-    Sample,
-    SampleValidationError,
-    ToolError,
-    ToolResult,
-)
+from runtime import SampleValidationError, ToolError, ToolResult
+from runtime.lowlevel import Journal, Log, Progress, Sample
 from runtime.testing import (
     ScriptedPeer,
     accept,
@@ -196,3 +189,26 @@ def test_a_reply_calling_both_strategies_is_answered_in_full() -> None:
     answers = move_question.messages[-1].content  # type: ignore[attr-defined]
     assert [a.tool_use_id for a in answers] == [u.id for u in both.tool_uses]
     assert "Playing play_offensive" in answers[0].content[0].text
+
+
+def test_a_move_request_answered_with_the_strategy_tools_is_asked_again() -> None:
+    # Issue 41: a model asked for its cell called both strategy tools instead;
+    # each call is answered with what was wrong, and the model is asked again.
+    both = tool_calls(
+        ("play_offensive", {"reasoning": "again"}),
+        ("play_defensive", {"threat": "none"}),
+    )
+    peer = ScriptedPeer(
+        samples=[
+            *model_moves(0)[:1],
+            both,
+            structured({"cell": 0}),
+            *model_moves(1, 2),
+        ],
+        elicits={"pick_move": user_moves(3, 4)},
+    )
+    result = run_scripted(ttt.play_ttt, {"seed": MODEL_IS_X}, peer)
+    assert result.outcome == "model won"
+    retry = peer.samples[2].messages[-1].content
+    assert [r.tool_use_id for r in retry] == [u.id for u in both.tool_uses]  # type: ignore[union-attr]
+    assert all(r.is_error for r in retry)  # type: ignore[union-attr]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runtime import CapabilityError, Log
+from runtime.lowlevel import CapabilityError, Log
 from runtime.testing import ScriptedPeer, run_scripted, structured, text
 from tests.helpers import load_example
 

@@ -17,7 +17,7 @@ import trio
 
 from bridge.client import connect
 from bridge.server import Server
-from runtime import run
+from runtime.lowlevel import run
 from runtime.testing import ScriptedPeer, accept, decline, run_scripted, text
 from tests.bridge.http_kit import served
 from tests.bridge.test_client import Accepting, ScriptedModel

@@ -15,7 +15,7 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime import Journal, run
+from runtime.lowlevel import Journal, run
 from runtime.testing import HeldPeer, ScriptedPeer, run_scripted
 from tests.programs import (
     Failed,

@@ -11,16 +11,9 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
 from bridge.providers import OfflineModel, provider_from_spec
-from runtime import (
-    Message,
-    NamedTool,
-    SamplingRequest,
-    Text,
-    ToolResult,
-    ToolSpec,
-    ToolUse,
-)
+from runtime import Message, NamedTool, Text, ToolResult, ToolSpec, ToolUse
 from runtime.errors import ProviderConfigError
+from runtime.lowlevel import SamplingRequest
 from runtime.messages import SCHEMA_TOOL_NAME
 
 

@@ -8,8 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from runtime import Elicit
-from runtime._canonical import digest
+from runtime.lowlevel import Elicit, digest
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),

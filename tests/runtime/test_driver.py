@@ -8,7 +8,8 @@ import pytest
 import trio
 import trio.testing
 
-from runtime import BranchTimeout, Context, Limits, Op, PeerError, run, tool
+from runtime import Context, Limits, Op, tool
+from runtime.lowlevel import BranchTimeout, PeerError, run
 from runtime.testing import HeldPeer, ScriptedPeer, text
 
 
@@ -147,3 +148,22 @@ async def test_tool_errors_propagate_from_run() -> None:
 
     with pytest.raises(RuntimeError, match="tool bug"):
         await run(broken, {}, ScriptedPeer(samples=[text("ok")]))
+
+
+@tool
+def ask_once(ctx: Context) -> Op[str]:
+    return (yield from echo(ctx, "a"))
+
+
+async def test_a_durable_call_whose_last_write_fails_raises_the_stores_error() -> None:
+    """The answer that ends the call cannot be written: the call must not
+    return as if it were (a replay could not give it again)."""
+    written: list[object] = []
+
+    async def log(records: object) -> None:
+        written.append(records)
+        raise OSError("the store is full")
+
+    with pytest.raises(OSError, match="the store is full"):
+        await run(ask_once, {}, ScriptedPeer(samples=[text("A")]), log=log)
+    assert len(written) == 1

@@ -8,8 +8,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from runtime import InvalidTool, tool
-from runtime._elicit_schema import elicitation_schema
+from runtime import tool
+from runtime.lowlevel import InvalidTool, elicitation_schema
 
 
 class Colour(enum.StrEnum):

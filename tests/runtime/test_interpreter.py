@@ -7,21 +7,18 @@ from collections.abc import Callable
 import pytest
 from pydantic import BaseModel
 
-from runtime import (
+from runtime import Context, Limits, Op, tool
+from runtime.errors import LocalProtocolError, PeerError, ScriptExhausted
+from runtime.lowlevel import (
     BranchDepthExceeded,
-    Context,
     InvalidAnswer,
     InvalidEffect,
     Journal,
-    Limits,
-    Op,
     ProgressNotIncreasing,
     Stepper,
     TokenBudgetExceeded,
     Usage,
-    tool,
 )
-from runtime.errors import LocalProtocolError, PeerError, ScriptExhausted
 from runtime.testing import ScriptedPeer, accept, cancel, decline, run_scripted, text
 
 

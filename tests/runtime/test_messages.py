@@ -5,16 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from runtime import (
-    InvalidEffect,
-    InvalidMessages,
-    Message,
-    Text,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-    ToolUse,
-)
+from runtime import Message, Text, ToolCall, ToolResult, ToolSpec, ToolUse
+from runtime.lowlevel import InvalidEffect, InvalidMessages
 from runtime.messages import validate_messages
 
 USE = ToolUse("t1", "lookup", {"q": "x"})

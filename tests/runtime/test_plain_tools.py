@@ -13,7 +13,8 @@ import pytest
 import trio
 from pydantic import BaseModel, Field
 
-from runtime import Context, InvalidArguments, InvalidTool, Op, tool
+from runtime import Context, Op, tool
+from runtime.lowlevel import InvalidArguments, InvalidTool
 from runtime.testing import ScriptedPeer, run_scripted
 
 

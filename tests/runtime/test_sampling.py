@@ -7,21 +7,18 @@ from pydantic import BaseModel, Field
 
 from runtime import (
     Context,
-    InvalidEffect,
-    InvalidMessages,
     Message,
     NamedTool,
     Op,
-    SampleReply,
     SampleValidationError,
     Text,
     ToolCall,
     ToolResult,
     ToolSpec,
     ToolUse,
-    Usage,
     tool,
 )
+from runtime.lowlevel import InvalidEffect, InvalidMessages, SampleReply, Usage
 from runtime.testing import ScriptedPeer, run_scripted, structured, text, tool_calls
 
 ctx = Context()
@@ -227,9 +224,12 @@ def test_sample_tools_retries_unknown_tools_and_bad_arguments() -> None:
     assert run_scripted(choose, {}, peer) == "y@3"
     second, third = peer.samples[1:]
     assert "You must call one of these tools: lookup" in second.messages[-1].text
-    restated, correction = third.messages[-2:]
-    assert "I called: search" in restated.text
-    assert "no tool named 'search'" in correction.text
+    call, answer = third.messages[-2:]
+    assert [b.name for b in call.content if isinstance(b, ToolUse)] == ["search"]
+    (correction,) = answer.content
+    assert isinstance(correction, ToolResult)
+    assert correction.is_error
+    assert "no tool named 'search'" in correction.content[0].text  # type: ignore[union-attr]
     assert all(s.tool_choice == "required" for s in peer.samples)
 
 
@@ -288,7 +288,7 @@ def test_content_blocks_survive_into_the_result() -> None:
 
 
 def test_unparseable_tool_arguments_are_a_problem_without_required_fields() -> None:
-    from runtime._sampling import tool_call_problems
+    from runtime.lowlevel import tool_call_problems
     from runtime.messages import RAW_ARGUMENTS_KEY
 
     loose = ToolSpec(name="loose", input_schema={"type": "object"})

@@ -15,9 +15,9 @@ import pytest
 from pydantic import BaseModel
 
 from runtime import Context, Op, tool
-from runtime._stepper import Finished, Raised, Returned, Stepper, start
 from runtime.effects import AtOnce
 from runtime.errors import LocalProtocolError, ToolError
+from runtime.lowlevel import Finished, Raised, Returned, Stepper, start
 
 
 class Out(BaseModel):

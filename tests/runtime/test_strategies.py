@@ -14,22 +14,17 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field
 
-from runtime import (
+from runtime import Context, Limits, NamedTool, Op, ToolSpec, tool
+from runtime.lowlevel import (
     BranchTimeout,
-    Context,
     InvalidAnswer,
-    Limits,
-    NamedTool,
-    Op,
     PeerError,
     PeerQuestion,
     RequestTimeout,
     SampleReply,
-    ToolSpec,
     run,
-    tool,
+    tool_call_problems,
 )
-from runtime._sampling import tool_call_problems
 from runtime.testing import ScriptedPeer, accept, run_scripted, text
 from runtime.testing.strategies import (
     DelayedPeer,

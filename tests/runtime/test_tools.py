@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from runtime import Context, InvalidArguments, InvalidTool, Op, handoff, tool
+from runtime import Context, Op, handoff, tool
+from runtime.lowlevel import InvalidArguments, InvalidTool
 from runtime.testing import ScriptedPeer, run_scripted, text
 
 
@@ -269,7 +270,7 @@ def test_a_malformed_input_schema_is_refused_at_definition(
 
 
 def test_release_stream_is_a_notice_the_executor_sees() -> None:
-    from runtime import ReleaseStream
+    from runtime.lowlevel import ReleaseStream
 
     @tool
     def polls(ctx: Context) -> Op[str]:

@@ -18,7 +18,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from runtime._wire_check import check_json, tagged_model
+from runtime.lowlevel import check_json, tagged_model
 from tests.mcp_schema import EXAMPLE_FILES, example_id, load_example
 
 ERAS = (v2026, v2025)

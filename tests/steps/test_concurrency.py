@@ -14,7 +14,8 @@ from pydantic import BaseModel
 
 from bridge.client import connect
 from bridge.server import Server
-from runtime import BranchTimeout, Context, Limits, Op, run, tool
+from runtime import Context, Limits, Op, tool
+from runtime.lowlevel import BranchTimeout, run
 from runtime.testing import ScriptedPeer
 from tests.bridge.http_kit import served
 from tests.bridge.test_client import Accepting, in_memory

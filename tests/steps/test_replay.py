@@ -17,16 +17,9 @@ from pydantic import BaseModel
 
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
-from runtime import (
-    Context,
-    Journal,
-    Op,
-    ReplayDivergence,
-    StepNotRecordable,
-    run,
-    tool,
-)
+from runtime import Context, Op, ReplayDivergence, tool
 from runtime.errors import PeerError
+from runtime.lowlevel import Journal, StepNotRecordable, run
 from runtime.testing import ScriptedPeer, accept, run_scripted
 from tests.bridge.wire import modern_meta, wire_peer
 
@@ -109,7 +102,7 @@ async def test_a_tool_changed_between_rounds_fails_with_replay_divergence() -> N
     )
     assert second["isError"] is True
     text = second["content"][0]["text"]
-    assert text.startswith("ReplayDivergence: replay diverged at key '0'")
+    assert text.startswith("Replay diverged at key '0'")
     assert "step 'reserve'" in text
     assert "step 'charge'" in text
 
@@ -152,7 +145,7 @@ async def test_a_journal_over_its_cap_fails_the_call_clearly() -> None:
         )
     assert result["isError"] is True
     text = result["content"][0]["text"]
-    assert text.startswith("JournalTooLarge: the call's journal is ")
+    assert text.startswith("The call's journal is ")
     assert "over the server's limit of 4096 (ServerLimits.max_journal_bytes)" in text
 
 

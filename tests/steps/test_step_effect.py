@@ -18,19 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from runtime import (
-    Context,
-    InvalidTool,
-    Journal,
-    Log,
-    Op,
-    StepFailed,
-    handoff,
-    idempotency_key,
-    run,
-    tool,
-)
+from runtime import Context, Op, StepFailed, handoff, idempotency_key, tool
 from runtime.errors import InvalidEffect, ScriptExhausted
+from runtime.lowlevel import InvalidTool, Journal, Log, run
 from runtime.testing import ScriptedPeer, accept, run_scripted, text
 from runtime.testing.strategies import step_results
 from tests.fixtures import step_tools

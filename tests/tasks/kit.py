@@ -3,20 +3,29 @@
 :class:`TaskWire` posts JSON-RPC with the envelope and the routing headers
 (``Mcp-Method``, ``Mcp-Name``: the taskId for the task methods), declaring the
 tasks extension unless told not to, and polls ``tasks/get`` until a status.
+:func:`callers` gives one per caller of a server that checks access tokens
+(``yieldmcp serve ... --auth ISSUER``, :func:`auth_flags`), each with its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
-from typing import Any, Final
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 import trio
 
+if TYPE_CHECKING:
+    from tests.bridge.auth_issuer import Issuer
+
 MODERN: Final = "2026-07-28"
 TASKS: Final = "io.modelcontextprotocol/tasks"
 _TERMINAL: Final = ("completed", "failed", "cancelled")
+USE: Final = "mcp:use"
+"""The scope :func:`auth_flags` requires and :func:`callers`' tokens carry."""
 
 
 def capabilities(tasks: bool = True) -> dict[str, Any]:
@@ -105,3 +114,27 @@ def _last_message(response: httpx.Response) -> dict[str, Any]:
         ]
         return json.loads(data[-1])
     return response.json()
+
+
+def auth_flags(issuer: Issuer) -> list[str]:
+    """``serve`` flags requiring access tokens from ``issuer`` (scope ``USE``)."""
+    return ["--auth", issuer.url, "--auth-scope", USE]
+
+
+@contextlib.asynccontextmanager
+async def callers(
+    issuer: Issuer, url: str, *subjects: str, tasks: bool = True
+) -> AsyncIterator[list[TaskWire]]:
+    """A :class:`TaskWire` to ``url`` per subject, each sending an access
+    token of its own from ``issuer``: one caller (principal) each."""
+    async with contextlib.AsyncExitStack() as stack:
+        wires: list[TaskWire] = []
+        for subject in subjects:
+            token = issuer.token(aud=url, scope=USE, sub=subject)
+            http = await stack.enter_async_context(
+                httpx.AsyncClient(
+                    timeout=60, headers={"authorization": f"Bearer {token}"}
+                )
+            )
+            wires.append(TaskWire(http, url, tasks=tasks))
+        yield wires

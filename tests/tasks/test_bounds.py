@@ -6,9 +6,9 @@ import httpx
 import pytest
 import trio
 
+from bridge.durable.tasks import TASKS
 from bridge.server import Server
 from bridge.server.tasks import tasks_of
-from bridge.server.tasks.service import TASKS
 from tests.bridge.http_kit import served
 from tests.tasks import tools
 from tests.tasks.kit import TaskWire

@@ -45,6 +45,13 @@ async def _send(
 
 async def test_a_task_runs_for_its_caller_and_only_they_see_it() -> None:
     server = Server(tools.ALL)
+    # The dispatcher is called as a transport would: inside the server's run
+    # scope, where tasks run.
+    async with server.running():
+        await _runs_for_its_caller(server)
+
+
+async def _runs_for_its_caller(server: Server) -> None:
     with trio.fail_after(30):
         created = await _send(server, ALICE, "tools/call", name="whoami", arguments={})
         task_id = created["taskId"]

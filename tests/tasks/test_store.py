@@ -20,10 +20,10 @@ import httpx
 import pytest
 import trio
 
+from bridge.durable.tasks import TaskDoc
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
 from bridge.server.tasks import tasks_of
-from bridge.server.tasks.document import new_document
 from bridge.stores import JournalStore, MemoryStore
 from bridge.transports.http import serve_http
 from tests.bridge.http_kit import served
@@ -118,7 +118,7 @@ async def test_a_task_whose_server_died_is_resumed_where_it_was(
 
 async def test_a_task_that_can_no_longer_run_fails_instead_of_looping() -> None:
     store = MemoryStore()
-    stale = new_document(
+    stale = TaskDoc.new(
         tool="sleepy",
         arguments={"seconds": "not a number any more"},
         capabilities={},
@@ -127,7 +127,7 @@ async def test_a_task_that_can_no_longer_run_fails_instead_of_looping() -> None:
         principal=None,
         now=time.time(),
     )
-    store.put("task", "stale", stale, expect=0)
+    store.put("task", "stale", stale.to_json(), expect=0)
     server = Server(tools.ALL, name="heir", store=store, limits=QUICK)
     async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
         wire = TaskWire(http, url)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import threading
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -43,9 +45,11 @@ def _run(*args: str) -> str:
     return done.stdout
 
 
-def dump_dom(path: Path, fragment: str = "") -> str:
-    """The page's DOM after its scripts ran."""
-    return _run("--dump-dom", path.resolve().as_uri() + fragment)
+def dump_dom(path: Path, fragment: str = "", *, settle_ms: int = 0) -> str:
+    """The page's DOM after its scripts ran (and, with ``settle_ms``, after
+    that much virtual time: timers, refreshes and navigations get to fire)."""
+    wait = [f"--virtual-time-budget={settle_ms}"] if settle_ms else []
+    return _run(*wait, "--dump-dom", path.resolve().as_uri() + fragment)
 
 
 def screenshot(path: Path, png: Path, size: str = "1060,300") -> None:
@@ -80,3 +84,46 @@ class Elements(HTMLParser):
         return [
             a for t, a in self.found if t == tag and cls in a.get("class", "").split()
         ]
+
+
+_HEARD = (  # a page to land on: a navigation that gets nothing never ends
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 12\r\n"
+    b"Connection: close\r\n\r\n<p>heard</p>"
+)
+
+
+class Listener:
+    """A loopback HTTP listener that must hear nothing: every request a page
+    sends it (a fetch, an image, a navigation) is kept in ``heard``."""
+
+    def __init__(self) -> None:
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self._socket.settimeout(0.2)
+        self.port: int = self._socket.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.heard: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> Listener:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._socket.close()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _address = self._socket.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(2)
+                try:
+                    self.heard.append(connection.recv(4096))
+                    connection.sendall(_HEARD)
+                except OSError as exc:
+                    self.heard.append(repr(exc).encode())

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import runtime
-from runtime import Journal
+from runtime.lowlevel import Journal, run
 from runtime.testing import ScriptedPeer, picture, run_scripted, text
 from tests.fixtures import traced_tools as tt
 from tests.helpers import ROOT
@@ -60,7 +59,7 @@ def test_a_page_needs_nothing_from_the_network(tmp_path: Path) -> None:
 async def test_lanes_and_bars_match_the_branches(tmp_path: Path) -> None:
     path = tmp_path / "debate.html"
     with picture(path, title="debate") as timeline:
-        await runtime.run(tt.debate, {"topic": "tea"}, ScriptedPeer(samples=model))
+        await run(tt.debate, {"topic": "tea"}, ScriptedPeer(samples=model))
     assert timeline.lanes() == ["", "1.0", "1.1"]
     dom = drawn(path)
     lanes = [g["data-lane"] for g in dom.all("g", "lane")]
@@ -72,11 +71,11 @@ async def test_replays_are_dimmed_and_errors_red(tmp_path: Path) -> None:
     journal = Journal()
     peer = ScriptedPeer(samples=[text("one"), RuntimeError("the model is down")])
     with pytest.raises(RuntimeError):
-        await runtime.run(tt.twice, {"topic": "tea"}, peer, journal=journal)
+        await run(tt.twice, {"topic": "tea"}, peer, journal=journal)
     path = tmp_path / "again.html"
     again = ScriptedPeer(samples=[text("two")])
     with picture(path, title="twice, again") as timeline:
-        await runtime.run(tt.twice, {"topic": "tea"}, again, journal=journal)
+        await run(tt.twice, {"topic": "tea"}, again, journal=journal)
     dom = drawn(path)
     bars = {b["data-key"]: b["class"].split() for b in dom.all("rect", "bar")}
     assert "replayed" in bars["0"]  # answered from the journal
@@ -86,7 +85,7 @@ async def test_replays_are_dimmed_and_errors_red(tmp_path: Path) -> None:
     path = tmp_path / "broken.html"
     failing = ScriptedPeer(samples=[RuntimeError("the model is down")])
     with picture(path, title="broken"), pytest.raises(RuntimeError):
-        await runtime.run(tt.broken, {"topic": "tea"}, failing)
+        await run(tt.broken, {"topic": "tea"}, failing)
     (bar,) = drawn(path).all("rect", "bar")
     assert "error" in bar["class"].split()
 
@@ -94,7 +93,7 @@ async def test_replays_are_dimmed_and_errors_red(tmp_path: Path) -> None:
 async def test_hovering_shows_the_question_and_the_answer(tmp_path: Path) -> None:
     path = tmp_path / "debate.html"
     with picture(path, title="debate") as timeline:
-        await runtime.run(tt.debate, {"topic": "tea"}, ScriptedPeer(samples=model))
+        await run(tt.debate, {"topic": "tea"}, ScriptedPeer(samples=model))
     index = next(i for i, b in enumerate(timeline.bars) if b.key == "1.1/1")
     tip = "".join(drawn(path, f"#hover={index}").tip)
     assert "1.1/1" in tip  # which effect

@@ -9,14 +9,16 @@ that nothing is doubled.
 from __future__ import annotations
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 from opentelemetry.trace import SpanKind, StatusCode
 
 from bridge.server import Server
-from runtime import SampleReply, SamplingRequest, ToolUse
+from runtime import Context, Op, ToolUse, tool
 from runtime.errors import PeerError
+from runtime.lowlevel import SampleReply, SamplingRequest
 from tests.bridge.test_client import ScriptedModel, in_memory
 from tests.fixtures import interop_server as fx
 from tests.fixtures import traced_tools as tt
@@ -237,3 +239,31 @@ async def test_a_step_is_a_span_once_and_replayed_after(
     (replayed,) = second
     assert attrs(replayed)["yieldmcp.effect.replayed"] is True
     undoubled(done)
+
+
+def _current_span() -> str:
+    """The span current where this runs (a step's function): its id."""
+    return f"{trace.get_current_span().get_span_context().span_id:016x}"
+
+
+@tool
+def traced_after_a_reply(ctx: Context) -> Op[str]:
+    """A step reached only after the client's reply to a sample: it starts
+    from the session's receive path, not from the request that began the
+    call."""
+    yield from ctx.sample("anything", max_tokens=5)
+    return (yield from ctx.step(_current_span))
+
+
+async def test_a_step_started_after_a_reply_runs_in_its_calls_span(
+    spans: InMemorySpanExporter,
+) -> None:
+    server = Server([traced_after_a_reply])
+    async with in_memory(server, "legacy", sampler=ScriptedModel()) as client:
+        result = await client.call_tool("traced_after_a_reply", {})
+    done = list(spans.get_finished_spans())
+    call = one(done, "tools/call traced_after_a_reply", SERVER)
+    assert call.context is not None
+    # The call's span, not whatever was current where the reply arrived
+    # (over the in-memory pipe, the client's task answering the sample).
+    assert result.text == f"{call.context.span_id:016x}"

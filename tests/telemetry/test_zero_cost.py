@@ -18,7 +18,7 @@ import trio
 from bridge.server import Server
 from bridge.client import Client
 from bridge.transports.memory import memory_pair
-from runtime import _observe
+from runtime.lowlevel import OBSERVING
 from tests.bridge.test_client import ScriptedModel
 from tests.fixtures import interop_server as fx
 
@@ -31,7 +31,7 @@ async def main():
         async with Client.connect(client_end, era="legacy", sampler=model) as c:
             assert c.session.tap is None
             assert (await c.call_tool("ask", {{"prompt": "hi"}})).text
-            assert _observe.OBSERVING.get() is None
+            assert OBSERVING.get() is None
         nursery.cancel_scope.cancel()
 
 trio.run(main)

@@ -9,15 +9,8 @@ from typing import Any, reveal_type
 from pydantic import BaseModel
 
 from bridge.elicit import KeyedHandlers
-from runtime import (
-    Context,
-    ElicitationRequest,
-    ElicitKey,
-    ElicitReply,
-    Op,
-    ToolSpec,
-    tool,
-)
+from runtime import Context, ElicitKey, Op, ToolSpec, tool
+from runtime.lowlevel import ElicitationRequest, ElicitReply
 
 
 class Move(BaseModel):

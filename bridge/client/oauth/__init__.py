@@ -4,7 +4,8 @@ Owns: how a client authorizes (:class:`OAuth`, in :mod:`.config`), the flow
 of one connection (:mod:`.flow`: the token on every request, and on 401 or
 403 ``insufficient_scope`` discovery, registration, consent and tokens, then
 the request again), each step of it (:mod:`.discovery` of resource and
-authorization server metadata, :mod:`.registration` by pre-registration,
+authorization server metadata, :mod:`.endpoints` for the URLs it will use at
+all (``https``, or ``http`` on loopback), :mod:`.registration` by pre-registration,
 client ID metadata document or dynamic registration, :mod:`.scopes` to ask
 for, :mod:`.redirect` for PKCE, the user's consent and the ``state``/``iss``
 checks, :mod:`.loopback` for the browser's redirect, :mod:`.tokens` for the

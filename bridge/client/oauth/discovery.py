@@ -14,6 +14,10 @@
    document's ``issuer`` must equal the issuer the URL was built from, as a
    plain string: if not, it is not used (RFC 8414 §3.3), and the flow stops.
 
+Every URL is checked before it is fetched, and the endpoints the metadata
+names (authorization, token, registration) as soon as it is read: ``https``,
+or plain ``http`` on loopback only (:mod:`.endpoints`).
+
 A server that publishes no resource metadata is taken to be its own
 authorization server (the 2025-03-26 convention). Raises
 :class:`~runtime.errors.AuthorizationError` for every refusal; performs GETs
@@ -31,6 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from runtime.errors import AuthorizationError
 
+from .endpoints import check_endpoint
 from .wire import AuthServerMetadata, ResourceMetadata
 
 __all__ = [
@@ -107,8 +112,14 @@ def check_resource(resource: str, server_url: str) -> None:
         )
 
 
-async def _get(http: httpx.AsyncClient, url: str, model: type[M]) -> M | int:
-    """The document at ``url`` (or the HTTP status that refused it; 0: invalid)."""
+async def _get(http: httpx.AsyncClient, url: str, model: type[M], what: str) -> M | int:
+    """The document at ``url`` (or the HTTP status that refused it; 0: invalid).
+
+    Raises:
+        AuthorizationError: ``url`` may not be used (:mod:`.endpoints`), or
+            cannot be reached.
+    """
+    check_endpoint(url, what)
     try:
         response = await http.get(url, headers={"Accept": "application/json"})
     except httpx.HTTPError as exc:
@@ -135,12 +146,20 @@ async def resource_metadata(
         AuthorizationError: the metadata is for another resource.
     """
     for url in resource_metadata_urls(challenged, server_url):
-        found = await _get(http, url, ResourceMetadata)
+        found = await _get(http, url, ResourceMetadata, "the resource metadata")
         if isinstance(found, ResourceMetadata):
             check_resource(found.resource, server_url)
             log.debug("resource metadata from %s", url)
             return found
     return None
+
+
+def _check_endpoints(metadata: AuthServerMetadata) -> None:
+    """Refuse the metadata now if an endpoint it names may not be used."""
+    check_endpoint(metadata.authorization_endpoint, "the authorization endpoint")
+    check_endpoint(metadata.token_endpoint, "the token endpoint")
+    if metadata.registration_endpoint is not None:
+        check_endpoint(metadata.registration_endpoint, "the registration endpoint")
 
 
 async def auth_server_metadata(
@@ -152,13 +171,15 @@ async def auth_server_metadata(
         AuthorizationError: none found, or one naming another issuer.
     """
     for url in auth_server_metadata_urls(issuer):
-        found = await _get(http, url, AuthServerMetadata)
+        what = "the authorization server metadata"
+        found = await _get(http, url, AuthServerMetadata, what)
         if isinstance(found, AuthServerMetadata):
             if found.issuer != issuer:  # simple string comparison: RFC 8414 §3.3
                 raise AuthorizationError(
                     f"the metadata at {url} names issuer {found.issuer!r}, not "
                     f"{issuer!r}; refusing to use it"
                 )
+            _check_endpoints(found)
             return found
         if found >= 500:
             break

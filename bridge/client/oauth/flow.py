@@ -9,8 +9,9 @@ decides what happens next:
   resource metadata may now name another authorization server: then the
   tokens and the registration of the old one are dropped, SEP-2352); try the
   refresh token once; else authorize anew (:meth:`OAuthSession._authorize`:
-  register if need be, PKCE, the user's consent, ``state`` and ``iss`` checks,
-  the code exchanged for tokens) with the scopes the challenge names, else
+  only with a server that advertises PKCE with S256; register if need be,
+  PKCE, the user's consent, ``state`` and ``iss`` checks, the code exchanged
+  for tokens) with the scopes the challenge names, else
   those the metadata lists. Then send the request again.
 * **403** ``insufficient_scope`` — step up: authorize again asking for what
   was asked before, what was granted and what the challenge names. Then send
@@ -213,12 +214,13 @@ class OAuthSession:
     async def _authorize(self, scope: str | None) -> None:
         """Authorization code with PKCE, through the user (see the module doc)."""
         metadata = self._known()
-        if metadata.code_challenge_methods_supported is not None and (
-            "S256" not in metadata.code_challenge_methods_supported
-        ):
+        # 2025-11-25: no code_challenge_methods_supported means no PKCE, and a
+        # client MUST then refuse; only S256 is ever used.
+        if "S256" not in (metadata.code_challenge_methods_supported or ()):
             raise AuthorizationError(
-                f"the authorization server {metadata.issuer} does not support "
-                f"PKCE with S256; refusing to authorize without it"
+                f"the authorization server {metadata.issuer} does not advertise "
+                "PKCE with S256 (code_challenge_methods_supported); refusing to "
+                "authorize with it"
             )
         async with self.config.redirect.open(self._http) as agent:
             redirect_uri = agent.redirect_uri

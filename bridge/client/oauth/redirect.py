@@ -13,8 +13,9 @@ server and brings back the query of the redirect to ``redirect_uri``;
 * then an ``error`` is reported, and otherwise the ``code`` is returned.
 
 Two redirects: :class:`BrowserRedirect` (a person: a listener on
-``http://127.0.0.1:PORT/callback`` for the redirect, and the URL opened in
-their browser or printed for them) and :class:`HeadlessRedirect` (no person:
+``http://127.0.0.1:PORT/callback`` for the redirect, which ignores requests
+not carrying the ``state`` sent, and the URL opened in their browser or
+printed for them) and :class:`HeadlessRedirect` (no person:
 the request is sent by HTTP and the redirect read from its ``Location``; for
 tests and authorization servers that approve without asking, as the
 conformance suite's do).
@@ -232,6 +233,9 @@ class _Browser:
 
     async def authorize(self, url: str) -> Mapping[str, str]:
         settings = self._settings
+        # The listener takes only the answer carrying the state of this request.
+        sent = dict(parse_qsl(urlsplit(url).query))
+        self._callback.expect(sent.get("state", ""))
         print(f"Authorize in your browser: {url}", file=settings.out, flush=True)
         if settings.open_browser and _graphical():
             await trio.to_thread.run_sync(functools.partial(webbrowser.open, url))

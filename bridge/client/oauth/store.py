@@ -9,26 +9,38 @@ authorization server.
   that server's issuer: credentials are never presented to another (SEP-2352).
 
 Two stores: :class:`MemoryTokenStore` (the default: gone when the process
-ends) and :class:`FileTokenStore` (a JSON file created with mode 0600, written
-atomically, and refused if others can read it). Neither logs what it holds;
-``repr`` of the values hides every secret.
+ends) and :class:`FileTokenStore` (a JSON file, by default in the user's state
+directory, created with mode 0600 in a directory of the user's with mode
+0700, written atomically, never through a link, and refused if others can
+read it or write its directory). Neither logs what it holds; ``repr`` of the
+values hides every secret.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import secrets
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
-from typing import Any, Literal, Protocol, cast, final
+from typing import Any, Final, Literal, Protocol, cast, final
 
 import attrs
 
 from runtime.errors import AuthorizationError
 
-__all__ = ["ClientInfo", "FileTokenStore", "MemoryTokenStore", "TokenStore", "Tokens"]
+__all__ = [
+    "ClientInfo",
+    "FileTokenStore",
+    "MemoryTokenStore",
+    "TokenStore",
+    "Tokens",
+    "default_token_path",
+]
 
 AuthMethod = Literal["none", "client_secret_basic", "client_secret_post"]
 
@@ -116,18 +128,37 @@ def _put(table: dict[str, Any], key: str, value: Any) -> None:
         table[key] = value
 
 
+def default_token_path() -> Path:
+    """Where tokens are kept unless told: ``$XDG_STATE_HOME/yieldmcp/tokens.json``,
+    or ``~/.local/state/yieldmcp/tokens.json`` (a relative ``XDG_STATE_HOME``
+    is ignored, as the XDG base directory specification says)."""
+    state = os.environ.get("XDG_STATE_HOME", "")
+    base = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
+    return base / "yieldmcp" / "tokens.json"
+
+
+_NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 @final
 class FileTokenStore:
     """Tokens and clients in one JSON file that only its owner may read.
 
-    The file (and its directory, if missing) is created with mode 0600 (0700);
-    every save replaces it atomically. A file others can read or write is
-    refused with :class:`~runtime.errors.AuthorizationError`, as ssh refuses
-    a readable key: fix it with ``chmod 600 FILE``.
+    The file is ``path`` (default: :func:`default_token_path`). Its directory
+    is created with mode 0700 if missing, and must belong to this user and
+    be writable by no one else; it is opened once per operation without
+    following a link, and the file is read and written relative to it, so a
+    name swapped meanwhile leads nowhere else. The file is never followed
+    either: a link in its place is refused. Every save writes a new file
+    (``O_CREAT|O_EXCL|O_NOFOLLOW``, mode 0600) under a random name beside it
+    and renames it over the old one. A file others can read or write is
+    refused too, as ssh refuses a readable key: fix it with ``chmod 600
+    FILE``. Each refusal is an :class:`~runtime.errors.AuthorizationError`
+    of one line.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).expanduser()
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = default_token_path() if path is None else Path(path).expanduser()
 
     def __repr__(self) -> str:
         return f"FileTokenStore({str(self.path)!r})"
@@ -146,20 +177,69 @@ class FileTokenStore:
     async def save_client(self, issuer: str, client: ClientInfo | None) -> None:
         self._update("clients", issuer, client)
 
-    def _read(self) -> dict[str, dict[str, Any]]:
+    def check(self) -> None:
+        """Raise now, not mid-flow, if the directory or the file is unsafe
+        (creating the directory if it is missing).
+
+        Raises:
+            AuthorizationError: the refusal, in one line.
+        """
+        self._read()
+
+    # --- the directory and the file ----------------------------------------------
+
+    @contextlib.contextmanager
+    def _directory(self) -> Generator[int]:
+        """The file's directory, open, once it is checked (created if missing)."""
+        folder = self.path.parent
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and folder.is_symlink():
+                raise _refused(f"{folder} is a symbolic link") from None
+            raise AuthorizationError(
+                f"cannot use {folder} for tokens: {exc.strerror or exc}"
+            ) from None
+        try:
+            found = os.fstat(fd)
+            if found.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                mode = stat.S_IMODE(found.st_mode)
+                raise _refused(f"{folder} is writable by others (mode {mode:o})")
+            if found.st_uid != os.geteuid():
+                raise _refused(f"{folder} belongs to another user (uid {found.st_uid})")
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        with self._directory() as folder:
+            return self._read_in(folder)
+
+    def _read_in(self, folder: int) -> dict[str, dict[str, Any]]:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(self.path.name, flags, dir_fd=folder)
         except FileNotFoundError:
             return {"tokens": {}, "clients": {}}
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise AuthorizationError(
+                    f"{self.path} is a symbolic link; refusing to use it for tokens"
+                ) from None
             raise AuthorizationError(
-                f"cannot read tokens from {self.path}: {exc}"
+                f"cannot read tokens from {self.path}: {exc.strerror or exc}"
             ) from None
         with os.fdopen(fd, "rb") as file:
-            mode = os.fstat(file.fileno()).st_mode
-            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            found = os.fstat(file.fileno())
+            if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
                 raise AuthorizationError(
-                    f"{self.path} is readable by others (mode {stat.S_IMODE(mode):o}); "
+                    f"{self.path} is not a file of yours; refusing to use it for tokens"
+                )
+            if found.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+                mode = stat.S_IMODE(found.st_mode)
+                raise AuthorizationError(
+                    f"{self.path} is readable by others (mode {mode:o}); "
                     f"refusing to use it for tokens: chmod 600 {self.path}"
                 )
             raw = file.read()
@@ -174,19 +254,36 @@ class FileTokenStore:
         }
 
     def _update(self, table: str, key: str, value: Tokens | ClientInfo | None) -> None:
-        data = self._read()
-        _put(data[table], key, None if value is None else attrs.asdict(value))
-        self._write(data)
+        with self._directory() as folder:
+            data = self._read_in(folder)
+            _put(data[table], key, None if value is None else attrs.asdict(value))
+            self._write_in(folder, data)
 
-    def _write(self, data: Mapping[str, Any]) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    def _write_in(self, folder: int, data: Mapping[str, Any]) -> None:
+        """A new file under a name no one could have guessed, then renamed over
+        the old one: never a write through a name that might already exist."""
+        temporary = f".{self.path.name}.{secrets.token_hex(8)}.tmp"
         try:
-            with os.fdopen(os.open(temporary, flags, 0o600), "w") as file:
-                os.fchmod(file.fileno(), 0o600)  # O_CREAT's mode: new files only
+            fd = os.open(temporary, _NEW_FILE, 0o600, dir_fd=folder)
+        except OSError as exc:
+            raise AuthorizationError(
+                f"cannot write tokens beside {self.path}: {exc.strerror or exc}"
+            ) from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                os.fchmod(file.fileno(), 0o600)  # whatever the umask left
                 json.dump(data, file)
-            os.replace(temporary, self.path)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.path.name, src_dir_fd=folder, dst_dir_fd=folder)
         except BaseException:
-            temporary.unlink(missing_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary, dir_fd=folder)
             raise
+
+
+def _refused(why: str) -> AuthorizationError:
+    return AuthorizationError(
+        f"{why}; refusing to keep tokens there: use a directory only you can "
+        "write to (the default is in ~/.local/state)"
+    )

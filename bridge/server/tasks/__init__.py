@@ -8,9 +8,9 @@ journal in the store (:mod:`.runner`), and one server's tasks: store, leases,
 sweeping and resuming tasks whose process died (:mod:`.service`).
 
 Does not own: what a tool's effects mean or how a round replays them
-(:mod:`bridge.server.rounds`, :mod:`bridge.server.modern`), the store
+(:mod:`bridge.server.calls.rounds`, :mod:`bridge.server.modern`), the store
 (:mod:`bridge.stores`), the journal's record format
-(:mod:`bridge.server.call_records`), or HTTP (the transport calls
+(:mod:`bridge.durable.records`), or HTTP (the transport calls
 :func:`respond`). The 2025-11-25 era's experimental tasks are not served.
 """
 

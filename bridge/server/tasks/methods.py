@@ -30,13 +30,16 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from bridge.durable import StoreConflict
+from bridge.durable.rounds import RoundHold, RoundUsed
+from bridge.durable.tasks import TaskDoc
 from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.server import modern as _modern
 from bridge.server.auth.binding import principal_binding
-from bridge.server.call_records import CALLS, answer_record, notice_record
+from bridge.server.calls import rounds as _rounds
 from bridge.server.limits import busy
 from bridge.server.round_state import parse_responses
-from bridge.server.round_steps import RunSteps, Wait, wait_on
+from bridge.server.state_token import used_state
 from runtime.errors import InvalidArguments, RequestError
 from runtime.tools import Tool
 
@@ -121,7 +124,7 @@ async def _answer(
         return None  # answered as an ordinary call: a tool error
     if tool.task_from == "step":
         return await _rounds_then_task(server, request, tool, notify, principal)
-    return await _create(server, tool, params, principal, {}, {})
+    return await _create(server, tool, params, principal)
 
 
 def _arguments(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,32 +139,50 @@ async def _rounds_then_task(
     notify: Notify,
     principal: Principal | None,
 ) -> dict[str, Any]:
-    """Rounds in the request until the call reaches a step; a task from there."""
-    # The journal travels in requestState until the task takes it over.
-    steps = _modern.handle(server, request, principal, journal_in_state=True)
-    sent: Any = None
-    error: Exception | None = None
-    try:
-        while True:
-            try:
-                item = steps.send(sent) if error is None else steps.throw(error)
-            except StopIteration as done:
-                return done.value
-            sent, error = None, None
-            if isinstance(item, RunSteps):
-                break  # not run here: the task runs it
-            if isinstance(item, Wait):
-                sent, error = await wait_on(item, server.step_limiter)
-            else:
-                await notify(*item)
-    finally:
-        steps.close()
+    """Rounds in the request until the call reaches a step; a task from there.
+
+    The rounds keep the journal in the tasks' store (the server's, or its
+    memory store), so their states are one-time on every server: the round
+    that reaches the step uses its state up as it makes the task, and a
+    replay of that state is refused (``request_state_used``) instead of
+    making a second task.
+    """
+    tasks = tasks_of(server)
     params = request.params or {}
-    token: Any = params.get("requestState")
-    if token is None:
-        return await _create(server, tool, params, principal, {}, {})
-    seed = server.sealer.open(token, purpose=_PURPOSE)
-    return await _create(server, tool, params, principal, seed, parse_responses(params))
+    scope = _modern.envelope(request)
+    scope.principal = principal
+    if principal is not None:
+        scope.caller = f"principal:{principal.identity}"
+    arguments = tool.check_arguments(_arguments(params))
+    round_ = _rounds.begin(
+        server, tool, arguments, params, purpose=_PURPOSE, scope=scope,
+        store=tasks.store, notify=notify, until_step=True,
+    )  # fmt: skip
+    try:
+        got: Any = await round_.rest()
+    except Exception as exc:
+        got = exc
+    if not isinstance(got, _rounds.ReachedStep):
+        return _modern.finished(server, _modern.tool_result(server, tool, scope, got))
+    hold = round_.hold
+    assert isinstance(hold, RoundHold)
+    _check_room(server, tasks, principal)
+    ttl = server.limits.task_ttl
+    try:
+        task_id = await hold.to_task(ttl)  # the state is used up here, once
+    except RoundUsed:
+        raise used_state() from None
+    return await _create(server, tool, params, principal, task_id)
+
+
+def _check_room(server: Offer, tasks: Tasks, principal: Principal | None) -> None:
+    limits = server.limits
+    if tasks.full:
+        raise busy("too many tasks running", limits.max_tasks)
+    if tasks.full_for(principal_binding(principal)):
+        raise busy(
+            "too many tasks running for this caller", limits.max_tasks_per_caller
+        )
 
 
 async def _create(
@@ -169,59 +190,31 @@ async def _create(
     tool: Tool[Any, Any],
     params: Mapping[str, Any],
     principal: Principal | None,
-    seed: Mapping[str, Any],
-    responses: Mapping[str, Any],
+    task_id: str | None = None,
 ) -> dict[str, Any]:
+    """Make the task (``task_id``: the call's, whose journal it goes on from)."""
     tasks = tasks_of(server)
     limits = server.limits
-    if tasks.full:
-        raise busy("too many tasks running", limits.max_tasks)
+    _check_room(server, tasks, principal)
     caller = principal_binding(principal)
-    if tasks.full_for(caller):
-        raise busy(
-            "too many tasks running for this caller", limits.max_tasks_per_caller
-        )
-    task_id = uuid.uuid4().hex
-    doc = _doc.new_document(
+    doc = TaskDoc.new(
         tool=tool.name,
         arguments=_arguments(params),
         capabilities=params["_meta"][_modern.CLIENT_CAPABILITIES],
         ttl_ms=max(1, round(limits.task_ttl * 1000)),
         poll_ms=max(1, round(limits.task_poll_interval * 1000)),
         principal=caller,
+        # ctx.principal in the task:
+        caller=None if principal is None else _doc.caller_json(principal),
         now=time.time(),
     )
-    if principal is not None:
-        doc["caller"] = _doc.caller_json(principal)  # ctx.principal in the task
-    if seed:
-        asked = dict(seed.get("asked") or {})
-        doc.update(
-            asked=asked,
-            deadlines=dict(seed.get("deadlines") or {}),
-            # Only answers to what was asked: other keys would be stored and
-            # written again with every change of the task, until its TTL.
-            responses={k: v for k, v in responses.items() if k in asked},
-        )
-        await _seed_journal(tasks, task_id, seed.get("journal") or {}, doc)
-    await tasks.create(task_id, doc)  # durable before the reply
+    task_id = task_id or uuid.uuid4().hex
+    try:
+        await tasks.create(task_id, doc)  # durable before the reply
+    except StoreConflict:
+        raise used_state() from None  # another retry made it first
     tasks.start(task_id, caller)
     return _doc.created(task_id, doc)
-
-
-async def _seed_journal(
-    tasks: Tasks, task_id: str, journal: Mapping[str, Any], doc: Mapping[str, Any]
-) -> None:
-    """The journal of the rounds before the task, as its call stream."""
-    answers = cast("dict[str, list[Any]]", journal.get("answers") or {})
-    records = [
-        answer_record(key, e[0], e[1], e[2] if len(e) > 2 else None)
-        for key, e in answers.items()
-    ]
-    records += [notice_record(key) for key in journal.get("notices") or ()]
-    if records:
-        await tasks.store.append(
-            CALLS, task_id, records, expires_at=_doc.expires_at(doc)
-        )
 
 
 async def _task_method(
@@ -232,18 +225,18 @@ async def _task_method(
         raise RequestError(INVALID_PARAMS, "taskId must be a non-empty string")
     tasks = tasks_of(server)
     doc = await tasks.load(task_id)
-    if doc is None or doc.get("principal") != principal_binding(principal):
+    if doc is None or doc.principal != principal_binding(principal):
         raise RequestError(INVALID_PARAMS, f"Unknown task: {task_id}")
     if method == "tasks/get":
-        if doc["status"] not in _doc.TERMINAL:
-            tasks.start_janitor()  # a task left by a process that died resumes
         return _doc.detailed(task_id, doc)
     now = time.time()
     if method == "tasks/update":
         responses = parse_responses(params)
-        changed = await tasks.change(task_id, lambda d: _doc.deliver(d, responses, now))
+        changed = await tasks.change(task_id, lambda d: d.deliver(responses, now))
     else:
-        changed = await tasks.change(task_id, lambda d: _doc.cancel(d, now))
+        changed = await tasks.change(task_id, lambda d: d.cancel(now))
     if changed is not None:
         tasks.wake(task_id)
+        if method == "tasks/update" and not changed.parked:
+            tasks.start(task_id, changed.principal)  # it was parked: go on
     return {"resultType": "complete"}

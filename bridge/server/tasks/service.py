@@ -1,12 +1,17 @@
-"""One server's tasks: their store, who runs them here, and the janitor.
+"""One server's tasks: their store, who runs them here, and their recovery.
 
-:class:`Tasks` are one server's tasks (made by
-:func:`bridge.server.tasks.runner.tasks_of`): its store
+:class:`Tasks` are one server's tasks (``server.tasks``): its store
 (``Server(store=...)``, else a :class:`~bridge.stores.MemoryStore` of its
 own: the same code path), an owner id naming this process in leases, the
-tasks this process runs, and the janitor, a background loop that sweeps
-expired tasks and resumes tasks whose lease ran out (their process died), on
-start and then every half lease.
+tasks this process runs, and what resumes tasks whose lease ran out (their
+process died): the recovery service (:class:`bridge.durable.recovery.Recovery`)
+calls :meth:`Tasks.recover` after each sweep, on start and then every half
+lease.
+
+Every runner and the recovery service live in the server's run scope
+(:meth:`bridge.server.offer.Offer.running`): they are cancelled when the
+server stops, and a task left so is resumed from its stream by the next
+process (or the next start) once its lease runs out.
 
 Every change to a task document goes through :meth:`Tasks.change`:
 compare-and-swap, re-applied on a conflict. A runner in this process is woken
@@ -23,27 +28,24 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, final
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, final
 
 import trio
 
-from bridge.stores import AsyncStore, MemoryStore, StoreConflict
-
-from . import document as _doc
+from bridge.durable import AsyncStore, MemoryStore, StoreError
+from bridge.durable.recovery import Recovery
+from bridge.durable.tasks import KeptBounds, KeptTasks, TaskDoc, TaskStore
 
 if TYPE_CHECKING:
     from bridge.server.offer import Offer
 
-__all__ = ["TASKS", "Tasks"]
+__all__ = ["Tasks"]
 
 log = logging.getLogger("yieldmcp")
 
-TASKS: Final = "task"
-"""The store namespace of task documents and their event streams."""
-
-Change = Callable[[Mapping[str, Any]], "dict[str, Any] | None"]
-Run = Callable[["Tasks", str], Awaitable[None]]
+Change = Callable[[TaskDoc], "TaskDoc | None"]
+Run = Callable[["Tasks", str], Awaitable[bool]]
 
 
 @final
@@ -55,48 +57,41 @@ class Tasks:
         self._run_task = run  # .runner.run_task (passed in: no import cycle)
         self.configured = store  # the server's store, None: in memory
         self.store = store or AsyncStore(MemoryStore())
+        self.docs = TaskStore(self.store)
         self.owner = uuid.uuid4().hex
         self.running: set[str] = set()
         self.callers: dict[str, str] = {}  # running task -> its principal binding
         self._changes: dict[str, trio.Event] = {}
-        self._janitor = False
 
     @property
     def lease(self) -> float:
         return self.server.limits.task_lease
 
-    async def load(self, task_id: str) -> dict[str, Any] | None:
-        found = await self.store.get(TASKS, task_id)
-        return None if found is None else dict(found.value)
+    async def load(self, task_id: str) -> TaskDoc | None:
+        return await self.docs.load(task_id)
 
-    async def create(self, task_id: str, doc: Mapping[str, Any]) -> None:
+    async def create(self, task_id: str, doc: TaskDoc) -> None:
         """Store the new task (it must not exist): durable before the reply."""
-        await self.store.put(
-            TASKS, task_id, doc, expect=0, expires_at=_doc.expires_at(doc)
-        )
+        await self.docs.create(task_id, doc)
 
-    async def change(self, task_id: str, fn: Change) -> dict[str, Any] | None:
+    async def change(self, task_id: str, fn: Change) -> TaskDoc | None:
         """Apply ``fn`` to the task with compare-and-swap, again on a conflict.
         The new document, or None when the task is missing or ``fn`` changed
-        nothing."""
-        while True:
-            found = await self.store.get(TASKS, task_id)
-            if found is None:
-                return None
-            new = fn(found.value)
-            if new is None:
-                return None
-            try:
-                await self.store.put(
-                    TASKS,
-                    task_id,
-                    new,
-                    expect=found.version,
-                    expires_at=_doc.expires_at(new),
-                )
-            except StoreConflict:
-                continue
-            return new
+        nothing. A change that ends the task keeps it within the bounds on
+        finished tasks (:class:`~bridge.durable.tasks.KeptTasks`)."""
+        new = await self.docs.change(task_id, fn)
+        if new is not None and new.ended:
+            limits = self.server.limits
+            bounds = KeptBounds(
+                count=limits.max_kept_tasks,
+                size=limits.max_kept_task_bytes,
+                caller_count=limits.max_kept_tasks_per_caller,
+                caller_size=limits.max_kept_task_bytes_per_caller,
+            )
+            gone = await KeptTasks(self.store, bounds).add(task_id, new, time.time())
+            if gone:
+                log.info("let %d finished tasks go (their bounds)", len(gone))
+        return new
 
     def changes(self, task_id: str) -> trio.Event:
         """Set at the next :meth:`wake` of the task in this process. Take it
@@ -133,53 +128,54 @@ class Tasks:
         return mine >= self.server.limits.max_tasks_per_caller
 
     def start(self, task_id: str, caller: str | None = None) -> None:
-        """Run the task here, in the background, unless this process already
-        does or is full (the runner claims it first: :mod:`.runner`)."""
-        self.start_janitor()
+        """Run the task here, in the server's run scope, unless this process
+        already does or is full (the runner claims it first: :mod:`.runner`).
+
+        Raises:
+            RuntimeError: the server is not running (:meth:`Offer.running`).
+        """
         if task_id in self.running or self.full:
             return
         self.running.add(task_id)
         if caller is not None:
             self.callers[task_id] = caller
-        trio.lowlevel.spawn_system_task(self._run, task_id)
+        self.server.start_soon(self._run, task_id)
 
     async def _run(self, task_id: str) -> None:
+        parked = False
         try:
-            await self._run_task(self, task_id)
-        except Exception:
-            log.exception("task %s: its runner failed", task_id)
+            parked = await self._run_task(self, task_id)
+        except StoreError as exc:
+            # Resumed from its stream once its lease runs out.
+            log.warning("task %s: the store failed: %s", task_id, exc)
         finally:
             self.running.discard(task_id)
-            self.callers.pop(task_id, None)
+            if not parked:  # a parked task still counts for its caller
+                self.callers.pop(task_id, None)
             self._changes.pop(task_id, None)
 
-    def start_janitor(self) -> None:
-        """Start sweeping and resuming tasks, once per server and process."""
-        if self._janitor:
-            return
-        self._janitor = True
-        trio.lowlevel.spawn_system_task(self._janitor_loop)
+    def recovery(self) -> Recovery:
+        """The server's recovery service, resuming this server's tasks
+        (the server's run scope runs it: :meth:`Server.running`)."""
+        return Recovery(self.store, self.lease / 2, self.recover)
 
-    async def _janitor_loop(self) -> None:
-        while True:
-            try:
-                await self.recover()
-            except Exception:
-                log.exception("tasks: the sweep failed; trying again")
-            await trio.sleep(max(self.lease / 2, 0.05))
-
-    async def recover(self) -> int:
-        """Sweep what expired and resume every unfinished task whose lease
-        ran out; how many were resumed."""
-        now = time.time()
-        await self.store.sweep(now)
+    async def recover(self, now: float | None = None) -> int:
+        """Resume every unfinished task whose lease ran out (its process
+        died), here; how many were resumed."""
+        now = time.time() if now is None else now
         resumed = 0
-        for task_id, found in await self.store.scan(TASKS):
+        found = dict(await self.docs.scan())
+        for task_id in [t for t in self.callers if t not in self.running]:
+            doc = found.get(task_id)
+            if doc is None or doc.ended or not doc.parked:
+                # It ended, or went on elsewhere: no longer parked here.
+                self.callers.pop(task_id, None)
+        for task_id, doc in found.items():
             if self.full:
                 break
-            if _doc.claim(found.value, self.owner, self.lease, now) is None:
-                continue
+            if doc.parked or doc.claim(self.owner, self.lease, now) is None:
+                continue  # waits on its client, ended, or runs elsewhere
             if task_id not in self.running:
                 resumed += 1
-                self.start(task_id, found.value.get("principal"))
+                self.start(task_id, doc.principal)
         return resumed

@@ -7,11 +7,12 @@ errors refusing one (:mod:`.eras`), what it checks before any MCP
 SSE streams and their replay buffer are :mod:`.legacy_session`,
 :mod:`.streams` and :mod:`.events`, whose responses are
 :mod:`.legacy_answer`, and whose expiry and eviction are :mod:`.expiry`;
-with a store, sessions other processes take on, :mod:`.durable`, and this
-process's lease and inbox among them, :mod:`.presence`) and the 2026-07-28
+with a store, taking sessions and their calls on from another process,
+:mod:`.durable`, over :mod:`bridge.durable`'s records) and the 2026-07-28
 side (:mod:`.modern`: one self-contained POST at a time), and serving it
 (:func:`serve_http`, in :mod:`.serve`) on the HTTP/1.1 server of
-:mod:`.serving` (h11 on trio: keep-alive, timeouts, the connection cap).
+:mod:`.serving` (h11 on trio: keep-alive, timeouts, the connection cap),
+draining it on SIGTERM (:mod:`.drain`).
 The ASGI app is public: mount it in another ASGI server if you like
 (:mod:`.mount`: :func:`hypercorn_config` for hypercorn).
 

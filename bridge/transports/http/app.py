@@ -116,7 +116,9 @@ class McpHttpApp:
     Args:
         server: what to serve.
         nursery: where 2025-11-25 sessions run (they outlive the requests that
-            start them); cancelling it ends them all.
+            start them); cancelling it ends them all. The server's own
+            background work (tasks) runs in its run scope: enter
+            ``server.running()`` around the app's life too.
         guard: the Host/Origin policy.
         limits: bounds on bodies, sessions, queues and stores.
         sessions: serve the 2025-11-25 era; False refuses its requests with

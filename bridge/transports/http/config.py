@@ -68,6 +68,9 @@ class HttpLimits:
             it last renewed its lease (every third of it): how long a
             2025-11-25 call of a process that died waits before another
             process takes it on.
+        inbox_ttl: with a store, seconds this process's inbox (answers other
+            processes route to the calls it holds) outlives its last beat; it
+            is renewed every beat, so it lasts while the process does.
         stream_responses: how a 2025-11-25 request is answered:
             ``"when-needed"`` as plain JSON when the response is the first
             thing the server sends for it (a call that asks the client nothing
@@ -99,6 +102,7 @@ class HttpLimits:
     inbox_size: int = attrs.field(default=32, validator=positive)
     retry_ms: int = attrs.field(default=1000, validator=positive)
     session_lease: float = attrs.field(default=3.0, validator=positive)
+    inbox_ttl: float = attrs.field(default=3600.0, validator=positive)
     drain_seconds: float = attrs.field(default=30.0, validator=positive)
     stream_responses: Literal["always", "when-needed"] = attrs.field(
         default="when-needed",

@@ -4,7 +4,7 @@ With a store (``Server(store=...)``), an HTTP session is a document
 ``("session", id)``: what ``initialize`` negotiated (version, the client's
 capabilities and info), the log level, the principal who opened it, and a
 *generation* (how many processes have taken it on). Its calls are written down
-as they go (:mod:`bridge.server.durable_calls`).
+as they go (:mod:`bridge.durable.live`).
 
 A request naming a session this process does not hold (it restarted, or
 another process opened it) takes it on (:func:`revive`): the generation goes
@@ -14,6 +14,11 @@ ids start at ``generation << 32`` (after every id sent before, see
 old stream number, so a ``GET`` with ``Last-Event-ID`` resumes it, and an
 answer POSTed to a question asked before reaches it. A call that ended before
 has its response stored as its stream's final event.
+
+The store's generation outranks this process's copy: before it answers a
+resume or takes a call on, a process that holds the session checks it
+(:func:`stale`) and, if another process took the session on since, takes it on
+again itself. The records themselves are :mod:`bridge.durable.sessions`'s.
 """
 
 from __future__ import annotations
@@ -26,13 +31,13 @@ from typing import TYPE_CHECKING, Any, Literal, final
 
 import trio
 
+from bridge.durable import AsyncStore, Document
+from bridge.durable.live import Revived
+from bridge.durable.presence import Presence
+from bridge.durable.sessions import SessionRecords
 from bridge.jsonrpc.messages import RequestId
-from bridge.server.call_records import CALLS
-from bridge.server.durable_calls import ASKED, SESSIONS, Revived
-from bridge.stores import AsyncStore, Document, StoreConflict
 
 from .events import UnknownEvent, parse_event_id
-from .presence import Presence
 
 if TYPE_CHECKING:
     from .legacy_session import HttpSession
@@ -45,17 +50,17 @@ __all__ = [
     "revive_calls",
     "route",
     "save",
+    "stale",
 ]
 
 log = logging.getLogger("yieldmcp.http")
 
 Claim = Literal["here", "unknown", "elsewhere"]
-_TRIES = 5  # compare-and-swap attempts when processes take a session on at once
 
 
 @final
 class HttpHome:
-    """What a durable HTTP session tells its calls (``bridge.server.Home``)."""
+    """What a durable HTTP session tells its calls (``bridge.durable.live.Home``)."""
 
     def __init__(self, http: HttpSession, store: AsyncStore, worker: str) -> None:
         self.http = http
@@ -63,6 +68,8 @@ class HttpHome:
         self.worker = worker
         self.session_id = http.id
         self.ttl = http.limits.session_idle_timeout
+        self.max_journal_bytes = http.connection.server.limits.max_journal_bytes
+        self.records = SessionRecords(store, http.id, ttl=self.ttl)
         self.saved = 0.0  # when the session's document was last written
 
     def stream_of(self, request_id: RequestId) -> int | None:
@@ -77,6 +84,12 @@ def _home(http: HttpSession) -> HttpHome | None:
     return home if isinstance(home, HttpHome) else None
 
 
+def _records(http: HttpSession) -> SessionRecords:
+    home = _home(http)
+    assert home is not None
+    return home.records
+
+
 async def save(http: HttpSession) -> None:
     """Write the session's state to its document (after ``initialize``,
     ``setLevel``), keeping the generation other processes have reached."""
@@ -84,19 +97,8 @@ async def save(http: HttpSession) -> None:
     if home is None:
         return
     home.saved = time.time()
-    expires = home.saved + home.ttl
-    for _ in range(_TRIES):
-        doc = await home.store.get(SESSIONS, http.id)
-        generation = 0 if doc is None else int(doc.value.get("gen", 0))
-        state = {**http.connection.state(), "owner": http.owner, "gen": generation}
-        expect = 0 if doc is None else doc.version
-        try:
-            await home.store.put(
-                SESSIONS, http.id, state, expect=expect, expires_at=expires
-            )
-        except StoreConflict:
-            continue  # another process wrote it meanwhile: read again
-        return
+    state = {**http.connection.state(), "owner": http.owner}
+    await home.records.save(state, home.saved)
 
 
 async def touch(http: HttpSession) -> None:
@@ -109,34 +111,28 @@ async def touch(http: HttpSession) -> None:
 
 async def forget(http: HttpSession) -> None:
     """The session was ended (``DELETE``): no process takes it on again."""
-    home = http.connection.home
+    home = _home(http)
     if home is not None:
-        await home.store.delete(SESSIONS, http.id)
+        await home.records.forget()
 
 
 async def load(
-    store: AsyncStore, session_id: str, who: str | None
+    store: AsyncStore, session_id: str, who: str | None, ttl: float
 ) -> tuple[dict[str, Any], int] | None:
     """The session's document, claimed for this process: its state and new
     generation; None if it is unknown, expired or another principal's."""
-    for _ in range(_TRIES):
-        doc = await store.get(SESSIONS, session_id)
-        if doc is None or doc.value.get("owner") != who:
-            return None
-        generation = int(doc.value.get("gen", 0)) + 1
-        state = {**doc.value, "gen": generation}
-        try:
-            await store.put(
-                SESSIONS,
-                session_id,
-                state,
-                expect=doc.version,
-                expires_at=doc.expires_at,
-            )
-        except StoreConflict:
-            continue  # another process took it on meanwhile: read again
-        return state, generation
-    return None
+    return await SessionRecords(store, session_id, ttl=ttl).claim(who)
+
+
+async def stale(http: HttpSession) -> bool:
+    """Whether another process took the session on since this process's copy
+    was made (the store's generation is higher): the copy must be taken on
+    again before it answers a resume or takes a call on."""
+    home = _home(http)
+    if home is None:
+        return False
+    generation = await home.records.generation()
+    return generation is not None and generation > http.generation
 
 
 async def revive_calls(
@@ -144,10 +140,11 @@ async def revive_calls(
 ) -> int:
     """Take on the calls of the session that an earlier process wrote down
     and no live process holds; how many."""
+    records = _records(http)
     taken = 0
-    for call_id, _stream in await _calls(http):
-        doc = await http_store(http).get(CALLS, call_id)
-        if doc is None or doc.value.get("session") != http.id:
+    for call_id, _stream in await records.calls():
+        doc = await records.call(call_id)
+        if doc is None:
             continue
         if "done" in doc.value:
             _adopt_done(http, doc.value)
@@ -162,13 +159,14 @@ async def claim_stream(
     """Make the stream ``last_event_id`` names servable here, taking its call
     on once its process's lease has run out: ``"here"``; ``"unknown"``; or
     ``"elsewhere"``: a live process still holds it after a lease's wait."""
+    records = _records(http)
     number, _seq = _position(last_event_id)
-    call_id = next((c for c, s in await _calls(http) if s == number), None)
+    call_id = next((c for c, s in await records.calls() if s == number), None)
     if call_id is None:
         return "unknown"
     with trio.move_on_after(presence.lease + 2 * presence.beat):
         while True:
-            doc = await http_store(http).get(CALLS, call_id)
+            doc = await records.call(call_id)
             if doc is None:
                 return "unknown"
             if "done" in doc.value:
@@ -189,12 +187,10 @@ async def route(
     if not isinstance(message_id, str) or "/" not in message_id:
         return False
     call_id = message_id.partition("/")[0]
-    doc = await http_store(http).get(CALLS, call_id)
-    if doc is None or doc.value.get("session") != http.id:
+    doc = await _records(http).call(call_id)
+    if doc is None or "done" in doc.value:
         return False
     worker = doc.value.get("worker")
-    if "done" in doc.value:
-        return False
     if await _elsewhere(presence, worker):
         await presence.route(str(worker), http.id, data)
         return True
@@ -210,9 +206,9 @@ async def route_cancel(
     one takes it on. False if no other process has it."""
     if not isinstance(request_id, int | str) or isinstance(request_id, bool):
         return False
-    store = http_store(http)
-    for call_id, _stream in await _calls(http):
-        doc = await store.get(CALLS, call_id)
+    records = _records(http)
+    for call_id, _stream in await records.calls():
+        doc = await records.call(call_id)
         if doc is None or doc.value.get("request") != request_id:
             continue
         worker = doc.value.get("worker")
@@ -221,7 +217,7 @@ async def route_cancel(
         if await _elsewhere(presence, worker):
             await presence.route(str(worker), http.id, data)
         else:
-            await store.delete(CALLS, call_id)
+            await records.forget_call(call_id)
         return True
     return False
 
@@ -230,19 +226,6 @@ async def _elsewhere(presence: Presence, worker: object) -> bool:
     """Whether another live process holds a call. This process may have let
     its own go (the session expired here): it takes them on again."""
     return worker != presence.id and await presence.alive(worker)
-
-
-def http_store(http: HttpSession) -> AsyncStore:
-    home = _home(http)
-    assert home is not None
-    return home.store
-
-
-async def _calls(http: HttpSession) -> list[tuple[str, Any]]:
-    """The session's calls, as ``(call id, stream number)``, oldest first."""
-    entries = await http_store(http).read(SESSIONS, http.id)
-    found = {str(e["c"]): e.get("s") for e in entries if isinstance(e.get("c"), str)}
-    return list(found.items())
 
 
 def _adopt_done(http: HttpSession, value: Mapping[str, Any]) -> None:
@@ -264,21 +247,16 @@ async def _take_over(
 ) -> int:
     """Claim a call of a process that is gone and replay it here; 1 if done,
     0 if another process claimed it first or it cannot be replayed."""
-    store, value = http_store(http), doc.value
+    value = doc.value
     number, request_id = value.get("stream"), value.get("request")
     if not isinstance(number, int) or not isinstance(request_id, int | str):
         return 0
     if http.stream_of(request_id) is not None:
         return 0  # this process holds it already
-    mine = {**value, "worker": presence.id}
-    try:
-        await store.put(
-            CALLS, call_id, mine, expect=doc.version, expires_at=doc.expires_at
-        )
-    except StoreConflict:
+    taken = await _records(http).take_call(call_id, doc, presence.id)
+    if taken is None:
         return 0  # another process took it on first
-    records = await store.read(CALLS, call_id)
-    asked = {str(r["k"]): int(r["e"]) for r in await store.read(ASKED, call_id)}
+    mine, records, asked = taken
     seen_stream, seen = _position(last_event_id)
     tag = str(value.get("tag", call_id))
     state = Revived(call_id, tag, asked, seen if number == seen_stream else None)

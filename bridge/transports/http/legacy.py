@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Final, final
 
 import trio
 
+from bridge.durable import StoreError
+from bridge.durable.presence import Presence
 from bridge.jsonrpc.messages import (
     INVALID_REQUEST,
     ErrorData,
@@ -57,7 +59,6 @@ from bridge.jsonrpc.messages import (
     Response,
 )
 from bridge.server.limits import SERVER_BUSY
-from bridge.stores import StoreError
 
 from . import asgi as _asgi
 from . import durable
@@ -74,7 +75,6 @@ from .expiry import evictable
 from .guard import accepts
 from .legacy_answer import SESSION_HEADER, Answer, plain, stream
 from .legacy_session import HttpSession
-from .presence import Presence
 from .streams import supports_priming
 
 if TYPE_CHECKING:
@@ -114,7 +114,10 @@ class LegacyEndpoint:
         self.presence: Presence | None = None  # with a store: this process's lease
         if server.store is not None:
             self.presence = Presence(
-                server.store, self._sessions.get, limits.session_lease
+                server.store,
+                self._sessions.get,
+                limits.session_lease,
+                inbox_ttl=limits.inbox_ttl,
             )
             nursery.start_soon(self.presence.run)
 
@@ -152,7 +155,8 @@ class LegacyEndpoint:
         self._reviving[session_id] = done = trio.Event()
         who = None if principal is None else principal.identity
         try:
-            loaded = await durable.load(store, session_id, who)
+            ttl = self.limits.session_idle_timeout
+            loaded = await durable.load(store, session_id, who, ttl)
             if loaded is None or not self._make_room():
                 return None
             state, generation = loaded
@@ -175,6 +179,26 @@ class LegacyEndpoint:
             del self._reviving[session_id]
             done.set()
 
+    async def _current(
+        self, http: HttpSession, principal: Principal | None, last: str | None
+    ) -> HttpSession | None:
+        """``http``, or, if another process took the session on since this
+        copy was made (the store's generation outranks it), the session taken
+        on again here from the store (its calls replayed): a resume must see
+        what the other process sent."""
+        try:
+            if not await durable.stale(http):
+                return http
+        except StoreError as exc:
+            log.warning("could not check a session against the store: %s", exc)
+            return http
+        who = None if principal is None else principal.identity
+        if http.owner != who:
+            return http  # answered 404 by the caller
+        http.close()  # its calls are in the store; they are taken on again
+        self._sessions.pop(http.id, None)
+        return await self._revive(http.id, principal, last)
+
     async def _run(
         self, http: HttpSession, *, task_status: trio.TaskStatus[None]
     ) -> None:
@@ -193,8 +217,10 @@ class LegacyEndpoint:
             await plain(send, 400, "Bad Request: Mcp-Session-Id header is required")
             return None
         http = self._sessions.get(session_id)
+        last = headers.get("last-event-id")
+        if http is not None and not http.closed and last is not None:
+            http = await self._current(http, principal, last)
         if http is None or http.closed:
-            last = headers.get("last-event-id")
             http = await self._revive(session_id, principal, last)
         who = None if principal is None else principal.identity
         if http is None or http.closed or http.owner != who:
@@ -242,6 +268,13 @@ class LegacyEndpoint:
         if isinstance(message, Request) and not opening:
             http.used = True
         if not isinstance(message, Request):
+            if (
+                self.presence is not None
+                and isinstance(message, Response | ErrorResponse)
+                and message.id not in http.session.outstanding
+            ):
+                # It may take a call on here: not from an outranked copy.
+                http = await self._current(http, principal, None) or http
             if not await self._routed(http, message, data):
                 await http.deliver(data)
             await _asgi.respond(send, 202, headers=[(SESSION_HEADER, http.id)])

@@ -228,7 +228,7 @@ class HttpSession:
     @property
     def running(self) -> int:
         """Of :attr:`calls`, those not waiting on the client's answer."""
-        return self.session.in_flight - self.session.waiting_on_peer
+        return self.session.computing
 
     @property
     def streaming(self) -> bool:

@@ -86,7 +86,7 @@ async def serve_http(
         max_header_bytes=limits.max_header_bytes,
     )
     try:
-        async with trio.open_nursery() as nursery:
+        async with server.running(), trio.open_nursery() as nursery:
             app = McpHttpApp(
                 server, nursery, guard=guard, limits=limits, sessions=sessions
             )

@@ -1,0 +1,155 @@
+"""Which era a new connection speaks: ``server/discover``, ``initialize``.
+
+* ``"2026-07-28"``: ``server/discover`` must answer, listing that version.
+* ``"legacy"``: the ``initialize`` handshake (2025-11-25).
+* ``"auto"``: ``server/discover`` first, and 2026-07-28 when the server lists
+  it. ``initialize`` follows on the same connection only when the server
+  answered the probe with an error saying it does not know the method:
+  ``-32601``, or ``-32602``, which is what the Python SDK 1.x answers for any
+  method it does not know (and if that ``initialize`` is refused, the probe's
+  error is the one raised). Nothing else falls back: a probe that gets no
+  answer within ``connect_timeout`` fails the connection with
+  :class:`~runtime.errors.RequestTimeout`, since a late answer means the
+  server now serves 2026-07-28 on this connection and refuses ``initialize``
+  there (the official SDK does); only a fresh connection could try again.
+
+Every handshake request waits at most ``connect_timeout`` seconds. A server
+that refuses the probe's version (``-32022``) while listing 2026-07-28 among
+those it supports is asked once more.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final, Literal, cast, final
+
+import attrs
+
+from bridge.jsonrpc.messages import INVALID_PARAMS, METHOD_NOT_FOUND
+from bridge.jsonrpc.session import Session
+from runtime.errors import PeerError, RemoteProtocolError, RequestTimeout
+
+from .answers import LEGACY, MODERN
+
+__all__ = ["DISCOVER", "UNSUPPORTED_VERSION", "Era", "Negotiated", "negotiate"]
+
+log = logging.getLogger("yieldmcp.client")
+
+Era = Literal["auto", "legacy", "2026-07-28"]
+DISCOVER: Final = "server/discover"
+UNSUPPORTED_VERSION: Final = -32022
+UNKNOWN_METHOD: Final = frozenset({METHOD_NOT_FOUND, INVALID_PARAMS})
+"""Answers to ``server/discover`` that mean the server does not know it."""
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Negotiated:
+    """What the handshake learnt of the server."""
+
+    era: str
+    capabilities: Mapping[str, Any]
+    server_info: Mapping[str, Any]
+    instructions: str | None
+
+
+@final
+@attrs.frozen(kw_only=True)
+class Hello:
+    """What the client says of itself, and how long it waits for each answer."""
+
+    envelope: Mapping[str, Any]  # the 2026-07-28 ``_meta``
+    capabilities: Mapping[str, Any]
+    client_info: Mapping[str, Any]
+    log_level: str | None
+    timeout: float | None
+
+
+async def negotiate(session: Session, era: Era, hello: Hello) -> Negotiated:
+    """Negotiate ``era`` (see the module's rules).
+
+    Raises:
+        PeerError: the server refused the handshake.
+        RequestTimeout: a handshake request got no answer in time.
+        RemoteProtocolError: the server does not speak the era asked for.
+    """
+    if era == "legacy":
+        return await _initialize(session, hello)
+    try:
+        result = await _probe(session, hello)
+    except PeerError as exc:
+        if era != "auto" or exc.code not in UNKNOWN_METHOD:
+            raise
+        log.debug("%s failed (%s); using initialize", DISCOVER, exc)
+        try:
+            return await _initialize(session, hello)
+        except PeerError:
+            if exc.code == METHOD_NOT_FOUND:
+                raise
+            raise exc from None  # -32602 was the server's answer, not "unknown"
+    answer = cast(dict[str, Any], result) if isinstance(result, dict) else {}
+    versions: Any = answer.get("supportedVersions", [])
+    if MODERN not in versions:
+        raise RemoteProtocolError(
+            f"the server does not speak {MODERN} (its {DISCOVER} lists "
+            f"{versions!r}); a fresh connection may use initialize"
+        )
+    meta: Any = answer.get("_meta") or {}
+    return Negotiated(
+        era=MODERN,
+        capabilities=answer.get("capabilities", {}),
+        server_info=meta.get("io.modelcontextprotocol/serverInfo", {}),
+        instructions=answer.get("instructions"),
+    )
+
+
+async def _probe(session: Session, hello: Hello) -> Any:
+    """``server/discover``, asked again if refused for a version we speak."""
+    params = {"_meta": dict(hello.envelope)}
+    try:
+        return await _request(session, DISCOVER, params, hello.timeout)
+    except PeerError as exc:
+        data: Any = exc.data
+        supported: Any = (
+            cast(dict[str, Any], data).get("supported")
+            if isinstance(data, dict)
+            else None
+        )
+        if exc.code != UNSUPPORTED_VERSION or not isinstance(supported, list):
+            raise
+        if MODERN not in cast(list[Any], supported):
+            raise
+        log.debug("%s: retrying with %s", DISCOVER, MODERN)
+    return await _request(session, DISCOVER, params, hello.timeout)
+
+
+async def _initialize(session: Session, hello: Hello) -> Negotiated:
+    params = {
+        "protocolVersion": LEGACY,
+        "capabilities": dict(hello.capabilities),
+        "clientInfo": dict(hello.client_info),
+    }
+    result: Any = await _request(session, "initialize", params, hello.timeout)
+    negotiated = Negotiated(
+        era=str(result.get("protocolVersion", LEGACY)),
+        capabilities=result.get("capabilities", {}),
+        server_info=result.get("serverInfo", {}),
+        instructions=result.get("instructions"),
+    )
+    await session.notify("notifications/initialized")
+    if hello.log_level is not None and "logging" in negotiated.capabilities:
+        level = {"level": hello.log_level}
+        await _request(session, "logging/setLevel", level, hello.timeout)
+    return negotiated
+
+
+async def _request(
+    session: Session, method: str, params: Mapping[str, Any], timeout: float | None
+) -> Any:
+    if timeout is None:
+        return await session.request(method, params)
+    try:
+        return await session.request(method, params, timeout=timeout)
+    except RequestTimeout:
+        raise RequestTimeout(f"{method} got no reply within {timeout:g} s") from None

@@ -1,0 +1,167 @@
+"""The ``outputSchema`` of each tool a client has seen, and the check of a
+result's ``structuredContent`` against it.
+
+The spec says a server MUST send structured results that conform to a tool's
+``outputSchema``, and that clients SHOULD validate them; the TypeScript SDK's
+client does. :class:`OutputSchemas` is the per-connection cache of those
+schemas (from the last ``tools/list``: refreshed whenever the caller lists the
+tools, dropped on ``notifications/tools/list_changed``) and :meth:`check`
+says what is wrong with a result, naming the field
+(:class:`InvalidStructuredContent`). Sans-IO: fetching the list
+is the client's (:mod:`bridge.client.client`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Final, cast, final
+
+from jsonschema.exceptions import (
+    SchemaError,
+    best_match,  # pyright: ignore[reportUnknownVariableType]
+)
+from jsonschema.exceptions import ValidationError as SchemaMismatch
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from decoders.mcp import ToolCallResult
+from runtime.errors import (
+    PeerError,
+    RemoteProtocolError,
+    RequestError,
+    RequestTimeout,
+)
+
+__all__ = [
+    "MAX_PAGES",
+    "InvalidStructuredContent",
+    "OutputSchemas",
+    "structured_problem",
+]
+
+log = logging.getLogger("yieldmcp.client")
+
+MAX_PAGES: Final = 100
+"""Pages of ``tools/list`` read looking for one tool (a server that pages
+without end cannot keep a call waiting)."""
+
+Request = Callable[[str, Mapping[str, Any]], Awaitable[Any]]
+
+
+class InvalidStructuredContent(RemoteProtocolError):
+    """A tool's ``structuredContent`` breaks its ``outputSchema`` (or is
+    missing although the tool declares one). ``tool`` names the tool,
+    ``field`` the part of the value that is wrong (a ``/`` path; ``<root>``
+    for the whole value, None when there is none)."""
+
+    def __init__(self, message: str, *, tool: str, field: str | None) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.field = field
+
+
+@final
+class OutputSchemas:
+    """What one connection knows of its tools' output schemas."""
+
+    def __init__(self) -> None:
+        self._schemas: dict[str, Mapping[str, Any] | None] = {}
+        self.complete = False  # every page of the last tools/list was seen
+
+    def forget(self) -> None:
+        """The server's tools changed: ask again before the next check."""
+        self._schemas.clear()
+        self.complete = False
+
+    def learn(self, tools: Iterable[Any], *, complete: bool) -> None:
+        """Keep the ``outputSchema`` of each tool in one page of ``tools/list``."""
+        for tool in tools:
+            if not isinstance(tool, dict):
+                continue
+            entry = cast(dict[str, Any], tool)
+            name = entry.get("name")
+            if isinstance(name, str):
+                schema = entry.get("outputSchema")
+                self._schemas[name] = (
+                    cast(dict[str, Any], schema) if isinstance(schema, dict) else None
+                )
+        self.complete = self.complete or complete
+
+    async def fetch(self, name: str, request: Request) -> None:
+        """Read ``tools/list`` (following its pages) until tool ``name`` is
+        known, unless it is already or the last full list lacked it. A list
+        the server will not give leaves the tool unchecked."""
+        if name in self._schemas or self.complete:
+            return
+        cursor: Any = None
+        try:
+            for _ in range(MAX_PAGES):
+                answer: Any = await request(
+                    "tools/list", {} if cursor is None else {"cursor": cursor}
+                )
+                page = cast(dict[str, Any], answer) if isinstance(answer, dict) else {}
+                cursor = page.get("nextCursor")
+                tools: Any = page.get("tools")
+                listed = cast(list[Any], tools) if isinstance(tools, list) else []
+                self.learn(listed, complete=False)
+                if not cursor or name in self._schemas:
+                    break
+        except (PeerError, RequestError, RequestTimeout) as exc:
+            log.warning("cannot check %r's output: tools/list failed: %s", name, exc)
+            return
+        if not cursor:
+            self.complete = True
+
+    def check(self, name: str, result: ToolCallResult) -> None:
+        """Raise if ``result`` breaks tool ``name``'s ``outputSchema``.
+
+        An error result (``isError``) is not checked, nor is a tool with no
+        ``outputSchema`` or one the server never listed.
+
+        Raises:
+            InvalidStructuredContent: it does (the message names the field).
+        """
+        schema = self._schemas.get(name)
+        if schema is None or result.is_error:
+            return
+        if result.structured_content is None:
+            raise InvalidStructuredContent(
+                f"tool {name!r} declares an outputSchema but sent no structuredContent",
+                tool=name,
+                field=None,
+            )
+        found = structured_problem(schema, result.structured_content)
+        if found is not None:
+            field, what = found
+            raise InvalidStructuredContent(
+                f"tool {name!r} sent structuredContent that does not match its "
+                f"outputSchema: {field}: {what}",
+                tool=name,
+                field=field,
+            )
+
+
+def structured_problem(schema: Mapping[str, Any], value: Any) -> tuple[str, str] | None:
+    """The field (a ``/`` path) and what is wrong with it, or None if
+    ``value`` matches ``schema``. A schema that is itself invalid checks
+    nothing: the server's mistake is not the result's."""
+    try:
+        validator = _validator(json.dumps(schema, sort_keys=True))
+    except SchemaError:
+        return None
+    error = cast("SchemaMismatch | None", best_match(validator.iter_errors(value)))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path) or "<root>"
+    return where, error.message
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Validator:
+    schema = json.loads(schema_json)
+    cls = validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)

@@ -1,0 +1,160 @@
+"""This process among the others sharing a store: its lease and its inbox.
+
+Several processes may serve the same durable 2025-11-25 sessions (``serve
+--workers N`` with a store, or any processes behind a load balancer). A call
+runs in the process that took its ``tools/call`` on; the client's next POST
+may reach another one. We *route* rather than replay on every request: the
+process that holds a call keeps it running, and a client's answer POSTed to
+another process is appended to the owner's *inbox*, a stream in the store
+that the owner waits on (:meth:`bridge.stores.AsyncStore.wait`), and handed to
+its session there. Replaying the call on whichever process an answer reaches
+would rerun the generator up to that answer on every round and make two
+processes race for one call; routing costs one append and one read per
+answer, and only when the answer misses its call's process.
+
+Each process has a random id and a *lease*: the document ``("worker", id)``,
+rewritten every third of ``HttpLimits.session_lease`` (3 s) to expire a lease
+later, and deleted when the process stops cleanly. A call whose process's lease is gone
+is taken on by the next process the client reaches (:mod:`.durable`), which
+also reads the answers left in the dead process's inbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Protocol, cast, final
+
+import trio
+
+from bridge.stores import AsyncStore, StoreError
+
+__all__ = ["INBOX", "INBOX_TTL", "WORKERS", "Presence", "Reachable"]
+
+log = logging.getLogger("yieldmcp.http")
+
+WORKERS: Final = "worker"
+"""Namespace of the processes' leases."""
+INBOX: Final = "inbox"
+"""Namespace of the processes' inboxes: messages for the calls they hold."""
+INBOX_TTL: Final = 3600.0
+"""Seconds an inbox outlives its owner's last beat (``--inbox-ttl``)."""
+
+
+class Reachable(Protocol):
+    """A session this process holds, as its inbox reaches it."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def deliver(self, data: bytes) -> None: ...
+
+
+@final
+class Presence:
+    """This process's id, lease and inbox in the store (see the module doc)."""
+
+    def __init__(
+        self,
+        store: AsyncStore,
+        sessions: Callable[[str], Reachable | None],
+        lease: float = 3.0,
+        inbox_ttl: float = INBOX_TTL,
+    ) -> None:
+        self.store = store
+        self.lease = lease  # seconds it counts as alive after a beat
+        self.beat = lease / 3
+        self.inbox_ttl = inbox_ttl
+        self.id = secrets.token_hex(8)
+        self._sessions = sessions
+        self._position = 0  # of the inbox's next record to read
+
+    async def run(self) -> None:
+        """Beat and read the inbox until cancelled; then give the lease up."""
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._beat)
+                nursery.start_soon(self._read_inbox)
+        finally:
+            with trio.move_on_after(2) as cleanup:
+                cleanup.shield = True
+                # On failure the lease runs out on its own.
+                with contextlib.suppress(StoreError):
+                    await self.store.delete(WORKERS, self.id)
+
+    async def alive(self, worker: Any) -> bool:
+        """Whether process ``worker`` holds its lease."""
+        if worker == self.id:
+            return True
+        if not isinstance(worker, str):
+            return False
+        return await self.store.get(WORKERS, worker) is not None
+
+    async def route(self, worker: str, session_id: str, data: bytes) -> None:
+        """Leave a client's message for process ``worker``'s session."""
+        record = {"s": session_id, "m": json.loads(data)}
+        expires = time.time() + self.inbox_ttl
+        await self.store.append(INBOX, worker, [record], expires_at=expires)
+
+    async def left_for(self, worker: str, session_id: str, prefix: str) -> list[bytes]:
+        """Responses left in ``worker``'s inbox for a call's questions (their
+        ids start with ``prefix``)."""
+        found: list[bytes] = []
+        for record in await self.store.read(INBOX, worker):
+            message: Any = record.get("m")
+            if record.get("s") != session_id or not isinstance(message, dict):
+                continue
+            message_id = cast("dict[str, Any]", message).get("id")
+            if isinstance(message_id, str) and message_id.startswith(prefix):
+                found.append(json.dumps(message).encode())
+        return found
+
+    async def _beat(self) -> None:
+        while True:
+            try:
+                now = time.time()
+                await self.store.put(
+                    WORKERS, self.id, {"at": now}, expires_at=now + self.lease
+                )
+                # The inbox lives while its owner does, however idle: an empty
+                # append moves its expiry (and says how long it is).
+                length = await self.store.append(
+                    INBOX, self.id, [], expires_at=now + self.inbox_ttl
+                )
+                if length < self._position:
+                    # It expired anyway (the store was away longer than its
+                    # lifetime) and a router started it again: read it from
+                    # its start, or the answers it holds are never read.
+                    self._position = 0
+            except StoreError as exc:
+                log.warning("could not renew this process's lease: %s", exc)
+            await trio.sleep(self.beat)
+
+    async def _read_inbox(self) -> None:
+        while True:
+            position = self._position
+            try:
+                # Bounded by a beat: a restarted inbox is read from its start
+                # soon after the beat notices (_beat).
+                records = await self.store.wait(INBOX, self.id, position, self.beat)
+            except StoreError as exc:
+                log.warning("could not read this process's inbox: %s", exc)
+                await trio.sleep(self.beat)
+                continue
+            if self._position != position:
+                continue  # restarted while this read waited: read it again
+            self._position = position + len(records)
+            for record in records:
+                await self._deliver(record)
+
+    async def _deliver(self, record: Mapping[str, Any]) -> None:
+        session_id, message = record.get("s"), record.get("m")
+        http = self._sessions(session_id) if isinstance(session_id, str) else None
+        if http is None or http.closed:
+            return  # the session ended here: the message has no one to reach
+        with contextlib.suppress(trio.ClosedResourceError):
+            await http.deliver(json.dumps(message).encode())

@@ -1,0 +1,297 @@
+"""Durable 2026-07-28 rounds: the journal in a store, a small one-time state.
+
+With a store (``Server(store=...)``), a multi-round call keeps its journal in
+the store instead of in ``requestState``:
+
+* **The stream** ``("call", call_id)`` holds the call's journal as records
+  (:mod:`bridge.durable.records`). A round appends every answer it takes
+  from ``inputResponses``, every step result and every notice key *before* it
+  moves past them where anyone could tell: before it runs a step, sends a
+  notification or replies. (The tool's code between two yields runs in
+  between, but it must be free of side effects anyway: ``docs/steps.md``.)
+  A round rebuilds the journal from the stream.
+* **The document** ``("call", call_id)`` says which round the call is at:
+  ``{"round": r, "asked": ..., "claim": until}``, or ``{"round": r, "done":
+  true}`` once it ended. (Branch deadlines are records of the journal.)
+* **The state** the client carries is a sealed reference: the call's id and
+  round, and the binding of :func:`~bridge.server.state_token.binding` (method,
+  tool, argument digest, caller; the expiry is the sealing's). It stays the
+  same size however many rounds the call takes.
+
+**One-time states.** A retry *claims* its round: it moves the document on with
+a compare-and-swap (``put_and_append(..., expect=version)``, against the
+version it opened with), marking it claimed until ``claim_seconds`` from now.
+It does so with its first write, before its first step or notification (a
+round that runs none claims and moves on in the same write), so a round costs
+the store two trips: one to open (``get_and_read``), one to move on. A second
+retry with the same state finds the round
+claimed, moved on or done and is refused (:class:`RoundUsed`); of two at
+once, the store's compare-and-swap lets exactly one through. The round ends by
+moving the document to round ``r + 1`` (a new state goes back), or to done. A
+round refused for the request's own fault (an ``inputResponses`` entry that is
+not a valid answer) gives its claim back, so the corrected retry works. A
+claim whose process died is taken over once ``claim_seconds`` have passed.
+
+A call's first round writes nothing until it returns ``input_required``: its
+client holds no state yet, so nothing could resume it, and a call that
+completes in one round costs the store nothing.
+
+**Expiry.** The document and the stream expire with the state (the sealer's
+TTL), refreshed each round; a store's :meth:`~bridge.stores.base.JournalStore.sweep`
+deletes them after that (``docs/durable.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, final
+
+from bridge.stores import AsyncStore, StoreConflict
+from runtime.errors import YieldMCPError
+from runtime.lowlevel import Journal
+
+from .log import CALLS, CallLog, size_of
+from .recovery import lapsed
+
+__all__ = ["CLAIM_SECONDS", "RoundGone", "RoundHold", "RoundUsed"]
+
+CLAIM_SECONDS: Final = 60.0
+"""How long a round holds its state by default
+(``ServerLimits.round_claim_seconds``)."""
+
+
+class RoundGone(YieldMCPError):
+    """The state names no call the store holds: expired, swept, rolled back,
+    or sealed by a server without a store (the server answers with its one
+    uniform "Invalid or expired requestState")."""
+
+
+class RoundUsed(YieldMCPError):
+    """The state's round was used already: it went on, the call ended, or
+    another retry holds it now (the server answers ``request_state_used``)."""
+
+
+@final
+class RoundHold:
+    """One round's hold on its call in the store (see the module doc).
+
+    Args:
+        store: the server's store.
+        ttl: seconds the call's document and stream live after each round
+            (the sealed state's).
+        max_bytes: the journal's bound (:class:`~.log.CallLog`).
+        claim_seconds: how long a round holds its state.
+        clock: seconds since the epoch.
+    """
+
+    def __init__(
+        self,
+        store: AsyncStore,
+        *,
+        ttl: float,
+        max_bytes: int,
+        claim_seconds: float = CLAIM_SECONDS,
+        clock: Callable[[], float],
+    ) -> None:
+        self.store = store
+        self.log = CallLog(store, "", max_bytes=max_bytes)
+        self.ttl = ttl
+        self.claim_seconds = claim_seconds
+        self.clock = clock
+        self.round = 0
+        self.version = 0  # of the document this round holds; 0: none yet
+        self.kept: list[Mapping[str, Any]] = []  # written with the round's end
+        self.held: Mapping[str, Any] = {}  # the document as this round claimed it
+        self.lost = False  # another retry took the round over
+        self.claimed_until = 0.0  # when this round's claim runs out
+
+    @property
+    def call_id(self) -> str:
+        """The call's id (its journal's), set from the state or the first
+        round's journal."""
+        return self.log.call_id
+
+    @call_id.setter
+    def call_id(self, call_id: str) -> None:
+        self.log.call_id = call_id
+
+    @property
+    def first(self) -> bool:
+        """Whether this is the call's first round: no client holds a state
+        that could resume it, so its records wait for :meth:`park`."""
+        return self.version == 0
+
+    def refers(self, state: Mapping[str, Any]) -> tuple[str, int]:
+        """The call and round a sealed state refers to.
+
+        Raises:
+            RoundGone: a state sealed without a store.
+        """
+        call: Any = state.get("call")
+        number: Any = state.get("round")
+        if not isinstance(call, str) or not isinstance(number, int):
+            raise RoundGone("sealed by a server without a store")
+        self.call_id, self.round = call, number
+        return call, number
+
+    async def claim(
+        self,
+    ) -> tuple[Journal, Mapping[str, Any]]:
+        """Read the round :meth:`refers` named: the call's journal and what
+        was asked (its claim is written with the round's first write).
+
+        Raises:
+            RoundGone: the state refers to no call the store holds.
+            RoundUsed: the round was used.
+        """
+        # One trip: the document, then the stream (whoever moved the document
+        # to this round wrote its records in the same write, or before).
+        doc, records = await self.store.get_and_read(CALLS, self.call_id)
+        if doc is None:
+            raise RoundGone("expired, or swept")
+        value = doc.value
+        claim: Any = value.get("claim")
+        found: Any = value.get("round")
+        if not isinstance(found, int) or found < self.round:
+            raise RoundGone("the store lost the round (restored, rolled back)")
+        if found > self.round or value.get("done"):
+            raise RoundUsed("the round went on, or the call ended")
+        held_until = float(claim) if isinstance(claim, int | float) else None
+        if not lapsed(held_until, self.clock()):
+            raise RoundUsed("another retry is running this round")
+        self.version, self.held = doc.version, value
+        try:
+            journal = Journal.from_records(records, self.call_id)
+        except ValueError:
+            raise RoundGone("its journal is malformed") from None
+        self.log.written = size_of(records)
+        asked: Any = value.get("asked", {})
+        return journal, asked
+
+    @property
+    def due(self) -> bool:
+        """Whether :meth:`flush` has something to write before the round
+        shows anything (records kept, or the claim not yet made)."""
+        return not self.first and bool(self.kept or self.claimed_until == 0)
+
+    async def flush(self) -> None:
+        """Write the records kept so far, before the round goes on where it
+        shows (a step, a notification), renewing the round's claim; a first
+        round keeps them for :meth:`park`.
+
+        Raises:
+            RoundUsed, the claim ran out and another
+                retry took the round over (this round stops here).
+        """
+        if not self.due:
+            return  # a first round, or nothing to write and the claim held
+        records, self.kept = self.kept, []
+        # The claim with the records, in one write: a round that lost it must
+        # not write into the call another retry now runs. Renewing it at every
+        # write keeps a round whose steps each end within claim_seconds from
+        # being taken over; a round claims before its first step or
+        # notification, so a second retry is refused before it runs any.
+        now = self.clock()
+        if self._claim_due(now):
+            claimed = {**self.held, "claim": now + self.claim_seconds}
+            await self._put(claimed, now, records=records)
+        elif records:
+            expires_at = now + self.ttl
+            await self.log.append(records, expires_at=expires_at, charged=True)
+
+    def keep(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Keep ``records`` for the next write (charged now: a journal past
+        its bound fails the call whether or not it is written yet).
+
+        Raises:
+            JournalTooLarge: the journal would pass its bound.
+        """
+        self.log.charge(records)
+        self.kept.extend(records)
+
+    async def park(self, asked: Mapping[str, Any]) -> dict[str, Any]:
+        """Write what is left and move the call to its next round: what the
+        new state carries (the call's id and the new round).
+
+        Raises:
+            RoundUsed, the claim ran out and another
+                retry took the round over.
+        """
+        value = {"round": self.round + 1, "asked": dict(asked), "claim": None}
+        await self._move(value, write=True)
+        return {"call": self.call_id, "round": self.round + 1}
+
+    async def to_task(self, ttl: float) -> str:
+        """The call goes on as a task (``task_from="step"``): this round is
+        its last, its state is used up (of two retries with one state,
+        exactly one gets here), and its records are written for the task to
+        replay, to live ``ttl`` seconds. The call's id (the task's)."""
+        if self.first:
+            if self.kept:
+                records, self.kept = self.kept, []
+                expires_at = self.clock() + ttl
+                await self.log.append(records, expires_at=expires_at, charged=True)
+            return self.call_id
+        self.ttl = max(self.ttl, ttl)
+        await self._move({"round": self.round, "done": True, "task": True}, write=True)
+        return self.call_id
+
+    async def finish(self) -> None:
+        """The call ended (a result or an error): its state is used up, and
+        nothing will replay its journal again."""
+        if self.first:
+            return  # a first round: no state was ever given out
+        await self._move({"round": self.round, "done": True}, write=False)
+
+    async def release(self) -> None:
+        """Give the claim back: the request was refused for its own fault, and
+        its corrected retry may use the same state (and reuse what this one
+        recorded)."""
+        if self.first or self.lost:
+            return
+        if self.claimed_until == 0 and not self.kept:
+            return  # never claimed, nothing recorded: nothing to give back
+        await self._move({**self.held, "claim": None}, write=True)
+
+    async def _move(self, value: Mapping[str, Any], *, write: bool) -> None:
+        # One compare-and-swap against the version this round read or last
+        # wrote: a round taken over writes nothing. The records go with the
+        # document, atomically (a document naming a round whose records are
+        # not stored would replay without them); an empty append still
+        # refreshes the stream's expiry with the document's.
+        now = self.clock()
+        records, self.kept = self.kept, []
+        await self._put(value, now, records=records if write else None)
+
+    def _claim_due(self, now: float) -> bool:
+        # Once half the claim has passed (or before any): until then no other
+        # process can take the round over (their clocks agreeing within that
+        # half).
+        return now >= self.claimed_until - self.claim_seconds / 2
+
+    async def _put(
+        self,
+        value: Mapping[str, Any],
+        now: float,
+        *,
+        records: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        if self.lost:
+            raise RoundUsed("another retry took the round over")
+        expires_at = now + self.ttl
+        try:
+            if records is None:
+                self.version = await self.store.put(
+                    CALLS, self.call_id, value, expect=self.version,
+                    expires_at=expires_at,
+                )  # fmt: skip
+            else:
+                self.version = await self.store.put_and_append(
+                    CALLS, self.call_id, value, records, expect=self.version,
+                    expires_at=expires_at,
+                )  # fmt: skip
+        except StoreConflict:
+            self.lost = True
+            raise RoundUsed("another retry took the round over") from None
+        claim: Any = value.get("claim")
+        self.claimed_until = claim if isinstance(claim, int | float) else 0.0

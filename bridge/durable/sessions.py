@@ -1,0 +1,137 @@
+"""A durable 2025-11-25 session's records: its document and the calls it took on.
+
+With a store, an HTTP session is the document ``("session", id)``: what
+``initialize`` negotiated (version, the client's capabilities and info), the
+log level, the principal who opened it (``owner``), and a *generation*: how
+many processes have taken it on. The stream ``("session", id)`` lists the
+calls it took on: ``{"c": call_id, "s": stream}`` each (written by
+:class:`~.live.LiveLog`).
+
+A process that takes the session on raises the generation by one with
+compare-and-swap (:meth:`SessionRecords.claim`: one process wins a race), so
+the event ids it sends (which start at ``generation << 32``) come after every
+id sent before. The store's generation is the truth: a process that holds an
+older copy of the session (another process took it on since) must take it
+on again before it answers a resume (:meth:`SessionRecords.generation`).
+
+It does not know HTTP (``bridge.transports.http``: the session, its streams)
+or what a call does (:mod:`bridge.server.calls.live`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, final
+
+from bridge.stores import AsyncStore, Document, StoreConflict
+
+from .live import ASKED, SESSIONS
+from .log import CALLS
+
+__all__ = ["SessionRecords"]
+
+_TRIES: Final = 5  # compare-and-swap attempts when processes take a session on
+
+
+@final
+class SessionRecords:
+    """The records of session ``session_id`` in ``store`` (module doc);
+    ``ttl``: seconds they outlive their last write."""
+
+    __slots__ = ("session_id", "store", "ttl")
+
+    def __init__(self, store: AsyncStore, session_id: str, *, ttl: float) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.ttl = ttl
+
+    async def save(self, state: Mapping[str, Any], now: float) -> None:
+        """Write the session's ``state`` (after ``initialize``, ``setLevel``),
+        keeping the generation other processes have reached."""
+        store, session_id = self.store, self.session_id
+        for _ in range(_TRIES):
+            doc = await store.get(SESSIONS, session_id)
+            generation = 0 if doc is None else int(doc.value.get("gen", 0))
+            value = {**state, "gen": generation}
+            expect = 0 if doc is None else doc.version
+            try:
+                await store.put(
+                    SESSIONS,
+                    session_id,
+                    value,
+                    expect=expect,
+                    expires_at=now + self.ttl,
+                )
+            except StoreConflict:
+                continue  # another process wrote it meanwhile: read again
+            return
+
+    async def forget(self) -> None:
+        """The session was ended (``DELETE``): no process takes it on again."""
+        await self.store.delete(SESSIONS, self.session_id)
+
+    async def claim(self, who: str | None) -> tuple[dict[str, Any], int] | None:
+        """The session's state, taken on by this process: its state and new
+        generation; None if it is unknown, expired or another principal's."""
+        store, session_id = self.store, self.session_id
+        for _ in range(_TRIES):
+            doc = await store.get(SESSIONS, session_id)
+            if doc is None or doc.value.get("owner") != who:
+                return None
+            generation = int(doc.value.get("gen", 0)) + 1
+            state = {**doc.value, "gen": generation}
+            try:
+                await store.put(
+                    SESSIONS,
+                    session_id,
+                    state,
+                    expect=doc.version,
+                    expires_at=doc.expires_at,
+                )
+            except StoreConflict:
+                continue  # another process took it on meanwhile: read again
+            return state, generation
+        return None
+
+    async def generation(self) -> int | None:
+        """The session's generation in the store (None: gone)."""
+        doc = await self.store.get(SESSIONS, self.session_id)
+        return None if doc is None else int(doc.value.get("gen", 0))
+
+    async def calls(self) -> list[tuple[str, Any]]:
+        """The session's calls, as ``(call id, stream number)``, oldest first."""
+        entries = await self.store.read(SESSIONS, self.session_id)
+        found = {
+            str(e["c"]): e.get("s") for e in entries if isinstance(e.get("c"), str)
+        }
+        return list(found.items())
+
+    async def call(self, call_id: str) -> Document | None:
+        """Call ``call_id``'s document, if it is this session's."""
+        doc = await self.store.get(CALLS, call_id)
+        if doc is None or doc.value.get("session") != self.session_id:
+            return None
+        return doc
+
+    async def take_call(
+        self, call_id: str, doc: Document, worker: str
+    ) -> tuple[dict[str, Any], list[Mapping[str, Any]], dict[str, int]] | None:
+        """Name ``worker`` as the process running the call ``doc`` describes
+        (compare-and-swap: None if another process took it first): the new
+        document, the call's journal records, and the questions it asked
+        (effect key -> position of the event that asked it)."""
+        store = self.store
+        mine = {**doc.value, "worker": worker}
+        try:
+            await store.put(
+                CALLS, call_id, mine, expect=doc.version, expires_at=doc.expires_at
+            )
+        except StoreConflict:
+            return None
+        records = await store.read(CALLS, call_id)
+        asked = {str(r["k"]): int(r["e"]) for r in await store.read(ASKED, call_id)}
+        return mine, records, asked
+
+    async def forget_call(self, call_id: str) -> None:
+        """Forget a call no process will take on (the client cancelled it)."""
+        await self.store.delete(CALLS, call_id)

@@ -1,0 +1,520 @@
+"""A task as the store keeps it: one typed document, one transition table.
+
+A task (the 2026-07-28 tasks extension) is the document ``("task", task_id)``;
+its journal is the call stream ``("call", task_id)`` (:mod:`.log`). The
+document (:class:`TaskDoc`) says what to run (the tool, its arguments, the
+client's capabilities), where it is (``status``; the questions waiting, with
+what pins their answers, ``asked``), the answers delivered but not yet used,
+how it ended (``result`` or ``error``), who made it (``principal``, and the
+caller it runs as), and who runs it (``lease``: an owner and an expiry).
+
+**The transition table.** A task's status moves only by :data:`TRANSITIONS`:
+``(status, event) -> status``. An event with no entry from the current status
+changes nothing (a cancelled task stays cancelled, whatever lands after the
+cancel):
+
+==================  =============  =================
+from                event          to
+==================  =============  =================
+working             ask            input_required
+working, input_req  work           working
+input_required      ask            input_required
+working, input_req  complete       completed
+working, input_req  fail           failed
+working, input_req  cancel         cancelled
+working, input_req  stay           (the same)
+==================  =============  =================
+
+Every change is a method returning the new document, or None (nothing to
+write); :meth:`TaskStore.change` writes it with compare-and-swap and, on a
+conflict, reads again and re-applies it. So a ``tasks/cancel`` that lands
+while a runner finishes wins whichever write comes second.
+
+It does not run tasks or say what they look like on the wire
+(:mod:`bridge.server.tasks`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any, Final, cast, final
+
+import attrs
+import pydantic_core
+
+from bridge.stores import AsyncStore, StoreConflict
+
+from .log import CALLS
+from .recovery import Lease
+
+__all__ = [
+    "TASKS",
+    "TERMINAL",
+    "TRANSITIONS",
+    "KeptBounds",
+    "KeptTasks",
+    "Lease",
+    "TaskDoc",
+    "TaskStatus",
+    "TaskStore",
+]
+
+TASKS: Final = "task"
+"""The store namespace of task documents."""
+
+
+class TaskStatus(enum.Enum):
+    """A task's status, spelled as the wire spells it."""
+
+    WORKING = "working"
+    INPUT_REQUIRED = "input_required"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+TERMINAL: Final = frozenset(
+    {TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED}
+)
+
+_LIVE: Final = (TaskStatus.WORKING, TaskStatus.INPUT_REQUIRED)
+
+TRANSITIONS: Final[Mapping[tuple[TaskStatus, str], TaskStatus]] = {
+    **{(s, "ask"): TaskStatus.INPUT_REQUIRED for s in _LIVE},
+    **{(s, "work"): TaskStatus.WORKING for s in _LIVE},
+    **{(s, "complete"): TaskStatus.COMPLETED for s in _LIVE},
+    **{(s, "fail"): TaskStatus.FAILED for s in _LIVE},
+    **{(s, "cancel"): TaskStatus.CANCELLED for s in _LIVE},
+    **{(s, "stay"): s for s in _LIVE},
+}
+"""The one transition table (module doc): ``(status, event) -> status``."""
+
+
+def _mapping(value: Any) -> dict[str, Any] | None:
+    """``value`` as a dict, if it is a JSON object."""
+    if not isinstance(value, Mapping):
+        return None
+    return {str(k): v for k, v in cast("Mapping[Any, Any]", value).items()}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return _mapping(value) or {}
+
+
+@final
+@attrs.frozen(kw_only=True)
+class TaskDoc:
+    """One task, as stored (module doc). Changes return a new document."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    capabilities: Mapping[str, Any]
+    status: TaskStatus
+    created: float
+    updated: float
+    ttl_ms: int
+    poll_ms: int
+    asked: Mapping[str, Any] = attrs.field(factory=dict[str, Any])
+    input_requests: Mapping[str, Any] = attrs.field(factory=dict[str, Any])
+    responses: Mapping[str, Any] = attrs.field(factory=dict[str, Any])
+    principal: str | None = None  # the principal binding of its maker
+    caller: Mapping[str, Any] | None = None  # who it runs as (ctx.principal)
+    status_message: str | None = None
+    result: Mapping[str, Any] | None = None
+    error: Mapping[str, Any] | None = None
+    lease: Lease | None = None
+
+    @classmethod
+    def new(
+        cls,
+        *,
+        tool: str,
+        arguments: Mapping[str, Any],
+        capabilities: Mapping[str, Any],
+        ttl_ms: int,
+        poll_ms: int,
+        principal: str | None,
+        caller: Mapping[str, Any] | None = None,
+        now: float,
+    ) -> TaskDoc:
+        """A new ``working`` task of ``tool`` with ``arguments``."""
+        return cls(
+            tool=tool,
+            arguments=dict(arguments),
+            capabilities=dict(capabilities),
+            status=TaskStatus.WORKING,
+            created=now,
+            updated=now,
+            ttl_ms=ttl_ms,
+            poll_ms=poll_ms,
+            principal=principal,
+            caller=caller,
+        )
+
+    @property
+    def ended(self) -> bool:
+        return self.status in TERMINAL
+
+    @property
+    def expires_at(self) -> float:
+        """When the task is swept: ``ttlMs`` after its last change, or after
+        its lease runs out (a running task renews its lease: it is never
+        swept while it runs)."""
+        held = 0.0 if self.lease is None else self.lease.until
+        return max(self.updated, held) + self.ttl_ms / 1000
+
+    # --- changes (each through the transition table) --------------------------------
+
+    def _move(
+        self, event: str, now: float, *, touch: bool = True, **changes: Any
+    ) -> TaskDoc | None:
+        status = TRANSITIONS.get((self.status, event))
+        if status is None:
+            return None
+        updated = max(now, self.updated) if touch else self.updated
+        return attrs.evolve(self, status=status, updated=updated, **changes)
+
+    def deliver(self, responses: Mapping[str, Any], now: float) -> TaskDoc | None:
+        """``responses`` to the questions the task waits on, kept for its next
+        round; answered questions leave ``input_requests``, and the task
+        works once none is left. None: none of them answers a question
+        waiting (unknown keys are ignored, as a round ignores them)."""
+        waiting = self.input_requests
+        fresh = {k: v for k, v in responses.items() if k in waiting}
+        if not fresh:
+            return None
+        left = {k: v for k, v in waiting.items() if k not in fresh}
+        return self._move(
+            "ask" if left else "work",
+            now,
+            input_requests=left,
+            responses={**self.responses, **fresh},
+        )
+
+    def park(
+        self,
+        used: Mapping[str, Any],
+        requests: Mapping[str, Any],
+        asked: Mapping[str, Any],
+        now: float,
+    ) -> TaskDoc | None:
+        """The task waiting on ``requests`` after a round that was given the
+        answers ``used``; ``asked`` pins the answers its next round accepts.
+        Answers that came during the round stay for the next one."""
+        kept = _unused(self.responses, used)
+        waiting = {k: v for k, v in requests.items() if k not in kept}
+        return self._move(
+            "ask" if waiting else "work",
+            now,
+            input_requests=waiting,
+            responses=kept,
+            asked=dict(asked),
+        )
+
+    def refuse(self, used: Mapping[str, Any], why: str, now: float) -> TaskDoc | None:
+        """The answers ``used`` dropped, one of them not being a valid answer:
+        the task asks again, and its status message says ``why``."""
+        kept = _unused(self.responses, used)
+        return self._move("stay", now, responses=kept, status_message=why)
+
+    def say(self, message: str, now: float) -> TaskDoc | None:
+        """The task's status message (its latest progress message)."""
+        if self.status_message == message:
+            return None
+        return self._move("stay", now, status_message=message)
+
+    def finish(
+        self,
+        *,
+        result: Mapping[str, Any] | None = None,
+        error: Mapping[str, Any] | None = None,
+        now: float,
+    ) -> TaskDoc | None:
+        """The task ended with ``result`` (completed) or ``error`` (failed).
+        Its arguments stay with its journal (a replay of it needs both) until
+        it expires or the bound on finished tasks lets it go
+        (:class:`KeptTasks`)."""
+        return self._move(
+            "fail" if error is not None else "complete",
+            now,
+            input_requests={},
+            responses={},
+            asked={},
+            lease=None,
+            result=None if error is not None else dict(result or {}),
+            error=None if error is None else dict(error),
+        )
+
+    def cancel(self, now: float) -> TaskDoc | None:
+        """The task cancelled (None once it has ended)."""
+        return self._move("cancel", now, input_requests={}, responses={}, lease=None)
+
+    def claim(self, owner: str, lease: float, now: float) -> TaskDoc | None:
+        """The task leased to ``owner`` for ``lease`` seconds; None if it has
+        ended or another owner's lease is still running. The lease keeps a
+        running task from being swept (:attr:`expires_at`); it is not shown
+        as a change (``lastUpdatedAt``)."""
+        held = self.lease
+        if held is not None and held.held_by_other(owner, now):
+            return None
+        return self._move("stay", now, touch=False, lease=Lease(owner, now + lease))
+
+    def release(self, owner: str, now: float) -> TaskDoc | None:
+        """The task waits on its client with no runner: ``owner`` gives its
+        lease up, so that an answer starts a runner on any process. None if
+        an answer came meanwhile (the owner goes on) or ``owner`` holds no
+        lease."""
+        if self.status is not TaskStatus.INPUT_REQUIRED or self.responses:
+            return None
+        if self.lease is None or self.lease.owner != owner:
+            return None
+        return self._move("stay", now, touch=False, lease=None)
+
+    @property
+    def parked(self) -> bool:
+        """Whether it waits on its client, with nothing to go on with."""
+        return self.status is TaskStatus.INPUT_REQUIRED and not self.responses
+
+    # --- JSON ------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "tool": self.tool,
+            "arguments": dict(self.arguments),
+            "capabilities": dict(self.capabilities),
+            "status": self.status.value,
+            "created": self.created,
+            "updated": self.updated,
+            "ttlMs": self.ttl_ms,
+            "pollIntervalMs": self.poll_ms,
+            "asked": dict(self.asked),
+            "inputRequests": dict(self.input_requests),
+            "responses": dict(self.responses),
+        }
+        optional = {
+            "principal": self.principal,
+            "caller": None if self.caller is None else dict(self.caller),
+            "statusMessage": self.status_message,
+            "result": None if self.result is None else dict(self.result),
+            "error": None if self.error is None else dict(self.error),
+        }
+        out.update({k: v for k, v in optional.items() if v is not None})
+        if self.lease is not None:
+            out["lease"] = {"owner": self.lease.owner, "until": self.lease.until}
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TaskDoc:
+        """A document :meth:`to_json` wrote.
+
+        Raises:
+            ValueError: it is malformed (written by something else).
+        """
+        try:
+            held = _mapping(data.get("lease"))
+            lease = (
+                None
+                if held is None
+                else Lease(str(held["owner"]), float(held["until"]))
+            )
+            message: Any = data.get("statusMessage")
+            principal: Any = data.get("principal")
+            return cls(
+                tool=str(data["tool"]),
+                arguments=_dict(data.get("arguments")),
+                capabilities=_dict(data.get("capabilities")),
+                status=TaskStatus(data["status"]),
+                created=float(data["created"]),
+                updated=float(data["updated"]),
+                ttl_ms=int(data["ttlMs"]),
+                poll_ms=int(data["pollIntervalMs"]),
+                asked=_dict(data.get("asked")),
+                input_requests=_dict(data.get("inputRequests")),
+                responses=_dict(data.get("responses")),
+                principal=principal if isinstance(principal, str) else None,
+                caller=_mapping(data.get("caller")),
+                status_message=message if isinstance(message, str) else None,
+                result=_mapping(data.get("result")),
+                error=_mapping(data.get("error")),
+                lease=lease,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"malformed task document: {exc!r}") from None
+
+
+def _unused(responses: Mapping[str, Any], used: Mapping[str, Any]) -> dict[str, Any]:
+    """The answers a round was not given (those that came during it)."""
+    return {k: v for k, v in responses.items() if k not in used or used[k] != v}
+
+
+Change = Callable[[TaskDoc], "TaskDoc | None"]
+
+
+@final
+class TaskStore:
+    """Task documents in ``store`` (module doc)."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: AsyncStore) -> None:
+        self.store = store
+
+    async def load(self, task_id: str) -> TaskDoc | None:
+        found = await self.store.get(TASKS, task_id)
+        return None if found is None else TaskDoc.from_json(found.value)
+
+    async def create(self, task_id: str, doc: TaskDoc) -> None:
+        """Store the new task (it must not exist: StoreConflict if it does),
+        durable before the reply that names it."""
+        await self.store.put(
+            TASKS, task_id, doc.to_json(), expect=0, expires_at=doc.expires_at
+        )
+
+    async def change(self, task_id: str, fn: Change) -> TaskDoc | None:
+        """Apply ``fn`` with compare-and-swap, again on a conflict. The new
+        document, or None when the task is missing or ``fn`` changed nothing."""
+        while True:
+            found = await self.store.get(TASKS, task_id)
+            if found is None:
+                return None
+            new = fn(TaskDoc.from_json(found.value))
+            if new is None:
+                return None
+            try:
+                await self.store.put(
+                    TASKS,
+                    task_id,
+                    new.to_json(),
+                    expect=found.version,
+                    expires_at=new.expires_at,
+                )
+            except StoreConflict:
+                continue
+            return new
+
+    async def delete(self, task_id: str) -> None:
+        await self.store.delete(TASKS, task_id)
+
+    async def scan(self) -> list[tuple[str, TaskDoc]]:
+        """Every task the store holds (unexpired)."""
+        found = await self.store.scan(TASKS)
+        return [(task_id, TaskDoc.from_json(doc.value)) for task_id, doc in found]
+
+    async def sweep(self, now: float) -> int:
+        """Delete what expired, of every kind (tasks, calls, sessions)."""
+        return await self.store.sweep(now)
+
+
+@final
+@attrs.frozen
+class KeptBounds:
+    """What finished tasks the store keeps: at most ``count`` and ``size``
+    bytes overall, and ``caller_count``/``caller_size`` of one caller (a
+    principal; tasks made with none are bounded overall only)."""
+
+    count: int
+    size: int
+    caller_count: int
+    caller_size: int
+
+
+@final
+@attrs.frozen
+class _Kept:
+    task_id: str
+    caller: str | None
+    size: int
+    at: float
+
+
+_KEPT: Final = ("meta", "kept-tasks")
+
+
+@final
+class KeptTasks:
+    """The finished tasks a store keeps, bounded (:class:`KeptBounds`).
+
+    An index document ``("meta", "kept-tasks")`` lists each finished task:
+    its caller, its bytes (its document and its journal) and when it ended.
+    When a task ends, it is added with compare-and-swap (processes sharing
+    the store agree), and the oldest finished tasks are let go until the
+    bounds hold: the caller's own first, then, past an overall bound, those
+    of the caller who keeps the most, so that one caller's tasks never push
+    out another's while it keeps less. A task let go reads as unknown.
+    """
+
+    __slots__ = ("bounds", "store")
+
+    def __init__(self, store: AsyncStore, bounds: KeptBounds) -> None:
+        self.store = store
+        self.bounds = bounds
+
+    async def add(self, task_id: str, doc: TaskDoc, now: float) -> list[str]:
+        """Keep the finished task ``task_id``, letting the oldest go past the
+        bounds; the tasks let go (deleted, with their journals)."""
+        journal = await self.store.read(CALLS, task_id)
+        size = len(pydantic_core.to_json(doc.to_json())) + len(
+            pydantic_core.to_json(journal)
+        )
+        entry = _Kept(task_id, doc.principal, size, now)
+        ttl = doc.ttl_ms / 1000
+        while True:
+            found = await self.store.get(*_KEPT)
+            listed: list[_Kept] = []
+            if found is not None:
+                for raw in found.value.get("tasks", []):
+                    kept = _Kept(str(raw[0]), raw[1], int(raw[2]), float(raw[3]))
+                    if kept.at + ttl > now and kept.task_id != task_id:
+                        listed.append(kept)  # expired ones are swept anyway
+            listed.append(entry)
+            gone = self._over(listed, entry)
+            left = [k for k in listed if k.task_id not in gone]
+            value = {"tasks": [[k.task_id, k.caller, k.size, k.at] for k in left]}
+            try:
+                await self.store.put(
+                    *_KEPT, value, expect=0 if found is None else found.version
+                )
+            except StoreConflict:
+                continue  # another process ended a task meanwhile: again
+            break
+        for task_id_gone in gone:
+            await self.store.delete(TASKS, task_id_gone)
+            await self.store.delete(CALLS, task_id_gone)
+        return sorted(gone)
+
+    def _over(self, listed: list[_Kept], newest: _Kept) -> set[str]:
+        """The oldest tasks to let go for ``listed`` to keep to the bounds
+        (never ``newest``, the task that just ended: its client is about to
+        read it)."""
+        bounds = self.bounds
+        left = sorted(listed, key=lambda k: k.at)
+        gone: set[str] = set()
+
+        def drop(kept: _Kept) -> None:
+            left.remove(kept)
+            gone.add(kept.task_id)
+
+        for caller in {k.caller for k in left if k.caller is not None}:
+            mine = [k for k in left if k.caller == caller and k is not newest]
+            extra = [newest] if newest.caller == caller else []
+            while mine and (
+                len(mine) + len(extra) > bounds.caller_count
+                or sum(k.size for k in [*mine, *extra]) > bounds.caller_size
+            ):
+                drop(mine.pop(0))
+        while len(left) > 1 and (
+            len(left) > bounds.count or sum(k.size for k in left) > bounds.size
+        ):
+            by_size = sum(k.size for k in left) > bounds.size
+            totals: dict[str | None, int] = {}
+            for kept in left:
+                if kept is not newest:
+                    totals[kept.caller] = totals.get(kept.caller, 0) + (
+                        kept.size if by_size else 1
+                    )
+            if not totals:
+                break
+            most = max(totals, key=lambda c: totals[c])
+            drop(next(k for k in left if k.caller == most and k is not newest))
+        return gone

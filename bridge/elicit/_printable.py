@@ -1,0 +1,41 @@
+"""Text from a peer, made safe to print on a terminal.
+
+A server, an authorization server or a model provider chooses the words of a
+result, an error, a log or a form, and a terminal obeys the control
+sequences in what it is given: clear the screen, move the cursor over what
+was shown, set the window title, make a hyperlink whose text lies about its
+target, or answer a query by typing into the shell. :func:`printable` removes
+them all, as ``rich`` and ``less -R`` would not show them: CSI sequences
+(``ESC [`` or C1 ``0x9b``, through their final byte), OSC, DCS, SOS, PM and
+APC strings (through BEL or ST), every other ``ESC`` sequence, a lone ESC,
+C0 controls other than newline and tab, DEL and C1 controls. Everything else
+(any Unicode letter, symbol or emoji) is kept.
+
+It lives here, not in ``bridge.cli``, because the terminal form
+(:class:`~bridge.elicit.TerminalForm`) prints peers' words too, and nothing
+may import the command line; ``bridge.cli`` uses this same function at
+every print of a peer's text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["printable"]
+
+_CONTROL: Final = re.compile(
+    r"""
+      (?:\x1b\[|\x9b) [\x30-\x3f]* [\x20-\x2f]* [\x40-\x7e]   # CSI ... final byte
+    | (?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])                   # OSC DCS SOS PM APC
+      [^\x07\x1b\x9c]* (?:\x07|\x1b\\|\x9c)                     # ... through BEL or ST
+    | \x1b [\x20-\x2f]* [\x30-\x7e]                             # any other ESC sequence
+    | [\x00-\x08\x0b-\x1f\x7f-\x9f]                           # C0 (not \t \n), DEL, C1
+    """,
+    re.VERBOSE,
+)
+
+
+def printable(text: str) -> str:
+    """``text`` without its terminal control sequences (see the module doc)."""
+    return _CONTROL.sub("", text)

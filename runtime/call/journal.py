@@ -1,0 +1,263 @@
+"""The journal: every answered question, keyed and pinned to its digest.
+
+A journal makes a tool call replayable. Each entry maps an effect key (the
+branch path plus yield ordinal, e.g. ``"3.1/0"``) to the digest of the question
+asked there and the JSON of the reply. Re-running the tool against the journal
+reaches the same point with no executor calls: a question whose key is recorded
+with the same digest is answered from the journal; a question that *changed*
+(same key, different digest) is asked again and its stale entry dropped.
+
+Each entry also keeps the *label* of the question (its kind, and a step's
+name): a replay that meets another kind of question at a recorded key raises
+:class:`~runtime.errors.ReplayDivergence` instead of asking it afresh, since
+the tool's code changed or is not deterministic between its yields. A journal
+also carries the call's id (made when first read), which with a step's key is
+the step's idempotency key, the same in every round.
+
+Notices (log, progress) are recorded by key only, so a replay does not repeat
+them. A branch's time limit is recorded as its *deadline* (seconds since the
+epoch) under the branch's key, so a replay or a later round keeps the deadline
+of the first run instead of starting the limit over.
+
+The journal has two forms. As one JSON value (:meth:`to_json` /
+:meth:`from_json`), for a state that travels whole (sealing it is the bridge's
+job). As *records*, small JSON objects appended one by one to a durable log as
+the call goes (:func:`answer_record`, :func:`notice_record`,
+:func:`timer_record`; read back with :meth:`Journal.from_records`):
+
+- ``{"k": key, "d": digest, "r": reply}`` (plus ``"l": label`` when the
+  question has one): an answered question or a step's result;
+- ``{"n": key}``: a notice that was sent;
+- ``{"t": key, "at": deadline}``: a branch's deadline.
+
+A later record at the same key replaces an earlier one (the question changed
+and was asked again).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any, final
+
+import attrs
+
+from ..errors import ReplayDivergence
+
+__all__ = [
+    "Journal",
+    "JournalEntry",
+    "Record",
+    "answer_record",
+    "notice_record",
+    "timer_record",
+]
+
+Record = dict[str, Any]
+"""One entry of a journal as it is appended to a durable log (module doc)."""
+
+
+def answer_record(
+    key: str, digest: str, reply: Any, label: str | None = None
+) -> Record:
+    """The record of one answer (or step result) at ``key``."""
+    if label is None:
+        return {"k": key, "d": digest, "r": reply}
+    return {"k": key, "d": digest, "r": reply, "l": label}
+
+
+def notice_record(key: str) -> Record:
+    """The record of a notice sent at ``key``."""
+    return {"n": key}
+
+
+def timer_record(key: str, deadline: float) -> Record:
+    """The record of the deadline of the branch at ``key``."""
+    return {"t": key, "at": deadline}
+
+
+@final
+@attrs.frozen
+class JournalEntry:
+    """One answered question: the digest of what was asked and the reply JSON."""
+
+    digest: str
+    reply: Any
+
+
+@final
+class Journal:
+    """Answers recorded during a call, for replay. Not thread-safe; one per call.
+
+    Entries are kept as ``(digest, reply)`` pairs (a replay reads them once
+    each); :attr:`entries` shows them as :class:`JournalEntry` values.
+    """
+
+    __slots__ = ("_call_id", "_deadlines", "_entries", "_notices", "hits")
+
+    def __init__(
+        self,
+        entries: Mapping[str, JournalEntry] | None = None,
+        notices: set[str] | None = None,
+    ) -> None:
+        # Loops, not comprehensions: a journal is made on every resumed round,
+        # and a comprehension is a function made and called each time.
+        self._entries: dict[str, tuple[str, Any, str | None]] = {}
+        for key, entry in (entries or {}).items():
+            self._entries[key] = (entry.digest, entry.reply, None)
+        self._notices: set[str] = set(notices) if notices else set()
+        self._deadlines: dict[str, float] | None = None  # made when first needed
+        self._call_id: str | None = None
+        self.hits = 0  # questions answered from the journal, for tests and stats
+
+    @property
+    def call_id(self) -> str:
+        """The call's id: random, made when first read, kept in the JSON."""
+        if self._call_id is None:
+            self._call_id = uuid.uuid4().hex
+        return self._call_id
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    @property
+    def entries(self) -> Mapping[str, JournalEntry]:
+        return {
+            key: JournalEntry(d, reply) for key, (d, reply, _l) in self._entries.items()
+        }
+
+    def keys(self) -> list[str]:
+        """The recorded keys, in the order they were first recorded."""
+        return list(self._entries)
+
+    def lookup(self, key: str, digest: str, label: str | None = None) -> Any | None:
+        """The reply JSON recorded at ``key`` for this digest, else None.
+
+        A recorded entry whose digest differs is dropped: the question changed.
+
+        Raises:
+            ReplayDivergence: the entry at ``key`` records another kind of
+                question than ``label`` (when both are known).
+        """
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if entry[0] != digest:
+            recorded = entry[2]
+            if label is not None and recorded is not None and recorded != label:
+                raise ReplayDivergence(key, recorded, label)
+            del self._entries[key]
+            return None
+        self.hits += 1
+        return entry[1]
+
+    def record(
+        self, key: str, digest: str, reply: Any, label: str | None = None
+    ) -> None:
+        self._entries[key] = (digest, reply, label)
+
+    def entry(self, key: str) -> tuple[str, Any, str | None] | None:
+        """What is recorded at ``key``: its digest, reply JSON and label (None:
+        no label), or None. A store keeps each new entry as it is recorded."""
+        return self._entries.get(key)
+
+    def note(self, key: str) -> bool:
+        """Record notice ``key``; True if it is new (and so should be sent)."""
+        if key in self._notices:
+            return False
+        self._notices.add(key)
+        return True
+
+    def deadline(self, key: str) -> float | None:
+        """The deadline recorded for the branch at ``key``, or None."""
+        return None if self._deadlines is None else self._deadlines.get(key)
+
+    def set_deadline(self, key: str, deadline: float) -> None:
+        if self._deadlines is None:
+            self._deadlines = {}
+        self._deadlines[key] = deadline
+
+    def to_json(self) -> dict[str, Any]:
+        answers: dict[str, list[Any]] = {}
+        for k, (d, reply, label) in self._entries.items():
+            answers[k] = [d, reply] if label is None else [d, reply, label]
+        data: dict[str, Any] = {"answers": answers, "notices": sorted(self._notices)}
+        if self._deadlines:
+            data["timers"] = dict(self._deadlines)
+        if self._call_id is not None:
+            data["call"] = self._call_id
+        return data
+
+    def records(self) -> list[Record]:
+        """The journal as records (module doc), in the order they were made."""
+        out: list[Record] = []
+        for key, (d, reply, label) in self._entries.items():
+            out.append(answer_record(key, d, reply, label))
+        out.extend(notice_record(key) for key in sorted(self._notices))
+        if self._deadlines:
+            out.extend(timer_record(k, at) for k, at in self._deadlines.items())
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Journal:
+        """A journal from :meth:`to_json` output (ValueError if malformed)."""
+        journal = cls()
+        entries = journal._entries
+        try:
+            answers: Mapping[Any, Any] = data["answers"]
+            for key, value in answers.items():
+                recorded, reply, *label = value
+                entries[key] = (recorded, reply, str(label[0]) if label else None)
+            journal._notices.update(map(str, data["notices"]))
+            timers: Any = data.get("timers")
+            if timers:
+                journal._deadlines = {str(k): float(v) for k, v in timers.items()}
+            call: Any = data.get("call")
+            journal._call_id = None if call is None else str(call)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"malformed journal: {exc!r}") from None
+        for key, (recorded, _reply, _label) in entries.items():
+            if type(key) is not str or type(recorded) is not str:
+                raise ValueError(
+                    f"malformed journal: keys and digests are strings, got {key!r}"
+                )
+        return journal
+
+    @classmethod
+    def from_records(
+        cls, records: Iterable[Mapping[str, Any]], call_id: str
+    ) -> Journal:
+        """The journal a durable log's records describe, for call ``call_id``.
+
+        Raises:
+            ValueError: a record is malformed (the log was written by something
+                else, or is corrupt).
+        """
+        journal = cls()
+        journal._call_id = call_id
+        entries = journal._entries
+        for record in records:
+            try:
+                if "n" in record:
+                    journal._notices.add(str(record["n"]))
+                elif "t" in record:
+                    journal.set_deadline(str(record["t"]), float(record["at"]))
+                else:
+                    key, digest = _text(record["k"]), _text(record["d"])
+                    label: Any = record.get("l")
+                    entries.pop(key, None)  # a later record moves to the end
+                    entries[key] = (digest, record["r"], label)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"malformed journal record {dict(record)!r}: {exc}"
+                ) from None
+        return journal
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(f"keys and digests are strings, not {value!r}")
+    return value

@@ -1,0 +1,128 @@
+"""The effect protocol: what an effect is, and the families effects fall into.
+
+Owns :class:`Effect` (``yield from effect`` evaluates to its result), the
+families the interpreter dispatches on (:class:`Question`, answered and
+journaled, which is a :class:`PeerQuestion` or a :class:`LocalQuestion`; and
+:class:`Notice`, sent and not answered), and the program types :data:`Op` and
+:class:`AtOnce`.
+
+It defines no concrete effect: each kind has its own module, and
+:mod:`runtime.effects` gathers them all. It knows nothing of how an effect is
+encoded, sent or stepped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any, Generic, TypeAlias, TypeVar, final
+
+from .canonical import digest
+
+__all__ = [
+    "JSON",
+    "AtOnce",
+    "Effect",
+    "LocalQuestion",
+    "Notice",
+    "Op",
+    "PeerQuestion",
+    "Question",
+]
+
+R = TypeVar("R", covariant=True)
+P = TypeVar("P")
+JSON: TypeAlias = Any
+
+
+class Effect(Generic[R]):
+    """Base of every effect. ``yield from effect`` evaluates to its result ``R``."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> Generator[Effect[R], Any, R]:
+        # What the stepper sends back is what resolve() made for this effect.
+        result: R = yield self
+        return result
+
+
+Op: TypeAlias = Generator[Effect[Any], Any, P]
+"""A computation that yields effects and returns ``P`` (a tool body, a helper)."""
+
+
+@final
+class AtOnce(Generator[Effect[Any], Any, P]):
+    """A program that returns ``value`` without yielding an effect: what a tool
+    whose body is a plain function runs.
+
+    It behaves as the generator ``return value`` would, so anything that steps
+    programs can step it; a stepper that recognises it takes ``value`` without
+    stepping anything.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: P) -> None:
+        self.value = value
+
+    def send(self, value: Any, /) -> Effect[Any]:
+        raise StopIteration(self.value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None, /) -> Effect[Any]:
+        # Like a generator that has not started: the exception comes straight out.
+        raise typ if val is None else val
+
+
+class Question(Effect[R]):
+    """An effect that waits for an answer (a *reply*), which the journal records."""
+
+    __slots__ = ()
+
+    def fingerprint(self) -> JSON:
+        """Canonical JSON of what is asked; its digest pins recorded answers."""
+        raise NotImplementedError
+
+    def label(self) -> str:
+        """What kind of question this is, in words: a journal keeps it beside
+        the answer, so a replay that meets another kind at the same key can
+        say so (:class:`~runtime.errors.ReplayDivergence`)."""
+        return type(self).__name__
+
+    def digest(self) -> str:
+        """The digest that pins answers to this question: the sha256 of its
+        fingerprint's canonical JSON (:func:`runtime.effects.canonical.digest`)."""
+        return digest(self.fingerprint())
+
+    def resolve(self, reply: Any, key: str) -> R:
+        """The tool's result for ``reply`` (validates; may raise InvalidAnswer)."""
+        raise NotImplementedError
+
+    def reply_to_json(self, reply: Any) -> JSON:
+        return reply
+
+    def reply_from_json(self, data: JSON) -> Any:
+        return data
+
+    def resolve_recorded(self, data: JSON, key: str) -> R:
+        """:meth:`resolve` for a reply recorded as ``data`` (a journal's JSON)."""
+        return self.resolve(self.reply_from_json(data), key)
+
+
+class PeerQuestion(Question[R]):
+    """A question answered by the executor (the MCP peer, a provider, a script)."""
+
+    __slots__ = ()
+
+
+class LocalQuestion(Question[R]):
+    """A question the runtime answers itself; journaled so replays agree."""
+
+    __slots__ = ()
+
+    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
+        raise NotImplementedError
+
+
+class Notice(Effect[None]):
+    """A fire-and-forget effect (log, progress); the tool gets ``None`` back."""
+
+    __slots__ = ()

@@ -1,0 +1,55 @@
+"""Local questions: effects the runtime answers itself, journaled for replay.
+
+Owns :class:`Clock` (the wall clock) and :class:`RandomBits` (random
+integers). Each is answered by :meth:`~runtime.effects.LocalQuestion.compute`
+and recorded like a peer's answer or a step's result (a handoff's ``before``
+is a step: :mod:`runtime.steps.tools`), so a replayed tool sees the same time
+and the same random numbers.
+
+It does not read a clock or a random source itself (the driver hands them to
+``compute``), and does not decide when a recorded answer is used (the stepper
+does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, final
+
+import attrs
+
+from .base import JSON, LocalQuestion
+
+__all__ = ["Clock", "RandomBits"]
+
+
+@final
+@attrs.frozen
+class Clock(LocalQuestion[float]):
+    """Read the wall clock (seconds since the epoch), recorded for replay."""
+
+    def fingerprint(self) -> JSON:
+        return {"effect": "clock"}
+
+    def resolve(self, reply: Any, key: str) -> float:
+        return float(reply)
+
+    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
+        return clock()
+
+
+@final
+@attrs.frozen
+class RandomBits(LocalQuestion[int]):
+    """Draw a random non-negative integer of ``bits`` bits, recorded for replay."""
+
+    bits: int = attrs.field(default=64, validator=attrs.validators.in_(range(1, 257)))
+
+    def fingerprint(self) -> JSON:
+        return {"effect": "random", "bits": self.bits}
+
+    def resolve(self, reply: Any, key: str) -> int:
+        return int(reply)
+
+    def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
+        return bits(self.bits)

@@ -1,0 +1,397 @@
+"""Defining tools: the ``@tool`` decorator and the ``handoff`` builder.
+
+A tool is a generator function whose parameters are its arguments, typed:
+``def add(a: int, b: int, ctx: Context)`` (``Annotated[..., Field(...)]`` and
+defaults flow into the ``inputSchema``; ``ctx`` is found by its annotation,
+wherever it stands). Or it takes one pydantic model, ``fn(params, ctx)``, whose
+JSON Schema is the ``inputSchema`` (``runtime.tools.signature`` reads both forms).
+A plain function that returns without yielding is a tool too. The return
+annotation ``Op[R]`` (or ``-> R``, or ``output=R``) is the result's type: the
+result is checked against it, and a server derives the tool's
+``outputSchema`` and ``structuredContent`` from it (as the official SDK does:
+``{"result": …}`` for ``int``, ``list[T]`` and the like). ``input_schema=`` advertises a
+hand-written JSON Schema verbatim instead of the model's (for what pydantic
+cannot express, such as ``$anchor`` or ``if``/``then``/``else``); arguments are
+then checked against it with ``jsonschema`` before the params model sees them.
+
+The *handoff* form splits a tool in three: ``before(params) -> H`` runs once and
+its result is journaled (so a replayed call sees the same value), the generator
+``client(handoff, ctx)`` does the interactive part, and ``after(handoff, result)``
+formats the final value.
+
+Everything checkable is checked here, when the tool is defined: the params
+model, every ``elicits`` model (flat MCP form schemas only), the name. A
+definition error raises :class:`~runtime.errors.InvalidTool` naming the problem.
+
+What a definition makes, the :class:`Tool` value and its :class:`Program`, lives
+in ``runtime.tools.value`` and is re-exported here; this module does not parse a
+call's arguments or check its result (the tool does, per call).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import copy
+import inspect
+import re
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, cast, overload
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+
+from ..context import Context, ElicitKey
+from ..effects.base import Op
+from ..elicitation.schema import elicitation_schema
+from ..errors import InvalidTool
+from ..principal import scope_set
+from ..steps.tools import as_program, before_program, code_version
+from .signature import arguments_of, hints_of
+from .value import Program as Program
+from .value import TaskFrom, TaskSupport
+from .value import Tool as Tool
+
+__all__ = ["Program", "Tool", "handoff", "tool"]
+
+P = TypeVar("P", bound=BaseModel)
+R = TypeVar("R")
+H = TypeVar("H")
+CR = TypeVar("CR")
+
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+Elicits = Mapping[str, type[BaseModel]] | Iterable[ElicitKey[Any]]
+
+
+class _NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _AnyParams(BaseModel):
+    """The arguments of a tool whose explicit ``input_schema`` checks them."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# --- @tool --------------------------------------------------------------------------
+
+
+@overload
+def tool(fn: Callable[[P, Context], Op[R]], /) -> Tool[P, R]: ...
+
+
+@overload
+def tool(fn: Callable[[Context], Op[R]], /) -> Tool[BaseModel, R]: ...
+
+
+@overload
+def tool(fn: Callable[[P, Context], R], /) -> Tool[P, R]: ...
+
+
+@overload
+def tool(fn: Callable[[Context], R], /) -> Tool[BaseModel, R]: ...
+
+
+@overload
+def tool(fn: Callable[..., Op[R]], /) -> Tool[BaseModel, R]: ...
+
+
+@overload
+def tool(fn: Callable[..., R], /) -> Tool[BaseModel, R]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    params: type[BaseModel] | None = None,
+    elicits: Elicits | None = None,
+    output: Any = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    scopes: Iterable[str] = (),
+    version: str | None = None,
+    task: TaskSupport = "forbidden",
+    task_from: TaskFrom = "call",
+) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    params: type[BaseModel] | None = None,
+    elicits: Elicits | None = None,
+    output: Any = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    scopes: Iterable[str] = (),
+    version: str | None = None,
+    task: TaskSupport = "forbidden",
+    task_from: TaskFrom = "call",
+) -> Any:
+    """Define a tool from ``fn`` (a generator function, or a plain one).
+
+    ``fn`` takes its arguments as typed parameters (``def add(a: int, b: int)``),
+    or as one pydantic model (``def add(params: AddParams, ctx: Context)``, or
+    ``params=AddParams``); the parameter annotated with ``Context`` (else one
+    named ``ctx``) receives the context, and may be left out. A function taking
+    only ``ctx`` has no arguments. ``output`` defaults to ``R`` from a return
+    annotation ``Op[R]``. ``description`` defaults to the docstring.
+
+    ``input_schema`` (a JSON Schema 2020-12 object schema) is advertised as the
+    tool's ``inputSchema`` exactly as given; arguments that fail it (or then
+    ``params``) are answered as an ``isError`` result naming each field
+    (SEP-1303). Without a ``params`` model, the tool receives a model carrying
+    every argument as an extra field (``params.model_extra``).
+
+    ``scopes`` are the OAuth scopes a caller's access token must grant to call
+    the tool, on a server that checks tokens (``Server(auth=...)``): without
+    them the call is refused with HTTP 403 ``insufficient_scope``.
+
+    An ``async def`` tool runs as one step (``ctx.step``): it may await any
+    I/O but yields no effects. ``version`` names the code's version for
+    2026-07-28 ``requestState`` (default: a hash of ``fn``'s source).
+
+    ``task="optional"`` lets a 2026-07-28 client that supports the tasks
+    extension get a task for a call (``resultType: "task"``, then
+    ``tasks/get``); ``"required"`` refuses clients that do not (-32021).
+    ``task_from="step"`` asks the questions before the tool's first step in
+    the request itself, and makes the task there.
+
+    Raises:
+        InvalidTool: if the definition is malformed (see the message).
+    """
+
+    def define(fn: Callable[..., Any]) -> Tool[Any, Any]:
+        code = code_version(fn, version)
+        fn = as_program(fn)  # an async def: one step
+        default = _NoParams if input_schema is None else _AnyParams
+        params_model, body = arguments_of(fn, params, default)
+        return _make(
+            name=fn.__name__ if name is None else name,
+            description=description if description is not None else _doc(fn),
+            params=params_model,
+            output=output if output is not None else _returned_type(fn),
+            elicits=elicits,
+            body=body,
+            title=title,
+            annotations=annotations,
+            input_schema=input_schema,
+            scopes=scopes,
+            version=code,
+            task=_task_support(fn.__name__ if name is None else name, task),
+            task_from=task_from,
+        )
+
+    return define if fn is None else define(fn)
+
+
+def _make(
+    *,
+    name: str,
+    description: str | None,
+    params: type[BaseModel],
+    output: Any,
+    elicits: Elicits | None,
+    body: Callable[..., Any],
+    title: str | None,
+    annotations: Mapping[str, Any] | None,
+    input_schema: Mapping[str, Any] | None = None,
+    scopes: Iterable[str] = (),
+    version: str | None = None,
+    task: TaskSupport = "forbidden",
+    task_from: TaskFrom = "call",
+) -> Tool[Any, Any]:
+    if not _NAME.match(name):
+        raise InvalidTool(
+            f"tool name {name!r} must be 1-128 characters of [A-Za-z0-9_.-]"
+        )
+    return Tool(
+        name=name,
+        description=description,
+        params=params,
+        output=output,
+        elicits=_elicits(name, elicits),
+        body=body,
+        output_adapter=_adapter(name, output),
+        title=title,
+        annotations=annotations,
+        schema_validator=_schema_validator(name, input_schema),
+        scopes=_scopes(name, scopes),
+        version=version,
+        task=task,
+        task_from=task_from,
+    )
+
+
+def _task_support(name: str, task: str) -> TaskSupport:
+    if task not in ("forbidden", "optional", "required"):
+        raise InvalidTool(
+            f"tool {name!r}: task must be 'forbidden', 'optional' or 'required', "
+            f"got {task!r}"
+        )
+    return task
+
+
+def _scopes(name: str, scopes: Iterable[str]) -> frozenset[str]:
+    try:
+        return scope_set(scopes)
+    except ValueError as exc:
+        raise InvalidTool(f"tool {name!r}: {exc}") from None
+
+
+def _schema_validator(
+    name: str, schema: Mapping[str, Any] | None
+) -> jsonschema.Draft202012Validator | None:
+    if schema is None:
+        return None
+    if schema.get("type") != "object":
+        raise InvalidTool(f"tool {name!r}: input_schema must have type 'object'")
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise InvalidTool(
+            f"tool {name!r}: input_schema is invalid: {exc.message}"
+        ) from None
+    return jsonschema.Draft202012Validator(copy.deepcopy(dict(schema)))
+
+
+def _elicits(tool_name: str, elicits: Elicits | None) -> dict[str, type[BaseModel]]:
+    if elicits is None:
+        return {}
+    if isinstance(elicits, Mapping):
+        pairs = list(cast("Mapping[str, type[BaseModel]]", elicits).items())
+    elif isinstance(elicits, str | bytes):
+        raise InvalidTool(_ELICITS_FORM.format(tool_name, elicits))
+    else:
+        pairs = [_elicit_key(tool_name, k) for k in elicits]
+    out: dict[str, type[BaseModel]] = {}
+    for key, model in pairs:
+        if not isinstance(key, str) or not key:
+            raise InvalidTool(f"tool {tool_name!r}: elicits keys must be non-empty str")
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise InvalidTool(
+                f"tool {tool_name!r}, elicits[{key!r}]: the form must be a pydantic "
+                f"model class, got {model!r}"
+            )
+        try:
+            elicitation_schema(model)
+        except InvalidTool as exc:
+            raise InvalidTool(f"tool {tool_name!r}, elicits[{key!r}]: {exc}") from None
+        out[key] = model
+    return out
+
+
+_ELICITS_FORM = (
+    "tool {!r}: elicits takes ElicitKey values (elicits=[ElicitKey('name', "
+    "Model)]) or a mapping (elicits={{'name': Model}}), not {!r}: each key "
+    "needs the model of its form"
+)
+
+
+def _elicit_key(tool_name: str, key: object) -> tuple[str, type[BaseModel]]:
+    if not isinstance(key, ElicitKey):
+        raise InvalidTool(_ELICITS_FORM.format(tool_name, key))
+    known = cast("ElicitKey[Any]", key)
+    return known.name, known.model
+
+
+def _adapter(name: str, output: Any) -> TypeAdapter[Any] | None:
+    if output is None:
+        return None
+    try:
+        return TypeAdapter(output)
+    except Exception as exc:
+        raise InvalidTool(f"tool {name!r}: output type {output!r}: {exc}") from None
+
+
+def _doc(fn: Callable[..., Any]) -> str | None:
+    doc = inspect.getdoc(fn)
+    return doc or None
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    return hints_of(fn, extras=False)
+
+
+def _returned_type(fn: Callable[..., Any]) -> Any:
+    """``R`` from ``Op[R]`` / ``Generator[Y, S, R]``, or a plain return type;
+    None when there is none (or it is ``Any`` or a type variable)."""
+    hint = _hints(fn).get("return")
+    if hint is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (collections.abc.Generator, typing.Generator):
+        args = typing.get_args(hint)
+        hint = args[2] if len(args) == 3 else None
+    if hint in (Any, None) or isinstance(hint, TypeVar):
+        return None
+    return hint  # NoneType too: a tool declared to return nothing
+
+
+def _before_params(
+    before: Callable[..., Any], hints: Mapping[str, Any]
+) -> type[BaseModel]:
+    names = list(inspect.signature(before).parameters)
+    model = hints.get(names[0]) if len(names) == 1 else None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise InvalidTool(
+            f"handoff: before must take one parameter annotated with a pydantic "
+            f"model, e.g. `def before(params: PlayParams) -> Side`; "
+            f"{before.__qualname__} takes {names}"
+        )
+    return model
+
+
+# --- handoff ------------------------------------------------------------------------
+
+
+def handoff(
+    *,
+    before: Callable[[P], H],
+    client: Callable[[H, Context], Op[CR]],
+    after: Callable[[H, CR], R],
+    name: str | None = None,
+    description: str | None = None,
+    elicits: Elicits | None = None,
+    output: Any = None,
+    title: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+) -> Tool[P, R]:
+    """Define a tool in three phases: ``before`` → ``client`` → ``after``.
+
+    ``before(params)`` runs once, on the server, as a step: its result is
+    journaled through its return annotation, which it must have.
+    ``client(handoff, ctx)`` is the effect generator. ``after(handoff,
+    client_result)`` runs once, when the client part returns, and produces the
+    tool's result. ``name`` defaults to the name of ``client``, ``params`` to
+    the annotation of ``before``'s parameter.
+    """
+    hints = _hints(before)
+    params_model = _before_params(before, hints)
+    tool_name = client.__name__ if name is None else name
+    run_before = before_program(tool_name, before, hints)
+
+    def body(params: Any, ctx: Context) -> Op[R]:
+        value = yield from run_before(params)
+        result = yield from client(value, ctx)
+        return after(value, result)
+
+    return _make(
+        name=tool_name,
+        description=description if description is not None else _doc(client),
+        params=params_model,
+        output=output if output is not None else _returned_type(after),
+        elicits=elicits,
+        body=body,
+        title=title,
+        annotations=annotations,
+        version=code_version(client),
+    )

@@ -1,0 +1,16 @@
+"""Strict validation of wire JSON against pydantic models, unions by tag.
+
+Owns :func:`check_json` (a wire model's verdict, validating one member of a
+tagged union instead of all of them) and :func:`check_form_properties` (an
+elicitation form's properties against the MCP wire schema), which ``encoders``
+and ``decoders`` use through :mod:`runtime.lowlevel`.
+
+It does not know MCP's models (the caller passes them) or the JSON forms of
+the runtime's values (:mod:`runtime.codec`).
+"""
+
+from .check import check_form_properties as check_form_properties
+from .check import check_json as check_json
+from .check import tagged_model as tagged_model
+
+__all__ = ["check_form_properties", "check_json", "tagged_model"]

@@ -1,0 +1,94 @@
+"""Our client checks a tool's ``structuredContent`` against its ``outputSchema``.
+
+The server is a real stdio process that lies (``tests/fixtures/lying_server.py``):
+raw JSON-RPC, so nothing but our client stands between its answers and the
+caller. Every case runs in both eras.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+import trio
+
+from bridge.client import Client, InvalidStructuredContent, connect
+from runtime.errors import RemoteProtocolError
+from tests.helpers import ROOT
+
+ERAS = ["legacy", "2026-07-28"]
+LIAR = [sys.executable, str(ROOT / "tests/fixtures/lying_server.py")]
+
+
+@pytest.fixture(params=ERAS)
+async def liar(request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    with trio.fail_after(60):
+        async with connect(LIAR, era=request.param) as client:
+            yield client
+
+
+async def test_a_result_that_breaks_the_schema_is_refused_naming_the_field(
+    liar: Client,
+) -> None:
+    with pytest.raises(InvalidStructuredContent) as caught:
+        await liar.call_tool("weather")
+    message = str(caught.value)
+    assert "'weather'" in message
+    assert "temp: 'not a number' is not of type 'integer'" in message
+    assert (caught.value.tool, caught.value.field) == ("weather", "temp")
+    assert isinstance(caught.value, RemoteProtocolError)  # what it was before
+
+
+async def test_the_field_is_named_by_its_path(liar: Client) -> None:
+    with pytest.raises(InvalidStructuredContent) as caught:
+        await liar.call_tool("forecast")
+    assert "days/1: 'high' is a required property" in str(caught.value)
+    assert caught.value.field == "days/1"
+
+
+async def test_a_declared_schema_with_no_structured_content_is_refused(
+    liar: Client,
+) -> None:
+    # The tool is on the second page of tools/list: the client follows it.
+    with pytest.raises(InvalidStructuredContent) as caught:
+        await liar.call_tool("silent")
+    assert "no structuredContent" in str(caught.value)
+
+
+async def test_results_that_keep_their_promise_pass(liar: Client) -> None:
+    honest = await liar.call_tool("honest")
+    assert honest.structured_content == {"temp": 21}
+    untyped = await liar.call_tool("untyped")  # no schema: nothing to check
+    assert untyped.structured_content == {"anything": ["goes"]}
+
+
+async def test_the_schemas_are_fetched_once_per_connection(liar: Client) -> None:
+    first = await liar.call_tool("honest")
+    again = await liar.call_tool("honest")
+    # One tools/list (the first page holds the tool) before the first call,
+    # none after: the second call used what the first fetched.
+    assert (first.text, again.text) == ("lists: 1", "lists: 1")
+
+
+async def test_a_changed_list_is_fetched_again(liar: Client) -> None:
+    before = await liar.call_tool("honest")
+    await liar.call_tool("renew")  # on page 2: two more tools/list
+    after = await liar.call_tool("honest")  # renew said the list changed
+    assert (before.text, after.text) == ("lists: 1", "lists: 4")
+
+
+async def test_list_tools_fills_the_cache(liar: Client) -> None:
+    await liar.list_tools()
+    called = await liar.call_tool("honest")
+    assert called.text == "lists: 1"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_the_check_can_be_turned_off(era: str) -> None:
+    with trio.fail_after(60):
+        async with connect(LIAR, era=era, validate_output=False) as client:  # type: ignore[arg-type]
+            result = await client.call_tool("weather")
+            honest = await client.call_tool("honest")
+    assert result.structured_content == {"temp": "not a number"}
+    assert honest.text == "lists: 0"  # and no tools/list is asked for it

@@ -1,0 +1,159 @@
+"""What a client reads when a tool fails: plain sentences, never a Python
+class name at the start (``CapabilityError: the client did not declare…``).
+
+The text of an ``isError`` result is read by the client's model, and a
+prompt's failure is a JSON-RPC error with the same text
+(:mod:`bridge.server.failures`). Our client, our server, both eras.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import inspect
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pydantic
+import pytest
+import trio
+
+import runtime.errors
+from bridge.client import Client
+from bridge.server import Server
+from bridge.transports.memory import memory_pair
+from runtime import Context, Op, Text, ToolSpec, tool
+from runtime.errors import PeerError
+from runtime.lowlevel import SampleReply, SamplingRequest
+
+ERAS = ["legacy", "2026-07-28"]
+
+
+class Tip(pydantic.BaseModel):
+    tip: str
+
+
+@tool
+def asks(ctx: Context) -> Op[str]:
+    """Samples: a client without sampling cannot answer."""
+    reply = yield from ctx.sample("hello")
+    return reply.text
+
+
+@tool
+def with_context(ctx: Context) -> Op[str]:
+    """Asks for the server's context in the prompt."""
+    reply = yield from ctx.sample("hello", include_context="thisServer")
+    return reply.text
+
+
+@tool
+def misuses(ctx: Context) -> Op[str]:
+    """A tool bug yieldmcp catches: schema and tools at once."""
+    spec = ToolSpec(
+        name="lookup", description="Look up", input_schema={"type": "object"}
+    )
+    reply = yield from ctx.sample("hello", schema=Tip, tools=[spec])
+    return reply.text
+
+
+@tool
+def validates() -> str:
+    """A pydantic model refuses what the tool built."""
+    return Tip.model_validate({"tip": 3}).tip
+
+
+@tool
+def crashes() -> str:
+    """Anything else: internal."""
+    raise RuntimeError("db connect failed: password=hunter2")
+
+
+def _exception_names() -> set[str]:
+    found = {
+        name
+        for module in (runtime.errors, builtins, pydantic)
+        for name, value in vars(module).items()
+        if inspect.isclass(value) and issubclass(value, BaseException)
+    }
+    return found | {"Tip", "SampleValidationError", "ValidationError"}
+
+
+EXCEPTION_NAMES = _exception_names()
+
+
+def _starts_with_a_class_name(text: str) -> bool:
+    first = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text)
+    return first is not None and first.group() in EXCEPTION_NAMES
+
+
+@contextlib.asynccontextmanager
+async def in_memory(
+    era: str, sampler: Any = None, **server: Any
+) -> AsyncIterator[Client]:
+    server_end, client_end = memory_pair()
+    serving = Server([asks, with_context, misuses, validates, crashes], **server)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(serving.serve, server_end)
+        async with Client.connect(client_end, era=era, sampler=sampler) as client:  # type: ignore[arg-type]
+            yield client
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("debug", [False, True])
+async def test_no_failure_text_starts_with_a_class_name(era: str, debug: bool) -> None:
+    texts: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    async with in_memory(era, debug=debug) as client:
+        for name in ("asks", "misuses", "validates", "crashes"):
+            try:
+                result = await client.call_tool(name)
+            except PeerError as exc:  # 2026-07-28: a missing capability, -32021
+                refused[name] = exc.message
+            else:
+                assert result.is_error, (name, result)
+                texts[name] = result.text
+    for name, text in {**texts, **refused}.items():
+        assert not _starts_with_a_class_name(text), (name, text)
+    if era == "legacy":
+        assert texts["asks"].startswith("The client did not declare the sampling")
+    else:
+        assert refused["asks"].startswith("the client did not declare the sampling")
+    # A name or a prefix naming what failed keeps its case.
+    assert texts["misuses"].startswith("sample: `schema` and `tools` are mutually")
+    assert texts["validates"] == "Validation failed for Tip: tip"
+    assert texts["crashes"].startswith("The tool failed")
+    assert "password" not in texts["crashes"] or debug
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_debug_still_names_the_exception(era: str) -> None:
+    async with in_memory(era, debug=True) as client:
+        result = await client.call_tool("crashes")
+    assert "RuntimeError" in result.text
+    assert "db connect failed" in result.text
+
+
+class Echo:
+    """A model that answers every sample (and declares sampling, no context)."""
+
+    async def complete(self, request: SamplingRequest) -> SampleReply:
+        return SampleReply(content=(Text("hi"),), model="echo")
+
+
+async def test_include_context_needs_sampling_context_as_the_docs_say() -> None:
+    # docs/effects.md: "include_context other than "none" is sent only to a
+    # client that declares sampling.context".
+    async with in_memory("legacy", sampler=Echo()) as client:
+        legacy = await client.call_tool("with_context")
+    assert legacy.is_error
+    assert legacy.text == (
+        "include_context needs the client's sampling.context capability"
+    )
+    async with in_memory("2026-07-28", sampler=Echo()) as client:
+        with pytest.raises(PeerError) as refused:
+            await client.call_tool("with_context")
+    assert refused.value.code == -32021
+    assert refused.value.data == {"requiredCapabilities": {"sampling": {"context": {}}}}
