@@ -23,7 +23,11 @@ The keys, and how the issuer is kept from holding requests:
   when they are ``jwks_ttl`` old, one refresh runs (in the server's nursery
   when :meth:`JwtVerifier.refresh_in` gave one, else in the request that
   found it due) while every other request goes on with the current keys.
-  With no keys yet, requests wait for the one fetch under way.
+  With no keys yet, requests wait for the one fetch under way. A
+  ``jwks_ttl`` of 0 asks for no cache at all: every request waits for a
+  fetch (shared with the requests that arrive while it runs), so a key the
+  issuer stops publishing is refused at the next request; a failed fetch
+  still keeps the old keys, and the next try waits ``jwks_refresh``.
 * **One deadline** (``timeout``) covers a whole fetch: the metadata (when
   there is no ``jwks_url``) and the JWKS, connecting and every read.
 * **A failed fetch keeps the old keys**: an unreachable issuer, an error
@@ -116,7 +120,8 @@ class JwtVerifier:
         audience: accepted ``aud`` values; default: the resource verified for.
         algorithms: accepted ``alg`` values.
         leeway: seconds of clock skew allowed on ``exp`` and ``nbf``.
-        jwks_ttl: seconds fetched keys are used before they are fetched again.
+        jwks_ttl: seconds fetched keys are used before they are fetched
+            again (0: fetched for every request, which waits for it).
         jwks_refresh: at least this many seconds between fetches caused by
             unknown key ids, or after a failed fetch (so forged ``kid``\\ s
             cannot hammer the issuer, nor a broken one be asked per request).
@@ -219,7 +224,10 @@ class JwtVerifier:
                 raise IssuerError(self._failure or "no keys from the issuer yet")
             return self._keys
         now = self.clock()
-        if self._fetching is None and self._due(now):
+        if self.jwks_ttl <= 0 and self._due(now):
+            await self._fetch_once()  # no cache: this request waits (or joins)
+            now = self.clock()
+        elif self._fetching is None and self._due(now):
             await self._refresh()
         if kid is None or kid in self._kids:
             return self._keys
