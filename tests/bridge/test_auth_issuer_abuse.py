@@ -252,12 +252,38 @@ async def test_a_huge_body_is_not_read_past_its_limit(
     async with guarded(make) as (bad, raw):
         bad.modes[path] = mode  # 400 MiB
         token = bad.issuer.token(aud=raw.url, scope=USE)
+        resident = _peak_reset()
         with trio.fail_after(30):
             status, took = await ask(raw, token)
+        peak = _peak()
         assert status == 503
         assert took < 10
-    # What the issuer got to send: its socket's buffers, not 400 MiB.
+    # What the issuer got to send: its socket's buffers, not 400 MiB; and
+    # this process (our server and the issuer) never held it either.
     assert bad.sent.get(path, 0) < 32 * MiB, bad.sent
+    assert peak - resident < 64 * MiB, (resident // MiB, peak // MiB)
+
+
+def _status_bytes(field: str) -> int:
+    """A ``/proc/self/status`` field in bytes (``VmRSS``, ``VmHWM``)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field} in /proc/self/status")
+
+
+def _peak_reset() -> int:
+    """Reset this process's peak resident size (Linux: ``clear_refs`` 5);
+    the resident size now."""
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+    return _status_bytes("VmRSS")
+
+
+def _peak() -> int:
+    """This process's peak resident size since :func:`_peak_reset`."""
+    return _status_bytes("VmHWM")
 
 
 # --- introspection: one client, refused tokens remembered briefly --------------------
