@@ -6,7 +6,7 @@ Usage::
 
 A call with a store appends every answer and step result to its journal
 stream *before* it moves on (write-ahead): one ``AsyncStore.append`` of one
-record, as ``bridge.durable.records`` shapes it, awaited from trio. This
+record, as ``runtime.lowlevel.answer_record`` shapes it, awaited from trio. This
 times that append on each backend:
 
 - ``memory``: the in-memory store (the baseline: no I/O, called inline);
@@ -50,9 +50,9 @@ if str(ROOT) not in sys.path:
 import trio  # noqa: E402
 
 from benchmarks._stats import median  # noqa: E402
-from bridge.durable.records import CALLS, answer_record  # noqa: E402
+from bridge.durable.log import CALLS  # noqa: E402
 from bridge.stores import AsyncStore, JournalStore, open_store  # noqa: E402
-from runtime.lowlevel import digest  # noqa: E402
+from runtime.lowlevel import answer_record, digest  # noqa: E402
 
 RECORDS_PER_CALL = 10
 AT_ONCE = 16
