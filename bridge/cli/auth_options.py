@@ -86,7 +86,8 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
         type=float,
         default=300.0,
         metavar="SECONDS",
-        help="how long fetched keys are used before fetching again (default 300)",
+        help="how long fetched keys are used before fetching again; 0 fetches "
+        "them for every request (default 300)",
     )
     group.add_argument(
         "--auth-jwks-refresh",
