@@ -6,7 +6,7 @@ Usage::
 
 A call with a store appends every answer and step result to its journal
 stream *before* it moves on (write-ahead): one ``AsyncStore.append`` of one
-record, as ``runtime.lowlevel.answer_record`` shapes it, awaited from trio. This
+record, as ``bridge.durable.log`` shapes it, awaited from trio. This
 times that append on each backend:
 
 - ``memory``: the in-memory store (the baseline: no I/O, called inline);

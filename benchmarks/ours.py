@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from bridge.client import Client
 from bridge.server import Server
+from bridge.server.limits import ServerLimits
 from bridge.transports.memory import memory_pair
 from runtime import Context, ElicitKey, Op, Text, tool
 from runtime.lowlevel import (
@@ -91,8 +92,10 @@ def elicit_n(params: Count, ctx: Context) -> Op[str]:
 TOOLS = [echo, sample1, sample10, elicit10, elicit_n]
 
 
-def make_server() -> Server:
-    return Server(TOOLS, name="bench-ours")
+def make_server(limits: ServerLimits | None = None) -> Server:
+    if limits is None:
+        return Server(TOOLS, name="bench-ours")
+    return Server(TOOLS, name="bench-ours", limits=limits)
 
 
 class Model:

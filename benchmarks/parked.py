@@ -7,6 +7,13 @@ raw JSON-RPC client sends ``initialize``, then N calls of ``sample1``, and reads
 call is parked in the server. What is measured is the server's cost only: the
 growth of the Python heap (tracemalloc) or of the process's resident set (RSS)
 between "initialised" and "N calls parked", divided by N.
+
+A benchmark, not a server configuration: our server's caps on calls in flight
+(``ServerLimits.max_calls``, 2048, and ``max_calls_per_session``, 128) are
+lifted to N for the measurement, since the point is the cost of each parked
+call, and a refused call costs nothing. Every answer read must be the call's
+sampling request: a refusal (or anything else) fails the run, so the figure
+is always N parked calls.
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ from typing import Any
 import anyio
 import trio
 
-__all__ = ["park_ours", "park_sdk", "rss"]
+from bridge.server.limits import ServerLimits
+
+__all__ = ["Refused", "park_ours", "park_sdk", "parked_request", "rss"]
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _INIT: dict[str, Any] = {
@@ -71,11 +80,25 @@ def _call(i: int) -> dict[str, Any]:
     }
 
 
-async def park_ours(n: int, how: str) -> float:
-    """Bytes per parked call on our server (run under trio)."""
+class Refused(RuntimeError):
+    """A call the benchmark sent was not parked (refused or answered)."""
+
+
+def parked_request(message: dict[str, Any]) -> None:
+    """Check that ``message`` is a parked call's sampling request."""
+    if message.get("method") != "sampling/createMessage":
+        raise Refused(f"a call was not parked; the server sent {message!r:.300}")
+
+
+async def park_ours(n: int, how: str, limits: ServerLimits | None = None) -> float:
+    """Bytes per parked call on our server (run under trio), with the caps on
+    calls in flight lifted to ``n`` unless ``limits`` are given."""
     from bridge.transports.memory import memory_pair
 
     from .ours import make_server
+
+    if limits is None:  # lifted for the measurement (module doc)
+        limits = ServerLimits(max_calls=n + 1, max_calls_per_session=n + 1)
 
     server_end, client_end = memory_pair()
 
@@ -83,11 +106,15 @@ async def park_ours(n: int, how: str) -> float:
         await client_end.send_raw(json.dumps(message).encode())
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(make_server().serve, server_end)
+        nursery.start_soon(make_server(limits).serve, server_end)
         await send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": _INIT})
         await client_end.receive()
         await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        per_call = await _measure(n, how, send, client_end.receive, _call)
+
+        async def receive() -> dict[str, Any]:
+            return json.loads(await client_end.receive())
+
+        per_call = await _measure(n, how, send, receive, _call)
         nursery.cancel_scope.cancel()
     return per_call
 
@@ -106,8 +133,11 @@ async def park_sdk(n: int, how: str) -> float:
             kind = JSONRPCRequest if "id" in message else JSONRPCNotification
             await write.send(SessionMessage(kind.model_validate(message)))
 
-        async def receive() -> Any:
-            return await read.receive()
+        async def receive() -> dict[str, Any]:
+            message = await read.receive()
+            if isinstance(message, Exception):
+                raise message
+            return message.message.model_dump(by_alias=True, exclude_none=True)
 
         await send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": _INIT})
         await receive()
@@ -121,7 +151,7 @@ async def _measure(
     n: int,
     how: str,
     send: Callable[[dict[str, Any]], Awaitable[None]],
-    receive: Callable[[], Awaitable[Any]],
+    receive: Callable[[], Awaitable[dict[str, Any]]],
     call: Callable[[int], dict[str, Any]],
 ) -> float:
     # anyio imports its backend for the running loop on first use (over a
@@ -131,7 +161,8 @@ async def _measure(
         for i in range(1, n + 1):
             await send(call(i))
         for _ in range(n):
-            await receive()  # the sampling request; dropped, never answered
+            # The sampling request; dropped, never answered.
+            parked_request(await receive())
         await anyio.sleep(0.05)  # let every handler settle into its wait
         grown = meter.stop()
     return grown / n

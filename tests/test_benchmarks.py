@@ -15,10 +15,12 @@ import sys
 from typing import Any
 
 import pytest
+import trio
 from mcp.types import CreateMessageResult, ElicitResult, TextContent
 
-from benchmarks import _resume, compare_mcp, ours, pieces, sdk
+from benchmarks import _resume, compare_mcp, ours, parked, pieces, sdk
 from benchmarks.compare_mcp import TOOLS
+from bridge.server.limits import ServerLimits
 from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 from tests.helpers import ROOT
@@ -165,6 +167,21 @@ def test_a_fresh_process_measures_a_parked_call_like_a_warm_one() -> None:
     assert done.returncode == 0, done.stderr
     first, warm = map(float, done.stdout.split())
     assert first <= warm * 1.2, (first, warm)
+
+
+def test_the_parked_benchmark_parks_every_call_past_the_servers_caps() -> None:
+    # 300 calls on one session: past the default cap of 128 calls in flight
+    # per session, which the benchmark lifts for its measurement.
+    per_call = trio.run(parked.park_ours, 300, "tracemalloc")
+    assert per_call > 0
+
+
+def test_the_parked_benchmark_fails_when_a_call_is_refused() -> None:
+    # With the server's default caps the 129th call is refused (-32000): the
+    # benchmark must fail rather than divide 128 parked calls' memory by 300.
+    with pytest.raises(ExceptionGroup) as raised:  # from the server's nursery
+        trio.run(parked.park_ours, 300, "tracemalloc", ServerLimits())
+    assert raised.group_contains(parked.Refused, match="not parked")
 
 
 # --- benchmarks/pieces.py: the steps of a round and of a replay, timed alone ----------

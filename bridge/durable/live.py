@@ -105,6 +105,12 @@ class Home(Protocol):
         """The position of the newest event sent (its seq)."""
         ...
 
+    def recorded(self, request_id: RequestId) -> None:
+        """The call of request ``request_id`` is written down: another
+        process can take it on, so its stream's resumption point may be
+        shown to the client."""
+        ...
+
 
 @final
 @attrs.frozen
@@ -161,6 +167,8 @@ class LiveLog:
             await store.put(CALLS, self.call_id, doc, expires_at=expires)
             entry = {"c": self.call_id, "s": doc.get("stream")}
             await store.append(SESSIONS, home.session_id, [entry], expires_at=expires)
+            # Only now may the client learn where to resume the call.
+            home.recorded(doc["request"])
 
         self._queue(write, then, arg)
 

@@ -1,4 +1,4 @@
-"""bridge.server.live_calls: a 2025-11-25 call parks as a record, not as a task."""
+"""bridge.server.calls.live: a 2025-11-25 call parks as a record, not as a task."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ whose client end is not a session: the test writes the frames a client would
 write and reads exactly what the server sent, so what is asserted is the wire.
 ``tasks=True`` runs the same server over a transport that cannot send without
 waiting, so calls run in tasks (:class:`~bridge.server.live.LiveExecutor`) instead of
-parking as records (:mod:`bridge.server.live_calls`).
+parking as records (:mod:`bridge.server.calls.live`).
 """
 
 from __future__ import annotations

@@ -78,6 +78,9 @@ class HttpHome:
     def position(self) -> int:
         return self.http.store.position()
 
+    def recorded(self, request_id: RequestId) -> None:
+        self.http.recorded(request_id)
+
 
 def _home(http: HttpSession) -> HttpHome | None:
     home = http.connection.home

@@ -93,6 +93,7 @@ class Answer:
         http, follower = self.http, self.follower
         return (
             http.connection.home is not None
+            and http.is_recorded(follower)
             and supports_priming(self.version)
             and not http.store.finished(follower.stream)
             and http.peek(follower) is None
@@ -100,6 +101,11 @@ class Answer:
 
     async def _run(self) -> None:
         priming = event_id(self.follower.stream, self.follower.after)
+        if self.http.connection.home is not None:
+            # With a store, the client learns where to resume a call only
+            # once the call is written down: a resumption point shown before
+            # would name a stream no process can take on if this one died.
+            await self.http.wait_recorded(self.follower)
         if self._durable_wait():
             # With a store, a request that waits gets its stream's id at once:
             # if this process dies first, the client resumes it on another.
@@ -137,8 +143,12 @@ class Answer:
         self.started = True
         if supports_priming(self.version):
             sse.prime(priming, self.limits.retry_ms)
-            if first is None:
-                # Nothing is ready: the client gets its id before the wait.
+            if first is None and (
+                self.http.connection.home is None
+                or self.http.is_recorded(self.follower)
+            ):
+                # Nothing is ready: the client gets its id before the wait
+                # (with a store, only for a call written down).
                 await sse.flush()
         if why is not None:  # released or superseded before the first event
             await sse.end()

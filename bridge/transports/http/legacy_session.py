@@ -288,9 +288,33 @@ class HttpSession:
         if response is not None:
             self.store.append(number, response, final=True)
             return
-        stream = Stream(number, request_id, resumable=True)
+        stream = Stream(number, request_id, resumable=True, recorded=True)
         self._streams[number] = stream
         self._by_request[request_id] = stream
+
+    def recorded(self, request_id: RequestId) -> None:
+        """The call of ``request_id`` is written down in the store (its
+        stream's follower may now show the client where to resume)."""
+        stream = self._by_request.get(request_id)
+        if stream is not None:
+            stream.recorded = True
+            stream.poke()
+
+    def is_recorded(self, follower: Follower) -> bool:
+        stream = self._streams.get(follower.stream)
+        return stream is not None and stream.recorded
+
+    async def wait_recorded(self, follower: Follower) -> None:
+        """Wait until the call on the follower's stream is written down, an
+        event is ready, or the stream has nothing more to wait for."""
+        number = follower.stream
+        while not (self.store.finished(number) or self._read(follower) or self.closed):
+            stream = self._streams.get(number)
+            if stream is None or stream.recorded or stream.follower != follower.token:
+                return
+            if follower.token in stream.releases:
+                return
+            await stream.changed.wait()
 
     def stream_of(self, request_id: RequestId) -> int | None:
         stream = self._by_request.get(request_id)

@@ -40,6 +40,9 @@ class Stream:
     # that follower writes the events up to there, then ends.
     releases: dict[int, int] = attrs.field(factory=dict[int, int])
     active: int = 0  # followers currently writing (0 or, briefly, 2)
+    # With a store: whether the call on this stream is written down, so that
+    # another process can take it on (its resumption point may be shown).
+    recorded: bool = False
 
     def poke(self) -> None:
         old, self.changed = self.changed, trio.Event()
