@@ -20,9 +20,11 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 import jsonschema
+from jsonschema.protocols import Validator
 
 from runtime.codec import USAGE_META_KEY, sample_reply_from_json
 from runtime.errors import RemoteProtocolError
+from runtime.lowlevel import offline_validator
 from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest
 
@@ -137,5 +139,5 @@ def _check_answer(schema: Mapping[str, Any], content: JSONObject) -> None:
 
 
 @functools.lru_cache(maxsize=256)
-def _answer_validator(schema_json: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(json.loads(schema_json))
+def _answer_validator(schema_json: str) -> Validator:
+    return offline_validator(json.loads(schema_json))

@@ -30,7 +30,9 @@ from the concept folders where they live:
   (:class:`ElicitUrlResult`, :class:`Exchange`, :class:`ParseError`,
   :class:`Usage`), and the errors an integrator tells apart.
 * **Checks** ``encoders``/``decoders`` share: strict wire validation
-  (:func:`check_json`, :func:`check_form_properties`), an effect's digest
+  (:func:`check_json`, :func:`check_form_properties`), validators of
+  JSON Schemas that fetch no ``$ref`` (:func:`offline_validator`,
+  :class:`Unresolvable`), an effect's digest
   (:func:`digest`), an elicitation form's schema (:func:`elicitation_schema`),
   and the problems of a model's tool calls (:func:`tool_call_problems`).
 
@@ -127,9 +129,10 @@ from .steps.runner import step_key as step_key
 from .wire.check import check_form_properties as check_form_properties
 from .wire.check import check_json as check_json
 from .wire.check import tagged_model as tagged_model
+from .wire.schemas import Unresolvable as Unresolvable
+from .wire.schemas import offline_validator as offline_validator
 
 __all__ = [
-    "OBSERVING",
     "Ask",
     "AskPeer",
     "AtOnce",
@@ -168,6 +171,7 @@ __all__ = [
     "Log",
     "Notice",
     "Notify",
+    "OBSERVING",
     "Observer",
     "Outcome",
     "ParseError",
@@ -198,6 +202,7 @@ __all__ = [
     "StopTimer",
     "Tell",
     "TokenBudgetExceeded",
+    "Unresolvable",
     "Usage",
     "Withdraw",
     "WithdrawQuestion",
@@ -210,6 +215,7 @@ __all__ = [
     "effect_kind",
     "elicitation_schema",
     "notice_record",
+    "offline_validator",
     "open_call",
     "perform_step",
     "performing",

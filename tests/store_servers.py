@@ -25,9 +25,19 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
-__all__ = ["free_port", "postgres_bin", "running_postgres", "running_redis"]
+__all__ = [
+    "RedisServer",
+    "PostgresServer",
+    "free_port",
+    "postgres_bin",
+    "postgres_server",
+    "redis_server",
+    "running_postgres",
+    "running_redis",
+]
 
 START_TIMEOUT = 60.0  # generous: the machine is shared
 
@@ -62,6 +72,17 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> No
     raise RuntimeError(f"server did not listen on {port}: {log.read_text()}")
 
 
+@attrs.frozen
+class RedisServer:
+    """A running redis-server: its URL and its process id (to stop it)."""
+
+    url: str
+    pid: int
+
+    def pids(self) -> list[int]:
+        return [self.pid]
+
+
 @contextlib.contextmanager
 def running_redis(*, durable: bool = False) -> Iterator[str]:
     """A redis-server on 127.0.0.1; its ``redis://`` URL.
@@ -69,6 +90,13 @@ def running_redis(*, durable: bool = False) -> Iterator[str]:
     No persistence for tests; ``durable`` turns on the append-only file with
     ``appendfsync everysec`` (the benchmark's setting).
     """
+    with redis_server(durable=durable) as server:
+        yield server.url
+
+
+@contextlib.contextmanager
+def redis_server(*, durable: bool = False) -> Iterator[RedisServer]:
+    """:func:`running_redis`, as a :class:`RedisServer`."""
     binary = shutil.which("redis-server")
     if binary is None:
         require("redis-server", "apt-get install redis-server")
@@ -85,7 +113,7 @@ def running_redis(*, durable: bool = False) -> Iterator[str]:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         try:
             _wait_for_port(port, process, log)
-            yield f"redis://127.0.0.1:{port}/0"
+            yield RedisServer(f"redis://127.0.0.1:{port}/0", process.pid)
         finally:
             process.terminate()
             try:
@@ -120,6 +148,26 @@ def _as_unprivileged(command: list[str]) -> list[str]:
     ]
 
 
+@attrs.frozen
+class PostgresServer:
+    """A running PostgreSQL: its URL and its data directory."""
+
+    url: str
+    data: Path
+
+    def pids(self) -> list[int]:
+        """The postmaster's pid and those of every process it started (its
+        backends and background workers): what stopping "the server" means."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == postmaster:
+                    children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+
 @contextlib.contextmanager
 def running_postgres(*, durable: bool = False) -> Iterator[str]:
     """A PostgreSQL on 127.0.0.1; its ``postgresql://`` URL for the superuser
@@ -128,6 +176,13 @@ def running_postgres(*, durable: bool = False) -> Iterator[str]:
     fsync off for tests; ``durable`` keeps PostgreSQL's defaults (fsync,
     ``synchronous_commit = on``: the benchmark's setting).
     """
+    with postgres_server(durable=durable) as server:
+        yield server.url
+
+
+@contextlib.contextmanager
+def postgres_server(*, durable: bool = False) -> Iterator[PostgresServer]:
+    """:func:`running_postgres`, as a :class:`PostgresServer`."""
     bindir = postgres_bin()
     if bindir is None:
         require("PostgreSQL", "apt-get install postgresql")
@@ -168,7 +223,8 @@ def running_postgres(*, durable: bool = False) -> Iterator[str]:
             timeout=300,
         )
         try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+            url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+            yield PostgresServer(url, data)
         finally:
             subprocess.run(
                 _as_unprivileged([*pg_ctl, "-m", "fast", "-w", "stop"]),

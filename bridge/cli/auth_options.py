@@ -86,7 +86,40 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
         type=float,
         default=300.0,
         metavar="SECONDS",
-        help="how long fetched keys are used before fetching again (default 300)",
+        help="how long fetched keys are used before fetching again; 0 fetches "
+        "them for every request (default 300)",
+    )
+    group.add_argument(
+        "--auth-jwks-refresh",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="least time between fetches of the keys for unknown key ids, or "
+        "after a failed fetch (default 30)",
+    )
+    group.add_argument(
+        "--auth-unknown-kid-ttl",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a key id still unknown after a fetch is refused without "
+        "another (default 60)",
+    )
+    group.add_argument(
+        "--auth-inactive-ttl",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="with --auth-introspect: how long a refused token is refused again "
+        "without asking; 0 asks every time (default 5)",
+    )
+    group.add_argument(
+        "--auth-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time for a whole exchange with the issuer: fetching its keys "
+        "(metadata included) or one introspection (default 10)",
     )
 
 
@@ -108,6 +141,7 @@ def serve_auth(args: argparse.Namespace, http: tuple[str, int] | None) -> Any:
                          "from the environment")  # fmt: skip
     from bridge.server.auth import Auth, IntrospectionVerifier, JwtVerifier
 
+    _check_times(args)
     resource = args.auth_resource or _default_resource(*http)
     audience = args.auth_audience or None
     verifier: Any
@@ -116,16 +150,31 @@ def serve_auth(args: argparse.Namespace, http: tuple[str, int] | None) -> Any:
             args.auth_introspect, client_id=args.auth_client_id,
             client_secret=os.environ.get(SERVER_SECRET_ENV), issuer=issuer,
             audience=audience, leeway=args.auth_leeway,
+            inactive_ttl=args.auth_inactive_ttl, timeout=args.auth_timeout,
         )  # fmt: skip
     else:
         verifier = JwtVerifier(
             issuer=issuer, jwks_url=args.auth_jwks, audience=audience,
             leeway=args.auth_leeway, jwks_ttl=args.auth_jwks_ttl,
+            jwks_refresh=args.auth_jwks_refresh,
+            unknown_kid_ttl=args.auth_unknown_kid_ttl, timeout=args.auth_timeout,
         )  # fmt: skip
     return Auth(
         resource=resource, authorization_servers=[issuer], verifier=verifier,
         scopes=args.auth_scope,
     )  # fmt: skip
+
+
+def _check_times(args: argparse.Namespace) -> None:
+    """Refuse a negative time, or a timeout that is not positive."""
+    for name in ("leeway", "jwks_ttl", "jwks_refresh", "unknown_kid_ttl",
+                 "inactive_ttl"):  # fmt: skip
+        value: float = getattr(args, f"auth_{name}")
+        if not value >= 0:
+            flag = "--auth-" + name.replace("_", "-")
+            raise ValueError(f"{flag} must not be negative, got {value}")
+    if not args.auth_timeout > 0:
+        raise ValueError(f"--auth-timeout must be positive, got {args.auth_timeout}")
 
 
 def _default_resource(host: str, port: int) -> str:

@@ -6,6 +6,11 @@ one line (``cannot listen on 127.0.0.1:8765: address already in use``), not
 the listener's traceback. With a store, tasks left by a process that died are
 resumed from the start (the server's run scope runs the recovery service:
 :meth:`bridge.server.Server.running`).
+
+SIGTERM drains (:func:`serve_until_drained`, for one process and for each
+worker alike): no new connections, 503 for new work, the calls in flight
+finish within ``--drain-seconds`` (:mod:`bridge.transports.http.drain`),
+then the server stops and the process exits 0.
 """
 
 from __future__ import annotations
@@ -13,31 +18,68 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import signal
 import sys
-from typing import Any, cast
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
 from bridge.server.server import Server
 
-__all__ = ["ListenError", "serve_http_announced"]
+if TYPE_CHECKING:
+    from bridge.transports.http.drain import Drain
+
+__all__ = ["ListenError", "serve_http_announced", "serve_until_drained"]
 
 
 class ListenError(Exception):
     """The address could not be bound; the text says which and why."""
 
 
+async def serve_until_drained(
+    server: Server,
+    host: str,
+    port: int,
+    options: dict[str, Any],
+    *,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """``serve_http`` until cancelled, or until SIGTERM begins its drain and
+    the drain is over; ``task_status`` gets the URL."""
+    from bridge.transports.http.drain import Drain
+    from bridge.transports.http.serve import serve_http
+
+    drain = Drain()
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def serve(*, task_status: trio.TaskStatus[str]) -> None:
+                await serve_http(
+                    server, host, port, drain=drain, task_status=task_status,
+                    **options,
+                )  # fmt: skip
+                nursery.cancel_scope.cancel()  # drained: stop hearing signals
+
+            nursery.start_soon(_drain_on, signals, drain)
+            task_status.started(await nursery.start(serve))
+
+
+async def _drain_on(signals: AsyncIterator[int], drain: Drain) -> None:
+    async for _ in signals:
+        drain.begin()
+
+
 async def serve_http_announced(
     server: Server, host: str, port: int, options: dict[str, Any]
 ) -> None:
-    """Serve until cancelled, after printing the endpoint's URL on stderr."""
-    from bridge.transports.http.app import serve_http
-
+    """Serve until cancelled or drained (SIGTERM), after printing the
+    endpoint's URL on stderr."""
     started = False
     try:
         async with trio.open_nursery() as nursery:
             url = await nursery.start(
-                functools.partial(serve_http, server, host, port, **options)
+                functools.partial(serve_until_drained, server, host, port, options)
             )
             started = True
             print(f"serving MCP at {url}", file=sys.stderr, flush=True)

@@ -66,6 +66,6 @@ def apply_store_options(server: Server, args: argparse.Namespace) -> None:
     if url is None:
         return
     try:
-        server.set_store(open_store(url))
+        server.set_store(open_store(url, timeout=server.limits.store_timeout))
     except StoreError as exc:
         raise ValueError(f"--store: {exc}") from None

@@ -27,13 +27,21 @@ timeouts) unchanged.
   any worker takes on, an answer POSTed to another worker is routed to the
   one running its call, and a killed worker's calls are taken on by the next
   worker the client reaches (:mod:`bridge.durable.presence`).
-* Ctrl-C (SIGINT) or SIGTERM stops every worker: the parent closes the
+* SIGTERM drains every worker: the parent sends each one SIGTERM, and each
+  drains as one process does (no new connections, 503 for new work, the
+  calls in flight finish within ``--drain-seconds``:
+  :mod:`bridge.transports.http.drain`) and exits 0; so does the parent once
+  they are all gone. A worker that gets SIGTERM by itself (a service manager
+  signalling the whole group) drains and exits 0 too, and the parent then
+  drains the others. Workers still running :data:`STOP_GRACE` seconds after
+  the drain's bound are killed.
+* Ctrl-C (SIGINT) stops every worker at once: the parent closes the
   *lifeline* (a pipe every worker watches), each worker cancels its calls and
-  exits, and the parent exits 130 (SIGINT) or 0 (SIGTERM). If the parent dies
-  any other way, the lifeline closes as well, so no worker outlives it. The
-  workers run in their own session, so a terminal's Ctrl-C reaches only the
-  parent. A second Ctrl-C, or workers still running after
-  :data:`STOP_GRACE` seconds, kills them.
+  exits, and the parent exits 130. If the parent dies any other way, the
+  lifeline closes as well, so no worker outlives it. The workers run in their
+  own session, so a terminal's Ctrl-C reaches only the parent. A second
+  Ctrl-C, or workers still running after :data:`STOP_GRACE` seconds, kills
+  them.
 * A worker that exits on its own (a crash, a kill, the OOM killer) is
   reported on stderr with its pid and exit status, and the parent then stops
   the others and exits 1: it does not restart workers. A crash is a bug to
@@ -44,7 +52,6 @@ timeouts) unchanged.
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import os
 import signal
@@ -135,6 +142,7 @@ def serve(server: Server, args: argparse.Namespace, options: dict[str, Any]) -> 
         argv: list[str] = getattr(args, "argv", None) or sys.argv[1:]
         command = [sys.executable, "-m", "bridge.cli", *argv]
         supervisor = _Supervisor(command, args.workers, _url(host, bound))
+        supervisor.drain_seconds = options["limits"].drain_seconds
         # With a store, the workers take the key kept in it, which outlives
         # this parent: a restarted group still opens the states in flight.
         supervisor.share_key = server.store is None
@@ -173,6 +181,7 @@ class _Supervisor:
         self.processes: list[trio.Process] = []
         self._lifeline = -1
         self.share_key = True  # generate the workers' key unless one is set
+        self.drain_seconds = 30.0  # how long a SIGTERM lets the workers drain
 
     async def run(self, port: int) -> int:
         ready_r, ready_w = os.pipe()
@@ -209,7 +218,10 @@ class _Supervisor:
         self, index: int, process: trio.Process, nursery: trio.Nursery
     ) -> None:
         status = await process.wait()
-        if not self.stopping:
+        if not self.stopping and status == 0:
+            # It drained (a SIGTERM of its own): the group is being stopped.
+            self._drain(nursery)
+        elif not self.stopping:
             how = f"signal {-status}" if status < 0 else f"code {status}"
             print(
                 f"yieldmcp: error: worker {index} (pid {process.pid}) exited with "
@@ -217,7 +229,7 @@ class _Supervisor:
                 file=sys.stderr,
             )
             self.code = EXIT_FAILURE
-            self._stop(nursery)
+            self._stop(nursery, STOP_GRACE)
         if all(p.returncode is not None for p in self.processes):
             nursery.cancel_scope.cancel()
 
@@ -236,26 +248,39 @@ class _Supervisor:
 
     async def _on_signals(self, signals: Any, nursery: trio.Nursery) -> None:
         async for signum in signals:
-            if self.stopping:  # a second Ctrl-C: do not wait for the calls
+            if signum == signal.SIGTERM:
+                self._drain(nursery)  # (again: nothing more)
+            elif self.stopping:  # a second Ctrl-C: do not wait for the calls
                 for process in self.processes:
                     if process.returncode is None:
                         process.kill()
-                continue
-            self.code = EXIT_INTERRUPTED if signum == signal.SIGINT else 0
-            self._stop(nursery)
+            else:
+                self.code = EXIT_INTERRUPTED
+                self._stop(nursery, STOP_GRACE)
 
-    def _stop(self, nursery: trio.Nursery) -> None:
-        """Close the lifeline; kill the workers still running after the grace."""
+    def _drain(self, nursery: trio.Nursery) -> None:
+        """Pass SIGTERM on to every worker still running; kill those still
+        running after the drain's bound and the grace."""
+        if self.stopping:
+            return
+        self.stopping = True
+        for process in self.processes:
+            if process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+        nursery.start_soon(self._kill_after_grace, self.drain_seconds + STOP_GRACE)
+
+    def _stop(self, nursery: trio.Nursery, grace: float) -> None:
+        """Close the lifeline; kill the workers still running after ``grace``."""
         if self.stopping:
             return
         self.stopping = True
         os.close(self._lifeline)
         self._lifeline = -1
         self.share_key = True  # generate the workers' key unless one is set
-        nursery.start_soon(self._kill_after_grace)
+        nursery.start_soon(self._kill_after_grace, grace)
 
-    async def _kill_after_grace(self) -> None:
-        await trio.sleep(STOP_GRACE)
+    async def _kill_after_grace(self, grace: float) -> None:
+        await trio.sleep(grace)
         for process in self.processes:
             if process.returncode is None:
                 log.warning(
@@ -272,23 +297,28 @@ def _work(
 ) -> int:
     index, port, ready_fd, lifeline_fd = (int(part) for part in spec.split(":"))
     host, _ = args.http
-    from bridge.transports.http.app import serve_http
+    from .serving import serve_until_drained
 
     # 2025-11-25 sessions need the store to live across workers (see above).
     sessions = server.store is not None
-    serving = functools.partial(
-        serve_http, server, host, port, reuse_port=True, sessions=sessions, **options
-    )
+    options = {**options, "reuse_port": True, "sessions": sessions}
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            await nursery.start(serving)
+
+            async def serve(*, task_status: trio.TaskStatus[str]) -> None:
+                await serve_until_drained(
+                    server, host, port, options, task_status=task_status
+                )
+                nursery.cancel_scope.cancel()  # drained (SIGTERM): exit now
+
+            await nursery.start(serve)
             os.write(ready_fd, f"{index}\n".encode())
             os.close(ready_fd)
             log.info("worker %d (pid %d) is serving", index, os.getpid())
             async with trio.lowlevel.FdStream(lifeline_fd) as lifeline:
                 while await lifeline.receive_some():
-                    pass  # nothing is ever written: EOF means stop
+                    pass  # nothing is ever written: EOF means stop at once
             nursery.cancel_scope.cancel()
 
     try:

@@ -13,12 +13,11 @@ is the client's (:mod:`bridge.client.client`).
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final, cast, final
 
+import attrs
 from jsonschema.exceptions import (
     SchemaError,
     best_match,  # pyright: ignore[reportUnknownVariableType]
@@ -26,6 +25,8 @@ from jsonschema.exceptions import (
 from jsonschema.exceptions import ValidationError as SchemaMismatch
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
+from jsonschema_rs import Validator as FastValidator
+from jsonschema_rs import validator_for as fast_validator_for
 
 from decoders.mcp import ToolCallResult
 from runtime.errors import (
@@ -34,6 +35,7 @@ from runtime.errors import (
     RequestError,
     RequestTimeout,
 )
+from runtime.lowlevel import Unresolvable, offline_validator
 
 __all__ = [
     "MAX_PAGES",
@@ -69,11 +71,15 @@ class OutputSchemas:
 
     def __init__(self) -> None:
         self._schemas: dict[str, Mapping[str, Any] | None] = {}
+        # Each schema's validator, made at its first check (None: the schema
+        # itself is invalid, so it checks nothing).
+        self._validators: dict[str, _Check | None] = {}
         self.complete = False  # every page of the last tools/list was seen
 
     def forget(self) -> None:
         """The server's tools changed: ask again before the next check."""
         self._schemas.clear()
+        self._validators.clear()
         self.complete = False
 
     def learn(self, tools: Iterable[Any], *, complete: bool) -> None:
@@ -88,6 +94,7 @@ class OutputSchemas:
                 self._schemas[name] = (
                     cast(dict[str, Any], schema) if isinstance(schema, dict) else None
                 )
+                self._validators.pop(name, None)
         self.complete = self.complete or complete
 
     async def fetch(self, name: str, request: Request) -> None:
@@ -133,7 +140,12 @@ class OutputSchemas:
                 tool=name,
                 field=None,
             )
-        found = structured_problem(schema, result.structured_content)
+        if name in self._validators:
+            check = self._validators[name]
+        else:
+            check = self._validators[name] = _validator_of(schema)
+        value = result.structured_content
+        found = None if check is None else _problem(check, value)
         if found is not None:
             field, what = found
             raise InvalidStructuredContent(
@@ -146,22 +158,52 @@ class OutputSchemas:
 
 def structured_problem(schema: Mapping[str, Any], value: Any) -> tuple[str, str] | None:
     """The field (a ``/`` path) and what is wrong with it, or None if
-    ``value`` matches ``schema``. A schema that is itself invalid checks
+    ``value`` matches ``schema``. A schema that is itself invalid, or that
+    refers (``$ref``) to a document elsewhere, which is never fetched, checks
     nothing: the server's mistake is not the result's."""
+    check = _validator_of(schema)
+    return None if check is None else _problem(check, value)
+
+
+@final
+@attrs.frozen
+class _Check:
+    """One schema's check: ``fast`` answers whether a value is valid (a
+    compiled validator, offline: it never fetches a ``$ref``); ``full``, the
+    reference implementation, decides whenever ``fast`` says no (or cannot
+    say), and names the field."""
+
+    full: Validator
+    fast: FastValidator | None
+
+
+def _problem(check: _Check, value: Any) -> tuple[str, str] | None:
+    if check.fast is not None:
+        try:
+            if check.fast.is_valid(value):
+                return None
+        except ValueError:  # a value it cannot read: the full check decides
+            pass
     try:
-        validator = _validator(json.dumps(schema, sort_keys=True))
-    except SchemaError:
+        errors = list(check.full.iter_errors(value))
+    except Unresolvable:  # a $ref elsewhere (never fetched): like an invalid schema
         return None
-    error = cast("SchemaMismatch | None", best_match(validator.iter_errors(value)))
+    error = cast("SchemaMismatch | None", best_match(errors))
     if error is None:
         return None
     where = "/".join(str(part) for part in error.absolute_path) or "<root>"
     return where, error.message
 
 
-@functools.lru_cache(maxsize=256)
-def _validator(schema_json: str) -> Validator:
-    schema = json.loads(schema_json)
+def _validator_of(schema: Mapping[str, Any]) -> _Check | None:
+    """The check of ``schema``, or None if the schema is invalid."""
     cls = validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
+    try:
+        cls.check_schema(dict(schema))
+    except SchemaError:
+        return None
+    try:
+        fast = fast_validator_for(dict(schema), validate_formats=False, offline=True)
+    except ValueError:  # e.g. a $ref it may not fetch: the full check only
+        fast = None
+    return _Check(full=offline_validator(schema), fast=fast)

@@ -4,7 +4,7 @@ With a store (``Server(store=...)``), a multi-round call keeps its journal in
 the store instead of in ``requestState``:
 
 * **The stream** ``("call", call_id)`` holds the call's journal as records
-  (:mod:`bridge.durable.records`). A round appends every answer it takes
+  (:mod:`bridge.durable.log`). A round appends every answer it takes
   from ``inputResponses``, every step result and every notice key *before* it
   moves past them where anyone could tell: before it runs a step, sends a
   notification or replies. (The tool's code between two yields runs in

@@ -26,6 +26,8 @@ from urllib.parse import urlsplit
 import attrs
 from jsonschema import Draft202012Validator
 
+from runtime.lowlevel import Unresolvable, offline_validator
+
 __all__ = ["Choice", "Field", "Invalid", "form_fields"]
 
 Kind: TypeAlias = Literal[
@@ -368,9 +370,12 @@ _FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
 
 
 def _check(schema: Mapping[str, Any], value: Any) -> None:
-    validator = Draft202012Validator(
-        dict(schema), format_checker=Draft202012Validator.FORMAT_CHECKER
+    validator = offline_validator(
+        schema, format_checker=Draft202012Validator.FORMAT_CHECKER
     )
-    error: Any = next(iter(validator.iter_errors(value)), None)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        error: Any = next(iter(validator.iter_errors(value)), None)  # pyright: ignore[reportUnknownMemberType]
+    except Unresolvable:  # a $ref elsewhere, never fetched: nothing to check
+        return
     if error is not None:
         raise Invalid(str(error.message))

@@ -26,6 +26,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 from collections.abc import Callable, Mapping
@@ -390,6 +391,16 @@ class Outbound:
         note = Notification(CANCELLED, {"requestId": request_id, "reason": reason})
         with trio.CancelScope(shield=True), trio.move_on_after(self.cancel_grace):
             await self.send_quietly(note, related)
+
+    async def flush_pumped(self) -> None:
+        """Write out what the pump still holds, if the transport takes it."""
+        flush = getattr(self.transport, "flush", None)
+        if flush is not None:
+            with (
+                trio.move_on_after(self.cancel_grace),
+                contextlib.suppress(*CLOSED_ERRORS),
+            ):
+                await flush()
 
     async def send_quietly(self, message: Message, related: RequestId | None) -> None:
         """Send, ignoring a transport that is already gone (nothing to tell)."""

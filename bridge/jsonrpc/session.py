@@ -193,22 +193,12 @@ class Session:
                     await self._receive_loop()
                 await self._drain()
                 if pump is not None:
-                    await self._flush_pumped()
+                    await self._out.flush_pumped()
                 nursery.cancel_scope.cancel()
         finally:
             if isinstance(transport, PushTransport):
                 transport.detach()
             self._close()
-
-    async def _flush_pumped(self) -> None:
-        """Write out what the pump still holds, if the transport takes it."""
-        flush = getattr(self.transport, "flush", None)
-        if flush is not None:
-            with (
-                trio.move_on_after(self._out.cancel_grace),
-                contextlib.suppress(*CLOSED_ERRORS),
-            ):
-                await flush()
 
     async def _receive_loop(self) -> None:
         while True:
@@ -351,6 +341,13 @@ class Session:
     def outstanding(self) -> list[RequestId]:
         """Ids of our requests still waiting for a reply."""
         return self._out.outstanding
+
+    @property
+    def computing(self) -> int:
+        """Of :attr:`in_flight`, those not waiting on the peer (none of our
+        requests related to them is unanswered: not a call parked on its
+        client)."""
+        return self._incoming.computing(self._out.related)
 
     @property
     def immediate(self) -> bool:

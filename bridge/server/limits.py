@@ -104,6 +104,9 @@ class ServerLimits:
         task_lease: seconds a process holds a running task before another
             may take it over (renewed while it runs): how long a task whose
             process died waits to be resumed.
+        store_timeout: seconds one operation on the store may take, waiting
+            for a worker thread included; a store that does not answer in
+            time fails the request (JSON-RPC -32603), not the process.
     """
 
     max_calls: int = attrs.field(default=2048, validator=positive)
@@ -138,6 +141,7 @@ class ServerLimits:
     max_kept_task_bytes_per_caller: int = attrs.field(
         default=32 * 1024 * 1024, validator=positive
     )
+    store_timeout: float = attrs.field(default=5.0, validator=positive)
 
 
 def busy(what: str, limit: int) -> RequestError:

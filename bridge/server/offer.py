@@ -134,13 +134,19 @@ class Offer:
         self.calls = CallSlots(limits)
         self.calls.in_flight = in_flight
         self.step_threads.resize(limits.step_threads, limits.caller_step_threads)
+        if self.store is not None:
+            self.store.timeout = limits.store_timeout
 
     def set_store(self, store: JournalStore | None) -> None:
         """Keep calls, tasks and sessions in ``store`` (None: in memory only).
 
         Set it before serving: calls in flight keep the store they began with.
         """
-        self.store = None if store is None else AsyncStore(store)
+        self.store = (
+            None
+            if store is None
+            else AsyncStore(store, timeout=self.limits.store_timeout)
+        )
         if store is not None and self.sealer.generated:
             # No key configured: a key of this process alone would make every
             # state it sealed invalid after a restart, the very case a store

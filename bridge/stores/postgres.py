@@ -19,6 +19,9 @@ started by the first ``wait``, wakes the waiters of the stream a commit
 appended to, in any process. (Polling would cost a query per waiter per
 interval and add its interval to every answer's latency.)
 
+Timeouts: :mod:`.postgres_connect` (every session's statements and lock
+waits are bounded, and TCP notices a partitioned server).
+
 Durability is the server's: with the default ``synchronous_commit = on`` a
 commit is on disk before it returns, so neither a crash of our process nor
 of PostgreSQL nor a power loss loses it; ``synchronous_commit = off`` may
@@ -35,10 +38,10 @@ from contextlib import contextmanager
 from typing import Any, Final, final
 
 import psycopg
-import psycopg.conninfo
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
 from .codec import document_of, dumps, redact
+from .postgres_connect import Connector, first_line
 from .postgres_schema import create_schema
 
 __all__ = ["PostgresStore"]
@@ -63,20 +66,15 @@ class PostgresStore:
 
     blocking = True
 
-    def __init__(self, url: str, *, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self, url: str, *, connect_timeout: float = 10.0, timeout: float = 5.0
+    ) -> None:
         self.url = url
         self._shown = redact(url)
         self._timeout = connect_timeout
-        # A connect_timeout in the URL wins over the keyword's default.
-        try:
-            given = psycopg.conninfo.conninfo_to_dict(url)
-        except psycopg.Error as exc:
-            raise StoreUnavailable(
-                f"bad store URL {self._shown}: {_line(exc)}"
-            ) from None
-        self._connect_args: dict[str, Any] = {"autocommit": True}
-        if "connect_timeout" not in given:
-            self._connect_args["connect_timeout"] = max(1, int(connect_timeout))
+        self._connector = Connector(
+            url, self._shown, connect_timeout=connect_timeout, timeout=timeout
+        )
         self._lock = threading.Lock()
         self._idle: list[psycopg.Connection[Any]] = []
         self._closed = False
@@ -267,11 +265,7 @@ class PostgresStore:
     # -- connections ---------------------------------------------------------
 
     def _connect(self) -> psycopg.Connection[Any]:
-        try:
-            return psycopg.connect(self.url, **self._connect_args)
-        except psycopg.Error as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc
-            raise StoreUnavailable(f"cannot reach {self._shown}: {reason}") from None
+        return self._connector.connect()
 
     @contextmanager
     def _connection(self) -> Generator[psycopg.Connection[Any]]:
@@ -286,9 +280,9 @@ class PostgresStore:
             yield conn
         except psycopg.OperationalError as exc:
             broken = True
-            raise StoreUnavailable(f"{self._shown}: {_line(exc)}") from exc
+            raise StoreUnavailable(f"{self._shown}: {first_line(exc)}") from exc
         except psycopg.Error as exc:
-            raise StoreError(f"{self._shown}: {_line(exc)}") from exc
+            raise StoreError(f"{self._shown}: {first_line(exc)}") from exc
         finally:
             with self._lock:
                 keep = not (broken or self._closed or conn.closed)
@@ -381,8 +375,3 @@ def _put_in(
             namespace, id, expect or 0, 0 if found is None else found[0]
         )
     return int(row[0])
-
-
-def _line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

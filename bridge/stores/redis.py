@@ -22,6 +22,11 @@ second of writes; ``appendfsync always`` loses nothing acknowledged, at one
 fsync per write. Without the AOF (RDB snapshots only) everything since the
 last snapshot can be lost. A crash of *our* process (kill -9) loses nothing
 Redis acknowledged.
+
+Timeouts: reaching Redis takes at most ``connect_timeout`` seconds, and any
+one reply at most ``timeout`` (the socket's timeout; a ``wait`` blocks in
+pieces of half of it), after which the call fails with
+:class:`~.base.StoreUnavailable`. The URL's own ``socket_timeout`` wins.
 """
 
 from __future__ import annotations
@@ -37,96 +42,9 @@ import redis.exceptions
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
 from .codec import dumps, redact
+from .redis_scripts import APPEND, PUT, PUT_APPEND, READ, SWEEP_ONE
 
 __all__ = ["RedisStore"]
-
-# The scripts' bodies as Lua functions, so one script can run both (put_and_append).
-# put(doc, index, expiry, a): a = value, expect, expiry, now, id, expiry in ms.
-_PUT_FN = """
-local function put(dk, nk, xk, a)
-  local cur = redis.call('HMGET', dk, 'ver', 'exp')
-  local ver = 0
-  if cur[1] and (cur[2] == '' or tonumber(cur[2]) > tonumber(a[4])) then
-    ver = tonumber(cur[1])
-  end
-  if a[2] ~= '' and tonumber(a[2]) ~= ver then return {0, ver} end
-  redis.call('DEL', dk)
-  redis.call('HSET', dk, 'v', a[1], 'ver', ver + 1, 'exp', a[3])
-  redis.call('SADD', nk, a[5])
-  if a[3] == '' then
-    redis.call('ZREM', xk, dk)
-  else
-    redis.call('ZADD', xk, a[3], dk)
-    redis.call('PEXPIREAT', dk, a[6])
-  end
-  return {1, ver + 1}
-end
-"""
-
-# append(stream, expiry, a, from): a[from..] = now, expiry, expiry in ms,
-# then the records.
-_APPEND_FN = """
-local function append(sk, xk, a, from)
-  local exp = redis.call('ZSCORE', xk, sk)
-  local len = redis.call('XLEN', sk)
-  if exp and tonumber(exp) <= tonumber(a[from]) then
-    redis.call('DEL', sk)
-    redis.call('ZREM', xk, sk)
-    len, exp = 0, false
-  end
-  for i = from + 3, #a do
-    redis.call('XADD', sk, '0-' .. (len + i - from - 2), 'r', a[i])
-  end
-  len = len + #a - from - 2
-  if a[from + 1] ~= '' then
-    redis.call('ZADD', xk, a[from + 1], sk)
-    redis.call('PEXPIREAT', sk, a[from + 2])
-  elseif exp then
-    redis.call('PEXPIREAT', sk, math.floor(tonumber(exp) * 1000))
-  end
-  return len
-end
-"""
-
-_PUT = _PUT_FN + "return put(KEYS[1], KEYS[2], KEYS[3], ARGV)"
-_APPEND = _APPEND_FN + "return append(KEYS[1], KEYS[2], ARGV, 1)"
-# KEYS: document, index, expiry, stream; ARGV: put's six, then append's.
-_PUT_APPEND = (
-    _PUT_FN
-    + _APPEND_FN
-    + """
-local done = put(KEYS[1], KEYS[2], KEYS[3], ARGV)
-if done[1] == 1 then append(KEYS[4], KEYS[3], ARGV, 7) end
-return done
-"""
-)
-
-_READ = """
-local exp = redis.call('ZSCORE', KEYS[2], KEYS[1])
-if exp and tonumber(exp) <= tonumber(ARGV[1]) then return {} end
-local out = {}
-for i, entry in ipairs(redis.call('XRANGE', KEYS[1], ARGV[2], '+')) do
-  out[i] = entry[2][2]
-end
-return out
-"""
-
-# Delete one key named in the expiry index if it is still expired at ARGV[1]
-# (a writer may have renewed it since the index was read).
-_SWEEP_ONE = """
-local exp = redis.call('ZSCORE', KEYS[1], KEYS[2])
-if not exp or tonumber(exp) > tonumber(ARGV[1]) then return 0 end
-redis.call('DEL', KEYS[2])
-redis.call('ZREM', KEYS[1], KEYS[2])
-if ARGV[2] ~= '' then redis.call('SREM', KEYS[3], ARGV[2]) end
-return 1
-"""
-
-
-_BLOCK_AT_MOST = 1.0
-"""Seconds one ``XREAD BLOCK`` of :meth:`RedisStore.wait` may block: under
-the client's socket timeout (5 s by default in redis-py 8), which a longer
-block would run into and fail the wait as if the server were gone."""
 
 
 @final
@@ -136,7 +54,12 @@ class RedisStore:
     blocking = True
 
     def __init__(
-        self, url: str, *, prefix: str = "yieldmcp:", connect_timeout: float = 10.0
+        self,
+        url: str,
+        *,
+        prefix: str = "yieldmcp:",
+        connect_timeout: float = 10.0,
+        timeout: float = 5.0,
     ) -> None:
         self.url = url
         self._shown = redact(url)
@@ -148,17 +71,19 @@ class RedisStore:
             # Any: redis-py's return types are unions over its modes; this
             # store runs in one (decode_responses) and converts each result.
             client: Any = redis.Redis
+            # The URL's own socket_timeout (and the rest) wins over these.
             self._client: Any = client.from_url(
-                url, decode_responses=True, socket_connect_timeout=connect_timeout
-            )
+                url, decode_responses=True, socket_connect_timeout=connect_timeout,
+                socket_timeout=timeout, socket_keepalive=True,
+            )  # fmt: skip
             self._client.ping()
         except (redis.exceptions.RedisError, ValueError) as exc:
             raise StoreUnavailable(f"cannot reach {self._shown}: {exc}") from None
-        self._put: Any = self._client.register_script(_PUT)
-        self._append: Any = self._client.register_script(_APPEND)
-        self._read: Any = self._client.register_script(_READ)
-        self._put_append: Any = self._client.register_script(_PUT_APPEND)
-        self._sweep_one: Any = self._client.register_script(_SWEEP_ONE)
+        self._put: Any = self._client.register_script(PUT)
+        self._append: Any = self._client.register_script(APPEND)
+        self._read: Any = self._client.register_script(READ)
+        self._put_append: Any = self._client.register_script(PUT_APPEND)
+        self._sweep_one: Any = self._client.register_script(SWEEP_ONE)
 
     # -- keys ----------------------------------------------------------------
 
@@ -306,13 +231,15 @@ class RedisStore:
                 # dropped them yet): do not spin on them.
                 time.sleep(min(0.05, left))
             # XREAD BLOCK returns as soon as an entry at index start or later
-            # exists, appended by any client (block=0 is "forever": ≥ 1 ms).
+            # exists, appended by any client (block=0 is "forever": ≥ 1 ms);
+            # each block ends well within the socket's timeout.
+            block = min(left, self._block_limit())
             with self._errors():
                 woke = bool(
                     self._client.xread(
                         {self._stream_key(namespace, id): f"0-{max(0, start)}"},
                         count=1,
-                        block=max(1, int(min(left, _BLOCK_AT_MOST) * 1000)),
+                        block=max(1, int(block * 1000)),
                     )
                 )
 
@@ -335,6 +262,14 @@ class RedisStore:
                 return
             self._closed = True
         self._client.close()
+
+    def _block_limit(self) -> float:
+        """Seconds one ``XREAD BLOCK`` may last: half the socket's timeout."""
+        kwargs: Any = self._client.connection_pool.connection_kwargs
+        socket_timeout: Any = kwargs.get("socket_timeout")
+        if not isinstance(socket_timeout, int | float) or socket_timeout <= 0:
+            return 60.0
+        return max(0.001, socket_timeout / 2)
 
     def _names(self, key: str) -> tuple[str, str]:
         namespace, id = json.loads(key[len(self._prefix) + 2 :])

@@ -16,29 +16,46 @@ blocks for long; it runs on ``trio.to_thread`` (at most ``wait_threads`` at
 once) in slices of at most a second, so a cancelled waiter never holds a
 thread for long and never blocks the workers. The in-memory store is called
 inline: it never waits on I/O.
+
+**One deadline per operation.** A store that stops answering (a partition
+that resets nothing, a stopped server, a lock another process keeps) must
+not hold a request forever: every operation of a blocking store, queueing
+for a worker included, gets ``timeout`` seconds (``--store-timeout``, 5 by
+default), after which the caller gets :class:`~.base.StoreUnavailable`. The
+call itself cannot be taken back: one still queued is dropped, one already
+running finishes in its thread when the store answers (a write may then
+land after its caller was told it failed, as with any timeout on a
+network), and its answer goes nowhere. One watchdog thread per store gives
+up on the jobs past their deadline (not a timer per call: a call's cost is
+a clock read). A :meth:`wait` gets its own ``timeout`` plus this one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, final, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, final, runtime_checkable
 
-import attrs
 import outcome
 import trio
 
-from .base import Document, JournalStore
+from .base import Document, JournalStore, StoreUnavailable
 
 log = logging.getLogger("yieldmcp.stores")
 
-__all__ = ["AsyncStore", "BatchAppender"]
+__all__ = ["DEFAULT_TIMEOUT", "AsyncStore", "BatchAppender"]
+
+DEFAULT_TIMEOUT: Final = 5.0
+"""Seconds one store operation may take, by default (``--store-timeout``)."""
 
 _T = TypeVar("_T")
 _BATCH = 64  # most jobs a worker takes from the queue at once
 _IDLE = 10.0  # seconds a worker waits for work before its thread ends
+_LOOK_EVERY = 0.5  # most seconds the watchdog sleeps with nothing to watch
 
 AppendArgs = tuple[str, str, Sequence[Mapping[str, Any]], float | None]
 
@@ -52,12 +69,26 @@ class BatchAppender(Protocol):
 
 @final
 class AsyncStore:
-    """The async face of a :class:`~bridge.stores.base.JournalStore`."""
+    """The async face of a :class:`~bridge.stores.base.JournalStore`.
+
+    Args:
+        store: the backend.
+        threads: worker threads running a blocking backend's calls.
+        wait_threads: threads waiting on a blocking backend at once.
+        timeout: seconds each operation may take, queueing included (see
+            the module doc); None: no bound. Settable later.
+    """
 
     def __init__(
-        self, store: JournalStore, *, threads: int = 8, wait_threads: int = 256
+        self,
+        store: JournalStore,
+        *,
+        threads: int = 8,
+        wait_threads: int = 256,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
         self.store = store
+        self.timeout = timeout
         # Waits get their own, larger pool: a waiter holds a thread (mostly
         # asleep) for up to a second at a time, and every parked task or
         # call may wait at once; sharing a few threads would delay wake-ups.
@@ -67,7 +98,7 @@ class AsyncStore:
     async def _run(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         if not self.store.blocking:
             return fn(*args, **kwargs)
-        return await self._workers.run(lambda: fn(*args, **kwargs))
+        return await self._workers.run(lambda: fn(*args, **kwargs), self.timeout)
 
     async def get(self, namespace: str, id: str) -> Document | None:
         return await self._run(self.store.get, namespace, id)
@@ -103,6 +134,7 @@ class AsyncStore:
             return self.store.append(namespace, id, records, expires_at=expires_at)
         return await self._workers.run(
             lambda: self.store.append(namespace, id, records, expires_at=expires_at),
+            self.timeout,
             (namespace, id, records, expires_at),
         )
 
@@ -143,16 +175,26 @@ class AsyncStore:
 
         Cancellable: a blocking backend's wait is done in short slices so a
         cancelled trio task never leaves a thread blocked for long.
+
+        Raises:
+            StoreUnavailable: a slice took :attr:`timeout` seconds longer
+                than asked (the store stopped answering).
         """
         if not self.store.blocking:
             return await _poll_inline(self.store, namespace, id, start, timeout)
         deadline = trio.current_time() + timeout
+        grace = math.inf if self.timeout is None else self.timeout
         while True:
             left = deadline - trio.current_time()
             piece = max(0.0, min(left, 1.0))
-            found = await trio.to_thread.run_sync(
-                self.store.wait, namespace, id, start, piece, limiter=self._limiter
-            )
+            found: list[Mapping[str, Any]] = []
+            with trio.move_on_after(piece + grace) as late:
+                found = await trio.to_thread.run_sync(
+                    self.store.wait, namespace, id, start, piece,
+                    limiter=self._limiter, abandon_on_cancel=True,
+                )  # fmt: skip
+            if late.cancelled_caught:
+                raise _late(self.timeout)
             if found or left <= piece:
                 return found
 
@@ -160,47 +202,94 @@ class AsyncStore:
         return await self._run(self.store.sweep, now)
 
     async def aclose(self) -> None:
-        await self._run(self.store.close)
-        self._workers.stop()
+        try:
+            await self._run(self.store.close)
+        finally:
+            self._workers.stop()
 
 
-@attrs.frozen
+def _late(timeout: float | None) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"the store did not answer within {timeout:g} s (--store-timeout)"
+    )
+
+
+@final
 class _Job:
-    """One call for a worker; ``append`` set when it may join a batch."""
+    """One call for a worker; ``append`` set when it may join a batch.
 
-    call: Callable[[], Any]
-    append: AppendArgs | None
-    deliver: Callable[[outcome.Outcome[Any]], None]
+    ``deadline`` is ``timeout`` seconds from its start, on
+    :func:`time.monotonic`'s clock (inf: none). Its outcome goes back
+    through ``settle``, on the trio thread, once: from the worker, or from
+    the watchdog when the deadline passed first.
+    """
+
+    __slots__ = ("append", "call", "deadline", "settle", "timeout")
+
+    def __init__(
+        self,
+        call: Callable[[], Any],
+        append: AppendArgs | None,
+        timeout: float | None,
+        settle: Callable[[outcome.Outcome[Any]], None],
+    ) -> None:
+        self.call = call
+        self.append = append
+        self.timeout = math.inf if timeout is None else timeout
+        self.deadline = time.monotonic() + self.timeout
+        self.settle = settle
 
 
 class _Workers:
-    """The store's worker threads and their queue."""
+    """The store's worker threads and their queue, and the watchdog thread
+    that gives up on a job past its deadline (one thread, not a timer per
+    call: the hot path pays for a clock read)."""
 
     def __init__(self, store: JournalStore, most: int) -> None:
         self._store = store
         self._most = most
         self._jobs: list[_Job] = []
-        self._ready = threading.Condition()
+        lock = threading.Lock()
+        self._ready = threading.Condition(lock)  # workers wait on it
+        self._due = threading.Condition(lock)  # the watchdog waits on it
+        self._waiting: dict[_Job, None] = {}  # jobs with a deadline, oldest first
+        self._watchdog = False
+        self._look_every = _LOOK_EVERY
         self._threads = 0
         self._idle = 0
         self._stopped = False
 
     async def run(
-        self, call: Callable[[], Any], append: AppendArgs | None = None
+        self,
+        call: Callable[[], Any],
+        timeout: float | None = None,
+        append: AppendArgs | None = None,
     ) -> Any:
-        """Run ``call`` on a worker; its value (or exception) here."""
+        """Run ``call`` on a worker; its value (or exception) here.
+
+        Raises:
+            StoreUnavailable: no outcome within ``timeout`` seconds.
+        """
         await trio.lowlevel.checkpoint_if_cancelled()
         task = trio.lowlevel.current_task()
         token = trio.lowlevel.current_trio_token()
+        settled = False
 
-        def deliver(result: outcome.Outcome[Any]) -> None:
+        def settle_here(result: outcome.Outcome[Any]) -> None:
+            nonlocal settled
+            if not settled:  # the first of the answer and the deadline wins
+                settled = True
+                trio.lowlevel.reschedule(task, result)
+
+        def settle(result: outcome.Outcome[Any]) -> None:
             # RunFinishedError: the caller's run is over, no one waits.
             with contextlib.suppress(trio.RunFinishedError):
-                token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+                token.run_sync_soon(settle_here, result)
 
-        self._submit(_Job(call, append, deliver))
+        self._submit(_Job(call, append, timeout, settle))
         # FAILED: a write in flight cannot be taken back, so a cancelled
-        # caller waits for it and sees the cancellation just after.
+        # caller waits for it (or its deadline) and sees the cancellation
+        # just after.
         return await trio.lowlevel.wait_task_rescheduled(
             lambda _: trio.lowlevel.Abort.FAILED
         )
@@ -208,6 +297,16 @@ class _Workers:
     def _submit(self, job: _Job) -> None:
         with self._ready:
             self._jobs.append(job)
+            if job.deadline != math.inf:
+                self._waiting[job] = None
+                # Never woken from here (a thread hand-off per call): with
+                # nothing to watch, it looks again every tenth of a timeout.
+                self._look_every = min(_LOOK_EVERY, job.timeout / 10)
+                if not self._watchdog:
+                    self._watchdog = True
+                    threading.Thread(
+                        target=self._watch, name="yieldmcp-store-watchdog", daemon=True
+                    ).start()
             if self._idle == 0 and self._threads < self._most:
                 self._threads += 1
                 threading.Thread(
@@ -216,10 +315,29 @@ class _Workers:
             else:
                 self._ready.notify()
 
+    def _watch(self) -> None:
+        """Give up on jobs past their deadline: a queued one is dropped, a
+        running one finishes in its thread, its answer going nowhere."""
+        with self._due:
+            while not self._stopped:
+                now = time.monotonic()
+                while self._waiting:
+                    job = next(iter(self._waiting))  # the oldest: due first
+                    if job.deadline > now:
+                        break
+                    del self._waiting[job]
+                    with contextlib.suppress(ValueError):
+                        self._jobs.remove(job)  # not started: it never will
+                    job.settle(outcome.Error(_late(job.timeout)))
+                soonest = next(iter(self._waiting), None)
+                due = self._look_every if soonest is None else soonest.deadline - now
+                self._due.wait(due)
+
     def stop(self) -> None:
         with self._ready:
             self._stopped = True
             self._ready.notify_all()
+            self._due.notify_all()
 
     def _work(self) -> None:
         with self._ready:
@@ -238,8 +356,10 @@ class _Workers:
             # then wake this thread instead of starting another one.
             with self._ready:
                 self._idle += 1
+                for job, _ in done:
+                    self._waiting.pop(job, None)  # (no deadline to watch now)
             for job, result in done:
-                job.deliver(result)
+                job.settle(result)
 
     def _run_batch(self, batch: list[_Job]) -> list[tuple[_Job, outcome.Outcome[Any]]]:
         done: list[tuple[_Job, outcome.Outcome[Any]]] = []

@@ -312,14 +312,23 @@ class SQLiteStore:
     def _write(self) -> Generator[sqlite3.Connection]:
         # BEGIN IMMEDIATE takes the write lock before the first read, so the
         # read-check-write of a compare-and-swap is atomic across processes.
-        with self._writing, self._connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
+        # Our writers queue for at most the busy timeout too (not forever).
+        if not self._writing.acquire(timeout=self.busy_timeout):
+            raise StoreUnavailable(
+                f"sqlite:{self.path}: another writer held the database for "
+                f"{self.busy_timeout:g} s (busy_timeout)"
+            )
+        try:
+            with self._connection() as conn:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.rollback()
+                    raise
+                conn.commit()
+        finally:
+            self._writing.release()
 
     def _acquire(self) -> sqlite3.Connection:
         with self._lock:

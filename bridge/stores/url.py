@@ -15,14 +15,20 @@ from urllib.parse import parse_qsl
 
 from .base import JournalStore, StoreUnavailable
 from .memory import MemoryStore
+from .running import DEFAULT_TIMEOUT
 
 __all__ = ["open_store", "sqlite_options", "sqlite_path"]
 
 _SQLITE_OPTIONS = {"busy_timeout": float, "poll_interval": float, "synchronous": str}
 
 
-def open_store(url: str) -> JournalStore:
+def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> JournalStore:
     """The store a URL names.
+
+    ``timeout`` bounds what a network store lets one call hang on: Redis's
+    socket timeout, PostgreSQL's statement and lock timeouts and TCP checks
+    (the URL's own settings win). SQLite's equivalent is its
+    ``busy_timeout`` option.
 
     Raises:
         StoreUnavailable: the URL names no known backend, or it cannot be opened
@@ -40,13 +46,13 @@ def open_store(url: str) -> JournalStore:
             from .redis import RedisStore
         except ImportError:
             raise _missing("redis", "redis") from None
-        return RedisStore(url)
+        return RedisStore(url, timeout=timeout)
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from .postgres import PostgresStore
         except ImportError:
             raise _missing("postgres", "psycopg") from None
-        return PostgresStore(url)
+        return PostgresStore(url, timeout=timeout)
     raise StoreUnavailable(
         f"unknown store {url!r}: expected memory:, sqlite:PATH, "
         "redis://HOST:PORT/DB or postgresql://..."

@@ -27,11 +27,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 import attrs
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
 from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
 from pydantic import BaseModel, ValidationError
 
 from ..effects.canonical import canonical_json
@@ -49,6 +47,7 @@ from ..messages import (
 )
 from ..replies import SampleReply
 from ..results import Exchange, ParseError, SampleResult
+from ..wire.schemas import offline_validator
 
 P = TypeVar("P")
 
@@ -338,5 +337,4 @@ def _first_schema_error(schema: Mapping[str, Any], instance: Any) -> str | None:
 @functools.lru_cache(maxsize=256)
 def _validator(schema_json: bytes) -> Validator:
     schema = json.loads(schema_json)
-    cls = validator_for(schema, default=Draft202012Validator)
-    return cls(schema)
+    return offline_validator(schema)

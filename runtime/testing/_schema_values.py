@@ -17,7 +17,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
+
+from ..wire.schemas import offline_validator
 
 __all__ = ["from_schema", "invalid_arguments", "invalid_for", "texts"]
 
@@ -33,7 +34,7 @@ def from_schema(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
 
 
 def _checker(schema: Mapping[str, Any]) -> Callable[[Any], bool]:
-    validator = Draft202012Validator(dict(schema))
+    validator = offline_validator(schema)
 
     def is_valid(value: Any) -> bool:
         return bool(validator.is_valid(value))  # pyright: ignore[reportUnknownMemberType]

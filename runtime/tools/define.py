@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, cast, overload
 
 import jsonschema
+from jsonschema.protocols import Validator
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..context import Context, ElicitKey
@@ -47,6 +48,7 @@ from ..elicitation.schema import elicitation_schema
 from ..errors import InvalidTool
 from ..principal import scope_set
 from ..steps.tools import as_program, before_program, code_version
+from ..wire.schemas import offline_validator
 from .signature import arguments_of, hints_of
 from .value import Program as Program
 from .value import TaskFrom, TaskSupport
@@ -247,9 +249,7 @@ def _scopes(name: str, scopes: Iterable[str]) -> frozenset[str]:
         raise InvalidTool(f"tool {name!r}: {exc}") from None
 
 
-def _schema_validator(
-    name: str, schema: Mapping[str, Any] | None
-) -> jsonschema.Draft202012Validator | None:
+def _schema_validator(name: str, schema: Mapping[str, Any] | None) -> Validator | None:
     if schema is None:
         return None
     if schema.get("type") != "object":
@@ -260,7 +260,7 @@ def _schema_validator(
         raise InvalidTool(
             f"tool {name!r}: input_schema is invalid: {exc.message}"
         ) from None
-    return jsonschema.Draft202012Validator(copy.deepcopy(dict(schema)))
+    return offline_validator(copy.deepcopy(dict(schema)))
 
 
 def _elicits(tool_name: str, elicits: Elicits | None) -> dict[str, type[BaseModel]]:

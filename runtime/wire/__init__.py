@@ -1,9 +1,11 @@
 """Strict validation of wire JSON against pydantic models, unions by tag.
 
 Owns :func:`check_json` (a wire model's verdict, validating one member of a
-tagged union instead of all of them) and :func:`check_form_properties` (an
-elicitation form's properties against the MCP wire schema), which ``encoders``
-and ``decoders`` use through :mod:`runtime.lowlevel`.
+tagged union instead of all of them), :func:`check_form_properties` (an
+elicitation form's properties against the MCP wire schema) and
+:func:`offline_validator` (a JSON Schema validator that fetches no
+``$ref``), which ``encoders``, ``decoders`` and ``bridge`` use through
+:mod:`runtime.lowlevel`.
 
 It does not know MCP's models (the caller passes them) or the JSON forms of
 the runtime's values (:mod:`runtime.codec`).

@@ -33,7 +33,7 @@ import trio
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
-from bridge.transports.http.app import hypercorn_config
+from bridge.transports.http import hypercorn_config
 
 
 class Issuer:

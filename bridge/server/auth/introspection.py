@@ -14,29 +14,39 @@ credentials) and accepts it only if the answer says, in order:
    take ``leeway`` seconds;
 5. ``sub`` names the subject.
 
-Each request asks the endpoint; nothing is cached (a revoked token stops
-working at once). An endpoint that cannot be reached, or answers anything but
-HTTP 200 with a JSON object, raises :class:`httpx.HTTPError`: the request is
-answered 503.
+A token the answer accepts is asked about again at every request: nothing
+positive is cached, so a revoked token stops working at once. A token it
+refuses (inactive, or failing a check) is remembered as refused for
+``inactive_ttl`` seconds (5 by default; at most 10,000 tokens, by digest),
+so a flood of the same garbage costs the endpoint one question per token.
+
+One HTTP client is kept (its connections reused; :meth:`aclose` closes it,
+the server does when it stops), each exchange has one deadline
+(``timeout``: connecting and every read), and the answer is read up to
+64 KiB and no further. An endpoint that cannot be reached in time, or
+answers anything but HTTP 200 with a JSON object under that size, raises
+:class:`httpx.HTTPError`: the request is answered 503.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal, cast, final
+from typing import Any, Final, Literal, final
 
 import httpx
 
 from runtime.errors import InvalidToken
 from runtime.principal import Principal
 
-from ._http import http_client
+from ._http import IssuerClient, IssuerError, fetch
 from .verifiers import check_audience, check_times, principal_from_claims
 
 __all__ = ["IntrospectionVerifier"]
 
 _MAX_ANSWER: Final = 64 * 1024
+_REFUSED: Final = 10_000  # refused tokens remembered, at most
 
 
 @final
@@ -53,8 +63,10 @@ class IntrospectionVerifier:
         audience: accepted ``aud`` values; default: the resource verified for.
         require_audience: refuse an answer that names no audience.
         leeway: seconds of clock skew allowed on ``exp`` and ``nbf``.
-        timeout: seconds for each request to the endpoint.
-        http: the httpx client to use (default: one per request).
+        inactive_ttl: seconds a refused token is refused again without
+            asking (0: ask every time).
+        timeout: seconds for each exchange with the endpoint, whole.
+        http: the httpx client to use (default: one of its own, kept).
         clock: seconds since the epoch.
     """
 
@@ -71,6 +83,7 @@ class IntrospectionVerifier:
         audience: str | Sequence[str] | None = None,
         require_audience: bool = True,
         leeway: float = 60.0,
+        inactive_ttl: float = 5.0,
         timeout: float = 10.0,
         http: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.time,
@@ -83,12 +96,18 @@ class IntrospectionVerifier:
         self.audience = (audience,) if isinstance(audience, str) else audience
         self.require_audience = require_audience
         self.leeway = leeway
+        self.inactive_ttl = inactive_ttl
         self.timeout = timeout
-        self._http = http
+        self._http = IssuerClient(http, timeout)
         self.clock = clock
+        self._refused: dict[bytes, tuple[float, str]] = {}  # digest -> until, why
 
     def __repr__(self) -> str:  # never the secret
         return f"IntrospectionVerifier({self.endpoint!r}, client_id={self.client_id!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (a later request makes another)."""
+        await self._http.aclose()
 
     async def verify(self, token: str, *, resource: str) -> Principal:
         """The principal of an active ``token`` valid for ``resource``.
@@ -97,7 +116,26 @@ class IntrospectionVerifier:
             InvalidToken: the answer refuses the token (the message says why).
             httpx.HTTPError: the endpoint could not be asked.
         """
+        digest = hashlib.sha256(f"{resource}\0{token}".encode()).digest()
+        refused = self._refused.get(digest)
+        now = self.clock()
+        if refused is not None and refused[0] > now:
+            raise InvalidToken(refused[1])
         claims = await self._introspect(token)
+        try:
+            return self._check(claims, resource)
+        except InvalidToken as exc:
+            if self.inactive_ttl > 0:
+                self._remember(digest, str(exc))
+            raise
+
+    def _remember(self, digest: bytes, why: str) -> None:
+        self._refused.pop(digest, None)
+        if len(self._refused) >= _REFUSED:
+            del self._refused[next(iter(self._refused))]  # the oldest
+        self._refused[digest] = (self.clock() + self.inactive_ttl, why)
+
+    def _check(self, claims: dict[str, Any], resource: str) -> Principal:
         if claims.get("active") is not True:
             raise InvalidToken("the token is not active")
         if self.issuer is not None and claims.get("iss") != self.issuer:
@@ -117,25 +155,13 @@ class IntrospectionVerifier:
                 form |= {"client_id": self.client_id, "client_secret": self._secret}
         elif self.client_id is not None:
             form["client_id"] = self.client_id
-        headers = {"Accept": "application/json"}
-        async with http_client(self._http, self.timeout) as http:
-            response = await http.post(
-                self.endpoint, data=form, auth=auth or httpx.USE_CLIENT_DEFAULT,
-                headers=headers,
-            )  # fmt: skip
-        if response.status_code != 200:
-            raise httpx.HTTPStatusError(
-                f"introspection at {self.endpoint} answered HTTP "
-                f"{response.status_code}",
-                request=response.request,
-                response=response,
+        answer = await fetch(
+            self._http.get(), "POST", self.endpoint, limit=_MAX_ANSWER,
+            seconds=self.timeout, what="the introspection answer", data=form,
+            auth=auth or httpx.USE_CLIENT_DEFAULT,
+        )  # fmt: skip
+        if answer.status != 200:
+            raise IssuerError(
+                f"introspection at {self.endpoint} answered HTTP {answer.status}"
             )
-        if len(response.content) > _MAX_ANSWER:
-            raise httpx.DecodingError("the introspection answer is too large")
-        try:
-            answer: Any = response.json()
-        except ValueError:
-            raise httpx.DecodingError("the introspection answer is not JSON") from None
-        if not isinstance(answer, dict):
-            raise httpx.DecodingError("the introspection answer is not an object")
-        return cast(dict[str, Any], answer)
+        return answer.json_object("the introspection answer")

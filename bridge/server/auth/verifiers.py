@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from runtime.errors import InvalidToken
 from runtime.principal import Principal
 
+if TYPE_CHECKING:
+    import trio
+
 __all__ = [
+    "KeepsClient",
+    "RefreshesKeys",
     "TokenVerifier",
     "audiences",
     "check_audience",
@@ -32,6 +37,22 @@ __all__ = [
     "principal_from_claims",
     "scopes_of",
 ]
+
+
+@runtime_checkable
+class KeepsClient(Protocol):
+    """A verifier that keeps an HTTP client between requests (both
+    built-ins): the server closes it when it stops serving."""
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class RefreshesKeys(Protocol):
+    """A verifier whose keys get old (:class:`~.jwt.JwtVerifier`): the
+    server gives it a nursery to refresh them in, so no request waits."""
+
+    def refresh_in(self, nursery: trio.Nursery | None) -> None: ...
 
 
 class TokenVerifier(Protocol):

@@ -10,8 +10,9 @@ sweeping and resuming tasks whose process died (:mod:`.service`).
 Does not own: what a tool's effects mean or how a round replays them
 (:mod:`bridge.server.calls.rounds`, :mod:`bridge.server.modern`), the store
 (:mod:`bridge.stores`), the journal's record format
-(:mod:`bridge.durable.records`), or HTTP (the transport calls
-:func:`respond`). The 2025-11-25 era's experimental tasks are not served.
+(:mod:`runtime.call.journal`, kept by :mod:`bridge.durable.log`), or HTTP
+(the transport calls :func:`respond`). The 2025-11-25 era's experimental
+tasks are not served.
 """
 
 from .methods import TASKS_EXTENSION as TASKS_EXTENSION

@@ -7,13 +7,14 @@ errors refusing one (:mod:`.eras`), what it checks before any MCP
 SSE streams and their replay buffer are :mod:`.legacy_session`,
 :mod:`.streams` and :mod:`.events`, whose responses are
 :mod:`.legacy_answer`, and whose expiry and eviction are :mod:`.expiry`;
-with a store, sessions other processes take on, :mod:`.durable`, and this
-process's lease and inbox among them, :mod:`.presence`) and the 2026-07-28
+with a store, taking sessions and their calls on from another process,
+:mod:`.durable`, over :mod:`bridge.durable`'s records) and the 2026-07-28
 side (:mod:`.modern`: one self-contained POST at a time), and serving it
-(:func:`serve_http`) on the HTTP/1.1 server of :mod:`.serving` (h11 on
-trio: keep-alive, timeouts, the connection cap).
+(:func:`serve_http`, in :mod:`.serve`) on the HTTP/1.1 server of
+:mod:`.serving` (h11 on trio: keep-alive, timeouts, the connection cap),
+draining it on SIGTERM (:mod:`.drain`).
 The ASGI app is public: mount it in another ASGI server if you like
-(:func:`hypercorn_config` for hypercorn).
+(:mod:`.mount`: :func:`hypercorn_config` for hypercorn).
 
 Does not own: answering MCP requests (``bridge.server``), or the client's
 half of HTTP (``bridge.client.http``).
@@ -24,8 +25,8 @@ from .app import SUPPORTED_VERSIONS as SUPPORTED_VERSIONS
 from .app import HttpLimits as HttpLimits
 from .app import McpHttpApp as McpHttpApp
 from .app import header_era as header_era
-from .app import hypercorn_config as hypercorn_config
-from .app import serve_http as serve_http
+from .mount import hypercorn_config as hypercorn_config
+from .serve import serve_http as serve_http
 
 __all__ = [
     "ENDPOINT",

@@ -1,10 +1,11 @@
 """Streamable HTTP: a server's MCP endpoint at ``/mcp``, served on h11 and trio.
 
-:func:`serve_http` is the entry point (``yieldmcp serve FILE --http HOST:PORT``
-calls it; :mod:`.serving` is its HTTP/1.1 server); :class:`McpHttpApp` is the
-ASGI application it serves, also usable with any trio ASGI server (hypercorn:
-:func:`hypercorn_config`). Both protocol eras share the endpoint, routed by the
-``MCP-Protocol-Version`` header (:func:`header_era`):
+:func:`~.serve.serve_http` is the entry point (``yieldmcp serve FILE --http
+HOST:PORT`` calls it; :mod:`.serving` is its HTTP/1.1 server);
+:class:`McpHttpApp` is the ASGI application it serves, also usable with any
+trio ASGI server (hypercorn: :func:`hypercorn_config`). Both protocol eras
+share the endpoint, routed by the ``MCP-Protocol-Version`` header
+(:func:`header_era`):
 
 * a modern version (2026-07-28) → the 2026-07-28 path (``_modern_routes``):
   stateless POSTs, header ladder, GET/DELETE → 405;
@@ -34,16 +35,19 @@ token (401 before the body is read) and the scopes its message needs (403),
 and a 2025-11-25 session belongs to the caller who opened it (404 for anyone
 else, as for an unknown session).
 
-Request bodies are never logged. This module owns routing and the server's
-lifetime; it does not answer MCP methods.
+While it drains (:attr:`McpHttpApp.draining`: SIGTERM in ``yieldmcp
+serve``), it refuses new work with 503; :mod:`.drain` says what, and what
+it waits for (:meth:`McpHttpApp.in_flight`).
+
+Request bodies are never logged. This module owns routing; the server's
+lifetime is :mod:`.serve`'s. It does not answer MCP methods.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, final
 
 import trio
@@ -60,6 +64,7 @@ from bridge.jsonrpc.messages import (
 )
 
 from . import asgi as _asgi
+from . import drain as _drain
 from . import modern as _modern_routes
 from . import protect as _protect
 from . import serving as _serving
@@ -74,12 +79,12 @@ from .eras import (
     unsupported_version,
 )
 from .eras import refuse_version as _refuse_version
-from .guard import LOOPBACK_HOSTS, Guard, accepts, json_content_type
+from .guard import Guard, accepts, json_content_type
 from .legacy import DEFAULT_VERSION, LegacyEndpoint
+from .mount import hypercorn_config as hypercorn_config
+from .mount import lifespan
 
 if TYPE_CHECKING:
-    from hypercorn.config import Config
-
     from bridge.server.server import Server
     from runtime.principal import Principal
 
@@ -89,13 +94,12 @@ __all__ = [
     "HttpLimits",
     "McpHttpApp",
     "header_era",
-    "serve_http",
 ]
 
 log = logging.getLogger("yieldmcp.http")
 
 ENDPOINT = "/mcp"
-_WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+_LISTEN = "subscriptions/listen"  # waits for changes: no work a drain waits for
 
 
 async def _plain(send: Send, status: int, text: str, **headers: str) -> None:
@@ -136,10 +140,20 @@ class McpHttpApp:
         self.guard = guard or Guard()
         self.limits = limits or HttpLimits()
         self.legacy = LegacyEndpoint(server, self.limits, nursery)
+        self._nursery = nursery
+        self._attended: object = None  # the verifier given the nursery
+        self.draining = False  # refusing new work (see .drain)
+        self._rounds = 0  # 2026-07-28 requests being answered, but listens
+
+    def in_flight(self) -> int:
+        """What a drain waits for (:mod:`.drain`): with a store, not the
+        2025-11-25 calls waiting on their client."""
+        parked = self.server.store is None
+        return self._rounds + self.legacy.calls_in_flight(parked=parked)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
 
@@ -159,11 +173,17 @@ class McpHttpApp:
             return
         principal: Principal | None = None
         if auth is not None:
+            if auth.verifier is not self._attended:
+                self._attended = auth.verifier
+                _protect.attend(auth, self._nursery)
             principal = await _protect.check(auth, headers, send)
             if principal is None:
                 return
         method = scope["method"]
         era = header_era(headers)
+        if self.draining and _drain.is_new_work(method, headers, None):
+            await _drain.refuse(send)  # (a POST is decided once it is read)
+            return
         if method == "POST":
             await self._post(scope, headers, era, principal, receive, send)
         elif method in ("GET", "DELETE"):
@@ -216,6 +236,9 @@ class McpHttpApp:
             self.server, principal, message, send
         ):
             return
+        if self.draining and _drain.is_new_work("POST", headers, message):
+            await _drain.refuse(send)
+            return
         if era is None and _modern_routes.has_envelope(message):
             era = "modern"  # the ladder says how the header and envelope disagree
         request_id = message.id if isinstance(message, Request) else None
@@ -223,15 +246,16 @@ class McpHttpApp:
             error = unsupported_version(headers[VERSION_HEADER], SUPPORTED_VERSIONS)
             await _refuse_version(send, request_id, error)
         elif era == "modern":
-            await _modern_routes.post(
-                self.server,
-                headers,
-                message,
-                receive,
-                send,
-                self.limits,
-                principal=principal,
-            )
+            listens = isinstance(message, Request) and message.method == _LISTEN
+            work = 0 if listens else 1
+            self._rounds += work
+            try:
+                await _modern_routes.post(
+                    self.server, headers, message, receive, send, self.limits,
+                    principal=principal,
+                )  # fmt: skip
+            finally:
+                self._rounds -= work
         elif not self.sessions:
             requested = headers.get(VERSION_HEADER) or _offered_version(message)
             await _refuse_version(send, request_id, sessions_refused(requested))
@@ -295,107 +319,3 @@ def _offered_version(message: Message) -> str | None:
     params = message.params if isinstance(message, Request) else None
     offered = params.get("protocolVersion") if params is not None else None
     return offered if isinstance(offered, str) else None
-
-
-async def _lifespan(receive: Receive, send: Send) -> None:
-    # Nothing to set up or tear down: sessions live in the caller's nursery.
-    while True:
-        event = await receive()
-        if event["type"] == "lifespan.startup":
-            await send({"type": "lifespan.startup.complete"})
-        elif event["type"] == "lifespan.shutdown":
-            await send({"type": "lifespan.shutdown.complete"})
-            return
-
-
-def _bind(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def hypercorn_config(host: str, port: int) -> Config:
-    """hypercorn's settings for serving :class:`McpHttpApp` at ``host:port``
-    (``hypercorn.trio.serve(app, config)``): errors to the ``hypercorn.error``
-    logger, no access log."""
-    from hypercorn.config import Config
-
-    config = Config()
-    config.bind = [_bind(host, port)]
-    config.errorlog = logging.getLogger("hypercorn.error")
-    config.accesslog = None
-    return config
-
-
-async def serve_http(
-    server: Server,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    *,
-    allowed_origins: Iterable[str] = (),
-    allowed_hosts: Iterable[str] = (),
-    limits: HttpLimits | None = None,
-    reuse_port: bool = False,
-    sessions: bool = True,
-    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Serve ``server`` at ``http://HOST:PORT/mcp`` until cancelled.
-
-    On the HTTP/1.1 server of :mod:`.serving` (to use another ASGI server,
-    mount :class:`McpHttpApp`). Bind to loopback unless the server must be
-    reachable from elsewhere; then list its names in ``allowed_hosts``.
-
-    Args:
-        server: the tools, resources and prompts to serve.
-        host: the address to bind (``127.0.0.1``; ``::1`` for IPv6).
-        port: the TCP port (0: any free port; see ``task_status``).
-        allowed_origins: browser origins (``scheme://host[:port]``) allowed
-            besides the server's own (an accepted host on the server's port).
-        allowed_hosts: ``Host`` names accepted besides loopback ones and
-            ``host`` itself.
-        limits: bounds on connections, bodies, sessions, queues and stores.
-        reuse_port: let other processes listen on the same port
-            (``SO_REUSEPORT``; the kernel spreads connections among them).
-        sessions: serve the 2025-11-25 era (False: refuse it, as several
-            workers sharing the port must; see :class:`McpHttpApp`).
-        task_status: started with the endpoint's URL (``nursery.start``),
-            which names the bound port.
-    """
-    limits = limits or HttpLimits()
-    hosts = [*allowed_hosts] + ([] if host in _WILDCARDS else [host])
-    guard = Guard(allowed_hosts=hosts, allowed_origins=allowed_origins)
-    settings = _serving.ConnectionSettings(
-        header_timeout=limits.header_timeout,
-        keepalive_timeout=limits.keepalive_timeout,
-        write_timeout=limits.body_timeout,
-        body_timeout=limits.body_timeout,
-        max_header_bytes=limits.max_header_bytes,
-    )
-    try:
-        async with server.running(), trio.open_nursery() as nursery:
-            app = McpHttpApp(
-                server, nursery, guard=guard, limits=limits, sessions=sessions
-            )
-            start = functools.partial(
-                _serving.serve_app,
-                app,
-                host,
-                port,
-                settings=settings,
-                max_connections=limits.max_connections,
-                backlog=limits.backlog,
-                reuse_port=reuse_port,
-            )
-            listener: _serving.Listener = await nursery.start(start)
-            bound, bound_port = listener.address
-            url = f"http://{_bind(bound, bound_port)}{ENDPOINT}"
-            guard.serve_at(bound_port)
-            log.info("serving MCP at %s", url)
-            if host not in LOOPBACK_HOSTS:
-                log.warning("listening on %s: reachable beyond this machine", host)
-            task_status.started(url)
-    except BaseExceptionGroup as group:
-        # Ctrl-C lands in one of the server's tasks; the caller (the CLI: exit
-        # 130, quietly) should see the interrupt, not a group of it.
-        interrupt, rest = group.split(KeyboardInterrupt)
-        if interrupt is not None and rest is None:
-            raise KeyboardInterrupt from None
-        raise

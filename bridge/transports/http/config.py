@@ -78,6 +78,9 @@ class HttpLimits:
             reused), else as an SSE stream with a priming event;
             ``"always"`` as an SSE stream, so that every response can be
             resumed after a dropped connection (what the reference SDK does).
+        drain_seconds: on SIGTERM, the longest the server waits for the
+            calls in flight to finish (new connections refused, new requests
+            answered 503) before it cuts what is left and exits.
     """
 
     max_body: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
@@ -100,6 +103,7 @@ class HttpLimits:
     retry_ms: int = attrs.field(default=1000, validator=positive)
     session_lease: float = attrs.field(default=3.0, validator=positive)
     inbox_ttl: float = attrs.field(default=3600.0, validator=positive)
+    drain_seconds: float = attrs.field(default=30.0, validator=positive)
     stream_responses: Literal["always", "when-needed"] = attrs.field(
         default="when-needed",
         validator=attrs.validators.in_(("always", "when-needed")),

@@ -124,6 +124,10 @@ class LegacyEndpoint:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def calls_in_flight(self, *, parked: bool) -> int:
+        """Requests the sessions answer (``parked``: those on their client too)."""
+        return sum(h.calls if parked else h.running for h in self._sessions.values())
+
     # --- sessions --------------------------------------------------------------------
 
     async def _open(self, principal: Principal | None) -> HttpSession:

@@ -226,6 +226,11 @@ class HttpSession:
         return self.session.in_flight
 
     @property
+    def running(self) -> int:
+        """Of :attr:`calls`, those not waiting on the client's answer."""
+        return self.session.computing
+
+    @property
     def streaming(self) -> bool:
         """Whether an HTTP response is following one of its streams."""
         return any(s.active for s in self._streams.values())

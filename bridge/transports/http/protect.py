@@ -13,17 +13,24 @@ for every request, before any MCP:
   (:func:`check_scopes`)? If not, 403 ``insufficient_scope``.
 
 What is checked, and what each refusal says, is
-:mod:`bridge.server.auth.gate`'s; this module only speaks ASGI.
+:mod:`bridge.server.auth.gate`'s; this module only speaks ASGI. It also
+gives the verifier what it keeps while the server runs: the server's nursery
+for key refreshes (:func:`attend`), and the closing of its HTTP client when
+the server stops (:func:`close_verifier`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import trio
+
 from bridge.jsonrpc.messages import Message
 from bridge.server.auth import gate as _gate
+from bridge.server.auth.verifiers import KeepsClient, RefreshesKeys
 from runtime.principal import Principal
 
 from . import asgi as _asgi
@@ -33,7 +40,34 @@ if TYPE_CHECKING:
     from bridge.server.auth.config import Auth
     from bridge.server.offer import Offer
 
-__all__ = ["check", "check_scopes", "is_metadata", "serve_metadata"]
+__all__ = [
+    "attend",
+    "check",
+    "check_scopes",
+    "close_verifier",
+    "is_metadata",
+    "serve_metadata",
+]
+
+log = logging.getLogger("yieldmcp.auth")
+_CLOSE_GRACE = 5.0
+
+
+def attend(auth: Auth, nursery: trio.Nursery) -> None:
+    """Let ``auth``'s verifier refresh its keys in the server's ``nursery``."""
+    if isinstance(auth.verifier, RefreshesKeys):
+        auth.verifier.refresh_in(nursery)
+
+
+async def close_verifier(auth: Auth | None) -> None:
+    """Close what ``auth``'s verifier keeps (its HTTP client), as the server
+    stops; bounded, and shielded from the cancellation that stops it."""
+    verifier = None if auth is None else auth.verifier
+    if isinstance(verifier, RefreshesKeys):
+        verifier.refresh_in(None)
+    if isinstance(verifier, KeepsClient):
+        with trio.CancelScope(shield=True), trio.move_on_after(_CLOSE_GRACE):
+            await verifier.aclose()
 
 
 def is_metadata(auth: Auth | None, path: str) -> bool:

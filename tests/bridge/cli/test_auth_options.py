@@ -4,6 +4,7 @@ and a 'browser' that follows the URL ``call`` prints."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import socket
 import stat
@@ -41,8 +42,37 @@ pytestmark = [
             "must use https",
         ),
         (["--http", "0", "--auth-scope", "x"], "need --auth ISSUER"),
+        (
+            [
+                "--http",
+                "127.0.0.1:8123",
+                "--auth",
+                "https://as.example",
+                "--auth-inactive-ttl",
+                "-1",
+            ],
+            "--auth-inactive-ttl must not be negative",
+        ),
+        (
+            [
+                "--http",
+                "127.0.0.1:8123",
+                "--auth",
+                "https://as.example",
+                "--auth-timeout",
+                "0",
+            ],
+            "--auth-timeout must be positive",
+        ),
     ],
-    ids=["no-http", "no-resource", "http-resource", "scope-without-auth"],
+    ids=[
+        "no-http",
+        "no-resource",
+        "http-resource",
+        "scope-without-auth",
+        "negative-ttl",
+        "zero-timeout",
+    ],
 )
 def test_bad_auth_options_are_one_line_and_exit_1(
     args: list[str], message: str
@@ -52,6 +82,29 @@ def test_bad_auth_options_are_one_line_and_exit_1(
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("yieldmcp: error:")
     assert message in line
+
+
+def test_the_issuer_flags_reach_the_verifier() -> None:
+    from bridge.cli.auth_options import add_serve_options, serve_auth
+
+    parser = argparse.ArgumentParser()
+    add_serve_options(parser)
+    common = ["--auth", "https://as.example", "--auth-timeout", "3"]
+    jwt_args = parser.parse_args(
+        [*common, "--auth-jwks-refresh", "7", "--auth-unknown-kid-ttl", "9"]
+    )
+    jwt = serve_auth(jwt_args, ("127.0.0.1", 8123)).verifier
+    assert (jwt.timeout, jwt.jwks_refresh, jwt.unknown_kid_ttl) == (3, 7, 9)
+    introspect = parser.parse_args(
+        [*common, "--auth-introspect", "https://as.example/i",
+         "--auth-inactive-ttl", "0"]
+    )  # fmt: skip
+    checker = serve_auth(introspect, ("127.0.0.1", 8123)).verifier
+    assert (checker.timeout, checker.inactive_ttl) == (3, 0)
+    defaults = serve_auth(parser.parse_args(common[:2]), ("127.0.0.1", 8123))
+    verifier = defaults.verifier
+    assert (verifier.timeout, verifier.jwks_refresh) == (10, 30)
+    assert verifier.unknown_kid_ttl == 60
 
 
 def _free_port() -> int:

@@ -7,6 +7,7 @@ caller. Every case runs in both eras.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import AsyncIterator
 
@@ -92,3 +93,32 @@ async def test_the_check_can_be_turned_off(era: str) -> None:
             honest = await client.call_tool("honest")
     assert result.structured_content == {"temp": "not a number"}
     assert honest.text == "lists: 0"  # and no tools/list is asked for it
+
+
+async def test_a_schema_that_refers_elsewhere_is_never_fetched_and_checks_nothing() -> (
+    None
+):
+    # A hostile server's outputSchema points at a URL (here a loopback
+    # listener that counts who connects): the client fetches nothing, and a
+    # schema it cannot resolve checks nothing, like an invalid one, instead
+    # of failing the call with the resolver's own exception.
+    connected: list[object] = []
+
+    async def count(stream: trio.SocketStream) -> None:
+        connected.append(stream)
+        await stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            functools.partial(trio.serve_tcp, count, 0, host="127.0.0.1")
+        )
+        port = listeners[0].socket.getsockname()[1]
+        url = f"http://127.0.0.1:{port}/schema.json"
+        for era in ERAS:
+            with trio.fail_after(60):
+                async with connect([*LIAR, "--remote-ref", url], era=era) as client:
+                    result = await client.call_tool("remote")
+            assert result.structured_content == {"whatever": 1}
+        await trio.sleep(0.2)  # time for a fetch to arrive, were one made
+        nursery.cancel_scope.cancel()
+    assert connected == []

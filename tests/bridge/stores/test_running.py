@@ -5,11 +5,19 @@ cancellable wait, and worker threads that end with the store."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 import trio
 
-from bridge.stores import AsyncStore, JournalStore, StoreConflict, open_store
+from bridge.stores import (
+    AsyncStore,
+    JournalStore,
+    MemoryStore,
+    StoreConflict,
+    StoreUnavailable,
+    open_store,
+)
 from bridge.stores.running import BatchAppender
 
 
@@ -95,9 +103,98 @@ async def test_workers_end_with_the_store(durable_url: str) -> None:
         left = [
             t
             for t in threading.enumerate()
-            if t.ident not in before and t.name == "yieldmcp-store"
+            if t.ident not in before and t.name.startswith("yieldmcp-store")
         ]
         if not left:
             break
         await trio.sleep(0.05)
     assert not left
+
+
+class _Gated:
+    """A real MemoryStore behind a gate, called as a blocking backend: every
+    call waits for :attr:`open` first (a server that stopped answering)."""
+
+    blocking = True
+
+    def __init__(self) -> None:
+        self.inner = MemoryStore()
+        self.open = threading.Event()
+        self.started: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+
+        def gated(*args: Any, **kwargs: Any) -> Any:
+            self.started.append(name)
+            self.open.wait(60)
+            return method(*args, **kwargs)
+
+        return gated
+
+
+async def test_an_operation_on_a_hung_store_fails_after_the_timeout() -> None:
+    gated = _Gated()
+    async_store = AsyncStore(gated, timeout=0.3)  # type: ignore[arg-type]
+    began = trio.current_time()
+    with pytest.raises(StoreUnavailable, match=r"did not answer within 0\.3 s"):
+        await async_store.put("task", "t", {"n": 1})
+    assert 0.3 <= trio.current_time() - began < 2
+    gated.open.set()
+    # The write was under way: it lands when the store answers, and its late
+    # answer disturbs nothing.
+    assert await async_store.put("task", "u", {"n": 2}) == 1
+    written = await async_store.get("task", "t")
+    assert written is not None
+    assert written.value == {"n": 1}
+    await async_store.aclose()
+
+
+async def test_an_operation_still_queued_at_its_deadline_never_runs() -> None:
+    gated = _Gated()
+    async_store = AsyncStore(gated, threads=1, timeout=0.3)  # type: ignore[arg-type]
+    async with trio.open_nursery() as nursery:
+        for id in ("running", "queued"):
+            nursery.start_soon(_refused_put, async_store, id)
+            await trio.sleep(0.05)
+    assert gated.started == ["put"]  # the one thread is held by the first
+    gated.open.set()
+    with trio.fail_after(10):
+        while await async_store.get("task", "running") is None:
+            await trio.sleep(0.02)
+    assert await async_store.get("task", "queued") is None
+    assert gated.started.count("put") == 1
+    await async_store.aclose()
+
+
+async def _refused_put(async_store: AsyncStore, id: str) -> None:
+    with pytest.raises(StoreUnavailable):
+        await async_store.put("task", id, {"id": id})
+
+
+async def test_a_cancelled_caller_still_waits_for_its_write() -> None:
+    gated = _Gated()
+    async_store = AsyncStore(gated, timeout=30)  # type: ignore[arg-type]
+    began = trio.current_time()
+    with trio.CancelScope() as scope:
+        scope.deadline = began + 0.2
+        threading.Timer(0.6, gated.open.set).start()
+        await async_store.put("task", "t", {"n": 1})
+        await trio.lowlevel.checkpoint()  # where the cancellation shows
+    # Cancelled at 0.2 s, it waited for the write to finish (so it knows it
+    # happened), not for the 30 s of the store's deadline.
+    assert scope.cancelled_caught
+    assert 0.6 <= trio.current_time() - began < 5
+    written = await async_store.get("task", "t")
+    assert written is not None
+
+
+async def test_a_wait_on_a_hung_store_fails_after_its_time_and_the_timeout() -> None:
+    gated = _Gated()
+    async_store = AsyncStore(gated, timeout=0.3)  # type: ignore[arg-type]
+    began = trio.current_time()
+    with pytest.raises(StoreUnavailable):
+        await async_store.wait("call", "w", 0, timeout=0.2)
+    assert 0.5 <= trio.current_time() - began < 2.5
+    gated.open.set()
+    await async_store.aclose()

@@ -11,6 +11,9 @@
 * Running out of descriptors anyway (``accept`` fails with ``EMFILE``) gets
   the same treatment: one warning a minute, a short pause, and the loop goes
   on; no traceback per accept.
+* :meth:`Listener.stop_accepting` (a drain) ends the accept loop and closes
+  the socket, so the kernel refuses new connections (with ``SO_REUSEPORT``,
+  gives them to the group's other sockets); the connections open go on.
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ class Listener:
         self.refused = 0
         self._refusing = 0
         self._warned: dict[str, float] = {}
+        self._accepting = trio.CancelScope()
 
     @property
     def address(self) -> tuple[str, int]:
@@ -104,6 +108,10 @@ class Listener:
     @property
     def port(self) -> int:
         return self.address[1]
+
+    def stop_accepting(self) -> None:
+        """Accept no more connections; those open are served on."""
+        self._accepting.cancel()
 
     def _warn(self, kind: str, message: str, *args: object) -> None:
         now = trio.current_time()
@@ -130,26 +138,29 @@ class Listener:
         nursery.start_soon(clock.run)
         spawned, full = 0, trio.Event()
         batch: trio.Nursery = await nursery.start(_batch, full)
-        while True:
-            try:
-                sock, peer = await self.socket.accept()
-            except OSError as exc:
-                await self._accept_failed(exc)
-                continue
-            stream = trio.SocketStream(sock)
-            if self.open >= self.max_connections:
-                await self._over_cap(stream, nursery)
-                continue
-            self.open += 1
-            if spawned == _PER_NURSERY:
-                full.set()  # the old batch ends with its last connection
-                spawned, full = 0, trio.Event()
-                batch = await nursery.start(_batch, full)
-            spawned += 1
-            client = _address(peer)
-            batch.start_soon(
-                self._serve_one, stream, app, settings, clock, client, server
-            )
+        with self._accepting:
+            while True:
+                try:
+                    sock, peer = await self.socket.accept()
+                except OSError as exc:
+                    await self._accept_failed(exc)
+                    continue
+                stream = trio.SocketStream(sock)
+                if self.open >= self.max_connections:
+                    await self._over_cap(stream, nursery)
+                    continue
+                self.open += 1
+                if spawned == _PER_NURSERY:
+                    full.set()  # the old batch ends with its last connection
+                    spawned, full = 0, trio.Event()
+                    batch = await nursery.start(_batch, full)
+                spawned += 1
+                client = _address(peer)
+                batch.start_soon(
+                    self._serve_one, stream, app, settings, clock, client, server
+                )
+        full.set()  # (stopped accepting: the last batch ends with its connections)
+        self.socket.close()
 
     async def _accept_failed(self, exc: OSError) -> None:
         if exc.errno in _OUT_OF_DESCRIPTORS:

@@ -209,11 +209,14 @@ async def test_a_token_signed_with_a_rotated_key_is_accepted_after_one_refetch()
             issuer=issuer.url, jwks_url=f"{issuer.url}/jwks", jwks_refresh=0
         )
         resource = "http://127.0.0.1:1/mcp"
-        await verifier.verify(issuer.token(aud=resource), resource=resource)
-        assert issuer.jwks_fetches == 1
-        issuer.key = ECKey.generate_key("P-256", parameters={"kid": "key-2"})
-        rotated = issuer.token(aud=resource)
-        principal = await verifier.verify(rotated, resource=resource)
+        try:
+            await verifier.verify(issuer.token(aud=resource), resource=resource)
+            assert issuer.jwks_fetches == 1
+            issuer.key = ECKey.generate_key("P-256", parameters={"kid": "key-2"})
+            rotated = issuer.token(aud=resource)
+            principal = await verifier.verify(rotated, resource=resource)
+        finally:
+            await verifier.aclose()  # its HTTP client (a server closes it itself)
         assert principal.subject == "alice"
         assert issuer.jwks_fetches == 2
 
@@ -369,9 +372,15 @@ async def test_keys_already_fetched_serve_while_the_issuer_is_down() -> None:
     async with issuing() as issuer:
         resource = "http://127.0.0.1:1/mcp"
         token = issuer.token(aud=resource)
-        verifier = JwtVerifier(issuer=issuer.url, jwks_ttl=0)
-        await verifier.verify(token, resource=resource)
-        issuer.down = True
-        assert (await verifier.verify(token, resource=resource)).subject == "alice"
-        with pytest.raises(httpx.HTTPError):  # no keys yet: answered 503
-            await JwtVerifier(issuer=issuer.url).verify(token, resource=resource)
+        verifier, fresh = JwtVerifier(issuer=issuer.url, jwks_ttl=0), None
+        try:
+            await verifier.verify(token, resource=resource)
+            issuer.down = True
+            assert (await verifier.verify(token, resource=resource)).subject == "alice"
+            fresh = JwtVerifier(issuer=issuer.url)
+            with pytest.raises(httpx.HTTPError):  # no keys yet: answered 503
+                await fresh.verify(token, resource=resource)
+        finally:
+            for used in (verifier, fresh):
+                if used is not None:
+                    await used.aclose()
