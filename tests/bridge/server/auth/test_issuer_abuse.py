@@ -28,7 +28,7 @@ from bridge.transports.http import HttpLimits
 from runtime import Context, tool
 from tests.bridge.hostile_issuer import Hostile, hostile
 from tests.bridge.http_kit import MODERN, Raw, served
-from tests.bridge.test_auth_server import call, post
+from tests.bridge.server.auth.test_auth_server import call, post
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
