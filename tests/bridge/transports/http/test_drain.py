@@ -28,9 +28,9 @@ import trio
 from bridge.client import Client
 from bridge.client.http import http_transport
 from tests.bridge.http_kit import LEGACY, Raw, SseReader, message_of
-from tests.durable.parking import Parking
-from tests.durable.processes import free_port, url_of
 from tests.helpers import ROOT
+from tests.processes import free_port, url_of
+from tests.system.parking import Parking
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
