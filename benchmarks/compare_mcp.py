@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/compare_mcp.py [--quick] [--rows PREFIX,...]
+    python benchmarks/compare_mcp.py [--quick | --smoke] [--rows PREFIX,...]
 
 Rows (each is a median over repeated batches; stacks are interleaved batch by
 batch so that background load hits both alike; the IQR of the batches, as a
@@ -89,6 +89,12 @@ FULL = Settings(
     repeats=11, batch_seconds=0.3, stdio_repeats=7, http_repeats=7,
     http_seconds=3.0, park_repeats=3,
 )  # fmt: skip
+SMOKE = Settings(
+    repeats=1, batch_seconds=0.02, stdio_repeats=1, http_repeats=1,
+    http_seconds=0.2, park_repeats=1,
+)  # fmt: skip
+"""Each row once and small: that the script runs (tests/test_benchmarks.py);
+its figures mean nothing."""
 
 
 @attrs.define
@@ -526,12 +532,16 @@ def report(rows: list[Row], settings: Settings, started: float) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="finish in < 2 min")
+    speed = parser.add_mutually_exclusive_group()
+    speed.add_argument("--quick", action="store_true", help="finish in < 2 min")
+    speed.add_argument(
+        "--smoke", action="store_true", help="each row once: that it runs"
+    )
     parser.add_argument(
         "--rows", default="", help="comma-separated row prefixes (mem,park.1k,...)"
     )
     args = parser.parse_args(argv)
-    settings = QUICK if args.quick else FULL
+    settings = SMOKE if args.smoke else QUICK if args.quick else FULL
     every = _rows()
     wanted = [p.strip() for p in args.rows.split(",") if p.strip()]
     unknown = [p for p in wanted if not any(r.key.startswith(p) for r in every)]

@@ -41,6 +41,27 @@ settings.register_profile(  # for suites with many parametrized cases
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# -- test workers (pytest -n 4 --dist loadgroup) ------------------------------
+
+# Suites that load the machine on purpose (hundreds of clients, a thousand
+# cancelled calls, processes killed at random) and bound their run in time:
+# one worker runs them one after another, never two at once.
+LOADS_THE_MACHINE = frozenset(
+    {
+        "tests/reliability/test_cancellation_storm.py",
+        "tests/reliability/test_load.py",
+        "tests/reliability/test_soak.py",
+        "tests/system/test_random_kills.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.split("::")[0] in LOADS_THE_MACHINE:
+            item.add_marker(pytest.mark.xdist_group("loads-the-machine"))
+
+
 # -- stores: a URL on a clean store for each test ------------------------------
 
 

@@ -7,8 +7,29 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from hypothesis import settings
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+STARTUP = 60.0
+"""Seconds a server process a test spawns may take to answer the handshake.
+
+A cold Python process that imports the MCP models takes seconds on a calm
+machine and several times that on CI's two cores with every test worker
+busy; the client's default (10 s) is for users, not for a loaded test run.
+Tests of the connect bound itself pass their own.
+"""
+
+
+def fewer_examples(share: float) -> settings:
+    """The loaded Hypothesis profile with ``share`` of its ``max_examples``.
+
+    For a property run once per parameter (each provider, each recording),
+    whose examples together would cost minutes: it still sees
+    ``share * max_examples`` examples per parameter, and a deeper profile
+    (``HYPOTHESIS_PROFILE=soak``) still multiplies them as it does the rest.
+    """
+    return settings(max_examples=max(10, round(settings().max_examples * share)))
 
 
 def load_example(name: str) -> ModuleType:

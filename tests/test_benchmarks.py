@@ -117,7 +117,7 @@ def test_compare_mcp_prints_a_table_and_a_json_line_of_ratios() -> None:
         [
             sys.executable,
             str(ROOT / "benchmarks/compare_mcp.py"),
-            "--quick",
+            "--smoke",  # that it runs and prints: one repeat is enough
             "--rows",
             ",".join(ROWS),
         ],
@@ -254,7 +254,7 @@ def test_pieces_prints_two_tables_and_a_json_line() -> None:
 
 def test_durability_prints_a_row_per_store_and_a_json_line() -> None:
     # SQLite only: the rows of the server-backed stores need their servers
-    # (the script starts them; tests/stores covers those stores).
+    # (the script starts them; tests/bridge/stores covers those stores).
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks/durability.py"), "--quick",
          "--stores", "sqlite"],

@@ -137,7 +137,12 @@ _EXTENSIONS = {"audio/wav": ".wav", "audio/mpeg": ".mp3", "audio/ogg": ".ogg"}
 
 def _embedded(resource: Any) -> list[str]:
     uri = str(getattr(resource, "uri", ""))
-    mime = getattr(resource, "mimeType", None) or getattr(resource, "mime_type", None)
+    # The models' own name when they have it: fastmcp, once imported, makes
+    # the camelCase one a deprecated alias that warns.
+    if hasattr(resource, "mime_type"):
+        mime = getattr(resource, "mime_type", None)
+    else:
+        mime = getattr(resource, "mimeType", None)
     text = getattr(resource, "text", None)
     if isinstance(text, str):
         rows = printable(text).splitlines()

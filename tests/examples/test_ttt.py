@@ -21,7 +21,7 @@ from runtime.testing import (
     tool_calls,
 )
 from runtime.testing.strategies import elicit_replies, sample_replies
-from tests.helpers import load_example
+from tests.helpers import fewer_examples, load_example
 
 ttt = load_example("ttt")
 MODEL_IS_X = 1  # seeds for assign_sides
@@ -149,9 +149,11 @@ def test_sides_are_journaled_so_a_replay_keeps_them() -> None:
 # --- any answers: the game ends, or fails the call with a documented error ----------
 
 
-# A whole game is many answers: its smallest input is large by nature.
+# A whole game is many answers: its smallest input is large by nature. Each
+# example is a whole game (a second of CPU): 15 in the ci profile, scaled up
+# with the rest by a deeper one.
 @settings(
-    max_examples=30,
+    fewer_examples(0.15),
     deadline=None,
     suppress_health_check=[HealthCheck.large_base_example, HealthCheck.too_slow],
 )

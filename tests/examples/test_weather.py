@@ -19,8 +19,8 @@ from bridge.client import connect
 from bridge.server import Server
 from runtime.lowlevel import run
 from runtime.testing import ScriptedPeer, accept, decline, run_scripted, text
+from tests.bridge.client.test_client import Accepting, ScriptedModel
 from tests.bridge.http_kit import served
-from tests.bridge.test_client import Accepting, ScriptedModel
 from tests.helpers import load_example
 
 example = load_example("weather")

@@ -1,2 +1,3 @@
-"""Interop with peers outside Python's official SDK: the TypeScript SDK,
-server-everything and fastmcp, each run for real (no mocks)."""
+"""Interop: the whole stack against peers we did not write, each run for real
+(no mocks): the official Python SDK (client and server, stdio and HTTP,
+OAuth, tasks), the TypeScript SDK, server-everything and fastmcp."""

@@ -28,7 +28,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 from tests.interop.peers import INTEROP_SERVER, YIELDMCP, serving_http
 
 FASTMCP_SERVER = str(ROOT / "tests/fixtures/fastmcp_server.py")
@@ -101,10 +101,10 @@ def test_a_fastmcp_client_drives_our_server_over_http(era: str) -> None:
 
 def _call(server: str, *args: str) -> dict[str, Any]:
     done = subprocess.run(
-        [*YIELDMCP, "call", server, *args, "--json"],
+        [*YIELDMCP, "call", server, *args, "--json", "--connect-timeout", f"{STARTUP}"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=180,
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr[-3000:]

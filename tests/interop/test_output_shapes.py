@@ -16,7 +16,7 @@ import trio
 
 from bridge.client import connect
 from tests.fixtures import output_shapes
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 
 SHAPES = str(ROOT / "tests/fixtures/output_shapes.py")
 OURS = [sys.executable, "-m", "bridge.cli", "serve", SHAPES]
@@ -41,7 +41,9 @@ async def _observe(command: list[str], era: str) -> dict[str, Any]:
     """Each tool's outputSchema, and each call's structuredContent and text."""
     seen: dict[str, Any] = {}
     with trio.fail_after(120):
-        async with connect(command, era=era, cwd=str(ROOT)) as client:  # type: ignore[arg-type]
+        async with connect(
+            command, era=era, cwd=str(ROOT), connect_timeout=STARTUP
+        ) as client:  # type: ignore[arg-type]
             tools = {t["name"]: t for t in await client.list_tools()}
             for name in NAMES:
                 calls = []

@@ -16,7 +16,7 @@ from typing import Any
 
 import trio
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 from tests.interop.peers import YIELDMCP, server_everything
 
 
@@ -116,10 +116,11 @@ async def test_the_library_client_samples_and_elicits_for_it() -> None:
     from bridge.providers import OfflineModel
 
     form = {"name": "Ada", "check": True}
-    with trio.fail_after(60):
+    with trio.fail_after(120):
         async with connect(
             server_everything(),
             cwd=str(ROOT),
+            connect_timeout=STARTUP,
             sampler=OfflineModel(),
             elicitation=ScriptedAnswers({"*": form}),
         ) as client:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bridge.server import Server
 from bridge.transports.framing import OVERSIZED, LineBuffer
 from runtime.testing.strategies import from_schema
-from tests.bridge.test_fuzz import check_reply, expected_reply
+from tests.bridge.server.test_fuzz import check_reply, expected_reply
 from tests.bridge.wire import wire_peer
 from tests.fixtures import interop_server as fx
 from tests.fixtures import slow_tools

@@ -1,0 +1,1 @@
+"""Tests of ``bridge/cli``: the ``yieldmcp`` command line."""

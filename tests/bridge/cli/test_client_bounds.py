@@ -1,0 +1,112 @@
+"""``yieldmcp call`` against servers that never answer: bounded, one line."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.bridge.cli.inprocess import Done, yieldmcp
+from tests.bridge.cli.terminal import YIELDMCP
+from tests.helpers import ROOT, STARTUP
+
+SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
+DEAF = f"{sys.executable} -m tests.fixtures.deaf_to_discover examples/ttt.py"
+# The official SDK's server, answering server/discover 2 s late.
+SLOW_SDK = (
+    f"{sys.executable} -m tests.fixtures.slow_to_discover 2 "
+    f"{sys.executable} tests/fixtures/sdk_server.py"
+)
+
+
+def call(*args: str, env: dict[str, str] | None = None) -> Done:
+    return yieldmcp("call", *args, env=env)
+
+
+def one_error_line(done: Done) -> str:
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("yieldmcp: error: ")
+    return lines[0]
+
+
+@pytest.fixture
+def silent_http() -> Iterator[str]:
+    """A port that takes connections (the kernel's backlog) and never answers."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto", "2026-07-28"])
+def test_a_silent_stdio_server_is_a_timeout_not_a_hang(era: str) -> None:
+    done = call(SILENT, "--era", era, "--connect-timeout", "1")
+    assert "did not answer" in one_error_line(done)
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+def test_a_silent_http_server_is_a_timeout_not_a_hang(
+    silent_http: str, era: str
+) -> None:
+    done = call(silent_http, "--era", era, "--connect-timeout", "1")
+    assert "did not answer" in one_error_line(done)
+
+
+def test_auto_waits_for_a_slow_discover(tmp_path: Path) -> None:
+    methods = tmp_path / "methods"
+    env = {**os.environ, "SLOW_TO_DISCOVER_LOG": str(methods)}
+    # Answered 2 s late, well inside --connect-timeout (the server's start
+    # counts too, and on a loaded machine it alone can take the default 10 s).
+    done = call(SLOW_SDK, "--connect-timeout", f"{STARTUP}", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "mrtr_elicit" in done.stdout
+    assert "initialize" not in methods.read_text().split()
+
+
+def test_auto_never_sends_initialize_after_an_unanswered_discover(
+    tmp_path: Path,
+) -> None:
+    # The SDK's server would answer the probe after 2 s and then refuse an
+    # initialize on the same connection: the call fails naming the timeout.
+    methods = tmp_path / "methods"
+    env = {**os.environ, "SLOW_TO_DISCOVER_LOG": str(methods)}
+    done = call(SLOW_SDK, "--connect-timeout", "1", env=env)
+    line = one_error_line(done)
+    assert "server/discover" in line
+    assert "1 s (--connect-timeout)" in line
+    # The probe, and the client withdrawing it when it gave up; no initialize.
+    sent = methods.read_text().split()
+    assert sent == ["server/discover", "notifications/cancelled"]
+
+
+def test_a_server_deaf_to_discover_is_told_to_use_the_legacy_era() -> None:
+    line = one_error_line(call(DEAF, "--connect-timeout", "2"))
+    assert "--era legacy" in line
+    done = call(DEAF, "--era", "legacy", "--connect-timeout", f"{STARTUP}")
+    assert done.returncode == 0, done.stderr
+    assert "play_ttt" in done.stdout
+
+
+def test_timeout_bounds_the_whole_call() -> None:
+    # The game waits for a move from a terminal that never types (stdin open).
+    game = "yieldmcp serve examples/ttt.py"
+    with subprocess.Popen(
+        [YIELDMCP, "call", game, "play_ttt", "--timeout", "3"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    ) as process:
+        status = process.wait(timeout=120)
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+    done = subprocess.CompletedProcess(process.args, status, "", stderr)
+    assert "no result within 3 s (--timeout)" in one_error_line(done)

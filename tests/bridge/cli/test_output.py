@@ -1,0 +1,145 @@
+"""What ``yieldmcp call`` shows: the server's offer, a tool's schemas, results."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+
+from tests.bridge.cli.inprocess import Done, yieldmcp
+from tests.fixtures.every_block import PNG, WAV
+from tests.helpers import STARTUP
+
+CATALOG = "yieldmcp serve tests/fixtures/catalog_only.py"
+BLOCKS = "yieldmcp serve tests/fixtures/every_block.py"
+GAME = "yieldmcp serve examples/ttt.py"
+
+
+def call(*args: str) -> Done:
+    # The server's start, not the connect bound, is waited for
+    # (tests/bridge/cli/test_client_bounds.py tests the bound).
+    return yieldmcp("call", *args, "--connect-timeout", f"{STARTUP}")
+
+
+def test_a_server_with_only_a_resource_and_a_prompt_lists_them() -> None:
+    done = call(CATALOG)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "resources:",
+        "  today <notes://today>: Today's notes",
+        "",
+        "prompts:",
+        "  essay(topic, tone?): Write an essay",
+    ]
+
+
+def test_describe_shows_the_inputs_as_a_form_and_the_output_schema() -> None:
+    done = call(GAME, "play_ttt", "--describe")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "play_ttt"
+    assert "inputs (--arg NAME=VALUE):" in lines
+    assert "  seed: Seed (optional) [default none]" in lines
+    assert "output (structured):" in lines
+    assert "  outcome: Outcome (required)" in lines
+    assert "model:" not in done.stdout  # nothing was called
+
+
+def test_describe_of_an_unknown_tool_is_one_line() -> None:
+    done = call(GAME, "nope", "--describe")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "yieldmcp: error: the server has no tool 'nope' (its tools: play_ttt)\n"
+    )
+
+
+def test_every_content_block_is_shown_and_media_is_saved(tmp_path: Path) -> None:
+    done = call(BLOCKS, "every_block", "--save-media", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    image, audio = tmp_path / "image-3.png", tmp_path / "audio-4.wav"
+    assert done.stdout.splitlines()[1:] == [
+        "first block",
+        "second block",
+        f"[image image/png, 4.2 KB] saved to {image}",
+        f"[audio audio/wav, 104 B] saved to {audio}",
+        "report <file:///r.pdf>",
+        "[resource notes://a]",
+        "  line one",
+    ]
+    assert image.read_bytes() == base64.b64decode(PNG)
+    assert audio.read_bytes() == base64.b64decode(WAV)
+
+
+def test_unused_answer_keys_are_reported() -> None:
+    done = call(
+        "yieldmcp serve examples/book_flight.py", "book_flight",
+        "--arg", "destination=Oslo", "--json",
+        "--answer", 'dates={"depart": "2027-01-05", "nights": 2}',
+        "--answer", 'seat={"seat": "aisle"}',
+        "--answer", 'saet={"seat": "aisle"}',
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["isError"] is False
+    assert done.stderr == (
+        "yieldmcp: warning: no form asked for answer key(s) saet "
+        "(keys asked: dates, seat)\n"
+    )
+
+
+SDK = f"{sys.executable} tests/fixtures/sdk_server.py"
+
+
+def test_answer_addresses_a_foreign_servers_2026_input_request_keys() -> None:
+    done = call(
+        SDK, "mrtr_elicit", "--arg", "message=ok", "--answer", 'confirm={"ok": true}'
+    )
+    assert done.returncode == 0, done.stderr
+    assert "accept:{'ok': True}" in done.stdout
+    assert "warning" not in done.stderr
+
+
+def test_a_2025_back_channel_tool_under_era_auto_says_to_use_legacy() -> None:
+    args = ["legacy_elicit", "--arg", "message=ok", "--answer", 'confirm={"ok": 1}']
+    done = call(SDK, *args)
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith("try --era legacy"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    legacy = call(SDK, *args, "--era", "legacy")
+    assert legacy.returncode == 0, legacy.stderr
+
+
+URL_TOOL = "yieldmcp serve tests/fixtures/url_required.py"
+
+
+def test_a_url_step_is_shown_accepted_and_the_call_retried() -> None:
+    done = call(URL_TOOL, "pay", "--era", "legacy", "--answer", '$url="accept"')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "paid"
+
+
+def test_a_declined_url_step_is_one_line_naming_the_url() -> None:
+    done = call(URL_TOOL, "pay", "--era", "legacy", "--answer", '$url="decline"')
+    assert done.returncode == 1
+    assert done.stderr == (
+        "yieldmcp: error: the server needs https://pay.example.com/ok?id=7 "
+        "completed first, and that was declined\n"
+    )
+
+
+LIAR = f"{sys.executable} tests/fixtures/lying_server.py"
+
+
+def test_a_result_that_breaks_its_output_schema_is_one_line_and_exit_1() -> None:
+    done = call(LIAR, "weather")
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("yieldmcp: error: ")
+    assert "temp: 'not a number' is not of type 'integer'" in line
+    assert "--no-validate-output" in line
+
+
+def test_no_validate_output_shows_what_the_server_sent() -> None:
+    done = call(LIAR, "weather", "--no-validate-output", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"] == {"temp": "not a number"}

@@ -1,0 +1,244 @@
+"""Text from peers reaches the terminal without its control sequences.
+
+A hostile server (``tests/fixtures/hostile_server.py``, written by hand) puts
+CSI, OSC, DCS and C1 sequences, C0 controls and a lone ESC in everything it
+controls: tool descriptions, results, errors, logs, progress, form messages
+and field titles, a question's method. ``yieldmcp call`` runs in this process
+(the server is a real subprocess) and what it printed is read back: none of
+it may carry a control character other than newline and tab, and the words
+around the sequences are still there. ``--json`` stays exact.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import subprocess
+import sys
+import threading
+
+import pytest
+import trio
+
+from bridge.cli.commands import main
+from bridge.elicit import TerminalForm, line_reader, printable
+from decoders import mcp as mcp_decode
+from tests.bridge.cli.terminal import YIELDMCP, Terminal
+from tests.fixtures import hostile_server
+from tests.fixtures.hostile_server import HOSTILE
+from tests.helpers import ROOT
+
+SERVER = f"{sys.executable} tests/fixtures/hostile_server.py"
+CLEAN = "plain red  é ✓ end"  # what a terminal should show of HOSTILE
+ERROR = "yieldmcp: error: "
+CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def call(capfd: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["call", SERVER, *args])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def assert_clean(*texts: str) -> None:
+    for text in texts:
+        found = CONTROLS.search(text)
+        assert found is None, f"{found.group()!r} in {text!r}"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (HOSTILE, CLEAN),
+        ("a\tb\nc", "a\tb\nc"),  # tabs and newlines stay
+        ("\x1b[38;2;1;2;3mrgb\x1b[m", "rgb"),  # CSI with many parameters
+        ("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", "link"),  # OSC 8 with ST
+        ("\x1bPq#0;2;0;0;0\x1b\\", ""),  # DCS (sixel)
+        ("\x1b_apc\x1b\\\x1b^pm\x1b\\\x1bXsos\x1b\\", ""),  # APC, PM, SOS
+        ("\x1bc\x1b7\x1b(0x", "x"),  # reset, save cursor, charset
+        ("\x9b2J\x9d0;t\x07\x90q\x9c", ""),  # C1 CSI, OSC, DCS
+        ("tail \x1b[12", "tail 12"),  # an unfinished CSI loses its ESC
+        ("tail \x1b]0;title", "tail 0;title"),  # an unterminated OSC too
+        ("lone \x1b", "lone "),
+        ("del\x7f nul\x00 bs\x08 cr\r", "del nul bs cr"),
+        ("日本語 \u200b emoji 🎉 \u2028", "日本語 \u200b emoji 🎉 \u2028"),
+    ],
+)
+def test_printable_strips_sequences_and_keeps_unicode(text: str, shown: str) -> None:
+    assert printable(text) == shown
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_results_logs_and_progress_are_shown_clean(
+    capfd: pytest.CaptureFixture[str], era: str
+) -> None:
+    code, out, err = call(capfd, "result", "--era", era)
+    assert code == 0, err
+    assert_clean(out, err)
+    lines = out.splitlines()
+    assert f"[info] {CLEAN}" in lines  # a log
+    assert f"[{CLEAN}] " + '{"k": ' in out  # a log's level and data
+    assert f"[progress 1/2] {CLEAN}" in lines
+    assert lines[-2:] == [CLEAN, f"second line {CLEAN}"]  # the result
+
+
+def test_structured_content_is_shown_clean(capfd: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(capfd, "result", "--arg", "structured=true")
+    assert code == 0, err
+    assert_clean(out, err)
+    assert f"said: {CLEAN}" in out.splitlines()
+    assert f"    {CLEAN}" in out.splitlines()  # a multi-line field
+
+
+def test_json_output_stays_exact(capfd: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(capfd, "result", "--json")
+    assert code == 0, err
+    assert_clean(out)  # every control character is written as a JSON escape
+    payload = json.loads(out)
+    assert payload["content"][0]["text"] == f"{HOSTILE}\nsecond line {HOSTILE}"
+
+
+@pytest.mark.parametrize(
+    ("tool", "era", "shown"),
+    [
+        ("tool_error", "legacy", f"tool error: {CLEAN}"),
+        ("error", "legacy", f"{ERROR}the server refused: {CLEAN} (-32603)"),
+        ("error", "2026-07-28", f"{ERROR}the server refused: {CLEAN} (-32603)"),
+        ("method", "2026-07-28", f"{ERROR}this client does not answer {CLEAN}"),
+    ],
+)
+def test_errors_from_the_server_are_one_clean_line(
+    capfd: pytest.CaptureFixture[str], tool: str, era: str, shown: str
+) -> None:
+    code, out, err = call(capfd, tool, "--era", era)
+    assert code == 1
+    assert_clean(out, err)
+    assert err.splitlines() == [shown]
+
+
+def test_the_listing_and_describe_are_clean(capfd: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(capfd)
+    assert code == 0, err
+    assert_clean(out, err)
+    assert f"result: {CLEAN}" in out.splitlines()
+    code, out, err = call(capfd, "result", "--describe")
+    assert code == 0, err
+    assert_clean(out, err)
+    assert f"  {CLEAN}" in out.splitlines()
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_scripted_forms_and_unused_keys_are_clean(
+    capfd: pytest.CaptureFixture[str], era: str
+) -> None:
+    code, out, err = call(capfd, "form", "--era", era, "--answer", 'nope={"name": "x"}')
+    assert code == 0, err
+    assert_clean(out, err)
+
+
+def test_log_records_quoting_a_peer_are_clean() -> None:
+    """``-vv`` logs why ``server/discover`` failed: the server's own words."""
+    done = subprocess.run(
+        [YIELDMCP, "-vv", "call", f"{SERVER} --no-discover", "result"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert_clean(done.stdout, done.stderr)
+    assert f"server/discover failed (peer error -32601: {CLEAN})" in done.stderr
+
+
+async def test_a_terminal_form_shows_the_servers_words_clean() -> None:
+    shown: list[str] = []
+    request = mcp_decode.elicitation_request(hostile_server.form_params())
+    form = TerminalForm(
+        read_line=line_reader(["", "x", "9", "1"], echo=shown.append),
+        write=shown.append,
+    )
+    with trio.fail_after(5):
+        reply = await form.handle(request)
+    assert reply.action == "accept"
+    assert reply.content == {"name": "x", "pick": "a"}
+    assert_clean(*shown)
+    assert CLEAN in shown  # the message
+    assert f"[1/2] {CLEAN} (required)" in shown  # the field's title
+    assert f"  1) {CLEAN} (a)" in shown  # a choice's title
+
+
+def test_a_real_terminal_never_gets_the_servers_sequences() -> None:
+    """The whole ``call`` at a pty: a form asked at the keyboard, then the result."""
+    terminal = Terminal([YIELDMCP, "call", SERVER, "form", "--era", "legacy"])
+    try:
+        terminal.expect(f"{CLEAN}: ")
+        terminal.type("x\n")
+        terminal.expect("pick: ")
+        terminal.type("2\n")
+        assert terminal.wait() == 0, terminal.screen
+    finally:
+        terminal.close()
+    screen = terminal.screen.replace("\r\x1b[K", "")  # our own line rewrite
+    assert_clean(screen)
+    assert CLEAN in screen
+    assert "answered:" in screen
+
+
+class _HostileAuthorizationServer(http.server.BaseHTTPRequestHandler):
+    """An MCP endpoint that wants a token, and an authorization server whose
+    registration endpoint refuses in hostile words (one server, both roles)."""
+
+    def do_POST(self) -> None:
+        origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.path == "/mcp":
+            challenge = f'Bearer resource_metadata="{origin}/prm"'
+            self._answer(401, b"{}", {"WWW-Authenticate": challenge})
+        else:  # /register: raw text, not JSON (which would escape it)
+            self._answer(400, HOSTILE.encode(), {"Content-Type": "text/plain"})
+
+    def do_GET(self) -> None:
+        origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.path == "/prm":
+            document = {"resource": f"{origin}/mcp", "authorization_servers": [origin]}
+        else:  # the authorization server's metadata
+            document = {
+                "issuer": origin,
+                "authorization_endpoint": f"{origin}/authorize",
+                "token_endpoint": f"{origin}/token",
+                "registration_endpoint": f"{origin}/register",
+                "code_challenge_methods_supported": ["S256"],
+            }
+        self._answer(200, json.dumps(document).encode())
+
+    def _answer(
+        self, status: int, payload: bytes, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        for name, value in sent.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_authorization_servers_error_is_one_clean_line() -> None:
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), _HostileAuthorizationServer
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        done = subprocess.run(
+            [YIELDMCP, "call", url, "whoami", "--oauth-no-browser"],
+            capture_output=True, text=True, cwd=ROOT, timeout=120,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 1
+    assert_clean(done.stdout, done.stderr)
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"{ERROR}authorization failed: registration at ")
+    assert line.endswith(f"was refused: HTTP 400 {CLEAN}")

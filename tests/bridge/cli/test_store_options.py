@@ -1,0 +1,34 @@
+"""``yieldmcp serve``'s store flags, as a newcomer meets them: every failure
+a user can cause is one line and exit 1, never a traceback."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.bridge.cli.inprocess import Done, yieldmcp
+
+
+def _serve(*flags: str, env: dict[str, str] | None = None) -> Done:
+    return yieldmcp(
+        "serve", "examples/weather.py", *flags, env={**os.environ, **(env or {})}
+    )
+
+
+def test_durable_whose_state_directory_cannot_be_made_is_one_line(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    done = _serve("--durable", env={"XDG_STATE_HOME": str(blocker)})
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert str(blocker) in done.stderr
+
+
+def test_a_missing_directory_is_named(tmp_path: Path) -> None:
+    done = _serve("--store", f"sqlite:{tmp_path}/missing/calls.db")
+    assert done.returncode == 1
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert f"no directory {tmp_path}/missing" in done.stderr

@@ -1,0 +1,82 @@
+"""``yieldmcp call --task``: a real CLI process against a served server.
+
+The task's status is printed as it changes, its questions are answered from
+``--answer``, and Ctrl-C cancels the task and exits 130.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+import trio
+
+from bridge.server import Server
+from bridge.server.tasks import tasks_of
+from tests.bridge.http_kit import served
+from tests.fixtures import task_tools as tools
+from tests.helpers import ROOT
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+CALL = [sys.executable, "-m", "bridge.cli", "call"]
+
+
+async def test_call_task_shows_the_status_and_answers_the_questions() -> None:
+    answers = ["--answer", 'left={"name": "A"}', "--answer", 'right={"name": "B"}']
+    async with served(Server(tools.ALL)) as url:
+        with trio.fail_after(60):
+            done = await trio.run_process(
+                [*CALL, url, "ask_two", "--task", "--era", "2026-07-28", *answers],
+                cwd=ROOT,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr.decode()
+    assert "[task working]" in out
+    assert "[task completed]" in out
+    assert out.rstrip().endswith("A and B")
+
+
+async def test_ctrl_c_cancels_the_task_and_exits_130() -> None:
+    server = Server(tools.ALL)
+    async with served(server) as url:
+        command = [*CALL, url, "sleepy", "--arg", "seconds=60", "--task"]
+        with trio.fail_after(60):
+            process = await trio.lowlevel.open_process(
+                command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            )
+            assert process.stdout is not None
+            seen = b""
+            while b"[task working]" not in seen:
+                chunk = await process.stdout.receive_some()
+                assert chunk, "the call ended before its task was working"
+                seen += chunk
+            process.send_signal(signal.SIGINT)
+            returncode = await process.wait()
+            found = await tasks_of(server).store.scan("task")
+    assert returncode == 130
+    assert [doc.value["status"] for _id, doc in found] == ["cancelled"]
+
+
+async def test_a_tool_that_runs_only_as_a_task_says_to_add_task() -> None:
+    async with served(Server(tools.ALL)) as url:
+        with trio.fail_after(60):
+            done = await trio.run_process(
+                [*CALL, url, "broken_tool", "--era", "2026-07-28"],
+                cwd=ROOT,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+    err = done.stderr.decode().strip()
+    assert done.returncode == 1
+    assert len(err.splitlines()) == 1
+    assert err.endswith("(-32021); the tool runs only as a task: add --task")

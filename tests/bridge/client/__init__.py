@@ -1,0 +1,1 @@
+"""Tests of ``bridge/client``: our MCP client, its transports and tasks."""

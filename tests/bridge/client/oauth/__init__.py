@@ -1,0 +1,1 @@
+"""Tests of ``bridge/client/oauth``: the OAuth client."""

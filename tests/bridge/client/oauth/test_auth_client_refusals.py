@@ -1,0 +1,251 @@
+"""What our OAuth client refuses, against real servers on loopback.
+
+* An authorization server that does not advertise PKCE with ``S256``
+  (2025-11-25: absent ``code_challenge_methods_supported`` means no PKCE, and
+  a client MUST refuse).
+* Plain ``http`` for any endpoint that is not on loopback: the metadata of
+  the resource and of the authorization server, and the authorization, token
+  and registration endpoints. Refused before any request goes there.
+* On the loopback callback, a request whose ``state`` is not the one sent
+  (another local process, a page the user has open): answered with a small
+  error page and ignored; the login goes on until the right one comes.
+
+Each refusal is one line. The authorization server is the test kit's
+(``tests/bridge/auth_issuer.py``), its metadata changed per test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx
+import pytest
+import trio
+
+from bridge.client import connect
+from bridge.client.oauth import BrowserRedirect, HeadlessRedirect, OAuth
+from bridge.client.oauth.endpoints import check_endpoint
+from bridge.server import Server
+from bridge.server.auth import Auth, JwtVerifier
+from runtime.errors import AuthorizationError
+from tests.bridge.auth_issuer import Issuer, issuing
+from tests.bridge.http_kit import served
+from tests.bridge.server.auth.test_auth_server import USE, whoami
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+FAR = "http://as.invalid"  # not loopback; never resolves (RFC 6761)
+
+
+@contextlib.asynccontextmanager
+async def protected(
+    changes: dict[str, Any] | None = None, servers: list[str] | None = None
+) -> AsyncIterator[tuple[Issuer, str]]:
+    """The issuer, its metadata changed (None drops a field), and the URL of a
+    server naming ``servers`` (default: the issuer) as its authorization
+    servers."""
+    async with issuing() as issuer:
+        published = {**issuer.metadata(), **(changes or {})}
+        kept = {k: v for k, v in published.items() if v is not None}
+        issuer.metadata = lambda: kept  # type: ignore[method-assign]
+        server = Server([whoami], name="guarded")
+        async with served(server) as url:
+            server.auth = Auth(
+                resource=url,
+                authorization_servers=servers or [issuer.url],
+                verifier=JwtVerifier(issuer=issuer.url),
+                scopes=[USE],
+            )
+            yield issuer, url
+
+
+async def refused(url: str, oauth: OAuth | None = None) -> str:
+    oauth = oauth or OAuth(redirect=HeadlessRedirect())
+    with pytest.raises(AuthorizationError) as caught:
+        async with connect(url, era="2026-07-28", auth=oauth) as client:
+            await client.list_tools()
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def nothing_sent(issuer: Issuer) -> None:
+    assert issuer.registrations == []
+    assert issuer.authorizations == []
+    assert issuer.token_requests == []
+
+
+# --- S256 ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("methods", [None, ["plain"], []])
+async def test_an_authorization_server_without_s256_is_refused(
+    methods: list[str] | None,
+) -> None:
+    changes = {"code_challenge_methods_supported": methods}
+    async with protected(changes) as (issuer, url):
+        message = await refused(url)
+        nothing_sent(issuer)
+    assert message == (
+        f"the authorization server {issuer.url} does not advertise PKCE with S256 "
+        "(code_challenge_methods_supported); refusing to authorize with it"
+    )
+
+
+# --- plain http ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://as.example.com/token",
+        "http://127.0.0.1:9/token",
+        "http://127.9.8.7/token",
+        "http://[::1]:9/token",
+        "http://localhost:9/token",
+        "http://LOCALHOST/token",
+    ],
+)
+def test_https_and_loopback_http_are_accepted(url: str) -> None:
+    check_endpoint(url, "the token endpoint")
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://as.example.com/token", "plain http"),
+        ("http://10.0.0.1/token", "plain http"),
+        ("http://0.0.0.0/token", "plain http"),
+        ("http://localhost.as.example.com/token", "plain http"),
+        ("http://127.0.0.1.nip.io/token", "plain http"),
+        ("HTTP://as.example.com/token", "plain http"),
+        ("ftp://as.example.com/token", "is not https"),
+        ("javascript:alert(1)", "is not https"),
+        ("https:///token", "has no host"),
+        ("https://as.example.com/\x1b[2Jtoken", "control characters"),
+        ("https://as.example.com/a b", "control characters"),
+    ],
+)
+def test_other_endpoints_are_refused(url: str, why: str) -> None:
+    with pytest.raises(AuthorizationError, match=why) as caught:
+        check_endpoint(url, "the token endpoint")
+    assert str(caught.value).startswith("refusing the token endpoint ")
+
+
+@pytest.mark.parametrize(
+    ("field", "what"),
+    [
+        ("authorization_endpoint", "the authorization endpoint"),
+        ("token_endpoint", "the token endpoint"),
+        ("registration_endpoint", "the registration endpoint"),
+    ],
+)
+async def test_a_plain_http_endpoint_elsewhere_is_refused_before_use(
+    field: str, what: str
+) -> None:
+    async with protected({field: f"{FAR}/{field}"}) as (issuer, url):
+        message = await refused(url)
+        nothing_sent(issuer)
+    assert message.startswith(f"refusing {what} {FAR}/{field}: plain http")
+
+
+async def test_a_plain_http_authorization_server_elsewhere_is_not_asked() -> None:
+    async with protected(servers=[FAR]) as (issuer, url):
+        message = await refused(url)
+        nothing_sent(issuer)
+    assert message.startswith(
+        f"refusing the authorization server metadata {FAR}/.well-known/"
+    )
+    assert "plain http is allowed only on loopback" in message
+
+
+async def test_a_plain_http_resource_metadata_url_elsewhere_is_not_fetched() -> None:
+    from bridge.client.oauth.discovery import resource_metadata
+
+    async with httpx.AsyncClient() as http:
+        with pytest.raises(AuthorizationError, match="plain http") as caught:
+            await resource_metadata(
+                http, f"{FAR}/.well-known/oauth-protected-resource", "https://x/mcp"
+            )
+    assert str(caught.value).startswith("refusing the resource metadata ")
+
+
+# --- the loopback callback's state ---------------------------------------------------
+
+
+class _Screen(io.StringIO):
+    """Where the browser flow prints the URL; wakes whoever waits for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.printed = trio.Event()
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        if "http" in self.getvalue():
+            self.printed.set()
+        return written
+
+    def authorization_url(self) -> str:
+        return self.getvalue().split(": ", 1)[1].strip()
+
+
+def redirect_uri(authorization_url: str) -> str:
+    return parse_qs(urlsplit(authorization_url).query)["redirect_uri"][0]
+
+
+async def test_a_callback_with_the_wrong_state_is_ignored_until_the_right_one() -> None:
+    screen = _Screen()
+    oauth = OAuth(redirect=BrowserRedirect(open_browser=False, out=screen))
+    intruders: list[httpx.Response] = []
+
+    async def intruder_then_user() -> None:
+        await screen.printed.wait()
+        url = screen.authorization_url()
+        callback = redirect_uri(url)
+        async with httpx.AsyncClient() as browser:
+            for query in (
+                {"code": "stolen", "state": "wrong"},
+                {"error": "access_denied", "state": "wrong"},
+                {"code": "stolen"},
+            ):
+                intruders.append(await browser.get(f"{callback}?{urlencode(query)}"))
+            page = await browser.get(url, follow_redirects=True)  # the user
+        assert page.status_code == 200
+        assert "You can close this window" in page.text
+
+    async with protected() as (issuer, url), trio.open_nursery() as nursery:
+        nursery.start_soon(intruder_then_user)
+        with trio.fail_after(60):
+            async with connect(url, era="2026-07-28", auth=oauth) as client:
+                result = await client.call_tool("whoami")
+    assert result.text.startswith("alice via client-1")
+    assert [r.status_code for r in intruders] == [400, 400, 400]
+    assert all("not the answer" in r.text for r in intruders)
+    (exchange,) = issuer.token_requests
+    assert exchange["code"] != "stolen"
+
+
+async def test_only_wrong_states_end_in_the_login_timeout() -> None:
+    screen = _Screen()
+    redirect = BrowserRedirect(open_browser=False, out=screen, timeout=2)
+    oauth = OAuth(redirect=redirect)
+
+    async def intruder() -> None:
+        await screen.printed.wait()
+        callback = redirect_uri(screen.authorization_url())
+        async with httpx.AsyncClient() as browser:
+            await browser.get(f"{callback}?code=stolen&state=wrong")
+
+    async with protected() as (issuer, url), trio.open_nursery() as nursery:
+        nursery.start_soon(intruder)
+        message = await refused(url, oauth)
+        assert issuer.token_requests == []
+    assert message == "no authorization came back within 2 s"

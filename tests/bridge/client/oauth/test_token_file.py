@@ -1,0 +1,165 @@
+"""``FileTokenStore`` against what another user of the machine can plant.
+
+Tokens and the client's registration go in a file no one else may read, in a
+directory no one else may write; a planted symbolic link is never followed.
+These run as root here and in CI, so "another user" is ``nobody``, made the
+owner with ``os.chown``.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bridge.client.oauth import ClientInfo, FileTokenStore, Tokens
+from bridge.client.oauth.store import default_token_path
+from runtime.errors import AuthorizationError
+from tests.bridge.cli.test_cli import YIELDMCP
+from tests.helpers import ROOT
+
+SECRET = ClientInfo(client_id="client-7", client_secret="s3cret", issuer="https://as")
+TOKENS = Tokens(access_token="at-1", issuer="https://as", refresh_token="rt-1")
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A file of the user's that a planted link points at."""
+    path = tmp_path / "victim" / "authorized_keys"
+    path.parent.mkdir(mode=0o700)
+    path.write_text("ssh-ed25519 AAAA precious\n")
+    return path
+
+
+def shared(tmp_path: Path, mode: int = 0o1777) -> Path:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(mode)
+    return folder
+
+
+async def test_tokens_and_clients_round_trip_in_a_private_file(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "deeper" / "tokens.json"
+    store = FileTokenStore(path)
+    await store.save_client("https://as", SECRET)
+    await store.save_tokens("https://mcp/mcp", TOKENS)
+    again = FileTokenStore(path)
+    assert await again.load_client("https://as") == SECRET
+    assert await again.load_tokens("https://mcp/mcp") == TOKENS
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert sorted(p.name for p in path.parent.iterdir()) == ["tokens.json"]
+    await again.save_tokens("https://mcp/mcp", None)
+    assert await FileTokenStore(path).load_tokens("https://mcp/mcp") is None
+
+
+async def test_a_planted_temporary_link_is_not_followed(
+    tmp_path: Path, victim: Path
+) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir(mode=0o700)
+    # The name the store used to write through, predictable from the pid.
+    (folder / f".tokens.json.{os.getpid()}.tmp").symlink_to(victim)
+    store = FileTokenStore(folder / "tokens.json")
+    await store.save_client("https://as", SECRET)
+    assert victim.read_text() == "ssh-ed25519 AAAA precious\n"
+    assert await FileTokenStore(folder / "tokens.json").load_client("https://as")
+
+
+async def test_a_token_file_that_is_a_link_is_refused(
+    tmp_path: Path, victim: Path
+) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir(mode=0o700)
+    (folder / "tokens.json").symlink_to(victim)
+    store = FileTokenStore(folder / "tokens.json")
+    with pytest.raises(AuthorizationError, match="is a symbolic link"):
+        await store.save_client("https://as", SECRET)
+    with pytest.raises(AuthorizationError, match="is a symbolic link"):
+        await store.load_tokens("https://mcp/mcp")
+    assert victim.read_text() == "ssh-ed25519 AAAA precious\n"
+
+
+async def test_a_shared_directory_is_refused_and_its_links_untouched(
+    tmp_path: Path, victim: Path
+) -> None:
+    folder = shared(tmp_path)  # like /tmp: anyone may create names here
+    (folder / "tokens.json").symlink_to(victim)
+    (folder / f".tokens.json.{os.getpid()}.tmp").symlink_to(victim)
+    store = FileTokenStore(folder / "tokens.json")
+    with pytest.raises(AuthorizationError, match="writable by others") as refused:
+        await store.save_client("https://as", SECRET)
+    assert "\n" not in str(refused.value)
+    assert victim.read_text() == "ssh-ed25519 AAAA precious\n"
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o702])
+async def test_a_directory_others_may_write_is_refused(
+    tmp_path: Path, mode: int
+) -> None:
+    folder = shared(tmp_path, mode)
+    store = FileTokenStore(folder / "tokens.json")
+    with pytest.raises(AuthorizationError, match=f"mode {mode:o}"):
+        await store.save_tokens("https://mcp/mcp", TOKENS)
+    with pytest.raises(AuthorizationError, match="writable by others"):
+        await store.load_tokens("https://mcp/mcp")
+    assert list(folder.iterdir()) == []
+
+
+async def test_a_directory_of_another_user_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("making a directory another user's needs root (CI runs as root)")
+    folder = tmp_path / "theirs"
+    folder.mkdir(mode=0o700)
+    nobody = pwd.getpwnam("nobody")
+    os.chown(folder, nobody.pw_uid, nobody.pw_gid)
+    store = FileTokenStore(folder / "tokens.json")
+    with pytest.raises(AuthorizationError, match="belongs to another user"):
+        await store.save_tokens("https://mcp/mcp", TOKENS)
+    assert list(folder.iterdir()) == []
+
+
+async def test_a_directory_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    store = FileTokenStore(tmp_path / "link" / "tokens.json")
+    with pytest.raises(AuthorizationError, match="is a symbolic link"):
+        await store.save_tokens("https://mcp/mcp", TOKENS)
+    assert list(real.iterdir()) == []
+
+
+def test_the_default_file_is_in_the_users_state_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert default_token_path() == tmp_path / "state" / "yieldmcp" / "tokens.json"
+    assert FileTokenStore().path == default_token_path()
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/state")  # ignored, as XDG says
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    expected = tmp_path / "home" / ".local" / "state" / "yieldmcp" / "tokens.json"
+    assert default_token_path() == expected
+    monkeypatch.delenv("XDG_STATE_HOME")
+    assert default_token_path() == expected
+
+
+def test_call_refuses_a_shared_token_directory_before_connecting(
+    tmp_path: Path,
+) -> None:
+    folder = shared(tmp_path)
+    done = subprocess.run(
+        [YIELDMCP, "call", "http://127.0.0.1:9/mcp", "whoami",
+         "--oauth-tokens", str(folder / "tokens.json")],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line == (
+        f"yieldmcp: error: {folder} is writable by others (mode 1777); refusing "
+        "to keep tokens there: use a directory only you can write to (the "
+        "default is in ~/.local/state)"
+    )

@@ -1,0 +1,42 @@
+"""Which era ``era="auto"`` picks (:mod:`bridge.client.handshake`) against a
+real stdio server that refuses ``server/discover`` (and maybe ``initialize``)
+with the errors real servers send. The slow and the silent probe are
+``tests/bridge/cli/test_client_bounds.py``'s.
+"""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from bridge.client import connect
+from runtime.errors import PeerError
+from tests.bridge.client.test_output_schemas import LIAR
+
+
+@pytest.mark.parametrize("code", [-32601, -32602])
+async def test_auto_uses_initialize_when_the_server_does_not_know_discover(
+    code: int,
+) -> None:
+    # -32602 is what the Python SDK 1.x answers for a method it does not know.
+    command = [*LIAR, "--refuse-discover", str(code)]
+    with trio.fail_after(60):
+        async with connect(command, era="auto") as client:
+            assert client.era == "2025-11-25"
+            assert (await client.call_tool("honest")).text == "lists: 1"
+
+
+async def test_auto_raises_the_probes_error_when_initialize_is_refused_too() -> None:
+    command = [*LIAR, "--refuse-discover", "-32602", "--refuse-initialize"]
+    with trio.fail_after(60), pytest.raises(PeerError) as caught:
+        async with connect(command, era="auto"):
+            pass
+    assert (caught.value.code, caught.value.message) == (-32602, "Not today")
+
+
+async def test_auto_does_not_use_initialize_after_another_error() -> None:
+    command = [*LIAR, "--refuse-discover", "-32603"]
+    with trio.fail_after(60), pytest.raises(PeerError) as caught:
+        async with connect(command, era="auto"):
+            pass
+    assert caught.value.code == -32603

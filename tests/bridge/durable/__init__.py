@@ -1,0 +1,1 @@
+"""Tests of ``bridge/durable``: what the server keeps in a store, in one process."""

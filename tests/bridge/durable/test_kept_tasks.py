@@ -1,0 +1,158 @@
+"""Finished tasks are bounded, overall and per caller, in count and bytes.
+
+``yieldmcp serve tests/fixtures/attack_tools.py --http ...`` runs as a real
+process. A finished task is kept (arguments and all) so its client can read
+its result; ``--max-kept-tasks`` and ``--max-kept-task-bytes`` bound what is
+kept overall, ``--max-kept-tasks-per-caller`` and
+``--max-kept-task-bytes-per-caller`` what one caller (one principal, on a
+server that checks access tokens) can make it keep. Past a bound the oldest
+finished tasks go (``tasks/get``: unknown task); the newest stay readable.
+Issue 37: nothing bounded them before their TTL (an hour), and 150 finished
+tasks with a 1 MiB argument took a server from 62 to 218 MiB.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+from bridge.durable.tasks import TASKS
+from bridge.stores import open_store
+from tests.bridge.auth_issuer import issuing
+from tests.bridge.server.tasks.kit import RpcError, TaskWire, auth_flags, callers
+from tests.helpers import ROOT
+from tests.processes import Serving, serving, started
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+SERVED = str(ROOT / "tests/fixtures/attack_tools.py")
+MIB = 1024 * 1024
+KEPT_BYTES = 16 * MIB
+# 6x and 3x the bound. Unbounded, 96 tasks of 1 MiB grow the server by about
+# 100 MiB (150 took it from 62 to 218), well past RSS_ROOM.
+TASKS_MADE = {"memory": 96, "sqlite": 48}
+RSS_ROOM = 64 * MIB  # above the baseline: the kept tasks and the allocator's slack
+NEWEST = 3  # the newest tasks, which a bound must keep
+
+
+async def _finished(wire: TaskWire, pad: str = "") -> str:
+    """A ``padded`` task run to its end; its id."""
+    task_id: str = (await wire.call("padded", pad=pad))["taskId"]
+    done = await wire.until(task_id)
+    assert done["status"] == "completed", done
+    return task_id
+
+
+async def _readable(wire: TaskWire, task_ids: list[str]) -> list[str]:
+    """Those of ``task_ids`` that ``tasks/get`` still knows (the rest must be
+    refused as unknown, which is what a task that was let go looks like)."""
+    kept: list[str] = []
+    refusals: list[RpcError] = []
+    for task_id in task_ids:
+        try:
+            task = await wire.get(task_id)
+        except RpcError as refused:
+            refusals.append(refused)
+        else:
+            assert task["status"] == "completed", task
+            kept.append(task_id)
+    unknown = [r for r in refusals if r.code == -32602 and "Unknown task" in str(r)]
+    assert unknown == refusals, [str(r) for r in refusals]
+    return kept
+
+
+def _stored_task_bytes(store_url: str) -> int:
+    """Bytes of the task documents in the store (as JSON)."""
+    store = open_store(store_url)
+    try:
+        return sum(len(json.dumps(doc.value)) for _id, doc in store.scan(TASKS))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+async def test_finished_tasks_are_bounded_in_bytes(tmp_path: Path, store: str) -> None:
+    store_url = f"sqlite:{tmp_path / 'store.sqlite3'}"
+    flags = ["--max-kept-task-bytes", str(KEPT_BYTES)]
+    if store == "sqlite":
+        flags += ["--store", store_url]
+    pad = "x" * MIB
+    with trio.fail_after(240):
+        async with (
+            serving(SERVED, tmp_path, *flags) as (server,),
+            httpx.AsyncClient(timeout=60) as http,
+        ):
+            wire = TaskWire(http, server.url)
+            await _finished(wire)  # warm: the first task's imports and caches
+            baseline = peak = server.rss()
+            made: list[str] = []
+            for _ in range(TASKS_MADE[store]):
+                made.append(await _finished(wire, pad))
+                peak = max(peak, server.rss())
+            kept = await _readable(wire, made)
+        stored = _stored_task_bytes(store_url) if store == "sqlite" else 0
+    grown = (peak - baseline) / MIB
+    assert peak < baseline + RSS_ROOM, f"the server grew by {grown:.0f} MiB"
+    assert kept[-NEWEST:] == made[-NEWEST:], "the newest tasks must be kept"
+    assert len(kept) <= KEPT_BYTES // MIB, f"{len(kept)} tasks of 1 MiB kept"
+    assert not set(made[:NEWEST]) & set(kept), "the oldest tasks must go first"
+    # The store holds about the bound: one task's worth of slack.
+    assert stored <= KEPT_BYTES + 2 * MIB, f"{stored / MIB:.1f} MiB of tasks stored"
+
+
+async def test_finished_tasks_are_bounded_in_count(tmp_path: Path) -> None:
+    bound = 5
+    with trio.fail_after(120):
+        async with (
+            serving(SERVED, tmp_path, "--max-kept-tasks", str(bound)) as (server,),
+            httpx.AsyncClient(timeout=60) as http,
+        ):
+            wire = TaskWire(http, server.url)
+            made = [await _finished(wire) for _ in range(3 * bound)]
+            kept = await _readable(wire, made)
+    assert kept[-NEWEST:] == made[-NEWEST:], "the newest tasks must be kept"
+    assert len(kept) <= bound, f"{len(kept)} finished tasks kept"
+    assert not set(made[:NEWEST]) & set(kept), "the oldest tasks must go first"
+
+
+@pytest.mark.parametrize(
+    ("bounds", "pad"),
+    [
+        (["--max-kept-tasks", "8", "--max-kept-tasks-per-caller", "3"], 0),
+        (
+            [
+                "--max-kept-task-bytes", str(8 * MIB),
+                "--max-kept-task-bytes-per-caller", str(3 * MIB),
+            ],
+            MIB,
+        ),
+    ],
+    ids=["count", "bytes"],
+)  # fmt: skip
+async def test_one_callers_finished_tasks_cannot_evict_anothers(
+    tmp_path: Path, bounds: list[str], pad: int
+) -> None:
+    # alice alone makes more than the overall bound holds: a bound that is
+    # only overall would let her newest tasks push bob's out.
+    with trio.fail_after(180):
+        async with issuing() as issuer:
+            server = Serving(SERVED, tmp_path, *auth_flags(issuer), *bounds)
+            async with (
+                started(server),
+                callers(issuer, server.url, "alice", "bob") as (alice, bob),
+            ):
+                bobs = [await _finished(bob, "b" * pad) for _ in range(2)]
+                alices = [await _finished(alice, "a" * pad) for _ in range(12)]
+                bob_kept = await _readable(bob, bobs)
+                alice_kept = await _readable(alice, alices)
+    assert bob_kept == bobs, "another caller's finished tasks evicted bob's"
+    assert alice_kept[-2:] == alices[-2:], "the newest tasks must be kept"
+    assert len(alice_kept) <= 3, f"alice kept {len(alice_kept)} finished tasks"
+    assert alices[0] not in alice_kept, "the oldest tasks must go first"

@@ -1,0 +1,1 @@
+"""Tests of ``bridge/elicit``: how a host answers forms."""

@@ -1,0 +1,1 @@
+"""Tests of ``bridge/host``: the in-process host."""

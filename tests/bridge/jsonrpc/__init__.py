@@ -1,0 +1,1 @@
+"""Tests of ``bridge/jsonrpc``: the JSON-RPC session."""

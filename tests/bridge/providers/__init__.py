@@ -1,0 +1,1 @@
+"""Tests of ``bridge/providers``: model providers over HTTP and the offline model."""

@@ -1,0 +1,285 @@
+"""Every provider over real HTTP on loopback, against a fake provider server."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import Any
+
+import pytest
+import trio
+
+from bridge.providers import HttpProvider, Retry
+from runtime.errors import ProviderError, RemoteProtocolError, RequestTimeout
+from tests.bridge.providers.cases import CASES, MODELS, encode, load
+from tests.bridge.providers.fake_server import CONTENT_TYPES, FakeProvider, Reply
+from tests.bridge.providers.recordings import APIS, as_json, expected, stream_path
+from tests.bridge.providers.sdk import PROVIDERS
+
+KEY = "sk-test-SECRET-0123456789"
+PATHS = {
+    "openai": ("/v1/chat/completions", "/v1/chat/completions"),
+    "openai_responses": ("/v1/responses", "/v1/responses"),
+    "anthropic": ("/v1/messages", "/v1/messages"),
+    "ollama": ("/api/chat", "/api/chat"),
+    "gemini": (
+        "/v1beta/models/gemini-2.5-flash:generateContent",
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+    ),
+}
+
+
+class Sleeps:
+    """Records the backoff delays instead of waiting them."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def provider(
+    name: str,
+    server: FakeProvider,
+    *,
+    stream: bool = False,
+    retries: int = 0,
+    sleep: Sleeps | None = None,
+    timeout: float = 5.0,
+) -> HttpProvider:
+    openai_like = name in ("openai", "openai_responses")
+    return HttpProvider(
+        api=APIS[name],
+        model=MODELS[name],
+        base_url=server.url + ("/v1" if openai_like else ""),
+        api_key=None if name == "ollama" else KEY,
+        stream=stream,
+        timeout=timeout,
+        retry=Retry(max_retries=retries, base_delay=0.5),
+        sleep=sleep or Sleeps(),
+    )
+
+
+def stream_reply(name: str, recording: str, chunk_size: int | None = None) -> Reply:
+    kind = "ndjson" if name == "ollama" else "sse"
+    body = stream_path(name, recording).read_bytes()
+    return Reply(body=body, content_type=CONTENT_TYPES[kind], chunk_size=chunk_size)
+
+
+def auth_headers(name: str, headers: dict[str, str]) -> dict[str, str]:
+    keys = ("authorization", "x-goog-api-key", "anthropic-version", "x-api-key")
+    return {k: v for k, v in headers.items() if k in keys}
+
+
+EXPECTED_AUTH = {
+    "openai": {"authorization": f"Bearer {KEY}"},
+    "openai_responses": {"authorization": f"Bearer {KEY}"},
+    "anthropic": {"authorization": f"Bearer {KEY}", "anthropic-version": "2026-10-21"},
+    "ollama": {},
+    "gemini": {"x-goog-api-key": KEY},
+}
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_whole_response_round_trips_over_http(
+    name: str, fake: FakeProvider
+) -> None:
+    fake.script.append(Reply.json(load(name, "response_tool_calls")))
+    request = CASES["tool_history"]
+    with trio.fail_after(5):
+        reply = await provider(name, fake).complete(request)
+    assert as_json(reply) == expected(name, "response_tool_calls")
+    [seen] = fake.seen
+    assert (seen.method, seen.path) == ("POST", PATHS[name][0])
+    assert seen.body == encode(name, request)
+    assert auth_headers(name, seen.headers) == EXPECTED_AUTH[name]
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+@pytest.mark.parametrize("chunk_size", [None, 1, 7])
+async def test_a_stream_round_trips_over_http(
+    name: str, chunk_size: int | None, fake: FakeProvider
+) -> None:
+    fake.script.append(stream_reply(name, "stream_tool_calls", chunk_size))
+    request = CASES["choice_auto"]
+    # A hang guard: a stream sent one byte at a time is thousands of writes,
+    # and with every core busy they took more than 5 s.
+    with trio.fail_after(30):
+        reply = await provider(name, fake, stream=True).complete(request)
+    assert as_json(reply) == expected(name, "stream_tool_calls")
+    [seen] = fake.seen
+    assert seen.path == PATHS[name][1]
+    assert seen.query == ("alt=sse" if name == "gemini" else "")
+    assert seen.body == encode(name, request, stream=True)
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_structured_request_comes_back_as_a_schema_call(
+    name: str, fake: FakeProvider
+) -> None:
+    fake.script.append(Reply.json(load(name, "response_structured")))
+    with trio.fail_after(5):
+        reply = await provider(name, fake).complete(CASES["structured"])
+    [use] = reply.tool_uses
+    assert (use.name, dict(use.input)) == (
+        "__schema__",
+        {"city": "Paris", "celsius": 18.5},
+    )
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_429_and_5xx_are_retried_with_backoff_honouring_retry_after(
+    name: str, fake: FakeProvider
+) -> None:
+    fake.script += [
+        Reply.json(
+            {"error": {"message": "slow down"}}, 429, headers=[("retry-after", "3")]
+        ),
+        Reply.json({"error": {"message": "oops"}}, 500),
+        Reply.json({"error": {"message": "oops"}}, 503),
+        Reply.json(load(name, "response_text")),
+    ]
+    sleeps = Sleeps()
+    with trio.fail_after(5):
+        reply = await provider(name, fake, retries=3, sleep=sleeps).complete(
+            CASES["text"]
+        )
+    assert as_json(reply) == expected(name, "response_text")
+    assert sleeps.delays == [3.0, 1.0, 2.0]
+    assert len(fake.seen) == 4
+
+
+async def test_retry_after_ms_and_http_dates_are_understood(fake: FakeProvider) -> None:
+    fake.script += [
+        Reply.json({}, 429, headers=[("retry-after-ms", "250")]),
+        Reply.json({}, 429, headers=[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")]),
+        Reply.json(load("openai", "response_text")),
+    ]
+    sleeps = Sleeps()
+    with trio.fail_after(5):
+        await provider("openai", fake, retries=2, sleep=sleeps).complete(CASES["text"])
+    # A date in the past is not a sensible wait: plain backoff is used instead.
+    assert sleeps.delays == [0.25, 1.0]
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_retries_give_up_with_the_last_provider_error(
+    name: str, fake: FakeProvider
+) -> None:
+    fake.script += [Reply.json({"error": {"message": "down", "code": "busy"}}, 503)] * 3
+    with trio.fail_after(5), pytest.raises(ProviderError) as caught:
+        await provider(name, fake, retries=2).complete(CASES["text"])
+    assert (caught.value.status, caught.value.code) == (503, "busy")
+    assert len(fake.seen) == 3
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_client_error_is_not_retried(name: str, fake: FakeProvider) -> None:
+    error = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "bad"},
+    }
+    fake.script.append(Reply.json(error, 400))
+    with trio.fail_after(5), pytest.raises(ProviderError) as caught:
+        await provider(name, fake, retries=2).complete(CASES["text"])
+    assert (caught.value.status, caught.value.code) == (400, "invalid_request_error")
+    assert len(fake.seen) == 1
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_slow_provider_times_out(name: str, fake: FakeProvider) -> None:
+    fake.script.append(Reply(hang=True))
+    with trio.fail_after(5), pytest.raises(RequestTimeout):
+        await provider(name, fake, timeout=0.2).complete(CASES["text"])
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_stream_that_ends_early_raises_remote_protocol_error(
+    name: str, fake: FakeProvider
+) -> None:
+    fake.script.append(stream_reply(name, "stream_truncated"))
+    with trio.fail_after(5), pytest.raises(RemoteProtocolError):
+        await provider(name, fake, stream=True, retries=2).complete(CASES["text"])
+    assert len(fake.seen) == 1
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_connection_cut_mid_stream_is_retried_then_raised(
+    name: str, fake: FakeProvider
+) -> None:
+    cut = stream_reply(name, "stream_text")
+    cut.body, cut.cut = cut.body[: len(cut.body) // 2], True
+    fake.script += [cut, cut]
+    with trio.fail_after(5), pytest.raises(RemoteProtocolError):
+        await provider(name, fake, stream=True, retries=1).complete(CASES["text"])
+    assert len(fake.seen) == 2
+
+
+async def test_a_non_json_body_raises_remote_protocol_error(fake: FakeProvider) -> None:
+    fake.script.append(Reply(body=b"<html>gateway</html>", content_type="text/html"))
+    with trio.fail_after(5), pytest.raises(RemoteProtocolError):
+        await provider("anthropic", fake).complete(CASES["text"])
+
+
+async def test_a_stream_answered_without_sse_raises_remote_protocol_error(
+    fake: FakeProvider,
+) -> None:
+    fake.script.append(Reply.json(load("anthropic", "response_text")))
+    with trio.fail_after(5), pytest.raises(RemoteProtocolError):
+        await provider("anthropic", fake, stream=True).complete(CASES["text"])
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+def _texts(exc: BaseException) -> str:
+    parts = [f"{e!s} {e!r}" for e in _chain(exc)]
+    parts.append("".join(traceback.format_exception(exc)))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("name", ["openai", "openai_responses", "anthropic", "gemini"])
+async def test_the_api_key_never_leaks_into_errors_or_logs(
+    name: str, fake: FakeProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    echo: dict[str, Any] = {"error": {"message": f"Incorrect API key provided: {KEY}."}}
+    fake.script += [Reply.json(echo, 500), Reply.json(echo, 401)]
+    caplog.set_level(logging.DEBUG)
+    p = provider(name, fake, retries=1)
+    with trio.fail_after(5), pytest.raises(ProviderError) as caught:
+        await p.complete(CASES["text"])
+    assert caught.value.status == 401
+    assert KEY not in _texts(caught.value)
+    assert "[REDACTED]" in str(caught.value)
+    assert KEY not in repr(p)
+    assert all(KEY not in r.getMessage() for r in caplog.records)
+    assert caplog.records  # the retry was logged, without the key
+
+
+async def test_an_unreachable_provider_fails_without_leaking_the_key(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    listener = trio.socket.socket()
+    await listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()  # nothing listens there any more
+    p = HttpProvider(
+        api=APIS["openai"],
+        model="gpt-4o-mini",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        api_key=KEY,
+        retry=Retry(max_retries=1),
+        sleep=Sleeps(),
+    )
+    with trio.fail_after(5), pytest.raises(ProviderError) as caught:
+        await p.complete(CASES["text"])
+    assert caught.value.status is None
+    assert KEY not in _texts(caught.value)
+    assert all(KEY not in r.getMessage() for r in caplog.records)

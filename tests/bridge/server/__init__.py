@@ -1,0 +1,1 @@
+"""Tests of ``bridge/server``: the MCP server's methods, both eras."""

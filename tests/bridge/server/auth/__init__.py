@@ -1,0 +1,1 @@
+"""Tests of ``bridge/server/auth``: the server as an OAuth resource server."""

@@ -1,0 +1,1 @@
+"""Tests of ``bridge/server/calls``: what each driver of a call adds to the core."""

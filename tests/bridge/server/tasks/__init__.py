@@ -1,0 +1,1 @@
+"""Tests of ``bridge/server/tasks``: the tasks extension."""

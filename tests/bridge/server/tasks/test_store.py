@@ -1,0 +1,155 @@
+"""Tasks on a shared store: polled and answered on another server, resumed
+after the process running them dies, steps done before it died not run again.
+
+Two servers share one store in this process (a :class:`MemoryStore`); the one
+that "dies" runs its own ``trio.run`` in a thread, which ends with its runner
+in the middle of a step (as a killed process stops, nothing is written after).
+``test_kill_9_*`` does the same with a real ``kill -9`` of a
+``yieldmcp serve --store sqlite:PATH`` process, when the SQLite store exists.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from bridge.durable.tasks import TaskDoc
+from bridge.server import Server
+from bridge.server.limits import ServerLimits
+from bridge.server.tasks import tasks_of
+from bridge.stores import JournalStore, MemoryStore
+from bridge.transports.http import serve_http
+from tests.bridge.http_kit import served
+from tests.bridge.server.tasks.kit import TaskWire
+from tests.fixtures import task_tools as tools
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+QUICK = ServerLimits(task_lease=0.5)
+
+
+async def test_a_task_made_on_one_server_is_answered_and_polled_on_another() -> None:
+    store = MemoryStore()
+    one = Server(tools.ALL, name="one", store=store)
+    two = Server(tools.ALL, name="two", store=store)
+    async with (
+        served(one) as first,
+        served(two) as second,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        on_one, on_two = TaskWire(http, first), TaskWire(http, second)
+        with trio.fail_after(30):
+            task_id = (await on_one.call("ask_ok"))["taskId"]
+            waiting = await on_two.until(task_id, "input_required")
+            assert list(waiting["inputRequests"]) == ["ok"]
+            await on_two.update(task_id, {"ok": {"action": "decline"}})
+            done = await on_two.until(task_id)
+    assert done["result"]["content"][0]["text"] == "answer: decline"
+
+
+class _Doomed:
+    """A server in a ``trio.run`` of its own, in a thread, that can be ended."""
+
+    def __init__(self, store: JournalStore) -> None:
+        self.store = store
+        self.url: str | None = None
+        self.ready = threading.Event()
+        self.end = threading.Event()
+        self.thread = threading.Thread(target=trio.run, args=(self._main,))
+
+    async def _main(self) -> None:
+        server = Server(tools.ALL, name="doomed", store=self.store, limits=QUICK)
+        async with trio.open_nursery() as nursery:
+            start = functools.partial(serve_http, server, "127.0.0.1", 0)
+            self.url = await nursery.start(start)
+            self.ready.set()
+            await trio.to_thread.run_sync(self.end.wait)
+            nursery.cancel_scope.cancel()  # and its runners with the run
+
+
+def _runs(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+async def test_a_task_whose_server_died_is_resumed_where_it_was(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore()
+    counter = tmp_path / "steps.txt"
+    doomed = _Doomed(store)
+    doomed.thread.start()
+    try:
+        await trio.to_thread.run_sync(doomed.ready.wait)
+        assert doomed.url is not None
+        async with httpx.AsyncClient(timeout=30) as http:
+            wire = TaskWire(http, doomed.url)
+            arguments: dict[str, Any] = {"path": str(counter), "pause": 0.5}
+            with trio.fail_after(30):
+                task_id = (await wire.call("counted_steps", **arguments))["taskId"]
+                while len(_runs(counter)) < 2:
+                    await trio.sleep(0.01)
+    finally:
+        doomed.end.set()
+        await trio.to_thread.run_sync(doomed.thread.join)
+    died_after = _runs(counter)
+    assert len(died_after) < 5  # it died in the middle
+    heir = Server(tools.ALL, name="heir", store=store, limits=QUICK)
+    async with served(heir) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            done = await wire.until(task_id)
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"].startswith("ran 5 steps, total 15")
+    runs = _runs(counter)
+    assert sorted(set(runs)) == [1, 2, 3, 4, 5]
+    for number in died_after[:-1]:
+        assert runs.count(number) == 1  # done before the death: never again
+
+
+async def test_a_task_that_can_no_longer_run_fails_instead_of_looping() -> None:
+    store = MemoryStore()
+    stale = TaskDoc.new(
+        tool="sleepy",
+        arguments={"seconds": "not a number any more"},
+        capabilities={},
+        ttl_ms=60_000,
+        poll_ms=100,
+        principal=None,
+        now=time.time(),
+    )
+    store.put("task", "stale", stale.to_json(), expect=0)
+    server = Server(tools.ALL, name="heir", store=store, limits=QUICK)
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            done = await wire.until("stale")
+    assert done["status"] == "failed"
+    assert done["error"]["code"] == -32603
+
+
+async def test_a_cancel_on_another_server_stops_the_run() -> None:
+    store = MemoryStore()
+    one = Server(tools.ALL, name="one", store=store)
+    two = Server(tools.ALL, name="two", store=store)
+    async with (
+        served(one) as first,
+        served(two) as second,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        with trio.fail_after(30):
+            task_id = (await TaskWire(http, first).call("sleepy", seconds=60))["taskId"]
+            await TaskWire(http, second).cancel(task_id)
+        # well within the lease's renewal (10 s): the run reads its task often
+        with trio.fail_after(5):
+            while tasks_of(one).running:
+                await trio.sleep(0.02)

@@ -1,0 +1,57 @@
+"""A running task is never swept.
+
+``yieldmcp serve tests/fixtures/attack_tools.py --http ... --task-ttl 2`` runs
+as a real process; a task's one step runs 5 s, longer than the TTL. The task
+is kept while it runs (the client polls it throughout), completes, and its
+result is readable. Issue 37: a task's TTL counted from its last change, and
+renewing its lease was not one, so the task was swept while its step ran and
+the result was lost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+from tests.bridge.server.tasks.kit import RpcError, TaskWire
+from tests.helpers import ROOT
+from tests.processes import serving
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+SERVED = str(ROOT / "tests/fixtures/attack_tools.py")
+TTL = 2.0
+STEP = 5.0
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+async def test_a_task_running_past_its_ttl_completes_and_is_readable(
+    tmp_path: Path, store: str
+) -> None:
+    flags = ["--task-ttl", str(TTL)]
+    if store == "sqlite":
+        flags += ["--store", f"sqlite:{tmp_path / 'store.sqlite3'}"]
+    seen: list[str] = []
+    with trio.fail_after(60):
+        async with (
+            serving(SERVED, tmp_path, *flags) as (server,),
+            httpx.AsyncClient(timeout=30) as http,
+        ):
+            wire = TaskWire(http, server.url)
+            task_id = (await wire.call("slow_step", seconds=STEP))["taskId"]
+            try:
+                while not seen or seen[-1] not in ("completed", "failed"):
+                    seen.append((await wire.get(task_id))["status"])
+                    await trio.sleep(0.25)
+            except RpcError as refused:
+                seen.append(str(refused))
+            final = seen[-1]
+            result = (await wire.get(task_id))["result"] if final == "completed" else {}
+    assert final == "completed", f"the running task went: {final}"
+    assert result["content"][0]["text"] == f"slept {STEP:g}"

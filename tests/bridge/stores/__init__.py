@@ -1,0 +1,1 @@
+"""Tests of ``bridge/stores``: every store backend, against real servers."""

@@ -1,0 +1,1 @@
+"""Tests of ``bridge/telemetry``: OpenTelemetry spans and metrics."""

@@ -1,0 +1,1 @@
+"""Tests of ``bridge/transports``: how bytes move."""

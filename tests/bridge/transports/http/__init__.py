@@ -1,0 +1,1 @@
+"""Tests of ``bridge/transports/http``: the Streamable HTTP endpoint."""

@@ -1,0 +1,1 @@
+"""Tests of ``bridge/transports/http/serving``: the HTTP/1.1 server."""

@@ -1,0 +1,1 @@
+"""Tests of ``runtime/call``: the call's machine, the stepper, the trio driver."""

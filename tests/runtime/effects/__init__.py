@@ -1,0 +1,1 @@
+"""Tests of ``runtime/effects``: the effect values and their digests."""

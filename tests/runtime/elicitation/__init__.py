@@ -1,0 +1,1 @@
+"""Tests of ``runtime/elicitation``: form schemas from pydantic models."""

@@ -1,0 +1,1 @@
+"""Tests of ``runtime/picture``: the picture of a call, in a real browser."""

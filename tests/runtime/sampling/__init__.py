@@ -1,0 +1,1 @@
+"""Tests of ``runtime/sampling``: reading a model's reply."""

@@ -1,0 +1,1 @@
+"""Tests of ``runtime/steps``: ``ctx.step`` in process."""

@@ -1,0 +1,1 @@
+"""Tests of ``runtime/testing``: the testing kit."""

@@ -1,0 +1,1 @@
+"""Tests of ``runtime/wire``: strict validation of wire JSON."""
