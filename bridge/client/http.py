@@ -158,7 +158,13 @@ class HttpClientTransport:
             self._handshake = request
         headers = self.state.post_headers(request)
         sent_in = self.state.session_id
-        async with self._open("POST", headers, dumps(request)) as response:
+        # A 2025-11-25 session's request whose server went away before it
+        # answered anything is posted again: the process that took it may
+        # have died before it wrote the call down, and then no process can
+        # resume it (another, with a store, takes the session on and starts
+        # the call anew; one that holds the call refuses the id as in use).
+        again = not self.modern and sent_in is not None and self._handshake is not None
+        async with self._posting(headers, dumps(request), again=again) as response:
             if request.method == "initialize":
                 self.state.session_id = response.headers.get("mcp-session-id")
             if response.status_code == 200 and is_sse(response):
@@ -169,6 +175,32 @@ class HttpClientTransport:
             return await self._post_request(request, exchange, renew=False)
         await self._answered_by_body(request, exchange, response, body)
         return Cursor()
+
+    @contextlib.asynccontextmanager
+    async def _posting(
+        self, headers: Mapping[str, str], content: bytes, *, again: bool
+    ) -> AsyncGenerator[httpx.Response]:
+        """The POST's response; with ``again``, the POST is sent once more
+        (up to ``max_resumes`` times, ``retry`` apart) while the server
+        disconnects without answering anything."""
+        async with contextlib.AsyncExitStack() as stack:
+            attempt = 0
+            while True:
+                attempt += 1
+                try:
+                    opened = self._open("POST", headers, content)
+                    response = await stack.enter_async_context(opened)
+                except BrokenSessionError as exc:
+                    unanswered = isinstance(
+                        exc.__cause__, httpx.RemoteProtocolError | httpx.ReadError
+                    )
+                    if not (again and unanswered) or attempt > self._max_resumes:
+                        raise
+                    log.debug("posting again after: %s", exc)
+                    await trio.sleep(self._retry)
+                    continue
+                break
+            yield response
 
     def _expired(self, response: httpx.Response, sent_in: str | None) -> bool:
         return (
@@ -361,7 +393,9 @@ async def http_transport(
         retry: seconds to wait before resuming a stream when the server gave
             no ``retry:``.
         max_resumes: consecutive resumptions without progress before a request
-            fails.
+            fails; also how many times a 2025-11-25 request is posted again
+            when the server disconnects without answering it (``retry``
+            apart).
         client: an httpx client to use (it is not closed); by default one is
             made with no connection limit (every open stream holds one).
         auth: authorizes every request (see the module doc).
