@@ -15,7 +15,7 @@ import pytest
 from runtime.lowlevel import Journal, run
 from runtime.testing import ScriptedPeer, picture, run_scripted, text
 from tests.fixtures import traced_tools as tt
-from tests.helpers import ROOT
+from tests.helpers import ROOT, STARTUP
 
 from .browser import Elements, dump_dom
 
@@ -116,11 +116,13 @@ def test_call_trace_draws_the_call_from_the_wire(tmp_path: Path, era: str) -> No
             era,
             "--trace",
             str(path),
+            "--connect-timeout",  # the server's start, not the bound, is waited for
+            f"{STARTUP}",
         ],
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=120,
+        timeout=180,
         env={**os.environ, "OTEL_TRACES_EXPORTER": ""},
     )
     assert done.returncode == 0, done.stderr
