@@ -42,15 +42,19 @@ TRANSIENT: Final = frozenset({502, 503, 504})
 
 
 async def again(
-    attempt: Callable[[], Awaitable[None]], attempts: int, delay: float
+    attempt: Callable[[], Awaitable[None]],
+    attempts: int,
+    delay: float,
+    retry_if: Callable[[BrokenSessionError], bool] = lambda _: True,
 ) -> None:
     """Run ``attempt`` until it does not raise BrokenSessionError, at most
-    ``attempts`` times, ``delay`` seconds apart; the last failure is raised."""
+    ``attempts`` times, ``delay`` seconds apart; the last failure, or one
+    ``retry_if`` refuses, is raised."""
     for number in range(1, attempts + 1):
         try:
             await attempt()
-        except BrokenSessionError:
-            if number >= attempts:
+        except BrokenSessionError as exc:
+            if number >= attempts or not retry_if(exc):
                 raise
             await trio.sleep(delay)
         else:

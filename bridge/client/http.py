@@ -163,8 +163,8 @@ class HttpClientTransport:
         # have died before it wrote the call down, and then no process can
         # resume it (another, with a store, takes the session on and starts
         # the call anew; one that holds the call refuses the id as in use).
-        again = not self.modern and sent_in is not None and self._handshake is not None
-        async with self._posting(headers, dumps(request), again=again) as response:
+        repost = not self.modern and sent_in is not None and self._handshake is not None
+        async with self._posting(headers, dumps(request), repost=repost) as response:
             if request.method == "initialize":
                 self.state.session_id = response.headers.get("mcp-session-id")
             if response.status_code == 200 and is_sse(response):
@@ -178,29 +178,25 @@ class HttpClientTransport:
 
     @contextlib.asynccontextmanager
     async def _posting(
-        self, headers: Mapping[str, str], content: bytes, *, again: bool
+        self, headers: Mapping[str, str], content: bytes, *, repost: bool
     ) -> AsyncGenerator[httpx.Response]:
-        """The POST's response; with ``again``, the POST is sent once more
+        """The POST's response; with ``repost``, the POST is sent once more
         (up to ``max_resumes`` times, ``retry`` apart) while the server
         disconnects without answering anything."""
         async with contextlib.AsyncExitStack() as stack:
-            attempt = 0
-            while True:
-                attempt += 1
-                try:
-                    opened = self._open("POST", headers, content)
-                    response = await stack.enter_async_context(opened)
-                except BrokenSessionError as exc:
-                    unanswered = isinstance(
-                        exc.__cause__, httpx.RemoteProtocolError | httpx.ReadError
-                    )
-                    if not (again and unanswered) or attempt > self._max_resumes:
-                        raise
-                    log.debug("posting again after: %s", exc)
-                    await trio.sleep(self._retry)
-                    continue
-                break
-            yield response
+            opened: list[httpx.Response] = []
+
+            async def post() -> None:
+                response = self._open("POST", headers, content)
+                opened.append(await stack.enter_async_context(response))
+
+            def unanswered(exc: BrokenSessionError) -> bool:
+                return repost and isinstance(
+                    exc.__cause__, httpx.RemoteProtocolError | httpx.ReadError
+                )
+
+            await again(post, self._max_resumes + 1, self._retry, unanswered)
+            yield opened[0]
 
     def _expired(self, response: httpx.Response, sent_in: str | None) -> bool:
         return (
