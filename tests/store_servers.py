@@ -20,7 +20,9 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +31,7 @@ import attrs
 import pytest
 
 __all__ = [
+    "sqlite_locked",
     "RedisServer",
     "PostgresServer",
     "free_port",
@@ -234,3 +237,33 @@ def postgres_server(*, durable: bool = False) -> Iterator[PostgresServer]:
             )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def sqlite_locked(path: Path, *, watchdog: float = 30.0) -> Iterator[None]:
+    """Another process holds the SQLite file ``path``'s write lock for the
+    block (it is killed after ``watchdog`` seconds whatever happens, so a
+    test cannot hang on it)."""
+    script = (
+        "import sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('BEGIN EXCLUSIVE')\n"
+        "print('locked', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    ) as locker:
+        assert locker.stdout is not None
+        assert locker.stdin is not None
+        timer = threading.Timer(watchdog, locker.kill)
+        timer.start()
+        try:
+            assert locker.stdout.readline() == b"locked\n"
+            yield
+        finally:
+            timer.cancel()
+            locker.stdin.close()  # the locker reads EOF and exits, unlocking
+            locker.wait(timeout=30)

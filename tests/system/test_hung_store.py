@@ -15,8 +15,6 @@ import contextlib
 import os
 import secrets
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +36,7 @@ from tests.store_servers import (
     RedisServer,
     postgres_server,
     redis_server,
+    sqlite_locked,
 )
 
 TIMEOUT = 1.5  # --store-timeout for these tests
@@ -121,34 +120,6 @@ def _signalled(pids: list[int]) -> Iterator[None]:
     finally:
         watchdog.cancel()
         resume()
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Another process holds ``path``'s write lock for the block."""
-    script = (
-        "import sqlite3, sys\n"
-        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-        "db.execute('BEGIN EXCLUSIVE')\n"
-        "print('locked', flush=True)\n"
-        "sys.stdin.read()\n"
-    )
-    with subprocess.Popen(
-        [sys.executable, "-c", script, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    ) as locker:
-        assert locker.stdout is not None
-        assert locker.stdin is not None
-        watchdog = threading.Timer(WATCHDOG, locker.kill)
-        watchdog.start()
-        try:
-            assert locker.stdout.readline() == b"locked\n"
-            yield
-        finally:
-            watchdog.cancel()
-            locker.stdin.close()  # the locker reads EOF and exits, unlocking
-            locker.wait(timeout=30)
 
 
 Hang = Callable[[], contextlib.AbstractContextManager[None]]
@@ -242,7 +213,7 @@ async def test_a_locked_sqlite_fails_the_round_within_the_timeout(
 ) -> None:
     path = tmp_path / "store.sqlite3"
     await _a_round_fails_within_the_timeout_then_goes_on(
-        f"sqlite:{path}", lambda: _locked(path)
+        f"sqlite:{path}", lambda: sqlite_locked(path)
     )
 
 

@@ -7,12 +7,8 @@ timeout, against a stopped server, is in ``tests/system/test_hung_store.py``.)
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +18,7 @@ import pytest
 from bridge.stores import StoreUnavailable, open_store
 from bridge.stores.postgres import PostgresStore
 from bridge.stores.sqlite import SQLiteStore
+from tests.store_servers import sqlite_locked
 
 SLACK = 2.0
 
@@ -82,31 +79,6 @@ def test_every_postgres_session_is_bounded_unless_the_url_says_otherwise(
     assert settings["keepalives_idle"] == "30"
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Another process holds the SQLite file's write lock for the block."""
-    script = (
-        "import sqlite3, sys\n"
-        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-        "db.execute('BEGIN EXCLUSIVE')\n"
-        "print('locked', flush=True)\n"
-        "sys.stdin.read()\n"
-    )
-    with subprocess.Popen(
-        [sys.executable, "-c", script, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    ) as locker:
-        assert locker.stdout is not None
-        assert locker.stdin is not None
-        try:
-            assert locker.stdout.readline() == b"locked\n"
-            yield
-        finally:
-            locker.stdin.close()
-            locker.wait(timeout=30)
-
-
 def test_sqlite_writers_in_one_process_queue_no_longer_than_the_busy_timeout(
     tmp_path: Path,
 ) -> None:
@@ -121,7 +93,7 @@ def test_sqlite_writers_in_one_process_queue_no_longer_than_the_busy_timeout(
         except StoreUnavailable as exc:
             failures.append((str(exc), time.monotonic() - began))
 
-    with _locked(path):
+    with sqlite_locked(path):
         began = time.monotonic()
         threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
         for thread in threads:
