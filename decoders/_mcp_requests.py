@@ -20,7 +20,6 @@ import functools
 import json
 from typing import Any, cast
 
-import jsonschema
 from pydantic import ValidationError
 
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_from_json
@@ -30,8 +29,8 @@ from runtime.messages import ModelPreferences, ToolChoice, ToolSpec, validate_me
 from runtime.requests import ElicitationRequest, SamplingRequest
 
 from ._mcp_wire import (
-    BOTH_ERAS,
     JSONObject,
+    both_eras,
     check_blocks,
     content_list,
     json_object,
@@ -159,7 +158,7 @@ def _optional_str(data: JSONObject, name: str) -> str | None:
 
 def _check_form_schema(schema: JSONObject) -> None:
     properties = schema.get("properties", {})
-    for wire in BOTH_ERAS:
+    for wire in both_eras():
         try:
             check_form_properties(wire, properties)
             break
@@ -185,6 +184,8 @@ def _schema_problem(schema_json: str) -> str | None:
     again (every round of a 2026-07-28 call), and checking against the
     metaschema costs far more than anything else in answering one.
     """
+    import jsonschema  # see runtime.lowlevel.offline_validator
+
     try:
         jsonschema.Draft202012Validator.check_schema(json.loads(schema_json))
     except jsonschema.SchemaError as exc:

@@ -13,19 +13,19 @@ it do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import importlib
+from collections.abc import Iterator, Sequence
 from typing import Any, cast
 
-import mcp_types._v2025_11_25 as _v2025
-import mcp_types._v2026_07_28 as _v2026
 from pydantic import BaseModel, ValidationError
 
 from runtime.errors import RemoteProtocolError, summarize_validation_error
 from runtime.lowlevel import check_json
 
 __all__ = [
-    "BOTH_ERAS",
     "JSONObject",
+    "both_eras",
     "check_blocks",
     "content_list",
     "json_object",
@@ -35,8 +35,19 @@ __all__ = [
 
 JSONObject = dict[str, Any]
 
-BOTH_ERAS: tuple[Any, ...] = (_v2026, _v2025)
-"""Each era's ``mcp-types`` models, the modern era first."""
+_MODERN_FIRST = ("mcp_types._v2026_07_28", "mcp_types._v2025_11_25")
+_import_models = functools.cache(importlib.import_module)
+
+
+def both_eras(*, modern: bool = True) -> Iterator[Any]:
+    """Each era's ``mcp-types`` models, the modern era first (or last).
+
+    Each module is imported when the loop reaches it, not before: building an
+    era's ~150 pydantic models is a fifth of a process's start-up, and a
+    payload the first era accepts never needs the second's.
+    """
+    for name in _MODERN_FIRST if modern else _MODERN_FIRST[::-1]:
+        yield _import_models(name)
 
 
 def short(text: str, limit: int = 160) -> str:
@@ -79,7 +90,7 @@ def validate(
     refuses, and the first refusal is the one reported.
     """
     first: ValidationError | None = None
-    for wire in BOTH_ERAS if modern else BOTH_ERAS[::-1]:
+    for wire in both_eras(modern=modern):
         model: type[BaseModel] = getattr(wire, type_name)
         try:
             check_json(model, data)

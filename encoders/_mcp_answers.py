@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import mcp_types._v2025_11_25 as _v2025
-
 from runtime.codec import elicit_reply_to_json, sample_reply_to_json
 from runtime.errors import LocalProtocolError
 from runtime.replies import ElicitReply, SampleReply
@@ -69,7 +67,12 @@ def elicit_result(reply: ElicitReply) -> JSONObject:
     if "content" in out:
         out["content"] = {k: _integral(v) for k, v in out["content"].items()}
     # ElicitReply checks its action; the content is the user's (checked).
-    return checked(_v2025.ElicitResult, out, "elicitation result", trusted=["action"])
+    return checked(
+        era_models("2025-11-25").ElicitResult,
+        out,
+        "elicitation result",
+        trusted=["action"],
+    )
 
 
 def _integral(value: Any) -> Any:

@@ -13,12 +13,10 @@ It spells no payload: :mod:`encoders.mcp` and the modules behind it do.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Sequence
-from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
-import mcp_types._v2025_11_25 as _v2025
-import mcp_types._v2026_07_28 as _v2026
 from pydantic import BaseModel, ValidationError, create_model
 
 from runtime.errors import LocalProtocolError, summarize_validation_error
@@ -34,7 +32,14 @@ Era: TypeAlias = Literal["2025-11-25", "2026-07-28"]
 
 ERAS: tuple[Era, ...] = ("2025-11-25", "2026-07-28")
 
-_WIRE: dict[str, ModuleType] = {"2025-11-25": _v2025, "2026-07-28": _v2026}
+_WIRE: dict[str, str] = {
+    "2025-11-25": "mcp_types._v2025_11_25",
+    "2026-07-28": "mcp_types._v2026_07_28",
+}
+"""Each era's ``mcp-types`` module, by name: imported on first use (see
+:func:`era_models`)."""
+
+_import_models = functools.cache(importlib.import_module)
 
 
 def plain_text(blocks: Sequence[Any]) -> bool:
@@ -46,13 +51,19 @@ def plain_text(blocks: Sequence[Any]) -> bool:
 
 
 def era_models(era: str) -> Any:
-    """The ``mcp-types`` module of ``era``'s models."""
+    """The ``mcp-types`` module of ``era``'s models, imported on first use.
+
+    Building one era's ~150 pydantic models is a fifth of a process's start-up,
+    and most processes (a server's connection, a ``yieldmcp call``) speak one
+    era: the other era's models are built only if a payload of it is encoded.
+    """
     try:
-        return _WIRE[era]
+        name = _WIRE[era]
     except KeyError:
         raise LocalProtocolError(
             f"unknown MCP era {era!r}; expected one of {list(ERAS)}"
         ) from None
+    return _import_models(name)
 
 
 def put(out: JSONObject, key: str, value: Any) -> None:
