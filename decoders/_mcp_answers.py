@@ -17,10 +17,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from typing import Any, cast
-
-import jsonschema
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any, cast
 
 from runtime.codec import USAGE_META_KEY, sample_reply_from_json
 from runtime.errors import RemoteProtocolError
@@ -37,6 +34,10 @@ from ._mcp_wire import (
     short,
     validate,
 )
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.protocols import Validator
 
 __all__ = ["elicit_reply", "form_reply", "sample_reply"]
 

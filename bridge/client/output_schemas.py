@@ -15,18 +15,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Final, cast, final
+from typing import TYPE_CHECKING, Any, Final, cast, final
 
 import attrs
-from jsonschema.exceptions import (
-    SchemaError,
-    best_match,  # pyright: ignore[reportUnknownVariableType]
-)
-from jsonschema.exceptions import ValidationError as SchemaMismatch
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
-from jsonschema_rs import Validator as FastValidator
-from jsonschema_rs import validator_for as fast_validator_for
 
 from decoders.mcp import ToolCallResult
 from runtime.errors import (
@@ -36,6 +27,11 @@ from runtime.errors import (
     RequestTimeout,
 )
 from runtime.lowlevel import Unresolvable, offline_validator
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError as SchemaMismatch
+    from jsonschema.protocols import Validator
+    from jsonschema_rs import Validator as FastValidator
 
 __all__ = [
     "MAX_PAGES",
@@ -188,6 +184,8 @@ def _problem(check: _Check, value: Any) -> tuple[str, str] | None:
         errors = list(check.full.iter_errors(value))
     except Unresolvable:  # a $ref elsewhere (never fetched): like an invalid schema
         return None
+    from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
+
     error = cast("SchemaMismatch | None", best_match(errors))
     if error is None:
         return None
@@ -197,6 +195,11 @@ def _problem(check: _Check, value: Any) -> tuple[str, str] | None:
 
 def _validator_of(schema: Mapping[str, Any]) -> _Check | None:
     """The check of ``schema``, or None if the schema is invalid."""
+    # Imported by the first output schema checked, not by every client.
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+    from jsonschema_rs import validator_for as fast_validator_for
+
     cls = validator_for(schema)
     try:
         cls.check_schema(dict(schema))

@@ -24,7 +24,6 @@ from typing import Any, Literal, TypeAlias, cast, final
 from urllib.parse import urlsplit
 
 import attrs
-from jsonschema import Draft202012Validator
 
 from runtime.lowlevel import Unresolvable, offline_validator
 
@@ -370,6 +369,8 @@ _FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
 
 
 def _check(schema: Mapping[str, Any], value: Any) -> None:
+    from jsonschema import Draft202012Validator  # see offline_validator
+
     validator = offline_validator(
         schema, format_checker=Draft202012Validator.FORMAT_CHECKER
     )

@@ -24,12 +24,9 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
-from jsonschema.exceptions import ValidationError as SchemaError
-from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
-from jsonschema.protocols import Validator
 from pydantic import BaseModel, ValidationError
 
 from ..effects.canonical import canonical_json
@@ -48,6 +45,10 @@ from ..messages import (
 from ..replies import SampleReply
 from ..results import Exchange, ParseError, SampleResult
 from ..wire.schemas import offline_validator
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError as SchemaError
+    from jsonschema.protocols import Validator
 
 P = TypeVar("P")
 
@@ -326,6 +327,8 @@ def tools_retry_messages(
 
 
 def _first_schema_error(schema: Mapping[str, Any], instance: Any) -> str | None:
+    from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
+
     errors = _validator(canonical_json(schema)).iter_errors(instance)
     error = cast("SchemaError | None", best_match(errors))
     if error is None:

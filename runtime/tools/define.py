@@ -36,10 +36,8 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
-import jsonschema
-from jsonschema.protocols import Validator
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from ..context import Context, ElicitKey
@@ -53,6 +51,9 @@ from .signature import arguments_of, hints_of
 from .value import Program as Program
 from .value import TaskFrom, TaskSupport
 from .value import Tool as Tool
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = ["Program", "Tool", "handoff", "tool"]
 
@@ -254,6 +255,8 @@ def _schema_validator(name: str, schema: Mapping[str, Any] | None) -> Validator 
         return None
     if schema.get("type") != "object":
         raise InvalidTool(f"tool {name!r}: input_schema must have type 'object'")
+    import jsonschema  # only for a tool with an explicit schema (see offline_validator)
+
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:

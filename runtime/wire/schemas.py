@@ -14,13 +14,13 @@ use.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from jsonschema import Draft202012Validator
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
 from referencing import Registry
 from referencing.exceptions import Unresolvable
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = ["NOTHING_ELSEWHERE", "Unresolvable", "offline_validator"]
 
@@ -31,10 +31,16 @@ NOTHING_ELSEWHERE: Final[Registry[Any]] = Registry()
 def offline_validator(
     schema: Mapping[str, Any],
     *,
-    default: type[Validator] = Draft202012Validator,
+    default: type[Validator] | None = None,
     format_checker: Any = None,
 ) -> Validator:
-    """A validator of ``schema`` (its ``$schema``'s draft, else ``default``)
-    that resolves no reference outside the schema."""
-    cls = validator_for(schema, default=default)
+    """A validator of ``schema`` (its ``$schema``'s draft, else ``default``:
+    Draft 2020-12) that resolves no reference outside the schema."""
+    # jsonschema is imported by the first schema checked, not by importing
+    # yieldmcp: most processes (a server whose tools take typed parameters)
+    # never check one, and its import is a tenth of a process's start-up.
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
+
+    cls = validator_for(schema, default=default or Draft202012Validator)
     return cls(dict(schema), registry=NOTHING_ELSEWHERE, format_checker=format_checker)
