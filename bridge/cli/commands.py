@@ -28,13 +28,14 @@ from typing import Any, NoReturn, cast
 
 from bridge.elicit import printable
 
-from . import auth_options, trace_options, workers
+from . import auth_options, trace_options
 from .host_options import add_host_options, key_value, scripted_answers
 from .interrupt import EXIT_INTERRUPTED, Interrupted, run_trio
-from .limits import add_limit_flags, apply_limits, http_options
-from .server_options import add_server_flags, apply_server_options
-from .store_options import add_store_flags, apply_store_options
 from .task_options import add_task_option
+
+# ``serve``'s flags and its run are imported by ``serve`` only (see _parser):
+# they are made from the server's and the HTTP transport's limits, and a
+# ``call`` or ``demo`` process need not build the server to parse its own flags.
 
 __all__ = ["main"]
 
@@ -68,7 +69,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _verb(argv: Sequence[str]) -> str | None:
+    """The verb ``argv`` names: its first word that is not an option (the
+    options before a verb, ``-v`` and ``--version``, take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def _parser(verb: str | None) -> argparse.ArgumentParser:
+    """The command line's parser; ``serve``'s flags only when ``verb`` is
+    ``serve`` (the only parser that reads them; adding them imports the server)."""
     parser = _Parser(
         prog="yieldmcp",
         description="MCP tools as generator functions that yield effects.",
@@ -76,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_verbose(parser, "verbose")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
-    _add_serve(verbs)
+    _add_serve(verbs, with_flags=verb == "serve")
     _add_call(verbs)
     _add_demo(verbs)
     return parser
@@ -102,7 +111,7 @@ def _version() -> str:
         return "(not installed)"
 
 
-def _add_serve(verbs: Any) -> None:
+def _add_serve(verbs: Any, *, with_flags: bool) -> None:
     serve = verbs.add_parser(
         "serve",
         help="serve the tools a Python file or module defines",
@@ -113,6 +122,14 @@ def _add_serve(verbs: Any) -> None:
             "are served on the same endpoint."
         ),
     )
+    serve.set_defaults(run=_serve)
+    if not with_flags:
+        return
+    from . import workers
+    from .limits import add_limit_flags
+    from .server_options import add_server_flags
+    from .store_options import add_store_flags
+
     serve.add_argument(
         "target", metavar="FILE_OR_MODULE", help="e.g. examples/ttt.py or mypkg.tools"
     )
@@ -133,7 +150,6 @@ def _add_serve(verbs: Any) -> None:
     add_store_flags(serve)
     _add_verbose(serve, "verbose_after_verb")
     workers.add_workers_flag(serve)
-    serve.set_defaults(run=_serve)
 
 
 def _add_call(verbs: Any) -> None:
@@ -208,7 +224,11 @@ def _add_demo(verbs: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from . import workers
+    from .limits import apply_limits, http_options
     from .loader import LoadError, load_server
+    from .server_options import apply_server_options
+    from .store_options import apply_store_options
 
     if args.http is None:
         from bridge.transports.stdio import reserve_stdout_for_mcp
@@ -341,9 +361,10 @@ def _log_to_stderr(level: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # for --workers
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(_verb(words))
+    args = parser.parse_args(words)
+    args.argv = words  # for --workers
     verbosity: int = args.verbose + getattr(args, "verbose_after_verb", 0)
     _log_to_stderr((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)

@@ -14,11 +14,6 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from bridge.jsonrpc import tap
-from runtime.picture import page
-
-from .trace_record import WireRecorder
-
 __all__ = ["TraceOptionError", "add_call_options", "run"]
 
 
@@ -60,6 +55,12 @@ def run(args: argparse.Namespace, verb: Callable[[argparse.Namespace], int]) -> 
         target.write_text("", encoding="utf-8")  # fail now, not after the call
     except OSError as exc:
         raise TraceOptionError(f"cannot write --trace {path}: {exc}") from None
+    # Only a traced call records its wire and draws the page.
+    from bridge.jsonrpc import tap
+    from runtime.picture import page
+
+    from .trace_record import WireRecorder
+
     tool: str | None = getattr(args, "tool", None)
     recorder = WireRecorder(f"call {tool}" if tool else "call")
     tap.install("picture", recorder.factory)

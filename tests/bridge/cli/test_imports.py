@@ -1,0 +1,97 @@
+"""What a ``yieldmcp`` process imports: what its verb needs, not the rest.
+
+The suite and every user start many of these processes, and their start-up is
+mostly imports: each era's ``mcp-types`` models (~150 pydantic classes each),
+``jsonschema``, the server stack. So ``call`` does not import the server to
+parse its flags, neither verb imports ``jsonschema`` before a schema is checked,
+and an era's models are built by the first payload of that era. Asserted on
+``sys.modules`` in a fresh interpreter, never on seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from tests.helpers import ROOT
+
+V2025 = "mcp_types._v2025_11_25"
+V2026 = "mcp_types._v2026_07_28"
+
+
+def _imported(script: str) -> dict[str, list[str]]:
+    """Run ``script`` in a fresh interpreter; it calls ``seen(label)`` to record
+    which of the watched modules are imported at that point."""
+    prelude = textwrap.dedent(
+        """
+        import json, sys
+        WATCHED = ("mcp_types._v2025_11_25", "mcp_types._v2026_07_28",
+                   "jsonschema", "jsonschema_rs", "bridge.server",
+                   "bridge.transports.http", "bridge.client")
+        SEEN = {}
+        def seen(label):
+            SEEN[label] = [m for m in WATCHED if m in sys.modules]
+        """
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            prelude + textwrap.dedent(script) + "\nprint(json.dumps(SEEN))",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_each_verb_imports_only_its_side() -> None:
+    seen = _imported(
+        """
+        import contextlib, io
+        from bridge.cli import main
+        def parse(*argv):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+                main(list(argv))
+        parse("call", "--help")
+        seen("call")
+        parse("serve", "--help")
+        seen("serve")
+        """
+    )
+    assert seen["call"] == []  # neither the server, nor models, nor jsonschema
+    assert seen["serve"] == ["bridge.server", "bridge.transports.http"]
+
+
+def test_an_eras_models_are_built_by_its_first_payload() -> None:
+    seen = _imported(
+        """
+        from runtime import Context, Op, tool
+        from encoders import mcp as mcp_encode
+        from decoders import mcp as mcp_decode
+
+        @tool
+        def add(a: int, b: int, ctx: Context) -> Op[int]:
+            return a + b
+            yield
+
+        seen("imported")
+        mcp_encode.tool_definition(add, era="2026-07-28")
+        mcp_encode.tool_result(3, add, era="2026-07-28")
+        mcp_decode.call_tool_result(
+            {"content": [{"type": "text", "text": "3"}], "resultType": "complete"}
+        )
+        seen("2026-07-28")
+        mcp_encode.tool_definition(add, era="2025-11-25")
+        seen("2025-11-25")
+        """
+    )
+    assert seen["imported"] == []
+    assert seen["2026-07-28"] == [V2026]  # the modern payload: modern models only
+    assert seen["2025-11-25"] == [V2025, V2026]
