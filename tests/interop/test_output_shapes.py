@@ -23,6 +23,10 @@ OURS = [sys.executable, "-m", "bridge.cli", "serve", SHAPES]
 SDK = [sys.executable, SHAPES]
 NAMES = [function.__name__ for function in output_shapes.FUNCTIONS]
 
+# One worker runs this module, so the fixture below starts its two servers once
+# per era rather than once per era on every worker that gets one of its tests.
+pytestmark = pytest.mark.xdist_group("output-shapes")
+
 
 def _untitled(value: Any) -> Any:
     """``value`` without ``title`` keys (pydantic names models differently)."""
