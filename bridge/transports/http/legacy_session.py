@@ -102,7 +102,8 @@ class HttpSession:
         self.generation = 0  # processes that took it on before (with a store)
         self.last_seen = trio.current_time()
         self.used = False  # a request besides the handshake, or a GET
-        # Requests whose calls ended in an earlier process: their streams.
+        # Requests answered (here, or in an earlier process): their streams,
+        # while the store keeps them, for a client that posts one again.
         self._ended: dict[RequestId, int] = {}
         self._held: dict[RequestId, int] = {}  # body bytes of requests in flight
         self._held_bytes = 0
@@ -138,6 +139,9 @@ class HttpSession:
         if final:
             assert stream.request_id is not None
             self._forget(stream.request_id, stream)
+            self._ended[stream.request_id] = stream.number
+            if len(self._ended) > 2 * store.capacity:
+                self._prune_ended()
         if store.dropped > self._dropped_logged:
             self._log_dropped()
         stream.poke()
@@ -284,12 +288,13 @@ class HttpSession:
         """Serve again stream ``number`` of request ``request_id``, which an
         earlier process opened (a durable session's call); ``response``: the
         call ended there, and this is its final event."""
+        if response is not None and request_id not in self._by_request:
+            self._ended[request_id] = number
         if self.store.known(number):
             return  # taken on already
         self.store.open_stream(number)
         if response is not None:
             self.store.append(number, response, final=True)
-            self._ended[request_id] = number
             return
         stream = Stream(number, request_id, resumable=True, recorded=True)
         self._streams[number] = stream
@@ -320,6 +325,10 @@ class HttpSession:
             del self._ended[request_id]  # its response is let go
             return None
         return self.resume(number, 0)
+
+    def _prune_ended(self) -> None:
+        known = self.store.known
+        self._ended = {r: n for r, n in self._ended.items() if known(n)}
 
     def recorded(self, request_id: RequestId) -> None:
         """The call of ``request_id`` is written down in the store (its
