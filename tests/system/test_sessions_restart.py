@@ -145,24 +145,31 @@ def store_url(request: pytest.FixtureRequest) -> str:
     return str(request.getfixturevalue(f"{request.param}_url"))
 
 
+async def _parked_on_colour(
+    served: Served, http: httpx.AsyncClient
+) -> tuple[Raw, str, dict[str, Any]]:
+    """Call ``interview`` (request 3) on a new server, answer its first
+    question, and kill the server once the second is asked: the client, the
+    last event id it saw, and the second question."""
+    async with started(served) as (first, process):
+        raw = Raw(http, url_of(first))
+        await raw.initialize()
+        async with raw.stream("POST", _call(raw, 3, "interview")) as (_, reader):
+            _, ask_name = await _next_message(reader)
+            await raw.post(_accept(ask_name, name="Bo"))
+            _, _log = await _next_message(reader)
+            last_id, ask_colour = await _next_message(reader)
+            kill(process)
+    return raw, last_id, ask_colour
+
+
 async def test_another_process_on_the_store_finishes_a_parked_call(
     tmp_path: Path, store_url: str
 ) -> None:
     served = Served(tmp_path, store_url)
     with trio.fail_after(120):
         async with httpx.AsyncClient(timeout=60) as http:
-            async with started(served) as (first, process):
-                raw = Raw(http, url_of(first))
-                await raw.initialize()
-                async with raw.stream("POST", _call(raw, 3, "interview")) as (
-                    _,
-                    reader,
-                ):
-                    _, ask_name = await _next_message(reader)
-                    await raw.post(_accept(ask_name, name="Bo"))
-                    _, _log = await _next_message(reader)
-                    last_id, ask_colour = await _next_message(reader)
-                    kill(process)
+            raw, last_id, ask_colour = await _parked_on_colour(served, http)
             async with started(served) as (second, _process):
                 raw.url = url_of(second)
                 posted = await raw.post(_accept(ask_colour, colour="red"))
@@ -220,18 +227,10 @@ async def test_a_request_posted_again_after_a_kill_follows_the_call_it_started(
     served = Served(tmp_path, sqlite_url)
     with trio.fail_after(120):
         async with httpx.AsyncClient(timeout=60) as http:
-            async with started(served) as (first, process):
-                raw = Raw(http, url_of(first))
-                await raw.initialize()
-                call = _call(raw, 3, "interview")
-                async with raw.stream("POST", call) as (_, reader):
-                    _, ask_name = await _next_message(reader)
-                    await raw.post(_accept(ask_name, name="Bo"))
-                    _, _log = await _next_message(reader)
-                    _, ask_colour = await _next_message(reader)
-                    kill(process)
+            raw, _, ask_colour = await _parked_on_colour(served, http)
             async with started(served) as (second, _process):
                 raw.url = url_of(second)
+                call = _call(raw, 3, "interview")  # the same request again
                 async with raw.stream("POST", call) as (response, reader):
                     assert response.status_code == 200
                     _, asked = await _next_message(reader)
