@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
@@ -146,3 +148,71 @@ async def serving(
     servers = [Serving(served, tmp, *flags, env=env) for _ in range(count)]
     async with started(*servers):
         yield servers
+
+
+_READY = re.compile(rb"serving MCP at (\S+)\n")
+# With --workers, the parent's line (each worker may log its own before it).
+_READY_WORKERS = re.compile(
+    rb"serving MCP at (\S+) with \d+ workers \(pids ([\d, ]+)\)"
+)
+
+
+class Logged:
+    """A running ``yieldmcp -v serve SERVED --http ...`` whose stderr the test
+    reads: its URL, its workers' pids (with ``--workers``), what it logged."""
+
+    def __init__(self, process: trio.Process, workers: bool = False) -> None:
+        self.process = process
+        self.ready = _READY_WORKERS if workers else _READY
+        self.log = b""
+        self.url = ""
+        self.pids: list[int] = []
+
+    async def started(self) -> None:
+        assert self.process.stderr is not None
+        while (found := self.ready.search(self.log)) is None:
+            chunk = await self.process.stderr.receive_some(4096)
+            assert chunk, self.log.decode(errors="replace")
+            self.log += chunk
+        self.url = found[1].decode()
+        if self.ready is _READY_WORKERS:
+            self.pids = [int(p) for p in found[2].decode().split(", ")]
+
+    def terminate(self) -> float:
+        """SIGTERM; when it was sent."""
+        self.process.send_signal(signal.SIGTERM)
+        return time.monotonic()
+
+    async def finish(self) -> int:
+        """Read what it logs until it exits; its exit code."""
+        assert self.process.stderr is not None
+        while chunk := await self.process.stderr.receive_some(4096):
+            self.log += chunk
+        return await self.process.wait()
+
+
+@contextlib.asynccontextmanager
+async def logged_serve(
+    served: str, *flags: str, port: int = 0, terminate: bool = False
+) -> AsyncIterator[Logged]:
+    """``yieldmcp -v serve SERVED --http 127.0.0.1:PORT FLAGS...``, started;
+    stopped after the block (SIGTERM first with ``terminate``, then SIGKILL)."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "bridge.cli", "-v", "serve", served,
+         "--http", f"127.0.0.1:{port}", *flags],
+        stderr=subprocess.PIPE, cwd=ROOT,
+    )  # fmt: skip
+    running = Logged(process, workers="--workers" in flags)
+    try:
+        with trio.fail_after(60):
+            await running.started()
+        yield running
+    finally:
+        if process.returncode is None:
+            if terminate:
+                process.send_signal(signal.SIGTERM)
+                with trio.move_on_after(20):
+                    await running.finish()
+            process.kill()
+            with trio.move_on_after(20):
+                await running.finish()

@@ -6,7 +6,9 @@ written down as it goes, and another process can take it on again
 (:func:`bridge.server.calls.live.revive`) by replaying its generator against
 what was written:
 
-* the call's document ``("call", call_id)``: the session, the request id,
+* the call's document ``("call", call_id)``, its id derived from the session
+  and the request id (:func:`call_id_of`: a request posted again finds the
+  call it started, on any process): the session, the request id,
   the ``tools/call`` params, the SSE stream its events go on, and the *tag*
   its questions' request ids start with (``"<tag>/<key>"``, the tag being
   the call id: the same id in every process, so an answer to a question asked
@@ -38,6 +40,8 @@ store that fails fails the question being recorded (the tool sees a
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import math
 import time
@@ -58,6 +62,7 @@ __all__ = [
     "Home",
     "LiveLog",
     "Revived",
+    "call_id_of",
     "question_id",
 ]
 
@@ -121,6 +126,16 @@ class Revived:
     tag: str
     asked: Mapping[str, int]  # key -> seq of the event that asked it
     seen: int | None  # the client's Last-Event-ID seq on the call's stream
+
+
+def call_id_of(session_id: str, request_id: int | str) -> str:
+    """The id of the call that request ``request_id`` of session
+    ``session_id`` starts: the same in every process, so a client that posts
+    the request again (it saw nothing of the call before its process died)
+    gets that call, not a second one. (Request ids are unique within a
+    session, and ``1`` and ``"1"`` are different ids.)"""
+    named = json.dumps([session_id, request_id]).encode()
+    return hashlib.sha256(named).hexdigest()[:32]
 
 
 def question_id(tag: str, key: str) -> str:

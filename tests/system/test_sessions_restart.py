@@ -27,6 +27,9 @@ import trio
 
 from bridge.client import Client
 from bridge.client.http import http_transport
+from bridge.durable.live import SESSIONS
+from bridge.durable.log import CALLS
+from bridge.stores import open_store
 from tests.bridge.http_kit import Raw, SseReader, message_of
 from tests.helpers import ROOT
 from tests.processes import free_port, kill, ready, url_of
@@ -142,24 +145,31 @@ def store_url(request: pytest.FixtureRequest) -> str:
     return str(request.getfixturevalue(f"{request.param}_url"))
 
 
+async def _parked_on_colour(
+    served: Served, http: httpx.AsyncClient
+) -> tuple[Raw, str, dict[str, Any]]:
+    """Call ``interview`` (request 3) on a new server, answer its first
+    question, and kill the server once the second is asked: the client, the
+    last event id it saw, and the second question."""
+    async with started(served) as (first, process):
+        raw = Raw(http, url_of(first))
+        await raw.initialize()
+        async with raw.stream("POST", _call(raw, 3, "interview")) as (_, reader):
+            _, ask_name = await _next_message(reader)
+            await raw.post(_accept(ask_name, name="Bo"))
+            _, _log = await _next_message(reader)
+            last_id, ask_colour = await _next_message(reader)
+            kill(process)
+    return raw, last_id, ask_colour
+
+
 async def test_another_process_on_the_store_finishes_a_parked_call(
     tmp_path: Path, store_url: str
 ) -> None:
     served = Served(tmp_path, store_url)
     with trio.fail_after(120):
         async with httpx.AsyncClient(timeout=60) as http:
-            async with started(served) as (first, process):
-                raw = Raw(http, url_of(first))
-                await raw.initialize()
-                async with raw.stream("POST", _call(raw, 3, "interview")) as (
-                    _,
-                    reader,
-                ):
-                    _, ask_name = await _next_message(reader)
-                    await raw.post(_accept(ask_name, name="Bo"))
-                    _, _log = await _next_message(reader)
-                    last_id, ask_colour = await _next_message(reader)
-                    kill(process)
+            raw, last_id, ask_colour = await _parked_on_colour(served, http)
             async with started(served) as (second, _process):
                 raw.url = url_of(second)
                 posted = await raw.post(_accept(ask_colour, colour="red"))
@@ -205,6 +215,70 @@ async def test_a_kill_during_a_sequence_of_steps_reruns_only_the_step_in_flight(
         "start 0", "end 0", "start 1", "start 1", "end 1",
         "start 2", "end 2", "start 3", "end 3",
     ]  # fmt: skip
+
+
+async def test_a_request_posted_again_after_a_kill_follows_the_call_it_started(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    # The process died before the client saw any event of the call, so the
+    # client has no event id to resume with and posts the request again: it
+    # must get the call the first POST started (taken on from the store), not
+    # a refusal and not a second call.
+    served = Served(tmp_path, sqlite_url)
+    with trio.fail_after(120):
+        async with httpx.AsyncClient(timeout=60) as http:
+            raw, _, ask_colour = await _parked_on_colour(served, http)
+            async with started(served) as (second, _process):
+                raw.url = url_of(second)
+                call = _call(raw, 3, "interview")  # the same request again
+                async with raw.stream("POST", call) as (response, reader):
+                    assert response.status_code == 200
+                    _, asked = await _next_message(reader)
+                    assert asked["params"]["message"] == "Favourite colour?"
+                    await raw.post(_accept(asked, colour="red"))
+                    rest = [raw.check(message_of(e)) for e in await reader.rest()]
+    assert ask_colour["params"]["message"] == "Favourite colour?"
+    assert rest[-1]["id"] == 3
+    assert rest[-1]["result"]["content"][0]["text"] == "hello Bo, who likes red"
+    assert served.steps() == ["greet Bo"]  # one call: its step ran once
+
+
+async def test_a_request_posted_again_after_its_call_ended_gets_its_response(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    # The call ended and its response was written down, but the process died
+    # before the client read it: the request posted again gets that response,
+    # and the tool does not run again.
+    served = Served(tmp_path, sqlite_url, slow=0.05)
+    store = open_store(sqlite_url)
+    with trio.fail_after(120):
+        async with httpx.AsyncClient(timeout=60) as http:
+            async with started(served) as (first, process):
+                raw = Raw(http, url_of(first))
+                await raw.initialize()
+                call = _call(raw, 4, "sequence")
+                async with raw.stream("POST", call) as (response, _reader):
+                    while not _ended_in(store, str(raw.session_id)):
+                        await trio.sleep(0.02)
+                    kill(process)
+            async with started(served) as (second, _process):
+                raw.url = url_of(second)
+                response = await raw.post(call)
+                assert response.status_code == 200
+                answer = raw.checked_body(response)
+    store.close()
+    assert answer["id"] == 4
+    assert answer["result"]["content"][0]["text"] == "total 60"
+    assert served.steps().count("start 0") == 1  # the tool did not run again
+
+
+def _ended_in(store: Any, session_id: str) -> bool:
+    """Whether a call of the session is written down as ended."""
+    for entry in store.read(SESSIONS, session_id):
+        doc = store.get(CALLS, entry["c"])
+        if doc is not None and "done" in doc.value:
+            return True
+    return False
 
 
 async def test_the_official_client_resumes_a_parked_call_across_a_quick_restart(

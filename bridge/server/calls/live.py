@@ -43,13 +43,12 @@ will arrive under the same ids).
 from __future__ import annotations
 
 import contextvars
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
 
 import trio
 
-from bridge.durable.live import Home, LiveLog, Revived, question_id
+from bridge.durable.live import Home, LiveLog, Revived, call_id_of, question_id
 from bridge.durable.log import size_of
 from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
@@ -123,7 +122,7 @@ def begin(
     log: LiveLog | None = None
     journal: Journal | None = None
     if home is not None:
-        call_id = uuid.uuid4().hex
+        call_id = call_id_of(home.session_id, request.id)
         journal = Journal.from_records((), call_id)
         doc = {
             "session": home.session_id,

@@ -32,18 +32,19 @@ from typing import TYPE_CHECKING, Any, Literal, final
 import trio
 
 from bridge.durable import AsyncStore, Document
-from bridge.durable.live import Revived
+from bridge.durable.live import Revived, call_id_of
 from bridge.durable.presence import Presence
 from bridge.durable.sessions import SessionRecords
 from bridge.jsonrpc.messages import RequestId
 
-from .events import UnknownEvent, parse_event_id
+from .events import UnknownEvent, event_id, parse_event_id
 
 if TYPE_CHECKING:
     from .legacy_session import HttpSession
 
 __all__ = [
     "HttpHome",
+    "claim_request",
     "claim_stream",
     "forget",
     "load",
@@ -139,10 +140,14 @@ async def stale(http: HttpSession) -> bool:
 
 
 async def revive_calls(
-    http: HttpSession, presence: Presence, last_event_id: str | None
+    http: HttpSession,
+    presence: Presence,
+    last_event_id: str | None,
+    posted: RequestId | None = None,
 ) -> int:
     """Take on the calls of the session that an earlier process wrote down
-    and no live process holds; how many."""
+    and no live process holds; how many. ``posted``: the request the client
+    is posting again, whose call's events it saw none of."""
     records = _records(http)
     taken = 0
     for call_id, _stream in await records.calls():
@@ -152,7 +157,10 @@ async def revive_calls(
         if "done" in doc.value:
             _adopt_done(http, doc.value)
         elif not await _elsewhere(presence, doc.value.get("worker")):
-            taken += await _take_over(http, presence, call_id, doc, last_event_id)
+            seen = last_event_id
+            if posted is not None and doc.value.get("request") == posted:
+                seen = _from_start(doc.value)
+            taken += await _take_over(http, presence, call_id, doc, seen)
     return taken
 
 
@@ -167,6 +175,37 @@ async def claim_stream(
     call_id = next((c for c, s in await records.calls() if s == number), None)
     if call_id is None:
         return "unknown"
+    return await _claim(http, presence, call_id, last_event_id)
+
+
+async def claim_request(
+    http: HttpSession, presence: Presence, request_id: RequestId, params: object
+) -> Claim | Literal["other"]:
+    """Make the call that request ``request_id`` started servable here, as
+    :func:`claim_stream` does: the client posts the request again because it
+    saw nothing of the call (its process died first). ``"unknown"``: the
+    request started no call that is written down; ``"other"``: it started a
+    call with other ``params`` (the id is in use)."""
+    call_id = call_id_of(http.id, request_id)
+    doc = await _records(http).call(call_id)
+    if doc is None:
+        return "unknown"
+    if doc.value.get("params") != params:
+        return "other"
+    return await _claim(http, presence, call_id, _from_start(doc.value))
+
+
+def _from_start(value: Mapping[str, Any]) -> str | None:
+    """A position before every event of the call ``value`` describes: the
+    client saw none of them (so each question asked is asked again)."""
+    number = value.get("stream")
+    return event_id(number, 0) if isinstance(number, int) else None
+
+
+async def _claim(
+    http: HttpSession, presence: Presence, call_id: str, last_event_id: str | None
+) -> Claim:
+    records = _records(http)
     with trio.move_on_after(presence.lease + 2 * presence.beat):
         while True:
             doc = await records.call(call_id)

@@ -43,7 +43,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, Literal, final
 
 import trio
 
@@ -56,6 +56,7 @@ from bridge.jsonrpc.messages import (
     Message,
     Notification,
     Request,
+    RequestId,
     Response,
 )
 from bridge.server.limits import SERVER_BUSY
@@ -75,7 +76,7 @@ from .expiry import evictable
 from .guard import accepts
 from .legacy_answer import SESSION_HEADER, Answer, plain, stream
 from .legacy_session import HttpSession
-from .streams import supports_priming
+from .streams import Follower, supports_priming
 
 if TYPE_CHECKING:
     from bridge.server.server import Server
@@ -141,10 +142,16 @@ class LegacyEndpoint:
         return http
 
     async def _revive(
-        self, session_id: str, principal: Principal | None, last: str | None
+        self,
+        session_id: str,
+        principal: Principal | None,
+        last: str | None,
+        posted: RequestId | None = None,
     ) -> HttpSession | None:
         """Take on a durable session another process served (:mod:`.durable`),
-        once however many requests name it at once; None if there is none."""
+        once however many requests name it at once; None if there is none.
+        ``posted``: the id of the request being posted (if it started a call
+        before, the client saw nothing of that call)."""
         store, presence = self.server.store, self.presence
         if store is None or presence is None:
             return None
@@ -168,7 +175,7 @@ class LegacyEndpoint:
             http.connection.principal = principal
             self._sessions[http.id] = http
             await self._nursery.start(self._run, http)
-            calls = await durable.revive_calls(http, presence, last)
+            calls = await durable.revive_calls(http, presence, last, posted)
         except StoreError as exc:
             log.warning("could not take a session on from the store: %s", exc)
             return None
@@ -208,10 +215,15 @@ class LegacyEndpoint:
             self._sessions.pop(http.id, None)
 
     async def _find(
-        self, headers: Mapping[str, str], principal: Principal | None, send: Send
+        self,
+        headers: Mapping[str, str],
+        principal: Principal | None,
+        send: Send,
+        posted: RequestId | None = None,
     ) -> HttpSession | None:
         """The session the request names, or None after answering 400/404
-        (404 also for a session another principal opened)."""
+        (404 also for a session another principal opened); ``posted``: the
+        id of the request being posted, if one is."""
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
             await plain(send, 400, "Bad Request: Mcp-Session-Id header is required")
@@ -221,7 +233,7 @@ class LegacyEndpoint:
         if http is not None and not http.closed and last is not None:
             http = await self._current(http, principal, last)
         if http is None or http.closed:
-            http = await self._revive(session_id, principal, last)
+            http = await self._revive(session_id, principal, last, posted)
         who = None if principal is None else principal.identity
         if http is None or http.closed or http.owner != who:
             await plain(send, 404, "Not Found: unknown or terminated session")
@@ -262,7 +274,8 @@ class LegacyEndpoint:
             http = await self._open(principal)
             http.connection.principal = principal
         else:
-            http = await self._find(headers, principal, send)
+            posted = message.id if isinstance(message, Request) else None
+            http = await self._find(headers, principal, send, posted)
         if http is None:
             return
         if isinstance(message, Request) and not opening:
@@ -279,20 +292,22 @@ class LegacyEndpoint:
                 await http.deliver(data)
             await _asgi.respond(send, 202, headers=[(SESSION_HEADER, http.id)])
             return
-        if http.busy(message.id):
+        follower = await self._posted_again(http, message, data)
+        if follower is False:
             await _json_error(
                 send, 400, message.id, INVALID_REQUEST, "request id already in use"
             )
             return
-        if http.holds() + len(data) > self.limits.session_bytes:
-            await _json_error(
-                send, 429, message.id, SERVER_BUSY,
-                f"Server busy: this session holds too much "
-                f"(limit {self.limits.session_bytes} bytes); try again later",
-            )  # fmt: skip
-            return
-        follower = await http.deliver_request(message.id, data, version)
-        await self._remember(http, message.method, opening)
+        if follower is None:
+            if http.holds() + len(data) > self.limits.session_bytes:
+                await _json_error(
+                    send, 429, message.id, SERVER_BUSY,
+                    f"Server busy: this session holds too much "
+                    f"(limit {self.limits.session_bytes} bytes); try again later",
+                )  # fmt: skip
+                return
+            follower = await http.deliver_request(message.id, data, version)
+            await self._remember(http, message.method, opening)
         answer = Answer(http, follower, version, self.limits, send)
         if http.store.finished(follower.stream):
             # Answered as it was delivered: nothing to wait for, so no
@@ -302,6 +317,37 @@ class LegacyEndpoint:
             await _asgi.until_disconnect(receive, answer.run)
         if opening and not answer.succeeded:
             http.close()  # a failed initialize leaves no session behind
+
+    async def _posted_again(
+        self, http: HttpSession, message: Request, data: bytes
+    ) -> Follower | Literal[False] | None:
+        """If the client posts a request it posted before (it saw nothing of
+        it: its connection or the process that had it died), a follower of
+        that request's stream from the start, here or taken on from the store;
+        None: a new request; False: another request under an id in use.
+
+        Request ids are unique within a session, so a request posted again
+        is this one retried: it gets the call the first POST started, never a
+        second call."""
+        if http.other_request(message.id, data):
+            return False
+        follower = http.again(message.id)
+        if follower is not None or self.presence is None:
+            return follower
+        if message.method != "tools/call" or http.connection.home is None:
+            return None  # only calls are written down
+        try:
+            claim = await durable.claim_request(
+                http, self.presence, message.id, message.params or {}
+            )
+        except StoreError as exc:
+            log.warning("could not look for a request in the store: %s", exc)
+            return None
+        if claim == "unknown":
+            return None
+        if claim != "here":
+            return False  # another request's, or a live process still has it
+        return http.again(message.id)
 
     async def _routed(self, http: HttpSession, message: Message, data: bytes) -> bool:
         """Whether a client's response went to the process whose call asked

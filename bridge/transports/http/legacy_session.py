@@ -102,6 +102,9 @@ class HttpSession:
         self.generation = 0  # processes that took it on before (with a store)
         self.last_seen = trio.current_time()
         self.used = False  # a request besides the handshake, or a GET
+        # Requests answered (here, or in an earlier process): their streams,
+        # while the store keeps them, for a client that posts one again.
+        self._ended: dict[RequestId, int] = {}
         self._held: dict[RequestId, int] = {}  # body bytes of requests in flight
         self._held_bytes = 0
         self._dropped_logged = 0
@@ -136,6 +139,9 @@ class HttpSession:
         if final:
             assert stream.request_id is not None
             self._forget(stream.request_id, stream)
+            self._ended[stream.request_id] = stream.number
+            if len(self._ended) > 2 * store.capacity:
+                self._prune_ended()
         if store.dropped > self._dropped_logged:
             self._log_dropped()
         stream.poke()
@@ -263,15 +269,15 @@ class HttpSession:
         that carried it (see :meth:`deliver`)."""
         self.touch()
         number = self.store.open_stream()
-        stream = Stream(number, request_id, resumable=supports_priming(version))
+        stream = Stream(number, request_id, supports_priming(version), body=data)
         self._streams[number] = stream
         self._by_request[request_id] = stream
         self._held[request_id] = len(data)
         self._held_bytes += len(data)
         # The priming id precedes every event of the stream, so resuming from
         # it replays them all.
-        priming = self.store.mark(number)
-        follower = Follower(number, parse_event_id(priming)[1], self._attach(stream))
+        stream.start = parse_event_id(self.store.mark(number))[1]
+        follower = Follower(number, stream.start, self._attach(stream))
         follower.state = stream
         await self._push(data)
         return follower
@@ -282,6 +288,8 @@ class HttpSession:
         """Serve again stream ``number`` of request ``request_id``, which an
         earlier process opened (a durable session's call); ``response``: the
         call ended there, and this is its final event."""
+        if response is not None and request_id not in self._by_request:
+            self._ended[request_id] = number
         if self.store.known(number):
             return  # taken on already
         self.store.open_stream(number)
@@ -291,6 +299,36 @@ class HttpSession:
         stream = Stream(number, request_id, resumable=True, recorded=True)
         self._streams[number] = stream
         self._by_request[request_id] = stream
+
+    def other_request(self, request_id: RequestId, data: bytes) -> bool:
+        """Whether ``data`` is another request than the one in flight under
+        ``request_id`` (the id is in use), rather than the same one again."""
+        stream = self._by_request.get(request_id)
+        if stream is None or stream.body is None:
+            return False
+        return stream.body != data
+
+    def again(self, request_id: RequestId) -> Follower | None:
+        """A follower of request ``request_id``'s stream from its first event,
+        if the session has it (in flight, or ended in an earlier process): the
+        client posted the request again, having seen nothing of it."""
+        stream = self._by_request.get(request_id)
+        if stream is not None:
+            self.touch()
+            follower = Follower(stream.number, stream.start, self._attach(stream))
+            follower.state = stream
+            return follower
+        number = self._ended.get(request_id)
+        if number is None:
+            return None
+        if not self.store.known(number):
+            del self._ended[request_id]  # its response is let go
+            return None
+        return self.resume(number, 0)
+
+    def _prune_ended(self) -> None:
+        known = self.store.known
+        self._ended = {r: n for r, n in self._ended.items() if known(n)}
 
     def recorded(self, request_id: RequestId) -> None:
         """The call of ``request_id`` is written down in the store (its

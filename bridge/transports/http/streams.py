@@ -43,6 +43,10 @@ class Stream:
     # With a store: whether the call on this stream is written down, so that
     # another process can take it on (its resumption point may be shown).
     recorded: bool = False
+    # The request's body (None: taken on from the store), so a POST of the
+    # same request again is told from another request reusing its id.
+    body: bytes | None = None
+    start: int = 0  # the seq its events come after (its priming id's)
 
     def poke(self) -> None:
         old, self.changed = self.changed, trio.Event()

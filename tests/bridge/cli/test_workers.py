@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from bridge.client import connect
 from bridge.elicit import ScriptedAnswers
 from bridge.providers import OfflineModel
 from tests.helpers import ROOT
+from tests.processes import Logged, logged_serve
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -35,56 +35,19 @@ pytestmark = [
 ]
 
 SERVED = str(ROOT / "tests/fixtures/worker_tools.py")
-READY = re.compile(rb"serving MCP at (\S+) with (\d+) workers \(pids ([\d, ]+)\)")
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
 }
 
 
-class Workers:
-    """A running ``serve --workers`` parent: its URL, worker pids, and log."""
-
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.log = b""
-        self.url = ""
-        self.pids: list[int] = []
-
-    async def started(self) -> None:
-        assert self.process.stderr is not None
-        while (found := READY.search(self.log)) is None:
-            chunk = await self.process.stderr.receive_some(4096)
-            assert chunk, self.log.decode(errors="replace")
-            self.log += chunk
-        self.url = found[1].decode()
-        self.pids = [int(p) for p in found[3].decode().split(", ")]
-
-    async def finish(self) -> int:
-        assert self.process.stderr is not None
-        while chunk := await self.process.stderr.receive_some(4096):
-            self.log += chunk
-        return await self.process.wait()
-
-
 @contextlib.asynccontextmanager
-async def workers(count: int = 2, *extra: str) -> AsyncIterator[Workers]:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "bridge.cli", "-v", "serve", SERVED,
-         "--http", "127.0.0.1:0", "--workers", str(count), *extra],
-        stderr=subprocess.PIPE, cwd=ROOT,
-    )  # fmt: skip
-    running = Workers(process)
-    try:
-        with trio.fail_after(60):
-            await running.started()
+async def workers(count: int = 2, *extra: str) -> AsyncIterator[Logged]:
+    async with logged_serve(
+        SERVED, "--workers", str(count), *extra, terminate=True
+    ) as running:
+        assert len(running.pids) == count
         yield running
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            with trio.move_on_after(20):
-                await running.finish()
-            process.kill()
 
 
 def _alive(pid: int) -> bool:

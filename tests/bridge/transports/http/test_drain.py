@@ -12,10 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -29,7 +25,7 @@ from bridge.client import Client
 from bridge.client.http import http_transport
 from tests.bridge.http_kit import LEGACY, Raw, SseReader, message_of
 from tests.helpers import ROOT
-from tests.processes import free_port, url_of
+from tests.processes import Logged, free_port, logged_serve, url_of
 from tests.system.parking import Parking
 
 pytestmark = [
@@ -38,7 +34,6 @@ pytestmark = [
 ]
 
 SERVED = str(ROOT / "tests/fixtures/drain_tools.py")
-READY = re.compile(rb"serving MCP at (\S+)")
 SLACK = 4.0  # what the shared machine may add to a bound
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -47,51 +42,10 @@ MODERN_META = {
 WORKERS = {"one process": (), "two workers": ("--workers", "2")}
 
 
-class Serving:
-    """A running ``yieldmcp serve --http``: its URL and what it logged."""
-
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.log = b""
-        self.url = ""
-
-    async def started(self) -> None:
-        assert self.process.stderr is not None
-        while (found := READY.search(self.log)) is None:
-            chunk = await self.process.stderr.receive_some(4096)
-            assert chunk, self.log.decode(errors="replace")
-            self.log += chunk
-        self.url = found[1].decode()
-
-    def terminate(self) -> float:
-        """SIGTERM; when it was sent."""
-        self.process.send_signal(signal.SIGTERM)
-        return time.monotonic()
-
-    async def finish(self) -> int:
-        assert self.process.stderr is not None
-        while chunk := await self.process.stderr.receive_some(4096):
-            self.log += chunk
-        return await self.process.wait()
-
-
 @contextlib.asynccontextmanager
-async def serving(*extra: str, port: int = 0) -> AsyncIterator[Serving]:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "bridge.cli", "-v", "serve", SERVED,
-         "--http", f"127.0.0.1:{port}", *extra],
-        stderr=subprocess.PIPE, cwd=ROOT,
-    )  # fmt: skip
-    running = Serving(process)
-    try:
-        with trio.fail_after(60):
-            await running.started()
+async def serving(*extra: str, port: int = 0) -> AsyncIterator[Logged]:
+    async with logged_serve(SERVED, *extra, port=port) as running:
         yield running
-    finally:
-        if process.returncode is None:
-            process.kill()
-            with trio.move_on_after(20):
-                await running.finish()
 
 
 def modern_call(name: str, request_id: int = 1, **arguments: Any) -> dict[str, Any]:
@@ -118,7 +72,7 @@ async def post(
     return await http.post(url, content=json.dumps(body), headers=headers)
 
 
-async def exits(running: Serving, within: float) -> int:
+async def exits(running: Logged, within: float) -> int:
     with trio.fail_after(within):
         return await running.finish()
 

@@ -136,6 +136,49 @@ async def test_a_request_id_in_flight_cannot_be_reused(raw: Raw) -> None:
     assert raw.checked_body(second)["error"]["code"] == -32600
 
 
+async def test_a_request_posted_again_follows_its_call_from_the_start(
+    raw: Raw,
+) -> None:
+    # A client that lost the POST's response before it saw any event posts the
+    # request again (its id is unique in the session, so it is a retry): it
+    # gets the same call's stream from its first event, not a refusal and not
+    # a second call.
+    with trio.fail_after(10):
+        await raw.initialize()
+        call = _call(raw, 8, "ask_name")
+        async with raw.stream("POST", call) as (_, reader):
+            await _priming(reader)
+            first = message_of(await reader.next())
+        async with raw.stream("POST", call) as (response, reader):
+            assert response.status_code == 200
+            await _priming(reader)
+            again = message_of(await reader.next())
+            assert again == first  # the same question, not a new call's
+            answer = {"action": "accept", "content": {"name": "Ada"}}
+            await raw.post({"jsonrpc": "2.0", "id": again["id"], "result": answer})
+            rest = [raw.check(message_of(e)) for e in await reader.rest()]
+    assert rest[-1]["id"] == 8
+    assert rest[-1]["result"]["content"][0]["text"] == "hi Ada"
+
+
+async def test_a_request_posted_again_after_its_answer_gets_the_same_events(
+    raw: Raw,
+) -> None:
+    # The response went out but the client lost it with its connection: the
+    # request posted again replays the call's stored events (the same ids),
+    # and the tool does not run a second time (that would make new events).
+    with trio.fail_after(10):
+        await raw.initialize()
+        call = _call(raw, 9, "chatty")
+        async with raw.stream("POST", call) as (_, reader):
+            first = [(e.id, e.data) for e in await reader.rest()]
+        async with raw.stream("POST", call) as (response, reader):
+            assert response.status_code == 200
+            again = [(e.id, e.data) for e in await reader.rest()]
+    assert len(first) == 8  # priming, 3 logs, 3 progress, the response
+    assert again[1:] == first[1:]
+
+
 # --- the MCP-Protocol-Version header -----------------------------------------------
 
 ALL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
