@@ -112,12 +112,17 @@ async def test_a_2025_call_running_a_step_is_waited_for(
             Client.connect(wire, era="legacy") as client,
             trio.open_nursery() as nursery,
         ):
+            stepping = trio.Event()
 
             async def call() -> None:
-                outcome.append(await client.call_tool("slow", {"seconds": 2}))
+                outcome.append(
+                    await client.call_tool(
+                        "slow", {"seconds": 2}, on_progress=lambda *_: stepping.set()
+                    )
+                )
 
             nursery.start_soon(call)
-            await trio.sleep(0.7)  # in its step: running, not waiting on us
+            await stepping.wait()  # in its step: running, not waiting on us
             running.terminate()
         assert await exits(running, SLACK) == 0
     assert outcome[0].content[0].text.startswith("slept 2 in")
