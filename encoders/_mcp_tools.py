@@ -167,8 +167,9 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bo
         )
     except (PydanticSerializationError, ValueError) as exc:
         raise LocalProtocolError(
-            f"tool {tool_name!r} returned a {type(value).__name__} that is not "
-            f"JSON-serialisable: {exc}"
+            f"tool {tool_name!r} returned a {type(value).__name__}, which has no "
+            f"JSON form ({exc}); return a str, JSON data (dict, list, numbers), "
+            f"a pydantic model or dataclass, or content blocks"
         ) from None
     return [{"type": "text", "text": text}], data, True
 

@@ -276,6 +276,13 @@ class Context(StepMethods):
         ``"decline"`` or ``"cancel"``.
         """
         name = key.name if isinstance(key, ElicitKey) else key
+        if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidEffect(
+                f"elicit: takes an ElicitKey or the name of a form declared in "
+                f"@tool(elicits=...), not a {type(key).__name__}: declare the form "
+                f"as a pydantic model, KEY = ElicitKey('name', Model), list it in "
+                f"@tool(elicits=[KEY]) and ask with ctx.elicit(KEY, message)"
+            )
         model = self._elicits.get(name)
         if model is None:
             raise InvalidEffect(
