@@ -120,8 +120,6 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         provider = provider_from_spec(options.model)
     except ProviderConfigError as exc:
         raise HostError(str(exc)) from None
-    # On a terminal, a spinner says who is thinking (nothing when piped).
-    sampler = WaitingSampler(provider, options.model)
     handler: ElicitationHandler = (
         _Scripted(options.answers, out)
         if options.answers is not None
@@ -129,8 +127,14 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         else TerminalForm(out=sys.stderr if options.json_output else out)
     )
     show = _Display(out, quiet=options.json_output)
-    if options.tool is not None and not options.describe:
-        show.line(f"model: {describe_model(options.model)}")
+    # On a terminal, a spinner says who is thinking (nothing when piped). The
+    # model is named when it is first asked: a call that never samples here
+    # (none in the tool, or the server's own model answers) names none.
+    sampler = WaitingSampler(
+        provider,
+        options.model,
+        on_first=lambda: show.line(f"model: {describe_model(options.model)}"),
+    )
     remote = isinstance(options.target, str) and "://" in options.target
     try:
         async with connect(

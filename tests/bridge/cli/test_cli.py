@@ -231,6 +231,25 @@ def test_a_declined_form_is_a_normal_result() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "status: cancelled" in done.stdout
+    # It never sampled: no model to name (it was printed on every call).
+    assert "model:" not in done.stdout
+
+
+def test_the_model_is_named_when_the_call_samples() -> None:
+    done = run(
+        "call", "yieldmcp serve examples/book_flight.py", "book_flight", *WAIT,
+        "--arg", "destination=Oslo",
+        "--answer", 'dates={"depart": "2027-01-05", "nights": 2}',
+        "--answer", 'seat={"seat": "aisle"}',
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        lines.count(
+            "model: offline (the built-in offline model: no API key, no network)"
+        )
+        == 1
+    )
 
 
 async def test_a_real_provider_is_used_through_its_wire_api() -> None:
