@@ -27,7 +27,7 @@ from typing import Any, TypeAlias, cast
 import mcp_types
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from runtime.codec import block_to_json
+from runtime.codec import ELICITS_META_KEY, block_to_json
 from runtime.errors import LocalProtocolError
 from runtime.messages import Audio, Image, Text, ToolResult, ToolUse
 from runtime.tools import Tool
@@ -57,7 +57,8 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
     ``inputSchema`` is the params model's JSON Schema. ``outputSchema`` is the
     one the tool's output type gives (:mod:`encoders._mcp_output`), except in
     2025-11-25 when that schema's root is not an object (then it is omitted,
-    and so is ``structuredContent`` in :func:`tool_result`).
+    and so is ``structuredContent`` in :func:`tool_result`). A tool that
+    declares forms names their keys in ``_meta["io.yieldmcp/elicits"]``.
 
     Raises:
         LocalProtocolError: the definition is not valid MCP in ``era``.
@@ -75,6 +76,10 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
         # The tasks extension's (SEP-2663); 2025-11-25's own experimental
         # tasks are not served, so that era is not told of task support.
         out["execution"] = {"taskSupport": tool.task}
+    if tool.elicits:
+        # The keys of its forms, so a host can check scripted answers before
+        # the call (``yieldmcp call --answer``); a tool with none says nothing.
+        out["_meta"] = {ELICITS_META_KEY: list(tool.elicits)}
     return checked(era_models(era).Tool, out, f"tool {tool.name!r} definition")
 
 
@@ -167,8 +172,9 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bo
         )
     except (PydanticSerializationError, ValueError) as exc:
         raise LocalProtocolError(
-            f"tool {tool_name!r} returned a {type(value).__name__} that is not "
-            f"JSON-serialisable: {exc}"
+            f"tool {tool_name!r} returned a {type(value).__name__}, which has no "
+            f"JSON form ({exc}); return a str, JSON data (dict, list, numbers), "
+            f"a pydantic model or dataclass, or content blocks"
         ) from None
     return [{"type": "text", "text": text}], data, True
 

@@ -40,6 +40,10 @@ USAGE_META_KEY = "io.yieldmcp/usage"
 ELICIT_KEY_META_KEY = "io.yieldmcp/key"
 """``_meta`` key under which yieldmcp servers share a form's elicitation key."""
 
+ELICITS_META_KEY = "io.yieldmcp/elicits"
+"""``_meta`` key of a listed tool under which yieldmcp servers name the forms
+it declares (``elicits=``): the keys a host's scripted answers may use."""
+
 CONTEXT_META_KEY = "x-model-context"
 """``_meta`` key under which yieldmcp servers send an elicitation's context."""
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from .effects.base import Effect, Op
 from .effects.branch import Branch, Limits
 from .effects.local import Clock, RandomBits
+from .effects.made import note
 from .effects.notices import Log, LogLevel, Progress, ReleaseStream
 from .elicitation.effects import Elicit, ElicitUrl, ListRoots
 from .errors import InvalidEffect
@@ -160,18 +161,20 @@ class Context(StepMethods):
         has ``parsed`` or ``parse_error``. ``tools=[...]`` lets the model call
         tools: the result has ``tool_calls``. The two are mutually exclusive.
         """
-        return Sample(
-            messages=_messages(prompt, messages),
-            schema=schema,
-            tools=tuple(tools),
-            tool_choice=tool_choice,
-            system_prompt=system_prompt,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop_sequences=tuple(stop_sequences),
-            model_preferences=model_preferences,
-            include_context=include_context,
-            metadata=metadata,
+        return note(
+            Sample(
+                messages=_messages(prompt, messages),
+                schema=schema,
+                tools=tuple(tools),
+                tool_choice=tool_choice,
+                system_prompt=system_prompt,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                stop_sequences=tuple(stop_sequences),
+                model_preferences=model_preferences,
+                include_context=include_context,
+                metadata=metadata,
+            )
         )
 
     def sample_schema(
@@ -273,6 +276,13 @@ class Context(StepMethods):
         ``"decline"`` or ``"cancel"``.
         """
         name = key.name if isinstance(key, ElicitKey) else key
+        if not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidEffect(
+                f"elicit: takes an ElicitKey or the name of a form declared in "
+                f"@tool(elicits=...), not a {type(key).__name__}: declare the form "
+                f"as a pydantic model, KEY = ElicitKey('name', Model), list it in "
+                f"@tool(elicits=[KEY]) and ask with ctx.elicit(KEY, message)"
+            )
         model = self._elicits.get(name)
         if model is None:
             raise InvalidEffect(
@@ -285,44 +295,48 @@ class Context(StepMethods):
                 f"{key.model.__name__}"
             )
         if context or type(message) is not str:
-            return Elicit(key=name, message=message, model=model, context=context)
-        return _plain_elicit(model, name, message)
+            return note(Elicit(key=name, message=message, model=model, context=context))
+        return note(_plain_elicit(model, name, message))
 
     def list_roots(self) -> ListRoots:
         """Ask the client which roots (file:// URIs) it exposes."""
-        return ListRoots()
+        return note(ListRoots())
 
     def elicit_url(
         self, message: str, url: str, *, elicitation_id: str | None = None
     ) -> ElicitUrl:
         """Ask the user to complete a flow at ``url`` (URL mode; for sensitive data)."""
-        return ElicitUrl(
-            message=message, url=url, elicitation_id=elicitation_id or uuid.uuid4().hex
+        return note(
+            ElicitUrl(
+                message=message,
+                url=url,
+                elicitation_id=elicitation_id or uuid.uuid4().hex,
+            )
         )
 
     # --- notices ---------------------------------------------------------------------
 
     def log(self, level: LogLevel, data: Any, *, logger: str | None = None) -> Log:
         """Send a log message to the client (``notifications/message``)."""
-        return Log(level=level, data=data, logger=logger)
+        return note(Log(level=level, data=data, logger=logger))
 
     def progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> Progress:
         """Report progress (``notifications/progress``); it must increase each time."""
-        return Progress(progress=progress, total=total, message=message)
+        return note(Progress(progress=progress, total=total, message=message))
 
     def release_stream(self) -> ReleaseStream:
         """Let the transport close this call's response stream for now; the
         client reconnects and resumes it (HTTP SSE polling; a no-op elsewhere).
         """
-        return ReleaseStream()
+        return note(ReleaseStream())
 
     # --- time and randomness ---------------------------------------------------------
 
     def now(self) -> Clock:
         """The wall-clock time in seconds, recorded so replays see the same value."""
-        return Clock()
+        return note(Clock())
 
     def random(self) -> Op[float]:
         """A float in [0, 1), recorded so replays see the same value."""
@@ -379,7 +393,7 @@ class Context(StepMethods):
         generator function, or ``lambda ctx: helper(ctx, ...)``). The first
         failure cancels the siblings and raises an ``ExceptionGroup``.
         """
-        return Branch(children=children, limits=limits)
+        return note(Branch(children=children, limits=limits))
 
 
 def _check_retries(retries: int) -> None:

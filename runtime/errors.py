@@ -30,6 +30,7 @@ __all__ = [
     "BranchDepthExceeded",
     "BranchTimeout",
     "BrokenSessionError",
+    "EffectNeverYielded",
     "CapabilityError",
     "ClosedSessionError",
     "InternalError",
@@ -75,6 +76,13 @@ class InvalidTool(YieldMCPError, TypeError):
 
 class InvalidEffect(YieldMCPError, TypeError):
     """A tool yielded something that is not an effect, or built one wrongly."""
+
+
+class EffectNeverYielded(RuntimeWarning):
+    """A warning, not an error: a tool made an effect (``ctx.sample("hi")``)
+    and never yielded it, so it never happened. Issued when the call ends, at
+    the line that made the effect, as Python warns of a coroutine that was
+    never awaited; under ``-W error`` it fails the call instead."""
 
 
 class InvalidMessages(YieldMCPError, ValueError):

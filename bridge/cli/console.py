@@ -29,6 +29,7 @@ from bridge.client.tasks import TASKS_EXTENSION
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm, printable
 from bridge.providers import provider_from_spec
 from bridge.transports.headers import MISSING_CAPABILITY
+from runtime.codec import ELICITS_META_KEY
 from runtime.errors import (
     AuthorizationError,
     BrokenSessionError,
@@ -120,8 +121,6 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         provider = provider_from_spec(options.model)
     except ProviderConfigError as exc:
         raise HostError(str(exc)) from None
-    # On a terminal, a spinner says who is thinking (nothing when piped).
-    sampler = WaitingSampler(provider, options.model)
     handler: ElicitationHandler = (
         _Scripted(options.answers, out)
         if options.answers is not None
@@ -129,8 +128,14 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         else TerminalForm(out=sys.stderr if options.json_output else out)
     )
     show = _Display(out, quiet=options.json_output)
-    if options.tool is not None and not options.describe:
-        show.line(f"model: {describe_model(options.model)}")
+    # On a terminal, a spinner says who is thinking (nothing when piped). The
+    # model is named when it is first asked: a call that never samples here
+    # (none in the tool, or the server's own model answers) names none.
+    sampler = WaitingSampler(
+        provider,
+        options.model,
+        on_first=lambda: show.line(f"model: {describe_model(options.model)}"),
+    )
     remote = isinstance(options.target, str) and "://" in options.target
     try:
         async with connect(
@@ -147,6 +152,9 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
                 return await _list(client, out)
             if options.describe:
                 return await _describe(client, options.tool, out)
+            told: list[str] = []
+            if options.answers is not None:
+                told = await _check_answer_keys(client, options.tool, options.answers)
             result = await _call_tool(client, options, handler, show, out)
     except RequestTimeout as exc:
         raise HostError(_unanswered(exc, options.era)) from None
@@ -168,7 +176,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         raise HostError(_provider_failure(exc)) from None
     except YieldMCPError as exc:  # anything else: still one line, no traceback
         raise HostError(str(exc)) from None
-    _report_unused(options.answers)
+    _report_unused(options.answers, told)
     return show.result(
         result, json_output=options.json_output, save_media=options.save_media
     )
@@ -203,16 +211,48 @@ async def _describe(client: Any, name: str, out: TextIO) -> int:
     return 0
 
 
-def _report_unused(answers: ScriptedAnswers | None) -> None:
-    """Answer keys never asked for: usually a typo, so say which."""
+async def _check_answer_keys(
+    client: Any, name: str, answers: ScriptedAnswers
+) -> list[str]:
+    """Before the call: the answer keys no form of tool ``name`` can ask,
+    said, and returned. Only a yieldmcp tool lists its forms (``_meta``);
+    another server's keys are known when it asks (:func:`_report_unused`)."""
+    tools: list[dict[str, Any]] = await client.list_tools()
+    tool = next((t for t in tools if t.get("name") == name), None)
+    meta: Any = None if tool is None else tool.get("_meta")
+    forms: Any = (
+        cast("dict[str, Any]", meta).get(ELICITS_META_KEY)
+        if isinstance(meta, dict)
+        else None
+    )
+    if not isinstance(forms, list):
+        return []
+    declared = [str(form) for form in cast("list[Any]", forms)]
+    unknown = [key for key in answers.form_keys() if key not in declared]
+    if unknown:
+        print(
+            printable(
+                f"yieldmcp: warning: {name} has no form {', '.join(unknown)} "
+                f"(its forms: {', '.join(declared)})"
+            ),
+            file=sys.stderr,
+        )
+    return unknown
+
+
+def _report_unused(answers: ScriptedAnswers | None, told: Sequence[str]) -> None:
+    """Answer keys never asked for, not already told: usually a typo."""
     if answers is None:
         return
-    unused, asked = answers.unused_keys(), answers.asked_keys()
+    unused = [key for key in answers.unused_keys() if key not in told]
+    asked = answers.asked_keys()
     if unused:
         print(
             printable(
                 f"yieldmcp: warning: no form asked for answer key(s) "
-                f"{', '.join(unused)} (keys asked: {', '.join(asked) or 'none'})"
+                f"{', '.join(unused)} (keys asked: {', '.join(asked) or 'none'}); "
+                f'another server\'s forms go by the key it chose, and "*" '
+                f"answers any form with no key of its own"
             ),
             file=sys.stderr,
         )

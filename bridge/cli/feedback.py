@@ -14,6 +14,7 @@ and the erase-line escape, which every terminal since the VT100 has.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO, final
 
 import trio
@@ -36,14 +37,27 @@ def _is_terminal(stream: TextIO) -> bool:
 class WaitingSampler:
     """A sampler that shows a spinner on a terminal while ``inner`` answers."""
 
-    def __init__(self, inner: Any, label: str, *, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        label: str,
+        *,
+        out: TextIO | None = None,
+        on_first: Callable[[], None] | None = None,
+    ) -> None:
         self.inner = inner
         self.label = label
         self.out = out or sys.stderr
+        # Called when the first request comes: a call that never samples has
+        # no model to name, and one answered by the server's model neither.
+        self.on_first = on_first
         # The client reads this to decide whether to declare sampling.tools.
         self.supports_tools = getattr(inner, "supports_tools", False)
 
     async def complete(self, request: Any) -> Any:
+        if self.on_first is not None:
+            announce, self.on_first = self.on_first, None
+            announce()
         if not _is_terminal(self.out):
             return await self.inner.complete(request)
         async with trio.open_nursery() as nursery:

@@ -62,7 +62,12 @@ def add_host_options(command: argparse.ArgumentParser) -> None:
         default=[],
         type=key_value,
         metavar="KEY=JSON",
-        help="one scripted form answer (repeatable; used in order for that key)",
+        help=(
+            "one scripted form answer (repeatable; used in order for that key). "
+            "KEY is the form's key: a yieldmcp tool's ElicitKey name (checked "
+            "before the call), or the key another server chose for its form "
+            "(shown when it asks); * answers any form with no key of its own"
+        ),
     )
     command.add_argument(
         "--era",

@@ -111,6 +111,11 @@ class ScriptedAnswers:
         """The keys of the requests answered or asked so far, in order."""
         return list(self._asked)
 
+    def form_keys(self) -> list[str]:
+        """The script's form keys (``"*"`` and ``"$url"`` aside)."""
+        keys = [*self._queues, *self._repeat]
+        return [k for k in keys if k not in (ANY_KEY, URL_KEY)]
+
     def unused_keys(self) -> list[str]:
         """Script keys no request has used (``"*"`` aside): usually typos."""
         keys = [*self._queues, *self._repeat]

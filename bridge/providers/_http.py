@@ -12,8 +12,10 @@ do) and does not choose a provider (``_spec`` does).
 from __future__ import annotations
 
 import email.utils
+import html
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
@@ -121,7 +123,7 @@ class HttpProvider:
                     delay = self.retry.delay(attempt, failure.retry_after)
                     logger.warning(
                         "%s; retry %d in %.2fs",
-                        _named_once(failure.error, self.api.name),
+                        _retry_reason(failure.error, self.api.name),
                         attempt + 1,
                         delay,
                     )
@@ -252,11 +254,42 @@ def _named_once(error: Exception, name: str) -> str:
     return rest if name in rest else text
 
 
+def _retry_reason(error: Exception, name: str) -> str:
+    """What a retry's warning says of ``error``: an HTTP status, without the
+    body the final error tells (once, not once per try); anything else as
+    it is (a timeout, a broken connection: one short line already)."""
+    if isinstance(error, ProviderError) and error.status is not None:
+        return f"{name}: HTTP {error.status}"
+    return _named_once(error, name)
+
+
+_BODY_CHARS = 200  # of an error body that is not the provider's JSON
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HIDDEN = re.compile(
+    r"<(script|style|head)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL
+)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _short_body(text: str) -> str:
+    """An error body that is not JSON (a gateway's or proxy's HTML page, most
+    often) as one short line: the page's title, or its text without tags."""
+    title = _TITLE.search(text)
+    if title is not None and title.group(1).strip():
+        text = title.group(1)
+    elif "<" in text:
+        text = _TAG.sub(" ", _HIDDEN.sub(" ", text))
+    line = " ".join(html.unescape(text).split())
+    if len(line) > _BODY_CHARS:
+        line = line[: _BODY_CHARS - 1].rstrip() + "…"
+    return line
+
+
 def _error_fields(response: httpx.Response) -> tuple[str, str | None]:
     try:
         body: Any = response.json()
     except ValueError:
-        return response.text[:500] or response.reason_phrase, None
+        return _short_body(response.text) or response.reason_phrase, None
     error: Any = (
         cast("dict[str, Any]", body).get("error") if isinstance(body, dict) else None
     )
@@ -267,7 +300,7 @@ def _error_fields(response: httpx.Response) -> tuple[str, str | None]:
         code = fields.get("code") or fields.get("type") or fields.get("status")
         message = str(fields.get("message") or response.reason_phrase)
         return message, None if code is None else str(code)
-    return response.text[:500], None
+    return _short_body(response.text) or response.reason_phrase, None
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:

@@ -39,6 +39,7 @@ from encoders import mcp as mcp_encode
 from runtime.errors import (
     CapabilityError,
     InvalidArguments,
+    LocalProtocolError,
     RequestError,
     UrlElicitationRequired,
 )
@@ -339,7 +340,13 @@ def tool_result(
         StoreError: the store failed (-32603).
     """
     if isinstance(got, Complete):
-        return mcp_encode.tool_result(got.value, tool, era=_ERA)
+        try:
+            return mcp_encode.tool_result(got.value, tool, era=_ERA)
+        except LocalProtocolError as exc:
+            # A value it cannot send is the tool's failure, told as one (as in
+            # 2025-11-25), not the request's bare -32603.
+            text = tool_failure(tool.name, exc, debug=server.debug)
+            return mcp_encode.tool_error(text, era=_ERA)
     if isinstance(got, InputRequired):
         return _input_required(got.input_requests, got.request_state)
     if isinstance(got, RequestError | StoreError):

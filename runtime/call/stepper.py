@@ -29,6 +29,12 @@ A yielded value is dispatched on its kind, in one place:
 * anything else is thrown back into the frame as ``InvalidEffect``, naming the
   likely mistake (most often a ``yield`` that meant ``yield from``).
 
+While the tool's code runs, the effects its context makes are noted
+(:mod:`runtime.effects.made`) and struck out as they are yielded; those left
+when the call ends (``ctx.sample("hi")`` with no ``yield from``) are reported
+as :class:`~runtime.errors.EffectNeverYielded` warnings at the line that made
+them, unless the call was cancelled.
+
 When a frame ends, its value or error goes to its branch; at the root it ends
 the call, where the program's ``finish`` checks the value.
 
@@ -65,10 +71,12 @@ from typing import Any, Final, cast, final
 
 from ..effects.base import AtOnce, Notice, Question
 from ..effects.branch import Branch
+from ..effects.made import MADE, Made, report, strike
 from ..effects.notices import Progress
 from ..errors import (
     BranchDepthExceeded,
     BranchTimeout,
+    EffectNeverYielded,
     InvalidEffect,
     LocalProtocolError,
     ProgressNotIncreasing,
@@ -200,11 +208,13 @@ class Stepper:
         "_context",
         "_events",
         "_last_progress",
+        "_made",
         "_pending",
         "_positions",
         "_program",
         "_replays",
         "_root",
+        "_unyielded",
         "_work",
         "journal",
         "observer",
@@ -239,6 +249,10 @@ class Stepper:
         self._root: Frame | None = None
         self._last_progress: float | None = None
         self._call_id: str | None = None
+        # Effects made and not yielded (yet): by the tool code running now
+        # (the list MADE holds while _run runs), and by code that ran before.
+        self._made: list[Made] | None = None
+        self._unyielded: list[Made] | None = None
         self.outcome: Outcome | None = None
         self.observer = OBSERVING.get()  # who watches this call, if anyone
 
@@ -258,15 +272,17 @@ class Stepper:
         """Run the program until every frame waits on the outside world."""
         if self._root is not None or self.outcome is not None:
             raise LocalProtocolError("this stepper has already started")
-        made = _make(self._program, self._context)
+        made, notes = _make(self._program, self._context)
         if isinstance(made, _ENDED):
             self._finish(made)
         else:
-            self._begin(made)
+            self._begin(made, notes)
 
-    def _begin(self, gen: Generator[Any, Any, Any]) -> None:
+    def _begin(self, gen: Generator[Any, Any, Any], notes: list[Made]) -> None:
         if self.observer is not None:
             self.observer.began(self.call_id)
+        if notes:
+            self._unyielded = notes
         self._root = Frame(gen, "", None, 0, 0)
         self._work.append((self._root, SEND, None))
         self._run()
@@ -356,6 +372,18 @@ class Stepper:
         return entry
 
     def _run(self) -> None:
+        made: list[Made] = []
+        self._made = made
+        token = MADE.set(made)
+        try:
+            self._advance()
+        finally:
+            MADE.reset(token)
+            self._made = None
+            if made:  # made by this run and not yielded by it
+                self._keep(made)
+
+    def _advance(self) -> None:
         while self._work or self._replays:
             if not self._work:
                 self._replay_next()
@@ -376,9 +404,41 @@ class Stepper:
                 else:
                     self._dispatch(frame, effect)
 
+    # --- effects made and never yielded ----------------------------------------------
+
+    def _strike(self, effect: object) -> None:
+        """``effect`` was yielded: strike its note, if the context made it."""
+        made = self._made
+        if made and strike(made, effect):
+            return
+        if self._unyielded:
+            strike(self._unyielded, effect)
+
+    def _keep(self, made: list[Made]) -> None:
+        """Keep the notes of a run that ended: a later run may yield them."""
+        if self._unyielded is None:
+            self._unyielded = list(made)
+        else:
+            self._unyielded.extend(made)
+        made.clear()
+
+    def _never_yielded(self) -> list[Made]:
+        """The notes left at the end of the call, taken (each reported once)."""
+        notes = self._unyielded or []
+        self._unyielded = None
+        if self._made:
+            notes = [*notes, *self._made]
+            self._made.clear()
+        return notes
+
     # --- dispatch: what a yielded value does (rule 5) -------------------------------
 
     def _dispatch(self, frame: Frame, effect: object) -> None:
+        made = self._made
+        if made and made[-1][0] is effect:  # made and yielded at once: the usual
+            made.pop()
+        elif made or self._unyielded:
+            self._strike(effect)
         key = f"{frame.prefix}{frame.ordinal}"
         frame.ordinal += 1
         if isinstance(effect, Question):
@@ -471,6 +531,8 @@ class Stepper:
             key = f"{frame.prefix}{frame.ordinal}"
             frame.ordinal += 1
             question = cast("Question[Any]", effect)
+            if self._made or self._unyielded:
+                self._strike(question)
             dig = question.digest()
             try:
                 recorded = journal.lookup(key, dig, question.label())
@@ -531,6 +593,9 @@ class Stepper:
     # --- ending frames, and branches (rules 2 to 4) ----------------------------------
 
     def _finish(self, outcome: Outcome) -> None:
+        notes = self._never_yielded()
+        if notes and type(outcome) is not Cancelled:
+            outcome = _reported(notes, outcome)
         self.outcome = outcome
         self._events.append(Finished(outcome))
         if self.observer is not None:
@@ -705,6 +770,20 @@ def _tokens(question: Sample[Any], reply: SampleReply) -> int:
     return chars // 4 + 1
 
 
+def _reported(notes: list[Made], outcome: Outcome) -> Outcome:
+    """``outcome``, once ``notes`` are reported; when the warning is an error
+    (``-W error``), a returned call raises it, and a raised error carries it
+    as a note (the first error stays the call's)."""
+    try:
+        report(notes)
+    except EffectNeverYielded as warning:
+        if isinstance(outcome, Raised):
+            outcome.error.add_note(str(warning))
+            return outcome
+        return Raised(warning)
+    return outcome
+
+
 def outcome_of(program: Callable[..., Any], value: Any) -> Returned | Raised:
     """The call's outcome for what the program returned, checked by the
     program's ``finish`` when it has one (a tool's output type)."""
@@ -731,22 +810,38 @@ def start(
     ``Stepper(program, context, journal=journal).start()`` gives the same
     outcome, as the stepper's ``Finished`` event.
     """
-    made = _make(program, context)
+    made, notes = _make(program, context)
     if isinstance(made, _ENDED):
         return made
     stepper = Stepper(program, context, journal=journal)
-    stepper._begin(made)  # pyright: ignore[reportPrivateUsage]
+    stepper._begin(made, notes)  # pyright: ignore[reportPrivateUsage]
     return stepper
 
 
 def _make(
     program: Callable[[Any], Generator[Any, Any, Any]], context: Any
-) -> Generator[Any, Any, Any] | Returned | Raised:
-    """The program's generator, or its outcome if it has ended already."""
+) -> tuple[Generator[Any, Any, Any] | Returned | Raised, list[Made]]:
+    """The program's generator, or its outcome if it has ended already (a
+    plain function's, with the effects it made reported); and the effects
+    made while making the generator, which it may yield later."""
+    notes: list[Made] = []
+    token = MADE.set(notes)
     try:
         gen = program(context)
     except Exception as exc:
-        return Raised(exc)
+        return _ended(Raised(exc), notes), []
+    finally:
+        MADE.reset(token)
     if type(gen) is AtOnce:  # a plain function's value: nothing to step
-        return outcome_of(program, cast("AtOnce[Any]", gen).value)
-    return gen
+        ended = outcome_of(program, cast("AtOnce[Any]", gen).value)
+        return _ended(ended, notes), []
+    return gen, notes
+
+
+def _ended(outcome: Returned | Raised, notes: list[Made]) -> Returned | Raised:
+    """A program's outcome before it was stepped, with ``notes`` reported."""
+    if not notes:
+        return outcome
+    reported = _reported(notes, outcome)
+    assert isinstance(reported, _ENDED)
+    return reported

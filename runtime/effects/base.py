@@ -14,7 +14,7 @@ encoded, sent or stepped.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any, Generic, TypeAlias, TypeVar, final
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, TypeVar, final
 
 from .canonical import digest
 
@@ -34,6 +34,28 @@ P = TypeVar("P")
 JSON: TypeAlias = Any
 
 
+# What a tool writes to make each kind of effect, for the hints below.
+_SPELLINGS: Final = {
+    "Sample": "ctx.sample",
+    "Elicit": "ctx.elicit",
+    "ElicitUrl": "ctx.elicit_url",
+    "ListRoots": "ctx.list_roots",
+    "Log": "ctx.log",
+    "Progress": "ctx.progress",
+    "ReleaseStream": "ctx.release_stream",
+    "Clock": "ctx.now",
+    "RandomBits": "ctx.random",
+    "Branch": "ctx.branch",
+    "Step": "ctx.step",
+}
+
+
+def spelling(effect: object) -> str:
+    """How a tool makes ``effect``: ``ctx.sample(...)``, for a hint."""
+    name = type(effect).__name__
+    return f"{_SPELLINGS.get(name, name)}(...)"
+
+
 class Effect(Generic[R]):
     """Base of every effect. ``yield from effect`` evaluates to its result ``R``."""
 
@@ -43,6 +65,32 @@ class Effect(Generic[R]):
         # What the stepper sends back is what resolve() made for this effect.
         result: R = yield self
         return result
+
+    if not TYPE_CHECKING:
+        # Hidden from type checkers, which then still flag both mistakes; at
+        # run time each names its fix. __getattr__ runs only when an attribute
+        # is missing, so an effect's own fields cost nothing more.
+
+        def __getattr__(self, name: str) -> Any:
+            # A missing attribute read off an effect is, almost always, a
+            # result read off the question: `answer = ctx.elicit(...)` then
+            # `answer.content`, the `yield from` forgotten.
+            said = f"{type(self).__name__!r} object has no attribute {name!r}"
+            if name.startswith("__"):
+                raise AttributeError(said)  # copy, pickle and friends probing
+            made = spelling(self)
+            raise AttributeError(
+                f"{said}: {made} returns an effect, not its result: write "
+                f"`answer = yield from {made}`"
+            )
+
+        def __await__(self) -> Any:
+            made = spelling(self)
+            raise TypeError(
+                f"{type(self).__name__} can't be used in 'await' expression: effects "
+                f"are yielded, not awaited: write the tool as a generator (`def`, "
+                f"`answer = yield from {made}`)"
+            )
 
 
 Op: TypeAlias = Generator[Effect[Any], Any, P]

@@ -767,8 +767,8 @@ def test_content_blocks_are_passed_through(era: enc.Era) -> None:
     [
         ([Text("a"), 1], "mixing"),
         (ToolUse("c", "f", {}), "sampling"),
-        (object(), "JSON-serialisable"),
-        (float("inf"), "JSON-serialisable"),
+        (object(), "has no JSON form"),
+        (float("inf"), "has no JSON form"),
     ],
     ids=["mixed-list", "tool-use", "object", "infinity"],
 )

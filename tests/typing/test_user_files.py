@@ -52,3 +52,52 @@ def test_pyright_resolves_runtime_from_a_file_outside_the_repository(
         + done.stdout
     )
     assert 'Type of "answer" is "ElicitResult[Confirm]"' in done.stdout, done.stdout
+
+
+MISTAKES = """
+from pydantic import BaseModel
+from runtime import Context, ElicitKey, Op, tool
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+CONFIRM = ElicitKey("confirm", Confirm)
+
+
+@tool(elicits=[CONFIRM])
+def forgets(ctx: Context) -> Op[str]:
+    answer = ctx.elicit(CONFIRM, "Book it?")
+    yield ctx.log("info", "asked")
+    return str(answer.content)
+
+
+@tool
+async def awaits(ctx: Context) -> str:
+    reply = await ctx.sample("hi")
+    return str(reply)
+"""
+
+
+def test_pyright_still_flags_the_mistakes_the_runtime_hints_name(
+    tmp_path: Path,
+) -> None:
+    # Effects explain a missing `yield from` and an `await` at run time
+    # (runtime/effects/base.py); the type checker must not take those hooks
+    # for real attributes, or it would stop flagging both mistakes.
+    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent))
+    if pyright is None:
+        pytest.skip("pyright is in the [dev] extra")
+    (tmp_path / "mistakes.py").write_text(MISTAKES, encoding="utf-8")
+    done = subprocess.run(
+        [pyright, "--pythonpath", sys.executable, "mistakes.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert 'Cannot access attribute "content" for class "Elicit' in done.stdout, (
+        done.stdout
+    )
+    assert '"Sample[None]" is not awaitable' in done.stdout, done.stdout

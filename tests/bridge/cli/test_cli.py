@@ -231,6 +231,44 @@ def test_a_declined_form_is_a_normal_result() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "status: cancelled" in done.stdout
+    # It never sampled: no model to name (it was printed on every call).
+    assert "model:" not in done.stdout
+
+
+def test_serve_reports_an_effect_never_yielded_at_its_line() -> None:
+    fixture = ROOT / "tests/fixtures/forgetful_tools.py"
+    line = next(
+        number
+        for number, text in enumerate(fixture.read_text().splitlines(), start=1)
+        if "ctx.sample(" in text
+    )
+    served = f"{YIELDMCP} serve {fixture}"
+    done = run_process("call", served, "forgets", *WAIT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "done"
+    assert "model:" not in done.stdout  # nothing was asked
+    # The server's stderr comes through call's: Python's warning line.
+    assert f"{fixture}:{line}: EffectNeverYielded: ctx.sample(...) made an " in (
+        done.stderr
+    )
+    assert "write `yield from ctx.sample(...)`" in done.stderr
+
+
+def test_the_model_is_named_when_the_call_samples() -> None:
+    done = run(
+        "call", "yieldmcp serve examples/book_flight.py", "book_flight", *WAIT,
+        "--arg", "destination=Oslo",
+        "--answer", 'dates={"depart": "2027-01-05", "nights": 2}',
+        "--answer", 'seat={"seat": "aisle"}',
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        lines.count(
+            "model: offline (the built-in offline model: no API key, no network)"
+        )
+        == 1
+    )
 
 
 async def test_a_real_provider_is_used_through_its_wire_api() -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.fixtures.every_block import PNG, WAV
-from tests.helpers import STARTUP
+from tests.helpers import ROOT, STARTUP
 
 CATALOG = "yieldmcp serve tests/fixtures/catalog_only.py"
 BLOCKS = "yieldmcp serve tests/fixtures/every_block.py"
@@ -58,7 +59,7 @@ def test_every_content_block_is_shown_and_media_is_saved(tmp_path: Path) -> None
     done = call(BLOCKS, "every_block", "--save-media", str(tmp_path))
     assert done.returncode == 0, done.stderr
     image, audio = tmp_path / "image-3.png", tmp_path / "audio-4.wav"
-    assert done.stdout.splitlines()[1:] == [
+    assert done.stdout.splitlines() == [  # no `model:` line: it never samples
         "first block",
         "second block",
         f"[image image/png, 4.2 KB] saved to {image}",
@@ -71,20 +72,57 @@ def test_every_content_block_is_shown_and_media_is_saved(tmp_path: Path) -> None
     assert audio.read_bytes() == base64.b64decode(WAV)
 
 
-def test_unused_answer_keys_are_reported() -> None:
-    done = call(
-        "yieldmcp serve examples/book_flight.py", "book_flight",
-        "--arg", "destination=Oslo", "--json",
-        "--answer", 'dates={"depart": "2027-01-05", "nights": 2}',
-        "--answer", 'seat={"seat": "aisle"}',
-        "--answer", 'saet={"seat": "aisle"}',
-    )  # fmt: skip
+BOOKING = [
+    "yieldmcp serve examples/book_flight.py", "book_flight",
+    "--arg", "destination=Oslo",
+    "--answer", 'dates={"depart": "2027-01-05", "nights": 2}',
+    "--answer", 'seat={"seat": "aisle"}',
+]  # fmt: skip
+
+
+def test_an_answer_key_no_form_of_a_yieldmcp_tool_can_ask_is_told_first() -> None:
+    done = call(*BOOKING, "--json", "--answer", 'saet={"seat": "aisle"}')
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["isError"] is False
+    # Once, and from the tool's declared forms, not from what the call asked.
     assert done.stderr == (
-        "yieldmcp: warning: no form asked for answer key(s) saet "
-        "(keys asked: dates, seat)\n"
+        "yieldmcp: warning: book_flight has no form saet (its forms: dates, seat)\n"
     )
+
+
+def test_the_unknown_answer_key_is_told_before_the_call_runs() -> None:
+    # Was told only after the call had gone on without it. Both streams in
+    # one pipe: the warning comes before the call samples (`model:`).
+    argv = [sys.executable, "-m", "bridge.cli", "call", *BOOKING]
+    argv += ["--answer", 'saet={"seat": "aisle"}', "--connect-timeout", f"{STARTUP}"]
+    done = subprocess.run(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    warning = next(i for i, line in enumerate(lines) if "has no form saet" in line)
+    model = next(i for i, line in enumerate(lines) if line.startswith("model: "))
+    assert warning < model
+
+
+def test_another_servers_unused_key_is_told_after_the_call_with_the_star() -> None:
+    # Another server's forms are known only when it asks; "*" answers any.
+    done = call(
+        SDK, "mrtr_elicit", "--arg", "message=ok",
+        "--answer", 'confrim={"ok": true}', "--answer", 'confirm={"ok": true}',
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("yieldmcp: warning: no form asked for answer key(s) ")
+    assert "confrim (keys asked: confirm)" in line
+    assert '"*" answers any form' in line
+
+
+def test_call_help_explains_the_star_key() -> None:
+    done = yieldmcp("call", "--help")
+    assert done.returncode == 0
+    assert "* answers any form" in " ".join(done.stdout.split())
 
 
 SDK = f"{sys.executable} tests/fixtures/sdk_server.py"

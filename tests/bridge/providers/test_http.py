@@ -222,6 +222,39 @@ async def test_a_non_json_body_raises_remote_protocol_error(fake: FakeProvider) 
         await provider("anthropic", fake).complete(CASES["text"])
 
 
+_GATEWAY_PAGE = (
+    b"<!DOCTYPE html>\n<html>\n<head><title>502 Bad Gateway</title>\n"
+    b"<style>body { font-family: sans-serif; }</style></head>\n<body>\n"
+    + b"<p>The upstream server is not answering. Try again later.</p>\n" * 20
+    + b"</body>\n</html>\n"
+)
+
+
+async def test_an_html_error_page_is_told_once_and_short(
+    fake: FakeProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Was: the page's first 500 characters, tags and newlines, in each retry's
+    # warning and again in the final error, three times in all.
+    page = Reply(status=502, body=_GATEWAY_PAGE, content_type="text/html")
+    fake.script += [page, page, page]
+    caplog.set_level(logging.DEBUG)
+    with trio.fail_after(5), pytest.raises(ProviderError) as caught:
+        await provider("openai", fake, retries=2).complete(CASES["text"])
+    assert len(fake.seen) == 3
+    final = str(caught.value)
+    assert final.startswith("openai: HTTP 502: 502 Bad Gateway")
+    assert "<" not in final
+    assert "\n" not in final
+    assert len(final) <= 240
+    logged = [r.getMessage() for r in caplog.records]
+    retries = [m for m in logged if "retry" in m]
+    assert len(retries) == 2
+    assert all("HTTP 502" in m for m in retries)
+    told = [*logged, final]
+    assert sum("Bad Gateway" in m for m in told) == 1
+    assert sum("upstream server" in m for m in told) <= 1
+
+
 async def test_a_stream_answered_without_sse_raises_remote_protocol_error(
     fake: FakeProvider,
 ) -> None:

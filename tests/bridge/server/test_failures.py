@@ -70,6 +70,23 @@ def crashes() -> str:
     raise RuntimeError("db connect failed: password=hunter2")
 
 
+class Thing:
+    """No JSON form: not a model, a dataclass or plain data."""
+
+
+@tool
+def returns_a_thing():  # no annotation: what it returns is checked when sent
+    """Returns a value that cannot be sent."""
+    return {"thing": Thing()}
+
+
+@tool
+def elicits_a_dict(ctx: Context) -> Op[str]:
+    """Asks with a dict where a form's key goes (another framework's habit)."""
+    answer = yield from ctx.elicit({"ok": bool}, "OK?")  # type: ignore[call-overload]
+    return str(answer)
+
+
 def _exception_names() -> set[str]:
     found = {
         name
@@ -93,7 +110,8 @@ async def in_memory(
     era: str, sampler: Any = None, **server: Any
 ) -> AsyncIterator[Client]:
     server_end, client_end = memory_pair()
-    serving = Server([asks, with_context, misuses, validates, crashes], **server)
+    tools = [asks, with_context, misuses, validates, crashes]
+    serving = Server([*tools, returns_a_thing, elicits_a_dict], **server)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(serving.serve, server_end)
         async with Client.connect(client_end, era=era, sampler=sampler) as client:  # type: ignore[arg-type]
@@ -134,6 +152,28 @@ async def test_debug_still_names_the_exception(era: str) -> None:
         result = await client.call_tool("crashes")
     assert "RuntimeError" in result.text
     assert "db connect failed" in result.text
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_value_with_no_json_form_tells_the_client_its_type(era: str) -> None:
+    # Was, in 2026-07-28, a bare JSON-RPC "Internal error (-32603)".
+    async with in_memory(era) as client:
+        result = await client.call_tool("returns_a_thing")
+    assert result.is_error
+    assert "returned a dict" in result.text
+    assert "Thing" in result.text
+    assert "has no JSON form" in result.text
+    assert "\n" not in result.text
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_eliciting_with_a_dict_says_what_elicit_takes(era: str) -> None:
+    # Was "unhashable type: 'dict'", as an internal error.
+    async with in_memory(era) as client:
+        result = await client.call_tool("elicits_a_dict")
+    assert result.is_error
+    assert result.text.startswith("elicit: takes an ElicitKey")
+    assert "elicits=" in result.text
 
 
 class Echo:

@@ -1,0 +1,91 @@
+"""An effect used as if it were its result, or awaited, names the fix.
+
+Two habits a newcomer brings: forgetting ``yield from`` (``answer =
+ctx.elicit(...)``, then ``answer.content``), and awaiting effects as in an
+``async def`` tool of another framework (``await ctx.sample(...)``). Before,
+the first ended in ``AttributeError: 'Elicit' object has no attribute
+'content'`` and the second in ``object Sample can't be used in 'await'
+expression``: true, and no help.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Any
+
+import pytest
+import trio
+from pydantic import BaseModel
+
+from runtime import Context, ElicitKey, Op, tool
+from runtime.errors import StepFailed
+from runtime.lowlevel import run
+from runtime.testing import ScriptedPeer, run_scripted
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+OK = ElicitKey("ok", Ok)
+
+
+def test_reading_a_result_off_an_effect_names_yield_from() -> None:
+    ctx = Context({"ok": Ok})
+    answer: Any = ctx.elicit(OK, "Go?")
+    with pytest.raises(AttributeError) as raised:
+        _ = answer.content
+    message = str(raised.value)
+    assert "'Elicit' object has no attribute 'content'" in message
+    assert "answer = yield from ctx.elicit(...)" in message
+    assert "\n" not in message
+    sample: Any = ctx.sample("hi")
+    with pytest.raises(AttributeError, match=r"yield from ctx\.sample\(\.\.\.\)"):
+        _ = sample.text
+
+
+def test_an_effect_still_has_its_own_attributes_and_plain_protocols() -> None:
+    sample = Context().sample("hi")
+    assert sample.max_tokens == 1024
+    assert not hasattr(sample, "text")
+    assert getattr(sample, "text", "missing") == "missing"
+    assert copy.copy(sample) == sample
+    assert pickle.loads(pickle.dumps(Context().now())) == Context().now()
+    with pytest.raises(AttributeError) as raised:
+        _ = sample.__no_such_dunder__  # type: ignore[attr-defined]
+    assert "yield from" not in str(raised.value)
+
+
+def test_awaiting_an_effect_says_effects_are_yielded() -> None:
+    async def awaits(ctx: Context) -> str:
+        got: Any = await ctx.sample("hi")  # type: ignore[misc]
+        return str(got)
+
+    coroutine = awaits(Context())
+    with pytest.raises(TypeError) as raised:
+        coroutine.send(None)
+    message = str(raised.value)
+    assert "effects are yielded, not awaited" in message
+    assert "yield from ctx.sample(...)" in message
+
+
+async def async_tool(ctx: Context) -> str:
+    got: Any = await ctx.sample("hi")  # type: ignore[misc]
+    return str(got)
+
+
+def test_an_async_tool_awaiting_an_effect_fails_with_the_hint() -> None:
+    with pytest.raises(StepFailed, match="effects are yielded, not awaited"):
+        trio.run(run, tool(async_tool), {}, ScriptedPeer())
+
+
+def test_a_missing_yield_from_in_a_tool_names_the_fix() -> None:
+    @tool(elicits=[OK])
+    def forgets(ctx: Context) -> Op[str]:
+        answer: Any = ctx.elicit(OK, "Go?")
+        yield ctx.log("info", "asked")
+        return str(answer.content)
+
+    with pytest.raises(AttributeError, match=r"yield from ctx\.elicit"):
+        run_scripted(forgets, {}, ScriptedPeer())
