@@ -1,4 +1,4 @@
-"""The ``yieldmcp`` command line: ``serve``, ``call`` and ``demo``.
+"""The ``yieldmcp`` command line: ``serve``, ``call``, ``demo`` and ``completion``.
 
 * ``serve FILE_OR_MODULE [--http [HOST:]PORT]`` serves the tools, resources and
   prompts a file defines, over stdio (default) or Streamable HTTP at ``/mcp``
@@ -9,6 +9,8 @@
 * ``demo`` plays tic-tac-toe against a model through the whole stack: it runs
   ``call "yieldmcp serve bridge.cli.ttt" play_ttt`` (the game ships in the
   package, :mod:`.ttt`).
+* ``completion bash|zsh|fish`` prints a shell completion script
+  (:mod:`.completion`).
 
 Errors are one line on stderr and a non-zero exit code; when serving over
 stdio, stdout carries nothing but MCP (what the served code prints goes to
@@ -79,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_serve(verbs)
     _add_call(verbs)
     _add_demo(verbs)
+    _add_completion(verbs)
     return parser
 
 
@@ -204,10 +207,38 @@ def _add_demo(verbs: Any) -> None:
     demo.set_defaults(run=_demo)
 
 
+def _add_completion(verbs: Any) -> None:
+    from .completion import SHELLS
+
+    completion = verbs.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or fish)",
+        description=(
+            "Print a completion script for SHELL: every verb and flag, and a "
+            "flag's choices. bash: source <(yieldmcp completion bash); zsh: "
+            "source <(yieldmcp completion zsh) after compinit in ~/.zshrc; fish: "
+            "yieldmcp completion fish > ~/.config/fish/completions/yieldmcp.fish"
+        ),
+    )
+    completion.add_argument(
+        "shell", metavar="SHELL", choices=SHELLS, help="bash, zsh or fish"
+    )
+    completion.set_defaults(run=_completion)
+
+
 # --- verbs -------------------------------------------------------------------------
 
 
 def _serve(args: argparse.Namespace) -> int:
+    if not args.verbose + args.verbose_after_verb:
+        return _serve_loaded(args)
+    from .request_log import logging_requests
+
+    with logging_requests():  # -v: a line per request
+        return _serve_loaded(args)
+
+
+def _serve_loaded(args: argparse.Namespace) -> int:
     from .loader import LoadError, load_server
 
     if args.http is None:
@@ -240,6 +271,13 @@ def _serve(args: argparse.Namespace) -> int:
         run_trio(serve_http_announced, server, host, port, options)
     except ListenError as exc:
         raise CliError(str(exc)) from None
+    return 0
+
+
+def _completion(args: argparse.Namespace) -> int:
+    from .completion import script
+
+    sys.stdout.write(script(args.shell, _parser()))
     return 0
 
 
