@@ -9,6 +9,7 @@
 * ``demo`` plays tic-tac-toe against a model through the whole stack: it runs
   ``call "yieldmcp serve bridge.cli.ttt" play_ttt`` (the game ships in the
   package, :mod:`.ttt`).
+* ``init [DIR]`` writes a small project (:mod:`.init_project`).
 * ``completion bash|zsh|fish`` prints a shell completion script
   (:mod:`.completion`).
 
@@ -81,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_serve(verbs)
     _add_call(verbs)
     _add_demo(verbs)
+    _add_init(verbs)
     _add_completion(verbs)
     return parser
 
@@ -207,6 +209,22 @@ def _add_demo(verbs: Any) -> None:
     demo.set_defaults(run=_demo)
 
 
+def _add_init(verbs: Any) -> None:
+    init = verbs.add_parser(
+        "init",
+        help="make a small project: a tool, its tests, a pyproject.toml",
+        description=(
+            "Write a project into DIR (default: the current folder), which must "
+            "be empty or not exist: pyproject.toml (depending on this yieldmcp), "
+            "tools.py (a tool with a form and a step), tests/test_tools.py (a "
+            "ScriptedPeer test and a Hypothesis one) and README.md. Exit status 1, "
+            "writing nothing, if DIR is not empty."
+        ),
+    )
+    init.add_argument("folder", metavar="DIR", nargs="?", default=".", help="where")
+    init.set_defaults(run=_init)
+
+
 def _add_completion(verbs: Any) -> None:
     from .completion import SHELLS
 
@@ -271,6 +289,24 @@ def _serve_loaded(args: argparse.Namespace) -> int:
         run_trio(serve_http_announced, server, host, port, options)
     except ListenError as exc:
         raise CliError(str(exc)) from None
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .init_project import InitError, make_project
+
+    folder = Path(args.folder)
+    try:
+        written = make_project(folder)
+    except InitError as exc:
+        raise CliError(str(exc)) from None
+    for path in written:
+        print(f"wrote {path}")
+    where = "" if args.folder == "." else f"cd {shlex.quote(args.folder)} && "
+    print(f'next: {where}python3 -m venv .venv && .venv/bin/pip install -e ".[test]"')
+    print("      .venv/bin/pytest, then .venv/bin/yieldmcp serve tools.py")
     return 0
 
 

@@ -47,7 +47,7 @@ def run_process(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     "verb",
-    [[], ["serve"], ["call"], ["demo"], ["completion"]],
+    [[], ["serve"], ["call"], ["demo"], ["init"], ["completion"]],
     ids=lambda v: v[0] if v else "main",
 )
 def test_help_is_complete(verb: list[str]) -> None:
@@ -58,8 +58,9 @@ def test_help_is_complete(verb: list[str]) -> None:
         "serve": ["--http", "FILE_OR_MODULE"],
         "call": ["--model", "--arg", "--answers", "--json", "SERVER"],
         "demo": ["--model", "--answers", "--seed"],
+        "init": ["DIR", "empty"],
         "completion": ["bash", "zsh", "fish"],
-    }.get(verb[0] if verb else "", ["serve", "call", "demo", "completion"]):
+    }.get(verb[0] if verb else "", ["serve", "call", "demo", "init", "completion"]):
         assert word in done.stdout
 
 
