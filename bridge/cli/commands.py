@@ -10,6 +10,8 @@
   ``call "yieldmcp serve bridge.cli.ttt" play_ttt`` (the game ships in the
   package, :mod:`.ttt`).
 * ``init [DIR]`` writes a small project (:mod:`.init_project`).
+* ``install claude-desktop|cursor|vscode FILE`` adds ``serve FILE`` to a
+  host's MCP configuration (:mod:`.install_host`).
 * ``completion bash|zsh|fish`` prints a shell completion script
   (:mod:`.completion`).
 
@@ -83,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_call(verbs)
     _add_demo(verbs)
     _add_init(verbs)
+    _add_install(verbs)
     _add_completion(verbs)
     return parser
 
@@ -225,6 +228,43 @@ def _add_init(verbs: Any) -> None:
     init.set_defaults(run=_init)
 
 
+def _add_install(verbs: Any) -> None:
+    install = verbs.add_parser(
+        "install",
+        help="add a server to Claude Desktop's, Cursor's or VS Code's MCP config",
+        description=(
+            "Add `yieldmcp serve FILE` (this installation's yieldmcp, FILE's "
+            "absolute path, over stdio) to HOST's MCP configuration, keeping "
+            "every other entry. A server of the same name, or a file that is "
+            "not JSON, is refused (exit status 1) and nothing is written."
+        ),
+    )
+    install.add_argument(
+        "host", metavar="HOST", choices=("claude-desktop", "cursor", "vscode"),
+        help="claude-desktop, cursor or vscode",
+    )  # fmt: skip
+    install.add_argument("target", metavar="FILE", help="the file to serve")
+    install.add_argument(
+        "--name", help="the server's name in the host (default: from FILE)"
+    )
+    install.add_argument(
+        "--config",
+        metavar="PATH",
+        help=(
+            "the configuration file to change (default: the host's own, e.g. "
+            "~/.cursor/mcp.json; VS Code: the user profile's mcp.json, or pass "
+            ".vscode/mcp.json for a workspace)"
+        ),
+    )
+    install.add_argument(
+        "--force", action="store_true", help="replace a server of the same name"
+    )
+    install.add_argument(
+        "--dry-run", action="store_true", help="print the entry; write nothing"
+    )
+    install.set_defaults(run=_install)
+
+
 def _add_completion(verbs: Any) -> None:
     from .completion import SHELLS
 
@@ -307,6 +347,33 @@ def _init(args: argparse.Namespace) -> int:
     where = "" if args.folder == "." else f"cd {shlex.quote(args.folder)} && "
     print(f'next: {where}python3 -m venv .venv && .venv/bin/pip install -e ".[test]"')
     print("      .venv/bin/pytest, then .venv/bin/yieldmcp serve tools.py")
+    return 0
+
+
+def _install(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .install_host import (
+        HOSTS,
+        InstallError,
+        default_config,
+        default_name,
+        install,
+        server_entry,
+    )
+
+    host = HOSTS[args.host]
+    name: str = args.name or default_name(args.target)
+    config = Path(args.config) if args.config else default_config(host.name)
+    try:
+        entry = server_entry(host, args.target)
+        if args.dry_run:
+            print(json.dumps({host.servers_key: {name: entry}}, indent=2))
+            return 0
+        install(host, config, name, entry, force=args.force)
+    except InstallError as exc:
+        raise CliError(str(exc)) from None
+    print(f"added {name!r} to {config}: restart {host.title} to load it")
     return 0
 
 

@@ -47,7 +47,7 @@ def run_process(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     "verb",
-    [[], ["serve"], ["call"], ["demo"], ["init"], ["completion"]],
+    [[], ["serve"], ["call"], ["demo"], ["init"], ["install"], ["completion"]],
     ids=lambda v: v[0] if v else "main",
 )
 def test_help_is_complete(verb: list[str]) -> None:
@@ -59,8 +59,9 @@ def test_help_is_complete(verb: list[str]) -> None:
         "call": ["--model", "--arg", "--answers", "--json", "SERVER"],
         "demo": ["--model", "--answers", "--seed"],
         "init": ["DIR", "empty"],
+        "install": ["claude-desktop", "--config", "--dry-run", "--force", "FILE"],
         "completion": ["bash", "zsh", "fish"],
-    }.get(verb[0] if verb else "", ["serve", "call", "demo", "init", "completion"]):
+    }.get(verb[0] if verb else "", ["serve", "call", "demo", "init", "install"]):
         assert word in done.stdout
 
 
