@@ -13,7 +13,7 @@ from typing import cast
 
 import attrs
 
-__all__ = ["Verb", "actions", "options", "positionals", "verbs"]
+__all__ = ["Verb", "actions", "exclusive_groups", "options", "positionals", "verbs"]
 
 
 def actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -38,6 +38,12 @@ def positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:
         if not action.option_strings
         and not isinstance(action, argparse._SubParsersAction)  # pyright: ignore[reportPrivateUsage]
     ]
+
+
+def exclusive_groups(parser: argparse.ArgumentParser) -> list[list[argparse.Action]]:
+    """The flags of each mutually exclusive group of ``parser``."""
+    groups = parser._mutually_exclusive_groups  # pyright: ignore[reportPrivateUsage]
+    return [list(group._group_actions) for group in groups]  # pyright: ignore[reportPrivateUsage]
 
 
 @attrs.frozen

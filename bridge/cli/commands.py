@@ -34,6 +34,7 @@ from typing import Any, NoReturn, cast
 from bridge.elicit import printable
 
 from . import auth_options, trace_options, workers
+from .config_file import add_print_config_flag
 from .host_options import add_host_options, key_value, scripted_answers
 from .interrupt import EXIT_INTERRUPTED, Interrupted, run_trio
 from .limits import add_limit_flags, apply_limits, http_options
@@ -49,6 +50,14 @@ EXIT_FAILURE = 1
 
 class CliError(Exception):
     """A user-facing error: printed as one line, exit code 1."""
+
+    code = EXIT_FAILURE
+
+
+class ConfigUsageError(CliError):
+    """A configuration file that cannot be used, like a bad flag: exit code 2."""
+
+    code = EXIT_USAGE
 
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -141,6 +150,7 @@ def _add_serve(verbs: Any) -> None:
     add_store_flags(serve)
     _add_verbose(serve, "verbose_after_verb")
     workers.add_workers_flag(serve)
+    add_print_config_flag(serve)
     serve.set_defaults(run=_serve)
 
 
@@ -287,7 +297,43 @@ def _add_completion(verbs: Any) -> None:
 # --- verbs -------------------------------------------------------------------------
 
 
+def _configure_serve(args: argparse.Namespace) -> None:
+    """``serve``'s settings from ``[tool.yieldmcp]`` / ``yieldmcp.toml`` where
+    no flag gave them (:mod:`.config_file`); where each came from, kept on
+    ``args`` for ``--print-config``."""
+    from pathlib import Path
+
+    from .argtree import verbs
+    from .config_file import ConfigError, configure, explicit_dests, find
+
+    fresh = _parser()
+    serve = next(verb.parser for verb in verbs(fresh) if verb.name == "serve")
+    explicit = explicit_dests(fresh, serve, args.argv)
+    try:
+        found = find(Path.cwd(), args.target)
+        sources = (
+            dict.fromkeys(explicit, "flag")
+            if found is None
+            else configure(args, serve, found, explicit)
+        )
+    except ConfigError as exc:
+        raise ConfigUsageError(str(exc)) from None
+    args.config_found, args.config_sources, args.serve_parser = found, sources, serve
+
+
+def _print_config(args: argparse.Namespace) -> int:
+    from .config_file import settings_lines
+
+    lines = settings_lines(
+        args, args.serve_parser, args.config_sources, args.config_found
+    )
+    print("\n".join(lines))
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
+    if args.print_config:
+        return _print_config(args)
     if not args.verbose + args.verbose_after_verb:
         return _serve_loaded(args)
     from .request_log import logging_requests
@@ -485,6 +531,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for --workers
+    if getattr(args, "verb", None) == "serve":
+        try:  # before logging is set up: the file may say -v
+            _configure_serve(args)
+        except CliError as exc:
+            print(f"yieldmcp: error: {printable(str(exc))}", file=sys.stderr)
+            return exc.code
     verbosity: int = args.verbose + getattr(args, "verbose_after_verb", 0)
     _log_to_stderr((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
@@ -495,6 +547,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _traced(args, run)
     except CliError as exc:
         print(f"yieldmcp: error: {printable(str(exc))}", file=sys.stderr)
-        return EXIT_FAILURE
+        return exc.code
     except (Interrupted, KeyboardInterrupt):
         return EXIT_INTERRUPTED
