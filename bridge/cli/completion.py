@@ -60,12 +60,16 @@ def _bash(parser: argparse.ArgumentParser) -> str:
         "_yieldmcp() {",
         '    local cur="${COMP_WORDS[COMP_CWORD]}"',
         '    local prev="${COMP_WORDS[COMP_CWORD-1]}"',
-        '    local verb="" word i',
+        '    local verb="" word i seen=0',
         "    for ((i = 1; i < COMP_CWORD; i++)); do",
         '        word="${COMP_WORDS[i]}"',
-        '        case "$word" in',
-        f"            {'|'.join(names)}) verb=$word; break ;;",
-        "        esac",
+        '        if [[ -z "$verb" ]]; then',
+        '            case "$word" in',
+        f"                {'|'.join(names)}) verb=$word ;;",
+        "            esac",
+        '        elif [[ "$word" != -* ]]; then',
+        "            seen=$((seen + 1))  # the verb's operands so far",
+        "        fi",
         "    done",
         "    local flags values",
         '    case "$verb" in',
@@ -91,8 +95,8 @@ def _bash(parser: argparse.ArgumentParser) -> str:
         positional = [a for a in positionals(verb.parser) if a.choices]
         if positional:
             words = _words(_choices(positional[0]))
-            lines += [
-                f'    elif [[ "$verb" == {verb.name} ]]; then',
+            lines += [  # its first operand; files after it
+                f'    elif [[ "$verb" == {verb.name} && $seen == 0 ]]; then',
                 f'        COMPREPLY=($(compgen -W {words} -- "$cur"))',
             ]
     lines += [
@@ -138,10 +142,14 @@ def _fish(parser: argparse.ArgumentParser) -> str:
         )
         for action in options(verb.parser):
             lines.append(_fish_flag(condition, action))
-        for positional in positionals(verb.parser):
-            if positional.choices:
-                words = _words(_choices(positional))
-                lines.append(f"complete -c {PROGRAM} -n '{condition}' -f -a {words}")
+        chosen = [p for p in positionals(verb.parser) if p.choices]
+        if chosen:  # its first operand, one of a few words; files after it
+            words = _choices(chosen[0])
+            given = f"not __fish_seen_subcommand_from {' '.join(words)}"
+            lines.append(
+                f"complete -c {PROGRAM} -n '{condition}; and {given}' "
+                f"-f -a {_words(words)}"
+            )
     return "\n".join(lines) + "\n"
 
 

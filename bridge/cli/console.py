@@ -204,8 +204,10 @@ async def _describe(client: Any, name: str, out: TextIO) -> int:
     tools: list[dict[str, Any]] = await client.list_tools()
     tool = next((t for t in tools if t.get("name") == name), None)
     if tool is None:
-        known = ", ".join(str(t.get("name")) for t in tools) or "none"
-        raise HostError(f"the server has no tool {name!r} (its tools: {known})")
+        names = [str(t.get("name")) for t in tools]
+        raise HostError(
+            f"the server has no tool {name!r} ({did_you_mean(name, names)})"
+        )
     for line in describe_tool(tool):
         print(printable(line), file=out)
     return 0

@@ -23,8 +23,10 @@ EXPECTED = [
     (["serve", "--stream-responses"], "", {"always", "when-needed"}),
     (["call", "x"], "--era", {"--era"}),
     (["completion"], "", {"bash", "zsh", "fish"}),
+    (["install"], "c", {"claude-desktop", "cursor"}),
+    (["install", "cursor", "x.py"], "--d", {"--dry-run"}),
 ]
-IDS = ["verb", "verbs", "flag", "choice", "call-flag", "shell"]
+IDS = ["verb", "verbs", "flag", "choice", "call-flag", "shell", "host", "install-flag"]
 
 
 def script(shell: str, tmp_path: Path) -> Path:
@@ -86,6 +88,26 @@ def test_fish_completes_with_descriptions(
     line = " ".join(["yieldmcp", *words, current])
     found = _run(["fish", "--no-config", "-c", f"source {path}; complete -C '{line}'"])
     assert found == expected
+
+
+def test_after_the_host_install_completes_file_names(tmp_path: Path) -> None:
+    path = script("bash", tmp_path)
+    call = _bash_function_call(["install", "cursor"], "")
+    # Nothing offered: bash's -o default completes file names.
+    assert _run(["bash", "-c", f"source {path}; {call}"]) == set()
+    if shutil.which("fish") is None:
+        pytest.skip("fish is not installed (apt-get install -y fish)")
+    fish = script("fish", tmp_path)
+    (tmp_path / "tools.py").write_text("")
+    line = "yieldmcp install cursor t"
+    done = subprocess.run(
+        ["fish", "--no-config", "-c", f"source {fish}; complete -C '{line}'"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.stdout.split() == ["tools.py"]
 
 
 def test_fish_describes_a_verb_by_its_help(tmp_path: Path) -> None:

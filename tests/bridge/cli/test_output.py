@@ -46,6 +46,14 @@ def test_describe_shows_the_inputs_as_a_form_and_the_output_schema() -> None:
     assert "model:" not in done.stdout  # nothing was called
 
 
+def test_describe_of_a_typod_tool_suggests_the_closest() -> None:
+    done = call(GAME, "play_tt", "--describe")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "yieldmcp: error: the server has no tool 'play_tt' (did you mean play_ttt?)\n"
+    )
+
+
 def test_describe_of_an_unknown_tool_is_one_line() -> None:
     done = call(GAME, "nope", "--describe")
     assert done.returncode == 1
