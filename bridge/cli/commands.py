@@ -127,7 +127,10 @@ def _add_serve(verbs: Any) -> None:
             "Serve the tools, resources and prompts defined in FILE_OR_MODULE "
             "(or its `server` object) over MCP: stdio by default, Streamable HTTP "
             "at /mcp with --http. Both protocol eras (2025-11-25 and 2026-07-28) "
-            "are served on the same endpoint."
+            "are served on the same endpoint. Every flag can also be set in "
+            "[tool.yieldmcp] of the project's pyproject.toml, or in a "
+            "yieldmcp.toml, by its long name (max-calls = 64); flags override "
+            "the file; --print-config shows what is in force and from where."
         ),
     )
     serve.add_argument(
