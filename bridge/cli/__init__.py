@@ -1,6 +1,11 @@
 """The ``yieldmcp`` command line: argument parsing and the terminal console.
 
-Owns: the verbs ``serve``, ``call`` and ``demo`` (:mod:`.commands`), the
+Owns: the verbs ``serve``, ``call``, ``demo``, ``init``, ``install`` and
+``completion`` (:mod:`.commands`; a new project in :mod:`.init_project`, a
+host's MCP configuration in :mod:`.install_host`, the shell scripts in
+:mod:`.completion`, made from the parser read by :mod:`.argtree`),
+``serve``'s configuration file (:mod:`.config_file`), ``serve -v``'s line per
+request (:mod:`.request_log`), the
 ``serve`` flag of every limit (:mod:`.limits`), ``serve --http --workers N``
 (:mod:`.workers`: N processes on one port, their start and stop), finding
 what to serve in a file or module (:mod:`.loader`), and the terminal host

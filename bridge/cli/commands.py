@@ -1,4 +1,4 @@
-"""The ``yieldmcp`` command line: ``serve``, ``call`` and ``demo``.
+"""The ``yieldmcp`` command line: ``serve``, ``call``, ``demo`` and ``completion``.
 
 * ``serve FILE_OR_MODULE [--http [HOST:]PORT]`` serves the tools, resources and
   prompts a file defines, over stdio (default) or Streamable HTTP at ``/mcp``
@@ -9,6 +9,11 @@
 * ``demo`` plays tic-tac-toe against a model through the whole stack: it runs
   ``call "yieldmcp serve bridge.cli.ttt" play_ttt`` (the game ships in the
   package, :mod:`.ttt`).
+* ``init [DIR]`` writes a small project (:mod:`.init_project`).
+* ``install claude-desktop|cursor|vscode FILE`` adds ``serve FILE`` to a
+  host's MCP configuration (:mod:`.install_host`).
+* ``completion bash|zsh|fish`` prints a shell completion script
+  (:mod:`.completion`).
 
 Errors are one line on stderr and a non-zero exit code; when serving over
 stdio, stdout carries nothing but MCP (what the served code prints goes to
@@ -45,6 +50,14 @@ EXIT_FAILURE = 1
 
 class CliError(Exception):
     """A user-facing error: printed as one line, exit code 1."""
+
+    code = EXIT_FAILURE
+
+
+class ConfigUsageError(CliError):
+    """A configuration file that cannot be used, like a bad flag: exit code 2."""
+
+    code = EXIT_USAGE
 
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
@@ -88,6 +101,9 @@ def _parser(verb: str | None) -> argparse.ArgumentParser:
     _add_serve(verbs, with_flags=verb == "serve")
     _add_call(verbs)
     _add_demo(verbs)
+    _add_init(verbs)
+    _add_install(verbs)
+    _add_completion(verbs)
     return parser
 
 
@@ -119,13 +135,17 @@ def _add_serve(verbs: Any, *, with_flags: bool) -> None:
             "Serve the tools, resources and prompts defined in FILE_OR_MODULE "
             "(or its `server` object) over MCP: stdio by default, Streamable HTTP "
             "at /mcp with --http. Both protocol eras (2025-11-25 and 2026-07-28) "
-            "are served on the same endpoint."
+            "are served on the same endpoint. Every flag can also be set in "
+            "[tool.yieldmcp] of the project's pyproject.toml, or in a "
+            "yieldmcp.toml, by its long name (max-calls = 64); flags override "
+            "the file; --print-config shows what is in force and from where."
         ),
     )
     serve.set_defaults(run=_serve)
     if not with_flags:
         return
     from . import workers
+    from .config_file import add_print_config_flag
     from .limits import add_limit_flags
     from .server_options import add_server_flags
     from .store_options import add_store_flags
@@ -150,6 +170,7 @@ def _add_serve(verbs: Any, *, with_flags: bool) -> None:
     add_store_flags(serve)
     _add_verbose(serve, "verbose_after_verb")
     workers.add_workers_flag(serve)
+    add_print_config_flag(serve)
 
 
 def _add_call(verbs: Any) -> None:
@@ -220,10 +241,127 @@ def _add_demo(verbs: Any) -> None:
     demo.set_defaults(run=_demo)
 
 
+def _add_init(verbs: Any) -> None:
+    init = verbs.add_parser(
+        "init",
+        help="make a small project: a tool, its tests, a pyproject.toml",
+        description=(
+            "Write a project into DIR (default: the current folder), which must "
+            "be empty or not exist: pyproject.toml (depending on this yieldmcp), "
+            "tools.py (a tool with a form and a step), tests/test_tools.py (a "
+            "ScriptedPeer test and a Hypothesis one) and README.md. Exit status 1, "
+            "writing nothing, if DIR is not empty."
+        ),
+    )
+    init.add_argument("folder", metavar="DIR", nargs="?", default=".", help="where")
+    init.set_defaults(run=_init)
+
+
+def _add_install(verbs: Any) -> None:
+    install = verbs.add_parser(
+        "install",
+        help="add a server to Claude Desktop's, Cursor's or VS Code's MCP config",
+        description=(
+            "Add `yieldmcp serve FILE` (this installation's yieldmcp, FILE's "
+            "absolute path, over stdio) to HOST's MCP configuration, keeping "
+            "every other entry. A server of the same name, or a file that is "
+            "not JSON, is refused (exit status 1) and nothing is written."
+        ),
+    )
+    install.add_argument(
+        "host", metavar="HOST", choices=("claude-desktop", "cursor", "vscode"),
+        help="claude-desktop, cursor or vscode",
+    )  # fmt: skip
+    install.add_argument("target", metavar="FILE", help="the file to serve")
+    install.add_argument(
+        "--name", help="the server's name in the host (default: from FILE)"
+    )
+    install.add_argument(
+        "--config",
+        metavar="PATH",
+        help=(
+            "the configuration file to change (default: the host's own, e.g. "
+            "~/.cursor/mcp.json; VS Code: the user profile's mcp.json, or pass "
+            ".vscode/mcp.json for a workspace)"
+        ),
+    )
+    install.add_argument(
+        "--force", action="store_true", help="replace a server of the same name"
+    )
+    install.add_argument(
+        "--dry-run", action="store_true", help="print the entry; write nothing"
+    )
+    install.set_defaults(run=_install)
+
+
+def _add_completion(verbs: Any) -> None:
+    from .completion import SHELLS
+
+    completion = verbs.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or fish)",
+        description=(
+            "Print a completion script for SHELL: every verb and flag, and a "
+            "flag's choices. bash: source <(yieldmcp completion bash); zsh: "
+            "source <(yieldmcp completion zsh) after compinit in ~/.zshrc; fish: "
+            "yieldmcp completion fish > ~/.config/fish/completions/yieldmcp.fish"
+        ),
+    )
+    completion.add_argument(
+        "shell", metavar="SHELL", choices=SHELLS, help="bash, zsh or fish"
+    )
+    completion.set_defaults(run=_completion)
+
+
 # --- verbs -------------------------------------------------------------------------
 
 
+def _configure_serve(args: argparse.Namespace) -> None:
+    """``serve``'s settings from ``[tool.yieldmcp]`` / ``yieldmcp.toml`` where
+    no flag gave them (:mod:`.config_file`); where each came from, kept on
+    ``args`` for ``--print-config``."""
+    from pathlib import Path
+
+    from .argtree import verbs
+    from .config_file import ConfigError, configure, explicit_dests, find
+
+    fresh = _parser("serve")
+    serve = next(verb.parser for verb in verbs(fresh) if verb.name == "serve")
+    explicit = explicit_dests(fresh, serve, args.argv)
+    try:
+        found = find(Path.cwd(), args.target)
+        sources = (
+            dict.fromkeys(explicit, "flag")
+            if found is None
+            else configure(args, serve, found, explicit)
+        )
+    except ConfigError as exc:
+        raise ConfigUsageError(str(exc)) from None
+    args.config_found, args.config_sources, args.serve_parser = found, sources, serve
+
+
+def _print_config(args: argparse.Namespace) -> int:
+    from .config_file import settings_lines
+
+    lines = settings_lines(
+        args, args.serve_parser, args.config_sources, args.config_found
+    )
+    print("\n".join(lines))
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
+    if args.print_config:
+        return _print_config(args)
+    if not args.verbose + args.verbose_after_verb:
+        return _serve_loaded(args)
+    from .request_log import logging_requests
+
+    with logging_requests():  # -v: a line per request
+        return _serve_loaded(args)
+
+
+def _serve_loaded(args: argparse.Namespace) -> int:
     from . import workers
     from .limits import apply_limits, http_options
     from .loader import LoadError, load_server
@@ -260,6 +398,58 @@ def _serve(args: argparse.Namespace) -> int:
         run_trio(serve_http_announced, server, host, port, options)
     except ListenError as exc:
         raise CliError(str(exc)) from None
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .init_project import InitError, make_project
+
+    folder = Path(args.folder)
+    try:
+        written = make_project(folder)
+    except InitError as exc:
+        raise CliError(str(exc)) from None
+    for path in written:
+        print(f"wrote {path}")
+    where = "" if args.folder == "." else f"cd {shlex.quote(args.folder)} && "
+    print(f'next: {where}python3 -m venv .venv && .venv/bin/pip install -e ".[test]"')
+    print("      .venv/bin/pytest, then .venv/bin/yieldmcp serve tools.py")
+    return 0
+
+
+def _install(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .install_host import (
+        HOSTS,
+        InstallError,
+        default_config,
+        default_name,
+        install,
+        server_entry,
+    )
+
+    host = HOSTS[args.host]
+    name: str = args.name or default_name(args.target)
+    config = Path(args.config) if args.config else default_config(host.name)
+    try:
+        entry = server_entry(host, args.target)
+        if args.dry_run:
+            print(json.dumps({host.servers_key: {name: entry}}, indent=2))
+            return 0
+        install(host, config, name, entry, force=args.force)
+    except InstallError as exc:
+        raise CliError(str(exc)) from None
+    print(f"added {name!r} to {config}: restart {host.title} to load it")
+    return 0
+
+
+def _completion(args: argparse.Namespace) -> int:
+    from .completion import script
+
+    sys.stdout.write(script(args.shell, _parser("serve")))
     return 0
 
 
@@ -365,6 +555,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser(_verb(words))
     args = parser.parse_args(words)
     args.argv = words  # for --workers
+    if getattr(args, "verb", None) == "serve":
+        try:  # before logging is set up: the file may say -v
+            _configure_serve(args)
+        except CliError as exc:
+            print(f"yieldmcp: error: {printable(str(exc))}", file=sys.stderr)
+            return exc.code
     verbosity: int = args.verbose + getattr(args, "verbose_after_verb", 0)
     _log_to_stderr((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
     run: Callable[[argparse.Namespace], int] | None = getattr(args, "run", None)
@@ -375,6 +571,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _traced(args, run)
     except CliError as exc:
         print(f"yieldmcp: error: {printable(str(exc))}", file=sys.stderr)
-        return EXIT_FAILURE
+        return exc.code
     except (Interrupted, KeyboardInterrupt):
         return EXIT_INTERRUPTED

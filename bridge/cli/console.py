@@ -14,6 +14,7 @@ in it escaped.
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,7 @@ from bridge.client.client import connect
 from bridge.client.output_schemas import InvalidStructuredContent
 from bridge.client.tasks import TASKS_EXTENSION
 from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm, printable
+from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.providers import provider_from_spec
 from bridge.transports.headers import MISSING_CAPABILITY
 from runtime.codec import ELICITS_META_KEY
@@ -46,7 +48,7 @@ from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
 from .feedback import ERASE_LINE, WaitingSampler, progress_text
-from .show import describe_tool, offer_lines, result_lines
+from .show import describe_tool, offer_json, offer_lines, result_lines
 from .task_options import status_printer
 from .url_flow import (
     MAX_URL_ROUNDS,
@@ -149,7 +151,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             validate_output=options.validate_output,
         ) as client:
             if options.tool is None:
-                return await _list(client, out)
+                return await _list(client, out, json_output=options.json_output)
             if options.describe:
                 return await _describe(client, options.tool, out)
             told: list[str] = []
@@ -182,8 +184,9 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
     )
 
 
-async def _list(client: Any, out: TextIO) -> int:
-    """Everything the server offers; resources and prompts when it has them."""
+async def _list(client: Any, out: TextIO, *, json_output: bool = False) -> int:
+    """Everything the server offers; resources and prompts when it has them.
+    With ``json_output``, as JSON (each tool with its schemas)."""
     offered: Any = client.server_capabilities
     resources: list[Any] = []
     templates: list[Any] = []
@@ -195,6 +198,11 @@ async def _list(client: Any, out: TextIO) -> int:
     if "prompts" in offered:
         prompts = (await client.request("prompts/list")).get("prompts", [])
     tools: list[Any] = await client.list_tools() if "tools" in offered else []
+    if json_output:
+        listing = offer_json(tools, resources, templates, prompts)
+        text = json.dumps(listing, ensure_ascii=False, indent=2)
+        print(text.translate(_JSON_ESCAPES), file=out)
+        return 0
     for line in offer_lines(tools, resources, templates, prompts):
         print(printable(line), file=out)
     return 0
@@ -204,8 +212,10 @@ async def _describe(client: Any, name: str, out: TextIO) -> int:
     tools: list[dict[str, Any]] = await client.list_tools()
     tool = next((t for t in tools if t.get("name") == name), None)
     if tool is None:
-        known = ", ".join(str(t.get("name")) for t in tools) or "none"
-        raise HostError(f"the server has no tool {name!r} (its tools: {known})")
+        names = [str(t.get("name")) for t in tools]
+        raise HostError(
+            f"the server has no tool {name!r} ({did_you_mean(name, names)})"
+        )
     for line in describe_tool(tool):
         print(printable(line), file=out)
     return 0
@@ -264,7 +274,7 @@ async def _call_tool(
     """Call the tool; after a ``-32042``, take the user through its URLs, retry."""
     for _round in range(MAX_URL_ROUNDS):
         try:
-            return await client.call_tool(
+            result = await client.call_tool(
                 options.tool,
                 options.arguments,
                 on_progress=show.progress,
@@ -272,6 +282,9 @@ async def _call_tool(
                 on_status=status_printer(show.line),
             )
         except PeerError as exc:
+            if exc.code == INVALID_PARAMS and exc.message.startswith("Unknown tool"):
+                text = await _with_suggestion(client, str(options.tool), exc.message)
+                raise HostError(f"the server refused: {text} ({exc.code})") from None
             if exc.code != URL_REQUIRED:
                 raise
             forms_out = sys.stderr if options.json_output else out
@@ -279,9 +292,46 @@ async def _call_tool(
                 await complete_url_steps(exc, handler, forms_out)
             except UrlStepRefused as refused:
                 raise HostError(str(refused)) from None
+        else:
+            unknown = _unknown_tool_text(result)
+            if unknown is not None and not options.json_output:
+                text = await _with_suggestion(client, str(options.tool), unknown)
+                raise HostError(f"tool error: {printable(text)}")
+            return result
     raise HostError(
         f"the server still asked for URL steps after {MAX_URL_ROUNDS} rounds"
     )
+
+
+async def _with_suggestion(client: Any, name: str, message: str) -> str:
+    """A server's "unknown tool" message, with the name most like ``name``
+    from its listing (unless the message already offers one)."""
+    if "did you mean" in message:
+        return message
+    tools: list[dict[str, Any]] = await client.list_tools()
+    names = [str(tool.get("name")) for tool in tools]
+    if name in names:  # the tool is there: the message is about something else
+        return message
+    return f"{message}; {did_you_mean(name, names)}"
+
+
+def _unknown_tool_text(result: Any) -> str | None:
+    """The text of a tool error saying the tool is unknown (the official
+    SDK's way: a tool error, not a -32602), else ``None``."""
+    if not result.is_error:
+        return None
+    texts = [block.text for block in result.content if isinstance(block, Text)]
+    if len(texts) == 1 and texts[0].startswith("Unknown tool"):
+        return texts[0]
+    return None
+
+
+def did_you_mean(name: str, names: Sequence[str]) -> str:
+    """``did you mean X?`` for the closest of ``names``, else what there is."""
+    close = difflib.get_close_matches(name, names, n=1)
+    if close:
+        return f"did you mean {close[0]}?"
+    return f"its tools: {', '.join(names) or 'none'}"
 
 
 def _unanswered(exc: RequestTimeout, era: str) -> str:

@@ -1,7 +1,9 @@
 """What ``yieldmcp call`` prints: a server's offer, a tool's schemas, a result.
 
-* The listing (``call SERVER``): each tool with its description, then the
-  resources, resource templates and prompts, when the server has any.
+* The listing (``call SERVER``): each tool as a signature made from its
+  input schema (``add(a: int, b: int = 1)``) with its description, then the
+  resources, resource templates and prompts, when the server has any; with
+  ``--json``, all of it as the server sent it (:func:`offer_json`).
 * ``--describe``: a tool's input schema as the form a person would fill in
   (each field by its ``--arg`` name), and its output schema.
 * A result: every content block. Text blocks one after another, each on its
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import mimetypes
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,7 +31,13 @@ import mcp_types
 from bridge.elicit import describe_form, printable
 from runtime.messages import Audio, Image, Text
 
-__all__ = ["describe_tool", "offer_lines", "result_lines"]
+__all__ = [
+    "describe_tool",
+    "offer_json",
+    "offer_lines",
+    "result_lines",
+    "tool_signature",
+]
 
 
 def offer_lines(
@@ -37,8 +46,8 @@ def offer_lines(
     templates: Sequence[Mapping[str, Any]] = (),
     prompts: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
-    """The listing: tools first (``name: description``), then the rest."""
-    lines = [_named(tool["name"], tool) for tool in tools]
+    """The listing: tools first (``name(params): description``), then the rest."""
+    lines = [_named(tool_signature(tool), tool) for tool in tools]
     sections = (
         ("resources", [_named(f"{_title(r)} <{r.get('uri')}>", r) for r in resources]),
         (
@@ -54,6 +63,97 @@ def offer_lines(
             lines.append(f"{title}:")
             lines.extend(f"  {row}" for row in rows)
     return lines or ["(the server offers no tools, resources or prompts)"]
+
+
+def offer_json(
+    tools: Sequence[Mapping[str, Any]],
+    resources: Sequence[Mapping[str, Any]] = (),
+    templates: Sequence[Mapping[str, Any]] = (),
+    prompts: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The listing for ``--json``: each list as the server sent it (a tool
+    with its ``inputSchema``, and its ``outputSchema`` when it has one)."""
+    return {
+        "tools": list(tools),
+        "resources": list(resources),
+        "resourceTemplates": list(templates),
+        "prompts": list(prompts),
+    }
+
+
+def tool_signature(tool: Mapping[str, Any]) -> str:
+    """``name(a: int, b: str = "x", c?: bool)`` from the tool's input schema:
+    each property with its type, its default when it has one, and ``?`` when
+    it is optional without one."""
+    schema = _mapping(tool.get("inputSchema"))
+    properties = _mapping(schema.get("properties"))
+    required = schema.get("required")
+    needed: set[Any] = set(
+        cast(list[Any], required) if isinstance(required, list) else ()
+    )
+    shown: list[str] = []
+    for name, value in properties.items():
+        field = _mapping(value)
+        kind = _type_name(field)
+        if "default" in field:
+            shown.append(f"{name}: {kind} = {_python_literal(field['default'])}")
+        elif name in needed:
+            shown.append(f"{name}: {kind}")
+        else:
+            shown.append(f"{name}?: {kind}")
+    return f"{tool.get('name')}({', '.join(shown)})"
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return cast(Mapping[str, Any], value) if isinstance(value, dict) else {}
+
+
+_SCALARS = {
+    "integer": "int",
+    "number": "float",
+    "string": "str",
+    "boolean": "bool",
+    "null": "None",
+    "object": "dict",
+    "array": "list",
+}
+
+
+def _type_name(field: Mapping[str, Any], depth: int = 0) -> str:
+    """A JSON Schema as a Python annotation, as far as one reads plainly."""
+    if depth > 4:  # a recursive model: its name said once is enough
+        return "..."
+    reference = field.get("$ref")
+    if isinstance(reference, str):
+        return reference.rsplit("/", 1)[-1]
+    if "enum" in field and isinstance(field["enum"], list):
+        values = cast(list[Any], field["enum"])
+        return f"Literal[{', '.join(_python_literal(v) for v in values)}]"
+    if "const" in field:
+        return f"Literal[{_python_literal(field['const'])}]"
+    for combinator in ("anyOf", "oneOf"):
+        options = field.get(combinator)
+        if isinstance(options, list):
+            parts = [
+                _type_name(_mapping(o), depth + 1) for o in cast(list[Any], options)
+            ]
+            return " | ".join(dict.fromkeys(parts))
+    kind = field.get("type")
+    if isinstance(kind, list):
+        parts = [_type_name({"type": k}, depth + 1) for k in cast(list[Any], kind)]
+        return " | ".join(dict.fromkeys(parts))
+    if kind == "array" and isinstance(field.get("items"), dict):
+        return f"list[{_type_name(_mapping(field['items']), depth + 1)}]"
+    if isinstance(kind, str):
+        return _SCALARS.get(kind, kind)
+    return "Any"
+
+
+def _python_literal(value: object) -> str:
+    """A default as Python writes it: ``"x"``, ``1``, ``True``, ``None``."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
 
 
 def _title(item: Mapping[str, Any]) -> str:

@@ -5,12 +5,13 @@
 ``OTEL_*`` variables when they ask for an exporter
 (:mod:`bridge.telemetry.setup`); with ``--trace`` it records the call's wire
 (:mod:`bridge.cli.trace_record`) and writes the page when the call ends, how
-ever it ends.
+ever it ends, saying where on stderr (``trace written to PATH``).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,3 +70,4 @@ def run(args: argparse.Namespace, verb: Callable[[argparse.Namespace], int]) -> 
     finally:
         tap.install("picture", None)
         target.write_text(page(recorder.timeline), encoding="utf-8")
+        print(f"trace written to {target.resolve()}", file=sys.stderr)

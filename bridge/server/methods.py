@@ -9,6 +9,7 @@ server→client traffic is the business of :mod:`bridge.server.questions`.
 from __future__ import annotations
 
 import base64
+import difflib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -101,7 +102,12 @@ def resolve_tool(server: Offer, params: Mapping[str, Any]) -> Tool[Any, Any]:
     name = _str_param(params, "name")
     tool = server.tools.get(name)
     if tool is None:
-        raise RequestError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
+        message = f"Unknown tool: {name}"
+        # A typo is the usual cause: name the tool most like it, if one is.
+        close = difflib.get_close_matches(name, list(server.tools), n=1)
+        if close:
+            message += f"; did you mean {close[0]}?"
+        raise RequestError(INVALID_PARAMS, message, {"name": name})
     arguments(params)
     return tool
 

@@ -46,7 +46,9 @@ def run_process(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(
-    "verb", [[], ["serve"], ["call"], ["demo"]], ids=lambda v: v[0] if v else "main"
+    "verb",
+    [[], ["serve"], ["call"], ["demo"], ["init"], ["install"], ["completion"]],
+    ids=lambda v: v[0] if v else "main",
 )
 def test_help_is_complete(verb: list[str]) -> None:
     done = run(*verb, "--help")
@@ -56,7 +58,10 @@ def test_help_is_complete(verb: list[str]) -> None:
         "serve": ["--http", "FILE_OR_MODULE"],
         "call": ["--model", "--arg", "--answers", "--json", "SERVER"],
         "demo": ["--model", "--answers", "--seed"],
-    }.get(verb[0] if verb else "", ["serve", "call", "demo"]):
+        "init": ["DIR", "empty"],
+        "install": ["claude-desktop", "--config", "--dry-run", "--force", "FILE"],
+        "completion": ["bash", "zsh", "fish"],
+    }.get(verb[0] if verb else "", ["serve", "call", "demo", "init", "install"]):
         assert word in done.stdout
 
 
@@ -209,7 +214,7 @@ def test_the_readme_call_command_asks_each_form_at_the_terminal() -> None:
 def test_call_prints_json_and_lists_tools() -> None:
     listed = run("call", "yieldmcp serve examples/book_flight.py", *WAIT)
     assert listed.returncode == 0
-    assert listed.stdout.startswith("book_flight: Book a flight")
+    assert listed.stdout.startswith("book_flight(destination: str): Book a flight")
     done = run_process(
         "call", "yieldmcp serve examples/book_flight.py", "book_flight", *WAIT,
         "--arg", "destination=Oslo", "--json",

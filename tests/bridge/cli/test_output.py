@@ -47,6 +47,14 @@ def test_describe_shows_the_inputs_as_a_form_and_the_output_schema() -> None:
     assert "model:" not in done.stdout  # nothing was called
 
 
+def test_describe_of_a_typod_tool_suggests_the_closest() -> None:
+    done = call(GAME, "play_tt", "--describe")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "yieldmcp: error: the server has no tool 'play_tt' (did you mean play_ttt?)\n"
+    )
+
+
 def test_describe_of_an_unknown_tool_is_one_line() -> None:
     done = call(GAME, "nope", "--describe")
     assert done.returncode == 1
@@ -181,3 +189,86 @@ def test_no_validate_output_shows_what_the_server_sent() -> None:
     done = call(LIAR, "weather", "--no-validate-output", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["structuredContent"] == {"temp": "not a number"}
+
+
+SDK = f"{sys.executable} tests/fixtures/sdk_server.py"
+FLIGHT = "yieldmcp serve examples/book_flight.py"
+
+
+def test_the_listing_shows_each_tools_parameters() -> None:
+    done = call(GAME)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "play_ttt(seed: int | None = None): Play a game of tic-tac-toe against the "
+        "model; you pick cells."
+    )
+
+
+def test_a_signature_reads_types_defaults_and_optional_fields() -> None:
+    from bridge.cli.show import tool_signature
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "string", "default": "x"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "mode": {"enum": ["fast", "slow"]},
+            "point": {"$ref": "#/$defs/Point"},
+            "flag": {"type": "boolean", "default": True},
+        },
+        "required": ["a", "point"],
+    }
+    assert tool_signature({"name": "t", "inputSchema": schema}) == (
+        't(a: int, b: str = "x", tags?: list[str], mode?: Literal["fast", "slow"], '
+        "point: Point, flag: bool = True)"
+    )
+    assert tool_signature({"name": "none"}) == "none()"
+
+
+def test_the_listing_as_json_carries_each_tools_schemas() -> None:
+    done = call(GAME, "--json")
+    assert done.returncode == 0, done.stderr
+    listing = json.loads(done.stdout)  # stdout is the JSON, nothing else
+    (tool,) = listing["tools"]
+    assert tool["name"] == "play_ttt"
+    assert tool["inputSchema"]["properties"]["seed"]["default"] is None
+    assert "outcome" in tool["outputSchema"]["properties"]
+    assert listing["resources"] == listing["prompts"] == []
+
+
+def test_the_json_listing_has_resources_and_prompts_too() -> None:
+    done = call(CATALOG, "--json")
+    assert done.returncode == 0, done.stderr
+    listing = json.loads(done.stdout)
+    assert listing["tools"] == []
+    assert [r["uri"] for r in listing["resources"]] == ["notes://today"]
+    assert [p["name"] for p in listing["prompts"]] == ["essay"]
+
+
+def test_a_typod_tool_name_gets_our_servers_suggestion_once() -> None:
+    done = call(FLIGHT, "book_flght")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "yieldmcp: error: the server refused: Unknown tool: book_flght; "
+        "did you mean book_flight? (-32602)\n"
+    )
+
+
+def test_a_name_like_no_tool_is_told_what_tools_there_are() -> None:
+    done = call(FLIGHT, "zzz")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "yieldmcp: error: the server refused: Unknown tool: zzz; "
+        "its tools: book_flight (-32602)\n"
+    )
+
+
+def test_another_servers_unknown_tool_error_gets_a_suggestion_from_its_list() -> None:
+    # The official SDK answers an unknown tool with a tool error, no hint.
+    done = call(SDK, "legacy_smple", "--era", "legacy")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "yieldmcp: error: tool error: Unknown tool: legacy_smple; "
+        "did you mean legacy_sample?"
+    )

@@ -121,7 +121,7 @@ def test_the_listing_and_describe_are_clean(capfd: pytest.CaptureFixture[str]) -
     code, out, err = call(capfd)
     assert code == 0, err
     assert_clean(out, err)
-    assert f"result: {CLEAN}" in out.splitlines()
+    assert f"result(): {CLEAN}" in out.splitlines()
     code, out, err = call(capfd, "result", "--describe")
     assert code == 0, err
     assert_clean(out, err)

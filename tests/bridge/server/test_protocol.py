@@ -492,6 +492,18 @@ async def test_an_unknown_tool_is_invalid_params() -> None:
     async with connect(capabilities=ALL_CAPS) as raw:
         reply, _ = await raw.call(1, "tools/call", _call("nope"))
         assert reply["error"]["code"] == -32602
+        assert reply["error"]["message"] == "Unknown tool: nope"
+
+
+async def test_a_typod_tool_name_is_told_the_closest_tool() -> None:
+    async with connect(capabilities=ALL_CAPS) as raw:
+        reply, _ = await raw.call(1, "tools/call", _call("count"))
+        assert reply["error"]["code"] == -32602
+        assert reply["error"]["message"] == (
+            "Unknown tool: count; did you mean counts?"
+        )
+        assert reply["error"]["data"] == {"name": "count"}
+        validate_message(ERA, reply)
 
 
 @tool

@@ -1,0 +1,245 @@
+"""``yieldmcp init [DIR]``: a small project to start from.
+
+It writes, into an empty (or new) DIR:
+
+* ``pyproject.toml``, depending on yieldmcp: on the checkout this command runs
+  from (a ``file://`` URL) when yieldmcp is installed editable from one, else
+  on the package by name; a ``test`` extra (yieldmcp's ``[test]``, pytest);
+* ``tools.py``: a tool that asks the user to confirm (a form) and then saves
+  in a step (its side effect runs once per call, replays included);
+* ``tests/test_tools.py``: a test with ``ScriptedPeer`` and one with
+  Hypothesis drawing every kind of answer;
+* ``README.md``: how to test it, serve it, call it and install it in a host.
+
+A DIR with anything in it is refused (:class:`InitError`), so nothing of the
+user's is ever overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import Any, cast
+
+__all__ = ["InitError", "dependency", "make_project"]
+
+
+class InitError(Exception):
+    """DIR cannot be made into a project (one line)."""
+
+
+def dependency() -> str:
+    """How the new project names yieldmcp: ``yieldmcp @ file:///...`` for an
+    editable install (the checkout it runs from), else ``yieldmcp``.
+
+    Every installed copy's metadata is read: run from the checkout itself,
+    its ``yieldmcp.egg-info`` comes first on the path, and only the install's
+    ``direct_url.json`` (PEP 610) says it is editable, and from where."""
+    for found in metadata.distributions(name="yieldmcp"):
+        url = _editable_url(found.read_text("direct_url.json"))
+        if url is not None:
+            return f"yieldmcp @ {url}"
+    return "yieldmcp"
+
+
+def _editable_url(text: str | None) -> str | None:
+    if not text:
+        return None
+    try:
+        origin: Any = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(origin, dict):
+        return None
+    fields = cast("dict[str, Any]", origin)
+    url, info = fields.get("url"), fields.get("dir_info")
+    editable = isinstance(info, dict) and cast("dict[str, Any]", info).get("editable")
+    if isinstance(url, str) and url.startswith("file://") and editable is True:
+        return url
+    return None
+
+
+def _project_name(folder: Path) -> str:
+    """A distribution name from the folder's (PEP 508: letters, digits, -_.)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", folder.name).strip("-._")
+    return name.lower() or "my-tools"
+
+
+def make_project(folder: Path, depends_on: str | None = None) -> list[Path]:
+    """Write the project into ``folder`` (made if missing); the files written.
+
+    Raises:
+        InitError: ``folder`` is a file, is not empty, or cannot be written.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise InitError(f"{folder} is a file, not a folder")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise InitError(
+            f"{folder} is not empty: init writes into a new or empty folder"
+        )
+    requirement = dependency() if depends_on is None else depends_on
+    extra = requirement.replace("yieldmcp", "yieldmcp[test]", 1)
+    files = {
+        "pyproject.toml": _PYPROJECT.format(
+            name=_project_name(folder.resolve()),
+            dependency=json.dumps(requirement),
+            test_dependency=json.dumps(extra),
+        ),
+        "tools.py": _TOOLS,
+        "tests/test_tools.py": _TESTS,
+        "README.md": _README.format(name=_project_name(folder.resolve())),
+    }
+    written: list[Path] = []
+    try:
+        for relative, text in files.items():
+            path = folder / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("x", encoding="utf-8") as out:  # never over a file
+                out.write(text)
+            written.append(path)
+    except OSError as exc:
+        raise InitError(f"cannot write {folder}: {exc}") from None
+    return written
+
+
+_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{name}"
+version = "0.1.0"
+description = "MCP tools written with yieldmcp"
+requires-python = ">=3.11"
+dependencies = [{dependency}]
+
+[project.optional-dependencies]
+test = [{test_dependency}, "pytest>=8"]
+
+[tool.setuptools]
+py-modules = ["tools"]
+
+[tool.pytest.ini_options]
+pythonpath = ["."]
+testpaths = ["tests"]
+
+# `yieldmcp serve` reads its options here (any flag, by its long name):
+[tool.yieldmcp]
+# http = "127.0.0.1:8000"
+# model = "offline"
+"""
+
+_TOOLS = '''\
+"""The tools this project serves: `yieldmcp serve tools.py`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from runtime import Context, ElicitKey, Op, tool
+
+
+class Confirm(BaseModel):
+    ok: bool = Field(title="Save it?")
+
+
+CONFIRM = ElicitKey("confirm", Confirm)
+
+NOTES: list[str] = []
+"""Where notes go: a stand-in for a database or an API."""
+
+
+def save_note(text: str) -> str:
+    """The side effect. It runs in a step: once per call, even when a
+    2026-07-28 call runs the tool again to resume it after the form."""
+    NOTES.append(text)
+    return f"note {len(NOTES)}"
+
+
+@tool(elicits=[CONFIRM])
+def take_note(text: str, ctx: Context) -> Op[str]:
+    """Save a note, once the user confirms it."""
+    answer = yield from ctx.elicit(CONFIRM, f"Save the note {text!r}?")
+    if answer.content is None or not answer.content.ok:
+        return "not saved"  # declined, cancelled, or "no": all plain values
+    saved = yield from ctx.step(save_note, text)
+    yield ctx.log("info", f"saved {saved}")
+    return f"saved as {saved}"
+'''
+
+_TESTS = '''\
+"""The tools, run against scripted answers: no server, network or model."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from runtime.testing import ScriptedPeer, accept, decline, run_scripted
+from runtime.testing.strategies import elicit_replies
+
+import tools
+
+
+def test_a_confirmed_note_is_saved_once() -> None:
+    tools.NOTES.clear()
+    peer = ScriptedPeer(elicits={"confirm": [accept(ok=True)]})
+    assert run_scripted(tools.take_note, {"text": "milk"}, peer) == "saved as note 1"
+    assert tools.NOTES == ["milk"]
+    assert [asked.key for asked in peer.asked] == ["0"]
+
+
+def test_a_declined_note_is_not_saved() -> None:
+    tools.NOTES.clear()
+    peer = ScriptedPeer(elicits={"confirm": [decline()]})
+    assert run_scripted(tools.take_note, {"text": "milk"}, peer) == "not saved"
+    assert tools.NOTES == []
+
+
+# A tool run per example is slower than Hypothesis expects on a busy machine.
+PATIENT = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PATIENT
+@given(data=st.data(), text=st.text(max_size=30))
+def test_any_valid_answer_saves_the_note_at_most_once(
+    data: st.DataObject, text: str
+) -> None:
+    tools.NOTES.clear()
+    peer = ScriptedPeer(
+        elicits={
+            "confirm": lambda question: data.draw(elicit_replies(question, valid=True))
+        }
+    )
+    result = run_scripted(tools.take_note, {"text": text}, peer)
+    if result == "not saved":
+        assert tools.NOTES == []
+    else:
+        assert result == "saved as note 1"
+        assert tools.NOTES == [text]
+'''
+
+_README = """\
+# {name}
+
+MCP tools written with yieldmcp: each tool is a generator that `yield`s what
+it needs (a form, a model's answer, a step).
+
+```bash
+python3 -m venv .venv
+.venv/bin/pip install -e ".[test]"
+.venv/bin/pytest                                  # tests/test_tools.py
+.venv/bin/yieldmcp serve tools.py                 # MCP over stdio
+.venv/bin/yieldmcp call "yieldmcp serve tools.py" # list the tools
+.venv/bin/yieldmcp call "yieldmcp serve tools.py" take_note --arg text=milk
+.venv/bin/yieldmcp install claude-desktop tools.py   # or cursor, vscode
+```
+
+- `tools.py`: `take_note` asks the user to confirm (`ctx.elicit`), then saves
+  the note in a step (`ctx.step`), which runs once per call even when the
+  call is resumed.
+- `tests/test_tools.py`: the tool against scripted answers (`ScriptedPeer`),
+  and against every kind of answer Hypothesis can draw.
+- `pyproject.toml`: `[tool.yieldmcp]` holds `yieldmcp serve`'s options.
+"""

@@ -1,0 +1,102 @@
+"""``yieldmcp init [DIR]``: the project it makes passes its own tests and
+serves as made."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from bridge.cli.init_project import dependency, make_project
+from bridge.client import connect
+from bridge.elicit import ScriptedAnswers
+from tests.bridge.cli.inprocess import yieldmcp
+from tests.helpers import ROOT, STARTUP
+
+YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
+FILES = ["pyproject.toml", "tools.py", "tests/test_tools.py", "README.md"]
+
+
+def test_init_writes_a_project_depending_on_this_checkout(tmp_path: Path) -> None:
+    project = tmp_path / "notes"
+    done = yieldmcp("init", str(project))
+    assert done.returncode == 0, done.stderr
+    for name in FILES:
+        assert f"wrote {project / name}" in done.stdout.splitlines()
+    config = tomllib.loads((project / "pyproject.toml").read_text())
+    # This venv has yieldmcp installed editable from the repository.
+    assert config["project"]["name"] == "notes"
+    assert config["project"]["dependencies"] == [f"yieldmcp @ {ROOT.as_uri()}"]
+    test_extra = config["project"]["optional-dependencies"]["test"]
+    assert f"yieldmcp[test] @ {ROOT.as_uri()}" in test_extra
+    assert "tool" in config
+    assert "yieldmcp" in config["tool"]
+
+
+def test_an_install_from_an_index_is_depended_on_by_name(tmp_path: Path) -> None:
+    make_project(tmp_path, depends_on="yieldmcp")
+    config = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+    assert config["project"]["dependencies"] == ["yieldmcp"]
+    assert "yieldmcp[test]" in config["project"]["optional-dependencies"]["test"]
+
+
+def test_this_editable_install_is_found() -> None:
+    assert dependency() == f"yieldmcp @ {ROOT.as_uri()}"
+
+
+def test_the_made_projects_tests_pass_with_this_venvs_pytest(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout
+
+
+async def test_the_made_project_serves_as_made(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    command = [sys.executable, "-m", "bridge.cli", "serve", str(tmp_path / "tools.py")]
+    answers = ScriptedAnswers({"confirm": {"ok": True}})
+    async with connect(command, elicitation=answers, connect_timeout=STARTUP) as client:
+        tools = await client.list_tools()
+        assert [tool["name"] for tool in tools] == ["take_note"]
+        result = await client.call_tool("take_note", {"text": "milk"})
+    assert not result.is_error
+    assert result.structured_content == {"result": "saved as note 1"}
+
+
+@pytest.mark.parametrize("kind", ["not-empty", "a-file"])
+def test_a_folder_with_something_in_it_is_refused_untouched(
+    kind: str, tmp_path: Path
+) -> None:
+    target = tmp_path / "target"
+    if kind == "a-file":
+        target.write_text("mine")
+    else:
+        target.mkdir()
+        (target / "mine.txt").write_text("mine")
+    done = yieldmcp("init", str(target))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"yieldmcp: error: {target} is ")
+    if kind == "a-file":
+        assert target.read_text() == "mine"
+    else:
+        assert [p.name for p in target.iterdir()] == ["mine.txt"]
+
+
+def test_init_without_dir_fills_the_current_empty_folder(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [YIELDMCP, "init"], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.*")) == (
+        sorted(FILES)
+    )

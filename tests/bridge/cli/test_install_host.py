@@ -1,0 +1,193 @@
+"""``yieldmcp install HOST FILE``: each host's file, merged, never clobbered,
+and the entry it writes really serves FILE."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bridge.cli.install_host import default_config
+from bridge.client import connect
+from tests.bridge.cli.inprocess import yieldmcp
+from tests.helpers import ROOT, STARTUP
+
+YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
+SERVED = ROOT / "examples" / "book_flight.py"
+KEYS = {"claude-desktop": "mcpServers", "cursor": "mcpServers", "vscode": "servers"}
+HOSTS = sorted(KEYS)
+SUPPORT = "Library/Application Support"  # macOS
+
+
+def install(*args: str) -> tuple[int, str, str]:
+    done = yieldmcp("install", *args)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_new_config_gets_the_entry_in_the_hosts_format(
+    host: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "sub" / "mcp.json"
+    code, out, err = install(host, str(SERVED), "--config", str(config))
+    assert code == 0, err
+    assert out.startswith(f"added 'book_flight' to {config}: restart ")
+    entry = json.loads(config.read_text())[KEYS[host]]["book_flight"]
+    expected = {"command": YIELDMCP, "args": ["serve", str(SERVED)]}
+    if host == "vscode":
+        expected = {"type": "stdio", **expected}
+    assert entry == expected
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_other_keys_and_servers_are_kept(host: str, tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    mine = {
+        "theme": "dark",
+        KEYS[host]: {"other": {"command": "node", "args": ["x.js"]}},
+        "inputs": [{"id": "key"}],
+    }
+    config.write_text(json.dumps(mine))
+    config.chmod(0o640)
+    code, _, err = install(host, str(SERVED), "--config", str(config), "--name", "f")
+    assert code == 0, err
+    after = json.loads(config.read_text())
+    assert after["theme"] == "dark"
+    assert after["inputs"] == [{"id": "key"}]
+    assert after[KEYS[host]]["other"] == {"command": "node", "args": ["x.js"]}
+    assert after[KEYS[host]]["f"]["args"][-1] == str(SERVED)
+    assert config.stat().st_mode & 0o777 == 0o640  # its mode is its owner's
+    assert [p.name for p in tmp_path.iterdir()] == ["mcp.json"]  # no temp left
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_server_of_the_same_name_is_refused_unless_forced(
+    host: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "mcp.json"
+    before = json.dumps({KEYS[host]: {"book_flight": {"command": "old"}}})
+    config.write_text(before)
+    code, _, err = install(host, str(SERVED), "--config", str(config))
+    assert code == 1
+    assert err == (
+        f"yieldmcp: error: {config} already has a server named 'book_flight' "
+        "(--force replaces it, --name NAME adds another)\n"
+    )
+    assert config.read_text() == before
+    code, _, err = install(host, str(SERVED), "--config", str(config), "--force")
+    assert code == 0, err
+    entry = json.loads(config.read_text())[KEYS[host]]["book_flight"]
+    assert entry["command"] == YIELDMCP
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"mcpServers": {,}}',
+        "// a comment\n{}",
+        "[1, 2]",
+        '{"servers": [], "mcpServers": []}',
+    ],
+    ids=["broken", "comments", "not-an-object", "servers-not-an-object"],
+)
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_config_that_is_not_what_the_host_reads_is_refused_untouched(
+    host: str, text: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(text)
+    code, _, err = install(host, str(SERVED), "--config", str(config))
+    assert code == 1
+    (line,) = err.splitlines()
+    assert line.startswith(f"yieldmcp: error: {config}")
+    assert "not changing it" in line
+    assert config.read_text() == text
+
+
+def test_a_symbolic_link_is_refused_not_followed(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    link = tmp_path / "mcp.json"
+    link.symlink_to(real)
+    code, _, err = install("cursor", str(SERVED), "--config", str(link))
+    assert code == 1
+    assert "is a symbolic link" in err
+    assert link.is_symlink()
+    assert real.read_text() == "{}"
+
+
+def test_dry_run_prints_the_entry_and_writes_nothing(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    code, out, err = install(
+        "vscode", str(SERVED), "--config", str(config), "--dry-run"
+    )
+    assert code == 0, err
+    assert json.loads(out) == {
+        "servers": {
+            "book_flight": {
+                "type": "stdio",
+                "command": YIELDMCP,
+                "args": ["serve", str(SERVED)],
+            }
+        }
+    }
+    assert not config.exists()
+
+
+def test_a_missing_file_is_one_line(tmp_path: Path) -> None:
+    code, _, err = install("cursor", "nope.py", "--config", str(tmp_path / "c.json"))
+    assert code == 1
+    assert err == "yieldmcp: error: no such file: nope.py\n"
+
+
+def test_a_generic_file_name_is_named_after_its_folder(tmp_path: Path) -> None:
+    project = tmp_path / "notes"
+    project.mkdir()
+    (project / "tools.py").write_text("")
+    config = tmp_path / "c.json"
+    code, _, err = install("cursor", str(project / "tools.py"), "--config", str(config))
+    assert code == 0, err
+    assert list(json.loads(config.read_text())["mcpServers"]) == ["notes"]
+
+
+async def test_the_written_entry_serves_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    done = subprocess.run(
+        [YIELDMCP, "install", "vscode", str(SERVED), "--config", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    entry = json.loads(config.read_text())["servers"]["book_flight"]
+    command = [entry["command"], *entry["args"]]
+    async with connect(command, connect_timeout=STARTUP) as client:
+        tools = await client.list_tools()
+    assert [tool["name"] for tool in tools] == ["book_flight"]
+
+
+@pytest.mark.parametrize(
+    ("host", "platform", "expected"),
+    [
+        ("claude-desktop", "darwin", f"{SUPPORT}/Claude/claude_desktop_config.json"),
+        ("claude-desktop", "win32", "Roaming/Claude/claude_desktop_config.json"),
+        ("claude-desktop", "linux", ".config/Claude/claude_desktop_config.json"),
+        ("cursor", "darwin", ".cursor/mcp.json"),
+        ("cursor", "win32", ".cursor/mcp.json"),
+        ("vscode", "darwin", f"{SUPPORT}/Code/User/mcp.json"),
+        ("vscode", "win32", "Roaming/Code/User/mcp.json"),
+        ("vscode", "linux", ".config/Code/User/mcp.json"),
+    ],
+)  # fmt: skip
+def test_each_hosts_documented_place_per_os(
+    host: str, platform: str, expected: str, tmp_path: Path
+) -> None:
+    environ = {"APPDATA": str(tmp_path / "Roaming")} if platform == "win32" else {}
+    found = default_config(host, platform=platform, home=tmp_path, environ=environ)
+    assert found == tmp_path / expected
+    assert os.path.isabs(found)
