@@ -127,6 +127,17 @@ def _add_serve(verbs: Any) -> None:
             "the URL is printed on stderr"
         ),
     )
+    serve.add_argument(
+        "--reload",
+        action="store_true",
+        help=(
+            "watch FILE and the modules beside it (same directory): on a change, "
+            "load the tools again in place and tell connected clients "
+            "(notifications/tools/list_changed, both eras); a file that no longer "
+            "loads keeps the old tools and prints one line; calls in flight finish "
+            "on the code they started with (not with --workers)"
+        ),
+    )
     auth_options.add_serve_options(serve)
     add_limit_flags(serve)
     add_server_flags(serve)
@@ -228,6 +239,8 @@ def _serve(args: argparse.Namespace) -> int:
         workers.check_workers(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    if args.reload:
+        return _serve_reloading(server, args, options)
     if args.http is None:
         run_trio(server.serve_stdio)
         return 0
@@ -238,6 +251,28 @@ def _serve(args: argparse.Namespace) -> int:
     host, port = args.http
     try:
         run_trio(serve_http_announced, server, host, port, options)
+    except ListenError as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
+def _serve_reloading(server: Any, args: argparse.Namespace, options: Any) -> int:
+    from .loader import LoadError
+    from .reload import Reloader, serve_http_reloading, serve_stdio_reloading
+    from .serving import ListenError
+
+    if args.workers > 1:
+        raise CliError("--reload serves from one process: drop --workers")
+    try:
+        reloader = Reloader(server, args.target)
+    except LoadError as exc:
+        raise CliError(str(exc)) from None
+    if args.http is None:
+        run_trio(serve_stdio_reloading, server, reloader)
+        return 0
+    host, port = args.http
+    try:
+        run_trio(serve_http_reloading, server, reloader, host, port, options)
     except ListenError as exc:
         raise CliError(str(exc)) from None
     return 0
