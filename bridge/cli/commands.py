@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_serve(verbs)
     _add_call(verbs)
     _add_demo(verbs)
+    _add_dev(verbs)
     return parser
 
 
@@ -215,6 +216,41 @@ def _add_demo(verbs: Any) -> None:
     demo.set_defaults(run=_demo)
 
 
+def _add_dev(verbs: Any) -> None:
+    dev = verbs.add_parser(
+        "dev",
+        help="try FILE's tools in a browser page, reloading on every save",
+        description=(
+            "Serve FILE and a page at http://127.0.0.1:PORT (printed with a "
+            "one-time token): its tools, resources and prompts, a form per tool, "
+            "Run in either era, the tool's questions (forms; samples answered by "
+            "a model you pick or typed by hand), logs and progress, the result and "
+            "the call's picture with the server's own steps, live; past calls run "
+            "again. Editing FILE (or a module beside it) reloads the tools and the "
+            "page follows. The page works offline; it listens on 127.0.0.1 only."
+        ),
+    )
+    dev.add_argument("target", metavar="FILE_OR_MODULE", help="e.g. examples/ttt.py")
+    dev.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the page's port on 127.0.0.1 (0: a free one)",
+    )
+    dev.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help=(
+            "a model the page may answer samples with, besides the offline one "
+            "(e.g. openai:gpt-4o-mini, keys from the environment); repeatable"
+        ),
+    )
+    _add_verbose(dev, "verbose_after_verb")
+    dev.set_defaults(run=_dev)
+
+
 # --- verbs -------------------------------------------------------------------------
 
 
@@ -275,6 +311,26 @@ def _serve_reloading(server: Any, args: argparse.Namespace, options: Any) -> int
         run_trio(serve_http_reloading, server, reloader, host, port, options)
     except ListenError as exc:
         raise CliError(str(exc)) from None
+    return 0
+
+
+def _dev(args: argparse.Namespace) -> int:
+    from .dev import models_from, serve_dev
+    from .loader import LoadError, load_server
+    from .serving import ListenError
+
+    try:
+        server = load_server(args.target)
+        models = models_from(args.model)
+    except (LoadError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    try:
+        run_trio(serve_dev, server, args.target, args.port, models)
+    except* ListenError as group:
+        failure: BaseException = group
+        while isinstance(failure, BaseExceptionGroup):  # nurseries nest it
+            failure = cast(BaseExceptionGroup[BaseException], failure).exceptions[0]
+        raise CliError(str(failure)) from None
     return 0
 
 
