@@ -114,10 +114,11 @@ def test_run_answer_see_the_picture_run_again_and_follow_an_edit(
     expect(picture.get_by_test_id("bar-step")).to_have_count(1)  # the server's step
     expect(picture.get_by_test_id("bar-elicit")).to_have_count(1)
     expect(page.get_by_test_id("logs")).to_contain_text("flights to Lisbon")
+    expect(page.get_by_test_id("progress")).to_have_text("1 / 2 looked up")
     expect(page.locator("#legend")).to_contain_text("step")
     expect(page.locator("#legend")).to_contain_text("replayed")
 
-    # Again, from the past calls, in the other era this time round.
+    # Again, from the past calls.
     page.locator("[data-testid^=again-]").first.click()
     expect(page.get_by_test_id("question")).to_contain_text("Book Lisbon?")
     page.get_by_test_id("decline").click()
@@ -144,8 +145,22 @@ def test_the_2026_era_replays_the_step_and_shows_it(page: Page) -> None:
     expect(page.locator(".bar.kind-step.replayed")).to_have_count(1)
 
 
+def test_a_sample_is_answered_by_the_model_picked(page: Page) -> None:
+    expect(page.locator("#resources")).to_contain_text("notes://today")
+    expect(page.locator("#prompts")).to_contain_text("Greet someone")
+    page.get_by_test_id("tool-pitch").click()
+    page.get_by_test_id("arg-topic").fill("tea")
+    page.get_by_test_id("run").click()
+    expect(page.get_by_test_id("question")).to_contain_text("Pitch tea in one line.")
+    page.get_by_test_id("model").select_option("offline")
+    page.get_by_test_id("accept").click()
+    expect(page.get_by_test_id("result")).to_contain_text("model offline: ")
+    expect(page.get_by_test_id("picture").get_by_test_id("bar-sample")).to_have_count(1)
+
+
 def test_hostile_text_is_shown_as_text(page: Page) -> None:
     expect(page.get_by_test_id("tools")).to_contain_text(HOSTILE)
+    expect(page.locator("#resources")).to_contain_text(HOSTILE)
     page.get_by_test_id("tool-shout").click()
     page.get_by_test_id("run").click()
     question = page.get_by_test_id("question")
