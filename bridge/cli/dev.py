@@ -8,13 +8,16 @@ client (:class:`~bridge.client.Client`) connected to the served
 server's side of the call runs here too: its stepper reports to a
 :class:`~runtime.picture.Recorder` (``OBSERVING`` is set for the run's
 connection), and the picture shows the server's own steps, timers and
-branches, live. The tool's questions go to the page (elicitation forms;
-sampling answered by a model picked in the page, or typed by hand), and so do
-logs, progress and the result, over Server-Sent Events.
+branches, live, beside what crossed the client's wire (a session tap,
+:class:`~bridge.cli.trace_record.WireRecorder`, on each run's client). The
+tool's questions go to the page (elicitation forms; sampling answered by a
+model picked in the page, or typed by hand), and so do logs, progress and the
+result, over Server-Sent Events.
 
-FILE is reloaded on change (:class:`~bridge.cli.reload.Reloader`) and the page
-follows. The HTTP server is the project's own (:mod:`bridge.transports.http.serving`):
-it already serves long-lived SSE responses for MCP, and needs no other loop.
+FILE is reloaded on change (:class:`~bridge.cli.reload.Reloader`) and the
+page follows. The HTTP server is the project's own
+(:mod:`bridge.transports.http.serving`): it already serves long-lived SSE
+responses for MCP, and needs no other loop.
 
 Security: 127.0.0.1 only; a one-time token from the printed URL is exchanged
 (once) for an ``HttpOnly``, ``SameSite=Strict`` cookie holding another
@@ -41,16 +44,19 @@ from typing import Any, Final, cast, final
 import trio
 
 from bridge.client import Client
+from bridge.jsonrpc import tap
+from bridge.jsonrpc.tap import Tap
 from bridge.providers import OfflineModel, Provider, provider_from_spec
 from bridge.server.server import Server
 from bridge.transports.memory import memory_pair
 from runtime.lowlevel import OBSERVING
-from runtime.picture import Recorder, Timeline
+from runtime.picture import Bar, Recorder, Timeline
 from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 
 from .reload import Reloader
 from .serving import ListenError
+from .trace_record import WireRecorder
 
 __all__ = ["COOKIE", "DevApp", "serve_dev"]
 
@@ -110,7 +116,8 @@ class _Run:
         self.logs: list[dict[str, Any]] = []
         self.progress: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
-        self.recorder = Recorder(tool)
+        self.recorder = Recorder(tool)  # the server's side: its stepper
+        self.wire = WireRecorder(tool)  # the client's side: what crossed the wire
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -127,35 +134,38 @@ class _Run:
             "logs": self.logs[-200:],
             "progress": self.progress,
             "result": self.result,
-            "picture": _picture(self.recorder.timeline),
+            "picture": _picture(self.recorder.timeline, self.wire.timeline),
         }
 
 
-def _picture(timeline: Timeline) -> dict[str, Any]:
-    """The timeline as the page draws it: offsets in milliseconds."""
-    t0 = timeline.started
+def _picture(timeline: Timeline, wire: Timeline) -> dict[str, Any]:
+    """The server's timeline and the client's wire, as the page draws them:
+    offsets in milliseconds from the start of the run; the wire's bars in a
+    lane of their own (``"client"``)."""
+    t0 = min(timeline.started, wire.started)
 
     def ms(at: float | None) -> float | None:
         return None if at is None else round((at - t0) * 1000, 1)
+
+    def bar(b: Bar, lane: str) -> dict[str, Any]:
+        return {
+            "key": b.key,
+            "lane": lane,
+            "kind": b.kind,
+            "label": b.label,
+            "start": ms(b.start),
+            "end": ms(b.end),
+            "replayed": b.replayed,
+            "error": b.error,
+        }
 
     return {
         "title": timeline.title,
         "ended": ms(timeline.ended),
         "error": timeline.error,
         "branches": dict(timeline.branches),
-        "bars": [
-            {
-                "key": b.key,
-                "lane": b.lane,
-                "kind": b.kind,
-                "label": b.label,
-                "start": ms(b.start),
-                "end": ms(b.end),
-                "replayed": b.replayed,
-                "error": b.error,
-            }
-            for b in timeline.bars
-        ],
+        "bars": [bar(b, b.lane) for b in timeline.bars],
+        "wire": [bar(b, "client") for b in wire.bars],
     }
 
 
@@ -294,6 +304,7 @@ class DevApp:
         self.notices: list[str] = []
         self._numbers = itertools.count(1)
         self._subscribers: set[trio.MemorySendChannel[dict[str, Any]]] = set()
+        self._wires: dict[int, WireRecorder] = {}  # by id() of a client's transport
         self.nursery: trio.Nursery | None = None
 
     # --- what the page hears -----------------------------------------------------
@@ -330,6 +341,12 @@ class DevApp:
         print(f"yieldmcp: {line}", file=sys.stderr, flush=True)
         self.notices.append(line)
         self.publish(self.listing())
+
+    def tap(self, handler: object, transport: object) -> Tap | None:
+        """A session's tap (:mod:`bridge.jsonrpc.tap`): the wire recorder of
+        the run whose client speaks over ``transport``, else none."""
+        wire = self._wires.get(id(transport))
+        return None if wire is None else wire.factory(handler, transport)
 
     def _run_changed(self, run: _Run) -> None:
         self.publish({"type": "run", "run": run.as_json()})
@@ -390,6 +407,7 @@ class DevApp:
             self._run_changed(run)
 
         era: Any = "2026-07-28" if run.era == "2026-07-28" else "legacy"
+        self._wires[id(client_end)] = run.wire
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(serve)
@@ -415,6 +433,9 @@ class DevApp:
         except Exception as exc:  # the page shows why; the dev server goes on
             run.status = "failed"
             run.result = {"text": f"{type(exc).__name__}: {exc}", "isError": True}
+        finally:
+            del self._wires[id(client_end)]
+        run.wire.timeline.finish(time.monotonic())
         self._run_changed(run)
 
     # --- ASGI --------------------------------------------------------------------
@@ -635,21 +656,25 @@ async def serve_dev(
 
     app = DevApp(server, models=models)
     reloader = Reloader(server, target, report=app.reloaded)
-    async with server.running(), trio.open_nursery() as nursery:
-        app.nursery = nursery
-        await nursery.start(reloader.watch)
-        try:
-            listener = await nursery.start(serve_app, app, "127.0.0.1", port)
-        except* OSError as group:
-            failure = cast(OSError, group.exceptions[0])
-            why = os.strerror(failure.errno) if failure.errno else str(failure)
-            raise ListenError(
-                f"cannot listen on 127.0.0.1:{port}: {why.lower()}"
-            ) from None
-        app.port = listener.port
-        url = f"http://127.0.0.1:{app.port}/?token={app.token}"
-        (announce or _announce)(url)
-        task_status.started(url)
+    tap.install("dev-picture", app.tap)
+    try:
+        async with server.running(), trio.open_nursery() as nursery:
+            app.nursery = nursery
+            await nursery.start(reloader.watch)
+            try:
+                listener = await nursery.start(serve_app, app, "127.0.0.1", port)
+            except* OSError as group:
+                failure = cast(OSError, group.exceptions[0])
+                why = os.strerror(failure.errno) if failure.errno else str(failure)
+                raise ListenError(
+                    f"cannot listen on 127.0.0.1:{port}: {why.lower()}"
+                ) from None
+            app.port = listener.port
+            url = f"http://127.0.0.1:{app.port}/?token={app.token}"
+            (announce or _announce)(url)
+            task_status.started(url)
+    finally:
+        tap.install("dev-picture", None)
 
 
 def _announce(url: str) -> None:

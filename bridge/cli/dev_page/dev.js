@@ -192,9 +192,10 @@ function showPicture(picture) {
   const node = $("picture");
   clear(node);
   if (!picture) return;
-  const bars = picture.bars || [];
+  const bars = [...(picture.bars || []), ...(picture.wire || [])];
   const span = Math.max(picture.ended || 0, ...bars.map((b) => b.end || b.start || 0), 1);
-  const lanes = [...new Set(["", ...bars.map((b) => b.lane)])].sort();
+  const lanes = [...new Set(["", ...bars.map((b) => b.lane)])].sort().filter((l) => l !== "client");
+  if (bars.some((b) => b.lane === "client")) lanes.push("client");
   node.append(el("p", { class: "description", text: `${bars.length} effects, ${span.toFixed(1)} ms` + (picture.error ? `; failed: ${picture.error}` : "") }));
   for (const lane of lanes) {
     const track = el("div", { class: "track" });
@@ -203,18 +204,18 @@ function showPicture(picture) {
       const end = b.end === null ? span : b.end;
       const bar = el("span", {
         class: `bar kind-${kind}` + (b.replayed ? " replayed" : "") + (b.error ? " failed" : ""),
-        testid: `bar-${b.kind}`,
+        testid: b.lane === "client" ? `wire-${b.kind}` : `bar-${b.kind}`,
         title: `${b.label} (key ${b.key})` + (b.replayed ? " — replayed" : "") + (b.error ? ` — ${b.error}` : ""),
       });
       bar.style.left = `${(100 * b.start) / span}%`;
       bar.style.width = `${Math.max((100 * (end - b.start)) / span, 0.5)}%`;
       track.append(bar);
     }
-    const text = lane === "" ? picture.title : `branch ${lane}` + (picture.branches[lane.split(".")[0]] ? ` (${picture.branches[lane.split(".")[0]]})` : "");
+    const text = lane === "" ? `${picture.title} (server)` : lane === "client" ? "client (wire)" : `branch ${lane}` + (picture.branches[lane.split(".")[0]] ? ` (${picture.branches[lane.split(".")[0]]})` : "");
     node.append(el("div", { class: "row" }, el("span", { class: "lane", text }), track));
   }
   const list = el("ol", { class: "description" });
-  for (const b of bars) list.append(el("li", { text: `${b.kind} ${b.label} [${b.key}]` + (b.replayed ? " (replayed)" : "") + (b.error ? ` — ${b.error}` : "") }));
+  for (const b of bars) list.append(el("li", { text: `${b.lane === "client" ? "client: " : ""}${b.kind} ${b.label} [${b.key}]` + (b.replayed ? " (replayed)" : "") + (b.error ? ` — ${b.error}` : "") }));
   node.append(list);
 }
 

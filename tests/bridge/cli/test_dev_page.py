@@ -113,6 +113,7 @@ def test_run_answer_see_the_picture_run_again_and_follow_an_edit(
     picture = page.get_by_test_id("picture")
     expect(picture.get_by_test_id("bar-step")).to_have_count(1)  # the server's step
     expect(picture.get_by_test_id("bar-elicit")).to_have_count(1)
+    expect(picture.get_by_test_id("wire-elicit")).to_have_count(1)  # the client's
     expect(page.get_by_test_id("logs")).to_contain_text("flights to Lisbon")
     expect(page.get_by_test_id("progress")).to_have_text("1 / 2 looked up")
     expect(page.locator("#legend")).to_contain_text("step")
