@@ -12,6 +12,7 @@ checked on every request.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -126,6 +127,10 @@ def test_run_answer_see_the_picture_run_again_and_follow_an_edit(
     expect(page.get_by_test_id("result")).to_have_text("not booked")
     expect(page.locator("[data-testid^=past-]")).to_have_count(2)
 
+    served.write_text(served.read_text() + "\n\ndef broken(:\n")
+    expect(page.get_by_test_id("notices")).to_contain_text("reload failed")
+    expect(page.get_by_test_id("tool-book")).to_be_visible()  # the old tools stay
+    served.write_text(served.read_text().replace("\n\ndef broken(:\n", ""))
     added = '\n\n@tool\ndef added(ctx: Context) -> str:\n    return "new"\n'
     served.write_text(served.read_text() + added)
     expect(page.get_by_test_id("tool-added")).to_be_visible()
@@ -144,6 +149,31 @@ def test_the_2026_era_replays_the_step_and_shows_it(page: Page) -> None:
     expect(page.get_by_test_id("result")).to_have_text("booked 1 to Porto")
     # The second round ran the tool again: its step came from the journal.
     expect(page.locator(".bar.kind-step.replayed")).to_have_count(1)
+
+
+def test_a_form_from_an_input_schema_sends_every_kind_of_field(page: Page) -> None:
+    page.get_by_test_id("tool-plan").click()
+    page.get_by_test_id("arg-traveller").fill("Ada")
+    page.get_by_test_id("arg-budget").fill("99.5")
+    page.get_by_test_id("arg-mode").select_option(label="plane")
+    page.get_by_test_id("arg-tags").fill("sea\nsun")
+    page.get_by_test_id("arg-insured").check()
+    page.get_by_test_id("arg-stay.city").fill("Faro")
+    page.get_by_test_id("arg-stay.nights").fill("3")
+    page.get_by_test_id("arg-extra").fill('{"seat": "window"}')  # JSON fallback
+    page.get_by_test_id("run").click()
+    result = page.get_by_test_id("result")
+    expect(result).to_contain_text('"traveller":"Ada"')
+    expected = {
+        "traveller": "Ada",
+        "budget": 99.5,
+        "mode": "plane",
+        "tags": ["sea", "sun"],
+        "insured": True,
+        "stay": {"city": "Faro", "nights": 3},
+        "extra": {"seat": "window"},
+    }
+    assert json.loads(result.inner_text()) == expected
 
 
 def test_a_sample_is_answered_by_the_model_picked(page: Page) -> None:
