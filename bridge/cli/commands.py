@@ -247,8 +247,28 @@ def _add_dev(verbs: Any) -> None:
             "(e.g. openai:gpt-4o-mini, keys from the environment); repeatable"
         ),
     )
+    dev.add_argument(
+        "--keep-calls",
+        type=_positive,
+        default=50,
+        metavar="N",
+        help="past calls the page keeps (50); the oldest is forgotten first",
+    )
+    dev.add_argument(
+        "--max-body",
+        type=_positive,
+        default=1024 * 1024,
+        metavar="BYTES",
+        help="bytes a request from the page may carry (1 MiB)",
+    )
     _add_verbose(dev, "verbose_after_verb")
     dev.set_defaults(run=_dev)
+
+
+def _positive(value: str) -> int:
+    if not (value.isascii() and value.isdigit() and int(value) > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return int(value)
 
 
 # --- verbs -------------------------------------------------------------------------
@@ -315,6 +335,8 @@ def _serve_reloading(server: Any, args: argparse.Namespace, options: Any) -> int
 
 
 def _dev(args: argparse.Namespace) -> int:
+    import functools
+
     from .dev import models_from, serve_dev
     from .loader import LoadError, load_server
     from .serving import ListenError
@@ -325,7 +347,15 @@ def _dev(args: argparse.Namespace) -> int:
     except (LoadError, ValueError) as exc:
         raise CliError(str(exc)) from None
     try:
-        run_trio(serve_dev, server, args.target, args.port, models)
+        run_trio(
+            functools.partial(
+                serve_dev, keep_calls=args.keep_calls, max_body=args.max_body
+            ),
+            server,
+            args.target,
+            args.port,
+            models,
+        )
     except* ListenError as group:
         failure: BaseException = group
         while isinstance(failure, BaseExceptionGroup):  # nurseries nest it

@@ -65,9 +65,11 @@ KEEPALIVE = 10.0
 """Seconds between SSE comments on a quiet stream (so proxies and the
 server's write clock see it alive)."""
 MAX_BODY = 1024 * 1024
-"""Bytes a POST body may have: a tool's arguments, an answer."""
+"""Bytes a POST body may have by default: a tool's arguments, an answer
+(``dev --max-body``)."""
 MAX_RUNS = 50
-"""Past runs the page keeps (the oldest is forgotten first)."""
+"""Past runs the page keeps by default, the oldest forgotten first
+(``dev --keep-calls``)."""
 
 _ASSETS: Final = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -293,8 +295,12 @@ class DevApp:
         *,
         token: str | None = None,
         models: Mapping[str, Provider] | None = None,
+        keep_calls: int = MAX_RUNS,
+        max_body: int = MAX_BODY,
     ) -> None:
         self.server = server
+        self.keep_calls = keep_calls
+        self.max_body = max_body
         self.token = token or secrets.token_urlsafe(32)
         self.port = 0  # set once listening; Host and Origin must name it
         self.exchanged = False  # the URL's token became a cookie: once only
@@ -378,7 +384,7 @@ class DevApp:
         assert self.nursery is not None
         run = _Run(next(self._numbers), tool, arguments, era)
         self.runs[run.number] = run
-        while len(self.runs) > MAX_RUNS:
+        while len(self.runs) > self.keep_calls:
             del self.runs[min(self.runs)]
         self.nursery.start_soon(self._run, run)
         self._run_changed(run)
@@ -483,9 +489,11 @@ class DevApp:
             if not headers.get("content-type", "").startswith("application/json"):
                 return await _plain(send, 415, "send JSON")
             try:
-                body: Any = json.loads(await _body(receive))
+                body: Any = json.loads(await _body(receive, self.max_body))
             except (ValueError, _TooLarge):
-                return await _plain(send, 400, "a JSON object of at most 1 MiB")
+                return await _plain(
+                    send, 400, f"a JSON object of at most {self.max_body} bytes"
+                )
             if not isinstance(body, dict):
                 return await _plain(send, 400, "a JSON object")
             fields = cast("dict[str, Any]", body)
@@ -582,12 +590,12 @@ def _same(offered: str, token: str) -> bool:
     return hmac.compare_digest(offered.encode(), token.encode())
 
 
-async def _body(receive: Receive) -> bytes:
+async def _body(receive: Receive, limit: int) -> bytes:
     body = bytearray()
     while True:
         message = await receive()
         body.extend(message.get("body", b""))
-        if len(body) > MAX_BODY:
+        if len(body) > limit:
             raise _TooLarge
         if not message.get("more_body"):
             return bytes(body)
@@ -647,6 +655,8 @@ async def serve_dev(
     port: int,
     models: Mapping[str, Provider],
     *,
+    keep_calls: int = MAX_RUNS,
+    max_body: int = MAX_BODY,
     announce: Callable[[str], None] | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -654,7 +664,7 @@ async def serve_dev(
     its token goes to ``announce`` (stderr) and ``task_status``."""
     from bridge.transports.http.serving import serve_app
 
-    app = DevApp(server, models=models)
+    app = DevApp(server, models=models, keep_calls=keep_calls, max_body=max_body)
     reloader = Reloader(server, target, report=app.reloaded)
     tap.install("dev-picture", app.tap)
     try:

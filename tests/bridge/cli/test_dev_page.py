@@ -28,7 +28,6 @@ from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
 from tests.helpers import ROOT
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-HERE = Path(__file__).parent
 HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 TIMEOUT_MS = 60_000
 expect.set_options(timeout=TIMEOUT_MS)  # CI's two cores are busy
