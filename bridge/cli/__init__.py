@@ -1,13 +1,15 @@
 """The ``yieldmcp`` command line: argument parsing and the terminal console.
 
-Owns: the verbs ``serve``, ``call`` and ``demo`` (:mod:`.commands`), the
-``serve`` flag of every limit (:mod:`.limits`), ``serve --http --workers N``
-(:mod:`.workers`: N processes on one port, their start and stop), finding
-what to serve in a file or module (:mod:`.loader`), loading it again when it
-changes (``serve --reload``: :mod:`.reload`), and the terminal host
-that shows a call's logs, progress and result (:mod:`.console`): presentation
-and exit codes; and the demo's game, ``play_ttt`` (:mod:`.ttt`), shipped in the
-package so ``yieldmcp demo`` runs from any install.
+Owns: the verbs ``serve``, ``call``, ``demo`` and ``dev`` (:mod:`.commands`;
+``dev``'s page and its HTTP app: :mod:`.dev`, the page's files in
+``dev_page/``), the ``serve`` flag of every limit (:mod:`.limits`),
+``serve --http --workers N`` (:mod:`.workers`: N processes on one port, their
+start and stop), finding what to serve in a file or module (:mod:`.loader`),
+loading it again when it changes (``serve --reload``: :mod:`.reload`), and
+the terminal host that shows a call's logs, progress and result
+(:mod:`.console`): presentation and exit codes; and the demo's game,
+``play_ttt`` (:mod:`.ttt`), shipped in the package so ``yieldmcp demo`` runs
+from any install.
 
 Does not own: any protocol work. It composes the other subpackages (server,
 client, providers, elicit) and nothing imports it.

@@ -1,14 +1,17 @@
-"""The ``yieldmcp`` command line: ``serve``, ``call`` and ``demo``.
+"""The ``yieldmcp`` command line: ``serve``, ``call``, ``demo`` and ``dev``.
 
-* ``serve FILE_OR_MODULE [--http [HOST:]PORT]`` serves the tools, resources and
-  prompts a file defines, over stdio (default) or Streamable HTTP at ``/mcp``
-  (on 127.0.0.1 unless HOST says otherwise).
+* ``serve FILE_OR_MODULE [--http [HOST:]PORT] [--reload]`` serves the tools,
+  resources and prompts a file defines, over stdio (default) or Streamable
+  HTTP at ``/mcp`` (on 127.0.0.1 unless HOST says otherwise); ``--reload``
+  loads them again when the file changes (:mod:`.reload`).
 * ``call SERVER [TOOL] [--arg k=v ...]`` connects to any MCP server (a command
   to spawn, or an ``http(s)://`` URL), calls a tool (or lists them), answers
   sampling with a model and elicitation at the terminal or from answers given.
 * ``demo`` plays tic-tac-toe against a model through the whole stack: it runs
   ``call "yieldmcp serve bridge.cli.ttt" play_ttt`` (the game ships in the
   package, :mod:`.ttt`).
+* ``dev FILE_OR_MODULE`` serves the file and a page on 127.0.0.1 to try its
+  tools in a browser (:mod:`.dev`).
 
 Errors are one line on stderr and a non-zero exit code; when serving over
 stdio, stdout carries nothing but MCP (what the served code prints goes to

@@ -263,7 +263,11 @@ async def test_a_call_in_flight_finishes_on_the_code_it_started_with(
                 assert await _text(client, "slow", {"go": str(go)}) == "second"
 
 
-def test_a_reload_that_fails_leaves_the_offer_as_it_was(tmp_path: Path) -> None:
+def test_a_reload_that_fails_leaves_the_offer_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Reloader stops Python writing compiled files: not for the other tests.
+    monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
     served = _project(tmp_path)
     from bridge.cli.loader import load_server
 
