@@ -21,7 +21,7 @@ from bridge.server.server import Server
 from runtime import Tool
 from runtime.errors import InvalidTool
 
-__all__ = ["LoadError", "load_module", "load_server", "served_place"]
+__all__ = ["LoadError", "load_module", "load_server", "served_place", "server_of"]
 
 _OFFERED = (Tool, Resource, ResourceTemplate, Prompt)
 
@@ -87,7 +87,11 @@ def served_place(exc: BaseException) -> tuple[str, int] | None:
 
 def load_server(target: str, **options: Any) -> Server:
     """The server ``target`` defines, or one offering everything it defines."""
-    module = load_module(target)
+    return server_of(load_module(target), target, **options)
+
+
+def server_of(module: ModuleType, target: str, **options: Any) -> Server:
+    """The ``server`` ``module`` defines, or one offering everything it defines."""
     server = getattr(module, "server", None)
     if isinstance(server, Server):
         return server

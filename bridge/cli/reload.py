@@ -24,7 +24,7 @@ import trio
 
 from bridge.server.server import Server
 
-from .loader import LoadError, load_server, served_place
+from .loader import LoadError, load_module, served_place, server_of
 
 __all__ = ["DEBOUNCE_MS", "Reloader", "offered_by"]
 
@@ -74,7 +74,8 @@ class Reloader:
         """Load ``target`` again and offer what it defines; whether it loaded."""
         self._forget_modules()
         try:
-            fresh = load_server(self.target)
+            module = load_module(self.target)
+            fresh = server_of(module, self.target)
             self.server.replace(*offered_by(fresh))
         except LoadError as exc:
             self.report(f"reload failed: {_one_line(exc)}")
@@ -82,6 +83,10 @@ class Reloader:
         except (ValueError, TypeError) as exc:  # two tools of one name, say
             self.report(f"reload failed: {self.target}: {_first_line(exc)}")
             return False
+        if getattr(module, "server", None) is fresh:
+            # The new code's `server` is the one being served: a tool that
+            # adds to it, or announces through it, reaches the clients.
+            vars(module)["server"] = self.server
         self.generation += 1
         names = ", ".join(self.server.tools) or "none"
         self.report(f"reloaded {self.target}: tools {names}")

@@ -307,3 +307,41 @@ def test_replace_announces_each_changed_list_once() -> None:
 
     # once per list, not once per item; no prompts, before or after
     assert trio.run(main) == ["tools", "resources"]
+
+
+GROWING = """\
+    from bridge.server import Server
+    from runtime import Context, tool
+
+
+    @tool
+    def grown(ctx: Context) -> str:
+        return "grown"
+
+
+    @tool
+    def grow(ctx: Context) -> str:
+        \"\"\"Offer one more tool, through the module's `server`.\"\"\"
+        server.add(grown)
+        return "grew"
+
+
+    server = Server([grow], name="{name}")
+"""
+
+
+def test_a_reloaded_server_variable_is_the_served_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
+    served = tmp_path / "growing.py"
+    _write(served, GROWING.replace("{name}", "first"))
+    from bridge.cli.loader import load_server
+
+    server = load_server(str(served))
+    reloader = Reloader(server, str(served), report=lambda line: None)
+    _write(served, GROWING.replace("{name}", "second"))
+    assert reloader.reload()
+    assert server.name == "first"  # the running server's settings stay
+    module = sys.modules["yieldmcp_served_growing"]
+    assert module.server is server  # so `grow` adds to what clients see
