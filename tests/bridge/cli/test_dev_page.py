@@ -149,6 +149,11 @@ def test_the_2026_era_replays_the_step_and_shows_it(page: Page) -> None:
     # The second round ran the tool again: its step came from the journal.
     expect(page.locator(".bar.kind-step.replayed")).to_have_count(1)
 
+    page.get_by_test_id("run").click()
+    page.get_by_test_id("cancel").click()
+    expect(page.get_by_test_id("result")).to_have_text("not booked")
+    expect(page.get_by_test_id("question")).to_have_count(0)
+
 
 def test_a_form_from_an_input_schema_sends_every_kind_of_field(page: Page) -> None:
     page.get_by_test_id("tool-plan").click()
