@@ -1,17 +1,19 @@
 """The ``yieldmcp`` command line: argument parsing and the terminal console.
 
-Owns: the verbs ``serve``, ``call``, ``demo``, ``init``, ``install`` and
-``completion`` (:mod:`.commands`; a new project in :mod:`.init_project`, a
-host's MCP configuration in :mod:`.install_host`, the shell scripts in
-:mod:`.completion`, made from the parser read by :mod:`.argtree`),
-``serve``'s configuration file (:mod:`.config_file`), ``serve -v``'s line per
-request (:mod:`.request_log`), the
-``serve`` flag of every limit (:mod:`.limits`), ``serve --http --workers N``
-(:mod:`.workers`: N processes on one port, their start and stop), finding
-what to serve in a file or module (:mod:`.loader`), and the terminal host
-that shows a call's logs, progress and result (:mod:`.console`): presentation
-and exit codes; and the demo's game, ``play_ttt`` (:mod:`.ttt`), shipped in the
-package so ``yieldmcp demo`` runs from any install.
+Owns: the verbs ``serve``, ``call``, ``demo``, ``dev``, ``init``, ``install``
+and ``completion`` (:mod:`.commands`; ``dev``'s page and its HTTP app:
+:mod:`.dev`, the page's files in ``dev_page/``; a new project in
+:mod:`.init_project`, a host's MCP configuration in :mod:`.install_host`, the
+shell scripts in :mod:`.completion`, made from the parser read by
+:mod:`.argtree`), ``serve``'s configuration file (:mod:`.config_file`),
+``serve -v``'s line per request (:mod:`.request_log`), the ``serve`` flag of
+every limit (:mod:`.limits`), ``serve --http --workers N`` (:mod:`.workers`: N
+processes on one port, their start and stop), finding what to serve in a file
+or module (:mod:`.loader`), loading it again when it changes (``serve
+--reload``: :mod:`.reload`), and the terminal host that shows a call's logs,
+progress and result (:mod:`.console`): presentation and exit codes; and the
+demo's game, ``play_ttt`` (:mod:`.ttt`), shipped in the package so ``yieldmcp
+demo`` runs from any install.
 
 Does not own: any protocol work. It composes the other subpackages (server,
 client, providers, elicit) and nothing imports it.

@@ -1,14 +1,18 @@
-"""The ``yieldmcp`` command line: ``serve``, ``call``, ``demo`` and ``completion``.
+"""The ``yieldmcp`` command line: ``serve``, ``call``, ``demo``, ``dev``, ``init``,
+``install`` and ``completion``.
 
-* ``serve FILE_OR_MODULE [--http [HOST:]PORT]`` serves the tools, resources and
-  prompts a file defines, over stdio (default) or Streamable HTTP at ``/mcp``
-  (on 127.0.0.1 unless HOST says otherwise).
+* ``serve FILE_OR_MODULE [--http [HOST:]PORT] [--reload]`` serves the tools,
+  resources and prompts a file defines, over stdio (default) or Streamable
+  HTTP at ``/mcp`` (on 127.0.0.1 unless HOST says otherwise); ``--reload``
+  loads them again when the file changes (:mod:`.reload`).
 * ``call SERVER [TOOL] [--arg k=v ...]`` connects to any MCP server (a command
   to spawn, or an ``http(s)://`` URL), calls a tool (or lists them), answers
   sampling with a model and elicitation at the terminal or from answers given.
 * ``demo`` plays tic-tac-toe against a model through the whole stack: it runs
   ``call "yieldmcp serve bridge.cli.ttt" play_ttt`` (the game ships in the
   package, :mod:`.ttt`).
+* ``dev FILE_OR_MODULE`` serves the file and a page on 127.0.0.1 to try its
+  tools in a browser (:mod:`.dev`).
 * ``init [DIR]`` writes a small project (:mod:`.init_project`).
 * ``install claude-desktop|cursor|vscode FILE`` adds ``serve FILE`` to a
   host's MCP configuration (:mod:`.install_host`).
@@ -101,6 +105,7 @@ def _parser(verb: str | None) -> argparse.ArgumentParser:
     _add_serve(verbs, with_flags=verb == "serve")
     _add_call(verbs)
     _add_demo(verbs)
+    _add_dev(verbs)
     _add_init(verbs)
     _add_install(verbs)
     _add_completion(verbs)
@@ -162,6 +167,17 @@ def _add_serve(verbs: Any, *, with_flags: bool) -> None:
             f"defaults to {DEFAULT_HTTP_HOST} (this machine only), 0.0.0.0 listens "
             "on every interface, [::1]:PORT is IPv6; PORT 0 picks a free one; "
             "the URL is printed on stderr"
+        ),
+    )
+    serve.add_argument(
+        "--reload",
+        action="store_true",
+        help=(
+            "watch FILE and the modules beside it (same directory): on a change, "
+            "load the tools again in place and tell connected clients "
+            "(notifications/tools/list_changed, both eras); a file that no longer "
+            "loads keeps the old tools and prints one line; calls in flight finish "
+            "on the code they started with (not with --workers)"
         ),
     )
     auth_options.add_serve_options(serve)
@@ -239,6 +255,61 @@ def _add_demo(verbs: Any) -> None:
     add_host_options(demo)
     _add_verbose(demo, "verbose_after_verb")
     demo.set_defaults(run=_demo)
+
+
+def _add_dev(verbs: Any) -> None:
+    dev = verbs.add_parser(
+        "dev",
+        help="try FILE's tools in a browser page, reloading on every save",
+        description=(
+            "Serve FILE and a page at http://127.0.0.1:PORT (printed with a "
+            "one-time token): its tools, resources and prompts, a form per tool, "
+            "Run in either era, the tool's questions (forms; samples answered by "
+            "a model you pick or typed by hand), logs and progress, the result and "
+            "the call's picture with the server's own steps, live; past calls run "
+            "again. Editing FILE (or a module beside it) reloads the tools and the "
+            "page follows. The page works offline; it listens on 127.0.0.1 only."
+        ),
+    )
+    dev.add_argument("target", metavar="FILE_OR_MODULE", help="e.g. examples/ttt.py")
+    dev.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the page's port on 127.0.0.1 (0: a free one)",
+    )
+    dev.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help=(
+            "a model the page may answer samples with, besides the offline one "
+            "(e.g. openai:gpt-4o-mini, keys from the environment); repeatable"
+        ),
+    )
+    dev.add_argument(
+        "--keep-calls",
+        type=_positive,
+        default=50,
+        metavar="N",
+        help="past calls the page keeps (50); the oldest is forgotten first",
+    )
+    dev.add_argument(
+        "--max-body",
+        type=_positive,
+        default=1024 * 1024,
+        metavar="BYTES",
+        help="bytes a request from the page may carry (1 MiB)",
+    )
+    _add_verbose(dev, "verbose_after_verb")
+    dev.set_defaults(run=_dev)
+
+
+def _positive(value: str) -> int:
+    if not (value.isascii() and value.isdigit() and int(value) > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return int(value)
 
 
 def _add_init(verbs: Any) -> None:
@@ -386,6 +457,8 @@ def _serve_loaded(args: argparse.Namespace) -> int:
         workers.check_workers(args)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    if args.reload:
+        return _serve_reloading(server, args, options)
     if args.http is None:
         run_trio(server.serve_stdio)
         return 0
@@ -398,6 +471,58 @@ def _serve_loaded(args: argparse.Namespace) -> int:
         run_trio(serve_http_announced, server, host, port, options)
     except ListenError as exc:
         raise CliError(str(exc)) from None
+    return 0
+
+
+def _serve_reloading(server: Any, args: argparse.Namespace, options: Any) -> int:
+    from .loader import LoadError
+    from .reload import Reloader, serve_http_reloading, serve_stdio_reloading
+    from .serving import ListenError
+
+    if args.workers > 1:
+        raise CliError("--reload serves from one process: drop --workers")
+    try:
+        reloader = Reloader(server, args.target)
+    except LoadError as exc:
+        raise CliError(str(exc)) from None
+    if args.http is None:
+        run_trio(serve_stdio_reloading, server, reloader)
+        return 0
+    host, port = args.http
+    try:
+        run_trio(serve_http_reloading, server, reloader, host, port, options)
+    except ListenError as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
+def _dev(args: argparse.Namespace) -> int:
+    import functools
+
+    from .dev import models_from, serve_dev
+    from .loader import LoadError, load_server
+    from .serving import ListenError
+
+    try:
+        server = load_server(args.target)
+        models = models_from(args.model)
+    except (LoadError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    try:
+        run_trio(
+            functools.partial(
+                serve_dev, keep_calls=args.keep_calls, max_body=args.max_body
+            ),
+            server,
+            args.target,
+            args.port,
+            models,
+        )
+    except* ListenError as group:
+        failure: BaseException = group
+        while isinstance(failure, BaseExceptionGroup):  # nurseries nest it
+            failure = cast(BaseExceptionGroup[BaseException], failure).exceptions[0]
+        raise CliError(str(failure)) from None
     return 0
 
 

@@ -21,7 +21,7 @@ from bridge.server.server import Server
 from runtime import Tool
 from runtime.errors import InvalidTool
 
-__all__ = ["LoadError", "load_module", "load_server"]
+__all__ = ["LoadError", "load_module", "load_server", "served_place", "server_of"]
 
 _OFFERED = (Tool, Resource, ResourceTemplate, Prompt)
 
@@ -65,21 +65,33 @@ def _failed(target: str, exc: BaseException) -> str:
     The place is the last line of the served code the error passed through
     (the ``@tool`` line of a bad definition, say), not the library's insides.
     """
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith("<frozen") and not _ours(f.filename)
-    ]
-    here = frames[-1] if frames else None
-    where = f" ({Path(here.filename).name}, line {here.lineno})" if here else ""
+    here = served_place(exc)
+    where = f" ({Path(here[0]).name}, line {here[1]})" if here else ""
     detail = str(exc).strip().splitlines()
     why = f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
     return f"cannot load {target}{where}: {why}"
 
 
+def served_place(exc: BaseException) -> tuple[str, int] | None:
+    """The file and line of the last served code ``exc`` passed through,
+    or None when it never left yieldmcp and the libraries."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<frozen") and not _ours(f.filename)
+    ]
+    if not frames:
+        return None
+    return frames[-1].filename, frames[-1].lineno or 0
+
+
 def load_server(target: str, **options: Any) -> Server:
     """The server ``target`` defines, or one offering everything it defines."""
-    module = load_module(target)
+    return server_of(load_module(target), target, **options)
+
+
+def server_of(module: ModuleType, target: str, **options: Any) -> Server:
+    """The ``server`` ``module`` defines, or one offering everything it defines."""
     server = getattr(module, "server", None)
     if isinstance(server, Server):
         return server

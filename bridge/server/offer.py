@@ -163,20 +163,7 @@ class Offer:
         Listeners (see :meth:`listen`) hear which lists changed.
         """
         for item in items:
-            match item:
-                case Tool():
-                    self._unique(self.tools, item.name, "tool")[item.name] = item
-                case Resource():
-                    self._unique(self.resources, item.uri, "resource")[item.uri] = item
-                case ResourceTemplate():
-                    self.templates.append(item)
-                case Prompt():
-                    self._unique(self.prompts, item.name, "prompt")[item.name] = item
-                case _:
-                    raise TypeError(
-                        f"a Server offers Tool, Resource, ResourceTemplate and Prompt "
-                        f"values, got {item!r}"
-                    )
+            _file(self, item)
             self._changed(_kind_of(item))
 
     def remove(self, *items: Any) -> None:
@@ -194,6 +181,40 @@ class Offer:
                 case _:
                     raise TypeError(f"cannot remove {item!r}")
             self._changed(_kind_of(item))
+
+    def replace(self, *items: Any) -> None:
+        """Offer exactly ``items`` from now on, in place of what was offered
+        (a reloaded file's new definitions: ``serve --reload``).
+
+        All or nothing: two tools of one name leave the offer as it was. Each
+        list that had or has an item is announced once. Calls in flight keep
+        the tool they started with.
+
+        Raises:
+            InvalidTool: two tools share a name.
+            ValueError: two resources or prompts share a name.
+            TypeError: an item is not a tool, resource, template or prompt.
+        """
+        fresh = _Listing()
+        for item in items:
+            fresh.file(item)
+        kinds = {
+            kind
+            for kind, before, after in (
+                ("tools", self.tools, fresh.tools),
+                ("resources", [*self.resources, *self.templates],
+                 [*fresh.resources, *fresh.templates]),
+                ("prompts", self.prompts, fresh.prompts),
+            )
+            if before or after
+        }  # fmt: skip
+        self.tools = fresh.tools
+        self.resources = fresh.resources
+        self.templates = fresh.templates
+        self.prompts = fresh.prompts
+        for kind in ("tools", "resources", "prompts"):
+            if kind in kinds:
+                self._changed(kind)
 
     def notify_resource_updated(self, uri: str) -> None:
         """Announce that the resource at ``uri`` changed: every client
@@ -227,17 +248,6 @@ class Offer:
             with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
                 listener.send_nowait(kind)
 
-    @staticmethod
-    def _unique(table: dict[str, Any], key: str, kind: str) -> dict[str, Any]:
-        if key in table and kind == "tool":
-            raise InvalidTool(
-                f"two tools are named {key!r}: a server offers one tool per name "
-                f"(give one another with @tool(name=...))"
-            )
-        if key in table:
-            raise ValueError(f"two {kind}s are named {key!r}")
-        return table
-
     def server_info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title is not None:
@@ -250,6 +260,48 @@ class Offer:
         caps["resources"] = {"subscribe": True, "listChanged": True}
         caps["prompts"] = {"listChanged": True}
         return caps
+
+
+class _Listing:
+    """What a server offers, before it is offered (:meth:`Offer.replace`)."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool[Any, Any]] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: list[ResourceTemplate] = []
+        self.prompts: dict[str, Prompt] = {}
+
+    def file(self, item: Any) -> None:
+        _file(self, item)
+
+
+def _file(listing: Offer | _Listing, item: Any) -> None:
+    """Add ``item`` to the table of its kind; names are unique per kind."""
+    match item:
+        case Tool():
+            _unique(listing.tools, item.name, "tool")[item.name] = item
+        case Resource():
+            _unique(listing.resources, item.uri, "resource")[item.uri] = item
+        case ResourceTemplate():
+            listing.templates.append(item)
+        case Prompt():
+            _unique(listing.prompts, item.name, "prompt")[item.name] = item
+        case _:
+            raise TypeError(
+                f"a Server offers Tool, Resource, ResourceTemplate and Prompt "
+                f"values, got {item!r}"
+            )
+
+
+def _unique(table: dict[str, Any], key: str, kind: str) -> dict[str, Any]:
+    if key in table and kind == "tool":
+        raise InvalidTool(
+            f"two tools are named {key!r}: a server offers one tool per name "
+            f"(give one another with @tool(name=...))"
+        )
+    if key in table:
+        raise ValueError(f"two {kind}s are named {key!r}")
+    return table
 
 
 def _kind_of(item: Any) -> ListKind:

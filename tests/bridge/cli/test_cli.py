@@ -47,7 +47,7 @@ def run_process(*args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     "verb",
-    [[], ["serve"], ["call"], ["demo"], ["init"], ["install"], ["completion"]],
+    [[], ["serve"], ["call"], ["demo"], ["dev"], ["init"], ["install"], ["completion"]],
     ids=lambda v: v[0] if v else "main",
 )
 def test_help_is_complete(verb: list[str]) -> None:
@@ -55,13 +55,14 @@ def test_help_is_complete(verb: list[str]) -> None:
     assert done.returncode == 0
     assert "usage: yieldmcp" in done.stdout
     for word in {
-        "serve": ["--http", "FILE_OR_MODULE"],
+        "serve": ["--http", "FILE_OR_MODULE", "--reload", "--print-config"],
         "call": ["--model", "--arg", "--answers", "--json", "SERVER"],
         "demo": ["--model", "--answers", "--seed"],
+        "dev": ["FILE_OR_MODULE", "--port", "--model", "--keep-calls"],
         "init": ["DIR", "empty"],
         "install": ["claude-desktop", "--config", "--dry-run", "--force", "FILE"],
         "completion": ["bash", "zsh", "fish"],
-    }.get(verb[0] if verb else "", ["serve", "call", "demo", "init", "install"]):
+    }.get(verb[0] if verb else "", ["serve", "call", "demo", "dev", "init", "install"]):
         assert word in done.stdout
 
 

@@ -1,0 +1,696 @@
+"""``yieldmcp dev FILE``: FILE's tools in a browser page, both sides in one process.
+
+The page (plain HTML, JS and CSS in ``dev_page/``, served by this module: no
+CDN, no build step) lists the tools, resources and prompts, makes a form per
+tool from its ``inputSchema``, and runs it in either era. Each run is a
+client (:class:`~bridge.client.Client`) connected to the served
+:class:`~bridge.server.Server` over an in-memory transport pair, so the
+server's side of the call runs here too: its stepper reports to a
+:class:`~runtime.picture.Recorder` (``OBSERVING`` is set for the run's
+connection), and the picture shows the server's own steps, timers and
+branches, live, beside what crossed the client's wire (a session tap,
+:class:`~bridge.cli.trace_record.WireRecorder`, on each run's client). The
+tool's questions go to the page (elicitation forms; sampling answered by a
+model picked in the page, or typed by hand), and so do logs, progress and the
+result, over Server-Sent Events.
+
+FILE is reloaded on change (:class:`~bridge.cli.reload.Reloader`) and the
+page follows. The HTTP server is the project's own
+(:mod:`bridge.transports.http.serving`): it already serves long-lived SSE
+responses for MCP, and needs no other loop.
+
+Security: 127.0.0.1 only; a one-time token from the printed URL is exchanged
+(once) for an ``HttpOnly``, ``SameSite=Strict`` cookie holding another
+secret, checked on every request, streams included (``hmac.compare_digest``);
+Host and Origin must be this port on 127.0.0.1 or localhost; POST bodies must
+be JSON; the page is served under a CSP with no inline script or style, and
+builds its DOM with ``textContent`` only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import importlib.resources
+import itertools
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from typing import Any, Final, cast, final
+
+import trio
+
+from bridge.client import Client
+from bridge.jsonrpc import tap
+from bridge.jsonrpc.tap import Tap
+from bridge.providers import OfflineModel, Provider, provider_from_spec
+from bridge.server.server import Server
+from bridge.transports.memory import memory_pair
+from runtime.lowlevel import OBSERVING
+from runtime.picture import Bar, Recorder, Timeline
+from runtime.replies import ElicitReply, SampleReply
+from runtime.requests import ElicitationRequest, SamplingRequest
+
+from .reload import Reloader
+from .serving import ListenError
+from .trace_record import WireRecorder
+
+__all__ = ["COOKIE", "DevApp", "serve_dev"]
+
+COOKIE: Final = "yieldmcp_dev"
+KEEPALIVE = 10.0
+"""Seconds between SSE comments on a quiet stream (so proxies and the
+server's write clock see it alive)."""
+MAX_BODY = 1024 * 1024
+"""Bytes a POST body may have by default: a tool's arguments, an answer
+(``dev --max-body``)."""
+MAX_RUNS = 50
+"""Past runs the page keeps by default, the oldest forgotten first
+(``dev --keep-calls``)."""
+
+_ASSETS: Final = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/dev.js": ("dev.js", "text/javascript; charset=utf-8"),
+    "/dev.css": ("dev.css", "text/css; charset=utf-8"),
+}
+_CSP: Final = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
+def _asset(name: str) -> bytes:
+    return (importlib.resources.files("bridge.cli") / "dev_page" / name).read_bytes()
+
+
+# --- one run of a tool ---------------------------------------------------------------
+
+
+@final
+class _Question:
+    """A question of the tool's, waiting for the page's answer."""
+
+    def __init__(self, number: int, kind: str, shown: dict[str, Any]) -> None:
+        self.number = number
+        self.kind = kind  # "elicit" or "sample"
+        self.shown = shown
+        self.answer: dict[str, Any] | None = None
+        self.answered = trio.Event()
+
+
+@final
+class _Run:
+    """One call of a tool from the page: its questions, logs and picture."""
+
+    def __init__(self, number: int, tool: str, arguments: Any, era: str) -> None:
+        self.number = number
+        self.tool = tool
+        self.arguments = arguments
+        self.era = era
+        self.status = "running"
+        self.questions: dict[int, _Question] = {}
+        self.logs: list[dict[str, Any]] = []
+        self.progress: dict[str, Any] | None = None
+        self.result: dict[str, Any] | None = None
+        self.recorder = Recorder(tool)  # the server's side: its stepper
+        self.wire = WireRecorder(tool)  # the client's side: what crossed the wire
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.number,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "era": self.era,
+            "status": self.status,
+            "questions": [
+                {"id": q.number, "kind": q.kind, **q.shown}
+                for q in self.questions.values()
+                if q.answer is None
+            ],
+            "logs": self.logs[-200:],
+            "progress": self.progress,
+            "result": self.result,
+            "picture": _picture(self.recorder.timeline, self.wire.timeline),
+        }
+
+
+def _picture(timeline: Timeline, wire: Timeline) -> dict[str, Any]:
+    """The server's timeline and the client's wire, as the page draws them:
+    offsets in milliseconds from the start of the run; the wire's bars in a
+    lane of their own (``"client"``)."""
+    t0 = min(timeline.started, wire.started)
+
+    def ms(at: float | None) -> float | None:
+        return None if at is None else round((at - t0) * 1000, 1)
+
+    def bar(b: Bar, lane: str) -> dict[str, Any]:
+        return {
+            "key": b.key,
+            "lane": lane,
+            "kind": b.kind,
+            "label": b.label,
+            "start": ms(b.start),
+            "end": ms(b.end),
+            "replayed": b.replayed,
+            "error": b.error,
+        }
+
+    return {
+        "title": timeline.title,
+        "ended": ms(timeline.ended),
+        "error": timeline.error,
+        "branches": dict(timeline.branches),
+        "bars": [bar(b, b.lane) for b in timeline.bars],
+        "wire": [bar(b, "client") for b in wire.bars],
+    }
+
+
+@final
+class _LiveRecorder:
+    """A :class:`Recorder` (an ``Observer``) that tells the page after each
+    thing it records."""
+
+    def __init__(self, recorder: Recorder, changed: Callable[[], None]) -> None:
+        self._recorder = recorder
+        self._changed = changed
+
+    def began(self, call_id: str) -> None:
+        self._recorder.began(call_id)
+
+    def asked(self, key: str, question: Any) -> None:
+        self._recorder.asked(key, question)
+        self._changed()
+
+    def replayed(self, key: str, question: Any, recorded: Any) -> None:
+        self._recorder.replayed(key, question, recorded)
+        self._changed()
+
+    def answered(self, key: str, reply: Any) -> None:
+        self._recorder.answered(key, reply)
+        self._changed()
+
+    def failed(self, key: str, error: BaseException) -> None:
+        self._recorder.failed(key, error)
+        self._changed()
+
+    def withdrawn(self, key: str) -> None:
+        self._recorder.withdrawn(key)
+        self._changed()
+
+    def told(self, key: str, notice: Any, fresh: bool) -> None:
+        self._recorder.told(key, notice, fresh)
+        self._changed()
+
+    def branched(self, key: str, limits: Any, children: int) -> None:
+        self._recorder.branched(key, limits, children)
+        self._changed()
+
+    def joined(self, key: str, error: BaseException | None) -> None:
+        self._recorder.joined(key, error)
+
+    def finished(self, outcome: Any) -> None:
+        self._recorder.finished(outcome)
+        self._changed()
+
+    def performing(self, key: str) -> contextlib.AbstractContextManager[None]:
+        return self._recorder.performing(key)
+
+
+@final
+class _PageElicitation:
+    """Asks the page the tool's forms (an ``ElicitationHandler``)."""
+
+    def __init__(self, app: DevApp, run: _Run) -> None:
+        self.app, self.run = app, run
+
+    async def handle(self, request: ElicitationRequest) -> ElicitReply:
+        shown = {
+            "message": request.message,
+            "mode": request.mode,
+            "schema": dict(request.requested_schema),
+            "url": request.url,
+        }
+        answer = await self.app.ask(self.run, "elicit", shown)
+        action = answer.get("action")
+        if action not in ("accept", "decline", "cancel"):
+            action = "cancel"
+        content: Any = answer.get("content") if action == "accept" else None
+        if request.mode == "url" or not isinstance(content, dict):
+            content = None
+        return ElicitReply(
+            action=action, content=cast("dict[str, Any] | None", content)
+        )
+
+
+@final
+class _PageSampler:
+    """Asks the page how to answer a sample: a model it names, or typed text."""
+
+    supports_tools = False
+
+    def __init__(self, app: DevApp, run: _Run) -> None:
+        self.app, self.run = app, run
+
+    async def complete(self, request: SamplingRequest) -> SampleReply:
+        shown = {
+            "message": _sample_text(request),
+            "models": list(self.app.models),
+        }
+        answer = await self.app.ask(self.run, "sample", shown)
+        text = answer.get("text")
+        if answer.get("action") == "text" and isinstance(text, str):
+            return SampleReply(content=text, model="typed by hand")
+        model = self.app.models.get(str(answer.get("model")))
+        if model is None:
+            model = next(iter(self.app.models.values()))
+        return await model.complete(request)
+
+
+def _sample_text(request: SamplingRequest) -> str:
+    lines: list[str] = []
+    if request.system_prompt:
+        lines.append(f"system: {request.system_prompt}")
+    for message in request.messages:
+        text = "".join(getattr(b, "text", "") for b in message.content)
+        lines.append(f"{message.role}: {text}")
+    return "\n".join(lines)
+
+
+# --- the HTTP app ---------------------------------------------------------------------
+
+
+@final
+class DevApp:
+    """The page's ASGI app, and the runs it started."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        token: str | None = None,
+        models: Mapping[str, Provider] | None = None,
+        keep_calls: int = MAX_RUNS,
+        max_body: int = MAX_BODY,
+    ) -> None:
+        self.server = server
+        self.keep_calls = keep_calls
+        self.max_body = max_body
+        self.token = token or secrets.token_urlsafe(32)
+        self.port = 0  # set once listening; Host and Origin must name it
+        self.exchanged = False  # the URL's token became a cookie: once only
+        self.session = secrets.token_urlsafe(32)  # the cookie: never in a URL
+        self.models: dict[str, Provider] = dict(models or {"offline": OfflineModel()})
+        self.runs: dict[int, _Run] = {}
+        self.notices: list[str] = []
+        self._numbers = itertools.count(1)
+        self._subscribers: set[trio.MemorySendChannel[dict[str, Any]]] = set()
+        self._wires: dict[int, WireRecorder] = {}  # by id() of a client's transport
+        self.nursery: trio.Nursery | None = None
+
+    # --- what the page hears -----------------------------------------------------
+
+    def publish(self, event: dict[str, Any]) -> None:
+        for channel in list(self._subscribers):
+            with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
+                channel.send_nowait(event)
+
+    def listing(self) -> dict[str, Any]:
+        server = self.server
+        return {
+            "type": "listing",
+            "tools": [
+                {
+                    "name": t.name,
+                    "description": t.description or "",
+                    "inputSchema": t.input_schema,
+                }
+                for t in server.tools.values()
+            ],
+            "resources": [
+                {"name": r.name or r.uri, "uri": r.uri, "description": r.description}
+                for r in server.resources.values()
+            ],
+            "prompts": [
+                {"name": p.name, "description": p.description}
+                for p in server.prompts.values()
+            ],
+            "notices": self.notices[-5:],
+        }
+
+    def reloaded(self, line: str) -> None:
+        print(f"yieldmcp: {line}", file=sys.stderr, flush=True)
+        self.notices.append(line)
+        self.publish(self.listing())
+
+    def tap(self, handler: object, transport: object) -> Tap | None:
+        """A session's tap (:mod:`bridge.jsonrpc.tap`): the wire recorder of
+        the run whose client speaks over ``transport``, else none."""
+        wire = self._wires.get(id(transport))
+        return None if wire is None else wire.factory(handler, transport)
+
+    def _run_changed(self, run: _Run) -> None:
+        self.publish({"type": "run", "run": run.as_json()})
+
+    @contextlib.contextmanager
+    def _subscribed(self) -> Generator[trio.MemoryReceiveChannel[dict[str, Any]]]:
+        send, receive = trio.open_memory_channel[dict[str, Any]](256)
+        self._subscribers.add(send)
+        try:
+            yield receive
+        finally:
+            self._subscribers.discard(send)
+
+    # --- runs ------------------------------------------------------------------------
+
+    async def ask(self, run: _Run, kind: str, shown: dict[str, Any]) -> dict[str, Any]:
+        number = next(self._numbers)
+        question = _Question(number, kind, shown)
+        run.questions[number] = question
+        self._run_changed(run)
+        try:
+            await question.answered.wait()
+        finally:
+            run.questions.pop(number, None)
+            self._run_changed(run)
+        return question.answer or {}
+
+    def start_run(self, tool: str, arguments: Any, era: str) -> _Run:
+        assert self.nursery is not None
+        run = _Run(next(self._numbers), tool, arguments, era)
+        self.runs[run.number] = run
+        while len(self.runs) > self.keep_calls:
+            del self.runs[min(self.runs)]
+        self.nursery.start_soon(self._run, run)
+        self._run_changed(run)
+        return run
+
+    async def _run(self, run: _Run) -> None:
+        client_end, server_end = memory_pair()
+        live = _LiveRecorder(run.recorder, lambda: self._run_changed(run))
+
+        # The server's steppers of this run report to its recorder: both ends
+        # of the pair run in tasks of this one (a frame is handled in the
+        # sender's task), so they all see this context.
+        OBSERVING.set(live)
+
+        async def serve() -> None:
+            await self.server.serve(server_end)
+
+        async def on_log(level: str, data: Any, logger: str | None) -> None:
+            run.logs.append({"level": level, "data": data, "logger": logger})
+            self._run_changed(run)
+
+        async def on_progress(
+            progress: float, total: float | None, message: str | None
+        ) -> None:
+            run.progress = {"progress": progress, "total": total, "message": message}
+            self._run_changed(run)
+
+        era: Any = "2026-07-28" if run.era == "2026-07-28" else "legacy"
+        self._wires[id(client_end)] = run.wire
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(serve)
+                async with Client.connect(
+                    client_end,
+                    era=era,
+                    sampler=_PageSampler(self, run),
+                    elicitation=_PageElicitation(self, run),
+                    on_log=on_log,
+                    log_level="debug",
+                ) as client:
+                    result = await client.call_tool(
+                        run.tool, run.arguments, on_progress=on_progress
+                    )
+                await client_end.aclose()
+                nursery.cancel_scope.cancel()
+            run.result = {
+                "text": result.text,
+                "structured": result.structured_content,
+                "isError": result.is_error,
+            }
+            run.status = "failed" if result.is_error else "done"
+        except Exception as exc:  # the page shows why; the dev server goes on
+            run.status = "failed"
+            run.result = {"text": f"{type(exc).__name__}: {exc}", "isError": True}
+        finally:
+            del self._wires[id(client_end)]
+        run.wire.timeline.finish(time.monotonic())
+        self._run_changed(run)
+
+    # --- ASGI --------------------------------------------------------------------
+
+    async def __call__(
+        self, scope: dict[str, Any], receive: Receive, send: Send
+    ) -> None:
+        if scope["type"] != "http":
+            return None
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1")
+            for k, v in scope["headers"]
+        }
+        path: str = scope["path"]
+        method: str = scope["method"]
+        if not self._host_ok(headers):
+            return await _plain(send, 421, "wrong Host or Origin")
+        query = scope.get("query_string", b"").decode("latin-1")
+        offered = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        if path == "/" and "token" in offered:
+            if self._token_ok(headers):  # the cookie is set already
+                return await _respond(send, 303, b"", [(b"location", b"/")])
+            if self.exchanged or not _same(offered["token"], self.token):
+                return await _plain(
+                    send, 403, "this URL's token was used already, or is wrong"
+                )
+            self.exchanged = True
+            # The token leaves the URL at once: from now on it is a cookie.
+            cookie = f"{COOKIE}={self.session}; HttpOnly; SameSite=Strict; Path=/"
+            return await _respond(
+                send, 303, b"", [(b"location", b"/"), (b"set-cookie", cookie.encode())]
+            )
+        if not self._token_ok(headers):
+            return await _plain(send, 403, "open the URL yieldmcp dev printed")
+        if method == "GET" and path in _ASSETS:
+            name, kind = _ASSETS[path]
+            return await _respond(
+                send, 200, _asset(name), [(b"content-type", kind.encode())]
+            )
+        if method == "GET" and path == "/api/events":
+            return await self._events(receive, send)
+        if method == "GET" and path == "/api/state":
+            return await _json(send, self._state())
+        if method == "POST" and path in ("/api/run", "/api/answer"):
+            if not headers.get("content-type", "").startswith("application/json"):
+                return await _plain(send, 415, "send JSON")
+            try:
+                body: Any = json.loads(await _body(receive, self.max_body))
+            except (ValueError, _TooLarge):
+                return await _plain(
+                    send, 400, f"a JSON object of at most {self.max_body} bytes"
+                )
+            if not isinstance(body, dict):
+                return await _plain(send, 400, "a JSON object")
+            fields = cast("dict[str, Any]", body)
+            if path == "/api/run":
+                return await self._post_run(send, fields)
+            return await self._post_answer(send, fields)
+        return await _plain(send, 404, "not found")
+
+    def _host_ok(self, headers: Mapping[str, str]) -> bool:
+        allowed = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
+        if headers.get("host") not in allowed:
+            return False
+        origin = headers.get("origin")
+        return origin is None or origin in {f"http://{a}" for a in allowed}
+
+    def _token_ok(self, headers: Mapping[str, str]) -> bool:
+        offered = headers.get("x-yieldmcp-token")
+        for part in headers.get("cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == COOKIE:
+                offered = value
+        return offered is not None and _same(offered, self.session)
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "listing": self.listing(),
+            "runs": [r.as_json() for r in self.runs.values()],
+            "models": list(self.models),
+        }
+
+    async def _post_run(self, send: Send, body: dict[str, Any]) -> None:
+        tool, arguments, era = (
+            body.get("tool"),
+            body.get("arguments", {}),
+            body.get("era"),
+        )
+        if not isinstance(tool, str) or not isinstance(arguments, dict):
+            return await _plain(send, 400, "tool (a string) and arguments (an object)")
+        run = self.start_run(tool, arguments, str(era))
+        return await _json(send, {"id": run.number})
+
+    async def _post_answer(self, send: Send, body: dict[str, Any]) -> None:
+        number = body.get("question")
+        for run in self.runs.values():
+            question = run.questions.get(number) if isinstance(number, int) else None
+            if question is not None and question.answer is None:
+                question.answer = body
+                question.answered.set()
+                return await _json(send, {"ok": True})
+        return await _plain(send, 404, "no such question (answered already?)")
+
+    async def _events(self, receive: Receive, send: Send) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-store"),
+                ],
+            }
+        )
+        with self._subscribed() as events:
+            async with trio.open_nursery() as nursery:
+
+                async def until_gone() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(until_gone)
+                await _event(send, {"type": "state", **self._state()})
+                while True:
+                    event: dict[str, Any] | None = None
+                    with trio.move_on_after(KEEPALIVE):
+                        event = await events.receive()
+                    if event is None:
+                        await send(
+                            {
+                                "type": "http.response.body",
+                                "body": b": alive\n\n",
+                                "more_body": True,
+                            }
+                        )
+                    else:
+                        await _event(send, event)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _same(offered: str, token: str) -> bool:
+    return hmac.compare_digest(offered.encode(), token.encode())
+
+
+async def _body(receive: Receive, limit: int) -> bytes:
+    body = bytearray()
+    while True:
+        message = await receive()
+        body.extend(message.get("body", b""))
+        if len(body) > limit:
+            raise _TooLarge
+        if not message.get("more_body"):
+            return bytes(body)
+
+
+_SECURITY_HEADERS: Final = [
+    (b"content-security-policy", _CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+]
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, *_SECURITY_HEADERS],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _plain(send: Send, status: int, text: str) -> None:
+    await _respond(
+        send, status, text.encode(), [(b"content-type", b"text/plain; charset=utf-8")]
+    )
+
+
+async def _json(send: Send, data: Any) -> None:
+    body = json.dumps(data, default=repr).encode()
+    await _respond(send, 200, body, [(b"content-type", b"application/json")])
+
+
+async def _event(send: Send, data: Any) -> None:
+    body = b"data: " + json.dumps(data, default=repr).encode() + b"\n\n"
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+
+
+# --- the command ---------------------------------------------------------------------
+
+
+def models_from(specs: list[str]) -> dict[str, Provider]:
+    """The page's models: the offline model, and each ``--model`` spec."""
+    models: dict[str, Provider] = {"offline": OfflineModel()}
+    for spec in specs:
+        models[spec] = provider_from_spec(spec)
+    return models
+
+
+async def serve_dev(
+    server: Server,
+    target: str,
+    port: int,
+    models: Mapping[str, Provider],
+    *,
+    keep_calls: int = MAX_RUNS,
+    max_body: int = MAX_BODY,
+    announce: Callable[[str], None] | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the dev page on 127.0.0.1:``port`` until cancelled; the URL with
+    its token goes to ``announce`` (stderr) and ``task_status``."""
+    from bridge.transports.http.serving import serve_app
+
+    app = DevApp(server, models=models, keep_calls=keep_calls, max_body=max_body)
+    reloader = Reloader(server, target, report=app.reloaded)
+    tap.install("dev-picture", app.tap)
+    try:
+        async with server.running(), trio.open_nursery() as nursery:
+            app.nursery = nursery
+            await nursery.start(reloader.watch)
+            try:
+                listener = await nursery.start(serve_app, app, "127.0.0.1", port)
+            except* OSError as group:
+                failure = cast(OSError, group.exceptions[0])
+                why = os.strerror(failure.errno) if failure.errno else str(failure)
+                raise ListenError(
+                    f"cannot listen on 127.0.0.1:{port}: {why.lower()}"
+                ) from None
+            app.port = listener.port
+            url = f"http://127.0.0.1:{app.port}/?token={app.token}"
+            (announce or _announce)(url)
+            task_status.started(url)
+    finally:
+        tap.install("dev-picture", None)
+
+
+def _announce(url: str) -> None:
+    print(f"yieldmcp dev: open {url}", file=sys.stderr, flush=True)
+    print(
+        f"(started {time.strftime('%H:%M:%S')}; Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )

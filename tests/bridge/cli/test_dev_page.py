@@ -1,0 +1,236 @@
+"""``yieldmcp dev`` in a real Chromium (issue 40, item 1).
+
+A real ``yieldmcp dev FILE`` process, and the system Chromium driven by
+Playwright through the page's ``data-testid`` hooks: list the tools, fill a
+form, run a tool that runs a step on the server and asks a form, answer it,
+see the result and the picture (the server's step in it), run the past call
+again, edit FILE and see the new tool. Hostile text from the server (a tool's
+description, a log, a form's title and message, a result, a typed model
+reply) shows as text and runs no script. The token, Host and Origin are
+checked on every request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
+
+from tests.helpers import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+TIMEOUT_MS = 60_000
+expect.set_options(timeout=TIMEOUT_MS)  # CI's two cores are busy
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Path:
+    target = tmp_path / "tools.py"
+    shutil.copy(ROOT / "tests/fixtures/dev_tools.py", target)
+    return target
+
+
+@pytest.fixture
+def dev(served: Path) -> Iterator[str]:
+    """A running ``yieldmcp dev FILE``: the URL it printed."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bridge.cli", "dev", str(served)],
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stderr is not None
+    try:
+        deadline = time.monotonic() + 60
+        logged = b""
+        while not (
+            found := re.search(rb"open (http://127\.0\.0\.1:\d+/\?token=\S+)", logged)
+        ):
+            assert time.monotonic() < deadline, logged.decode()
+            line = process.stderr.readline()
+            assert line, f"yieldmcp dev exited: {logged.decode()}"
+            logged += line
+        yield found[1].decode()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser, dev: str) -> Iterator[Page]:
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    dialogs: list[str] = []
+
+    def dialog(shown: Dialog) -> None:
+        dialogs.append(shown.message)
+        shown.dismiss()
+
+    page.on("dialog", dialog)
+    page.goto(dev)
+    yield page
+    assert page.evaluate("window.pwned") is None, "a server's text ran as script"
+    assert dialogs == []
+    context.close()
+
+
+def test_run_answer_see_the_picture_run_again_and_follow_an_edit(
+    page: Page, served: Path
+) -> None:
+    assert "token" not in page.url  # exchanged for a cookie, and gone from the URL
+    page.get_by_test_id("tool-book").click()
+    page.get_by_test_id("arg-city").fill("Lisbon")
+    page.get_by_test_id("run").click()
+
+    question = page.get_by_test_id("question")
+    expect(question).to_contain_text("Book Lisbon?")
+    page.get_by_test_id("answer-ok").check()
+    page.get_by_test_id("answer-seats").fill("2")
+    page.get_by_test_id("accept").click()
+
+    expect(page.get_by_test_id("result")).to_have_text("booked 2 to Lisbon")
+    picture = page.get_by_test_id("picture")
+    expect(picture.get_by_test_id("bar-step")).to_have_count(1)  # the server's step
+    expect(picture.get_by_test_id("bar-elicit")).to_have_count(1)
+    expect(picture.get_by_test_id("wire-elicit")).to_have_count(1)  # the client's
+    expect(page.get_by_test_id("logs")).to_contain_text("flights to Lisbon")
+    expect(page.get_by_test_id("progress")).to_have_text("1 / 2 looked up")
+    expect(page.locator("#legend")).to_contain_text("step")
+    expect(page.locator("#legend")).to_contain_text("replayed")
+
+    # Again, from the past calls.
+    page.locator("[data-testid^=again-]").first.click()
+    expect(page.get_by_test_id("question")).to_contain_text("Book Lisbon?")
+    page.get_by_test_id("decline").click()
+    expect(page.get_by_test_id("result")).to_have_text("not booked")
+    expect(page.locator("[data-testid^=past-]")).to_have_count(2)
+
+    served.write_text(served.read_text() + "\n\ndef broken(:\n")
+    expect(page.get_by_test_id("notices")).to_contain_text("reload failed")
+    expect(page.get_by_test_id("tool-book")).to_be_visible()  # the old tools stay
+    served.write_text(served.read_text().replace("\n\ndef broken(:\n", ""))
+    added = '\n\n@tool\ndef added(ctx: Context) -> str:\n    return "new"\n'
+    served.write_text(served.read_text() + added)
+    expect(page.get_by_test_id("tool-added")).to_be_visible()
+    page.get_by_test_id("tool-added").click()
+    page.get_by_test_id("run").click()
+    expect(page.get_by_test_id("result")).to_have_text("new")
+
+
+def test_the_2026_era_replays_the_step_and_shows_it(page: Page) -> None:
+    page.get_by_test_id("era").select_option("2026-07-28")
+    page.get_by_test_id("tool-book").click()
+    page.get_by_test_id("arg-city").fill("Porto")
+    page.get_by_test_id("run").click()
+    page.get_by_test_id("answer-ok").check()
+    page.get_by_test_id("accept").click()
+    expect(page.get_by_test_id("result")).to_have_text("booked 1 to Porto")
+    # The second round ran the tool again: its step came from the journal.
+    expect(page.locator(".bar.kind-step.replayed")).to_have_count(1)
+
+    page.get_by_test_id("run").click()
+    page.get_by_test_id("cancel").click()
+    expect(page.get_by_test_id("result")).to_have_text("not booked")
+    expect(page.get_by_test_id("question")).to_have_count(0)
+
+
+def test_a_form_from_an_input_schema_sends_every_kind_of_field(page: Page) -> None:
+    page.get_by_test_id("tool-plan").click()
+    page.get_by_test_id("arg-traveller").fill("Ada")
+    page.get_by_test_id("arg-budget").fill("99.5")
+    page.get_by_test_id("arg-mode").select_option(label="plane")
+    page.get_by_test_id("arg-tags").fill("sea\nsun")
+    page.get_by_test_id("arg-insured").check()
+    page.get_by_test_id("arg-stay.city").fill("Faro")
+    page.get_by_test_id("arg-stay.nights").fill("3")
+    page.get_by_test_id("arg-extra").fill('{"seat": "window"}')  # JSON fallback
+    page.get_by_test_id("run").click()
+    result = page.get_by_test_id("result")
+    expect(result).to_contain_text('"traveller":"Ada"')
+    expected = {
+        "traveller": "Ada",
+        "budget": 99.5,
+        "mode": "plane",
+        "tags": ["sea", "sun"],
+        "insured": True,
+        "stay": {"city": "Faro", "nights": 3},
+        "extra": {"seat": "window"},
+    }
+    assert json.loads(result.inner_text()) == expected
+
+
+def test_a_sample_is_answered_by_the_model_picked(page: Page) -> None:
+    expect(page.locator("#resources")).to_contain_text("notes://today")
+    expect(page.locator("#prompts")).to_contain_text("Greet someone")
+    page.get_by_test_id("tool-pitch").click()
+    page.get_by_test_id("arg-topic").fill("tea")
+    page.get_by_test_id("run").click()
+    expect(page.get_by_test_id("question")).to_contain_text("Pitch tea in one line.")
+    page.get_by_test_id("model").select_option("offline")
+    page.get_by_test_id("accept").click()
+    expect(page.get_by_test_id("result")).to_contain_text("model offline: ")
+    expect(page.get_by_test_id("picture").get_by_test_id("bar-sample")).to_have_count(1)
+
+
+def test_hostile_text_is_shown_as_text(page: Page) -> None:
+    expect(page.get_by_test_id("tools")).to_contain_text(HOSTILE)
+    expect(page.locator("#resources")).to_contain_text(HOSTILE)
+    page.get_by_test_id("tool-shout").click()
+    page.get_by_test_id("run").click()
+    question = page.get_by_test_id("question")
+    expect(question).to_contain_text(HOSTILE)  # the message, and the field's title
+    expect(page.get_by_test_id("logs")).to_contain_text(HOSTILE)
+    page.get_by_test_id("answer-note").fill(HOSTILE)
+    page.get_by_test_id("accept").click()
+    page.get_by_test_id("answer-text").fill(HOSTILE)  # a model's reply, typed
+    page.get_by_test_id("send-text").click()
+    expect(page.get_by_test_id("result")).to_have_text(" ".join([HOSTILE] * 3))
+    assert page.locator("img").count() == 0
+    assert page.locator("section script, nav script").count() == 0
+
+
+def test_every_request_needs_the_token_host_and_origin(dev: str) -> None:
+    base, _, token = dev.partition("/?token=")
+    port = base.rpartition(":")[2]
+    with httpx.Client(base_url=base) as http:
+        assert http.get("/").status_code == 403  # no cookie
+        assert http.get("/api/events").status_code == 403  # streams too
+        assert http.get("/?token=wrong").status_code == 403
+        exchanged = http.get(f"/?token={token}")
+        assert exchanged.status_code == 303
+        assert exchanged.headers["location"] == "/"
+        assert token not in exchanged.headers["set-cookie"]  # another secret
+        page = http.get("/")
+        assert page.status_code == 200
+        assert "'unsafe-inline'" not in page.headers["content-security-policy"]
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+        assert (
+            http.get("/", headers={"host": f"evil.example:{port}"}).status_code == 421
+        )
+        evil = {"origin": "http://evil.example", "content-type": "application/json"}
+        assert http.post("/api/run", headers=evil, json={}).status_code == 421
+        form = {"content-type": "text/plain"}  # what a cross-site form can send
+        assert http.post("/api/run", headers=form, content=b"{}").status_code == 415
+    with httpx.Client(base_url=base) as other:
+        assert other.get(f"/?token={token}").status_code == 403  # one time only
