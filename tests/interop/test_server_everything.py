@@ -47,8 +47,9 @@ def test_lists_its_tools_resources_and_prompts() -> None:
     # The tools it registers only for clients that can sample and elicit
     # are there: our client announced both capabilities.
     for tool in ("echo", "get-sum", "trigger-sampling-request"):
-        assert f"\n{tool}: " in f"\n{done.stdout}"
-    assert "trigger-elicitation-request: " in done.stdout
+        assert f"\n{tool}(" in f"\n{done.stdout}"  # with its parameters
+    assert "\necho(message: str): " in f"\n{done.stdout}"
+    assert "trigger-elicitation-request(" in done.stdout
     assert "simple-prompt()" in done.stdout
     assert "demo://resource/static/document/architecture.md" in done.stdout
 

@@ -112,6 +112,7 @@ class LegacyEndpoint:
         self._nursery = nursery
         self._sessions: dict[str, HttpSession] = {}
         self._reviving: dict[str, trio.Event] = {}  # sessions being taken on
+        self._answering: set[Answer] = set()  # POSTs whose answers are written
         self.presence: Presence | None = None  # with a store: this process's lease
         if server.store is not None:
             self.presence = Presence(
@@ -126,8 +127,13 @@ class LegacyEndpoint:
         return len(self._sessions)
 
     def calls_in_flight(self, *, parked: bool) -> int:
-        """Requests the sessions answer (``parked``: those on their client too)."""
-        return sum(h.calls if parked else h.running for h in self._sessions.values())
+        """Requests the sessions answer (``parked``: those on their client
+        too), and answers not yet written out whose call has ended (so a
+        drain does not cut a response the call has just given)."""
+        calls = sum(h.calls if parked else h.running for h in self._sessions.values())
+        return calls + sum(
+            a.http.store.finished(a.follower.stream) for a in self._answering
+        )
 
     # --- sessions --------------------------------------------------------------------
 
@@ -309,12 +315,16 @@ class LegacyEndpoint:
             follower = await http.deliver_request(message.id, data, version)
             await self._remember(http, message.method, opening)
         answer = Answer(http, follower, version, self.limits, send)
-        if http.store.finished(follower.stream):
-            # Answered as it was delivered: nothing to wait for, so no
-            # disconnect to watch for.
-            await answer.run()
-        else:
-            await _asgi.until_disconnect(receive, answer.run)
+        self._answering.add(answer)
+        try:
+            if http.store.finished(follower.stream):
+                # Answered as it was delivered: nothing to wait for, so no
+                # disconnect to watch for.
+                await answer.run()
+            else:
+                await _asgi.until_disconnect(receive, answer.run)
+        finally:
+            self._answering.discard(answer)
         if opening and not answer.succeeded:
             http.close()  # a failed initialize leaves no session behind
 
