@@ -105,8 +105,7 @@ class HttpSession:
         # Requests answered (here, or in an earlier process): their streams,
         # while the store keeps them, for a client that posts one again.
         self._ended: dict[RequestId, int] = {}
-        self._held: dict[RequestId, int] = {}  # body bytes of requests in flight
-        self._held_bytes = 0
+        self._held_bytes = 0  # body bytes of requests in flight (Stream.body)
         self._dropped_logged = 0
 
     # --- Transport protocol (called by the Session) ----------------------------------
@@ -161,7 +160,7 @@ class HttpSession:
     def _forget(self, request_id: RequestId, stream: Stream) -> None:
         del self._by_request[request_id]
         self._streams.pop(stream.number, None)
-        self._held_bytes -= self._held.pop(request_id, 0)
+        self._held_bytes -= len(stream.body or b"")
 
     def request_over(self, request_id: RequestId) -> None:
         """Request ``request_id`` is over (the session says so): if it was not
@@ -272,7 +271,6 @@ class HttpSession:
         stream = Stream(number, request_id, supports_priming(version), body=data)
         self._streams[number] = stream
         self._by_request[request_id] = stream
-        self._held[request_id] = len(data)
         self._held_bytes += len(data)
         # The priming id precedes every event of the stream, so resuming from
         # it replays them all.
@@ -310,14 +308,11 @@ class HttpSession:
 
     def again(self, request_id: RequestId) -> Follower | None:
         """A follower of request ``request_id``'s stream from its first event,
-        if the session has it (in flight, or ended in an earlier process): the
-        client posted the request again, having seen nothing of it."""
+        if the session has it (in flight, or answered while the store keeps
+        it): the client posted the request again, having seen nothing of it."""
         stream = self._by_request.get(request_id)
         if stream is not None:
-            self.touch()
-            follower = Follower(stream.number, stream.start, self._attach(stream))
-            follower.state = stream
-            return follower
+            return self.resume(stream.number, stream.start)
         number = self._ended.get(request_id)
         if number is None:
             return None
