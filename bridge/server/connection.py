@@ -190,10 +190,13 @@ class Connection:
                 # only notes it, then waits for its requests to finish), so it
                 # looks now and then rather than hold the shutdown.
                 while not session.peer_gone:
+                    change: _changes.Change | None = None
                     with trio.move_on_after(_PEER_CHECK):
-                        note = _changes.modern_notification(
-                            await changes.receive(), listen
-                        )
+                        change = await changes.receive()
+                    # Sent outside the look's deadline: a change taken off the
+                    # channel and then cut short while being written is lost.
+                    if change is not None:
+                        note = _changes.modern_notification(change, listen)
                         if note is not None:
                             await session.notify(*note, related=request.id)
             except (BrokenSessionError, ClosedSessionError):
