@@ -107,7 +107,15 @@ class Journal:
     each); :attr:`entries` shows them as :class:`JournalEntry` values.
     """
 
-    __slots__ = ("_call_id", "_deadlines", "_entries", "_notices", "_patches", "hits")
+    __slots__ = (
+        "_call_id",
+        "_deadlines",
+        "_entries",
+        "_notices",
+        "_patches",
+        "_reached",
+        "hits",
+    )
 
     def __init__(
         self,
@@ -122,6 +130,7 @@ class Journal:
         self._notices: set[str] = set(notices) if notices else set()
         self._deadlines: dict[str, float] | None = None  # made when first needed
         self._patches: dict[str, bool] | None = None  # made when first needed
+        self._reached: set[str] | None = None  # asked, not answered: reach()
         self._call_id: str | None = None
         self.hits = 0  # questions answered from the journal, for tests and stats
 
@@ -205,14 +214,26 @@ class Journal:
             self._patches = {}
         self._patches[name] = taken
 
+    def reach(self, keys: Iterable[str]) -> None:
+        """The call reached ``keys`` before this replay: questions it asked
+        and that wait for their answers (a 2026-07-28 state's or a task's
+        ``asked``, a 2025-11-25 call's questions sent). Not recorded here
+        (whoever asked keeps them); counted by :meth:`passed`."""
+        if self._reached is None:
+            self._reached = set()
+        self._reached.update(keys)
+
     def passed(self, prefix: str, ordinal: int) -> bool:
         """Whether the call went past yield ``ordinal`` of the frame whose keys
-        start with ``prefix``: something is recorded at that ordinal or a
-        later one of the frame, or inside a branch started there."""
+        start with ``prefix``: something is recorded (or was asked:
+        :meth:`reach`) at that ordinal or a later one of the frame, or inside
+        a branch started there."""
         recorded: list[str] = list(self._entries)
         recorded.extend(self._notices)
         if self._deadlines:
             recorded.extend(self._deadlines)
+        if self._reached:
+            recorded.extend(self._reached)
         size = len(prefix)
         for key in recorded:
             if not key.startswith(prefix):

@@ -253,3 +253,12 @@ def test_patched_is_false_exactly_where_the_old_call_went_past_it(
     again = Journal.from_json(journal.to_json())
     assert replay(new_tool(count, at), again) == expected
     assert RAN == []
+
+
+def test_a_question_asked_after_the_point_means_the_call_passed_it() -> None:
+    # Died (or parked) in step 1, which was asked but not recorded: a round
+    # or a task knows what its call asked, and says so.
+    journal = recorded(3, 1)
+    journal.reach(["1"])
+    assert replay(new_tool(3, 1), journal) == [0, "old", 10, 20]
+    assert journal.patch("extra") is False
