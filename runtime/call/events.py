@@ -70,8 +70,8 @@ class StopTimer:
 @final
 @attrs.frozen
 class Marked:
-    """The call recorded the marker of patch point ``name`` (``ctx.patched``):
-    a durable call writes it like an answer."""
+    """The call took patch point ``name`` (``ctx.patched`` was True there):
+    a durable call writes its marker like an answer."""
 
     name: str
     taken: bool

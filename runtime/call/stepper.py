@@ -60,8 +60,13 @@ Rules (the single source of truth for both protocol eras):
 6. A patch point takes no key. Its value is the marker recorded for its name
    in the journal; without one, False if the journal holds something at the
    frame's current ordinal or after it (the call went past the point under
-   code without the patch), else True; the value is then recorded as the
-   marker (a :class:`Marked` event), so every later replay agrees.
+   code without the patch), else True; the value is then kept as the
+   marker. A True one is also written (a :class:`Marked` event, before
+   anything after the point), since what the call records after the point
+   would make a later replay say False; a False one is not: what made it
+   False stays recorded (a store's records only grow), so a later replay
+   says False again, and a replayed call shows nothing new before the
+   questions it had asked.
 
 This module is the whole interpreter: the driving API (:class:`Stepper`,
 :func:`start`), the loop that advances frames, the dispatch on what they
@@ -489,7 +494,8 @@ class Stepper:
         if taken is None:
             taken = not journal.passed(frame.prefix, frame.ordinal)
             journal.mark_patch(effect.name, taken)
-            self._events.append(Marked(effect.name, taken))
+            if taken:  # a False needs no record: what made it False stays
+                self._events.append(Marked(effect.name, taken))
         self._work.append((frame, SEND, taken))
 
     def _park(

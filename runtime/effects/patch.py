@@ -12,7 +12,9 @@ or must keep to the code it was recorded under (False), as Temporal's
   that reaches the point for the first time;
 * **recorded**: the first answer for ``name`` in a call is kept in its journal
   as a marker, and every later ``patched(name)`` of the call, in this replay
-  or any later one, gives that answer.
+  or any later one, gives that answer (a True is written to a durable log
+  before anything after it; a False follows again from what made it False,
+  which stays recorded).
 
 A patch point takes no key: the effects around it keep the keys they had
 before the patch was written, so a journal recorded without it replays.

@@ -262,3 +262,21 @@ def test_a_question_asked_after_the_point_means_the_call_passed_it() -> None:
     journal.reach(["1"])
     assert replay(new_tool(3, 1), journal) == [0, "old", 10, 20]
     assert journal.patch("extra") is False
+
+
+def test_a_false_marker_is_not_written_so_a_replay_shows_nothing_new() -> None:
+    # A call taken on again replays to the question it had asked: a write
+    # before it would hold the question back behind a barrier.
+    made = new_tool(3, 1)
+    machine = open_call(
+        made.program(made.parse_arguments({})),
+        made.context(),
+        journal=recorded(3, 2),
+        durable=True,
+    )
+    assert isinstance(machine, CallMachine)
+    (command,) = machine.commands()
+    assert isinstance(command, RunStep)
+    assert command.key == "2"
+    assert machine.journal is not None
+    assert machine.journal.patch("extra") is False
