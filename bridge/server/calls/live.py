@@ -179,15 +179,20 @@ def revive(
     """
     params: Mapping[str, Any] = doc["params"]
     tool = resolve_tool(server, params)
-    log = LiveLog(session.start_soon, home, revived.call_id, revived.tag, doc, revived)
     recorded: Any = doc.get("version")
+    refused: RequestError | None = None
     if isinstance(recorded, str):  # absent: written before calls kept one
         try:
             check_version(tool, recorded, made="call", again="call the tool again")
-        except RequestError as exc:  # the call ends with it, kept as it ends
-            response = {"error": error_data(exc).to_json()}
-            log.finishing(response, lambda r, _e: send(session, scope, r), response)
-            return
+        except RequestError as exc:
+            refused = exc
+    if refused is None and tool.version is not None:
+        doc = {**doc, "version": tool.version}  # continued: run by this code now
+    log = LiveLog(session.start_soon, home, revived.call_id, revived.tag, doc, revived)
+    if refused is not None:  # the call ends with it, kept as it ends
+        response = {"error": error_data(refused).to_json()}
+        log.finishing(response, lambda r, _e: send(session, scope, r), response)
+        return
     arguments = tool.check_arguments(params.get("arguments"))
     journal = Journal.from_records(records, revived.call_id)
     journal.reach(revived.asked)  # questions sent: the call went past them

@@ -18,6 +18,7 @@ import pytest
 import trio
 from pydantic import BaseModel
 
+from bridge.durable.log import CALLS
 from bridge.server import Server
 from bridge.stores import MemoryStore
 from runtime import Context, Op, tool
@@ -66,9 +67,11 @@ async def _next_message(reader: SseReader) -> tuple[str, dict[str, Any]]:
             return event.id or "", message_of(event)
 
 
-async def _taken_on_by(http: httpx.AsyncClient, later: Any) -> dict[str, Any]:
+async def _taken_on_by(
+    http: httpx.AsyncClient, later: Any, store: MemoryStore | None = None
+) -> dict[str, Any]:
     """The response the call gets once ``later``'s server takes it on."""
-    store = MemoryStore()
+    store = MemoryStore() if store is None else store
     call = {"name": "greet", "arguments": {}}
     with trio.fail_after(30):
         async with served(Server([v1()], store=store)) as first_url:
@@ -94,8 +97,12 @@ async def _taken_on_by(http: httpx.AsyncClient, later: Any) -> dict[str, Any]:
 async def test_a_version_that_continues_it_finishes_the_call(
     http: httpx.AsyncClient,
 ) -> None:
-    done = await _taken_on_by(http, v2(continues=("1",)))
+    store = MemoryStore()
+    done = await _taken_on_by(http, v2(continues=("1",)), store)
     assert done["result"]["content"][0]["text"] == "hello Ada"
+    # The call's document, kept with its response: run by "2" at its end.
+    [(_id, kept)] = list(store.scan(CALLS))
+    assert kept.value["version"] == "2"
 
 
 async def test_a_version_that_does_not_continue_it_answers_with_the_error(

@@ -222,7 +222,7 @@ def test_a_patched_never_yielded_is_reported() -> None:
         ctx.patched("p")
         return (yield from ctx.step(work, 1))
 
-    with pytest.warns(EffectNeverYielded):
+    with pytest.warns(EffectNeverYielded, match=r"ctx\.patched\(\.\.\.\)"):
         run_scripted(forgot, {}, ScriptedPeer())
 
 
