@@ -35,6 +35,7 @@ from runtime.lowlevel import (
     RunStep,
     StepReply,
     open_call,
+    run,
 )
 from runtime.testing import ScriptedPeer, run_scripted
 
@@ -280,3 +281,22 @@ def test_a_false_marker_is_not_written_so_a_replay_shows_nothing_new() -> None:
     assert command.key == "2"
     assert machine.journal is not None
     assert machine.journal.patch("extra") is False
+
+
+async def test_the_trio_driver_answers_patch_points_too() -> None:
+    journal = recorded(3, 3)
+    RAN.clear()
+    got = await run(new_tool(3, 1), {}, ScriptedPeer(), journal=journal)
+    assert got == [0, "old", 10, 20]
+    assert RAN == []
+    assert await run(new_tool(3, 1), {}, ScriptedPeer()) == [0, "new", 10, 20]
+
+
+@pytest.mark.parametrize(
+    "marker", [{"p": "x"}, {"p": "x", "v": 1}, {"p": 3, "v": True}]
+)
+def test_a_malformed_marker_is_refused(marker: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="malformed journal record"):
+        Journal.from_records([marker], "c")
+    with pytest.raises(ValueError, match="malformed journal"):
+        Journal.from_json({"answers": {}, "notices": [], "patches": {"x": "yes"}})
