@@ -379,7 +379,8 @@ class Round:
         self.stateful = stateful
         # What the last round asked, the call reached: a patch point before
         # it was passed under the code that asked (ctx.patched).
-        journal.reach(str(pin[0]) for pin in asked.values() if pin)
+        if asked:
+            journal.reach(str(pin[0]) for pin in asked.values() if pin)
         program = self.program
         opened = open_call(
             program.program(self.arguments),
