@@ -300,3 +300,57 @@ def test_a_malformed_marker_is_refused(marker: dict[str, Any]) -> None:
         Journal.from_records([marker], "c")
     with pytest.raises(ValueError, match="malformed journal"):
         Journal.from_json({"answers": {}, "notices": [], "patches": {"x": "yes"}})
+
+
+def fan_tool(sizes: list[int], patch: tuple[int, int] | None) -> Any:
+    """Children ``i`` run ``sizes[i]`` steps each; with ``patch=(child, at)``
+    that child checks ``ctx.patched("c")`` before its step ``at``."""
+
+    def child(index: int, size: int) -> Any:
+        def run(ctx: Context) -> Generator[Any, Any, Any]:
+            out: list[Any] = []
+            for n in range(size + 1):
+                if patch == (index, n):
+                    taken = yield from ctx.patched("c")
+                    out.append("new" if taken else "old")
+                if n < size:
+                    out.append((yield from ctx.step(work, index * 100 + n)))
+            return out
+
+        return run
+
+    @tool(name="fan")
+    def fan(ctx: Context) -> Op[Any]:
+        children = [child(i, size) for i, size in enumerate(sizes)]
+        return list((yield from ctx.branch(*children)))
+
+    return fan
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_in_branches_patched_is_false_exactly_where_its_child_went_past_it(
+    data: st.DataObject,
+) -> None:
+    sizes = data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
+    index = data.draw(st.integers(0, len(sizes) - 1))
+    at = data.draw(st.integers(0, sizes[index]))
+    done = data.draw(st.integers(0, sizes[index]))  # steps of that child kept
+    full = Journal()
+    run_scripted(fan_tool(sizes, None), {}, ScriptedPeer(), journal=full)
+    prefix = f"0.{index}/"
+    kept = [
+        r
+        for r in full.records()
+        if not str(r.get("k", "")).startswith(prefix)
+        or int(str(r["k"])[len(prefix) :]) < done
+    ]
+    journal = Journal.from_records(kept, "call")
+    got = replay(fan_tool(sizes, (index, at)), journal)
+    live = done <= at
+    expected: list[Any] = [
+        [i * 100 * 10 + n * 10 for n in range(size)] for i, size in enumerate(sizes)
+    ]
+    expected[index].insert(at, "new" if live else "old")
+    assert got == expected
+    assert sorted(RAN) == [index * 100 + n for n in range(done, sizes[index])]
