@@ -8,6 +8,8 @@ in ``continues`` refuses the state with the one-line error, and does not use
 it up. A server running a "2" that continues "1" finishes both the call and
 the task, on the old path (``ctx.patched`` False: they had passed the
 change), running no recorded step again; a new call takes the new path.
+The official ``mcp`` client, parked on the question while the server is
+replaced, finishes its call on the new version the same way.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import mcp.types as types
 import pytest
 import trio
+from mcp import Client
 
 from bridge.server.state_token import new_key
 from tests.bridge.server.tasks.kit import RpcError, TaskWire
 from tests.helpers import ROOT
-from tests.processes import Serving, started
+from tests.processes import Serving, free_port, started
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -33,13 +37,15 @@ SERVED = str(ROOT / "tests/fixtures/versioned_tool.py")
 CONFIRM = {"confirm": {"action": "accept", "content": {"ok": True}}}
 
 
-def _server(tmp: Path, store: str, key: str, version: str) -> Serving:
+def _server(
+    tmp: Path, store: str, key: str, version: str, port: int | None = None
+) -> Serving:
     env = {
         "YIELDMCP_STATE_KEY": key,
         "VERSIONED_TOOL": version,
         "VERSIONED_LOG": str(tmp / "steps.log"),
     }
-    return Serving(SERVED, tmp, "--store", store, env=env)
+    return Serving(SERVED, tmp, "--store", store, env=env, port=port)
 
 
 async def _retry(wire: TaskWire, state: str) -> dict[str, Any]:
@@ -92,3 +98,40 @@ async def test_a_new_version_continues_or_refuses_what_the_old_one_parked(
     assert fresh_done["content"][0]["text"] == "seat 12A insured accept"
     # One step per call: the two parked under "1" were not run again.
     assert (tmp_path / "steps.log").read_text().split() == ["reserve"] * 3
+
+
+async def test_the_official_client_finishes_its_call_on_the_new_version(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    key, port = new_key(), free_port()
+    old = _server(tmp_path, sqlite_url, key, "1", port)
+    new = _server(tmp_path, sqlite_url, key, "2", port)
+    parked, release = trio.Event(), trio.Event()
+
+    async def elicitation(context: Any, params: Any) -> types.ElicitResult:
+        parked.set()  # asked by version "1"; answered once "2" serves
+        await release.wait()
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    outcome: list[Any] = []
+    with trio.fail_after(60):
+        async with (
+            started(old),
+            Client(
+                old.url, mode="2026-07-28", elicitation_callback=elicitation
+            ) as client,
+            trio.open_nursery() as nursery,
+        ):
+
+            async def call() -> None:
+                outcome.append(await client.call_tool("book", {}))
+
+            nursery.start_soon(call)
+            await parked.wait()
+            old.kill()
+            async with started(new):
+                release.set()
+                while not outcome:
+                    await trio.sleep(0.05)
+    assert outcome[0].content[0].text == "seat 12A accept"
+    assert (tmp_path / "steps.log").read_text().split() == ["reserve"]
