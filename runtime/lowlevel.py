@@ -91,6 +91,7 @@ from .effects.local import RandomBits as RandomBits
 from .effects.notices import Log as Log
 from .effects.notices import Progress as Progress
 from .effects.notices import ReleaseStream as ReleaseStream
+from .effects.sleep import Sleep as Sleep
 from .elicitation.effects import Elicit as Elicit
 from .elicitation.effects import ElicitUrl as ElicitUrl
 from .elicitation.effects import ListRoots as ListRoots
@@ -194,6 +195,7 @@ __all__ = [
     "SampleReply",
     "SamplingRequest",
     "SetTimer",
+    "Sleep",
     "StartTimer",
     "Step",
     "StepNotRecordable",

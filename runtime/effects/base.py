@@ -47,6 +47,7 @@ _SPELLINGS: Final = {
     "RandomBits": "ctx.random",
     "Branch": "ctx.branch",
     "Step": "ctx.step",
+    "Sleep": "ctx.sleep",
 }
 
 
