@@ -109,6 +109,7 @@ from .errors import LimitExceeded as LimitExceeded
 from .errors import PeerError as PeerError
 from .errors import ProgressNotIncreasing as ProgressNotIncreasing
 from .errors import RequestTimeout as RequestTimeout
+from .errors import SleepTooLong as SleepTooLong
 from .errors import StepNotRecordable as StepNotRecordable
 from .errors import TokenBudgetExceeded as TokenBudgetExceeded
 from .messages import Usage as Usage
@@ -196,6 +197,7 @@ __all__ = [
     "SamplingRequest",
     "SetTimer",
     "Sleep",
+    "SleepTooLong",
     "StartTimer",
     "Step",
     "StepNotRecordable",

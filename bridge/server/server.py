@@ -136,7 +136,9 @@ class Server(Offer):
         async with trio.open_nursery() as nursery:
             self.run_nursery = nursery
             try:
-                nursery.start_soon(tasks_of(self).recovery().run)
+                tasks = tasks_of(self)
+                nursery.start_soon(tasks.recovery().run)
+                nursery.start_soon(tasks.alarm)  # wakes sleeping tasks
                 yield self
             finally:
                 self.run_nursery = None
