@@ -54,7 +54,9 @@ async def test_a_sleeping_task_holds_no_lease_and_wakes_at_its_deadline(
             assert doc.status is TaskStatus.WORKING
             assert doc.wake_at is not None
             assert began + 1.0 <= doc.wake_at < began + 3.0
-            assert task_id not in tasks_of(server).running
+            while task_id in tasks_of(server).running:  # its runner ends...
+                await trio.sleep(0.01)
+            assert time.time() < doc.wake_at  # ...while the task sleeps on
             assert (await wire.get(task_id))["status"] == "working"
             done = await wire.until(task_id)
             ended = time.time()
@@ -84,3 +86,39 @@ async def test_another_server_on_the_store_wakes_a_task_whose_server_stopped(
             done = await TaskWire(http, second).until(created["taskId"])
     assert done["status"] == "completed", done
     assert marks.read_text().split() == ["before", "after"]
+
+
+async def test_a_task_asleep_past_its_ttl_is_kept_until_it_wakes(
+    tmp_path: Path,
+) -> None:
+    """Its document and its journal expire a TTL after it wakes, not after
+    its last change: the sweep (every half lease) leaves it alone."""
+    store = MemoryStore()
+    limits = ServerLimits(task_lease=0.2, task_ttl=0.3, max_request_sleep=0.1)
+    server = Server(sleep_tools.ALL, name="one", store=store, limits=limits)
+    marks = tmp_path / "marks"
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            created = await wire.call("nap", seconds=1.0, path=str(marks))
+            done = await wire.until(created["taskId"])
+    assert done["status"] == "completed", done
+    assert marks.read_text().split() == ["before", "after"]
+
+
+async def test_a_sleeping_task_cancelled_stays_cancelled_past_its_wake_up(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore()
+    server = Server(sleep_tools.ALL, name="one", store=store, limits=QUICK)
+    marks = tmp_path / "marks"
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            task_id = (await wire.call("nap", seconds=0.5, path=str(marks)))["taskId"]
+            await _sleeping(store, task_id)
+            await wire.cancel(task_id)
+            await trio.sleep(1.0)  # past its wake-up time
+            task = await wire.get(task_id)
+    assert task["status"] == "cancelled"
+    assert marks.read_text().split() == ["before"]
