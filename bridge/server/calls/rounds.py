@@ -217,7 +217,7 @@ def _too_long(program: Tool[Any, Any], seconds: float, bound: float) -> Exceptio
     """The error of a sleep of ``seconds`` in a request that may hold one of
     ``bound`` at most: how to run it instead."""
     said = (
-        f"ctx.sleep would hold this request {seconds:.3g} s, over this server's "
+        f"ctx.sleep would hold this request for {seconds:.3g} s, over this server's "
         f"bound of {bound:g} s for a call that is not a task (--max-request-sleep)"
     )
     if program.task == "forbidden":
