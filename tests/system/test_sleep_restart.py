@@ -6,7 +6,9 @@ as a subprocess with a one-second task lease. A task marks a line, sleeps
 lease and says when to wake it; the process is killed with SIGKILL during
 the sleep, and another on the same store (the same one restarted, or one
 already running) wakes the task at the deadline recorded before the kill
-and finishes it, the step before the sleep not run again.
+and finishes it, the step before the sleep not run again. A live 2025-11-25
+call killed during its sleep is taken on by the restarted process, which
+waits only for what is left of the sleep.
 """
 
 from __future__ import annotations
@@ -26,10 +28,13 @@ import httpx
 import pytest
 import trio
 
+from bridge.client import Client
+from bridge.client.http import http_transport
 from bridge.durable.tasks import TaskDoc
 from bridge.stores import open_store
 from tests.bridge.server.tasks.kit import TaskWire
 from tests.helpers import ROOT
+from tests.processes import free_port, ready, url_of
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -163,4 +168,64 @@ async def test_a_sleeping_task_is_woken_by_another_process_when_its_own_dies(
     assert done["status"] == "completed", done
     assert asleep.wake_at is not None
     assert ended >= asleep.wake_at
+    assert marks.read_text().split() == ["before", "after"]
+
+
+LIVE_NAP = 4.0  # seconds: longer than a restart, so what is left is seen
+
+
+async def test_a_live_2025_call_killed_while_it_sleeps_waits_only_the_rest(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """Had the restart started the sleep over, the tool would have slept
+    LIVE_NAP from when the restarted process took the call on; it sleeps
+    until the deadline recorded before the kill, or not at all if that
+    passed while the server was down."""
+    marks = tmp_path / "marks"
+    port = free_port()
+    command = [sys.executable, "-m", "bridge.cli", "serve", SERVED]
+    command += ["--http", f"127.0.0.1:{port}", "--store", sqlite_url]
+    command += ["--session-lease", "1"]
+    outcome: list[Any] = []
+
+    def serve() -> subprocess.Popen[bytes]:
+        with (tmp_path / "server.err").open("ab") as err:
+            return subprocess.Popen(
+                command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err
+            )
+
+    process = serve()
+    try:
+        with trio.fail_after(90):
+            await ready(port, process)
+            async with (
+                http_transport(url_of(port), retry=0.25, max_resumes=200) as wire,
+                Client.connect(wire, era="legacy") as client,
+                trio.open_nursery() as nursery,
+            ):
+
+                async def call() -> None:
+                    arguments = {"seconds": LIVE_NAP, "path": str(marks)}
+                    outcome.append(await client.call_tool("nap", arguments))
+
+                nursery.start_soon(call)
+                while not marks.exists():
+                    await trio.sleep(0.01)
+                asleep_at = time.time()
+                await trio.sleep(0.5)  # its deadline is written meanwhile
+                _kill(process)
+                process = serve()
+                await ready(port, process)
+                back_at = time.time()
+                while not outcome:
+                    await trio.sleep(0.05)
+    finally:
+        _kill(process)
+    text = outcome[0].content[0].text
+    slept = float(text.split()[1])  # "slept 4.01 s (pid ...)"
+    assert slept >= LIVE_NAP
+    assert slept < max(LIVE_NAP, back_at - asleep_at + 2.5) + 1.0, (
+        slept,
+        back_at - asleep_at,
+    )
     assert marks.read_text().split() == ["before", "after"]
