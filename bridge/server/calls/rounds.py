@@ -360,6 +360,7 @@ class Round:
         self.sealed = sealed  # a request's round (else a task's: Parked)
         self.until_step = until_step  # stop at the first step (ReachedStep)
         self.reached = False
+        self.slept = False  # reached a sleep: the task begins after this batch
         # While steps run (in rest()):
         self.nursery: trio.Nursery | None = None
         self.running: dict[str, trio.CancelScope] = {}
@@ -516,6 +517,9 @@ class Round:
                 carry_out(command, self)
                 if self.reached:
                     return True
+            if self.slept:  # once the batch's records (its Persist) are kept
+                self.reached = True
+                return True
 
     async def _wait(self, receive: trio.MemoryReceiveChannel[_Done]) -> None:
         """Do one thing the round waits on: write, send, or a step's reply."""
@@ -630,7 +634,7 @@ class Round:
         machine = self.machine
         assert machine is not None
         if self.until_step and machine.is_sleeping(command.key):
-            self.reached = True  # a sleep begins the task too (ReachedStep)
+            self.slept = True  # a sleep begins the task too (ReachedStep)
             return
         bound = self.server.limits.max_request_sleep
         if self.sealed and machine.is_sleeping(command.key) and command.seconds > bound:

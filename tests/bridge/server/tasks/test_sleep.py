@@ -122,3 +122,25 @@ async def test_a_sleeping_task_cancelled_stays_cancelled_past_its_wake_up(
             task = await wire.get(task_id)
     assert task["status"] == "cancelled"
     assert marks.read_text().split() == ["before"]
+
+
+async def test_with_task_from_step_a_sleep_begins_the_task() -> None:
+    """The question is asked in the request; the round that reaches the
+    sleep makes the task there, which then sleeps as any task does."""
+    server = Server(sleep_tools.ALL, name="one", limits=QUICK)
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            first = await wire.call("ask_then_nap", seconds=0.5)
+            assert first["resultType"] == "input_required"
+            params = {
+                "name": "ask_then_nap",
+                "arguments": {"seconds": 0.5},
+                "requestState": first["requestState"],
+                "inputResponses": {"ok": {"action": "accept", "content": {}}},
+            }
+            created = await wire.request("tools/call", params)
+            assert created["resultType"] == "task"
+            done = await wire.until(created["taskId"])
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == "slept on accept"
