@@ -121,10 +121,11 @@ class Server(Offer):
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncGenerator[Server]:
-        """The server's run scope: its background work (tasks, and the
-        recovery service, which sweeps what expired and resumes tasks whose
-        process died: :class:`bridge.durable.recovery.Recovery`) lives here,
-        and is cancelled when the block ends.
+        """The server's run scope: its background work (tasks; the recovery
+        service, which sweeps what expired and resumes tasks whose process
+        died: :class:`bridge.durable.recovery.Recovery`; and the alarm that
+        wakes sleeping tasks: :meth:`bridge.server.tasks.Tasks.alarm`)
+        lives here, and is cancelled when the block ends.
 
         :meth:`serve` and ``serve_http`` enter it when it is not entered
         already; several connections served at once should share one, around
