@@ -17,6 +17,7 @@ import trio
 from bridge.client import connect
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
+from bridge.stores import MemoryStore
 from tests.bridge.http_kit import served
 from tests.bridge.server.tasks.kit import TASKS, RpcError, TaskWire
 from tests.fixtures import sleep_tools
@@ -59,10 +60,15 @@ async def test_a_sleep_over_the_bound_is_refused_saying_to_run_a_task(
     assert 'make the tool a task (@tool(task="optional"))' in block["text"]
 
 
-async def test_a_later_round_replays_the_sleep_without_sleeping_again() -> None:
+@pytest.mark.parametrize("stored", [False, True])
+async def test_a_later_round_replays_the_sleep_without_sleeping_again(
+    stored: bool,
+) -> None:
     """The first round sleeps, then asks; the round that answers replays the
-    sleep from the state's journal (its deadline and its end) at once."""
-    server = Server(sleep_tools.ALL, name="napper", limits=BOUND)
+    sleep from the call's journal (in its state, or in the store: its
+    deadline and its end) at once."""
+    store = MemoryStore() if stored else None
+    server = Server(sleep_tools.ALL, name="napper", limits=BOUND, store=store)
     async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
         wire = TaskWire(http, url, tasks=False)
         with trio.fail_after(30):
