@@ -12,6 +12,7 @@ the call acts for when the server checks access tokens (plain data).
 
 from __future__ import annotations
 
+import datetime
 import functools
 import uuid
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -26,6 +27,7 @@ from .effects.local import Clock, RandomBits
 from .effects.made import note
 from .effects.notices import Log, LogLevel, Progress, ReleaseStream
 from .effects.patch import Patched
+from .effects.sleep import Sleep
 from .elicitation.effects import Elicit, ElicitUrl, ListRoots
 from .errors import InvalidEffect
 from .messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
@@ -355,6 +357,35 @@ class Context(StepMethods):
             TypeError: ``name`` is not a non-empty str.
         """
         return note(Patched(name))
+
+    def sleep(
+        self,
+        seconds: float | datetime.timedelta | None = None,
+        *,
+        until: datetime.datetime | None = None,
+    ) -> Sleep:
+        """Wait ``seconds`` (a number or a ``timedelta``), or until ``until``
+        (a timezone-aware ``datetime``): ``yield from ctx.sleep(3600)``.
+
+        The deadline is recorded the first time the tool reaches this point,
+        so a replay, a restart or another process waits only for what is
+        left. A task with a store holds nothing while it sleeps; a
+        2026-07-28 request refuses a sleep over the server's
+        ``--max-request-sleep`` (run the tool as a task); ``run_scripted``
+        does not wait (docs/durable.md, "Timers").
+        """
+        if isinstance(seconds, datetime.timedelta):
+            seconds = seconds.total_seconds()
+        if until is None:
+            return note(Sleep(seconds=seconds))
+        if seconds is not None:
+            raise InvalidEffect("sleep: pass exactly one of `seconds` or `until`")
+        if until.tzinfo is None or until.utcoffset() is None:
+            raise InvalidEffect(
+                "sleep: `until` must be timezone-aware, e.g. "
+                "datetime.now(timezone.utc) + timedelta(hours=1)"
+            )
+        return note(Sleep(until=until.timestamp()))
 
     def random(self) -> Op[float]:
         """A float in [0, 1), recorded so replays see the same value."""

@@ -53,6 +53,7 @@ __all__ = [
     "ReplayDivergence",
     "RequestTimeout",
     "ScriptExhausted",
+    "SleepTooLong",
     "StepFailed",
     "StepNotRecordable",
     "TaskCancelled",
@@ -150,6 +151,15 @@ class ReplayDivergence(YieldMCPError):
 class JournalTooLarge(YieldMCPError):
     """A multi-round call's journal grew past the server's cap
     (``ServerLimits.max_journal_bytes``); the call fails with this message."""
+
+
+@final
+class SleepTooLong(YieldMCPError):
+    """A ``ctx.sleep`` longer than a 2026-07-28 request may hold, in a tool
+    that cannot run as a task (``ServerLimits.max_request_sleep``): raised
+    at the sleep's yield, it fails the call with this message. (A tool that
+    can be a task gets a :class:`CapabilityError` naming the tasks
+    extension instead.)"""
 
 
 class InvalidArguments(YieldMCPError, ValueError):

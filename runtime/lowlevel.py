@@ -94,6 +94,7 @@ from .effects.notices import Log as Log
 from .effects.notices import Progress as Progress
 from .effects.notices import ReleaseStream as ReleaseStream
 from .effects.patch import Patched as Patched
+from .effects.sleep import Sleep as Sleep
 from .elicitation.effects import Elicit as Elicit
 from .elicitation.effects import ElicitUrl as ElicitUrl
 from .elicitation.effects import ListRoots as ListRoots
@@ -111,6 +112,7 @@ from .errors import LimitExceeded as LimitExceeded
 from .errors import PeerError as PeerError
 from .errors import ProgressNotIncreasing as ProgressNotIncreasing
 from .errors import RequestTimeout as RequestTimeout
+from .errors import SleepTooLong as SleepTooLong
 from .errors import StepNotRecordable as StepNotRecordable
 from .errors import TokenBudgetExceeded as TokenBudgetExceeded
 from .messages import Usage as Usage
@@ -199,6 +201,8 @@ __all__ = [
     "SampleReply",
     "SamplingRequest",
     "SetTimer",
+    "Sleep",
+    "SleepTooLong",
     "StartTimer",
     "Step",
     "StepNotRecordable",

@@ -1,19 +1,22 @@
 """Small generated tool programs and a reference interpreter for them.
 
 A program is a list of steps: sample, elicit, log, raise, work (a
-``ctx.step`` whose function may fail), read the clock or draw a random number
-(``ctx.now()``, ``ctx.random()``), or a branch of sub-programs, which may have
-a time limit. :func:`execute` runs one as a real tool body (generators
-yielding effects); :func:`reference` computes what it must return by plain
-recursion. Answers are a pure function of the question (its label), so the
-result does not depend on the order answers arrive in, only on which labels
-fail and which timed branches ran out of time (the driver's choice, so the
-reference is told: ``expired``). What the clock and the random draws gave is
-not in the result but in the :class:`Trace`, by the step's path, so a test
-can check that a replay sees the values of the first run.
+``ctx.step`` whose function may fail), read the clock or draw a random
+number (``ctx.now()``, ``ctx.random()``), sleep (``ctx.sleep``), or a branch
+of sub-programs, which may have a time limit. :func:`execute` runs one as a
+real tool body (generators yielding effects); :func:`reference` computes
+what it must return by plain recursion. Answers are a pure function of the
+question (its label), so the result does not depend on the order answers
+arrive in, only on which labels fail and which timed branches ran out of
+time (the driver's choice, so the reference is told: ``expired``). What the
+clock and the random draws gave is not in the result but in the
+:class:`Trace`, by the step's path, so a test can check that a replay sees
+the values of the first run.
 
 ``programs`` draws the steps every driver can run; ``timed_programs`` adds
-the clock, random draws and time limits, for drivers that keep a clock.
+the clock, random draws, sleeps and time limits, for drivers that keep a
+clock. A sleep gives its label back once its deadline passed; which timed
+branches ran out first is the driver's choice, as for any branch.
 """
 
 from __future__ import annotations
@@ -66,6 +69,12 @@ class NowStep:
 @attrs.frozen
 class RandomStep:
     label: str
+
+
+@attrs.frozen
+class SleepStep:
+    label: str
+    seconds: float
 
 
 @attrs.frozen
@@ -123,6 +132,7 @@ programs: st.SearchStrategy[Program] = st.recursive(
 )
 
 TIME_LIMITS = (1.0, 10.0, 100.0)  # seconds: a timed branch's Limits(timeout=...)
+SLEEPS = (0.0, 0.5, 5.0, 50.0)  # seconds: a SleepStep's ctx.sleep(...)
 
 # The clock, random draws and time limits besides; questions (and steps) most
 # often, raises rarely, so that more calls get far, and branch, before they end.
@@ -138,6 +148,7 @@ timed_leaves = st.one_of(
     st.builds(LogStep, labels),
     st.builds(NowStep, labels),
     st.builds(RandomStep, labels),
+    st.builds(SleepStep, labels, st.sampled_from(SLEEPS)),
     st.builds(RaiseStep, labels),
 )
 
@@ -205,6 +216,9 @@ def execute(
                 case RandomStep(label):
                     trace.seen[here] = yield from ctx.random()
                     out.append(("random", label))
+                case SleepStep(label, seconds):
+                    yield from ctx.sleep(seconds)
+                    out.append(("slept", label))
                 case BranchStep(children, timeout):
                     key = f"{prefix}{yields}"
                     trace.branches[here] = key
@@ -301,6 +315,8 @@ def reference(
                 out.append(("now", label))
             case RandomStep(label):
                 out.append(("random", label))
+            case SleepStep(label):
+                out.append(("slept", label))
             case BranchStep() if here in expired:
                 return Failed(frozenset({f"timeout {here}"}))
             case BranchStep(children):

@@ -7,7 +7,15 @@ client's capabilities, the version of the tool's code that last ran it),
 where it is (``status``; the questions waiting, with
 what pins their answers, ``asked``), the answers delivered but not yet used,
 how it ended (``result`` or ``error``), who made it (``principal``, and the
-caller it runs as), and who runs it (``lease``: an owner and an expiry).
+caller it runs as), who runs it (``lease``: an owner and an expiry), and,
+while it sleeps (``ctx.sleep``), when it must be woken (``wake_at``).
+
+**Waiting.** A task *waits* (:meth:`TaskDoc.waits`) when it has nothing to
+go on with now: it asks its client and has no answer yet, or it sleeps until
+``wake_at``, or both. A waiting task has no runner and no lease; an answer
+(``tasks/update``) or its ``wake_at`` passing (on whichever process shares
+the store: :mod:`bridge.server.tasks.service`) starts one. A sleeping task's
+status stays ``working``: it is working, on the clock.
 
 **The transition table.** A task's status moves only by :data:`TRANSITIONS`:
 ``(status, event) -> status``. An event with no entry from the current status
@@ -128,6 +136,7 @@ class TaskDoc:
     # The version of the tool's code that made it, or last ran it (None: a
     # task stored before tasks kept one, run as then, unchecked).
     version: str | None = None
+    wake_at: float | None = None  # while it sleeps: when to wake it (epoch)
 
     @classmethod
     def new(
@@ -165,11 +174,12 @@ class TaskDoc:
 
     @property
     def expires_at(self) -> float:
-        """When the task is swept: ``ttlMs`` after its last change, or after
-        its lease runs out (a running task renews its lease: it is never
-        swept while it runs)."""
+        """When the task is swept: ``ttlMs`` after its last change, after its
+        lease runs out (a running task renews its lease: it is never swept
+        while it runs), or after it wakes (never while it sleeps)."""
         held = 0.0 if self.lease is None else self.lease.until
-        return max(self.updated, held) + self.ttl_ms / 1000
+        wakes = 0.0 if self.wake_at is None else self.wake_at
+        return max(self.updated, held, wakes) + self.ttl_ms / 1000
 
     # --- changes (each through the transition table) --------------------------------
 
@@ -205,10 +215,12 @@ class TaskDoc:
         requests: Mapping[str, Any],
         asked: Mapping[str, Any],
         now: float,
+        wake_at: float | None = None,
     ) -> TaskDoc | None:
         """The task waiting on ``requests`` after a round that was given the
-        answers ``used``; ``asked`` pins the answers its next round accepts.
-        Answers that came during the round stay for the next one."""
+        answers ``used``; ``asked`` pins the answers its next round accepts;
+        ``wake_at``: when its next round must run even with no answer (it
+        sleeps). Answers that came during the round stay for the next one."""
         kept = _unused(self.responses, used)
         waiting = {k: v for k, v in requests.items() if k not in kept}
         return self._move(
@@ -217,6 +229,7 @@ class TaskDoc:
             input_requests=waiting,
             responses=kept,
             asked=dict(asked),
+            wake_at=wake_at,
         )
 
     def refuse(self, used: Mapping[str, Any], why: str, now: float) -> TaskDoc | None:
@@ -249,13 +262,16 @@ class TaskDoc:
             responses={},
             asked={},
             lease=None,
+            wake_at=None,
             result=None if error is not None else dict(result or {}),
             error=None if error is None else dict(error),
         )
 
     def cancel(self, now: float) -> TaskDoc | None:
         """The task cancelled (None once it has ended)."""
-        return self._move("cancel", now, input_requests={}, responses={}, lease=None)
+        return self._move(
+            "cancel", now, input_requests={}, responses={}, lease=None, wake_at=None
+        )
 
     def claim(self, owner: str, lease: float, now: float) -> TaskDoc | None:
         """The task leased to ``owner`` for ``lease`` seconds; None if it has
@@ -268,11 +284,12 @@ class TaskDoc:
         return self._move("stay", now, touch=False, lease=Lease(owner, now + lease))
 
     def release(self, owner: str, now: float) -> TaskDoc | None:
-        """The task waits on its client with no runner: ``owner`` gives its
-        lease up, so that an answer starts a runner on any process. None if
-        an answer came meanwhile (the owner goes on) or ``owner`` holds no
-        lease."""
-        if self.status is not TaskStatus.INPUT_REQUIRED or self.responses:
+        """The task waits (:meth:`waits`) with no runner: ``owner`` gives its
+        lease up, so that an answer, or its wake-up time, starts a runner on
+        any process. None if it does not wait at ``now`` (an answer came
+        meanwhile, or it is time to wake: the owner goes on) or ``owner``
+        holds no lease."""
+        if not self.waits(now):
             return None
         if self.lease is None or self.lease.owner != owner:
             return None
@@ -290,6 +307,20 @@ class TaskDoc:
     def parked(self) -> bool:
         """Whether it waits on its client, with nothing to go on with."""
         return self.status is TaskStatus.INPUT_REQUIRED and not self.responses
+
+    def waits(self, now: float) -> bool:
+        """Whether it has nothing to go on with at ``now``: it waits on its
+        client with no answer yet, or sleeps until after ``now``, and is
+        not told to wake before then (module doc, "Waiting")."""
+        if self.ended or self.responses:
+            return False
+        if self.wake_at is not None:
+            return self.wake_at > now
+        return self.status is TaskStatus.INPUT_REQUIRED
+
+    def sleeping(self, now: float) -> bool:
+        """Whether it waits for its ``wake_at``, which is after ``now``."""
+        return self.wake_at is not None and self.waits(now)
 
     # --- JSON ------------------------------------------------------------------------
 
@@ -318,6 +349,8 @@ class TaskDoc:
         out.update({k: v for k, v in optional.items() if v is not None})
         if self.lease is not None:
             out["lease"] = {"owner": self.lease.owner, "until": self.lease.until}
+        if self.wake_at is not None:
+            out["wakeAt"] = self.wake_at
         return out
 
     @classmethod
@@ -337,6 +370,7 @@ class TaskDoc:
             message: Any = data.get("statusMessage")
             principal: Any = data.get("principal")
             version: Any = data.get("version")
+            wake_at: Any = data.get("wakeAt")
             return cls(
                 tool=str(data["tool"]),
                 arguments=_dict(data.get("arguments")),
@@ -356,6 +390,7 @@ class TaskDoc:
                 error=_mapping(data.get("error")),
                 lease=lease,
                 version=version if isinstance(version, str) else None,
+                wake_at=None if wake_at is None else float(wake_at),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed task document: {exc!r}") from None

@@ -80,6 +80,11 @@ class ServerLimits:
             its requestState: another retry with the same state is refused as
             used meanwhile; after it (the process running the round died), a
             retry takes the round over.
+        max_request_sleep: seconds a ``ctx.sleep`` may hold a 2026-07-28
+            request that is not a task; a longer one is refused with a
+            one-line error saying to run the tool as a task (-32021 naming
+            the tasks extension, or a tool error for a tool that cannot be
+            one). Keep it under round_claim_seconds.
         task_ttl: seconds a task (2026-07-28 tasks extension) is kept after
             its last change (its ``ttlMs``); then it is swept.
         task_poll_interval: seconds a client is told to wait between
@@ -128,6 +133,7 @@ class ServerLimits:
 
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
     round_claim_seconds: float = attrs.field(default=60.0, validator=positive)
+    max_request_sleep: float = attrs.field(default=30.0, validator=positive)
     task_ttl: float = attrs.field(default=3600.0, validator=positive)
     task_poll_interval: float = attrs.field(default=0.5, validator=positive)
     max_tasks: int = attrs.field(default=1024, validator=positive)

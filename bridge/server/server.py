@@ -121,10 +121,11 @@ class Server(Offer):
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncGenerator[Server]:
-        """The server's run scope: its background work (tasks, and the
-        recovery service, which sweeps what expired and resumes tasks whose
-        process died: :class:`bridge.durable.recovery.Recovery`) lives here,
-        and is cancelled when the block ends.
+        """The server's run scope: its background work (tasks; the recovery
+        service, which sweeps what expired and resumes tasks whose process
+        died: :class:`bridge.durable.recovery.Recovery`; and the alarm that
+        wakes sleeping tasks: :meth:`bridge.server.tasks.Tasks.alarm`)
+        lives here, and is cancelled when the block ends.
 
         :meth:`serve` and ``serve_http`` enter it when it is not entered
         already; several connections served at once should share one, around
@@ -136,7 +137,9 @@ class Server(Offer):
         async with trio.open_nursery() as nursery:
             self.run_nursery = nursery
             try:
-                nursery.start_soon(tasks_of(self).recovery().run)
+                tasks = tasks_of(self)
+                nursery.start_soon(tasks.recovery().run)
+                nursery.start_soon(tasks.alarm)  # wakes sleeping tasks
                 yield self
             finally:
                 self.run_nursery = None

@@ -16,9 +16,11 @@ it hands its driver *commands*, oldest first, and the driver carries each out:
   :meth:`~runtime.call.machine.CallMachine.persisted`, so whatever the call
   shows after an answer (a notification, a question, a step, its result)
   happens only once the answer is written (write-ahead);
-* :class:`SetTimer` / :class:`CancelTimer`: a branch's deadline (seconds
-  since the epoch), reported with
-  :meth:`~runtime.call.machine.CallMachine.timer_fired`;
+* :class:`SetTimer` / :class:`CancelTimer`: a branch's deadline, or a
+  sleep's (seconds since the epoch), reported with
+  :meth:`~runtime.call.machine.CallMachine.timer_fired`
+  (:meth:`~runtime.call.machine.CallMachine.is_sleeping` tells a sleep, for
+  a driver that parks a sleeping call instead of waiting);
 * :class:`Finish`: the call is over, with its outcome, and so is every timer.
 
 A driver implements :class:`Carrier` (one method per command) and hands every
@@ -103,9 +105,10 @@ class Persist:
 @final
 @attrs.frozen
 class SetTimer:
-    """The branch at ``key`` ends at ``deadline`` (seconds since the epoch),
-    ``seconds`` from when the machine handed this out (a driver waiting on
-    another clock than the machine's, trio's for one, waits that long)."""
+    """The branch or the sleep at ``key`` ends at ``deadline`` (seconds since
+    the epoch), ``seconds`` from when the machine handed this out (a driver
+    waiting on another clock than the machine's, trio's for one, waits that
+    long)."""
 
     key: str
     deadline: float

@@ -13,8 +13,9 @@ send without waiting, a scripted peer). It runs in two modes:
   a timer, until the call ends): every outstanding question or step runs in
   its own cancel scope inside the call's nursery, so sibling branches sample
   at the same time; a withdrawn one has its scope cancelled (the executor
-  sees ``trio.Cancelled`` and, for MCP, tells the peer). A branch's deadline
-  is a timer task that reports back.
+  sees ``trio.Cancelled`` and, for MCP, tells the peer). A branch's deadline,
+  or a sleep's (``ctx.sleep``: this driver sleeps for real, for what is left
+  of the recorded deadline), is a timer task that reports back.
 
 Notices are delivered inline, in order, before what follows them. A step
 (``ctx.step``) is performed by :func:`~runtime._step_runner.perform_step`

@@ -17,7 +17,9 @@ the step's idempotency key, the same in every round.
 Notices (log, progress) are recorded by key only, so a replay does not repeat
 them. A branch's time limit is recorded as its *deadline* (seconds since the
 epoch) under the branch's key, so a replay or a later round keeps the deadline
-of the first run instead of starting the limit over.
+of the first run instead of starting the limit over; so is a sleep's
+(``ctx.sleep``), under the sleep's key, and once the sleep is over it is
+answered (with its deadline) like any question.
 
 The journal has two forms. As one JSON value (:meth:`to_json` /
 :meth:`from_json`), for a state that travels whole (sealing it is the bridge's
@@ -28,7 +30,7 @@ the call goes (:func:`answer_record`, :func:`notice_record`,
 - ``{"k": key, "d": digest, "r": reply}`` (plus ``"l": label`` when the
   question has one): an answered question or a step's result;
 - ``{"n": key}``: a notice that was sent;
-- ``{"t": key, "at": deadline}``: a branch's deadline;
+- ``{"t": key, "at": deadline}``: a branch's deadline, or a sleep's;
 - ``{"p": name, "v": taken}``: the marker of patch point ``name``
   (``ctx.patched``), whether the call took the patched path there.
 
@@ -198,6 +200,10 @@ class Journal:
     def deadline(self, key: str) -> float | None:
         """The deadline recorded for the branch at ``key``, or None."""
         return None if self._deadlines is None else self._deadlines.get(key)
+
+    def deadlines(self) -> dict[str, float]:
+        """Every deadline recorded (branches' and sleeps'), by key."""
+        return dict(self._deadlines) if self._deadlines else {}
 
     def set_deadline(self, key: str, deadline: float) -> None:
         if self._deadlines is None:

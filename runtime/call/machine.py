@@ -15,7 +15,8 @@ In, as method calls (h11's ``receive_data``, Temporal's activation jobs):
   nothing recorded is asked, run or sent again);
 * :meth:`~CallMachine.answer` / :meth:`~CallMachine.fail`: a question or a
   step the machine asked for came back;
-* :meth:`~CallMachine.timer_fired`: a branch's deadline passed;
+* :meth:`~CallMachine.timer_fired`: a branch's deadline passed, or a
+  sleep's;
 * :meth:`~CallMachine.persisted` / :meth:`~CallMachine.persist_failed`: the
   records of the last :class:`~runtime.call.commands.Persist` are durable,
   or could not be written;
@@ -50,7 +51,14 @@ Rules (the single source of truth for every driver):
    moves the call on).
 5. **Deadlines, not durations.** A branch's time limit is recorded as its
    deadline the first time the branch starts; a replay reuses it, and a
-   deadline already past expires the branch at once.
+   deadline already past expires the branch at once. A sleep
+   (:class:`~runtime.effects.Sleep`) is the same: its deadline is recorded
+   the first time the tool reaches it (the first deadline stands, whatever
+   a later version of the code asks there), a
+   :class:`~runtime.call.commands.SetTimer` waits for what is left, and
+   when it fires, or at once if the deadline has passed, the sleep is
+   answered with its deadline and journaled like any answer. A sleep
+   withdrawn (its branch ended) cancels its timer.
 6. **Late answers are dropped.** An answer or failure for a key that is not
    pending (withdrawn, answered, the call over) is ignored, and the method
    says so (returns False).
@@ -73,6 +81,7 @@ from collections.abc import Callable, Generator
 from typing import Any, Final, cast, final
 
 from ..effects.base import LocalQuestion, PeerQuestion, Question
+from ..effects.sleep import Sleep
 from ..steps.effect import Step
 from ..steps.runner import step_key
 from .commands import (
@@ -153,6 +162,7 @@ class CallMachine:
         "_barrier",
         "_ended",
         "_out",
+        "_sleeps",
         "_timers",
         "_unasked",
         "_unwritten",
@@ -181,6 +191,7 @@ class CallMachine:
         self._out: list[Command] = []  # not yet handed out, oldest first
         self._unwritten: list[Record] = []  # records waiting for a Persist
         self._timers: dict[str, float] | None = None  # running: key -> deadline
+        self._sleeps: dict[str, float] | None = None  # sleeping: key -> deadline
         self._barrier = False  # a Persist is out, not yet acknowledged
         self._ended: Outcome | None = None  # set by cancel() or persist_failed()
         self._unasked: set[str] | None = None  # local questions closed unanswered
@@ -207,6 +218,17 @@ class CallMachine:
         if self._ended is not None:
             return self._ended
         return self.stepper.outcome
+
+    @property
+    def wake_at(self) -> float | None:
+        """The earliest deadline of the sleeps waiting (seconds since the
+        epoch), or None: when a driver that parks the call must wake it."""
+        sleeps = self._sleeps
+        return min(sleeps.values()) if sleeps else None
+
+    def is_sleeping(self, key: str) -> bool:
+        """Whether the effect at ``key`` is a sleep waiting for its deadline."""
+        return self._sleeps is not None and key in self._sleeps
 
     def commands(self) -> list[Command]:
         """The commands to carry out now, oldest first: up to and including
@@ -256,13 +278,19 @@ class CallMachine:
         stepper = self.stepper
         if not stepper.is_pending(key):
             return False
+        self._forget_sleep(key)
         stepper.fail(key, error)
         self._pump()
         return True
 
     def timer_fired(self, key: str) -> None:
-        """The deadline of the branch at ``key`` passed (ignored if the branch
-        has ended)."""
+        """The deadline of the branch or the sleep at ``key`` passed (ignored
+        if the branch has ended, or the sleep was answered or withdrawn)."""
+        sleeps = self._sleeps
+        if sleeps is not None and key in sleeps:
+            self._wake(key, sleeps.pop(key))
+            self._pump()
+            return
         if self._timers is None or self._timers.pop(key, None) is None:
             return
         self.stepper.expire(key)
@@ -324,6 +352,8 @@ class CallMachine:
             question = ask.question
             if isinstance(question, LocalQuestion):
                 self._answer_locally(ask.key, question)
+            elif type(question) is Sleep:
+                self._sleep(ask.key, question)
             elif type(question) is Step:
                 step = question
                 self._show(
@@ -417,6 +447,8 @@ class CallMachine:
         if unasked is not None and key in unasked:
             unasked.remove(key)  # a local question: never handed out
             return
+        if self._forget_sleep(key):
+            return  # a sleep: nothing was asked, its timer is cancelled
         out = self._out
         for index, command in enumerate(out):
             kind = type(command)
@@ -446,6 +478,55 @@ class CallMachine:
             self._timers = {}
         self._timers[key] = deadline
         self._out.append(SetTimer(key, deadline, left))
+
+    def _sleep(self, key: str, sleep: Sleep) -> None:
+        """A sleep reached: its deadline recorded (or restored), then a timer
+        for what is left, or answered now if nothing is (rule 5)."""
+        stepper = self.stepper
+        if not stepper.is_pending(key):
+            # Closed in the run that reached it (a sibling failed first): its
+            # Withdraw is on its way, and withdraws nothing.
+            if self._unasked is None:
+                self._unasked = set()
+            self._unasked.add(key)
+            return
+        journal = stepper.journal
+        now = self.clock()
+        deadline = None if journal is None else journal.deadline(key)
+        if deadline is None:
+            deadline = sleep.deadline(now)
+            if journal is not None:
+                journal.set_deadline(key, deadline)
+                if self.durable:
+                    self._unwritten.append(timer_record(key, deadline))
+        left = deadline - now
+        if left <= 0:
+            self._wake(key, deadline)
+            return
+        if self._sleeps is None:
+            self._sleeps = {}
+        self._sleeps[key] = deadline
+        self._out.append(SetTimer(key, deadline, left))
+
+    def _wake(self, key: str, deadline: float) -> None:
+        """The sleep at ``key`` is over: answered with its deadline."""
+        self.stepper.answer(key, deadline)
+        if self.durable:
+            self._record_answer(key)
+
+    def _forget_sleep(self, key: str) -> bool:
+        """Stop the sleep at ``key``, if one waits there (withdrawn, or failed
+        by the driver): its timer is cancelled. Whether one did."""
+        sleeps = self._sleeps
+        if sleeps is None or sleeps.pop(key, None) is None:
+            return False
+        out = self._out
+        for index, command in enumerate(out):
+            if type(command) is SetTimer and command.key == key:
+                del out[index]  # never handed out
+                return True
+        out.append(CancelTimer(key))
+        return True
 
     def _stop_timer(self, key: str) -> None:
         if self._timers is None or self._timers.pop(key, None) is None:

@@ -13,6 +13,9 @@ result. Effects fall into four families:
 * **Steps** (:class:`Step`) run the tool's own function once, off the event
   loop, and are journaled like peer questions: a replay gets the recorded
   value without running the function (``ctx.step``; ``docs/steps.md``).
+* **Timers** (:class:`Sleep`) wait until a deadline, which the call records
+  the first time the tool reaches it, so a replay or a restart waits only for
+  what is left (``ctx.sleep``; ``docs/durable.md``).
 * **Notices** (:class:`Log`, :class:`Progress`, :class:`ReleaseStream`) are sent
   and not answered.
 * :class:`Branch` runs child generators concurrently.
@@ -30,8 +33,9 @@ tool's result (validating it), and how to (de)serialise its reply for a journal.
 
 This folder owns the bases (``base``), the canonical JSON and digests that pin
 an answer to its question (``canonical``), and the kinds that need nothing but
-a base: notices (``notices``), local questions (``local``) and branches
-(``branch``). Its ``__init__`` is the public home of every effect name; the
+a base: notices (``notices``), local questions (``local``), timers
+(``sleep``) and branches (``branch``). Its ``__init__`` is the public home
+of every effect name; the
 kinds with a concept of their own live in their folders and are re-exported
 here: :mod:`runtime.sampling`, :mod:`runtime.elicitation`, :mod:`runtime.steps`.
 It does not interpret effects (:mod:`runtime.call`) or build them for a tool
@@ -61,6 +65,7 @@ from .notices import LogLevel as LogLevel
 from .notices import Progress as Progress
 from .notices import ReleaseStream as ReleaseStream
 from .patch import Patched as Patched
+from .sleep import Sleep as Sleep
 
 __all__ = [
     "LOG_LEVELS",
@@ -84,6 +89,7 @@ __all__ = [
     "RandomBits",
     "ReleaseStream",
     "Sample",
+    "Sleep",
     "Step",
     "StepReply",
 ]

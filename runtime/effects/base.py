@@ -48,6 +48,7 @@ _SPELLINGS: Final = {
     "Branch": "ctx.branch",
     "Patched": "ctx.patched",
     "Step": "ctx.step",
+    "Sleep": "ctx.sleep",
 }
 
 

@@ -180,24 +180,41 @@ def run_scripted(
     """Run ``tool`` to completion synchronously, answering from ``peer``.
 
     No trio, no threads: the call's machine is driven directly, which makes
-    this usable from plain functions and Hypothesis tests. Branch time limits
-    never fire here (no time passes); use :func:`runtime.lowlevel.run` to test
-    them. A step runs its sync function here, retries without waiting, and an
-    ``async def`` step must be stubbed (``ScriptedPeer(steps=...)``).
+    this usable from plain functions and Hypothesis tests. Nothing waits:
+    answers come at once, and when the call waits on nothing but timers
+    (``ctx.sleep``), the clock jumps to the earliest deadline, so a tool
+    that sleeps an hour runs at once, and ``ctx.now()`` after the sleep reads
+    an hour later. A branch's time limit fires only so (when its children
+    all sleep past it); use :func:`runtime.lowlevel.run` to test limits
+    against work that takes time. A step runs its sync function here,
+    retries without waiting, and an ``async def`` step must be stubbed
+    (``ScriptedPeer(steps=...)``).
     """
     params = tool.parse_arguments(arguments)
     bits = (rng or random.Random(0)).getrandbits
+    skipped = [0.0]  # seconds the clock jumped over, to the next timer
+
+    def virtual() -> float:
+        return clock() + skipped[0]
+
     opened = open_call(
-        tool.program(params), tool.context(), journal=journal, clock=clock, bits=bits
+        tool.program(params), tool.context(), journal=journal, clock=virtual, bits=bits
     )
     if isinstance(opened, CallMachine):
         machine = opened
         carrier = _Scripted(machine, peer)
-        commands = machine.commands()
-        while commands:
-            for command in commands:
-                carry_out(command, carrier)
+        while True:
             commands = machine.commands()
+            while commands:
+                for command in commands:
+                    carry_out(command, carrier)
+                commands = machine.commands()
+            if machine.outcome is not None or not carrier.timers:
+                break
+            key = min(carrier.timers, key=carrier.timers.__getitem__)
+            deadline = carrier.timers.pop(key)
+            skipped[0] += max(0.0, deadline - virtual())
+            machine.timer_fired(key)
         outcome = machine.outcome
     else:
         outcome = opened
@@ -213,11 +230,12 @@ class _Scripted:
     """Carries a machine's commands out at once, from a script (a
     :class:`~runtime.call.commands.Carrier`)."""
 
-    __slots__ = ("machine", "peer")
+    __slots__ = ("machine", "peer", "timers")
 
     def __init__(self, machine: CallMachine, peer: ScriptedPeer) -> None:
         self.machine = machine
         self.peer = peer
+        self.timers: dict[str, float] = {}  # set: key -> deadline
 
     def ask(self, command: AskPeer) -> None:
         key, question = command.key, command.question
@@ -239,13 +257,13 @@ class _Scripted:
         pass  # answered at once: nothing is outstanding
 
     def set_timer(self, command: SetTimer) -> None:
-        pass  # no time passes here
+        self.timers[command.key] = command.deadline  # fired once all else waits
 
     def cancel_timer(self, command: CancelTimer) -> None:
-        pass
+        self.timers.pop(command.key, None)
 
     def finish(self, command: Finish) -> None:
-        pass
+        self.timers.clear()
 
     def _settle(self, key: str, compute: Callable[[], Any]) -> None:
         machine = self.machine

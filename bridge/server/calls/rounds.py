@@ -42,6 +42,14 @@ Rules:
 * **Notices** are sent once: the journal remembers which were sent.
 * **Branch time limits** hold across rounds: a branch's deadline is recorded
   when it first starts and checked on every replay.
+* **Sleeps** (``ctx.sleep``) are recorded as deadlines too, so every round
+  waits only for what is left. A request's round waits in the request for a
+  sleep when nothing else is asked, up to ``ServerLimits.max_request_sleep``
+  (30 s); a longer one is refused at its yield with a one-line error saying
+  to run the tool as a task (:class:`~runtime.errors.CapabilityError`
+  naming the tasks extension, -32021; :class:`~runtime.errors.SleepTooLong`,
+  a tool error, for a tool that cannot be one). A task's round waits for
+  nothing: it ends :class:`Parked` with the deadline it must be woken at.
 * **Steps** run in the round that first reaches them, concurrently with each
   other (a branch's steps), under their branches' deadlines. Their results
   are journaled, so a later round replays them and runs nothing again.
@@ -71,7 +79,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, final
 
 import attrs
 import pydantic_core
@@ -86,6 +94,7 @@ from runtime.errors import (
     JournalTooLarge,
     RemoteProtocolError,
     RequestError,
+    SleepTooLong,
 )
 from runtime.lowlevel import (
     AskPeer,
@@ -139,6 +148,8 @@ __all__ = [
 
 log = logging.getLogger("yieldmcp")
 
+_TASKS: Final = "io.modelcontextprotocol/tasks"  # the extension's name
+
 NotifyNow: TypeAlias = Callable[[str, dict[str, Any]], None]
 NotifyLater: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[None]]
 
@@ -159,11 +170,14 @@ class InputRequired:
 @final
 @attrs.frozen
 class Parked:
-    """A round of a task that waits on its client: what it asks, and what
-    pins the answers to it (a task keeps no ``requestState``)."""
+    """A round of a task that waits on its client, or on the clock: what it
+    asks, what pins the answers to it (a task keeps no ``requestState``),
+    and when it must be woken even with no answer (the earliest deadline of
+    its sleeps and branches, seconds since the epoch; None: none)."""
 
     input_requests: dict[str, dict[str, Any]]
     asked: dict[str, Any]
+    wake_at: float | None = None
 
 
 @final
@@ -199,6 +213,22 @@ class _Done:
     key: str
     reply: Any = None
     error: BaseException | None = None
+
+
+def _too_long(program: Tool[Any, Any], seconds: float, bound: float) -> Exception:
+    """The error of a sleep of ``seconds`` in a request that may hold one of
+    ``bound`` at most: how to run it instead."""
+    said = (
+        f"ctx.sleep would hold this request for {seconds:.3g} s, over this server's "
+        f"bound of {bound:g} s for a call that is not a task (--max-request-sleep)"
+    )
+    if program.task == "forbidden":
+        return SleepTooLong(
+            f'{said}: make the tool a task (@tool(task="optional")) and call it as one'
+        )
+    return CapabilityError(
+        f"{said}: call the tool as a task", required={"extensions": {_TASKS: {}}}
+    )
 
 
 def capped_journal(journal: dict[str, Any], cap: int) -> dict[str, Any]:
@@ -339,6 +369,7 @@ class Round:
         self.sealed = sealed  # a request's round (else a task's: Parked)
         self.until_step = until_step  # stop at the first step (ReachedStep)
         self.reached = False
+        self.slept = False  # reached a sleep: the task begins after this batch
         # While steps run (in rest()):
         self.nursery: trio.Nursery | None = None
         self.running: dict[str, trio.CancelScope] = {}
@@ -403,6 +434,8 @@ class Round:
         then go on with :meth:`rest`, in a task."""
         if self.claiming or not self._advance(can_wait=False) or self.running:
             return None
+        if self._sleeps_here():
+            return None  # it waits for a sleep (rest)
         hold = self.hold
         if self.reached or not self.sealed:
             return None
@@ -453,7 +486,11 @@ class Round:
             self.nursery = nursery
             self.send, receive = trio.open_memory_channel[_Done](math.inf)
             try:
-                while not self._advance(can_wait=True) or self.running:
+                while (
+                    not self._advance(can_wait=True)
+                    or self.running
+                    or self._sleeps_here()
+                ):
                     await self._wait(receive)
             except Exception as exc:  # raised bare, not in the nursery's group
                 failed = exc
@@ -493,6 +530,9 @@ class Round:
                 carry_out(command, self)
                 if self.reached:
                     return True
+            if self.slept:  # once the batch's records (its Persist) are kept
+                self.reached = True
+                return True
 
     async def _wait(self, receive: trio.MemoryReceiveChannel[_Done]) -> None:
         """Do one thing the round waits on: write, send, or a step's reply."""
@@ -604,7 +644,30 @@ class Round:
         self.machine.persisted()
 
     def set_timer(self, command: SetTimer) -> None:
+        machine = self.machine
+        assert machine is not None
+        if self.until_step and machine.is_sleeping(command.key):
+            self.slept = True  # a sleep begins the task too (ReachedStep)
+            return
+        bound = self.server.limits.max_request_sleep
+        if self.sealed and machine.is_sleeping(command.key) and command.seconds > bound:
+            machine.fail(command.key, _too_long(self.program, command.seconds, bound))
+            return
         self.deadlines[command.key] = command.deadline
+
+    def _sleeps_here(self) -> bool:
+        """Whether a request's round waits in the request for a sleep: one
+        is set and nothing else moves (no question is asked, the call goes
+        on). A task's round never does: it parks (:class:`Parked`)."""
+        machine = self.machine
+        return (
+            self.sealed
+            and machine is not None
+            and machine.outcome is None
+            and machine.wake_at is not None
+            and not self.pending
+            and not self.reached
+        )
 
     def cancel_timer(self, command: CancelTimer) -> None:
         self.deadlines.pop(command.key, None)
@@ -654,7 +717,8 @@ class Round:
             await hold.finish()
             raise
         if not self.sealed:
-            return Parked(self.input_requests(), asked)
+            wake_at = min(self.deadlines.values(), default=None)
+            return Parked(self.input_requests(), asked, wake_at)
         return self._seal(carried)
 
     def _state_of(self) -> dict[str, Any]:

@@ -5,7 +5,8 @@ Owns: answering the extension's requests (:mod:`.methods`: task creation from
 ``-32021`` for clients without it), the task document and its wire shapes
 (:mod:`.document`), running a task by replaying the 2026-07-28 rounds from its
 journal in the store (:mod:`.runner`), and one server's tasks: store, leases,
-sweeping and resuming tasks whose process died (:mod:`.service`).
+sweeping and resuming tasks whose process died, and the alarm that wakes
+sleeping tasks (``ctx.sleep``) at their deadline (:mod:`.service`).
 
 Does not own: what a tool's effects mean or how a round replays them
 (:mod:`bridge.server.calls.rounds`, :mod:`bridge.server.modern`), the store

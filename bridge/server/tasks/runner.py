@@ -19,6 +19,13 @@ is in the task document before ``tasks/update`` is acknowledged. So a step
 that finished is never run again after a crash (only one in flight at the
 crash is).
 
+A round that ends with the task sleeping (``ctx.sleep``, nothing else to
+do) parks it as a question does, with the time to wake it (``wake_at``):
+the runner goes, its lease with it, and the service's alarm (or any
+process's, after a restart too) starts a runner then
+(:meth:`.service.Tasks.set_alarm`). The task's journal and document are
+kept until ``ttlMs`` after it wakes, however long it sleeps.
+
 Only the owner of the task's lease runs it
 (:func:`bridge.server.tasks.document.claim`); the lease is renewed while it
 runs, and a cancel or a lost lease stops the round (cooperatively: a sync
@@ -115,16 +122,19 @@ async def _drive(tasks: Tasks, task_id: str) -> bool:
         if doc is None or doc.status in TERMINAL:
             return False
         responses = dict(doc.responses)
-        if doc.parked:
-            # Waiting on the client: the runner goes, and its lease with it
-            # (a parked task holds no slot and no task); the tasks/update
-            # that answers starts a runner, on whichever process it reaches.
+        if doc.waits(time.time()):
+            # Waiting on the client or the clock: the runner goes, and its
+            # lease with it (a waiting task holds no slot and no task); the
+            # tasks/update that answers, or the alarm at its wake-up time,
+            # starts a runner, on whichever process it reaches.
             released = await tasks.change(
                 task_id, lambda d: d.release(tasks.owner, time.time())
             )
             if released is not None:
+                if released.wake_at is not None:
+                    tasks.set_alarm(task_id, released.wake_at, released.principal)
                 return True
-            continue  # an answer came meanwhile: go on with it
+            continue  # an answer came meanwhile, or it is time: go on
         try:
             await _round(tasks, task_id, doc, responses)
         except StoreError:
@@ -164,7 +174,8 @@ async def _round(
     async def progress(method: str, params: dict[str, Any]) -> None:
         await _progress(tasks, task_id, method, params)
 
-    hold = TaskHold(log, doc.ttl_ms / 1000)
+    horizon = max(journal.deadlines().values(), default=0.0)
+    hold = TaskHold(log, doc.ttl_ms / 1000, horizon)
     round_ = Round(
         server,
         tool,
@@ -186,9 +197,10 @@ async def _round(
     except Exception as exc:
         got = exc
     if isinstance(got, Parked):
-        requests, asked = got.input_requests, got.asked
+        requests, asked, wake_at = got.input_requests, got.asked, got.wake_at
         await tasks.change(
-            task_id, lambda d: d.park(responses, requests, asked, time.time())
+            task_id,
+            lambda d: d.park(responses, requests, asked, time.time(), wake_at),
         )
         return
     try:
@@ -212,11 +224,16 @@ async def _round(
 class TaskHold:
     """Where a task's round writes: the task's journal (its log), as it goes
     (a :class:`~bridge.server.calls.rounds.Hold`). The task document is the
-    runner's (:func:`_round`)."""
+    runner's (:func:`_round`).
 
-    def __init__(self, log: CallLog, ttl: float) -> None:
+    The journal lives as long as its task: ``ttl`` after its last write, or
+    after the latest deadline it records (``horizon``: a sleep's, a
+    branch's), so a task that sleeps past its TTL keeps its journal."""
+
+    def __init__(self, log: CallLog, ttl: float, horizon: float = 0.0) -> None:
         self.log = log
-        self.ttl = ttl  # the stream lives as long as its task
+        self.ttl = ttl
+        self.horizon = horizon  # the latest deadline recorded, epoch seconds
         self.kept: list[Mapping[str, Any]] = []
 
     @property
@@ -230,12 +247,16 @@ class TaskHold:
     def keep(self, records: Sequence[Mapping[str, Any]]) -> None:
         self.log.charge(records)  # the journal's bound (JournalTooLarge)
         self.kept.extend(records)
+        for record in records:
+            if "t" in record:  # a deadline (runtime.lowlevel.timer_record)
+                self.horizon = max(self.horizon, float(record["at"]))
 
     async def flush(self) -> None:
         if not self.kept:
             return
         records, self.kept = self.kept, []
-        await self.log.append(records, expires_at=time.time() + self.ttl, charged=True)
+        expires_at = max(time.time(), self.horizon) + self.ttl
+        await self.log.append(records, expires_at=expires_at, charged=True)
 
     async def park(self, asked: Mapping[str, Any]) -> Mapping[str, Any]:
         await self.flush()  # the answers it used, before it asks again

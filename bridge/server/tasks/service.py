@@ -13,6 +13,15 @@ Every runner and the recovery service live in the server's run scope
 server stops, and a task left so is resumed from its stream by the next
 process (or the next start) once its lease runs out.
 
+A task that sleeps (``ctx.sleep``) has no runner and no lease either: its
+document says when to wake it (``wake_at``), and one alarm per process
+(:meth:`Tasks.alarm`, in the server's run scope: one trio task whatever the
+number of sleepers) starts its runner then. The process that parked it sets
+the alarm (:meth:`Tasks.set_alarm`); every other process sharing the store,
+or this one restarted, learns of it at its next look (:meth:`Tasks.recover`,
+every half lease), so a sleeping task wakes on time while its process
+lives, and within half a lease of its time after that process died.
+
 Every change to a task document goes through :meth:`Tasks.change`:
 compare-and-swap, re-applied on a conflict. A runner in this process is woken
 at once by an answer or a cancel (:meth:`Tasks.wake`); one on another process
@@ -26,6 +35,7 @@ It does not decide what a change means (:mod:`.document`) or run a task
 from __future__ import annotations
 
 import logging
+import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -62,6 +72,9 @@ class Tasks:
         self.running: set[str] = set()
         self.callers: dict[str, str] = {}  # running task -> its principal binding
         self._changes: dict[str, trio.Event] = {}
+        # Sleeping tasks this process knows of: id -> (wake-up time, caller).
+        self._alarms: dict[str, tuple[float, str | None]] = {}
+        self._alarms_changed = trio.Event()
 
     @property
     def lease(self) -> float:
@@ -153,6 +166,34 @@ class Tasks:
             if not parked:  # a parked task still counts for its caller
                 self.callers.pop(task_id, None)
             self._changes.pop(task_id, None)
+            if task_id in self._alarms:  # due while it ran: the alarm looks
+                self._alarms_changed.set()
+
+    def set_alarm(self, task_id: str, at: float, caller: str | None) -> None:
+        """Start the sleeping task's runner here at ``at`` (seconds since the
+        epoch), unless it ran before (the runner claims it first)."""
+        known = self._alarms.get(task_id)
+        self._alarms[task_id] = (at, caller)
+        if known is None or at < known[0]:
+            self._alarms_changed.set()
+
+    async def alarm(self) -> None:
+        """Start each sleeping task's runner at its wake-up time, until
+        cancelled (the server's run scope runs one: module doc)."""
+        while True:
+            changed = self._alarms_changed = trio.Event()
+            now = time.time()
+            next_at = math.inf
+            for task_id, (at, caller) in list(self._alarms.items()):
+                if task_id in self.running:
+                    continue  # woken when its runner ends (_run)
+                if at > now:
+                    next_at = min(next_at, at)
+                    continue
+                del self._alarms[task_id]
+                self.start(task_id, caller)  # full: recovery takes it later
+            with trio.move_on_after(next_at - now):
+                await changed.wait()
 
     def recovery(self) -> Recovery:
         """The server's recovery service, resuming this server's tasks
@@ -167,13 +208,17 @@ class Tasks:
         found = dict(await self.docs.scan())
         for task_id in [t for t in self.callers if t not in self.running]:
             doc = found.get(task_id)
-            if doc is None or doc.ended or not doc.parked:
+            if doc is None or not doc.waits(now):
                 # It ended, or went on elsewhere: no longer parked here.
                 self.callers.pop(task_id, None)
         for task_id, doc in found.items():
+            if doc.sleeping(now):
+                assert doc.wake_at is not None
+                self.set_alarm(task_id, doc.wake_at, doc.principal)
+                continue
             if self.full:
                 break
-            if doc.parked or doc.claim(self.owner, self.lease, now) is None:
+            if doc.waits(now) or doc.claim(self.owner, self.lease, now) is None:
                 continue  # waits on its client, ended, or runs elsewhere
             if task_id not in self.running:
                 resumed += 1

@@ -126,3 +126,36 @@ def test_a_renewed_lease_keeps_a_running_task_from_expiring() -> None:
     assert held is not None
     assert held.expires_at == 81.0  # a lease's end, plus the TTL
     assert doc.detailed("id", held)["lastUpdatedAt"] == doc.iso(1.0)
+
+
+def test_a_sleeping_task_waits_until_its_wake_up_then_goes_on() -> None:
+    """A task parked with a wake-up time (``ctx.sleep``) waits, as one
+    parked on a question does, until then: it gives its lease up, stays
+    ``working``, is kept past its TTL until it wakes, and round-trips JSON."""
+    claimed = _new().claim("one", 10.0, 2.0)
+    assert claimed is not None
+    asleep = claimed.park({}, {}, {}, 3.0, wake_at=100.0)
+    assert asleep is not None
+    assert asleep.status is TaskStatus.WORKING
+    assert asleep.waits(50.0)
+    assert asleep.sleeping(50.0)
+    assert not asleep.waits(100.0)  # it is time: a runner goes on
+    assert not asleep.sleeping(100.0)
+    assert asleep.release("one", 100.0) is None
+    released = asleep.release("one", 50.0)
+    assert released is not None
+    assert released.lease is None
+    assert released.expires_at == 100.0 + 1.0  # a TTL after it wakes
+    assert TaskDoc.from_json(released.to_json()) == released
+    # An answer to a question it also asks means it goes on at once.
+    asking = claimed.park({}, {"a": {"method": "x"}}, {}, 3.0, wake_at=100.0)
+    assert asking is not None
+    assert asking.waits(50.0)
+    answered = asking.deliver({"a": {"action": "accept"}}, 4.0)
+    assert answered is not None
+    assert not answered.waits(50.0)
+    # Its end forgets the wake-up time.
+    ended = released.cancel(60.0)
+    assert ended is not None
+    assert ended.wake_at is None
+    assert not ended.waits(50.0)

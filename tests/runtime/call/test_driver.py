@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 from runtime import Context, Limits, Op, tool
-from runtime.lowlevel import BranchTimeout, PeerError, run
+from runtime.lowlevel import BranchTimeout, Journal, PeerError, run
 from runtime.testing import HeldPeer, ScriptedPeer, text
 
 
@@ -121,6 +121,34 @@ async def test_a_branch_that_finishes_in_time_stops_its_timer(
         return a
 
     assert await run(quick, {}, ScriptedPeer(samples=[text("x"), text("y")])) == "x"
+
+
+@tool
+def napping(ctx: Context) -> Op[str]:
+    yield from ctx.sleep(10)
+    return "awake"
+
+
+async def test_the_driver_sleeps_for_real_until_the_deadline(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    start = trio.current_time()
+    journal = Journal()
+    assert await run(napping, {}, ScriptedPeer(), clock=lambda: 1000.0, journal=journal)
+    assert trio.current_time() - start == pytest.approx(10)
+    assert journal.deadline("0") == 1010.0
+
+
+async def test_a_restored_sleep_waits_only_for_what_is_left(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The deadline recorded by an earlier life (1010) stands: at 1007 the
+    driver waits 3 s, not the 10 the tool asks."""
+    journal = Journal()
+    journal.set_deadline("0", 1010.0)
+    start = trio.current_time()
+    assert await run(napping, {}, ScriptedPeer(), clock=lambda: 1007.0, journal=journal)
+    assert trio.current_time() - start == pytest.approx(3)
 
 
 async def test_local_questions_use_the_given_clock() -> None:

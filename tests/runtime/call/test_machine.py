@@ -63,6 +63,7 @@ from tests.programs import (
     RaiseStep,
     RandomStep,
     SampleStep,
+    SleepStep,
     Trace,
     all_labels,
     answer_for,
@@ -210,6 +211,85 @@ def test_a_restored_branch_keeps_its_deadline_or_expires_at_once(down: float) ->
         assert isinstance(finish, Finish)
         assert isinstance(finish.outcome, Raised)
         assert failure_label(finish.outcome.error) == "timeout r/0"
+
+
+@pytest.mark.parametrize("down", [2.0, 15.0])
+def test_a_sleep_records_its_deadline_and_a_restart_waits_only_the_rest(
+    down: float,
+) -> None:
+    """Rule 5 for a sleep of 10 s: its deadline is written before anything
+    else happens; restored ``down`` s later, it waits for what is left, or
+    ends at once, and either way is journaled as answered."""
+    clock = FakeClock()
+    program: Program = (SleepStep("a", 10.0), SampleStep("b"))
+    machine = _open(program, durable=True, clock=clock)
+    timer, persist = machine.commands()
+    assert isinstance(timer, SetTimer)
+    assert timer.key == "0"
+    assert timer.deadline == pytest.approx(START + 10.0, abs=0.01)
+    assert timer.seconds == pytest.approx(10.0, abs=0.01)
+    assert persist == Persist(({"t": "0", "at": timer.deadline},))
+    assert machine.is_sleeping("0")
+    assert machine.wake_at == timer.deadline
+    machine.persisted()
+    assert machine.commands() == []  # nothing happens while it sleeps
+    clock.now += down  # the process dies, and a new one opens the call
+    journal = Journal.from_records(persist.records, machine.call_id)
+    restored = _open(program, durable=True, clock=clock, journal=journal)
+    commands = restored.commands()
+    if down < 10.0:
+        [again] = commands
+        assert again == SetTimer("0", timer.deadline, again.seconds)
+        assert again.seconds == pytest.approx(10.0 - down, abs=0.01)
+        clock.now = timer.deadline
+        restored.timer_fired("0")
+        commands = restored.commands()
+    assert not restored.is_sleeping("0")
+    assert restored.wake_at is None
+    [answered] = commands
+    assert isinstance(answered, Persist)
+    assert [ident(r) for r in answered.records] == [("answer", "0")]
+    assert answered.records[0]["r"] == timer.deadline  # its answer: the deadline
+    restored.persisted()
+    [ask] = restored.commands()
+    assert isinstance(ask, AskPeer)
+    assert ask.key == "1"
+
+
+def test_a_sleep_whose_branch_runs_out_is_withdrawn_and_its_timer_cancelled() -> None:
+    machine = _open((BranchStep(((SleepStep("a", 50.0),),), 10.0),))
+    branch, sleep = machine.commands()
+    assert isinstance(branch, SetTimer)
+    assert sleep == SetTimer("0.0/0", sleep.deadline, sleep.seconds)
+    machine.timer_fired("0")
+    cancel, finish = machine.commands()
+    assert cancel == CancelTimer("0.0/0")
+    assert isinstance(finish, Finish)
+    assert isinstance(finish.outcome, Raised)
+    assert failure_label(finish.outcome.error) == "timeout r/0"
+    machine.timer_fired("0.0/0")  # a late firing changes nothing
+    assert machine.commands() == []
+
+
+def test_a_sleep_the_driver_fails_ends_its_timer_and_raises_at_the_yield() -> None:
+    """What a 2026-07-28 request does with a sleep over its bound."""
+    machine = _open((SleepStep("a", 50.0),))
+    [timer] = machine.commands()
+    assert isinstance(timer, SetTimer)
+    assert machine.fail("0", PeerError(-32603, "a"))
+    cancel, finish = machine.commands()
+    assert cancel == CancelTimer("0")
+    assert isinstance(finish, Finish)
+    assert isinstance(finish.outcome, Raised)
+    assert failure_label(finish.outcome.error) == "a"
+    assert not machine.is_sleeping("0")
+
+
+def test_a_cancelled_sleeping_call_finishes_with_no_timer_to_cancel() -> None:
+    machine = _open((SleepStep("a", 50.0),))
+    [_timer] = machine.commands()
+    machine.cancel()
+    assert machine.commands() == [Finish(Cancelled())]
 
 
 # --- the driver -----------------------------------------------------------------------
@@ -490,10 +570,14 @@ class Driver:
         timer = self.timers.pop(key)
         self.clock.now = max(self.clock.now, timer.deadline)
         exact = self.unacked is None  # the driver's view is the machine's
+        sleeping = self.machine.is_sleeping(key)
         self.fired.add(key)
         self.stopped_timers.add(key)
         self.machine.timer_fired(key)
-        if exact:
+        if exact and sleeping:  # rule 5: a sleep is answered when it fires
+            assert not self.machine.is_sleeping(key)
+            assert not self.machine.is_pending(key), f"sleep {key!r} fired, not over"
+        elif exact:
             assert self.trace.ended.get(key) == "timeout", (
                 f"timer {key!r} fired while its branch ran, and it did not expire"
             )
