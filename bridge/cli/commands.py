@@ -388,8 +388,6 @@ def _add_completion(verbs: Any) -> None:
 
 
 def _add_journal(verbs: Any) -> None:
-    from .journal_export import add_journal_arguments
-
     journal = verbs.add_parser(
         "journal",
         help="write a call's or a task's journal from a store, as JSON",
@@ -402,7 +400,25 @@ def _add_journal(verbs: Any) -> None:
             "list the calls and tasks in the store. An unknown ID: exit status 1."
         ),
     )
-    add_journal_arguments(journal)
+    journal.add_argument(
+        "store", metavar="STORE_URL", help="the store: what serve --store takes"
+    )
+    journal.add_argument(
+        "id",
+        metavar="ID",
+        nargs="?",
+        help=(
+            "a task id, a call id from the list, or a 2026-07-28 requestState; "
+            "without it: list the calls and tasks in the store"
+        ),
+    )
+    journal.add_argument(
+        "--store-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds one store operation may take, opening it included (5)",
+    )
     journal.set_defaults(run=_journal)
 
 

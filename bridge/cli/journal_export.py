@@ -18,15 +18,16 @@ is one of:
 Without ``ID``, lists the calls and tasks the store holds, one a line: its
 kind, id, tool (``-`` where the store does not keep it) and status.
 
-Every store operation has a deadline (``--store-timeout``, as ``serve``'s),
-opening the store included. What a user can get wrong (an unknown id, a
-store that cannot be opened, a state sealed under another key) is a
-:class:`JournalError`: one line, exit status 1.
+Every store operation has a deadline (``--store-timeout``, 5 s, as
+``serve``'s), opening and closing the store included. The verb's arguments
+are parsed in :mod:`.commands`; this module is imported only to run it.
+What a user can get wrong (an unknown id, a store that cannot be opened, a
+state sealed under another key) is a :class:`JournalError`: one line, exit
+status 1.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import os
@@ -44,40 +45,15 @@ from bridge.stores import AsyncStore, JournalStore, StoreError, open_store
 from runtime.errors import RequestError
 from runtime.lowlevel import Journal, JournalDocument
 
-__all__ = ["JournalError", "add_journal_arguments", "export"]
+__all__ = ["JournalError", "export"]
 
-DEFAULT_TIMEOUT: Final = 5.0
+_CLOSE_TIMEOUT: Final = 5.0
 _STATE_PREFIX: Final = "v1."
 _PURPOSES: Final = ("tools/call", "prompts/get")  # what a state may be sealed for
 
 
 class JournalError(Exception):
     """What the user asked cannot be done: one line, exit status 1."""
-
-
-def add_journal_arguments(parser: argparse.ArgumentParser) -> None:
-    """``journal``'s arguments."""
-    parser.add_argument(
-        "store",
-        metavar="STORE_URL",
-        help="the store the server uses (what serve --store takes)",
-    )
-    parser.add_argument(
-        "id",
-        metavar="ID",
-        nargs="?",
-        help=(
-            "a task id, a call id from the list, or a 2026-07-28 requestState; "
-            "without it: list the calls and tasks in the store"
-        ),
-    )
-    parser.add_argument(
-        "--store-timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"seconds one store operation may take (default {DEFAULT_TIMEOUT})",
-    )
 
 
 def export(url: str, call_id: str | None, timeout: float) -> str:
@@ -115,7 +91,7 @@ async def _export(url: str, call_id: str | None, timeout: float) -> str:
 
 
 async def _close(store: JournalStore) -> None:
-    with trio.move_on_after(DEFAULT_TIMEOUT):
+    with trio.move_on_after(_CLOSE_TIMEOUT):
         await trio.to_thread.run_sync(store.close, abandon_on_cancel=True)
 
 

@@ -143,10 +143,11 @@ async def test_a_task_from_each_store_replays_and_a_changed_tool_diverges(
     assert "no call or task 'no-such-task'" in unknown.stderr
 
 
-async def test_rounds_journals_from_a_store_and_from_a_state(tmp_path: Path) -> None:
+async def test_journals_of_rounds_states_and_a_2025_call(tmp_path: Path) -> None:
     """A 2026-07-28 call, not a task: the user holds its ``requestState``.
     With a store the state refers to the journal there; without one it
-    carries it, sealed: both open with the server's key, and no other."""
+    carries it, sealed: both open with the server's key, and no other. A
+    2025-11-25 call on a durable session is found in the store's list."""
     store = f"sqlite:{tmp_path / 'store.sqlite3'}"
     key = {"YIELDMCP_STATE_KEY": new_key()}
     async with (
@@ -167,12 +168,25 @@ async def test_rounds_journals_from_a_store_and_from_a_state(tmp_path: Path) -> 
                 done = await wire.request("tools/call", again)
             states.append(state)
             results.append(done["content"][0]["text"])
+        # And a 2025-11-25 call on a durable session, as a user makes one.
+        answer = ["--answer", 'confirm={"ok": true}']
+        command = ["call", durable, "trip", "--arg", "city=Lima", "--era", "legacy"]
+        legacy = subprocess.run(
+            [sys.executable, "-m", "bridge.cli", *command, *answer],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert legacy.returncode == 0, legacy.stderr
 
     # The state refers to the call in the store: its whole journal by now.
     from_store = _document(_journal(store, states[0], env=key))
     assert (from_store["source"], from_store["tool"]) == ("round", "trip")
     assert from_store["id"] in _journal(store).stdout
     assert replay(trip, from_store, {"city": "Oslo"}) == results[0]
+    listed = _journal(store).stdout.splitlines()
+    (call_id,) = [line.split("\t")[1] for line in listed if line.startswith("call\t")]
+    from_call = _document(_journal(store, call_id))
+    assert (from_call["source"], from_call["arguments"]) == ("call", {"city": "Lima"})
+    assert replay(trip, from_call) == legacy.stdout.strip()
     # A stateless state carries the journal it was sealed with: the first
     # round's ends at the question.
     from_state = _document(_journal("memory:", states[1], env=key))
