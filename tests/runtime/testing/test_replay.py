@@ -8,6 +8,7 @@ stores through ``yieldmcp journal``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from runtime.testing import (
     run_scripted,
     text,
 )
+from tests.fixtures.journal_tools import trip
+from tests.helpers import ROOT
 
 
 class Confirm(BaseModel):
@@ -283,3 +286,18 @@ def test_record_then_replay_gives_the_same_result(
         arguments={"city": city}, records=tuple(journal.records()),
     )  # fmt: skip
     assert replay(checkout, json.loads(json.dumps(document.to_json()))) == result
+
+
+KEPT = ROOT / "tests/data/journals"
+
+
+def test_a_journal_a_real_server_wrote_replays_to_its_result() -> None:
+    """A file written by ``yieldmcp journal`` (tests/data/journals/README.md)
+    replays under this version: the format is kept, and so is the tool."""
+    path = KEPT / "trip-task.json"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert digest == "4cfc433cf07ac2ed70bcf494a0f56c128b3620c5580cce1d6434e73b46b39461"
+    document = load_journal(path)
+    assert document.ended is not None
+    recorded = document.ended["structuredContent"]["result"]
+    assert replay(trip, path) == recorded == "Rome booked for 400 at 1795891049"
