@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,16 @@ from runtime.testing import (
 )
 from tests.fixtures.journal_tools import trip
 from tests.helpers import ROOT
+from tests.programs import (
+    Program,
+    Trace,
+    answer_for,
+    failure_label,
+    program_tool,
+    timed_programs,
+    work_now,
+    worked,
+)
 
 
 class Confirm(BaseModel):
@@ -301,3 +313,51 @@ def test_a_journal_a_real_server_wrote_replays_to_its_result() -> None:
     assert document.ended is not None
     recorded = document.ended["structuredContent"]["result"]
     assert replay(trip, path) == recorded == "Rome booked for 400 at 1795891049"
+
+
+def _outcome(call: Callable[[], Any]) -> Any:
+    try:
+        return ("returned", call())
+    except Exception as error:
+        return ("raised", failure_label(error))
+
+
+@given(timed_programs, st.integers(0, 2**32), st.floats(0, 2e9))
+def test_generated_programs_recorded_then_replayed_agree(
+    program: Program, seed: int, now: float
+) -> None:
+    """For drawn tools (samples, forms, steps that may fail, the clock,
+    random draws, nested branches, notices, raises) and their answers, a
+    replay of the recorded journal gives the same outcome and sees the
+    same clock and random values, running no step."""
+    peer = ScriptedPeer(
+        samples=lambda q: answer_for(q, frozenset()),
+        elicits={"k": lambda q: answer_for(q, frozenset())},
+        steps={"work": work_now},
+    )
+    journal, first_trace = Journal(), Trace()
+    first = _outcome(
+        lambda: run_scripted(
+            program_tool(program, first_trace),
+            {},
+            peer,
+            journal=journal,
+            clock=lambda: now,
+            rng=random.Random(seed),
+        )
+    )
+    document = JournalDocument(
+        id=journal.call_id, source="call", tool="program", arguments={},
+        records=tuple(journal.records()),
+    )  # fmt: skip
+    worked.clear()
+    again_trace = Trace()
+    again = _outcome(
+        lambda: replay(
+            program_tool(program, again_trace),
+            json.loads(json.dumps(document.to_json())),
+        )
+    )
+    assert again == first
+    assert worked == []
+    assert again_trace.seen == first_trace.seen
