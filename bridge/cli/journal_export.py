@@ -101,7 +101,7 @@ async def _document(store: AsyncStore, wanted: str) -> JournalDocument:
     task = await store.get(TASKS, wanted)
     if task is not None:
         doc = TaskDoc.from_json(task.value)
-        ended = doc.result if doc.result is not None else doc.error
+        ended = _ended(doc.result, doc.error)
         records = await store.read(CALLS, wanted)
         return _made(wanted, "task", doc.tool, doc.arguments, records, ended)
     return await _from_call(store, wanted, None)
@@ -122,8 +122,9 @@ async def _from_call(
         fields = cast("Mapping[str, Any]", params)
         name: Any = fields.get("name")
         arguments: Any = fields.get("arguments") or {}
-        done: Any = value.get("done")
-        return _made(call_id, "call", name, arguments, records, done)
+        done: Any = _object(value.get("done")) or {}  # the call's response
+        ended = _ended(done.get("result"), done.get("error")) if done else None
+        return _made(call_id, "call", name, arguments, records, ended)
     return _made(call_id, "round", tool, None, records, None)
 
 
@@ -197,6 +198,16 @@ def _made(
     except ValueError as exc:
         raise JournalError(f"{source} {call_id}: {exc}") from None
     return document
+
+
+def _ended(result: Any, error: Any) -> dict[str, Any] | None:
+    """How a call ended, one shape for tasks and calls: ``{"result": ...}``
+    (the MCP result), ``{"error": ...}`` (the JSON-RPC error), or None."""
+    if isinstance(result, Mapping):
+        return {"result": _object(result)}
+    if isinstance(error, Mapping):
+        return {"error": _object(error)}
+    return None
 
 
 def _object(value: Any) -> dict[str, Any] | None:

@@ -290,8 +290,9 @@ class JournalDocument:
     store) or ``"state"`` (a 2026-07-28 ``requestState`` that carries its
     journal). ``tool`` and ``arguments`` are None where the store does not
     keep them (a round's arguments travel with each request); ``ended`` is
-    the call's end as the store keeps it (a task's result or error, a
-    2025-11-25 call's response), None while it runs. ``records`` are the
+    how the call ended as the store keeps it, ``{"result": ...}`` (the MCP
+    result) or ``{"error": ...}`` (a JSON-RPC error), None while it runs or
+    where the store does not keep it (a 2026-07-28 call). ``records`` are the
     journal's records in the order they were written.
     """
 

@@ -128,6 +128,7 @@ async def test_a_task_from_each_store_replays_and_a_changed_tool_diverges(
     assert document["format"] == "yieldmcp.journal/1"
     assert (document["source"], document["tool"]) == ("task", "trip")
     assert document["arguments"] == {"city": "Rome"}
+    assert document["ended"]["result"]["content"][0]["text"] == result
     assert replay(trip, document) == result
 
     with pytest.raises(ReplayDivergence) as caught:
@@ -187,6 +188,9 @@ async def test_journals_of_rounds_states_and_a_2025_call(tmp_path: Path) -> None
     from_call = _document(_journal(store, call_id))
     assert (from_call["source"], from_call["arguments"]) == ("call", {"city": "Lima"})
     assert replay(trip, from_call) == legacy.stdout.strip()
+    assert from_call["ended"]["result"]["structuredContent"]["result"] == (
+        legacy.stdout.strip()
+    )
     # A stateless state carries the journal it was sealed with: the first
     # round's ends at the question.
     from_state = _document(_journal("memory:", states[1], env=key))

@@ -308,11 +308,11 @@ def test_a_journal_a_real_server_wrote_replays_to_its_result() -> None:
     replays under this version: the format is kept, and so is the tool."""
     path = KEPT / "trip-task.json"
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    assert digest == "4cfc433cf07ac2ed70bcf494a0f56c128b3620c5580cce1d6434e73b46b39461"
+    assert digest == "f167fa20a71fbdf4a960ad4253852df33f10d51a24946924dcdac76e52fbd13a"
     document = load_journal(path)
     assert document.ended is not None
-    recorded = document.ended["structuredContent"]["result"]
-    assert replay(trip, path) == recorded == "Rome booked for 400 at 1795891049"
+    recorded = document.ended["result"]["structuredContent"]["result"]
+    assert replay(trip, path) == recorded == "Rome booked for 400 at 1795892167"
 
 
 def _outcome(call: Callable[[], Any]) -> Any:
