@@ -139,7 +139,8 @@ class ReplayDivergence(YieldMCPError):
     def __init__(self, key: str, recorded: str, asked: str) -> None:
         super().__init__(
             f"replay diverged at key {key!r}: the journal recorded {recorded}, "
-            f"the tool now asks {asked}; code between yields must be "
+            f"the tool now asks {asked}; the tool's code changed since the "
+            f"call was recorded, or its code between yields is not "
             f"deterministic (put side effects and I/O in ctx.step)"
         )
         self.key = key
