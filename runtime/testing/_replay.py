@@ -47,7 +47,7 @@ from ..call.commands import (
 from ..call.events import Cancelled, Raised, Returned
 from ..call.journal import JournalDocument
 from ..call.machine import CallMachine, open_call
-from ..call.observe import OBSERVING
+from ..call.observe import OBSERVING, Observer, performing
 from ..effects.base import Question
 from ..elicitation.effects import Elicit
 from ..errors import InternalError, JournalExhausted, ReplayDivergence
@@ -228,7 +228,8 @@ class _Replaying:
 @final
 class _Watch:
     """Hears which questions a replay answers from the journal and which it
-    asks afresh (an :class:`~runtime.call.observe.Observer`)."""
+    asks afresh (an :class:`~runtime.call.observe.Observer`), and tells the
+    observer around the replay, if any, everything it hears."""
 
     def __init__(self, document: JournalDocument) -> None:
         self.recorded: dict[str, tuple[str, str | None]] = {}
@@ -241,6 +242,9 @@ class _Watch:
             elif "t" in record:
                 self.deadlines[str(record["t"])] = float(record["at"])
         self.used: set[str] = set()  # answered from the journal
+        # Whoever watched calls made here before the replay (a test's
+        # ``picture``) hears the replay too.
+        self.outer: Observer | None = OBSERVING.get()
         self.fresh: dict[str, Question[Any]] = {}  # asked afresh, not withdrawn
 
     # --- judging ---------------------------------------------------------------------
@@ -272,40 +276,53 @@ class _Watch:
         digest, label = self.recorded[key]
         return f"{label or 'an answer'} (digest {digest[:12]})"
 
-    # --- the observer ----------------------------------------------------------------
+    # --- the observer: noted, and told to the one around the replay ---------------
 
     def began(self, call_id: str) -> None:
-        pass
+        if self.outer is not None:
+            self.outer.began(call_id)
 
     def asked(self, key: str, question: Any) -> None:
         self.fresh[key] = cast("Question[Any]", question)
+        if self.outer is not None:
+            self.outer.asked(key, question)
 
     def replayed(self, key: str, question: Any, recorded: Any) -> None:
         self.used.add(key)
+        if self.outer is not None:
+            self.outer.replayed(key, question, recorded)
 
     def answered(self, key: str, reply: Any) -> None:
-        pass
+        if self.outer is not None:
+            self.outer.answered(key, reply)
 
     def failed(self, key: str, error: BaseException) -> None:
-        pass
+        if self.outer is not None:
+            self.outer.failed(key, error)
 
     def withdrawn(self, key: str) -> None:
         self.fresh.pop(key, None)  # its branch ended: the recording's did too
+        if self.outer is not None:
+            self.outer.withdrawn(key)
 
     def told(self, key: str, notice: Any, fresh: bool) -> None:
-        pass
+        if self.outer is not None:
+            self.outer.told(key, notice, fresh)
 
     def branched(self, key: str, limits: Any, children: int) -> None:
-        pass
+        if self.outer is not None:
+            self.outer.branched(key, limits, children)
 
     def joined(self, key: str, error: BaseException | None) -> None:
-        pass
+        if self.outer is not None:
+            self.outer.joined(key, error)
 
     def finished(self, outcome: Any) -> None:
-        pass
+        if self.outer is not None:
+            self.outer.finished(outcome)
 
     def performing(self, key: str) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
+        return performing(self.outer, key)
 
 
 def _asked(question: Question[Any]) -> str:

@@ -28,6 +28,7 @@ from runtime.testing import (
     accept,
     decline,
     load_journal,
+    picture,
     replay,
     run_scripted,
     text,
@@ -361,3 +362,12 @@ def test_generated_programs_recorded_then_replayed_agree(
     assert again == first
     assert worked == []
     assert again_trace.seen == first_trace.seen
+
+
+def test_a_picture_around_a_replay_draws_it(tmp_path: Path) -> None:
+    result, document = record(checkout, {"city": "Rome"}, booked_peer())
+    with picture(tmp_path / "replay.html", title="replay") as timeline:
+        assert replay(checkout, document) == result
+    assert [bar.key for bar in timeline.bars] == ["0", "1", "2", "3"]
+    assert all(bar.replayed for bar in timeline.bars)
+    assert (tmp_path / "replay.html").exists()
