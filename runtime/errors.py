@@ -40,6 +40,7 @@ __all__ = [
     "InvalidMessages",
     "InvalidTool",
     "InvalidToken",
+    "JournalExhausted",
     "JournalTooLarge",
     "LimitExceeded",
     "LocalProtocolError",
@@ -139,11 +140,30 @@ class ReplayDivergence(YieldMCPError):
     def __init__(self, key: str, recorded: str, asked: str) -> None:
         super().__init__(
             f"replay diverged at key {key!r}: the journal recorded {recorded}, "
-            f"the tool now asks {asked}; code between yields must be "
+            f"the tool now asks {asked}; the tool's code changed since the "
+            f"call was recorded, or its code between yields is not "
             f"deterministic (put side effects and I/O in ctx.step)"
         )
         self.key = key
         self.recorded = recorded
+        self.asked = asked
+
+
+@final
+class JournalExhausted(ReplayDivergence):
+    """A replay reached a question its journal does not record: the journal
+    ends before the tool does (it was taken while the call was in flight, or
+    the tool now asks more than it did). ``asked`` says what the tool asks
+    next, at ``key``; ``recorded`` is ``"nothing"``."""
+
+    def __init__(self, key: str, asked: str) -> None:
+        YieldMCPError.__init__(
+            self,
+            f"the journal ends before the tool does: at key {key!r} the tool "
+            f"asks {asked}, which the journal does not record",
+        )
+        self.key = key
+        self.recorded = "nothing"
         self.asked = asked
 
 

@@ -10,7 +10,8 @@ from the concept folders where they live:
   :class:`SetTimer`, :class:`CancelTimer`, :class:`Finish`), carried out by
   a driver (a :class:`Carrier`, through :func:`carry_out`); the journal's
   records (:data:`Record`, :func:`answer_record`, :func:`notice_record`,
-  :func:`timer_record`, :func:`patch_record`).
+  :func:`timer_record`, :func:`patch_record`) and the document of one call's
+  journal (:class:`JournalDocument`, in :data:`JOURNAL_FORMAT`).
 * **Running a call**: :func:`run` and :func:`drive` against an
   :class:`Executor` (trio), or the sans-IO :class:`Stepper` and :func:`start`
   driven by hand through its events (:class:`Ask`, :class:`Tell`,
@@ -65,7 +66,9 @@ from .call.events import StartTimer as StartTimer
 from .call.events import StopTimer as StopTimer
 from .call.events import Tell as Tell
 from .call.events import Withdraw as Withdraw
+from .call.journal import JOURNAL_FORMAT as JOURNAL_FORMAT
 from .call.journal import Journal as Journal
+from .call.journal import JournalDocument as JournalDocument
 from .call.journal import JournalEntry as JournalEntry
 from .call.journal import Record as Record
 from .call.journal import answer_record as answer_record
@@ -107,6 +110,7 @@ from .errors import InvalidArguments as InvalidArguments
 from .errors import InvalidEffect as InvalidEffect
 from .errors import InvalidMessages as InvalidMessages
 from .errors import InvalidTool as InvalidTool
+from .errors import JournalExhausted as JournalExhausted
 from .errors import JournalTooLarge as JournalTooLarge
 from .errors import LimitExceeded as LimitExceeded
 from .errors import PeerError as PeerError
@@ -138,6 +142,7 @@ from .wire.schemas import Unresolvable as Unresolvable
 from .wire.schemas import offline_validator as offline_validator
 
 __all__ = [
+    "JOURNAL_FORMAT",
     "Ask",
     "AskPeer",
     "AtOnce",
@@ -168,7 +173,9 @@ __all__ = [
     "InvalidMessages",
     "InvalidTool",
     "Journal",
+    "JournalDocument",
     "JournalEntry",
+    "JournalExhausted",
     "JournalTooLarge",
     "LimitExceeded",
     "ListRoots",

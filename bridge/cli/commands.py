@@ -1,5 +1,5 @@
 """The ``yieldmcp`` command line: ``serve``, ``call``, ``demo``, ``dev``, ``init``,
-``install`` and ``completion``.
+``install``, ``completion`` and ``journal``.
 
 * ``serve FILE_OR_MODULE [--http [HOST:]PORT] [--reload]`` serves the tools,
   resources and prompts a file defines, over stdio (default) or Streamable
@@ -18,6 +18,8 @@
   host's MCP configuration (:mod:`.install_host`).
 * ``completion bash|zsh|fish`` prints a shell completion script
   (:mod:`.completion`).
+* ``journal STORE_URL [ID]`` writes a call's or a task's journal from a
+  store as JSON, for :func:`runtime.testing.replay` (:mod:`.journal_export`).
 
 Errors are one line on stderr and a non-zero exit code; when serving over
 stdio, stdout carries nothing but MCP (what the served code prints goes to
@@ -126,6 +128,7 @@ def _parser(verb: str | None) -> argparse.ArgumentParser:
     _add_init(verbs)
     _add_install(verbs)
     _add_completion(verbs)
+    _add_journal(verbs)
     return parser
 
 
@@ -401,6 +404,41 @@ def _add_completion(verbs: Any) -> None:
     completion.set_defaults(run=_completion)
 
 
+def _add_journal(verbs: Any) -> None:
+    journal = verbs.add_parser(
+        "journal",
+        help="write a call's or a task's journal from a store, as JSON",
+        description=(
+            "Write the journal of the call or task ID, from the store at "
+            "STORE_URL (what serve --store takes), as one JSON document on "
+            "stdout: what runtime.testing.replay(tool, journal, params) reads. "
+            "ID is a task id, a call id, or a 2026-07-28 requestState (opened "
+            "with YIELDMCP_STATE_KEY, or the key the store keeps). Without ID, "
+            "list the calls and tasks in the store. An unknown ID: exit status 1."
+        ),
+    )
+    journal.add_argument(
+        "store", metavar="STORE_URL", help="the store: what serve --store takes"
+    )
+    journal.add_argument(
+        "id",
+        metavar="ID",
+        nargs="?",
+        help=(
+            "a task id, a call id from the list, or a 2026-07-28 requestState; "
+            "without it: list the calls and tasks in the store"
+        ),
+    )
+    journal.add_argument(
+        "--store-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds one store operation may take, opening it included (5)",
+    )
+    journal.set_defaults(run=_journal)
+
+
 # --- verbs -------------------------------------------------------------------------
 
 
@@ -592,6 +630,18 @@ def _completion(args: argparse.Namespace) -> int:
     from .completion import script
 
     sys.stdout.write(script(args.shell, _parser("serve")))
+    return 0
+
+
+def _journal(args: argparse.Namespace) -> int:
+    from .journal_export import JournalError, export
+
+    try:
+        written = export(args.store, args.id, args.store_timeout)
+    except JournalError as exc:
+        raise CliError(str(exc)) from None
+    if written:
+        print(written)
     return 0
 
 

@@ -237,11 +237,13 @@ class RoundHold:
         return self.call_id
 
     async def finish(self) -> None:
-        """The call ended (a result or an error): its state is used up, and
-        nothing will replay its journal again."""
+        """The call ended (a result or an error): its state is used up. The
+        records of its last round go with the write that says so, so the
+        journal in the store is the whole call's (``yieldmcp journal`` takes
+        it out for a replay)."""
         if self.first:
             return  # a first round: no state was ever given out
-        await self._move({"round": self.round, "done": True}, write=False)
+        await self._move({"round": self.round, "done": True}, write=True)
 
     async def release(self) -> None:
         """Give the claim back: the request was refused for its own fault, and

@@ -42,20 +42,29 @@ keys say (:meth:`Journal.passed`).
 
 A later record at the same key replaces an earlier one (the question changed
 and was asked again).
+
+A third form is a *document* (:class:`JournalDocument`): the records of one
+call with what they are the journal of (the call's id, where it came from,
+its tool and arguments when the store knows them, how it ended), as the JSON
+object ``yieldmcp journal`` writes and :func:`runtime.testing.replay` reads.
+Its ``"format"`` field (:data:`JOURNAL_FORMAT`) versions it: a reader refuses
+a format it does not know, so a file kept under ``tests/`` keeps its meaning.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, final
+from typing import Any, Final, cast, final
 
 import attrs
 
 from ..errors import ReplayDivergence
 
 __all__ = [
+    "JOURNAL_FORMAT",
     "Journal",
+    "JournalDocument",
     "JournalEntry",
     "Record",
     "answer_record",
@@ -345,3 +354,112 @@ def _text(value: Any) -> str:
     if type(value) is not str:
         raise TypeError(f"keys and digests are strings, not {value!r}")
     return value
+
+
+JOURNAL_FORMAT: Final = "yieldmcp.journal/1"
+"""The ``"format"`` of a journal document this version writes and reads."""
+
+_FORMAT_FAMILY: Final = "yieldmcp.journal/"
+_SOURCES: Final = frozenset({"task", "call", "round", "state"})
+
+
+@final
+@attrs.frozen(kw_only=True)
+class JournalDocument:
+    """One call's journal with what it is the journal of (module doc).
+
+    ``source`` says where it came from: ``"task"`` (a task of the tasks
+    extension), ``"call"`` (a 2025-11-25 call on a durable session),
+    ``"round"`` (a 2026-07-28 call whose rounds keep their journal in a
+    store) or ``"state"`` (a 2026-07-28 ``requestState`` that carries its
+    journal). ``tool`` and ``arguments`` are None where the store does not
+    keep them (a round's arguments travel with each request); ``ended`` is
+    how the call ended as the store keeps it, ``{"result": ...}`` (the MCP
+    result) or ``{"error": ...}`` (a JSON-RPC error), None while it runs or
+    where the store does not keep it (a 2026-07-28 call). ``records`` are the
+    journal's records in the order they were written.
+    """
+
+    id: str
+    source: str
+    tool: str | None
+    arguments: Mapping[str, Any] | None
+    records: tuple[Record, ...]
+    ended: Mapping[str, Any] | None = None
+
+    def journal(self) -> Journal:
+        """The journal the records describe (ValueError if one is malformed)."""
+        return Journal.from_records(self.records, self.id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": JOURNAL_FORMAT,
+            "id": self.id,
+            "source": self.source,
+            "tool": self.tool,
+            "arguments": None if self.arguments is None else dict(self.arguments),
+            "ended": None if self.ended is None else dict(self.ended),
+            "records": [dict(record) for record in self.records],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> JournalDocument:
+        """The document ``data`` holds (the JSON :meth:`to_json` makes).
+
+        Raises:
+            ValueError: one line saying what is wrong: not a journal document,
+                a format this version does not read (a newer yieldmcp wrote
+                it), or a malformed field or record.
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(  # noqa: TRY004 - a bad document, not a bad argument
+                "not a yieldmcp journal document: not a JSON object"
+            )
+        fields = cast("Mapping[str, Any]", data)
+        found: Any = fields.get("format")
+        if not isinstance(found, str) or not found.startswith(_FORMAT_FAMILY):
+            raise ValueError(
+                f"not a yieldmcp journal document: its format is {found!r}, "
+                f"expected {JOURNAL_FORMAT!r}"
+            )
+        if found != JOURNAL_FORMAT:
+            raise ValueError(
+                f"a journal document in format {found!r}, which this yieldmcp "
+                f"does not read (it reads {JOURNAL_FORMAT!r}): a newer "
+                f"yieldmcp wrote it"
+            )
+        call_id: Any = fields.get("id")
+        source: Any = fields.get("source")
+        tool: Any = fields.get("tool")
+        arguments: Any = fields.get("arguments")
+        ended: Any = fields.get("ended")
+        records: Any = fields.get("records")
+        problem = None
+        if not isinstance(call_id, str) or not call_id:
+            problem = "'id' must be a non-empty string"
+        elif source not in _SOURCES:
+            problem = f"'source' must be one of {sorted(_SOURCES)}, not {source!r}"
+        elif tool is not None and not isinstance(tool, str):
+            problem = "'tool' must be a string or null"
+        elif arguments is not None and not isinstance(arguments, Mapping):
+            problem = "'arguments' must be an object or null"
+        elif ended is not None and not isinstance(ended, Mapping):
+            problem = "'ended' must be an object or null"
+        elif not isinstance(records, list) or not all(
+            isinstance(r, Mapping) for r in cast("list[Any]", records)
+        ):
+            problem = "'records' must be a list of objects"
+        if problem is not None:
+            raise ValueError(f"malformed journal document: {problem}")
+        document = cls(
+            id=call_id,
+            source=source,
+            tool=tool,
+            arguments=None
+            if arguments is None
+            else dict(cast("Mapping[str, Any]", arguments)),
+            records=tuple(dict(r) for r in cast("list[Mapping[str, Any]]", records)),
+            ended=None if ended is None else dict(cast("Mapping[str, Any]", ended)),
+        )
+        document.journal()  # every record is checked here, not at replay
+        return document

@@ -263,7 +263,9 @@ class TaskHold:
         return {}
 
     async def finish(self) -> None:
-        self.kept.clear()  # the task's result is its end: nothing replays it
+        # Nothing resumes an ended task, but its journal is taken out whole
+        # for a replay (``yieldmcp journal``): its last records are written.
+        await self.flush()
 
     async def release(self) -> None:
         self.kept.clear()  # a refused answer: asked again (runner)

@@ -18,7 +18,11 @@ YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
 # (the words typed so far, the word being completed) -> what must complete it
 EXPECTED = [
     ([], "se", {"serve"}),
-    ([], "", {"serve", "call", "demo", "dev", "init", "install", "completion"}),
+    (
+        [],
+        "",
+        {"serve", "call", "demo", "dev", "init", "install", "completion", "journal"},
+    ),
     (["serve"], "--max-ca", {"--max-calls", "--max-calls-per-session"}),
     (["serve", "--stream-responses"], "", {"always", "when-needed"}),
     (["call", "x"], "--era", {"--era"}),

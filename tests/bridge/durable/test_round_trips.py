@@ -52,13 +52,13 @@ async def test_a_ten_answer_call_makes_two_store_trips_a_round() -> None:
     assert result.content[0].text == "10"  # type: ignore[union-attr]
     # The first round parks the call (put_and_append); each of the ten
     # resumed rounds opens it (get_and_read) and moves it on with its answer
-    # (put_and_append), but the last, which marks it done (put): nothing
-    # replays a call that ended, so its last answer is not written. Besides
+    # (put_and_append), the last as it marks the call done: the journal of
+    # an ended call is whole, for `yieldmcp journal` and a replay. Besides
     # the rounds: the server's run scope sweeps and scans for tasks to resume
     # once as it starts (the recovery service).
-    rounds = {"get_and_read": 10, "put_and_append": 10, "put": 1}
+    rounds = {"get_and_read": 10, "put_and_append": 11}
     assert dict(store.calls) == {**rounds, "sweep": 1, "scan": 1}
-    assert len(store.inner.read("call", _only_call(store.inner))) == 9
+    assert len(store.inner.read("call", _only_call(store.inner))) == 10
 
 
 def _only_call(store: MemoryStore) -> str:

@@ -1,0 +1,241 @@
+"""``yieldmcp journal STORE_URL [ID]``: a call's journal, out of a store.
+
+With ``ID``, writes the journal of that call or task as one JSON document on
+stdout (:class:`runtime.lowlevel.JournalDocument`, format
+``yieldmcp.journal/1``): what :func:`runtime.testing.replay` reads. ``ID``
+is one of:
+
+* a task's id (the ``taskId`` its ``tools/call`` was answered with);
+* a call's id in the store: a 2025-11-25 call on a durable session, or a
+  2026-07-28 call whose rounds keep their journal there; the list below
+  shows them;
+* a 2026-07-28 ``requestState`` (``v1.…``), opened with the key the server
+  seals with: ``YIELDMCP_STATE_KEY``, or else the key the store keeps for
+  its servers (``docs/durable.md``). A state that refers to a call in the
+  store gives that call's journal; a state of a server without a store
+  carries the journal itself. A state is read whatever its age.
+
+Without ``ID``, lists the calls and tasks the store holds, one a line: its
+kind, id, tool (``-`` where the store does not keep it) and status.
+
+Every store operation has a deadline (``--store-timeout``, 5 s, as
+``serve``'s), opening and closing the store included. The verb's arguments
+are parsed in :mod:`.commands`; this module is imported only to run it.
+What a user can get wrong (an unknown id, a store that cannot be opened, a
+state sealed under another key) is a :class:`JournalError`: one line, exit
+status 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Final, cast
+
+import trio
+
+from bridge.durable.keys import ID as KEY_ID
+from bridge.durable.keys import NAMESPACE as KEY_NAMESPACE
+from bridge.durable.log import CALLS
+from bridge.durable.tasks import TASKS, TaskDoc
+from bridge.server.state_token import KEY_ENV, Sealer, decode_key
+from bridge.stores import AsyncStore, JournalStore, StoreError, open_store
+from runtime.errors import RequestError
+from runtime.lowlevel import Journal, JournalDocument
+
+__all__ = ["JournalError", "export"]
+
+_CLOSE_TIMEOUT: Final = 5.0
+_STATE_PREFIX: Final = "v1."
+_PURPOSES: Final = ("tools/call", "prompts/get")  # what a state may be sealed for
+
+
+class JournalError(Exception):
+    """What the user asked cannot be done: one line, exit status 1."""
+
+
+def export(url: str, call_id: str | None, timeout: float) -> str:
+    """What ``journal`` prints: the document of ``call_id`` (JSON), or the
+    list of calls and tasks.
+
+    Raises:
+        JournalError: the store cannot be opened or does not answer in time,
+            the id is unknown, or a state does not open.
+    """
+    return trio.run(_export, url, call_id, timeout)
+
+
+async def _export(url: str, call_id: str | None, timeout: float) -> str:
+    try:
+        with trio.fail_after(timeout):
+            blocking = await trio.to_thread.run_sync(
+                functools.partial(open_store, url, timeout=timeout),
+                abandon_on_cancel=True,
+            )
+    except trio.TooSlowError:
+        raise JournalError(f"the store did not open within {timeout} s") from None
+    except StoreError as exc:
+        raise JournalError(str(exc)) from None
+    store = AsyncStore(blocking, timeout=timeout)
+    try:
+        if call_id is None:
+            return "\n".join(await _listing(store))
+        document = await _document(store, call_id)
+        return json.dumps(document.to_json(), indent=2, ensure_ascii=False)
+    except StoreError as exc:
+        raise JournalError(f"the store failed: {exc}") from None
+    finally:
+        await _close(blocking)
+
+
+async def _close(store: JournalStore) -> None:
+    with trio.move_on_after(_CLOSE_TIMEOUT):
+        await trio.to_thread.run_sync(store.close, abandon_on_cancel=True)
+
+
+async def _document(store: AsyncStore, wanted: str) -> JournalDocument:
+    if wanted.startswith(_STATE_PREFIX):
+        return await _from_state(store, wanted)
+    task = await store.get(TASKS, wanted)
+    if task is not None:
+        doc = TaskDoc.from_json(task.value)
+        ended = _ended(doc.result, doc.error)
+        records = await store.read(CALLS, wanted)
+        return _made(wanted, "task", doc.tool, doc.arguments, records, ended)
+    return await _from_call(store, wanted, None)
+
+
+async def _from_call(
+    store: AsyncStore, call_id: str, tool: str | None
+) -> JournalDocument:
+    doc, records = await store.get_and_read(CALLS, call_id)
+    if doc is None:
+        raise JournalError(
+            f"no call or task {call_id!r} in the store (expired, or another "
+            f"store); `yieldmcp journal STORE_URL` lists them"
+        )
+    value = doc.value
+    params: Any = value.get("params")
+    if isinstance(params, Mapping):  # a 2025-11-25 call (bridge.durable.live)
+        fields = cast("Mapping[str, Any]", params)
+        name: Any = fields.get("name")
+        arguments: Any = fields.get("arguments") or {}
+        done: Any = _object(value.get("done")) or {}  # the call's response
+        ended = _ended(done.get("result"), done.get("error")) if done else None
+        return _made(call_id, "call", name, arguments, records, ended)
+    return _made(call_id, "round", tool, None, records, None)
+
+
+async def _from_state(store: AsyncStore, token: str) -> JournalDocument:
+    state = _open_state(token, await _keys(store))
+    name: Any = state.get("name")
+    tool = name if isinstance(name, str) else None
+    referred: Any = state.get("call")
+    if isinstance(referred, str):
+        return await _from_call(store, referred, tool)
+    carried: Any = state.get("journal")
+    try:
+        journal = Journal.from_json(carried or {"answers": {}, "notices": []})
+    except ValueError as exc:
+        raise JournalError(f"the requestState's journal is malformed: {exc}") from None
+    return _made(journal.call_id, "state", tool, None, journal.records(), None)
+
+
+async def _keys(store: AsyncStore) -> list[bytes]:
+    """The keys the server opens states with: ``YIELDMCP_STATE_KEY``'s,
+    else the one the store keeps for its servers."""
+    configured = os.environ.get(KEY_ENV, "")
+    try:
+        keys = [decode_key(k) for k in configured.split(",") if k.strip()]
+        if keys:
+            return keys
+        kept = await store.get(KEY_NAMESPACE, KEY_ID)
+        if kept is None:
+            raise JournalError(
+                f"a requestState opens with the server's key: set {KEY_ENV} to "
+                f"it (the store keeps none)"
+            )
+        return [decode_key(str(kept.value["key"]))]
+    except ValueError as exc:
+        raise JournalError(str(exc)) from None
+
+
+def _open_state(token: str, keys: list[bytes]) -> dict[str, Any]:
+    # A state is read whatever its age: the clock a sealer checks expiry
+    # against stands at the epoch.
+    sealer = Sealer(keys, clock=lambda: 0.0)
+    for purpose in _PURPOSES:
+        try:
+            return sealer.open(token, purpose=purpose)
+        except RequestError:
+            continue
+    raise JournalError(
+        f"this requestState does not open with the key in use: set {KEY_ENV} to "
+        f"the key of the server that sealed it, and pass the whole state"
+    )
+
+
+def _made(
+    call_id: str,
+    source: str,
+    tool: Any,
+    arguments: Any,
+    records: Any,
+    ended: Any,
+) -> JournalDocument:
+    document = JournalDocument(
+        id=call_id,
+        source=source,
+        tool=tool if isinstance(tool, str) else None,
+        arguments=_object(arguments),
+        records=tuple(dict(r) for r in records),
+        ended=_object(ended),
+    )
+    try:
+        document.journal()
+    except ValueError as exc:
+        raise JournalError(f"{source} {call_id}: {exc}") from None
+    return document
+
+
+def _ended(result: Any, error: Any) -> dict[str, Any] | None:
+    """How a call ended, one shape for tasks and calls: ``{"result": ...}``
+    (the MCP result), ``{"error": ...}`` (the JSON-RPC error), or None."""
+    if isinstance(result, Mapping):
+        return {"result": _object(result)}
+    if isinstance(error, Mapping):
+        return {"error": _object(error)}
+    return None
+
+
+def _object(value: Any) -> dict[str, Any] | None:
+    """``value`` as a JSON object, or None if it is none."""
+    if not isinstance(value, Mapping):
+        return None
+    return dict(cast("Mapping[str, Any]", value))
+
+
+async def _listing(store: AsyncStore) -> list[str]:
+    """One line per task and call in the store: kind, id, tool, status."""
+    lines: list[str] = []
+    tasks = await store.scan(TASKS)
+    for task_id, found in sorted(tasks, key=lambda t: t[1].value.get("created", 0)):
+        tool, status = found.value.get("tool", "-"), found.value.get("status")
+        lines.append(f"task\t{task_id}\t{tool}\t{status}")
+    task_ids = {task_id for task_id, _found in tasks}
+    for call_id, found in sorted(await store.scan(CALLS)):
+        if call_id in task_ids:
+            continue  # a task's own rounds before it became one
+        value = found.value
+        params: Any = value.get("params")
+        status = "done" if value.get("done") else "running"
+        if isinstance(params, Mapping):
+            name: Any = cast("Mapping[str, Any]", params).get("name", "-")
+            lines.append(f"call\t{call_id}\t{name}\t{status}")
+        else:
+            if not value.get("done"):
+                status = f"round {value.get('round')}"
+            lines.append(f"round\t{call_id}\t-\t{status}")
+    return lines

@@ -1,0 +1,103 @@
+"""``yieldmcp journal``: what a user gets wrong is one line and exit status 1,
+and a store that does not answer is given up on at its deadline.
+
+The journal of real calls out of real stores, replayed, is
+``tests/system/test_journal_replay.py``; these run the command in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bridge.cli import main
+from bridge.server.state_token import Sealer, decode_key, new_key
+from bridge.stores import open_store
+
+
+def _run(capsys: pytest.CaptureFixture[str], *words: str) -> tuple[int, str, str]:
+    code = main(["journal", *words])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_line(err: str) -> str:
+    assert err.count("\n") == 1, err
+    assert err.startswith("yieldmcp: error: ")
+    return err
+
+
+def test_an_unknown_id_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:{tmp_path / 'store.sqlite3'}"
+    open_store(url).close()
+    code, out, err = _run(capsys, url, "0123abcd")
+    assert (code, out) == (1, "")
+    assert "no call or task '0123abcd' in the store" in _one_line(err)
+    assert _run(capsys, url) == (0, "", "")  # an empty store lists nothing
+
+
+def test_a_store_that_cannot_be_opened_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out, err = _run(capsys, f"sqlite:{tmp_path / 'no' / 'such.db'}", "x")
+    assert code == 1
+    _one_line(err)
+    code, _out, err = _run(capsys, "ftp://example", "x")
+    assert code == 1
+    assert "unknown store" in _one_line(err)
+
+
+@contextlib.contextmanager
+def _silent_server() -> Iterator[int]:
+    """A port that takes connections and never answers (a hung store)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        yield int(listener.getsockname()[1])
+
+
+def test_a_store_that_never_answers_fails_at_its_deadline(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with _silent_server() as port:
+        started = time.monotonic()
+        code, _out, err = _run(
+            capsys, f"redis://127.0.0.1:{port}/0", "x", "--store-timeout", "0.5"
+        )
+        took = time.monotonic() - started
+    assert code == 1
+    _one_line(err)
+    assert took < 10  # the deadline, not the client's own patience
+
+
+def test_a_request_state_needs_the_servers_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = new_key()
+    state = Sealer([decode_key(key)]).seal(
+        {"name": "trip", "journal": {"answers": {}, "notices": []}},
+        purpose="tools/call",
+    )
+    monkeypatch.delenv("YIELDMCP_STATE_KEY", raising=False)
+    code, _out, err = _run(capsys, "memory:", state)
+    assert code == 1
+    assert "set YIELDMCP_STATE_KEY" in _one_line(err)
+    monkeypatch.setenv("YIELDMCP_STATE_KEY", new_key())
+    code, _out, err = _run(capsys, "memory:", state)
+    assert code == 1
+    assert "does not open with the key" in _one_line(err)
+    monkeypatch.setenv("YIELDMCP_STATE_KEY", "not a key")
+    code, _out, err = _run(capsys, "memory:", state)
+    assert code == 1
+    _one_line(err)
+    monkeypatch.setenv("YIELDMCP_STATE_KEY", key)
+    code, out, _err = _run(capsys, "memory:", state)
+    assert code == 0
+    assert '"source": "state"' in out
