@@ -18,15 +18,24 @@ YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
 # (the words typed so far, the word being completed) -> what must complete it
 EXPECTED = [
     ([], "se", {"serve"}),
-    ([], "", {"serve", "call", "demo", "dev", "init", "install", "completion"}),
+    (
+        [],
+        "",
+        {"serve", "call", "demo", "dev", "init", "install", "completion", "tasks"},
+    ),
     (["serve"], "--max-ca", {"--max-calls", "--max-calls-per-session"}),
     (["serve", "--stream-responses"], "", {"always", "when-needed"}),
     (["call", "x"], "--era", {"--era"}),
     (["completion"], "", {"bash", "zsh", "fish"}),
     (["install"], "c", {"claude-desktop", "cursor"}),
     (["install", "cursor", "x.py"], "--d", {"--dry-run"}),
+    (["tasks"], "", {"get", "wait", "cancel"}),
+    (["tasks", "wait", "URL", "ID"], "--answer", {"--answer", "--answers"}),
 ]
-IDS = ["verb", "verbs", "flag", "choice", "call-flag", "shell", "host", "install-flag"]
+IDS = [
+    "verb", "verbs", "flag", "choice", "call-flag", "shell", "host", "install-flag",
+    "tasks-action", "tasks-flag",
+]  # fmt: skip
 
 
 def script(shell: str, tmp_path: Path) -> Path:

@@ -1,11 +1,15 @@
 """``yieldmcp call --task``: a real CLI process against a served server.
 
 The task's status is printed as it changes, its questions are answered from
-``--answer``, and Ctrl-C cancels the task and exits 130.
+``--answer``, and Ctrl-C cancels the task and exits 130. (``tasks
+get|wait|cancel`` over a server killed and restarted:
+tests/system/test_tasks_come_back.py.)
 """
 
 from __future__ import annotations
 
+import json
+import re
 import signal
 import subprocess
 import sys
@@ -80,3 +84,30 @@ async def test_a_tool_that_runs_only_as_a_task_says_to_add_task() -> None:
     assert done.returncode == 1
     assert len(err.splitlines()) == 1
     assert err.endswith("(-32021); the tool runs only as a task: add --task")
+
+
+async def test_call_task_prints_the_task_s_id_on_stderr() -> None:
+    async with served(Server(tools.ALL)) as url:
+        with trio.fail_after(60):
+            done = await trio.run_process(
+                [*CALL, url, "sleepy", "--task", "--json"],
+                cwd=ROOT,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+    assert done.returncode == 0, done.stderr.decode()
+    [line] = done.stderr.decode().splitlines()
+    assert re.fullmatch(r"\[task [0-9a-f]{32}\] created", line)
+    assert json.loads(done.stdout)["content"][0]["text"] == "slept 0"
+
+
+async def test_a_flag_only_tasks_wait_takes_is_a_usage_mistake() -> None:
+    words = ["tasks", "get", "http://127.0.0.1:9/mcp", "f00d", "--answer", "a=1"]
+    given = await trio.run_process(
+        [*CALL[:-1], *words], cwd=ROOT, capture_stderr=True, check=False
+    )
+    assert given.returncode == 2
+    assert given.stderr.decode() == (
+        "yieldmcp: error: --answer: only for tasks wait, not tasks get (see --help)\n"
+    )
