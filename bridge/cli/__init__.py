@@ -1,7 +1,8 @@
 """The ``yieldmcp`` command line: argument parsing and the terminal console.
 
-Owns: the verbs ``serve``, ``call``, ``demo``, ``dev``, ``init``, ``install``
-and ``completion`` (:mod:`.commands`; ``dev``'s page and its HTTP app:
+Owns: the verbs ``serve``, ``call``, ``demo``, ``dev``, ``init``, ``install``,
+``completion`` and ``tasks`` (:mod:`.commands`; coming back to a task by its
+id: :mod:`.tasks_cmd`; ``dev``'s page and its HTTP app:
 :mod:`.dev`, the page's files in ``dev_page/``; a new project in
 :mod:`.init_project`, a host's MCP configuration in :mod:`.install_host`, the
 shell scripts in :mod:`.completion`, made from the parser read by
