@@ -18,8 +18,15 @@ import trio
 
 from bridge.client import connect
 from bridge.server import Server
+from bridge.server.limits import ServerLimits
 from bridge.server.tasks import tasks_of
-from runtime.errors import CapabilityError, PeerError, TaskCancelled
+from bridge.transports.http import serve_http
+from runtime.errors import (
+    BrokenSessionError,
+    CapabilityError,
+    PeerError,
+    TaskCancelled,
+)
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 from tests.bridge.http_kit import served
@@ -178,3 +185,30 @@ async def test_tasks_by_id_need_the_2026_era() -> None:
     async with served(Server(tools.ALL)) as url, connect(url, era="legacy") as client:
         with pytest.raises(CapabilityError, match="need the 2026-07-28 era"):
             await client.get_task("f00d")
+
+
+async def test_a_server_gone_for_good_is_asked_again_for_the_task_s_ttl_only() -> None:
+    server = Server(tools.ALL, limits=ServerLimits(task_ttl=1.0))
+    serving = trio.CancelScope()
+    stopped: list[float] = []
+    outages: list[str] = []
+
+    async def serve(*, task_status: trio.TaskStatus[str]) -> None:
+        with serving:
+            await serve_http(server, "127.0.0.1", 0, task_status=task_status)
+
+    def stop(_task_id: str) -> None:  # the server goes, for good
+        stopped.append(trio.current_time())
+        serving.cancel()
+
+    async with trio.open_nursery() as nursery:
+        url: str = await nursery.start(serve)
+        async with connect(url, era="2026-07-28") as client:
+            with trio.fail_after(30), pytest.raises(BrokenSessionError):
+                await client.call_tool(
+                    "sleepy", {"seconds": 60}, task=True, on_task_created=stop,
+                    on_unreachable=lambda task_id, _exc: outages.append(task_id),
+                )  # fmt: skip
+            asked_for = trio.current_time() - stopped[0]
+    assert len(outages) == 1  # told once, however many times it asked
+    assert 1.0 <= asked_for < 10  # the TTL (1 s), then a last pause of 2 s at most
