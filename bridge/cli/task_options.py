@@ -38,8 +38,10 @@ def add_task_option(call: argparse.ArgumentParser) -> None:
         action="store_true",
         help=(
             "run the call as a task when the server supports the tasks "
-            "extension (2026-07-28): its status is shown while it runs; "
-            "Ctrl-C cancels the task"
+            "extension (2026-07-28): its id is printed on stderr ([task ID] "
+            "created: `yieldmcp tasks get|wait|cancel SERVER ID` come back to "
+            "it), its status is shown while it runs, and it is followed "
+            "through server restarts; Ctrl-C cancels the task"
         ),
     )
 
