@@ -18,8 +18,9 @@ answers ``resultType: "task"``, and :func:`follow` takes it from there:
 * a server that cannot be reached (it restarts, the connection dropped) is
   asked again, backing off from 0.1 s to 2 s, for as long as the task may
   live: its ``ttlMs`` since it was last read (``on_unreachable`` is told
-  once each time it becomes unreachable). A connection that has ended for
-  good (a spawned server that exited) is not asked again.
+  once each time it becomes unreachable). A task without a ``ttlMs``, or a
+  connection that has ended for good (a spawned server that exited), is not
+  asked again.
 
 :func:`follow_id` follows a task by its id alone (one this client did not
 start: ``yieldmcp tasks wait``), and :func:`task_info` reads a ``tasks/get``
