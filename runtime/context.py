@@ -25,6 +25,7 @@ from .effects.branch import Branch, Limits
 from .effects.local import Clock, RandomBits
 from .effects.made import note
 from .effects.notices import Log, LogLevel, Progress, ReleaseStream
+from .effects.patch import Patched
 from .elicitation.effects import Elicit, ElicitUrl, ListRoots
 from .errors import InvalidEffect
 from .messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
@@ -337,6 +338,23 @@ class Context(StepMethods):
     def now(self) -> Clock:
         """The wall-clock time in seconds, recorded so replays see the same value."""
         return note(Clock())
+
+    def patched(self, name: str) -> Patched:
+        """Whether this call takes the code of the change named ``name``:
+        ``if (yield from ctx.patched("fee")): ...new... else: ...old...``.
+
+        False while replaying a call that went past this point under the code
+        before the change (so it keeps doing what it did); True when the point
+        is reached live (every new call, and an old one reaching it for the
+        first time). The first answer for ``name`` is recorded in the call's
+        journal, and every later ``patched(name)`` of the call gives it. The
+        point takes no key: the effects around it keep theirs, so calls
+        recorded before the change replay (``docs/durable.md``).
+
+        Raises:
+            TypeError: ``name`` is not a non-empty str.
+        """
+        return note(Patched(name))
 
     def random(self) -> Op[float]:
         """A float in [0, 1), recorded so replays see the same value."""

@@ -10,12 +10,12 @@ from the concept folders where they live:
   :class:`SetTimer`, :class:`CancelTimer`, :class:`Finish`), carried out by
   a driver (a :class:`Carrier`, through :func:`carry_out`); the journal's
   records (:data:`Record`, :func:`answer_record`, :func:`notice_record`,
-  :func:`timer_record`).
+  :func:`timer_record`, :func:`patch_record`).
 * **Running a call**: :func:`run` and :func:`drive` against an
   :class:`Executor` (trio), or the sans-IO :class:`Stepper` and :func:`start`
   driven by hand through its events (:class:`Ask`, :class:`Tell`,
   :class:`Withdraw`, :class:`StartTimer`, :class:`StopTimer`,
-  :class:`Finished`) to an :data:`Outcome` (:class:`Returned`,
+  :class:`Marked`, :class:`Finished`) to an :data:`Outcome` (:class:`Returned`,
   :class:`Raised`, :class:`Cancelled`); the :class:`Journal` that makes a call
   replayable; the observer API (:class:`Observer`, the :data:`OBSERVING`
   context variable, :func:`performing`, :func:`effect_kind`).
@@ -57,6 +57,7 @@ from .call.events import Ask as Ask
 from .call.events import Cancelled as Cancelled
 from .call.events import Event as Event
 from .call.events import Finished as Finished
+from .call.events import Marked as Marked
 from .call.events import Outcome as Outcome
 from .call.events import Raised as Raised
 from .call.events import Returned as Returned
@@ -69,6 +70,7 @@ from .call.journal import JournalEntry as JournalEntry
 from .call.journal import Record as Record
 from .call.journal import answer_record as answer_record
 from .call.journal import notice_record as notice_record
+from .call.journal import patch_record as patch_record
 from .call.journal import timer_record as timer_record
 from .call.machine import CallMachine as CallMachine
 from .call.machine import open_call as open_call
@@ -91,6 +93,7 @@ from .effects.local import RandomBits as RandomBits
 from .effects.notices import Log as Log
 from .effects.notices import Progress as Progress
 from .effects.notices import ReleaseStream as ReleaseStream
+from .effects.patch import Patched as Patched
 from .elicitation.effects import Elicit as Elicit
 from .elicitation.effects import ElicitUrl as ElicitUrl
 from .elicitation.effects import ListRoots as ListRoots
@@ -170,6 +173,7 @@ __all__ = [
     "LocalQuestion",
     "Log",
     "Notice",
+    "Marked",
     "Notify",
     "OBSERVING",
     "Observer",
@@ -178,6 +182,7 @@ __all__ = [
     "PeerError",
     "PeerQuestion",
     "Persist",
+    "Patched",
     "Progress",
     "ProgressNotIncreasing",
     "Question",
@@ -215,6 +220,7 @@ __all__ = [
     "effect_kind",
     "elicitation_schema",
     "notice_record",
+    "patch_record",
     "offline_validator",
     "open_call",
     "perform_step",

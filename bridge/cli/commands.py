@@ -34,21 +34,23 @@ import json
 import logging
 import shlex
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, cast
-
-from bridge.elicit import printable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, NoReturn, TypeVar, cast
 
 from . import auth_options, trace_options
 from .host_options import add_host_options, key_value, scripted_answers
-from .interrupt import EXIT_INTERRUPTED, Interrupted, run_trio
 from .task_options import add_task_option
+
+# What runs a verb (trio, the runtime behind bridge.elicit) is imported when a
+# verb runs: `--help`, `--version` and a usage error only build the parser.
 
 # ``serve``'s flags and its run are imported by ``serve`` only (see _parser):
 # they are made from the server's and the HTTP transport's limits, and a
 # ``call`` or ``demo`` process need not build the server to parse its own flags.
 
 __all__ = ["main"]
+
+T = TypeVar("T")
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -75,6 +77,21 @@ class ConfigUsageError(CliError):
 
 DEFAULT_HTTP_HOST = "127.0.0.1"
 """Where ``--http PORT`` listens: loopback, reachable from this machine only."""
+
+
+def printable(text: str) -> str:
+    """:func:`bridge.elicit.printable`, imported when first needed."""
+    from bridge.elicit import printable as without_controls
+
+    return without_controls(text)
+
+
+def run_trio(main: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """:func:`.interrupt.run_trio` (Ctrl-C stops cleanly), imported when a
+    verb runs."""
+    from .interrupt import run_trio as run
+
+    return run(main, *args)
 
 
 def _host_port(value: str) -> tuple[str, int]:
@@ -739,6 +756,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if run is None:
         parser.print_help()
         return EXIT_USAGE
+    from .interrupt import EXIT_INTERRUPTED, Interrupted
+
     try:
         return _traced(args, run)
     except CliError as exc:

@@ -3,7 +3,8 @@
 A task (the 2026-07-28 tasks extension) is the document ``("task", task_id)``;
 its journal is the call stream ``("call", task_id)`` (:mod:`.log`). The
 document (:class:`TaskDoc`) says what to run (the tool, its arguments, the
-client's capabilities), where it is (``status``; the questions waiting, with
+client's capabilities, the version of the tool's code that last ran it),
+where it is (``status``; the questions waiting, with
 what pins their answers, ``asked``), the answers delivered but not yet used,
 how it ended (``result`` or ``error``), who made it (``principal``, and the
 caller it runs as), and who runs it (``lease``: an owner and an expiry).
@@ -124,6 +125,9 @@ class TaskDoc:
     result: Mapping[str, Any] | None = None
     error: Mapping[str, Any] | None = None
     lease: Lease | None = None
+    # The version of the tool's code that made it, or last ran it (None: a
+    # task stored before tasks kept one, run as then, unchecked).
+    version: str | None = None
 
     @classmethod
     def new(
@@ -136,9 +140,11 @@ class TaskDoc:
         poll_ms: int,
         principal: str | None,
         caller: Mapping[str, Any] | None = None,
+        version: str | None = None,
         now: float,
     ) -> TaskDoc:
-        """A new ``working`` task of ``tool`` with ``arguments``."""
+        """A new ``working`` task of ``tool`` (of code ``version``) with
+        ``arguments``."""
         return cls(
             tool=tool,
             arguments=dict(arguments),
@@ -150,6 +156,7 @@ class TaskDoc:
             poll_ms=poll_ms,
             principal=principal,
             caller=caller,
+            version=version,
         )
 
     @property
@@ -271,6 +278,14 @@ class TaskDoc:
             return None
         return self._move("stay", now, touch=False, lease=None)
 
+    def run_by(self, version: str | None) -> TaskDoc | None:
+        """The task going on under code of ``version`` (a tool that continues
+        the one it was made under); None if it has that version already, or
+        ended. Not shown as a change."""
+        if version == self.version:
+            return None
+        return self._move("stay", self.updated, touch=False, version=version)
+
     @property
     def parked(self) -> bool:
         """Whether it waits on its client, with nothing to go on with."""
@@ -296,6 +311,7 @@ class TaskDoc:
             "principal": self.principal,
             "caller": None if self.caller is None else dict(self.caller),
             "statusMessage": self.status_message,
+            "version": self.version,
             "result": None if self.result is None else dict(self.result),
             "error": None if self.error is None else dict(self.error),
         }
@@ -320,6 +336,7 @@ class TaskDoc:
             )
             message: Any = data.get("statusMessage")
             principal: Any = data.get("principal")
+            version: Any = data.get("version")
             return cls(
                 tool=str(data["tool"]),
                 arguments=_dict(data.get("arguments")),
@@ -338,6 +355,7 @@ class TaskDoc:
                 result=_mapping(data.get("result")),
                 error=_mapping(data.get("error")),
                 lease=lease,
+                version=version if isinstance(version, str) else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed task document: {exc!r}") from None

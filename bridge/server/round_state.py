@@ -2,14 +2,14 @@
 
 Owns opening the sealed ``requestState`` for the call it was sealed for
 (:func:`open_state`: the binding of :func:`~bridge.server.state_token.binding`),
-refusing one sealed under another version of the tool (:func:`check_version`),
 the digest that pins a state to the call's arguments
 (:func:`arguments_digest`) and the shape of ``inputResponses``
 (:func:`parse_responses`), what a round starts from (:class:`Carried`) and
 the ``inputRequests`` key of a question (:func:`wire_key`).
 
 It does not run the tool (:mod:`bridge.server.calls.rounds`) nor keep anything in a
-store (:mod:`bridge.durable.rounds`).
+store (:mod:`bridge.durable.rounds`), nor check the tool's version
+(:mod:`bridge.server.versions`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import attrs
 from pydantic import BaseModel
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
-from runtime import Tool
 from runtime.errors import RequestError
 from runtime.lowlevel import Elicit, ElicitUrl, Journal, PeerQuestion, Sample
 
@@ -31,7 +30,6 @@ from .state_token import Sealer, invalid_state
 __all__ = [
     "Carried",
     "arguments_digest",
-    "check_version",
     "open_state",
     "parse_responses",
     "wire_key",
@@ -59,18 +57,6 @@ def parse_responses(params: Mapping[str, Any]) -> dict[str, Any]:
                 INVALID_PARAMS, f"inputResponses[{key!r}] must be an object"
             )
     return responses
-
-
-def check_version(program: Tool[Any, Any], state: Mapping[str, Any] | None) -> None:
-    """Refuse a state sealed under another version of ``program`` (-32602)."""
-    if state is None or state.get("version") == program.version:
-        return
-    raise RequestError(
-        INVALID_PARAMS,
-        f"requestState was made by another version of {program.name!r} "
-        f"(the server's code changed during the call); call it again without "
-        f"requestState",
-    )
 
 
 def open_state(

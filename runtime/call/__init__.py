@@ -20,6 +20,7 @@ from .events import Ask as Ask
 from .events import Cancelled as Cancelled
 from .events import Event as Event
 from .events import Finished as Finished
+from .events import Marked as Marked
 from .events import Outcome as Outcome
 from .events import Raised as Raised
 from .events import Returned as Returned
@@ -45,6 +46,7 @@ __all__ = [
     "Finished",
     "Journal",
     "JournalEntry",
+    "Marked",
     "Observer",
     "Outcome",
     "Raised",

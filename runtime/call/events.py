@@ -2,7 +2,7 @@
 
 Owns the events a :class:`~runtime.call.stepper.Stepper` hands to whoever drives it
 (:class:`Ask`, :class:`Tell`, :class:`Withdraw`, :class:`StartTimer`,
-:class:`StopTimer`, :class:`Finished`) and the outcomes of a call
+:class:`StopTimer`, :class:`Marked`, :class:`Finished`) and the outcomes of a call
 (:class:`Returned`, :class:`Raised`, :class:`Cancelled`). Each is a frozen attrs
 value; drivers dispatch on their exact type.
 
@@ -23,6 +23,7 @@ __all__ = [
     "Cancelled",
     "Event",
     "Finished",
+    "Marked",
     "Outcome",
     "Raised",
     "Returned",
@@ -68,6 +69,16 @@ class StopTimer:
 
 @final
 @attrs.frozen
+class Marked:
+    """The call took patch point ``name`` (``ctx.patched`` was True there):
+    a durable call writes its marker like an answer."""
+
+    name: str
+    taken: bool
+
+
+@final
+@attrs.frozen
 class Returned:
     value: Any
 
@@ -93,4 +104,4 @@ class Finished:
     outcome: Outcome
 
 
-Event = Ask | Tell | Withdraw | StartTimer | StopTimer | Finished
+Event = Ask | Tell | Withdraw | StartTimer | StopTimer | Marked | Finished

@@ -28,7 +28,15 @@ the call goes (:func:`answer_record`, :func:`notice_record`,
 - ``{"k": key, "d": digest, "r": reply}`` (plus ``"l": label`` when the
   question has one): an answered question or a step's result;
 - ``{"n": key}``: a notice that was sent;
-- ``{"t": key, "at": deadline}``: a branch's deadline.
+- ``{"t": key, "at": deadline}``: a branch's deadline;
+- ``{"p": name, "v": taken}``: the marker of patch point ``name``
+  (``ctx.patched``), whether the call took the patched path there.
+
+A patch marker is kept by name, not by key (a patch point takes no key, so
+the keys around it are those of the code before the patch): the first
+``ctx.patched(name)`` of a call records it and every later one reads it.
+Whether a call already went past a point under older code is what recorded
+keys say (:meth:`Journal.passed`).
 
 A later record at the same key replaces an earlier one (the question changed
 and was asked again).
@@ -50,6 +58,7 @@ __all__ = [
     "Record",
     "answer_record",
     "notice_record",
+    "patch_record",
     "timer_record",
 ]
 
@@ -76,6 +85,11 @@ def timer_record(key: str, deadline: float) -> Record:
     return {"t": key, "at": deadline}
 
 
+def patch_record(name: str, taken: bool) -> Record:
+    """The marker of patch point ``name``: whether the call took the patch."""
+    return {"p": name, "v": taken}
+
+
 @final
 @attrs.frozen
 class JournalEntry:
@@ -93,7 +107,15 @@ class Journal:
     each); :attr:`entries` shows them as :class:`JournalEntry` values.
     """
 
-    __slots__ = ("_call_id", "_deadlines", "_entries", "_notices", "hits")
+    __slots__ = (
+        "_call_id",
+        "_deadlines",
+        "_entries",
+        "_notices",
+        "_patches",
+        "_reached",
+        "hits",
+    )
 
     def __init__(
         self,
@@ -107,6 +129,8 @@ class Journal:
             self._entries[key] = (entry.digest, entry.reply, None)
         self._notices: set[str] = set(notices) if notices else set()
         self._deadlines: dict[str, float] | None = None  # made when first needed
+        self._patches: dict[str, bool] | None = None  # made when first needed
+        self._reached: set[str] | None = None  # asked, not answered: reach()
         self._call_id: str | None = None
         self.hits = 0  # questions answered from the journal, for tests and stats
 
@@ -180,6 +204,45 @@ class Journal:
             self._deadlines = {}
         self._deadlines[key] = deadline
 
+    def patch(self, name: str) -> bool | None:
+        """The marker of patch point ``name``: whether the call took the
+        patch there; None if the call has not reached it yet."""
+        return None if self._patches is None else self._patches.get(name)
+
+    def mark_patch(self, name: str, taken: bool) -> None:
+        if self._patches is None:
+            self._patches = {}
+        self._patches[name] = taken
+
+    def reach(self, keys: Iterable[str]) -> None:
+        """The call reached ``keys`` before this replay: questions it asked
+        and that wait for their answers (a 2026-07-28 state's or a task's
+        ``asked``, a 2025-11-25 call's questions sent). Not recorded here
+        (whoever asked keeps them); counted by :meth:`passed`."""
+        if self._reached is None:
+            self._reached = set()
+        self._reached.update(keys)
+
+    def passed(self, prefix: str, ordinal: int) -> bool:
+        """Whether the call went past yield ``ordinal`` of the frame whose keys
+        start with ``prefix``: something is recorded (or was asked:
+        :meth:`reach`) at that ordinal or a later one of the frame, or inside
+        a branch started there."""
+        recorded: list[str] = list(self._entries)
+        recorded.extend(self._notices)
+        if self._deadlines:
+            recorded.extend(self._deadlines)
+        if self._reached:
+            recorded.extend(self._reached)
+        size = len(prefix)
+        for key in recorded:
+            if not key.startswith(prefix):
+                continue
+            head = key[size:].partition(".")[0]
+            if head.isdigit() and int(head) >= ordinal:
+                return True
+        return False
+
     def to_json(self) -> dict[str, Any]:
         answers: dict[str, list[Any]] = {}
         for k, (d, reply, label) in self._entries.items():
@@ -187,6 +250,8 @@ class Journal:
         data: dict[str, Any] = {"answers": answers, "notices": sorted(self._notices)}
         if self._deadlines:
             data["timers"] = dict(self._deadlines)
+        if self._patches:
+            data["patches"] = dict(self._patches)
         if self._call_id is not None:
             data["call"] = self._call_id
         return data
@@ -199,6 +264,8 @@ class Journal:
         out.extend(notice_record(key) for key in sorted(self._notices))
         if self._deadlines:
             out.extend(timer_record(k, at) for k, at in self._deadlines.items())
+        if self._patches:
+            out.extend(patch_record(k, v) for k, v in self._patches.items())
         return out
 
     @classmethod
@@ -215,6 +282,9 @@ class Journal:
             timers: Any = data.get("timers")
             if timers:
                 journal._deadlines = {str(k): float(v) for k, v in timers.items()}
+            patches: Any = data.get("patches")
+            if patches:
+                journal._patches = {str(k): _flag(v) for k, v in patches.items()}
             call: Any = data.get("call")
             journal._call_id = None if call is None else str(call)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -245,6 +315,8 @@ class Journal:
                     journal._notices.add(str(record["n"]))
                 elif "t" in record:
                     journal.set_deadline(str(record["t"]), float(record["at"]))
+                elif "p" in record:
+                    journal.mark_patch(_text(record["p"]), _flag(record["v"]))
                 else:
                     key, digest = _text(record["k"]), _text(record["d"])
                     label: Any = record.get("l")
@@ -255,6 +327,12 @@ class Journal:
                     f"malformed journal record {dict(record)!r}: {exc}"
                 ) from None
         return journal
+
+
+def _flag(value: Any) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"a patch marker is true or false, not {value!r}")
+    return value
 
 
 def _text(value: Any) -> str:

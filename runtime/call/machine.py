@@ -37,10 +37,10 @@ Rules (the single source of truth for every driver):
    idempotency key (the call's id, the step's name and key: the same in
    every replay) and the deadline of the branches around them.
 4. **Write-ahead.** With ``durable=True``, every answer, step result, notice
-   key and deadline becomes a record. Records collect until the call is about
-   to show something (ask, run a step, notify, finish), or waits on the
-   outside world; then one ``Persist`` of them goes out ahead of everything
-   not handed out yet that shows something, and nothing after it is handed
+   key, deadline and patch marker becomes a record. Records collect until
+   the call is about to show something (ask, run a step, notify, finish), or
+   waits on the outside world; then one ``Persist`` of them goes out ahead
+   of everything not handed out yet that shows something, and nothing after it is handed
    out until :meth:`~CallMachine.persisted`. So when the call shows
    something, every record its journal holds is written: nothing it shows
    depends on an answer that a crash could lose. A driver may
@@ -87,11 +87,18 @@ from .commands import (
     WithdrawQuestion,
 )
 from .events import Ask as AskEvent
-from .events import Cancelled, Finished, Outcome, Raised, Returned, Tell
+from .events import Cancelled, Finished, Marked, Outcome, Raised, Returned, Tell
 from .events import StartTimer as StartTimerEvent
 from .events import StopTimer as StopTimerEvent
 from .events import Withdraw as WithdrawEvent
-from .journal import Journal, Record, answer_record, notice_record, timer_record
+from .journal import (
+    Journal,
+    Record,
+    answer_record,
+    notice_record,
+    patch_record,
+    timer_record,
+)
 from .observe import Observer
 from .stepper import Stepper, start
 
@@ -341,6 +348,10 @@ class CallMachine:
             self._start_timer(timer.key, timer.seconds)
         elif kind is StopTimerEvent:
             self._stop_timer(cast(StopTimerEvent, event).key)
+        elif kind is Marked:
+            if self.durable:  # written ahead of what the call shows next
+                marked = cast(Marked, event)
+                self._unwritten.append(patch_record(marked.name, marked.taken))
         elif kind is Finished:
             ended = self._ended  # cancel()'s or persist_failed()'s, if either
             self._show(

@@ -26,6 +26,8 @@ A yielded value is dispatched on its kind, in one place:
 * a **notice** is told (a ``Tell`` event), once per key across replays, and a
   ``Progress`` that does not increase on the call's last one is refused;
 * a **branch** is started (rules 2 to 4 below);
+* a **patch point** (``ctx.patched``) is answered at once, from its marker
+  in the journal or from whether the journal went past it (rule 6 below);
 * anything else is thrown back into the frame as ``InvalidEffect``, naming the
   likely mistake (most often a ``yield`` that meant ``yield from``).
 
@@ -55,6 +57,16 @@ Rules (the single source of truth for both protocol eras):
    answered from the journal with no event — in recorded order, once the
    frames have moved as far as they can, as the answers first arrived — and a
    changed question is asked again.
+6. A patch point takes no key. Its value is the marker recorded for its name
+   in the journal; without one, False if the journal holds something at the
+   frame's current ordinal or after it (the call went past the point under
+   code without the patch), else True; the value is then kept as the
+   marker. A True one is also written (a :class:`Marked` event, before
+   anything after the point), since what the call records after the point
+   would make a later replay say False; a False one is not: what made it
+   False stays recorded (a store's records only grow), so a later replay
+   says False again, and a replayed call shows nothing new before the
+   questions it had asked.
 
 This module is the whole interpreter: the driving API (:class:`Stepper`,
 :func:`start`), the loop that advances frames, the dispatch on what they
@@ -73,6 +85,7 @@ from ..effects.base import AtOnce, Notice, Question
 from ..effects.branch import Branch
 from ..effects.made import MADE, Made, report, strike
 from ..effects.notices import Progress
+from ..effects.patch import Patched
 from ..errors import (
     BranchDepthExceeded,
     BranchTimeout,
@@ -90,6 +103,7 @@ from .events import (
     Cancelled,
     Event,
     Finished,
+    Marked,
     Outcome,
     Raised,
     Returned,
@@ -439,6 +453,9 @@ class Stepper:
             made.pop()
         elif made or self._unyielded:
             self._strike(effect)
+        if type(effect) is Patched:
+            self._patched(frame, effect)  # rule 6: no key
+            return
         key = f"{frame.prefix}{frame.ordinal}"
         frame.ordinal += 1
         if isinstance(effect, Question):
@@ -467,6 +484,19 @@ class Stepper:
             self._replay_in_row(frame, key, question, recorded)
         else:
             self._queue_replay(frame, key, question, recorded)
+
+    def _patched(self, frame: Frame, effect: Patched) -> None:
+        journal = self.journal
+        if journal is None:  # nothing recorded: every point is reached live
+            self._work.append((frame, SEND, True))
+            return
+        taken = journal.patch(effect.name)
+        if taken is None:
+            taken = not journal.passed(frame.prefix, frame.ordinal)
+            journal.mark_patch(effect.name, taken)
+            if taken:  # a False needs no record: what made it False stays
+                self._events.append(Marked(effect.name, taken))
+        self._work.append((frame, SEND, taken))
 
     def _park(
         self, frame: Frame, key: str, question: Question[Any], dig: str | None

@@ -16,6 +16,8 @@ result. Effects fall into four families:
 * **Notices** (:class:`Log`, :class:`Progress`, :class:`ReleaseStream`) are sent
   and not answered.
 * :class:`Branch` runs child generators concurrently.
+* :class:`Patched` (``ctx.patched``) says which side of a code change a call
+  is on; it is answered by the stepper and takes no key.
 
 Cancellation policy, for every question: while it is waiting for its answer, a
 cancelled question is *withdrawn* (live MCP sends ``notifications/cancelled`` and
@@ -58,6 +60,7 @@ from .notices import Log as Log
 from .notices import LogLevel as LogLevel
 from .notices import Progress as Progress
 from .notices import ReleaseStream as ReleaseStream
+from .patch import Patched as Patched
 
 __all__ = [
     "LOG_LEVELS",
@@ -74,6 +77,7 @@ __all__ = [
     "LogLevel",
     "Notice",
     "Op",
+    "Patched",
     "PeerQuestion",
     "Progress",
     "Question",

@@ -46,6 +46,7 @@ _SPELLINGS: Final = {
     "Clock": "ctx.now",
     "RandomBits": "ctx.random",
     "Branch": "ctx.branch",
+    "Patched": "ctx.patched",
     "Step": "ctx.step",
 }
 

@@ -117,6 +117,7 @@ def tool(
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
     version: str | None = None,
+    continues: Iterable[str] = (),
     task: TaskSupport = "forbidden",
     task_from: TaskFrom = "call",
 ) -> Callable[[Callable[..., Any]], Tool[Any, Any]]: ...
@@ -136,6 +137,7 @@ def tool(
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
     version: str | None = None,
+    continues: Iterable[str] = (),
     task: TaskSupport = "forbidden",
     task_from: TaskFrom = "call",
 ) -> Any:
@@ -159,8 +161,12 @@ def tool(
     them the call is refused with HTTP 403 ``insufficient_scope``.
 
     An ``async def`` tool runs as one step (``ctx.step``): it may await any
-    I/O but yields no effects. ``version`` names the code's version for
-    2026-07-28 ``requestState`` (default: a hash of ``fn``'s source).
+    I/O but yields no effects. ``version`` names the code's version, which
+    a call or task recorded under it carries (default: a hash of ``fn``'s
+    source); one recorded under another version is refused, unless that
+    version is in ``continues``: ``@tool(version="2", continues=("1",))``
+    says this code goes on with calls and tasks recorded under "1" (use
+    ``ctx.patched`` where the code changed; ``docs/durable.md``).
 
     ``task="optional"`` lets a 2026-07-28 client that supports the tasks
     extension get a task for a call (``resultType: "task"``, then
@@ -174,6 +180,8 @@ def tool(
 
     def define(fn: Callable[..., Any]) -> Tool[Any, Any]:
         code = code_version(fn, version)
+        tool_name = fn.__name__ if name is None else name
+        older = _continues(tool_name, version, continues)
         fn = as_program(fn)  # an async def: one step
         default = _NoParams if input_schema is None else _AnyParams
         params_model, body = arguments_of(fn, params, default)
@@ -189,6 +197,7 @@ def tool(
             input_schema=input_schema,
             scopes=scopes,
             version=code,
+            continues=older,
             task=_task_support(fn.__name__ if name is None else name, task),
             task_from=task_from,
         )
@@ -209,6 +218,7 @@ def _make(
     input_schema: Mapping[str, Any] | None = None,
     scopes: Iterable[str] = (),
     version: str | None = None,
+    continues: frozenset[str] = frozenset(),
     task: TaskSupport = "forbidden",
     task_from: TaskFrom = "call",
 ) -> Tool[Any, Any]:
@@ -229,6 +239,7 @@ def _make(
         schema_validator=_schema_validator(name, input_schema),
         scopes=_scopes(name, scopes),
         version=version,
+        continues=continues,
         task=task,
         task_from=task_from,
     )
@@ -241,6 +252,37 @@ def _task_support(name: str, task: str) -> TaskSupport:
             f"got {task!r}"
         )
     return task
+
+
+def _continues(
+    name: str, version: str | None, continues: Iterable[str]
+) -> frozenset[str]:
+    """The older versions a tool's code goes on with, checked."""
+    if isinstance(continues, str) or not isinstance(continues, Iterable):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise InvalidTool(
+            f"tool {name!r}: continues must be a tuple of version strings, "
+            f"got {continues!r} (write continues=({continues!r},))"
+        )
+    older = tuple(continues)
+    if not older:
+        return frozenset()
+    if version is None:
+        raise InvalidTool(
+            f"tool {name!r}: continues needs an explicit version "
+            f'(@tool(version="2", continues=("1",))): the default version '
+            f"is a hash of the source, which every edit changes"
+        )
+    for older_version in older:
+        if not (isinstance(older_version, str) and older_version):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidTool(
+                f"tool {name!r}: continues holds version strings, got {older_version!r}"
+            )
+        if older_version == version:
+            raise InvalidTool(
+                f"tool {name!r}: continues names {version!r}, the tool's own "
+                f"version; list only the older versions it goes on with"
+            )
+    return frozenset(older)
 
 
 def _scopes(name: str, scopes: Iterable[str]) -> frozenset[str]:

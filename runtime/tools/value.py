@@ -54,9 +54,12 @@ class Tool(Generic[P, R]):
         elicits: the declared elicitation forms, by key.
         scopes: the OAuth scopes a caller's token must grant to call it (on
             a server that checks tokens; see ``bridge.server.auth``).
-        version: the fingerprint of its code that a 2026-07-28
-            ``requestState`` carries (``@tool(version=...)``, by default a
-            hash of its source); None checks nothing.
+        version: the fingerprint of its code that a call or task recorded
+            under it carries (``@tool(version=...)``, by default a hash of
+            its source); None checks nothing.
+        continues: the older versions whose recorded calls and tasks this
+            code goes on with (``@tool(version="2", continues=("1",))``):
+            see :meth:`continues_from`.
         task: whether a call may run as a task (:data:`TaskSupport`).
         task_from: where such a call becomes one (:data:`TaskFrom`).
     """
@@ -70,6 +73,7 @@ class Tool(Generic[P, R]):
     annotations: Mapping[str, Any] | None = None
     scopes: frozenset[str] = frozenset()
     version: str | None = None
+    continues: frozenset[str] = frozenset()
     task: TaskSupport = "forbidden"
     task_from: TaskFrom = "call"
     _body: Callable[[P, Context], Op[R]] = attrs.field(alias="body", repr=False)
@@ -85,6 +89,12 @@ class Tool(Generic[P, R]):
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_context", Context(self.elicits))
+
+    def continues_from(self, recorded: str | None) -> bool:
+        """Whether a call or task recorded under version ``recorded`` (None:
+        recorded by a tool with no version) may go on under this code: it
+        is this tool's version, or one the tool lists in ``continues``."""
+        return recorded == self.version or recorded in self.continues
 
     @property
     def input_schema(self) -> dict[str, Any]:

@@ -44,11 +44,13 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import contextvars
+import logging
 import os
 import random
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -80,6 +82,62 @@ GRACE: Final = 1.0  # seconds from a step's end until its result is written
 PATIENCE: Final = 90.0  # seconds a call may take, kills and all
 CLAIM: Final = 2.0  # --round-claim-seconds
 ANSWERS: Final = {"ok": {"ok": True}}
+
+
+_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "random_kills_call", default=None
+)
+
+
+class _ClientLog(logging.Handler):
+    """What each call's client did over HTTP (httpx's request lines, our
+    transport's resumes), kept per call so that a lost call's story can be
+    printed: CI keeps the output, not the tmp dir."""
+
+    LOGGERS: Final = ("httpx", "yieldmcp.http")
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: dict[str, list[str]] = collections.defaultdict(list)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        call = _CALL.get()
+        if call is not None:
+            line = f"{record.created:.2f} {record.name}: {record.getMessage()}"
+            self.lines[call].append(line)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        loggers = [logging.getLogger(name) for name in self.LOGGERS]
+        levels = [logger.level for logger in loggers]
+        for logger in loggers:
+            logger.addHandler(self)
+            logger.setLevel(logging.DEBUG)
+        try:
+            yield
+        finally:
+            for logger, level in zip(loggers, levels, strict=True):
+                logger.removeHandler(self)
+                logger.setLevel(level)
+
+
+def _print_story(lost: list[str], log: _ClientLog, servers: list[Serving]) -> None:
+    """For a failure: each lost call's last requests, and what the servers
+    wrote on stderr besides their start lines."""
+    for why in lost:
+        call = why.partition(":")[0]
+        print(f"--- {call}, as its client saw it (last 40 lines):")
+        for line in log.lines.get(call, [])[-40:]:
+            print(f"    {line}")
+    for server in servers:
+        said = [
+            line
+            for line in server.errors.read_text(errors="replace").splitlines()
+            if not line.startswith("serving MCP at")
+        ]
+        print(f"--- {server.errors.name}: {len(said)} lines besides its starts")
+        for line in said[-60:]:
+            print(f"    {line}")
 
 
 def _seed() -> int:
@@ -205,6 +263,7 @@ async def _legacy_client(
                     number += 1
                     call = f"legacy-{name}-{number}"
                     arguments = _arguments(call, steps)
+                    _CALL.set(call)
                     try:
                         with trio.fail_after(PATIENCE):
                             result = await client.call_tool("two_steps", arguments)
@@ -274,6 +333,7 @@ async def _modern_client(
                     number += 1
                     call = f"modern-{name}-{number}"
                     retried: list[str] = []
+                    _CALL.set(call)
                     try:
                         with trio.fail_after(PATIENCE):
                             result = await _modern_call(client, call, steps, retried)
@@ -308,7 +368,8 @@ async def test_random_kills_behind_a_balancer_lose_no_call(
     steps.touch()
     outcomes = Outcomes()
     client = _legacy_client if era == "legacy" else _modern_client
-    with trio.fail_after(SECONDS + PATIENCE + 120):
+    log = _ClientLog()
+    with log.installed(), trio.fail_after(SECONDS + PATIENCE + 120):
         async with _fleet(tmp_path, era) as (url, servers):
             until = trio.current_time() + SECONDS
             async with trio.open_nursery() as clients:
@@ -323,6 +384,8 @@ async def test_random_kills_behind_a_balancer_lose_no_call(
     assert outcomes.completed, f"no call completed ({replay})"
     for lost in outcomes.lost:
         print(f"lost {lost}")
+    if outcomes.lost:
+        _print_story(outcomes.lost, log, servers)
     assert not outcomes.lost, (
         f"{len(outcomes.lost)} of {len(outcomes.lost) + len(outcomes.completed)} "
         f"calls lost ({replay}): {_kinds(outcomes.lost)}"

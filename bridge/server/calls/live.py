@@ -37,7 +37,10 @@ record before what follows it, each question (under its stable id,
 its generator is replayed against its records, so every recorded answer and
 step result is reused, notices already sent are not sent again, and the
 questions the client has already seen are not asked again (their answers
-will arrive under the same ids).
+will arrive under the same ids). The document keeps the tool's version: a
+call is taken on only by code of that version or of a tool that continues it
+(:func:`~bridge.server.versions.check_version`); otherwise its client is
+answered with that check's error.
 """
 
 from __future__ import annotations
@@ -50,11 +53,17 @@ import trio
 
 from bridge.durable.live import Home, LiveLog, Revived, call_id_of, question_id
 from bridge.durable.log import size_of
+from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
 from runtime import Tool
-from runtime.errors import BrokenSessionError, ClosedSessionError, InvalidArguments
+from runtime.errors import (
+    BrokenSessionError,
+    ClosedSessionError,
+    InvalidArguments,
+    RequestError,
+)
 from runtime.lowlevel import (
     AskPeer,
     CallMachine,
@@ -80,6 +89,7 @@ from ..fallback import answer_here
 from ..methods import arguments as arguments_of
 from ..methods import resolve_prompt, resolve_tool
 from ..questions import CallScope, ask, decode_answer, notice_notification
+from ..versions import check_version
 from .outcome import outcome_json, send
 from .work import perform, within
 
@@ -132,6 +142,8 @@ def begin(
             "tag": call_id,
             "worker": home.worker,
         }
+        if tool.version is not None:
+            doc["version"] = tool.version
         log = LiveLog(session.start_soon, home, call_id, call_id, doc)
     _start(server, session, scope, tool, arguments, journal, log)
 
@@ -167,9 +179,23 @@ def revive(
     """
     params: Mapping[str, Any] = doc["params"]
     tool = resolve_tool(server, params)
+    recorded: Any = doc.get("version")
+    refused: RequestError | None = None
+    if isinstance(recorded, str):  # absent: written before calls kept one
+        try:
+            check_version(tool, recorded, made="call", again="call the tool again")
+        except RequestError as exc:
+            refused = exc
+    if refused is None and tool.version is not None:
+        doc = {**doc, "version": tool.version}  # continued: run by this code now
+    log = LiveLog(session.start_soon, home, revived.call_id, revived.tag, doc, revived)
+    if refused is not None:  # the call ends with it, kept as it ends
+        response = {"error": error_data(refused).to_json()}
+        log.finishing(response, lambda r, _e: send(session, scope, r), response)
+        return
     arguments = tool.check_arguments(params.get("arguments"))
     journal = Journal.from_records(records, revived.call_id)
-    log = LiveLog(session.start_soon, home, revived.call_id, revived.tag, doc, revived)
+    journal.reach(revived.asked)  # questions sent: the call went past them
     log.journal.written = size_of(records)  # the bound counts what was written
     if not _start(server, session, scope, tool, arguments, journal, log):
         log.forget()

@@ -52,7 +52,9 @@ Rules:
 * **Versions.** The state carries the tool's code version
   (``@tool(version=...)``, by default a hash of its source); a state sealed
   under another version is refused (-32602), since its journal may not fit
-  the code any more.
+  the code any more, unless the tool continues that version
+  (``continues=``: :func:`~bridge.server.versions.check_version`). A state
+  sealed after such a round carries the version that ran it.
 * **Size.** The journal travels in every round (or is read from the store),
   so it is capped (``ServerLimits.max_journal_bytes``): a warning is logged at
   80%, and past the cap the call fails with
@@ -113,12 +115,12 @@ from ..questions import (
 )
 from ..round_state import (
     arguments_digest,
-    check_version,
     open_state,
     parse_responses,
     wire_key,
 )
 from ..state_token import binding, invalid_state, used_state
+from ..versions import check_version
 from .work import perform
 
 if TYPE_CHECKING:
@@ -239,7 +241,8 @@ def begin(
 
     Raises:
         RequestError: a bad or tampered ``requestState`` (one uniform error),
-            one sealed under another version of the tool, or malformed
+            one sealed under a version of the tool it does not continue, or
+            malformed
             ``inputResponses`` (-32602).
     """
     sealer = server.sealer
@@ -250,7 +253,13 @@ def begin(
         principal_binding(scope.principal),
     )
     state = open_state(params, sealer, purpose, bound)
-    check_version(program, state)
+    if state is not None:
+        check_version(
+            program,
+            state.get("version"),
+            made="requestState",
+            again="call it again without requestState",
+        )
     responses = parse_responses(params)
     hold: RoundHold | None = None
     if store is not None:
@@ -368,6 +377,10 @@ class Round:
         self.journal = journal
         self.asked = asked
         self.stateful = stateful
+        # What the last round asked, the call reached: a patch point before
+        # it was passed under the code that asked (ctx.patched).
+        if asked:
+            journal.reach(str(pin[0]) for pin in asked.values() if pin)
         program = self.program
         opened = open_call(
             program.program(self.arguments),

@@ -206,6 +206,7 @@ async def _create(
         principal=caller,
         # ctx.principal in the task:
         caller=None if principal is None else _doc.caller_json(principal),
+        version=tool.version,
         now=time.time(),
     )
     task_id = task_id or uuid.uuid4().hex

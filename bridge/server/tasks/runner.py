@@ -7,7 +7,10 @@ delivered (pinned to what the task last asked, as a round pins them to its
 state), runs the steps it reaches, and goes on until it finishes or waits on
 questions again; then its outcome is written to the task document. So replay,
 pinning, keys and the mapping of a tool's failures are the rounds' own:
-nothing here interprets effects.
+nothing here interprets effects. A task made under another version of its
+tool runs only if the tool continues that version
+(:func:`~bridge.server.versions.check_version`); else it fails with that
+check's error.
 
 Write-ahead (the task's hold, :class:`TaskHold`): what the machine records is
 appended to the call stream before the round shows anything that follows it
@@ -41,6 +44,7 @@ from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.server import modern as _modern
 from bridge.server.calls.rounds import Parked, Round
 from bridge.server.questions import CallScope
+from bridge.server.versions import check_version
 from runtime.errors import RequestError
 
 from . import document as _doc
@@ -139,6 +143,10 @@ async def _round(
         missing = {"code": INVALID_PARAMS, "message": f"Unknown tool: {doc.tool}"}
         await _end(tasks, task_id, error=missing)
         return
+    if doc.version is not None:  # None: stored before tasks kept a version
+        check_version(tool, doc.version, made="task", again="call the tool again")
+        if doc.version != tool.version:  # continued: it runs as this code now
+            await tasks.change(task_id, lambda d: d.run_by(tool.version))
     log = CallLog(tasks.store, task_id, max_bytes=server.limits.max_journal_bytes)
     journal = await log.read()
     arguments = tool.check_arguments(doc.arguments)

@@ -69,6 +69,31 @@ def test_each_verb_imports_only_its_side() -> None:
     assert seen["serve"] == ["bridge.server", "bridge.transports.http"]
 
 
+def test_help_and_version_only_build_the_parser() -> None:
+    """``yieldmcp --help`` and ``--version`` (and a usage error) are what a
+    newcomer types first: they import no trio, no pydantic, no runtime."""
+    script = """
+        import contextlib, io, json, sys
+        from bridge.cli import main
+        heavy = ("trio", "pydantic", "runtime", "httpx", "bridge.elicit")
+        for argv in (["--version"], ["--help"], ["call", "--help"], ["nope"]):
+            with contextlib.redirect_stdout(io.StringIO()), \\
+                    contextlib.redirect_stderr(io.StringIO()), \\
+                    contextlib.suppress(SystemExit):
+                main(argv)
+        print(json.dumps([m for m in heavy if m in sys.modules]))
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
 def test_an_eras_models_are_built_by_its_first_payload() -> None:
     seen = _imported(
         """

@@ -40,6 +40,7 @@ class RpcError(Exception):
         super().__init__(f"{status}: {error}")
         self.status = status
         self.code: int = error["code"]
+        self.message: str = error.get("message", "")
         self.data: Any = error.get("data")
 
 
