@@ -1,8 +1,9 @@
 """The ``yieldmcp`` command line: argument parsing and the terminal console.
 
 Owns: the verbs ``serve``, ``call``, ``demo``, ``dev``, ``init``, ``install``,
-``completion`` and ``journal`` (:mod:`.commands`; a journal out of a store
-in :mod:`.journal_export`; ``dev``'s page and its HTTP app:
+``completion``, ``journal`` and ``tasks`` (:mod:`.commands`; a journal out
+of a store in :mod:`.journal_export`; coming back to a task by its id:
+:mod:`.tasks_cmd`; ``dev``'s page and its HTTP app:
 :mod:`.dev`, the page's files in ``dev_page/``; a new project in
 :mod:`.init_project`, a host's MCP configuration in :mod:`.install_host`, the
 shell scripts in :mod:`.completion`, made from the parser read by

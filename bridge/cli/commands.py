@@ -1,5 +1,5 @@
 """The ``yieldmcp`` command line: ``serve``, ``call``, ``demo``, ``dev``, ``init``,
-``install``, ``completion`` and ``journal``.
+``install``, ``completion``, ``journal`` and ``tasks``.
 
 * ``serve FILE_OR_MODULE [--http [HOST:]PORT] [--reload]`` serves the tools,
   resources and prompts a file defines, over stdio (default) or Streamable
@@ -20,6 +20,8 @@
   (:mod:`.completion`).
 * ``journal STORE_URL [ID]`` writes a call's or a task's journal from a
   store as JSON, for :func:`runtime.testing.replay` (:mod:`.journal_export`).
+* ``tasks get|wait|cancel SERVER ID`` comes back to a task by its id
+  (:mod:`.tasks_cmd`).
 
 Errors are one line on stderr and a non-zero exit code; when serving over
 stdio, stdout carries nothing but MCP (what the served code prints goes to
@@ -60,6 +62,13 @@ class CliError(Exception):
     """A user-facing error: printed as one line, exit code 1."""
 
     code = EXIT_FAILURE
+
+
+class UsageMistake(CliError):
+    """A usage mistake argparse cannot see (flags that do not go together):
+    one line, exit code 2."""
+
+    code = EXIT_USAGE
 
 
 class ConfigUsageError(CliError):
@@ -129,6 +138,7 @@ def _parser(verb: str | None) -> argparse.ArgumentParser:
     _add_install(verbs)
     _add_completion(verbs)
     _add_journal(verbs)
+    _add_tasks(verbs)
     return parser
 
 
@@ -439,6 +449,14 @@ def _add_journal(verbs: Any) -> None:
     journal.set_defaults(run=_journal)
 
 
+def _add_tasks(verbs: Any) -> None:
+    from .tasks_cmd import add_tasks_verb
+
+    tasks = add_tasks_verb(verbs)
+    _add_verbose(tasks, "verbose_after_verb")
+    tasks.set_defaults(run=_tasks)
+
+
 # --- verbs -------------------------------------------------------------------------
 
 
@@ -715,6 +733,35 @@ def _host(
     )
     try:
         return run_trio(run_call, options)
+    except HostError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _tasks(args: argparse.Namespace) -> int:
+    from .console import CallOptions, HostError
+    from .tasks_cmd import check_tasks_flags, run_tasks
+
+    mistake = check_tasks_flags(args)
+    if mistake is not None:
+        raise UsageMistake(f"{mistake} (see --help)")
+    try:
+        answers = scripted_answers(args)
+        auth = auth_options.call_auth(args)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    options = CallOptions(
+        target=_server_target(args.server),
+        tool=None,
+        model=args.model,
+        answers=answers,
+        json_output=args.json,
+        auth=auth,
+        connect_timeout=args.connect_timeout,
+        timeout=args.timeout,
+        save_media=args.save_media,
+    )
+    try:
+        return run_trio(run_tasks, options, args.action, args.task_id)
     except HostError as exc:
         raise CliError(str(exc)) from None
 

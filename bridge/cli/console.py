@@ -49,7 +49,7 @@ from runtime.requests import ElicitationRequest
 
 from .feedback import ERASE_LINE, WaitingSampler, progress_text
 from .show import describe_tool, offer_json, offer_lines, result_lines
-from .task_options import status_printer
+from .task_options import created_printer, status_printer, unreachable_printer
 from .url_flow import (
     MAX_URL_ROUNDS,
     URL_REQUIRED,
@@ -57,7 +57,16 @@ from .url_flow import (
     complete_url_steps,
 )
 
-__all__ = ["CallOptions", "HostError", "run_call"]
+__all__ = [
+    "CallOptions",
+    "Display",
+    "HostError",
+    "failure_text",
+    "host_parts",
+    "json_text",
+    "report_unused",
+    "run_call",
+]
 
 
 class HostError(Exception):
@@ -118,7 +127,11 @@ async def run_call(options: CallOptions, *, out: TextIO | None = None) -> int:
     raise HostError(f"no result within {options.timeout:g} s (--timeout)")
 
 
-async def _run_call(options: CallOptions, out: TextIO) -> int:
+def host_parts(
+    options: CallOptions, out: TextIO
+) -> tuple[ElicitationHandler, WaitingSampler, Display]:
+    """Who answers forms (the terminal, or the scripted answers), who answers
+    sampling (the model, behind a spinner), and what shows the call."""
     try:
         provider = provider_from_spec(options.model)
     except ProviderConfigError as exc:
@@ -129,7 +142,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         # With --json, stdout carries the JSON only: forms go to stderr.
         else TerminalForm(out=sys.stderr if options.json_output else out)
     )
-    show = _Display(out, quiet=options.json_output)
+    show = Display(out, quiet=options.json_output)
     # On a terminal, a spinner says who is thinking (nothing when piped). The
     # model is named when it is first asked: a call that never samples here
     # (none in the tool, or the server's own model answers) names none.
@@ -138,6 +151,32 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
         options.model,
         on_first=lambda: show.line(f"model: {describe_model(options.model)}"),
     )
+    return handler, sampler, show
+
+
+def failure_text(exc: OSError | YieldMCPError, era: str) -> str:
+    """What the terminal host says of a failure, as one line."""
+    if isinstance(exc, RequestTimeout):
+        return _unanswered(exc, era)
+    if isinstance(exc, OSError):
+        return f"cannot start the server: {exc}"
+    if isinstance(exc, AuthorizationError):
+        return f"authorization failed: {exc}"
+    if isinstance(exc, BrokenSessionError):
+        return f"the server went away: {exc}"
+    if isinstance(exc, PeerError):
+        return _refused(exc, era)
+    if isinstance(exc, InvalidStructuredContent):
+        return f"the server broke the protocol: {exc} (--no-validate-output accepts it)"
+    if isinstance(exc, RemoteProtocolError):
+        return f"the server broke the protocol: {exc}"
+    if isinstance(exc, ProviderError):
+        return _provider_failure(exc)
+    return str(exc)  # anything else: still one line, no traceback
+
+
+async def _run_call(options: CallOptions, out: TextIO) -> int:
+    handler, sampler, show = host_parts(options, out)
     remote = isinstance(options.target, str) and "://" in options.target
     try:
         async with connect(
@@ -158,30 +197,17 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             if options.answers is not None:
                 told = await _check_answer_keys(client, options.tool, options.answers)
             result = await _call_tool(client, options, handler, show, out)
-    except RequestTimeout as exc:
-        raise HostError(_unanswered(exc, options.era)) from None
-    except OSError as exc:
-        raise HostError(f"cannot start the server: {exc}") from None
-    except AuthorizationError as exc:
-        raise HostError(f"authorization failed: {exc}") from None
-    except BrokenSessionError as exc:
-        raise HostError(f"the server went away: {exc}") from None
-    except PeerError as exc:
-        raise HostError(_refused(exc, options.era)) from None
-    except InvalidStructuredContent as exc:
-        raise HostError(
-            f"the server broke the protocol: {exc} (--no-validate-output accepts it)"
-        ) from None
-    except RemoteProtocolError as exc:
-        raise HostError(f"the server broke the protocol: {exc}") from None
-    except ProviderError as exc:
-        raise HostError(_provider_failure(exc)) from None
-    except YieldMCPError as exc:  # anything else: still one line, no traceback
-        raise HostError(str(exc)) from None
+    except (OSError, YieldMCPError) as exc:
+        raise HostError(failure_text(exc, options.era)) from None
     _report_unused(options.answers, told)
     return show.result(
         result, json_output=options.json_output, save_media=options.save_media
     )
+
+
+def report_unused(answers: ScriptedAnswers | None) -> None:
+    """After a call: the answer keys no form asked for (usually a typo)."""
+    _report_unused(answers, [])
 
 
 async def _list(client: Any, out: TextIO, *, json_output: bool = False) -> int:
@@ -280,6 +306,8 @@ async def _call_tool(
                 on_progress=show.progress,
                 task=options.task,
                 on_status=status_printer(show.line),
+                on_task_created=created_printer(sys.stderr),
+                on_unreachable=unreachable_printer(sys.stderr),
             )
         except PeerError as exc:
             if exc.code == INVALID_PARAMS and exc.message.startswith("Unknown tool"):
@@ -373,7 +401,9 @@ def _provider_failure(exc: ProviderError) -> str:
 
 
 @final
-class _Display:
+class Display:
+    """What the terminal host prints: lines, logs, progress, the result."""
+
     def __init__(self, out: TextIO, *, quiet: bool) -> None:
         self.out = out
         self.quiet = quiet
@@ -419,6 +449,11 @@ _JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 """DEL and the C1 controls, which ``json.dumps`` leaves raw with
 ``ensure_ascii=False``, as JSON escapes: the same JSON, exactly, and nothing
 a terminal would obey (it already escapes the C0 controls)."""
+
+
+def json_text(value: Any) -> str:
+    """``value`` as indented JSON, nothing in it a terminal would obey."""
+    return json.dumps(value, ensure_ascii=False, indent=2).translate(_JSON_ESCAPES)
 
 
 def _block_json(block: Any) -> Any:

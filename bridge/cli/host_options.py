@@ -35,7 +35,9 @@ def key_value(value: str) -> tuple[str, Any]:
         return key, raw  # a bare word is a string
 
 
-def add_host_options(command: argparse.ArgumentParser) -> None:
+def add_host_options(command: argparse.ArgumentParser, *, era: bool = True) -> None:
+    """The host's flags on ``command``; ``era``: ``--era`` too (``tasks``
+    has none: tasks exist in 2026-07-28 only)."""
     command.add_argument(
         "--model",
         default="offline",
@@ -69,12 +71,13 @@ def add_host_options(command: argparse.ArgumentParser) -> None:
             "(shown when it asks); * answers any form with no key of its own"
         ),
     )
-    command.add_argument(
-        "--era",
-        choices=("auto", "legacy", "2026-07-28"),
-        default="auto",
-        help="protocol era: probe (auto), the 2025-11-25 handshake, or 2026-07-28",
-    )
+    if era:
+        command.add_argument(
+            "--era",
+            choices=("auto", "legacy", "2026-07-28"),
+            default="auto",
+            help="protocol era: probe (auto), the 2025-11-25 handshake, or 2026-07-28",
+        )
     command.add_argument(
         "--timeout",
         type=seconds,

@@ -5,7 +5,8 @@ stdout (:class:`runtime.lowlevel.JournalDocument`, format
 ``yieldmcp.journal/1``): what :func:`runtime.testing.replay` reads. ``ID``
 is one of:
 
-* a task's id (the ``taskId`` its ``tools/call`` was answered with);
+* a task's id (``call --task`` prints it; the ``taskId`` its ``tools/call``
+  was answered with);
 * a call's id in the store: a 2025-11-25 call on a durable session, or a
   2026-07-28 call whose rounds keep their journal there; the list below
   shows them;

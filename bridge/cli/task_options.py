@@ -4,17 +4,32 @@ With ``--task`` the client declares ``io.modelcontextprotocol/tasks`` for the
 call; a server that makes a task answers at once, and the client polls it
 (:mod:`bridge.client.tasks`), printing each new status as ``[task working]``
 (with the server's status message, if any), answering its questions at the
-terminal or from ``--answers``. Ctrl-C cancels the task (``tasks/cancel``) and
-exits 130; a task cancelled by someone else is exit 1. A server that does not
-make a task (an older era, a tool without task support) just answers the call.
+terminal or from ``--answers``. As soon as the server has stored the task,
+``[task ID] created`` is printed on stderr: ``yieldmcp tasks get|wait|cancel
+SERVER ID`` come back to it (:mod:`.tasks_cmd`). A server that cannot be
+reached (it restarts) is asked again, backing off, for as long as the task may
+live (its TTL) and within ``--timeout``; each outage is said once on stderr.
+Ctrl-C cancels the task (``tasks/cancel``) and exits 130; a task cancelled
+by someone else is exit 1. A server that does not make a task (an older era,
+a tool without task support) just answers the call.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
-__all__ = ["add_task_option", "status_printer", "task_status_text"]
+if TYPE_CHECKING:  # imported by every verb's parser: nothing heavy at import
+    from runtime.errors import BrokenSessionError
+
+__all__ = [
+    "add_task_option",
+    "created_printer",
+    "status_printer",
+    "task_status_text",
+    "unreachable_printer",
+]
 
 
 def add_task_option(call: argparse.ArgumentParser) -> None:
@@ -23,8 +38,10 @@ def add_task_option(call: argparse.ArgumentParser) -> None:
         action="store_true",
         help=(
             "run the call as a task when the server supports the tasks "
-            "extension (2026-07-28): its status is shown while it runs; "
-            "Ctrl-C cancels the task"
+            "extension (2026-07-28): its id is printed on stderr ([task ID] "
+            "created: `yieldmcp tasks get|wait|cancel SERVER ID` come back to "
+            "it), its status is shown while it runs, and it is followed "
+            "through server restarts; Ctrl-C cancels the task"
         ),
     )
 
@@ -39,5 +56,28 @@ def status_printer(line: Callable[[str], None]) -> Callable[[str, str | None], N
 
     def show(status: str, message: str | None) -> None:
         line(task_status_text(status, message))
+
+    return show
+
+
+def created_printer(err: TextIO) -> Callable[[str], None]:
+    """An ``on_task_created`` that prints ``[task ID] created`` on ``err``."""
+
+    from bridge.elicit import printable
+
+    def show(task_id: str) -> None:
+        print(printable(f"[task {task_id}] created"), file=err, flush=True)
+
+    return show
+
+
+def unreachable_printer(err: TextIO) -> Callable[[str, BrokenSessionError], None]:
+    """An ``on_unreachable`` that says on ``err`` the server is being asked again."""
+
+    from bridge.elicit import printable
+
+    def show(task_id: str, error: BrokenSessionError) -> None:
+        text = f"[task {task_id}] the server cannot be reached ({error}); trying again"
+        print(printable(text), file=err, flush=True)
 
     return show

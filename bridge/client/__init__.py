@@ -1,7 +1,8 @@
 """The MCP client: connect to any server, call its tools, answer its questions.
 
 Owns: :class:`Client` and :func:`connect` (both eras: the handshake, and
-2026-07-28 rounds retried with ``inputResponses``), and the client halves of
+2026-07-28 rounds retried with ``inputResponses``; tasks followed, read and
+cancelled by id, :mod:`.tasks`), and the client halves of
 the transports: Streamable HTTP over httpx (:mod:`.http`, with the
 2026-07-28 headers it mirrors in :mod:`.headers`) and a spawned server
 command over stdio (:mod:`.process`), and OAuth for servers that ask for it
@@ -21,8 +22,12 @@ from .client import Era as Era
 from .client import LogCallback as LogCallback
 from .client import ProgressCallback as ProgressCallback
 from .client import Sampler as Sampler
+from .client import TaskCreatedCallback as TaskCreatedCallback
 from .client import connect as connect
 from .output_schemas import InvalidStructuredContent as InvalidStructuredContent
+from .tasks import StatusCallback as StatusCallback
+from .tasks import TaskInfo as TaskInfo
+from .tasks import UnreachableCallback as UnreachableCallback
 
 __all__ = [
     "Client",
@@ -32,5 +37,9 @@ __all__ = [
     "LogCallback",
     "ProgressCallback",
     "Sampler",
+    "StatusCallback",
+    "TaskCreatedCallback",
+    "TaskInfo",
+    "UnreachableCallback",
     "connect",
 ]

@@ -20,15 +20,23 @@ request id) until the result is complete.
 
 Progress and log notifications reach the caller through ``on_progress`` (per
 call) and ``on_log``.
+
+Tasks (2026-07-28 tasks extension): ``call_tool(task=True)`` follows the task
+the server makes, telling ``on_task_created`` its id as soon as the server
+has stored it; :meth:`Client.get_task`, :meth:`Client.follow_task` and
+:meth:`Client.cancel_task` read, follow (answering its questions) and cancel
+any task by its id, one this client did not start too. Following asks again
+while the server cannot be reached (:mod:`bridge.client.tasks`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import logging
 import shlex
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, cast, final
 
 import trio
@@ -37,6 +45,7 @@ from bridge import telemetry
 from bridge.jsonrpc.session import Session, Transport
 from decoders import mcp as mcp_decode
 from runtime.errors import (
+    CapabilityError,
     RemoteProtocolError,
 )
 from runtime.replies import Root
@@ -52,7 +61,16 @@ from .handshake import Hello, negotiate
 from .headers import invalid_header_reason
 from .oauth.config import OAuth
 from .output_schemas import OutputSchemas
-from .tasks import StatusCallback, follow, with_tasks
+from .tasks import (
+    TASKS_EXTENSION,
+    StatusCallback,
+    TaskInfo,
+    UnreachableCallback,
+    follow,
+    follow_id,
+    task_info,
+    with_tasks,
+)
 
 __all__ = [
     "Client",
@@ -80,6 +98,9 @@ def _kind(result: Any) -> Any:
         else None
     )
 
+
+TaskCreatedCallback = Callable[[str], "Awaitable[None] | None"]
+"""Told a task's id once the server has stored it (``call_tool(task=True)``)."""
 
 telemetry.install()  # sessions get a tap when OpenTelemetry is configured
 
@@ -243,11 +264,15 @@ class Client:
         on_progress: ProgressCallback | None = None,
         task: bool = False,
         on_status: StatusCallback | None = None,
+        on_task_created: TaskCreatedCallback | None = None,
+        on_unreachable: UnreachableCallback | None = None,
     ) -> mcp_decode.ToolCallResult:
         """Call tool ``name``; answers the server's questions until it completes.
         ``task``: in 2026-07-28, declare the tasks extension for the call, and
-        follow the task the server may make (:mod:`bridge.client.tasks`,
-        telling ``on_status`` its status; cancelling the call cancels it).
+        follow the task the server may make (:mod:`bridge.client.tasks`:
+        ``on_task_created`` is told its id once the server has stored it,
+        ``on_status`` its status, ``on_unreachable`` each time the server
+        cannot be reached and is asked again; cancelling the call cancels it).
 
         Raises:
             PeerError: the server answered with a JSON-RPC error.
@@ -263,9 +288,14 @@ class Client:
             params["_meta"] = {CLIENT_CAPABILITIES: with_tasks(self.capabilities)}
         result: Any = await self._until_complete("tools/call", params, on_progress)
         if _kind(result) == "task":
+            task_id: Any = result.get("taskId")
+            if on_task_created is not None and isinstance(task_id, str):
+                told = on_task_created(task_id)
+                if inspect.isawaitable(told):
+                    await told
             result = await follow(
-                self._task_request, self.answers, result,
-                gone=self._gone, on_status=on_status,
+                self._task_request, self.answers, result, gone=self._gone,
+                on_status=on_status, on_unreachable=on_unreachable,
             )  # fmt: skip
         decoded = mcp_decode.call_tool_result(result)
         if self.outputs is not None:
@@ -275,6 +305,70 @@ class Client:
     async def _task_request(self, method: str, params: Mapping[str, Any]) -> Any:
         meta = {CLIENT_CAPABILITIES: with_tasks(self.capabilities)}
         return await self.request(method, {**params, "_meta": meta})
+
+    # --- tasks by id ---------------------------------------------------------------
+
+    def _check_tasks(self) -> None:
+        if not self.modern:
+            raise CapabilityError(
+                f"tasks need the 2026-07-28 era; this connection speaks {self.era}",
+                required={"extensions": {TASKS_EXTENSION: {}}},
+            )
+
+    async def get_task(self, task_id: str) -> TaskInfo:
+        """Task ``task_id`` as the server has it now (``tasks/get``).
+
+        Raises:
+            CapabilityError: the connection is not 2026-07-28.
+            PeerError: the server refused (``-32602``: it does not know the task).
+        """
+        self._check_tasks()
+        return task_info(
+            task_id, await self._task_request("tasks/get", {"taskId": task_id})
+        )
+
+    async def follow_task(
+        self,
+        task_id: str,
+        *,
+        on_status: StatusCallback | None = None,
+        on_unreachable: UnreachableCallback | None = None,
+        cancel_on_exit: bool = False,
+    ) -> mcp_decode.ToolCallResult:
+        """Follow task ``task_id`` to its end, answering its questions as a
+        call does (this client's sampler and elicitation handler), and return
+        its result. It may be a task this client did not start. Leaving early
+        (a cancelled caller) leaves the task running, unless
+        ``cancel_on_exit``. The result is not checked against an
+        ``outputSchema``: a task does not say which tool it runs.
+
+        Raises:
+            CapabilityError: the connection is not 2026-07-28.
+            PeerError: the task failed (its error), or the server refused
+                (``-32602``: it does not know the task).
+            TaskCancelled: the task was cancelled.
+            BrokenSessionError: the server could not be reached for the
+                task's TTL, or the connection ended for good.
+        """
+        self._check_tasks()
+        result = await follow_id(
+            self._task_request, self.answers, task_id, gone=self._gone,
+            on_status=on_status, on_unreachable=on_unreachable,
+            cancel_on_exit=cancel_on_exit,
+        )  # fmt: skip
+        return mcp_decode.call_tool_result(result)
+
+    async def cancel_task(self, task_id: str) -> TaskInfo:
+        """Cancel task ``task_id`` (``tasks/cancel``) and return it as it is
+        then: ``cancelled``, or as it ended if it had ended already.
+
+        Raises:
+            CapabilityError: the connection is not 2026-07-28.
+            PeerError: the server refused (``-32602``: it does not know the task).
+        """
+        self._check_tasks()
+        await self._task_request("tasks/cancel", {"taskId": task_id})
+        return await self.get_task(task_id)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None

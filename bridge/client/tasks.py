@@ -13,7 +13,18 @@ answers ``resultType: "task"``, and :func:`follow` takes it from there:
   :class:`~runtime.errors.PeerError` with the task's error; ``cancelled``
   raises :class:`~runtime.errors.TaskCancelled`;
 * cancelling the caller (Ctrl-C) sends ``tasks/cancel`` first (bounded, so a
-  server that is gone does not hold the exit up).
+  server that is gone does not hold the exit up), unless the caller only
+  follows a task it came back to (``cancel_on_exit=False``);
+* a server that cannot be reached (it restarts, the connection dropped) is
+  asked again, backing off from 0.1 s to 2 s, for as long as the task may
+  live: its ``ttlMs`` since it was last read (``on_unreachable`` is told
+  once each time it becomes unreachable). A task without a ``ttlMs``, or a
+  connection that has ended for good (a spawned server that exited), is not
+  asked again.
+
+:func:`follow_id` follows a task by its id alone (one this client did not
+start: ``yieldmcp tasks wait``), and :func:`task_info` reads a ``tasks/get``
+result as a typed :class:`TaskInfo`.
 """
 
 from __future__ import annotations
@@ -21,12 +32,15 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, cast, final
 
+import attrs
 import httpx
 import trio
 
+from decoders import mcp as mcp_decode
 from runtime.errors import (
+    BrokenSessionError,
     PeerError,
     RemoteProtocolError,
     TaskCancelled,
@@ -36,15 +50,33 @@ from runtime.errors import (
 from ._rounds import retry_params
 from .answers import Answers
 
-__all__ = ["TASKS_EXTENSION", "StatusCallback", "follow", "with_tasks"]
+__all__ = [
+    "TASKS_EXTENSION",
+    "ENDED",
+    "StatusCallback",
+    "TaskInfo",
+    "UnreachableCallback",
+    "follow",
+    "follow_id",
+    "task_info",
+    "with_tasks",
+]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 MIN_POLL: Final = 0.05
 MAX_POLL: Final = 5.0
 CANCEL_TIMEOUT: Final = 5.0
+FIRST_BACKOFF: Final = 0.1
+MAX_BACKOFF: Final = 2.0
+ENDED: Final = frozenset({"completed", "failed", "cancelled"})
+"""The statuses a task never leaves."""
 
 StatusCallback = Callable[[str, "str | None"], "Awaitable[None] | None"]
 """Told ``(status, statusMessage)`` whenever either changes."""
+
+UnreachableCallback = Callable[[str, BrokenSessionError], "Awaitable[None] | None"]
+"""Told ``(taskId, error)`` when the server cannot be reached, once for each
+outage (it is asked again, backing off)."""
 
 Request = Callable[[str, Mapping[str, Any]], Awaitable[Any]]
 """Sends a task method with its params; returns the result."""
@@ -64,20 +96,28 @@ async def follow(
     *,
     gone: trio.Event,
     on_status: StatusCallback | None = None,
+    on_unreachable: UnreachableCallback | None = None,
+    cancel_on_exit: bool = True,
 ) -> dict[str, Any]:
     """The result of the task ``created`` describes (see the module doc).
 
     Raises:
-        PeerError: the task failed (its error), or a task method was refused.
+        PeerError: the task failed (its error), or a task method was refused
+            (``-32602``: the server does not know the task).
         TaskCancelled: the task was cancelled (by someone else).
         RemoteProtocolError: the server's answers are malformed.
+        BrokenSessionError: the server could not be reached for the task's
+            TTL, or the connection ended for good.
     """
     task_id: Any = created.get("taskId")
     if not isinstance(task_id, str):
         raise RemoteProtocolError("a CreateTaskResult must carry a string taskId")
+    poll = _Poll(request, answers, task_id, gone, on_status, on_unreachable)
     try:
-        return await _poll(request, answers, task_id, created, gone, on_status)
+        return await poll.run(created)
     except trio.Cancelled:
+        if not cancel_on_exit:
+            raise
         # gone, or refused: the task ends by its TTL then
         with (
             trio.CancelScope(shield=True),
@@ -92,38 +132,168 @@ async def follow(
         raise
 
 
-async def _poll(
+async def follow_id(
     request: Request,
     answers: Answers,
     task_id: str,
-    task: Mapping[str, Any],
+    *,
     gone: trio.Event,
-    on_status: StatusCallback | None,
+    on_status: StatusCallback | None = None,
+    on_unreachable: UnreachableCallback | None = None,
+    cancel_on_exit: bool = False,
 ) -> dict[str, Any]:
-    shown: tuple[Any, Any] | None = None
-    while True:
-        status: Any = task.get("status")
-        now = (status, task.get("statusMessage"))
-        if now != shown and on_status is not None:
-            told = on_status(str(status), _text(now[1]))
-            if inspect.isawaitable(told):
-                await told
-        shown = now
-        if status == "completed":
-            return _result(task)
-        if status == "failed":
-            raise _failure(task)
-        if status == "cancelled":
-            raise TaskCancelled(f"task {task_id} was cancelled")
-        if status == "input_required" and task.get("inputRequests"):
-            answered = await retry_params(answers, {}, task, gone=gone)
-            responses = answered["inputResponses"]
-            await request(
-                "tasks/update", {"taskId": task_id, "inputResponses": responses}
-            )
-        else:
-            await trio.sleep(_interval(task))
-        task = _task(await request("tasks/get", {"taskId": task_id}))
+    """The result of task ``task_id``, read first with ``tasks/get``, then
+    followed as :func:`follow` does (the same errors). Leaving early leaves
+    the task running unless ``cancel_on_exit``."""
+    first = _task(await request("tasks/get", {"taskId": task_id}))
+    return await follow(
+        request, answers, {**first, "taskId": task_id}, gone=gone,
+        on_status=on_status, on_unreachable=on_unreachable,
+        cancel_on_exit=cancel_on_exit,
+    )  # fmt: skip
+
+
+@final
+class _Poll:
+    """Following one task: polling, answering, and asking again while the
+    server cannot be reached."""
+
+    def __init__(
+        self,
+        request: Request,
+        answers: Answers,
+        task_id: str,
+        gone: trio.Event,
+        on_status: StatusCallback | None,
+        on_unreachable: UnreachableCallback | None,
+    ) -> None:
+        self.request = request
+        self.answers = answers
+        self.task_id = task_id
+        self.gone = gone
+        self.on_status = on_status
+        self.on_unreachable = on_unreachable
+        self.patience = 0.0  # seconds the task may live unseen: its ttlMs
+
+    async def run(self, task: Mapping[str, Any]) -> dict[str, Any]:
+        shown: tuple[Any, Any] | None = None
+        while True:
+            ttl: Any = task.get("ttlMs")
+            if isinstance(ttl, int | float) and ttl > 0:
+                self.patience = ttl / 1000
+            status: Any = task.get("status")
+            now = (status, task.get("statusMessage"))
+            if now != shown and self.on_status is not None:
+                await _told(self.on_status(str(status), _text(now[1])))
+            shown = now
+            if status == "completed":
+                return _result(task)
+            if status == "failed":
+                raise _failure(task)
+            if status == "cancelled":
+                raise TaskCancelled(f"task {self.task_id} was cancelled")
+            if status == "input_required" and task.get("inputRequests"):
+                answered = await retry_params(self.answers, {}, task, gone=self.gone)
+                responses = answered["inputResponses"]
+                update = {"taskId": self.task_id, "inputResponses": responses}
+                await self.reaching("tasks/update", update)
+            else:
+                await trio.sleep(_interval(task))
+            task = _task(await self.reaching("tasks/get", {"taskId": self.task_id}))
+
+    async def reaching(self, method: str, params: Mapping[str, Any]) -> Any:
+        """``method``'s result, asked again while the server cannot be
+        reached, for as long as the task may live (its TTL). Sending
+        ``tasks/update`` twice is harmless: answered keys are ignored."""
+        give_up = trio.current_time() + self.patience
+        pause = FIRST_BACKOFF
+        while True:
+            try:
+                return await self.request(method, params)
+            except BrokenSessionError as exc:
+                if self.gone.is_set() or trio.current_time() + pause > give_up:
+                    raise
+                if self.on_unreachable is not None and pause == FIRST_BACKOFF:
+                    await _told(self.on_unreachable(self.task_id, exc))  # once
+            await trio.sleep(pause)
+            pause = min(pause * 2, MAX_BACKOFF)
+
+
+async def _told(value: Awaitable[None] | None) -> None:
+    if inspect.isawaitable(value):
+        await value
+
+
+@final
+@attrs.frozen(kw_only=True, eq=False)
+class TaskInfo:
+    """A task as ``tasks/get`` shows it (:func:`task_info`).
+
+    Attributes:
+        task_id: the task's id.
+        status: ``working``, ``input_required``, ``completed``, ``failed``
+            or ``cancelled``.
+        status_message: what the server says of it, if anything.
+        created_at, last_updated_at: ISO 8601 times, as the server sent them.
+        ttl_ms: how long the server keeps it after its last change.
+        poll_interval_ms: how often the server asks to be polled.
+        questions: the keys of the questions it waits on (``input_required``),
+            as the server keys its ``inputRequests``.
+        result: its result once ``completed`` (``is_error`` for a tool error).
+        error: its error once ``failed``.
+        wire: the ``tasks/get`` result exactly as the server sent it.
+    """
+
+    task_id: str
+    status: str
+    status_message: str | None = None
+    created_at: str | None = None
+    last_updated_at: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+    questions: tuple[str, ...] = ()
+    result: mcp_decode.ToolCallResult | None = None
+    error: PeerError | None = None
+    wire: Mapping[str, Any] = attrs.field(factory=dict[str, Any])
+
+    @property
+    def ended(self) -> bool:
+        """Whether the task has ended (completed, failed or cancelled)."""
+        return self.status in ENDED
+
+
+def task_info(task_id: str, value: Any) -> TaskInfo:
+    """A ``tasks/get`` result read as a :class:`TaskInfo`.
+
+    Raises:
+        RemoteProtocolError: it is malformed.
+    """
+    task = _task(value)
+    status: Any = task.get("status")
+    if not isinstance(status, str):
+        raise RemoteProtocolError("a task must carry a string status")
+    requests: Any = task.get("inputRequests")
+    return TaskInfo(
+        task_id=task_id,
+        status=status,
+        status_message=_text(task.get("statusMessage")),
+        created_at=_text(task.get("createdAt")),
+        last_updated_at=_text(task.get("lastUpdatedAt")),
+        ttl_ms=_whole(task.get("ttlMs")),
+        poll_interval_ms=_whole(task.get("pollIntervalMs")),
+        questions=tuple(cast("dict[str, Any]", requests))
+        if isinstance(requests, dict)
+        else (),
+        result=mcp_decode.call_tool_result(_result(task))
+        if status == "completed"
+        else None,
+        error=_failure(task) if status == "failed" else None,
+        wire=dict(task),
+    )
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _text(value: Any) -> str | None:

@@ -21,7 +21,17 @@ EXPECTED = [
     (
         [],
         "",
-        {"serve", "call", "demo", "dev", "init", "install", "completion", "journal"},
+        {
+            "serve",
+            "call",
+            "demo",
+            "dev",
+            "init",
+            "install",
+            "completion",
+            "journal",
+            "tasks",
+        },
     ),
     (["serve"], "--max-ca", {"--max-calls", "--max-calls-per-session"}),
     (["serve", "--stream-responses"], "", {"always", "when-needed"}),
@@ -29,8 +39,13 @@ EXPECTED = [
     (["completion"], "", {"bash", "zsh", "fish"}),
     (["install"], "c", {"claude-desktop", "cursor"}),
     (["install", "cursor", "x.py"], "--d", {"--dry-run"}),
+    (["tasks"], "", {"get", "wait", "cancel"}),
+    (["tasks", "wait", "URL", "ID"], "--answer", {"--answer", "--answers"}),
 ]
-IDS = ["verb", "verbs", "flag", "choice", "call-flag", "shell", "host", "install-flag"]
+IDS = [
+    "verb", "verbs", "flag", "choice", "call-flag", "shell", "host", "install-flag",
+    "tasks-action", "tasks-flag",
+]  # fmt: skip
 
 
 def script(shell: str, tmp_path: Path) -> Path:

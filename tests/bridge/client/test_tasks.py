@@ -3,7 +3,8 @@
 ``call_tool(..., task=True)`` declares the extension for the call, polls the
 task the server makes (telling ``on_status``), answers its questions with
 ``tasks/update`` through the same elicitation handler as rounds, and cancels
-the task when the call is cancelled.
+the task when the call is cancelled. ``get_task``, ``follow_task`` and
+``cancel_task`` come back to a task by its id, one another client started.
 """
 
 from __future__ import annotations
@@ -11,16 +12,25 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import httpx
 import pytest
 import trio
 
 from bridge.client import connect
 from bridge.server import Server
+from bridge.server.limits import ServerLimits
 from bridge.server.tasks import tasks_of
-from runtime.errors import PeerError
+from bridge.transports.http import serve_http
+from runtime.errors import (
+    BrokenSessionError,
+    CapabilityError,
+    PeerError,
+    TaskCancelled,
+)
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 from tests.bridge.http_kit import served
+from tests.bridge.server.tasks.kit import TaskWire
 from tests.fixtures import task_tools as tools
 from tests.helpers import ROOT
 
@@ -114,3 +124,91 @@ async def test_a_task_over_stdio() -> None:
         with trio.fail_after(60):
             result = await client.call_tool("ask_two", task=True)
     assert result.text == "LEFT and RIGHT"
+
+
+async def test_call_tool_tells_the_task_s_id_once_it_is_stored() -> None:
+    ids: list[str] = []
+    async with (
+        served(Server(tools.ALL)) as url,
+        connect(url, era="2026-07-28") as client,
+    ):
+        with trio.fail_after(30):
+            result = await client.call_tool(
+                "sleepy", {"seconds": 0.1}, task=True, on_task_created=ids.append
+            )
+            stored = await client.get_task(ids[0])
+    assert result.text == "slept 0.1"
+    assert stored.status == "completed"
+    assert stored.result is not None
+    assert stored.result.text == "slept 0.1"
+
+
+async def test_another_client_follows_answers_and_cancels_a_task_by_id() -> None:
+    names = Names()
+    async with (
+        served(Server(tools.ALL)) as url,
+        httpx.AsyncClient(timeout=30) as http,
+        connect(url, era="2026-07-28", elicitation=names) as client,
+    ):
+        wire = TaskWire(http, url)  # another client made the tasks
+        with trio.fail_after(30):
+            asking = (await wire.call("ask_two"))["taskId"]
+            await wire.until(asking, "input_required")
+            waiting = await client.get_task(asking)
+            result = await client.follow_task(asking)
+            done = await client.get_task(asking)
+
+            sleepy = (await wire.call("sleepy", seconds=60))["taskId"]
+            with trio.move_on_after(0.3):  # leaving early: the task goes on
+                await client.follow_task(sleepy)
+            still = await client.get_task(sleepy)
+            cancelled = await client.cancel_task(sleepy)
+            with pytest.raises(TaskCancelled):
+                await client.follow_task(sleepy)
+            with pytest.raises(PeerError) as unknown:
+                await client.get_task("f00d")
+    assert waiting.status == "input_required"
+    assert sorted(key.split("@")[0] for key in waiting.questions) == ["left", "right"]
+    assert not waiting.ended
+    assert waiting.result is None
+    assert result.text == "LEFT and RIGHT"
+    assert done.ended
+    assert done.result is not None
+    assert done.result.text == "LEFT and RIGHT"
+    assert done.wire["status"] == "completed"
+    assert still.status == "working"
+    assert cancelled.status == "cancelled"
+    assert unknown.value.code == -32602
+
+
+async def test_tasks_by_id_need_the_2026_era() -> None:
+    async with served(Server(tools.ALL)) as url, connect(url, era="legacy") as client:
+        with pytest.raises(CapabilityError, match="need the 2026-07-28 era"):
+            await client.get_task("f00d")
+
+
+async def test_a_server_gone_for_good_is_asked_again_for_the_task_s_ttl_only() -> None:
+    server = Server(tools.ALL, limits=ServerLimits(task_ttl=1.0))
+    serving = trio.CancelScope()
+    stopped: list[float] = []
+    outages: list[str] = []
+
+    async def serve(*, task_status: trio.TaskStatus[str]) -> None:
+        with serving:
+            await serve_http(server, "127.0.0.1", 0, task_status=task_status)
+
+    def stop(_task_id: str) -> None:  # the server goes, for good
+        stopped.append(trio.current_time())
+        serving.cancel()
+
+    async with trio.open_nursery() as nursery:
+        url: str = await nursery.start(serve)
+        async with connect(url, era="2026-07-28") as client:
+            with trio.fail_after(30), pytest.raises(BrokenSessionError):
+                await client.call_tool(
+                    "sleepy", {"seconds": 60}, task=True, on_task_created=stop,
+                    on_unreachable=lambda task_id, _exc: outages.append(task_id),
+                )  # fmt: skip
+            asked_for = trio.current_time() - stopped[0]
+    assert len(outages) == 1  # told once, however many times it asked
+    assert 1.0 <= asked_for < 10  # the TTL (1 s), then a last pause of 2 s at most
