@@ -43,6 +43,7 @@ from bridge.durable.log import CALLS
 from bridge.durable.tasks import TASKS, TaskDoc
 from bridge.server.state_token import KEY_ENV, Sealer, decode_key
 from bridge.stores import AsyncStore, JournalStore, StoreError, open_store
+from bridge.stores.url import sqlite_options
 from runtime.errors import RequestError
 from runtime.lowlevel import Journal, JournalDocument
 
@@ -69,6 +70,7 @@ def export(url: str, call_id: str | None, timeout: float) -> str:
 
 
 async def _export(url: str, call_id: str | None, timeout: float) -> str:
+    _check_exists(url)
     try:
         with trio.fail_after(timeout):
             blocking = await trio.to_thread.run_sync(
@@ -89,6 +91,19 @@ async def _export(url: str, call_id: str | None, timeout: float) -> str:
         raise JournalError(f"the store failed: {exc}") from None
     finally:
         await _close(blocking)
+
+
+def _check_exists(url: str) -> None:
+    """A reader never makes a store: opening ``sqlite:`` at a mistyped path
+    would create an empty database there and list nothing."""
+    if not url.startswith("sqlite:"):
+        return
+    try:
+        path = sqlite_options(url)[0]
+    except StoreError as exc:
+        raise JournalError(str(exc)) from None
+    if not path.is_file():
+        raise JournalError(f"no SQLite store at {path} (check the path)")
 
 
 async def _close(store: JournalStore) -> None:

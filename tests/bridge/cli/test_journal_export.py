@@ -54,6 +54,17 @@ def test_a_store_that_cannot_be_opened_is_one_line(
     assert "unknown store" in _one_line(err)
 
 
+def test_a_mistyped_sqlite_path_makes_no_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = tmp_path / "stroe.sqlite3"
+    for words in ([f"sqlite:{typo}"], [f"sqlite:{typo}", "x"]):
+        code, out, err = _run(capsys, *words)
+        assert (code, out) == (1, "")
+        assert f"no SQLite store at {typo}" in _one_line(err)
+    assert list(tmp_path.iterdir()) == []  # nothing was created
+
+
 @contextlib.contextmanager
 def _silent_server() -> Iterator[int]:
     """A port that takes connections and never answers (a hung store)."""
