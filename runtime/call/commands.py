@@ -108,7 +108,7 @@ class SetTimer:
     """The branch or the sleep at ``key`` ends at ``deadline`` (seconds since
     the epoch), ``seconds`` from when the machine handed this out (a driver
     waiting on another clock than the machine's, trio's for one, waits that
-    long)."""
+    long; 0 if the deadline passed before it was handed out: at once)."""
 
     key: str
     deadline: float

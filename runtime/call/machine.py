@@ -115,6 +115,9 @@ __all__ = ["CallMachine", "open_call"]
 
 _SHOWN: Final = (AskPeer, RunStep, Notify, Finish)  # what waits for records first
 # Dropped on cancel: what is not shown now, and timers (the Finish ends them).
+_TIMER_SLACK: Final = 0.01
+"""Seconds a timer may have waited to be handed out and keep its ``seconds``
+(exact under a virtual clock); a longer wait, behind a slow write, counts."""
 _UNSENT: Final = (AskPeer, RunStep, Notify, Persist, SetTimer, CancelTimer)
 
 Program = Callable[[Any], Generator[Any, Any, Any]]
@@ -241,9 +244,26 @@ class CallMachine:
             if type(command) is Persist:
                 self._barrier = True
                 self._out = out[index + 1 :]
-                return out[: index + 1]
+                return self._timed(out[: index + 1])
         self._out = []
-        return out
+        return self._timed(out)
+
+    def _timed(self, batch: list[Command]) -> list[Command]:
+        """``batch`` with each timer's ``seconds`` counted from now: a timer
+        made before a Persist is handed out only once the write is done, and
+        a driver waiting on its own clock must not wait the write's time
+        again (at once, if the deadline passed meanwhile)."""
+        if not any(type(command) is SetTimer for command in batch):
+            return batch
+        now = self.clock()
+        timed: list[Command] = []
+        for command in batch:
+            if type(command) is SetTimer:
+                left = command.deadline - now
+                if left < command.seconds - _TIMER_SLACK:
+                    command = SetTimer(command.key, command.deadline, max(0.0, left))
+            timed.append(command)
+        return timed
 
     def is_pending(self, key: str) -> bool:
         """Whether the question or step at ``key`` waits for its answer."""
@@ -417,14 +437,20 @@ class CallMachine:
                 return
         out.insert(at, Persist(records))
 
+    def _closed_before_reached(self, key: str) -> bool:
+        """Whether ``key``'s frame was closed after it asked, in the same run
+        (a sibling failed first): its Withdraw is on its way and withdraws
+        nothing, so it is noted as never asked."""
+        if self.stepper.is_pending(key):
+            return False
+        if self._unasked is None:
+            self._unasked = set()
+        self._unasked.add(key)
+        return True
+
     def _answer_locally(self, key: str, question: LocalQuestion[Any]) -> None:
         stepper = self.stepper
-        if not stepper.is_pending(key):
-            # Its frame was closed after it asked, in the same run (a sibling
-            # failed first): its Withdraw is on its way, and withdraws nothing.
-            if self._unasked is None:
-                self._unasked = set()
-            self._unasked.add(key)
+        if self._closed_before_reached(key):
             return
         try:
             reply = question.compute(self.clock, self.bits)
@@ -483,12 +509,7 @@ class CallMachine:
         """A sleep reached: its deadline recorded (or restored), then a timer
         for what is left, or answered now if nothing is (rule 5)."""
         stepper = self.stepper
-        if not stepper.is_pending(key):
-            # Closed in the run that reached it (a sibling failed first): its
-            # Withdraw is on its way, and withdraws nothing.
-            if self._unasked is None:
-                self._unasked = set()
-            self._unasked.add(key)
+        if self._closed_before_reached(key):
             return
         journal = stepper.journal
         now = self.clock()
