@@ -150,6 +150,17 @@ async def serving(
         yield servers
 
 
+@contextlib.asynccontextmanager
+async def one_server(
+    served: str, tmp: Path, *flags: str, env: Mapping[str, str] | None = None
+) -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]]:
+    """One :class:`Serving` process on a free port, ready: its URL and its
+    process (for a test to kill -9 with :func:`kill`); killed after."""
+    async with serving(served, tmp, *flags, env=env) as [server]:
+        assert server.process is not None
+        yield server.url, server.process
+
+
 _READY = re.compile(rb"serving MCP at (\S+)\n")
 # With --workers, the parent's line (each worker may log its own before it).
 _READY_WORKERS = re.compile(

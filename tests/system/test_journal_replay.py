@@ -30,7 +30,7 @@ from runtime.testing import JournalExhausted, replay
 from tests.bridge.server.tasks.kit import TaskWire
 from tests.fixtures.journal_tools import CONFIRM, price, trip
 from tests.helpers import ROOT
-from tests.store_servers import free_port
+from tests.processes import one_server
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -51,41 +51,13 @@ def trip_changed(city: str, ctx: Context) -> Op[str]:
     return f"{city} booked for {cost}"
 
 
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_url(request: pytest.FixtureRequest) -> str:
-    """A fresh store of each kind (tests/conftest.py)."""
-    return str(request.getfixturevalue(f"{request.param}_url"))
-
-
 @contextlib.asynccontextmanager
 async def _serving(
     tmp: Path, *flags: str, env: Mapping[str, str] | None = None
 ) -> AsyncIterator[str]:
     """``yieldmcp serve`` the journal tools on a free port: its URL."""
-    port = free_port()
-    command = [sys.executable, "-m", "bridge.cli", "serve", SERVED]
-    command += ["--http", f"127.0.0.1:{port}", *flags]
-    with (tmp / f"server-{port}.err").open("ab") as err:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
-            env={**os.environ, **(env or {})},
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        async with httpx.AsyncClient() as http:
-            with trio.fail_after(60):
-                while True:
-                    assert process.poll() is None, "the server exited"
-                    try:
-                        await http.get(url)
-                    except httpx.TransportError:
-                        await trio.sleep(0.05)
-                    else:
-                        break
+    async with one_server(SERVED, tmp, *flags, env=env) as (url, _process):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _journal(

@@ -49,12 +49,6 @@ SEAT = {"seat": {"action": "accept", "content": {"seat": "12A"}}}
 CONFIRM = {"confirm": {"action": "accept", "content": {"ok": True}}}
 
 
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_url(request: pytest.FixtureRequest) -> str:
-    """A fresh store of each kind the processes share (tests/conftest.py)."""
-    return str(request.getfixturevalue(f"{request.param}_url"))
-
-
 @pytest.fixture
 def sqlite_store(sqlite_url: str) -> str:
     """The embedded store, for the tests that vary the client, not the store."""

@@ -139,12 +139,6 @@ def _call(raw: Raw, request_id: Any, name: str) -> dict[str, Any]:
     return raw.request(request_id, "tools/call", {"name": name, "arguments": {}})
 
 
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_url(request: pytest.FixtureRequest) -> str:
-    """A fresh store of each kind the processes share (tests/conftest.py)."""
-    return str(request.getfixturevalue(f"{request.param}_url"))
-
-
 async def _parked_on_colour(
     served: Served, http: httpx.AsyncClient
 ) -> tuple[Raw, str, dict[str, Any]]:

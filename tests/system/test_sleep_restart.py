@@ -14,13 +14,9 @@ waits only for what is left of the sleep.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +30,7 @@ from bridge.durable.tasks import TaskDoc
 from bridge.stores import open_store
 from tests.bridge.server.tasks.kit import TaskWire
 from tests.helpers import ROOT
-from tests.processes import free_port, ready, url_of
+from tests.processes import free_port, kill, one_server, ready, url_of
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -45,52 +41,12 @@ SERVED = str(ROOT / "tests/fixtures/sleep_tools.py")
 NAP = 2.0  # seconds the task sleeps
 
 
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_url(request: pytest.FixtureRequest) -> str:
-    """A fresh store of each kind the processes share (tests/conftest.py)."""
-    return str(request.getfixturevalue(f"{request.param}_url"))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextlib.asynccontextmanager
-async def _serving(
+def _serving(
     store: str, tmp: Path
-) -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``yieldmcp serve`` on a free port, ready: its URL and process."""
-    port = _free_port()
-    command = [sys.executable, "-m", "bridge.cli", "serve", SERVED]
-    command += ["--http", f"127.0.0.1:{port}", "--store", store, "--task-lease", "1"]
-    with (tmp / f"server-{port}.err").open("ab") as err:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err
-        )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        async with httpx.AsyncClient() as http:
-            with trio.fail_after(60):
-                while True:
-                    assert process.poll() is None, "the server exited"
-                    try:
-                        await http.get(url)
-                    except httpx.TransportError:
-                        await trio.sleep(0.05)
-                    else:
-                        break
-        yield url, process
-    finally:
-        _kill(process)
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """kill -9: nothing of the process's gets to clean up."""
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
+) -> contextlib.AbstractAsyncContextManager[tuple[str, subprocess.Popen[bytes]]]:
+    """``yieldmcp serve`` on a free port with a one-second task lease, ready:
+    its URL and process."""
+    return one_server(SERVED, tmp, "--store", store, "--task-lease", "1")
 
 
 async def _asleep(store_url: str, task_id: str) -> TaskDoc:
@@ -131,7 +87,7 @@ async def test_kill_9_while_a_task_sleeps_then_the_restarted_server_wakes_it(
                 )
                 task_id = created["taskId"]
                 asleep = await _asleep(store_url, task_id)
-            _kill(process)
+            kill(process)
         assert asleep.wake_at is not None
         assert asleep.wake_at >= began + NAP
         async with _serving(store_url, tmp_path) as (url, _process):
@@ -161,7 +117,7 @@ async def test_a_sleeping_task_is_woken_by_another_process_when_its_own_dies(
                 )
                 task_id = created["taskId"]
                 asleep = await _asleep(sqlite_url, task_id)
-            _kill(process)
+            kill(process)
         with trio.fail_after(60):
             done = await TaskWire(http, second).until(task_id)
             ended = time.time()
@@ -213,14 +169,14 @@ async def test_a_live_2025_call_killed_while_it_sleeps_waits_only_the_rest(
                     await trio.sleep(0.01)
                 asleep_at = time.time()
                 await trio.sleep(0.5)  # its deadline is written meanwhile
-                _kill(process)
+                kill(process)
                 process = serve()
                 await ready(port, process)
                 back_at = time.time()
                 while not outcome:
                     await trio.sleep(0.05)
     finally:
-        _kill(process)
+        kill(process)
     text = outcome[0].content[0].text
     slept = float(text.split()[1])  # "slept 4.01 s (pid ...)"
     assert slept >= LIVE_NAP

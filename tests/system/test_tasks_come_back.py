@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -31,6 +28,7 @@ import trio
 
 from tests.bridge.server.tasks.kit import TaskWire
 from tests.helpers import ROOT
+from tests.processes import Serving, serving
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -42,64 +40,12 @@ CLI = [sys.executable, "-m", "bridge.cli"]
 CREATED = re.compile(r"^\[task ([0-9a-f]+)\] created$", re.MULTILINE)
 
 
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_url(request: pytest.FixtureRequest) -> str:
-    """A fresh store of each kind (tests/conftest.py)."""
-    return str(request.getfixturevalue(f"{request.param}_url"))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@attrs.define
-class Server:
-    """``yieldmcp serve`` on one port, killed and started again at will."""
-
-    store: str
-    tmp: Path
-    port: int = attrs.field(factory=_free_port)
-    process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    async def start(self) -> None:
-        command = [*CLI, "serve", SERVED, "--http", f"127.0.0.1:{self.port}"]
-        command += ["--store", self.store, "--task-lease", "1"]
-        with (self.tmp / "server.err").open("ab") as err:
-            self.process = subprocess.Popen(
-                command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err
-            )
-        async with httpx.AsyncClient() as http:
-            with trio.fail_after(30):
-                while True:
-                    assert self.process.poll() is None, "the server exited"
-                    try:
-                        await http.get(self.url)
-                    except httpx.TransportError:
-                        await trio.sleep(0.05)
-                    else:
-                        return
-
-    def kill(self) -> None:
-        """kill -9: nothing of the process's gets to clean up."""
-        if self.process is not None and self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=30)
-
-
 @contextlib.asynccontextmanager
-async def _server(store: str, tmp: Path) -> AsyncIterator[Server]:
-    server = Server(store, tmp)
-    await server.start()
-    try:
-        yield server
-    finally:
-        server.kill()
+async def _server(store: str, tmp: Path) -> AsyncIterator[Serving]:
+    """``yieldmcp serve`` with a one-second task lease on a free port, ready;
+    killed (and started again) at will."""
+    async with serving(SERVED, tmp, "--store", store, "--task-lease", "1") as [it]:
+        yield it
 
 
 @attrs.define
@@ -185,7 +131,8 @@ async def test_call_task_prints_its_id_and_its_result_across_kill_9_and_a_restar
                 await cli.wait_for(CREATED)
                 await _at_the_gate(gate)
                 server.kill()
-                await server.start()
+                server.start()
+                await server.ready()
                 gate.touch()
     err = cli.err.decode()
     assert cli.process.returncode == 0, err
@@ -242,7 +189,8 @@ async def test_tasks_wait_follows_across_kill_9_and_tasks_get_reads_it(
                     await trio.sleep(0.02)
                 await _at_the_gate(gate)
                 server.kill()
-                await server.start()
+                server.start()
+                await server.ready()
                 gate.touch()
             assert cli.process.returncode == 0, cli.err.decode()
             assert cli.out.decode().rstrip().splitlines()[-1] == "ran steps 1 and 2"

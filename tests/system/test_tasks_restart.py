@@ -11,12 +11,7 @@ before the kill never runs again.
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
-import socket
 import subprocess
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -25,6 +20,7 @@ import trio
 
 from tests.bridge.server.tasks.kit import TaskWire
 from tests.helpers import ROOT
+from tests.processes import kill, one_server
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -34,52 +30,12 @@ pytestmark = [
 SERVED = str(ROOT / "tests/fixtures/task_tools.py")
 
 
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_url(request: pytest.FixtureRequest) -> str:
-    """A fresh store of each kind the processes share (tests/conftest.py)."""
-    return str(request.getfixturevalue(f"{request.param}_url"))
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextlib.asynccontextmanager
-async def _serving(
+def _serving(
     store: str, tmp: Path
-) -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``yieldmcp serve`` on a free port, ready: its URL and process."""
-    port = _free_port()
-    command = [sys.executable, "-m", "bridge.cli", "serve", SERVED]
-    command += ["--http", f"127.0.0.1:{port}", "--store", store, "--task-lease", "1"]
-    with (tmp / f"server-{port}.err").open("ab") as err:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err
-        )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        async with httpx.AsyncClient() as http:
-            with trio.fail_after(60):
-                while True:
-                    assert process.poll() is None, "the server exited"
-                    try:
-                        await http.get(url)
-                    except httpx.TransportError:
-                        await trio.sleep(0.05)
-                    else:
-                        break
-        yield url, process
-    finally:
-        _kill(process)
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """kill -9: nothing of the process's gets to clean up."""
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
+) -> contextlib.AbstractAsyncContextManager[tuple[str, subprocess.Popen[bytes]]]:
+    """``yieldmcp serve`` on a free port with a one-second task lease, ready:
+    its URL and process."""
+    return one_server(SERVED, tmp, "--store", store, "--task-lease", "1")
 
 
 def _runs(path: Path) -> list[int]:
@@ -97,7 +53,7 @@ async def test_kill_9_in_the_middle_of_steps_then_another_process_finishes(
                 created = await wire.call("counted_steps", path=str(counter), pause=0.5)
                 while len(_runs(counter)) < 2:
                     await trio.sleep(0.01)
-            _kill(process)
+            kill(process)
         before = _runs(counter)
         assert len(before) < 5  # killed in the middle
         async with _serving(store_url, tmp_path) as (url, _process):
@@ -125,7 +81,7 @@ async def test_kill_9_while_a_task_waits_then_it_is_answered_elsewhere(
                 answer = {"action": "accept", "content": {"name": "L"}}
                 await wire.update(task_id, {first: answer})
                 await wire.until(task_id, "input_required")
-            _kill(process)
+            kill(process)
         async with _serving(sqlite_url, tmp_path) as (url, _process):
             wire = TaskWire(http, url)
             with trio.fail_after(60):
