@@ -39,7 +39,8 @@ def _seconds(instance: object, attribute: attrs.Attribute[Any], value: Any) -> N
     name = attribute.name
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidEffect(f"sleep: {name} is a number of seconds, got {value!r}")
-    if not math.isfinite(value):
+    # An int is compared as it is: math.isfinite(10**400) is an OverflowError.
+    if isinstance(value, float) and not math.isfinite(value):
         raise InvalidEffect(f"sleep: {name} must be finite, got {value!r}")
     if value > LATEST_DEADLINE:
         raise InvalidEffect(

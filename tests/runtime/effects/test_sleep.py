@@ -47,6 +47,8 @@ def test_a_sleep_past_the_year_9999_or_of_no_number_is_one_clear_error() -> None
         ctx.sleep(1e300)
     with pytest.raises(InvalidEffect, match="year 9999"):
         Sleep(until=1e300)
+    with pytest.raises(InvalidEffect, match="year 9999"):
+        ctx.sleep(10**400)  # an int param from JSON: no float holds it
     latest = datetime.datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
     assert ctx.sleep(until=latest) == Sleep(until=latest.timestamp())
     ages = ctx.sleep(253_000_000_000)  # allowed, but from 2026 it ends past 9999
