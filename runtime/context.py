@@ -380,6 +380,8 @@ class Context(StepMethods):
             return note(Sleep(seconds=seconds))
         if seconds is not None:
             raise InvalidEffect("sleep: pass exactly one of `seconds` or `until`")
+        if not isinstance(until, datetime.datetime):
+            raise InvalidEffect(f"sleep: `until` is a datetime, got {until!r}")
         if until.tzinfo is None or until.utcoffset() is None:
             raise InvalidEffect(
                 "sleep: `until` must be timezone-aware, e.g. "

@@ -47,3 +47,13 @@ class Patched(Effect[bool]):
     (module doc)."""
 
     name: str = attrs.field(validator=_patch_name)
+
+    def __bool__(self) -> bool:
+        # `if ctx.patched("fee"):`, the `yield from` forgotten (or in a step,
+        # where no effect can be asked), was always true: an old call then
+        # took the new path on replay. Its value is only what the call says.
+        raise TypeError(
+            f"ctx.patched({self.name!r}) is an effect, not its answer: write "
+            f"`if (yield from ctx.patched({self.name!r})):` in the tool itself "
+            f"(not in a step)"
+        )

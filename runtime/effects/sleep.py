@@ -16,7 +16,7 @@ bridge does: a task gives its lease up while it sleeps).
 from __future__ import annotations
 
 import math
-from typing import Any, final
+from typing import Any, Final, final
 
 import attrs
 
@@ -26,9 +26,27 @@ from .base import JSON, Question
 __all__ = ["Sleep"]
 
 
-def _finite(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not math.isfinite(value):
-        raise InvalidEffect(f"sleep: {attribute.name} must be finite, got {value!r}")
+# The last second a datetime holds (9999-12-31T23:59:59Z). A deadline must
+# be one a tool can be told back (ctx.now(), a datetime) and that every store
+# can keep an expiry past: Redis refuses an expiry of 1e300 seconds as an
+# integer out of range, and the task asleep there could not be parked.
+LATEST_DEADLINE: Final = 253402300799.0
+
+
+def _seconds(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is None:
+        return
+    name = attribute.name
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidEffect(f"sleep: {name} is a number of seconds, got {value!r}")
+    # An int is compared as it is: math.isfinite(10**400) is an OverflowError.
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidEffect(f"sleep: {name} must be finite, got {value!r}")
+    if value > LATEST_DEADLINE:
+        raise InvalidEffect(
+            f"sleep: {name} must be at most {LATEST_DEADLINE:.0f} "
+            f"(a sleep ends by the year 9999), got {value!r}"
+        )
 
 
 @final
@@ -38,8 +56,8 @@ class Sleep(Question[None]):
     ``until`` (seconds since the epoch): exactly one of the two is set. The
     tool gets ``None`` back once the deadline has passed."""
 
-    seconds: float | None = attrs.field(default=None, validator=_finite)
-    until: float | None = attrs.field(default=None, validator=_finite)
+    seconds: float | None = attrs.field(default=None, validator=_seconds)
+    until: float | None = attrs.field(default=None, validator=_seconds)
 
     def __attrs_post_init__(self) -> None:
         if (self.seconds is None) == (self.until is None):
@@ -48,11 +66,12 @@ class Sleep(Question[None]):
             raise InvalidEffect(f"sleep: seconds must be >= 0, got {self.seconds!r}")
 
     def deadline(self, now: float) -> float:
-        """When this sleep ends, for a tool reaching it at ``now``."""
+        """When this sleep ends, for a tool reaching it at ``now``: by the
+        end of the year 9999 at the latest."""
         if self.until is not None:
             return self.until
         assert self.seconds is not None
-        return now + self.seconds
+        return min(now + self.seconds, LATEST_DEADLINE)
 
     def fingerprint(self) -> JSON:
         if self.until is not None:

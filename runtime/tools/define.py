@@ -258,10 +258,15 @@ def _continues(
     name: str, version: str | None, continues: Iterable[str]
 ) -> frozenset[str]:
     """The older versions a tool's code goes on with, checked."""
-    if isinstance(continues, str) or not isinstance(continues, Iterable):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if isinstance(continues, str):
         raise InvalidTool(
             f"tool {name!r}: continues must be a tuple of version strings, "
             f"got {continues!r} (write continues=({continues!r},))"
+        )
+    if not isinstance(continues, Iterable):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise InvalidTool(
+            f"tool {name!r}: continues must be a tuple of version strings, "
+            f"got {continues!r}"
         )
     older = tuple(continues)
     if not older:

@@ -650,10 +650,24 @@ class Round:
             self.slept = True  # a sleep begins the task too (ReachedStep)
             return
         bound = self.server.limits.max_request_sleep
-        if self.sealed and machine.is_sleeping(command.key) and command.seconds > bound:
-            machine.fail(command.key, _too_long(self.program, command.seconds, bound))
-            return
+        if self.sealed and machine.is_sleeping(command.key):
+            held = self._held_for(command)
+            if held > bound:
+                machine.fail(command.key, _too_long(self.program, held, bound))
+                return
         self.deadlines[command.key] = command.deadline
+
+    def _held_for(self, command: SetTimer) -> float:
+        """How long the sleep ``command`` sets can hold the request: what is
+        left of it, or less when a branch around it times out first (its
+        timer is set before its children run)."""
+        now = command.deadline - command.seconds  # the machine's clock
+        around = [
+            at
+            for key, at in self.deadlines.items()
+            if command.key.startswith(key + ".")
+        ]
+        return min([command.deadline, *around]) - now
 
     def _sleeps_here(self) -> bool:
         """Whether a request's round waits in the request for a sleep: one

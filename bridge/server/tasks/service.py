@@ -158,9 +158,12 @@ class Tasks:
         parked = False
         try:
             parked = await self._run_task(self, task_id)
-        except StoreError as exc:
-            # Resumed from its stream once its lease runs out.
-            log.warning("task %s: the store failed: %s", task_id, exc)
+        except* StoreError as failed:
+            # Resumed from its stream once its lease runs out. The runner's
+            # nursery (its lease kept beside its rounds) hands the error on
+            # in a group: a bare `except StoreError` missed it, and the
+            # server's run scope, and with it the server, went down.
+            log.warning("task %s: the store failed: %s", task_id, failed.exceptions[0])
         finally:
             self.running.discard(task_id)
             if not parked:  # a parked task still counts for its caller

@@ -89,3 +89,27 @@ def test_a_missing_yield_from_in_a_tool_names_the_fix() -> None:
 
     with pytest.raises(AttributeError, match=r"yield from ctx\.elicit"):
         run_scripted(forgets, {}, ScriptedPeer())
+
+
+def test_a_patch_point_tested_without_yield_from_names_the_fix() -> None:
+    # `if ctx.patched("fee"):` was always true (an effect is an object): an
+    # old call replayed took the new path and diverged in production. The
+    # same in a step, where a patch point cannot be asked at all.
+    @tool
+    def forgets(ctx: Context) -> Op[str]:
+        fee = "fee" if ctx.patched("fee") else "none"
+        yield ctx.log("info", fee)
+        return fee
+
+    with pytest.raises(TypeError, match=r"if \(yield from ctx\.patched\("):
+        run_scripted(forgets, {}, ScriptedPeer())
+
+    def in_a_step(ctx: Context) -> str:
+        return "fee" if ctx.patched("fee") else "none"
+
+    @tool
+    def steps(ctx: Context) -> Op[str]:
+        return (yield from ctx.step(in_a_step, ctx))
+
+    with pytest.raises(StepFailed, match=r"yield from ctx\.patched"):
+        run_scripted(steps, {}, ScriptedPeer())

@@ -38,6 +38,31 @@ def test_a_sleep_is_a_duration_or_a_deadline_and_never_both() -> None:
         ctx.sleep(float("inf"))
 
 
+def test_a_sleep_past_the_year_9999_or_of_no_number_is_one_clear_error() -> None:
+    # A deadline past what a datetime holds broke the stores: Redis refused
+    # its expiry (an integer out of range), and the server running the task
+    # went down. Bounded where it is asked, it is the tool's own error.
+    ctx = Context()
+    with pytest.raises(InvalidEffect, match="year 9999"):
+        ctx.sleep(1e300)
+    with pytest.raises(InvalidEffect, match="year 9999"):
+        Sleep(until=1e300)
+    with pytest.raises(InvalidEffect, match="year 9999"):
+        ctx.sleep(10**400)  # an int param from JSON: no float holds it
+    latest = datetime.datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    assert ctx.sleep(until=latest) == Sleep(until=latest.timestamp())
+    ages = ctx.sleep(253_000_000_000)  # allowed, but from 2026 it ends past 9999
+    assert ages.deadline(time.time()) == latest.timestamp()
+    with pytest.raises(InvalidEffect, match="a number of seconds, got True"):
+        ctx.sleep(True)  # pyright: ignore[reportArgumentType]
+    with pytest.raises(InvalidEffect, match="a number of seconds, got '5'"):
+        ctx.sleep("5")  # pyright: ignore[reportArgumentType]
+    with pytest.raises(InvalidEffect, match="`until` is a datetime, got 'x'"):
+        ctx.sleep(until="x")  # pyright: ignore[reportArgumentType]
+    with pytest.raises(InvalidEffect, match="finite"):
+        ctx.sleep(float("nan"))
+
+
 def test_a_sleeps_deadline_is_its_until_or_now_plus_its_seconds() -> None:
     assert Sleep(seconds=5).deadline(100.0) == 105.0
     assert Sleep(until=50.0).deadline(100.0) == 50.0

@@ -55,6 +55,9 @@ def test_the_default_version_is_a_hash_and_continues_nothing() -> None:
         ({"version": "2", "continues": ("",)}, "version strings, got ''"),
         ({"version": "2", "continues": "1"}, r"write continues=\('1',\)"),
         ({"version": "2", "continues": 1}, "a tuple of version strings"),
+        # Only a str is hinted at as a one-version tuple: `(None,)` for a
+        # None would send the author to another wrong value.
+        ({"version": "2", "continues": None}, r"strings, got None$"),
     ],
 )
 def test_a_bad_continues_is_refused_at_decoration(

@@ -8,6 +8,7 @@ Real HTTP on loopback, our client and a raw one; sleeps under a second.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -18,6 +19,8 @@ from bridge.client import connect
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
 from bridge.stores import MemoryStore
+from runtime import Context, Limits, Op, tool
+from runtime.lowlevel import BranchTimeout
 from tests.bridge.http_kit import served
 from tests.bridge.server.tasks.kit import TASKS, RpcError, TaskWire
 from tests.fixtures import sleep_tools
@@ -103,3 +106,39 @@ async def test_a_live_2025_call_sleeps_until_its_deadline(tmp_path: Path) -> Non
     assert not result.is_error
     assert 1.2 <= took < 6
     assert (tmp_path / "m").read_text().split() == ["before", "after"]
+
+
+def _sleeper(seconds: float) -> Callable[[Context], Op[float]]:
+    def body(ctx: Context) -> Op[float]:
+        yield from ctx.sleep(seconds)
+        return seconds
+
+    return body
+
+
+@tool
+def raced(limit: float, ctx: Context) -> Op[str]:
+    """A branch whose child sleeps an hour, under a time limit of ``limit``."""
+    try:
+        yield from ctx.branch(_sleeper(3600), limits=Limits(timeout=limit))
+    except BranchTimeout:
+        return "timed out"
+    return "slept"
+
+
+async def test_a_sleep_cut_short_by_its_branchs_limit_holds_only_that_long() -> None:
+    # The hour's sleep can hold the request only until the branch's limit:
+    # under the bound, it runs in the request (it was refused as an hour).
+    server = Server([raced], name="napper", limits=BOUND)
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url, tasks=False)
+        began = time.monotonic()
+        with trio.fail_after(30):
+            within = await wire.call("raced", limit=0.3)
+        took = time.monotonic() - began
+        with trio.fail_after(30):
+            over = await wire.call("raced", limit=5)
+    assert within["content"][0]["text"] == "timed out", within
+    assert 0.3 <= took < 5
+    assert over["isError"] is True, over
+    assert "over this server's bound of 1 s" in over["content"][0]["text"]
