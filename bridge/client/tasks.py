@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, cast, final
 
@@ -178,9 +179,9 @@ class _Poll:
     async def run(self, task: Mapping[str, Any]) -> dict[str, Any]:
         shown: tuple[Any, Any] | None = None
         while True:
-            ttl: Any = task.get("ttlMs")
-            if isinstance(ttl, int | float) and ttl > 0:
-                self.patience = ttl / 1000
+            ttl = _seconds(task.get("ttlMs"))
+            if ttl is not None:
+                self.patience = ttl
             status: Any = task.get("status")
             now = (status, task.get("statusMessage"))
             if now != shown and self.on_status is not None:
@@ -306,10 +307,25 @@ def _task(value: Any) -> Mapping[str, Any]:
     return cast("dict[str, Any]", value)
 
 
+def _seconds(milliseconds: Any) -> float | None:
+    """A server's positive count of milliseconds as seconds, else None.
+
+    The server chooses the number: an integer no float holds is infinite
+    here (dividing it would raise ``OverflowError``), and NaN, zero, a
+    negative or a non-number is none at all.
+    """
+    if isinstance(milliseconds, bool) or not isinstance(milliseconds, int | float):
+        return None
+    try:
+        seconds = milliseconds / 1000
+    except OverflowError:
+        seconds = math.inf
+    return seconds if seconds > 0 else None  # NaN > 0 is False
+
+
 def _interval(task: Mapping[str, Any]) -> float:
-    poll: Any = task.get("pollIntervalMs")
-    seconds = poll / 1000 if isinstance(poll, int | float) and poll > 0 else 0.5
-    return min(max(seconds, MIN_POLL), MAX_POLL)
+    seconds = _seconds(task.get("pollIntervalMs"))
+    return min(max(seconds or 0.5, MIN_POLL), MAX_POLL)
 
 
 def _result(task: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,53 @@
+"""``yieldmcp tasks`` and ``call --task`` against a lying tasks server.
+
+The server (``tests/fixtures/hostile_tasks.py``, written by hand, a real
+stdio subprocess) answers ``tasks/get`` with whatever raw JSON a test gives
+it: numbers no float holds, ``NaN``, controls in its words. The CLI runs in
+this process; what it printed is read back.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from bridge.cli.commands import main
+
+SERVER = f"{sys.executable} tests/fixtures/hostile_tasks.py"
+HUGE = "1" + "0" * 400  # an integer no float holds
+
+
+def tasks(
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    task_get: str,
+    *args: str,
+) -> tuple[int, str, str]:
+    monkeypatch.setenv("HOSTILE_TASK_GET", task_get)
+    code = main(["tasks", *args[:1], SERVER, "t1", *args[1:]])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    "task_get",
+    [
+        f'{{"status": "working", "pollIntervalMs": {HUGE}, "ttlMs": 1}}',
+        f'{{"status": "working", "pollIntervalMs": 1, "ttlMs": {HUGE}}}',
+        '{"status": "working", "pollIntervalMs": NaN, "ttlMs": -Infinity}',
+        '{"status": "working", "pollIntervalMs": -5, "ttlMs": 0}',
+    ],
+)
+def test_numbers_no_float_holds_are_neither_a_traceback_nor_a_busy_loop(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, task_get: str
+) -> None:
+    started = time.monotonic()
+    code, out, err = tasks(capfd, monkeypatch, task_get, "wait", "--timeout", "1")
+    assert time.monotonic() - started < 10
+    assert code == 1
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].startswith("yieldmcp: error: no result within 1 s")
+    # a status that does not change is said once, however often it is read
+    assert out.splitlines() == ["[task working]"]
