@@ -8,6 +8,7 @@ this process; what it printed is read back.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -51,3 +52,46 @@ def test_numbers_no_float_holds_are_neither_a_traceback_nor_a_busy_loop(
     assert err.splitlines()[-1].startswith("yieldmcp: error: no result within 1 s")
     # a status that does not change is said once, however often it is read
     assert out.splitlines() == ["[task working]"]
+
+
+WORDS = "a\x1b]0;title\x07b\x1b[2Jc\u202egnp.exe\u2066d\u2069\x9b1;1He"
+"""OSC, CSI, a right-to-left override and an isolate ("Trojan Source"), C1."""
+SHOWN = "abcgnp.exede"
+CONTROLS = "\x1b\x07\x9b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+TEXT = {"content": [{"type": "text", "text": WORDS}]}
+
+
+@pytest.mark.parametrize(
+    ("action", "task", "shown"),
+    [
+        (
+            "get",
+            {"status": "working", "statusMessage": WORDS, "inputRequests": {WORDS: {}}},
+            [f"[task working] {SHOWN}", f"waiting on: {SHOWN}"],
+        ),
+        (
+            "get",
+            {"status": "failed", "error": {"code": 1, "message": WORDS}},
+            ["[task failed]", f"error: {SHOWN} (1)"],
+        ),
+        ("get", {"status": "completed", "result": TEXT}, ["[task completed]", SHOWN]),
+        (
+            "wait",
+            {"status": "completed", "statusMessage": WORDS, "result": TEXT},
+            [f"[task completed] {SHOWN}", SHOWN],
+        ),
+    ],
+)
+def test_a_task_s_words_reach_the_terminal_without_controls(
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    action: str,
+    task: dict[str, object],
+    shown: list[str],
+) -> None:
+    code, out, err = tasks(capfd, monkeypatch, json.dumps(task), action)
+    assert code == 0, err
+    assert not set(out + err) & set(CONTROLS)
+    assert out.splitlines() == shown
