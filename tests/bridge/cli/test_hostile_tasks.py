@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,30 @@ def test_a_task_s_words_reach_the_terminal_without_controls(
     assert code == 0, err
     assert not set(out + err) & set(CONTROLS)
     assert out.splitlines() == shown
+
+
+def test_a_question_asked_again_is_not_answered_in_a_busy_loop(
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """A server that keeps asking what was answered (it has not taken the
+    update yet, lost it in a restart, or lies) gets the same answers again
+    at its poll interval, and the user is not asked twice."""
+    schema = {"type": "object", "properties": {"n": {"type": "string"}}}
+    form = {"mode": "form", "message": "name?", "requestedSchema": schema}
+    asking = {
+        "status": "input_required",
+        "inputRequests": {"k": {"method": "elicitation/create", "params": form}},
+    }
+    log = tmp_path / "requests"
+    monkeypatch.setenv("HOSTILE_TASK_LOG", str(log))
+    code, out, err = tasks(
+        capfd, monkeypatch, json.dumps(asking), "wait", "--timeout", "1",
+        "--answer", 'k={"n": "a"}',
+    )  # fmt: skip
+    assert code == 1
+    assert "no scripted answer left" not in out + err
+    assert err.splitlines()[-1].startswith("yieldmcp: error: no result within 1 s")
+    updates = log.read_text().splitlines().count("tasks/update")
+    assert 1 <= updates <= 4  # every 0.5 s (no pollIntervalMs), not thousands
