@@ -8,9 +8,8 @@ answers ``resultType: "task"``, and :func:`follow` takes it from there:
   5 s), telling ``on_status`` each new status or ``statusMessage``;
 * at ``input_required`` it answers the ``inputRequests`` with the same
   answerers a round uses (:func:`~bridge.client._rounds.retry_params`) and
-  delivers them with ``tasks/update``; a question asked again after it was
-  answered is not asked again: its answer is sent again, at the poll
-  interval;
+  delivers them with ``tasks/update``; questions asked again after they
+  were answered are answered again after the poll interval, not at once;
 * ``completed`` gives the inlined result; ``failed`` raises
   :class:`~runtime.errors.PeerError` with the task's error; ``cancelled``
   raises :class:`~runtime.errors.TaskCancelled`;
@@ -177,7 +176,7 @@ class _Poll:
         self.on_status = on_status
         self.on_unreachable = on_unreachable
         self.patience = 0.0  # seconds the task may live unseen: its ttlMs
-        self.sent: dict[str, Any] = {}  # the responses given, by question key
+        self.answered: set[str] = set()  # the keys of the questions answered
 
     async def run(self, task: Mapping[str, Any]) -> dict[str, Any]:
         shown: tuple[Any, Any] | None = None
@@ -207,24 +206,20 @@ class _Poll:
             task = _task(await self.reaching("tasks/get", {"taskId": self.task_id}))
 
     async def answer(self, task: Mapping[str, Any]) -> dict[str, Any]:
-        """The responses to ``task``'s ``inputRequests``, each question asked
-        once. A server that asks again only what was answered (it has not
-        taken the update yet, lost it in a restart, or lies) gets the same
-        answers again after its poll interval: never a busy loop, and the
-        user is not asked twice."""
+        """The responses to ``task``'s ``inputRequests``. Questions asked
+        again after they were answered (a yieldmcp server asks a round again
+        when an answer was not valid; another server may not have taken the
+        update yet, or lie) are answered again only after the poll interval:
+        never a busy loop of asking."""
         requests: Any = task.get("inputRequests")
         if not isinstance(requests, dict):
             raise RemoteProtocolError("inputRequests must be an object")
         asked = cast("dict[str, Any]", requests)
-        new = {key: item for key, item in asked.items() if key not in self.sent}
-        if new:
-            answered = await retry_params(
-                self.answers, {}, {"inputRequests": new}, gone=self.gone
-            )
-            self.sent.update(answered["inputResponses"])
-        else:
+        if self.answered.issuperset(asked):
             await trio.sleep(_interval(task))
-        return {key: self.sent[key] for key in asked}
+        self.answered.update(asked)
+        answered = await retry_params(self.answers, {}, task, gone=self.gone)
+        return answered["inputResponses"]
 
     async def reaching(self, method: str, params: Mapping[str, Any]) -> Any:
         """``method``'s result, asked again while the server cannot be

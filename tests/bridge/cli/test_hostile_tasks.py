@@ -104,8 +104,8 @@ def test_a_question_asked_again_is_not_answered_in_a_busy_loop(
     tmp_path: Path,
 ) -> None:
     """A server that keeps asking what was answered (it has not taken the
-    update yet, lost it in a restart, or lies) gets the same answers again
-    at its poll interval, and the user is not asked twice."""
+    update yet, or lies) is answered again at its poll interval, not at once:
+    a yieldmcp server asks again only when an answer was not valid."""
     schema = {"type": "object", "properties": {"n": {"type": "string"}}}
     form = {"mode": "form", "message": "name?", "requestedSchema": schema}
     asking = {
@@ -119,7 +119,7 @@ def test_a_question_asked_again_is_not_answered_in_a_busy_loop(
         "--answer", 'k={"n": "a"}',
     )  # fmt: skip
     assert code == 1
-    assert "no scripted answer left" not in out + err
+    assert (out + err).count("no scripted answer left") <= 3  # not thousands
     assert err.splitlines()[-1].startswith("yieldmcp: error: no result within 1 s")
     updates = log.read_text().splitlines().count("tasks/update")
     assert 1 <= updates <= 4  # every 0.5 s (no pollIntervalMs), not thousands
