@@ -123,3 +123,32 @@ def test_a_question_asked_again_is_not_answered_in_a_busy_loop(
     assert err.splitlines()[-1].startswith("yieldmcp: error: no result within 1 s")
     updates = log.read_text().splitlines().count("tasks/update")
     assert 1 <= updates <= 4  # every 0.5 s (no pollIntervalMs), not thousands
+
+
+@pytest.mark.parametrize(
+    ("task_id", "times", "shown"),
+    [
+        ("\x1b]0;title\x07t\u202e", "1", '[task "\\u001b]0;title\\u0007t\\u202e"]'),
+        ("x", "10000000", f'[task "{"x" * 200}"... (10000000 characters)]'),
+    ],
+)
+def test_a_task_id_that_cannot_be_typed_back_is_shown_escaped_and_cut(
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    task_id: str,
+    times: str,
+    shown: str,
+) -> None:
+    """``[task ID] created`` is what the user types back to ``tasks get``: an
+    id with controls is shown escaped (not as a different, plausible id), and
+    one of megabytes is not printed whole."""
+    monkeypatch.setenv("HOSTILE_TASK_ID", task_id)
+    monkeypatch.setenv("HOSTILE_TASK_ID_TIMES", times)
+    monkeypatch.setenv(
+        "HOSTILE_TASK_GET", json.dumps({"status": "completed", "result": TEXT})
+    )
+    code = main(["call", SERVER, "job", "--task"])
+    _out, err = capfd.readouterr()
+    assert code == 0, err[:300]
+    assert err.splitlines()[0] == f"{shown} created"
+    assert len(err) < 1000
