@@ -21,9 +21,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from runtime import Context, ElicitKey, Limits, Op, ReplayDivergence, ToolError, tool
-from runtime.effects.local import RandomBits
-from runtime.errors import InvalidAnswer
-from runtime.lowlevel import JOURNAL_FORMAT, Journal, JournalDocument
+from runtime.lowlevel import (
+    JOURNAL_FORMAT,
+    InvalidAnswer,
+    Journal,
+    JournalDocument,
+    RandomBits,
+)
 from runtime.testing import (
     JournalExhausted,
     ScriptedPeer,
