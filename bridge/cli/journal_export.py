@@ -30,7 +30,6 @@ status 1.
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Mapping
 from typing import Any, Final, cast
@@ -47,6 +46,8 @@ from bridge.stores import AsyncStore, JournalStore, StoreError, open_store
 from bridge.stores.url import sqlite_options
 from runtime.errors import RequestError
 from runtime.lowlevel import Journal, JournalDocument
+
+from .console import json_text
 
 __all__ = ["JournalError", "export"]
 
@@ -87,7 +88,7 @@ async def _export(url: str, call_id: str | None, timeout: float) -> str:
         if call_id is None:
             return "\n".join(await _listing(store))
         document = await _document(store, call_id)
-        return json.dumps(document.to_json(), indent=2, ensure_ascii=False)
+        return json_text(document.to_json())  # its controls as JSON escapes
     except StoreError as exc:
         raise JournalError(f"the store failed: {exc}") from None
     finally:

@@ -8,6 +8,7 @@ The journal of real calls out of real stores, replayed, is
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import time
 from collections.abc import Iterator
@@ -137,3 +138,27 @@ def test_the_listing_shows_a_stores_words_without_controls(
         f"task\t{shown}\t{shown}\t{shown}",
         f"call\tc{shown}\t{shown}\tdone",
     ]
+
+
+def test_a_document_on_a_terminal_carries_no_control_it_would_obey(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``json.dumps`` leaves C1 controls (``0x9b`` is CSI) and bidi overrides
+    raw; the document is written with them as JSON escapes, the same JSON."""
+    from bridge.durable.log import CALLS
+
+    hostile = "a\x9b2Jb\x1b[31mc\u202ed"
+    url = f"sqlite:{tmp_path / 'store.db'}"
+    store = open_store(url)
+    try:
+        store.put(CALLS, "c1", {"params": {"name": hostile, "arguments": {}}})
+        record = {"k": "0", "d": "x", "r": {"text": hostile}, "l": hostile}
+        store.append(CALLS, "c1", [record])
+    finally:
+        store.close()
+    code, out, err = _run(capsys, url, "c1")
+    assert code == 0, err
+    assert not set(out) & {"\x1b", "\x9b", "\u202e"}
+    document = json.loads(out)
+    assert document["tool"] == hostile
+    assert document["records"] == [record]
