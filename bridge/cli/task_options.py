@@ -49,8 +49,10 @@ def add_task_option(call: argparse.ArgumentParser) -> None:
 
 
 def task_status_text(status: str, message: str | None) -> str:
-    """A task's status as a line: ``[task working] message``."""
-    return f"[task {status}] {message or ''}".rstrip()
+    """A task's status as one line: ``[task working] message``. The server's
+    line breaks are spaces: a status message could otherwise print a
+    ``[task completed]`` line the task never reached."""
+    return " ".join(f"[task {status}] {message or ''}".splitlines()).rstrip()
 
 
 def status_printer(line: Callable[[str], None]) -> Callable[[str, str | None], None]:
