@@ -157,10 +157,13 @@ def test_a_task_id_that_cannot_be_typed_back_is_shown_escaped_and_cut(
 def test_a_status_message_cannot_forge_lines(
     capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A task's status is one line: a status message with line breaks would
-    print a '[task completed]' the task never reached."""
+    """A task's status, and the questions it waits on, are one line each: a
+    line break in them would print a '[task completed]' never reached."""
     forged = "50%\n[task completed]\r\nall done\u2028ok"
-    task = {"status": "working", "statusMessage": forged}
+    task = {"status": "working", "statusMessage": forged, "inputRequests": {forged: {}}}
     code, out, err = tasks(capfd, monkeypatch, json.dumps(task), "get")
     assert code == 0, err
-    assert out.splitlines() == ["[task working] 50% [task completed] all done ok"]
+    assert out.splitlines() == [
+        "[task working] 50% [task completed] all done ok",
+        "waiting on: 50% [task completed] all done ok",
+    ]
