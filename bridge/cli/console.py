@@ -445,10 +445,14 @@ class Display:
         return 1 if result.is_error else 0
 
 
-_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
-"""DEL and the C1 controls, which ``json.dumps`` leaves raw with
-``ensure_ascii=False``, as JSON escapes: the same JSON, exactly, and nothing
-a terminal would obey (it already escapes the C0 controls)."""
+_JSON_ESCAPES = {
+    code: f"\\u{code:04x}"
+    for code in (*range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
+"""DEL, the C1 controls and the bidi embeddings, overrides and isolates,
+which ``json.dumps`` leaves raw with ``ensure_ascii=False``, as JSON escapes:
+the same JSON, exactly, and nothing a terminal would obey or draw out of
+order (it already escapes the C0 controls)."""
 
 
 def json_text(value: Any) -> str:

@@ -30,7 +30,6 @@ status 1.
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Mapping
 from typing import Any, Final, cast
@@ -41,11 +40,14 @@ from bridge.durable.keys import ID as KEY_ID
 from bridge.durable.keys import NAMESPACE as KEY_NAMESPACE
 from bridge.durable.log import CALLS
 from bridge.durable.tasks import TASKS, TaskDoc
+from bridge.elicit import printable
 from bridge.server.state_token import KEY_ENV, Sealer, decode_key
 from bridge.stores import AsyncStore, JournalStore, StoreError, open_store
 from bridge.stores.url import sqlite_options
 from runtime.errors import RequestError
 from runtime.lowlevel import Journal, JournalDocument
+
+from .console import json_text
 
 __all__ = ["JournalError", "export"]
 
@@ -86,7 +88,7 @@ async def _export(url: str, call_id: str | None, timeout: float) -> str:
         if call_id is None:
             return "\n".join(await _listing(store))
         document = await _document(store, call_id)
-        return json.dumps(document.to_json(), indent=2, ensure_ascii=False)
+        return json_text(document.to_json())  # its controls as JSON escapes
     except StoreError as exc:
         raise JournalError(f"the store failed: {exc}") from None
     finally:
@@ -239,7 +241,7 @@ async def _listing(store: AsyncStore) -> list[str]:
     tasks = await store.scan(TASKS)
     for task_id, found in sorted(tasks, key=lambda t: t[1].value.get("created", 0)):
         tool, status = found.value.get("tool", "-"), found.value.get("status")
-        lines.append(f"task\t{task_id}\t{tool}\t{status}")
+        lines.append(_row("task", task_id, tool, status))
     task_ids = {task_id for task_id, _found in tasks}
     for call_id, found in sorted(await store.scan(CALLS)):
         if call_id in task_ids:
@@ -249,9 +251,20 @@ async def _listing(store: AsyncStore) -> list[str]:
         status = "done" if value.get("done") else "running"
         if isinstance(params, Mapping):
             name: Any = cast("Mapping[str, Any]", params).get("name", "-")
-            lines.append(f"call\t{call_id}\t{name}\t{status}")
+            lines.append(_row("call", call_id, name, status))
         else:
             if not value.get("done"):
                 status = f"round {value.get('round')}"
-            lines.append(f"round\t{call_id}\t-\t{status}")
+            lines.append(_row("round", call_id, "-", status))
     return lines
+
+
+def _row(*fields: object) -> str:
+    """One tab-separated line of the listing. Ids, tool names and statuses
+    are what the store's writers (and their clients) chose: shown without
+    terminal controls, and a tab or a line break in one is a space, so it
+    cannot shift the columns or forge a row."""
+    return "\t".join(
+        " ".join(printable(str(field)).replace("\t", " ").splitlines())
+        for field in fields
+    )

@@ -17,8 +17,9 @@ a tool without task support) just answers the call.
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 if TYPE_CHECKING:  # imported by every verb's parser: nothing heavy at import
     from runtime.errors import BrokenSessionError
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # imported by every verb's parser: nothing heavy at import
 __all__ = [
     "add_task_option",
     "created_printer",
+    "shown_task_id",
     "status_printer",
     "task_status_text",
     "unreachable_printer",
@@ -47,8 +49,10 @@ def add_task_option(call: argparse.ArgumentParser) -> None:
 
 
 def task_status_text(status: str, message: str | None) -> str:
-    """A task's status as a line: ``[task working] message``."""
-    return f"[task {status}] {message or ''}".rstrip()
+    """A task's status as one line: ``[task working] message``. The server's
+    line breaks are spaces: a status message could otherwise print a
+    ``[task completed]`` line the task never reached."""
+    return " ".join(f"[task {status}] {message or ''}".splitlines()).rstrip()
 
 
 def status_printer(line: Callable[[str], None]) -> Callable[[str, str | None], None]:
@@ -60,13 +64,31 @@ def status_printer(line: Callable[[str], None]) -> Callable[[str, str | None], N
     return show
 
 
+SHOWN_ID_CHARACTERS: Final = 200
+"""The most of a server's task id printed: one longer cannot be typed back."""
+
+
+def shown_task_id(task_id: str) -> str:
+    """A server's task id as printed: itself when it can be typed back
+    (``tasks get SERVER ID``), else JSON-quoted so its controls show as
+    escapes (never as another, plausible id), and cut after
+    :data:`SHOWN_ID_CHARACTERS` characters, saying how long it is."""
+    from bridge.elicit import printable
+
+    plain = task_id.isprintable() and printable(task_id) == task_id
+    if plain and len(task_id) <= SHOWN_ID_CHARACTERS:
+        return task_id
+    quoted = json.dumps(task_id[:SHOWN_ID_CHARACTERS])
+    if len(task_id) <= SHOWN_ID_CHARACTERS:
+        return quoted
+    return f"{quoted}... ({len(task_id)} characters)"
+
+
 def created_printer(err: TextIO) -> Callable[[str], None]:
     """An ``on_task_created`` that prints ``[task ID] created`` on ``err``."""
 
-    from bridge.elicit import printable
-
     def show(task_id: str) -> None:
-        print(printable(f"[task {task_id}] created"), file=err, flush=True)
+        print(f"[task {shown_task_id(task_id)}] created", file=err, flush=True)
 
     return show
 
@@ -77,7 +99,8 @@ def unreachable_printer(err: TextIO) -> Callable[[str, BrokenSessionError], None
     from bridge.elicit import printable
 
     def show(task_id: str, error: BrokenSessionError) -> None:
-        text = f"[task {task_id}] the server cannot be reached ({error}); trying again"
+        shown = shown_task_id(task_id)
+        text = f"[task {shown}] the server cannot be reached ({error}); trying again"
         print(printable(text), file=err, flush=True)
 
     return show

@@ -168,7 +168,8 @@ def _shown(task: Any, options: CallOptions, show: Display) -> int:
         return 0
     print(printable(task_status_text(task.status, task.status_message)))
     if task.questions:
-        print(printable(f"waiting on: {', '.join(task.questions)}"))
+        waiting = " ".join(f"waiting on: {', '.join(task.questions)}".splitlines())
+        print(printable(waiting))  # one line, as the status
     if task.error is not None:
         print(printable(f"error: {task.error.message} ({task.error.code})"))
     if task.result is not None:

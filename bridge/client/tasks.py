@@ -8,7 +8,8 @@ answers ``resultType: "task"``, and :func:`follow` takes it from there:
   5 s), telling ``on_status`` each new status or ``statusMessage``;
 * at ``input_required`` it answers the ``inputRequests`` with the same
   answerers a round uses (:func:`~bridge.client._rounds.retry_params`) and
-  delivers them with ``tasks/update``;
+  delivers them with ``tasks/update``; questions asked again after they
+  were answered are answered again after the poll interval, not at once;
 * ``completed`` gives the inlined result; ``failed`` raises
   :class:`~runtime.errors.PeerError` with the task's error; ``cancelled``
   raises :class:`~runtime.errors.TaskCancelled`;
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, cast, final
 
@@ -174,13 +176,14 @@ class _Poll:
         self.on_status = on_status
         self.on_unreachable = on_unreachable
         self.patience = 0.0  # seconds the task may live unseen: its ttlMs
+        self.answered: set[str] = set()  # the keys of the questions answered
 
     async def run(self, task: Mapping[str, Any]) -> dict[str, Any]:
         shown: tuple[Any, Any] | None = None
         while True:
-            ttl: Any = task.get("ttlMs")
-            if isinstance(ttl, int | float) and ttl > 0:
-                self.patience = ttl / 1000
+            ttl = _seconds(task.get("ttlMs"))
+            if ttl is not None:
+                self.patience = ttl
             status: Any = task.get("status")
             now = (status, task.get("statusMessage"))
             if now != shown and self.on_status is not None:
@@ -193,13 +196,30 @@ class _Poll:
             if status == "cancelled":
                 raise TaskCancelled(f"task {self.task_id} was cancelled")
             if status == "input_required" and task.get("inputRequests"):
-                answered = await retry_params(self.answers, {}, task, gone=self.gone)
-                responses = answered["inputResponses"]
-                update = {"taskId": self.task_id, "inputResponses": responses}
+                update = {
+                    "taskId": self.task_id,
+                    "inputResponses": await self.answer(task),
+                }
                 await self.reaching("tasks/update", update)
             else:
                 await trio.sleep(_interval(task))
             task = _task(await self.reaching("tasks/get", {"taskId": self.task_id}))
+
+    async def answer(self, task: Mapping[str, Any]) -> dict[str, Any]:
+        """The responses to ``task``'s ``inputRequests``. Questions asked
+        again after they were answered (a yieldmcp server asks a round again
+        when an answer was not valid; another server may not have taken the
+        update yet, or lie) are answered again only after the poll interval:
+        never a busy loop of asking."""
+        requests: Any = task.get("inputRequests")
+        if not isinstance(requests, dict):
+            raise RemoteProtocolError("inputRequests must be an object")
+        asked = cast("dict[str, Any]", requests)
+        if self.answered.issuperset(asked):
+            await trio.sleep(_interval(task))
+        self.answered.update(asked)
+        answered = await retry_params(self.answers, {}, task, gone=self.gone)
+        return answered["inputResponses"]
 
     async def reaching(self, method: str, params: Mapping[str, Any]) -> Any:
         """``method``'s result, asked again while the server cannot be
@@ -306,10 +326,25 @@ def _task(value: Any) -> Mapping[str, Any]:
     return cast("dict[str, Any]", value)
 
 
+def _seconds(milliseconds: Any) -> float | None:
+    """A server's positive count of milliseconds as seconds, else None.
+
+    The server chooses the number: an integer no float holds is infinite
+    here (dividing it would raise ``OverflowError``), and NaN, zero, a
+    negative or a non-number is none at all.
+    """
+    if isinstance(milliseconds, bool) or not isinstance(milliseconds, int | float):
+        return None
+    try:
+        seconds = milliseconds / 1000
+    except OverflowError:
+        seconds = math.inf
+    return seconds if seconds > 0 else None  # NaN > 0 is False
+
+
 def _interval(task: Mapping[str, Any]) -> float:
-    poll: Any = task.get("pollIntervalMs")
-    seconds = poll / 1000 if isinstance(poll, int | float) and poll > 0 else 0.5
-    return min(max(seconds, MIN_POLL), MAX_POLL)
+    seconds = _seconds(task.get("pollIntervalMs"))
+    return min(max(seconds or 0.5, MIN_POLL), MAX_POLL)
 
 
 def _result(task: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,12 @@ target, or answer a query by typing into the shell. :func:`printable` removes
 them all, as ``rich`` and ``less -R`` would not show them: CSI sequences
 (``ESC [`` or C1 ``0x9b``, through their final byte), OSC, DCS, SOS, PM and
 APC strings (through BEL or ST), every other ``ESC`` sequence, a lone ESC,
-C0 controls other than newline and tab, DEL and C1 controls. Everything else
-(any Unicode letter, symbol or emoji) is kept.
+C0 controls other than newline and tab, DEL and C1 controls; and the
+bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+U+2066-U+2069), which make a terminal draw text in another order than it
+reads ("Trojan Source": ``invoice\u202egnp.exe`` shows as ``invoiceexe.png``).
+Everything else (any Unicode letter, symbol or emoji, and the directional
+marks U+200E, U+200F and U+061C that right-to-left text uses) is kept.
 
 It lives here, not in ``bridge.cli``, because the terminal form
 (:class:`~bridge.elicit.TerminalForm`) prints peers' words too, and nothing
@@ -31,6 +35,7 @@ _CONTROL: Final = re.compile(
       [^\x07\x1b\x9c]* (?:\x07|\x1b\\|\x9c)                     # ... through BEL or ST
     | \x1b [\x20-\x2f]* [\x30-\x7e]                             # any other ESC sequence
     | [\x00-\x08\x0b-\x1f\x7f-\x9f]                           # C0 (not \t \n), DEL, C1
+    | [\u202a-\u202e\u2066-\u2069]                             # bidi embeds, isolates
     """,
     re.VERBOSE,
 )

@@ -437,7 +437,7 @@ class JournalDocument:
         problem = None
         if not isinstance(call_id, str) or not call_id:
             problem = "'id' must be a non-empty string"
-        elif source not in _SOURCES:
+        elif not isinstance(source, str) or source not in _SOURCES:
             problem = f"'source' must be one of {sorted(_SOURCES)}, not {source!r}"
         elif tool is not None and not isinstance(tool, str):
             problem = "'tool' must be a string or null"

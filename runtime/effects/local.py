@@ -13,11 +13,13 @@ does).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, final
 
 import attrs
 
+from ..errors import InvalidAnswer
 from .base import JSON, LocalQuestion
 
 __all__ = ["Clock", "RandomBits"]
@@ -32,7 +34,20 @@ class Clock(LocalQuestion[float]):
         return {"effect": "clock"}
 
     def resolve(self, reply: Any, key: str) -> float:
-        return float(reply)
+        # A replayed reading comes from a journal that may be hand-edited or
+        # foreign: a non-number (or one no float holds) is a named refusal,
+        # not a TypeError or OverflowError out of float().
+        if isinstance(reply, int | float) and not isinstance(reply, bool):
+            try:
+                seconds = float(reply)
+            except OverflowError:
+                seconds = math.inf
+            if math.isfinite(seconds):
+                return seconds
+        raise InvalidAnswer(
+            f"a clock reading at {key!r} is a finite number of seconds, "
+            f"not {_shown(reply)}"
+        )
 
     def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
         return clock()
@@ -49,7 +64,19 @@ class RandomBits(LocalQuestion[int]):
         return {"effect": "random", "bits": self.bits}
 
     def resolve(self, reply: Any, key: str) -> int:
-        return int(reply)
+        if type(reply) is int and 0 <= reply < 1 << self.bits:
+            return reply
+        raise InvalidAnswer(
+            f"a random draw of {self.bits} bits at {key!r} is an integer from 0 "
+            f"to 2**{self.bits}-1, not {_shown(reply)}"
+        )
 
     def compute(self, clock: Callable[[], float], bits: Callable[[int], int]) -> Any:
         return bits(self.bits)
+
+
+def _shown(reply: Any) -> str:
+    """A recorded reply in an error: its repr, cut short (a journal is text
+    anyone may have edited)."""
+    text = repr(reply)
+    return text if len(text) <= 60 else f"{text[:60]}..."

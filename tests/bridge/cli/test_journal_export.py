@@ -8,6 +8,7 @@ The journal of real calls out of real stores, replayed, is
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import time
 from collections.abc import Iterator
@@ -112,3 +113,52 @@ def test_a_request_state_needs_the_servers_key(
     code, out, _err = _run(capsys, "memory:", state)
     assert code == 0
     assert '"source": "state"' in out
+
+
+def test_the_listing_shows_a_stores_words_without_controls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The listing is tab-separated text for a terminal; the ids and tool
+    names in it are whatever the store's writers (or clients) chose."""
+    from bridge.durable.log import CALLS
+    from bridge.durable.tasks import TASKS
+
+    hostile = "a\x1b]0;title\x07b\x1b[2J\tc\nd\u202ee"
+    url = f"sqlite:{tmp_path / 'store.db'}"
+    store = open_store(url)
+    try:
+        store.put(TASKS, hostile, {"tool": hostile, "status": hostile, "created": 1})
+        store.put(CALLS, "c" + hostile, {"params": {"name": hostile}, "done": True})
+    finally:
+        store.close()
+    code, out, err = _run(capsys, url)
+    assert code == 0, err
+    shown = "ab c de"  # a tab or a newline in a field would shift the columns
+    assert out.splitlines() == [
+        f"task\t{shown}\t{shown}\t{shown}",
+        f"call\tc{shown}\t{shown}\tdone",
+    ]
+
+
+def test_a_document_on_a_terminal_carries_no_control_it_would_obey(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``json.dumps`` leaves C1 controls (``0x9b`` is CSI) and bidi overrides
+    raw; the document is written with them as JSON escapes, the same JSON."""
+    from bridge.durable.log import CALLS
+
+    hostile = "a\x9b2Jb\x1b[31mc\u202ed"
+    url = f"sqlite:{tmp_path / 'store.db'}"
+    store = open_store(url)
+    try:
+        store.put(CALLS, "c1", {"params": {"name": hostile, "arguments": {}}})
+        record = {"k": "0", "d": "x", "r": {"text": hostile}, "l": hostile}
+        store.append(CALLS, "c1", [record])
+    finally:
+        store.close()
+    code, out, err = _run(capsys, url, "c1")
+    assert code == 0, err
+    assert not set(out) & {"\x1b", "\x9b", "\u202e"}
+    document = json.loads(out)
+    assert document["tool"] == hostile
+    assert document["records"] == [record]

@@ -63,6 +63,12 @@ def assert_clean(*texts: str) -> None:
         ("lone \x1b", "lone "),
         ("del\x7f nul\x00 bs\x08 cr\r", "del nul bs cr"),
         ("日本語 \u200b emoji 🎉 \u2028", "日本語 \u200b emoji 🎉 \u2028"),
+        ("invoice\u202egnp.exe", "invoicegnp.exe"),  # a right-to-left override
+        (
+            "\u202a\u202b\u202c\u202d x \u2066\u2067\u2068\u2069",
+            " x ",
+        ),  # embeds, isolates
+        ("שלום\u200f \u200eabc \u061c", "שלום\u200f \u200eabc \u061c"),  # marks stay
     ],
 )
 def test_printable_strips_sequences_and_keeps_unicode(text: str, shown: str) -> None:

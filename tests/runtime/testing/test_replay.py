@@ -21,7 +21,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from runtime import Context, ElicitKey, Limits, Op, ReplayDivergence, ToolError, tool
-from runtime.lowlevel import JOURNAL_FORMAT, Journal, JournalDocument
+from runtime.lowlevel import (
+    JOURNAL_FORMAT,
+    InvalidAnswer,
+    Journal,
+    JournalDocument,
+    RandomBits,
+)
 from runtime.testing import (
     JournalExhausted,
     ScriptedPeer,
@@ -263,6 +269,8 @@ def test_a_round_journal_needs_its_arguments() -> None:
             "malformed journal record",
         ),
         ({"format": JOURNAL_FORMAT, "id": "", "source": "task"}, "'id'"),
+        ({"format": JOURNAL_FORMAT, "id": "x", "source": [None]}, "'source'"),
+        ({"format": JOURNAL_FORMAT, "id": "x", "source": {}}, "'source'"),
     ],
 )
 def test_what_is_not_a_journal_document_is_one_clear_line(
@@ -271,6 +279,35 @@ def test_what_is_not_a_journal_document_is_one_clear_line(
     with pytest.raises(ValueError, match=message) as caught:
         load_journal(data)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("reading", [{}, "soon", True, 10**400, float("nan")])
+def test_a_clock_reading_that_is_not_a_number_is_an_invalid_answer(
+    reading: Any,
+) -> None:
+    """A hand-edited or foreign journal's clock reading is refused as an
+    answer, named, never a TypeError or OverflowError from inside replay."""
+    document = json.loads((KEPT / "trip-task.json").read_text())
+    [clock] = [r for r in document["records"] if r["l"] == "Clock"]
+    clock["r"] = reading
+    with pytest.raises(InvalidAnswer, match="a clock reading") as caught:
+        replay(trip, document)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("drawn", [{}, -1, 2**64, 1.5, True, "7"])
+def test_a_random_draw_out_of_its_bits_is_an_invalid_answer(drawn: Any) -> None:
+    @tool
+    def dice(ctx: Context) -> int:
+        return (yield from ctx.choice([1, 2, 3, 4, 5, 6]))
+
+    record = {"k": "0", "d": RandomBits(64).digest(), "r": drawn}
+    document = {
+        "format": JOURNAL_FORMAT, "id": "x", "source": "task", "tool": "dice",
+        "arguments": {}, "ended": None, "records": [record],
+    }  # fmt: skip
+    with pytest.raises(InvalidAnswer, match="a random draw of 64 bits"):
+        replay(dice, document)
 
 
 def test_a_missing_file_is_one_clear_line(tmp_path: Path) -> None:
