@@ -45,7 +45,7 @@ from ..call.commands import (
     carry_out,
 )
 from ..call.events import Cancelled, Raised, Returned
-from ..call.journal import JournalDocument
+from ..call.journal import Journal, JournalDocument
 from ..call.machine import CallMachine, open_call
 from ..call.observe import OBSERVING, Observer, performing
 from ..effects.base import Question
@@ -121,13 +121,14 @@ def replay(
             )
         params = document.arguments
     arguments = tool.parse_arguments(params)
-    watch = _Watch(document)
+    recorded = document.journal()
+    watch = _Watch(recorded)
     token = OBSERVING.set(watch)
     try:
         opened = open_call(
             tool.program(arguments),
             tool.context(),
-            journal=document.journal(),
+            journal=recorded,
             clock=lambda: 0.0,  # nothing answered afresh keeps it: see _Watch
             bits=random.Random(0).getrandbits,
         )
@@ -231,16 +232,17 @@ class _Watch:
     asks afresh (an :class:`~runtime.call.observe.Observer`), and tells the
     observer around the replay, if any, everything it hears."""
 
-    def __init__(self, document: JournalDocument) -> None:
+    def __init__(self, journal: Journal) -> None:
+        # What the journal records before the replay uses (and drops) any of
+        # it: each key's digest and label, and the deadlines.
         self.recorded: dict[str, tuple[str, str | None]] = {}
-        self.deadlines: dict[str, float] = {}
-        for record in document.records:
-            if "k" in record:
-                label: Any = record.get("l")
-                self.recorded.pop(str(record["k"]), None)  # a later one wins
-                self.recorded[str(record["k"])] = (str(record["d"]), label)
-            elif "t" in record:
-                self.deadlines[str(record["t"])] = float(record["at"])
+        keys = journal.keys()  # in the order recorded
+        for key in keys:
+            entry = journal.entry(key)
+            assert entry is not None
+            digest, _reply, label = entry
+            self.recorded[key] = (digest, label)
+        self.deadlines: dict[str, float] = journal.deadlines()
         self.used: set[str] = set()  # answered from the journal
         # Whoever watched calls made here before the replay (a test's
         # ``picture``) hears the replay too.
