@@ -40,7 +40,7 @@ from bridge.durable.keys import ID as KEY_ID
 from bridge.durable.keys import NAMESPACE as KEY_NAMESPACE
 from bridge.durable.log import CALLS
 from bridge.durable.tasks import TASKS, TaskDoc
-from bridge.elicit import printable
+from bridge.elicit import printable_line
 from bridge.server.state_token import KEY_ENV, Sealer, decode_key
 from bridge.stores import AsyncStore, JournalStore, StoreError, open_store
 from bridge.stores.url import sqlite_options
@@ -264,7 +264,4 @@ def _row(*fields: object) -> str:
     are what the store's writers (and their clients) chose: shown without
     terminal controls, and a tab or a line break in one is a space, so it
     cannot shift the columns or forge a row."""
-    return "\t".join(
-        " ".join(printable(str(field)).replace("\t", " ").splitlines())
-        for field in fields
-    )
+    return "\t".join(printable_line(str(field)).replace("\t", " ") for field in fields)

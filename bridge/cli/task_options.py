@@ -52,7 +52,9 @@ def task_status_text(status: str, message: str | None) -> str:
     """A task's status as one line: ``[task working] message``. The server's
     line breaks are spaces: a status message could otherwise print a
     ``[task completed]`` line the task never reached."""
-    return " ".join(f"[task {status}] {message or ''}".splitlines()).rstrip()
+    from bridge.elicit import printable_line
+
+    return printable_line(f"[task {status}] {message or ''}").rstrip()
 
 
 def status_printer(line: Callable[[str], None]) -> Callable[[str, str | None], None]:

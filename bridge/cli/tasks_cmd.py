@@ -158,7 +158,7 @@ async def _run(options: CallOptions, action: str, task_id: str, out: TextIO) -> 
 def _shown(task: Any, options: CallOptions, show: Display) -> int:
     """Print what ``get`` and ``cancel`` found: the status, then the result or
     the error (``--json``: the task as the server sent it). Exit 0."""
-    from bridge.elicit import printable
+    from bridge.elicit import printable, printable_line
 
     from .console import json_text
     from .task_options import task_status_text
@@ -168,8 +168,7 @@ def _shown(task: Any, options: CallOptions, show: Display) -> int:
         return 0
     print(printable(task_status_text(task.status, task.status_message)))
     if task.questions:
-        waiting = " ".join(f"waiting on: {', '.join(task.questions)}".splitlines())
-        print(printable(waiting))  # one line, as the status
+        print(printable_line(f"waiting on: {', '.join(task.questions)}"))
     if task.error is not None:
         print(printable(f"error: {task.error.message} ({task.error.code})"))
     if task.result is not None:

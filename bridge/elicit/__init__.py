@@ -17,9 +17,10 @@ yieldmcp, and compose:
 :class:`Always` gives one fixed answer. This package does no JSON-RPC: the MCP
 client and the in-process host (``bridge.host``) call ``handle``.
 
-:func:`printable` strips terminal control sequences from a peer's text: the
-terminal form shows every message, title and description through it, and
-``bridge.cli`` prints every result, error and log through it.
+:func:`printable` strips terminal control sequences from a peer's text (and
+:func:`printable_line` also puts it on one line): the terminal form shows
+every message, title and description through it, and ``bridge.cli`` prints
+every result, error and log through it.
 """
 
 from ._fields import describe_form as describe_form
@@ -28,6 +29,7 @@ from ._handler import ElicitationHandler as ElicitationHandler
 from ._handler import form_defaults as form_defaults
 from ._keyed import KeyedHandlers as KeyedHandlers
 from ._printable import printable as printable
+from ._printable import printable_line as printable_line
 from ._scripted import ANY_KEY as ANY_KEY
 from ._scripted import URL_KEY as URL_KEY
 from ._scripted import ScriptedAnswers as ScriptedAnswers
@@ -59,5 +61,6 @@ __all__ = [
     "form_defaults",
     "line_reader",
     "printable",
+    "printable_line",
     "stdin_line",
 ]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["printable"]
+__all__ = ["printable", "printable_line"]
 
 _CONTROL: Final = re.compile(
     r"""
@@ -44,3 +44,9 @@ _CONTROL: Final = re.compile(
 def printable(text: str) -> str:
     """``text`` without its terminal control sequences (see the module doc)."""
     return _CONTROL.sub("", text)
+
+
+def printable_line(text: str) -> str:
+    """:func:`printable` ``text`` on one line: its line breaks are spaces, so
+    a peer's text cannot print a line of its own (a forged status, a row)."""
+    return " ".join(printable(text).splitlines())
