@@ -13,10 +13,9 @@ decoding) and reads no sampling or elicitation payload.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeAlias, cast, final
+from typing import TYPE_CHECKING, Any, TypeAlias, cast, final
 
 import attrs
-import mcp_types
 
 from runtime.codec import block_from_json
 from runtime.errors import RemoteProtocolError
@@ -26,10 +25,24 @@ from ._mcp_wire import JSONObject, json_object, validate
 
 __all__ = ["ResultBlock", "ToolCallResult", "call_tool_result"]
 
-ResultBlock: TypeAlias = (
-    Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
-)
-"""A content block of a ``CallToolResult``."""
+if TYPE_CHECKING:
+    import mcp_types
+
+    ResultBlock: TypeAlias = (
+        Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
+    )
+    """A content block of a ``CallToolResult``."""
+else:
+
+    def __getattr__(name: str) -> Any:
+        # The SDK's models (a quarter of a server's start-up) are imported
+        # when a result holds a resource, or when this alias is first used.
+        if name == "ResultBlock":
+            import mcp_types
+
+            links, resources = mcp_types.ResourceLink, mcp_types.EmbeddedResource
+            return Text | Image | Audio | links | resources
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @final
@@ -84,7 +97,11 @@ def call_tool_result(result: object) -> ToolCallResult:
 def _result_block(block: JSONObject) -> ResultBlock:
     kind = block["type"]
     if kind == "resource_link":
-        return mcp_types.ResourceLink.model_validate(block)
+        from mcp_types import ResourceLink
+
+        return ResourceLink.model_validate(block)
     if kind == "resource":
-        return mcp_types.EmbeddedResource.model_validate(block)
-    return cast(ResultBlock, block_from_json(block))
+        from mcp_types import EmbeddedResource
+
+        return EmbeddedResource.model_validate(block)
+    return cast("ResultBlock", block_from_json(block))

@@ -40,14 +40,28 @@ It does not decide what to do with a decoded value, check capabilities, or read
 JSON-RPC envelopes (the bridge does).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._mcp_answers import elicit_reply as elicit_reply
 from ._mcp_answers import form_reply as form_reply
 from ._mcp_answers import sample_reply as sample_reply
 from ._mcp_requests import elicitation_request as elicitation_request
 from ._mcp_requests import sampling_request as sampling_request
-from ._mcp_tools import ResultBlock as ResultBlock
 from ._mcp_tools import ToolCallResult as ToolCallResult
 from ._mcp_tools import call_tool_result as call_tool_result
+
+if TYPE_CHECKING:
+    from ._mcp_tools import ResultBlock as ResultBlock
+else:
+
+    def __getattr__(name: str) -> Any:
+        # ResultBlock names the SDK's models, imported on first use only.
+        if name == "ResultBlock":
+            from . import _mcp_tools
+
+            return _mcp_tools.ResultBlock
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ResultBlock",

@@ -29,13 +29,13 @@ yieldmcp's own (the value's JSON, or the string itself).
 from __future__ import annotations
 
 import functools
+import sys
 import types
 import typing
 from collections.abc import Sequence
 from typing import Annotated, Any, Final, final
 
 import attrs
-import mcp_types
 import pydantic
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
@@ -46,7 +46,7 @@ from runtime.messages import Audio, Image, Text
 
 from ._mcp_wire import JSONObject
 
-__all__ = ["CONTENT", "DATA", "OutputShape", "output_shape"]
+__all__ = ["CONTENT", "DATA", "OutputShape", "content_block_types", "output_shape"]
 
 
 @final
@@ -71,7 +71,33 @@ DATA: Final = OutputShape(None)
 CONTENT: Final = OutputShape(None, content=True)
 """Content blocks: no schema and no ``structuredContent``."""
 
-_BLOCKS = (Text, Image, Audio, mcp_types.ResourceLink, mcp_types.EmbeddedResource)
+_OUR_BLOCKS: Final[tuple[type, ...]] = (Text, Image, Audio)
+_ALL_BLOCKS: list[tuple[type, ...]] = []
+
+
+def content_block_types() -> tuple[type, ...]:
+    """The types a tool returns as content: ``Text``, ``Image`` and ``Audio``,
+    and the SDK's ``mcp_types.ResourceLink`` and ``EmbeddedResource`` once
+    ``mcp_types`` is loaded.
+
+    A value or an annotation can be one of the SDK's types only if the code
+    that made it imported them, so the SDK's models, a quarter of a server's
+    start-up, are not imported for this check: a stdio server answers its
+    first request before any tool needs them.
+    """
+    if _ALL_BLOCKS:
+        return _ALL_BLOCKS[0]
+    sdk = sys.modules.get("mcp_types")
+    links, resources = (
+        getattr(sdk, "ResourceLink", None),
+        getattr(sdk, "EmbeddedResource", None),
+    )
+    if not (isinstance(links, type) and isinstance(resources, type)):
+        return _OUR_BLOCKS  # not loaded, or still loading
+    _ALL_BLOCKS.append((*_OUR_BLOCKS, links, resources))
+    return _ALL_BLOCKS[0]
+
+
 _WRAPPED_PRIMITIVES = (str, int, float, bool, bytes, type(None))
 _SEQUENCES = (list, tuple, Sequence)
 
@@ -165,7 +191,9 @@ def _returns_content(annotation: Any) -> bool:
     a list, tuple or sequence, or as an arm of a union."""
     origin = typing.get_origin(annotation)
     if origin is None:
-        return isinstance(annotation, type) and issubclass(annotation, _BLOCKS)
+        return isinstance(annotation, type) and issubclass(
+            annotation, content_block_types()
+        )
     if origin is Annotated:
         return _returns_content(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType) or origin in _SEQUENCES:

@@ -22,9 +22,8 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
-from typing import Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-import mcp_types
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from runtime.codec import ELICITS_META_KEY, block_to_json
@@ -32,23 +31,34 @@ from runtime.errors import LocalProtocolError
 from runtime.messages import Audio, Image, Text, ToolResult, ToolUse
 from runtime.tools import Tool
 
-from ._mcp_output import output_shape
+from ._mcp_output import content_block_types, output_shape
 from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text, put
 
 __all__ = ["ResultBlock", "tool_definition", "tool_error", "tool_result"]
 
-ResultBlock: TypeAlias = (
-    Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
-)
-"""What a tool may return as ``CallToolResult`` content (alone or in a list)."""
+if TYPE_CHECKING:
+    import mcp_types
 
-_RESULT_BLOCKS = (
-    Text,
-    Image,
-    Audio,
-    mcp_types.ResourceLink,
-    mcp_types.EmbeddedResource,
-)
+    ResultBlock: TypeAlias = (
+        Text | Image | Audio | mcp_types.ResourceLink | mcp_types.EmbeddedResource
+    )
+    """What a tool may return as ``CallToolResult`` content (alone or in a list)."""
+else:
+
+    def __getattr__(name: str) -> Any:
+        # The SDK's models are imported only when a tool's result needs them
+        # (see content_block_types), so the alias is built on first use.
+        if name == "ResultBlock":
+            import mcp_types
+
+            return (
+                Text
+                | Image
+                | Audio
+                | mcp_types.ResourceLink
+                | mcp_types.EmbeddedResource
+            )
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
@@ -180,7 +190,7 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bo
 
 
 def _as_blocks(value: Any, tool_name: str) -> list[Any] | None:
-    if isinstance(value, _RESULT_BLOCKS):
+    if isinstance(value, content_block_types()):
         return [value]
     if isinstance(value, ToolUse | ToolResult):
         raise LocalProtocolError(
@@ -190,7 +200,8 @@ def _as_blocks(value: Any, tool_name: str) -> list[Any] | None:
     if not isinstance(value, list | tuple) or not value:
         return None
     items = cast("Sequence[Any]", value)
-    flags = [isinstance(v, _RESULT_BLOCKS) for v in items]
+    blocks = content_block_types()
+    flags = [isinstance(v, blocks) for v in items]
     if all(flags):
         return list(items)
     if any(flags):

@@ -39,16 +39,30 @@ it), wrap requests for 2026-07-28 ``inputRequests``, or decode anything (see
 :mod:`decoders.mcp`).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._mcp_answers import elicit_result as elicit_result
 from ._mcp_answers import sample_result as sample_result
 from ._mcp_requests import elicitation_params as elicitation_params
 from ._mcp_requests import sampling_params as sampling_params
-from ._mcp_tools import ResultBlock as ResultBlock
 from ._mcp_tools import tool_definition as tool_definition
 from ._mcp_tools import tool_error as tool_error
 from ._mcp_tools import tool_result as tool_result
 from ._mcp_wire import ERAS as ERAS
 from ._mcp_wire import Era as Era
+
+if TYPE_CHECKING:
+    from ._mcp_tools import ResultBlock as ResultBlock
+else:
+
+    def __getattr__(name: str) -> Any:
+        # ResultBlock names the SDK's models, imported on first use only.
+        if name == "ResultBlock":
+            from . import _mcp_tools
+
+            return _mcp_tools.ResultBlock
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ERAS",
