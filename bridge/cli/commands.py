@@ -39,6 +39,8 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TypeVar, cast
 
+from bridge import __version__
+
 from . import auth_options, trace_options
 from .host_options import add_host_options, key_value, scripted_answers
 from .task_options import add_task_option
@@ -128,7 +130,9 @@ def _parser(verb: str | None) -> argparse.ArgumentParser:
         description="MCP tools as generator functions that yield effects.",
     )
     _add_verbose(parser, "verbose")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
+    )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB")
     _add_serve(verbs, with_flags=verb == "serve")
     _add_call(verbs)
@@ -151,15 +155,6 @@ def _add_verbose(parser: argparse.ArgumentParser, dest: str) -> None:
         default=0,
         help="log more to stderr (-vv: debug); before or after the verb",
     )
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("yieldmcp")
-    except PackageNotFoundError:  # run from a source tree that is not installed
-        return "(not installed)"
 
 
 def _add_serve(verbs: Any, *, with_flags: bool) -> None:

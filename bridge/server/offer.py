@@ -11,12 +11,12 @@ everything a request handler reads; how connections are served is
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import trio
 
+from bridge import __version__
 from bridge.durable import AsyncStore, JournalStore
 from bridge.durable.keys import store_state_key
 from runtime import Tool
@@ -43,13 +43,6 @@ DEFAULT_SAMPLING_TIMEOUT = 60.0
 """Seconds a tool waits for the client's sampling answer by default."""
 DEFAULT_ELICITATION_TIMEOUT = 600.0
 """Seconds a tool waits for an elicitation answer by default: a person answers."""
-
-
-def _package_version() -> str:
-    try:
-        return importlib.metadata.version("yieldmcp")
-    except importlib.metadata.PackageNotFoundError:
-        return "0.0.0"
 
 
 class Offer:
@@ -81,7 +74,7 @@ class Offer:
     ) -> None:
         self.name = name
         self.auth = auth
-        self.version = version or _package_version()
+        self.version = version or __version__
         self.title = title
         self.instructions = instructions
         self.sampling_timeout = sampling_timeout
