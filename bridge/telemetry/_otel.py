@@ -9,6 +9,8 @@ no call an observer.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 __all__ = ["Api", "api", "enable", "live"]
@@ -57,8 +59,22 @@ def enable(enabled: bool) -> None:
 
 def live() -> Api | None:
     """The API if an SDK tracer or meter provider is configured, else None."""
-    otel = api() if _enabled[0] else None
+    if not _enabled[0] or not _may_be_configured():
+        return None
+    otel = api()
     if otel is None:
         return None
     traced = _is_real(otel.trace.get_tracer_provider())
     return otel if traced or _is_real(otel.metrics.get_meter_provider()) else None
+
+
+def _may_be_configured() -> bool:
+    """Whether a provider can be set: only by code that imported OpenTelemetry
+    (an SDK, ``opentelemetry-instrument``, the user's own set-up), or by the
+    API itself from its ``OTEL_PYTHON_*_PROVIDER`` variables. Otherwise the
+    API (30 ms of a server's start-up) is not imported just to say no."""
+    return (
+        "opentelemetry" in sys.modules
+        or "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+        or "OTEL_PYTHON_METER_PROVIDER" in os.environ
+    )

@@ -1,9 +1,12 @@
 """Without the OpenTelemetry API, or without an SDK, telemetry costs nothing:
 no tap on any session, no observer on any call, and OpenTelemetry's SDK is
-never imported. Each case runs in a fresh interpreter."""
+never imported; nor is its API, unless something else imported it (only such
+code, or the API's own ``OTEL_PYTHON_*_PROVIDER`` variables, can configure a
+provider). Each case runs in a fresh interpreter."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -44,9 +47,10 @@ print("sdk" if "opentelemetry.sdk" in sys.modules else "no sdk",
     ("block", "expected"),
     [
         ("sys.modules['opentelemetry'] = None  # not installed", "no sdk no api"),
-        ("", "no sdk api"),  # installed, no SDK configured
+        ("", "no sdk no api"),  # installed, nothing configured: not even imported
+        ("import opentelemetry.trace  # the user's", "no sdk api"),  # no SDK set
     ],
-    ids=["no-api", "no-sdk"],
+    ids=["no-api", "no-sdk", "api-imported-no-sdk"],
 )
 def test_nothing_is_traced_or_loaded(block: str, expected: str) -> None:
     done = subprocess.run(
@@ -54,6 +58,7 @@ def test_nothing_is_traced_or_loaded(block: str, expected: str) -> None:
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if not k.startswith("OTEL_")},
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
