@@ -18,7 +18,7 @@ import attrs
 
 from bridge.server.limits import ServerLimits
 from bridge.server.server import Server
-from bridge.transports.http import HttpLimits
+from bridge.transports.http.config import HttpLimits
 
 __all__ = ["add_limit_flags", "apply_limits", "http_limits", "http_options"]
 

@@ -20,13 +20,16 @@ Does not own: answering MCP requests (``bridge.server``), or the client's
 half of HTTP (``bridge.client.http``).
 """
 
-from .app import ENDPOINT as ENDPOINT
-from .app import SUPPORTED_VERSIONS as SUPPORTED_VERSIONS
-from .app import HttpLimits as HttpLimits
-from .app import McpHttpApp as McpHttpApp
-from .app import header_era as header_era
-from .mount import hypercorn_config as hypercorn_config
-from .serve import serve_http as serve_http
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import ENDPOINT as ENDPOINT
+    from .app import SUPPORTED_VERSIONS as SUPPORTED_VERSIONS
+    from .app import McpHttpApp as McpHttpApp
+    from .app import header_era as header_era
+    from .config import HttpLimits as HttpLimits
+    from .mount import hypercorn_config as hypercorn_config
+    from .serve import serve_http as serve_http
 
 __all__ = [
     "ENDPOINT",
@@ -37,3 +40,26 @@ __all__ = [
     "hypercorn_config",
     "serve_http",
 ]
+
+# Imported on first use: a stdio server builds its flags from HttpLimits
+# (.config) and never needs the app, so it does not pay for it at start-up.
+_HOMES = {
+    "ENDPOINT": "app",
+    "SUPPORTED_VERSIONS": "app",
+    "McpHttpApp": "app",
+    "header_era": "app",
+    "HttpLimits": "config",
+    "hypercorn_config": "mount",
+    "serve_http": "serve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
