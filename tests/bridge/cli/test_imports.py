@@ -11,9 +11,11 @@ and an era's models are built by the first payload of that era. Asserted on
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from tests.helpers import ROOT
 
@@ -120,3 +122,81 @@ def test_an_eras_models_are_built_by_its_first_payload() -> None:
     assert seen["imported"] == []
     assert seen["2026-07-28"] == [V2026]  # the modern payload: modern models only
     assert seen["2025-11-25"] == [V2025, V2026]
+
+
+FIRST_REQUESTS = {
+    "2025-11-25": {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    },
+    "2026-07-28": {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    },
+}
+
+
+def test_a_stdio_server_answers_its_first_request_with_what_it_needs(
+    tmp_path: Path,
+) -> None:
+    """A host gives a spawned server about a second to answer (the Vercel AI
+    SDK's client waits 1 s for ``server/discover``, then falls back to the
+    older era), so what a stdio server imports before its first answer is
+    what that answer needs: not the SDK's models (a quarter of the start-up
+    they would cost), the HTTP app, OpenTelemetry with nothing configured, or
+    ``importlib.metadata`` for the version. Read from ``-X importtime``."""
+    served = tmp_path / "one.py"
+    served.write_text(
+        "from runtime import Context, tool\n\n"
+        "@tool\ndef echo(text: str, ctx: Context) -> str:\n    return text\n"
+    )
+    unwanted = (
+        "mcp_types",
+        "bridge.transports.http.app",
+        "opentelemetry",
+        "jsonschema",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    for era, request in FIRST_REQUESTS.items():
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-m",
+                "bridge.cli",
+                "serve",
+                str(served),
+            ],
+            input=json.dumps(request) + "\n",  # then end of input: the server stops
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert '"result"' in done.stdout.splitlines()[0], done.stdout
+        imported = {
+            line.rsplit("|", 1)[-1].strip()
+            for line in done.stderr.splitlines()
+            if line.startswith("import time:")
+        }
+        assert "bridge.server" in imported  # the read is of the server's imports
+        loaded = sorted(
+            m for m in imported if m.split(".")[0] in unwanted or m in unwanted
+        )
+        assert loaded == [], f"{era}: {loaded}"
