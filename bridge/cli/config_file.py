@@ -275,15 +275,18 @@ def _converted(action: argparse.Action, value: Any, where: str, key: str) -> Any
 def _one(action: argparse.Action, value: Any, wrong: Any) -> Any:
     """One value through the flag's type and choices."""
     kind: Any = action.type
+    base: Any = getattr(kind, "kind", kind)  # a limit's number (limits.Positive)
     expected = getattr(kind, "__name__", "a value")
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise wrong(_described(expected))
-    if isinstance(value, float) and kind is int:
+    if isinstance(value, float) and base is int:
         raise wrong("an integer")
     try:
         converted: Any = str(value) if kind is None else kind(str(value))
     except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
-        if kind in (int, float):
+        if isinstance(exc, argparse.ArgumentTypeError) and base is not kind:
+            raise wrong(f"{_described(expected)} above 0") from None
+        if base in (int, float):
             raise wrong(_described(expected)) from None
         raise wrong(f"{_described(expected)} ({exc})") from None
     if action.choices is not None and converted not in action.choices:

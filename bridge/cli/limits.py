@@ -20,7 +20,7 @@ from bridge.server.limits import ServerLimits
 from bridge.server.server import Server
 from bridge.transports.http.config import HttpLimits
 
-__all__ = ["add_limit_flags", "apply_limits", "http_limits", "http_options"]
+__all__ = ["Positive", "add_limit_flags", "apply_limits", "http_limits", "http_options"]
 
 _LIMITS: tuple[type[Any], ...] = (ServerLimits, HttpLimits)
 
@@ -51,7 +51,10 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
             kind: type[Any] = type(default)
             if default is None:  # a limit whose default is worked out
                 kind = float if "float" in str(field.type) else int
-            options: dict[str, Any] = {"type": kind, "metavar": kind.__name__.upper()}
+            options: dict[str, Any] = {
+                "type": Positive(kind) if kind in (int, float) else kind,
+                "metavar": kind.__name__.upper(),
+            }
             if kind is str:  # a choice
                 options = {"choices": _choices(field)}
             group.add_argument(
@@ -63,7 +66,7 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
             )
     group.add_argument(
         "--state-ttl",
-        type=float,
+        type=Positive(float),
         metavar="SECONDS",
         help="seconds a 2026-07-28 requestState stays valid (default: 600)",
     )
@@ -94,6 +97,22 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
     )
 
 
+class Positive:
+    """A limit flag's type: a number above 0, refused by argparse as a usage
+    error (exit 2, naming the flag) rather than by the limit when the server
+    is built. Every limit is positive (``bridge.server.limits.positive``)."""
+
+    def __init__(self, kind: type[int] | type[float]) -> None:
+        self.kind = kind
+        self.__name__ = kind.__name__  # argparse: "invalid int value: 'x'"
+
+    def __call__(self, text: str) -> int | float:
+        value = self.kind(text)
+        if not value > 0:  # NaN too
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+
+
 def _shown(field: attrs.Attribute[Any]) -> str:
     return "see above" if field.default is None else str(field.default)
 
@@ -121,8 +140,6 @@ def apply_limits(server: Server, args: argparse.Namespace) -> None:
     if chosen:
         server.set_limits(attrs.evolve(server.limits, **chosen))
     if args.state_ttl is not None:
-        if not args.state_ttl > 0:
-            raise ValueError(f"--state-ttl must be positive, got {args.state_ttl}")
         server.sealer.ttl = args.state_ttl
     if args.debug:
         server.debug = True

@@ -85,12 +85,14 @@ async def test_serve_flags_set_limits_origins_and_debug() -> None:
     assert "hunter2" in leaked.json()["result"]["content"][0]["text"]  # --debug
 
 
-def test_a_limit_that_is_not_positive_is_one_error_line() -> None:
-    done = subprocess.run(
-        [YIELDMCP, "serve", "examples/ttt.py", "--max-sessions", "0"],
-        capture_output=True, text=True, cwd=ROOT, timeout=120, input="",
-    )  # fmt: skip
-    assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [
-        "yieldmcp: error: HttpLimits.max_sessions must be positive, got 0"
-    ]
+def test_a_limit_that_is_not_positive_is_a_usage_error_naming_the_flag() -> None:
+    for flag, value in (("--max-sessions", "0"), ("--max-request-sleep", "nan")):
+        done = subprocess.run(
+            [YIELDMCP, "serve", "examples/ttt.py", flag, value],
+            capture_output=True, text=True, cwd=ROOT, timeout=120, input="",
+        )  # fmt: skip
+        assert done.returncode == 2  # a usage error, as for any bad flag
+        assert done.stderr.strip().splitlines() == [
+            f"yieldmcp serve: error: argument {flag}: must be positive, "
+            f"got {value} (see --help)"
+        ]
