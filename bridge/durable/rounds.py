@@ -30,7 +30,10 @@ once, the store's compare-and-swap lets exactly one through. The round ends by
 moving the document to round ``r + 1`` (a new state goes back), or to done. A
 round refused for the request's own fault (an ``inputResponses`` entry that is
 not a valid answer) gives its claim back, so the corrected retry works. A
-claim whose process died is taken over once ``claim_seconds`` have passed.
+claim whose process died is taken over once ``claim_seconds`` have passed;
+a live round keeps its claim while it sleeps or runs a long step
+(:meth:`RoundHold.keep_claim`), so a retry never runs that round's steps
+again while it is still running them.
 
 A call's first round writes nothing until it returns ``input_required``: its
 client holds no state yet, so nothing could resume it, and a call that
@@ -43,10 +46,13 @@ deletes them after that (``docs/durable.md``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, final
 
-from bridge.stores import AsyncStore, StoreConflict
+import trio
+
+from bridge.stores import AsyncStore, StoreConflict, StoreError
 from runtime.errors import YieldMCPError
 from runtime.lowlevel import Journal
 
@@ -54,6 +60,8 @@ from .log import CALLS, CallLog, size_of
 from .recovery import lapsed
 
 __all__ = ["CLAIM_SECONDS", "RoundGone", "RoundHold", "RoundUsed"]
+
+_log = logging.getLogger("yieldmcp.rounds")
 
 CLAIM_SECONDS: Final = 60.0
 """How long a round holds its state by default
@@ -104,6 +112,7 @@ class RoundHold:
         self.held: Mapping[str, Any] = {}  # the document as this round claimed it
         self.lost = False  # another retry took the round over
         self.claimed_until = 0.0  # when this round's claim runs out
+        self._writing = trio.Lock()  # the round's writes, and the keeper's
 
     @property
     def call_id(self) -> str:
@@ -265,6 +274,39 @@ class RoundHold:
         records, self.kept = self.kept, []
         await self._put(value, now, records=records if write else None)
 
+    async def keep_claim(self) -> None:
+        """Renew the round's claim once half of it has passed, for as long as
+        the round runs (run it in the round's nursery; it returns only when
+        the round is lost). Without it, a step or a sleep longer than the
+        claim would let a retry take the round over and run its steps again
+        while this round still runs them.
+
+        A renewal the store fails is tried again; if the claim runs out
+        meanwhile, the round learns it at its next write (:class:`RoundUsed`),
+        as a round whose process stalled does.
+        """
+        while not self.lost:
+            if self.claimed_until == 0:  # the round's first write claims
+                await trio.sleep(self.claim_seconds / 4)
+                continue
+            renew_at = self.claimed_until - self.claim_seconds / 2
+            await trio.sleep(max(0.0, renew_at - self.clock()))
+            now = self.clock()
+            if self.claimed_until == 0 or not self._claim_due(now):
+                continue  # the round wrote (and renewed) meanwhile
+            try:
+                claimed = {**self.held, "claim": now + self.claim_seconds}
+                await self._put(claimed, now, records=())
+            except RoundUsed:
+                return
+            except StoreError as exc:
+                _log.warning(
+                    "call %s: the round's claim was not renewed (%s); trying again",
+                    self.call_id,
+                    exc,
+                )
+                await trio.sleep(self.claim_seconds / 8)
+
     def _claim_due(self, now: float) -> bool:
         # Once half the claim has passed (or before any): until then no other
         # process can take the round over (their clocks agreeing within that
@@ -277,6 +319,15 @@ class RoundHold:
         now: float,
         *,
         records: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        async with self._writing:
+            await self._put_now(value, now, records)
+
+    async def _put_now(
+        self,
+        value: Mapping[str, Any],
+        now: float,
+        records: Sequence[Mapping[str, Any]] | None,
     ) -> None:
         if self.lost:
             raise RoundUsed("another retry took the round over")

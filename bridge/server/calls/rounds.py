@@ -485,6 +485,9 @@ class Round:
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             self.send, receive = trio.open_memory_channel[_Done](math.inf)
+            hold = self.hold  # a task's hold has its lease instead
+            if isinstance(hold, RoundHold) and not hold.first:  # a state is out
+                nursery.start_soon(self._keep_claim, hold, nursery.cancel_scope)
             try:
                 while (
                     not self._advance(can_wait=True)
@@ -533,6 +536,13 @@ class Round:
             if self.slept:  # once the batch's records (its Persist) are kept
                 self.reached = True
                 return True
+
+    @staticmethod
+    async def _keep_claim(hold: RoundHold, round_scope: trio.CancelScope) -> None:
+        """Hold the round's claim while it runs; once another retry has
+        taken the round over, stop it (its next write would be refused)."""
+        await hold.keep_claim()
+        round_scope.cancel()
 
     async def _wait(self, receive: trio.MemoryReceiveChannel[_Done]) -> None:
         """Do one thing the round waits on: write, send, or a step's reply."""

@@ -348,10 +348,76 @@ async def test_a_store_that_lost_rounds_refuses_the_state_as_invalid() -> None:
     assert lost.message == "Invalid or expired requestState"
 
 
-@pytest.mark.parametrize("then", ["a step", "a question"])
-async def test_a_round_taken_over_stops_at_its_next_write(then: str) -> None:
+class _Partitioned:
+    """A real MemoryStore as one process sees it: while ``cut``, that
+    process's writes fail (the store is unreachable from it), as they would
+    for a process cut off from the network; other processes use ``inner``."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self.inner = inner
+        self.cut = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def put(self, *args: Any, **kwargs: Any) -> int:
+        if self.cut:
+            raise StoreUnavailable("cut off")
+        return self.inner.put(*args, **kwargs)
+
+    def put_and_append(self, *args: Any, **kwargs: Any) -> int:
+        if self.cut:
+            raise StoreUnavailable("cut off")
+        return self.inner.put_and_append(*args, **kwargs)
+
+
+async def test_a_live_round_keeps_its_claim_through_a_step_longer_than_it() -> None:
+    """A step (or a sleep) that outlasts the claim does not let a retry
+    take the round over while the round still runs it: the step would run
+    twice, the second time beside the first."""
     key, ran, store = secrets.token_bytes(32), [], MemoryStore()
     started, gate = trio.Event(), trio.Event()
+
+    async def long_step() -> str:
+        ran.append("long")
+        if len(ran) == 1:  # a second run (the bug) must not wait on the gate
+            started.set()
+            await gate.wait()
+        return "done"
+
+    @tool(name="survey", elicits={"note": Note}, version="1")
+    def survey(ctx: Context) -> Op[str]:
+        answer = yield from ctx.elicit("note", "?")
+        done = yield from ctx.step(long_step)
+        return f"{answer.content.text if answer.content else '-'} {done}"
+
+    limits = ServerLimits(round_claim_seconds=1.0)
+    servers = [_server([survey], store, key, limits=limits) for _ in range(2)]
+    state = (await _call(servers[0]))["requestState"]
+    outcome: list[Any] = []
+
+    async def running() -> None:
+        outcome.append(await _call(servers[0], state, _answer("a")))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(running)
+        await started.wait()
+        await trio.sleep(2.5)  # two and a half claims into the step
+        retried = await _call(servers[1], state, _answer("a"))
+        gate.set()
+    assert isinstance(retried, PeerError)
+    assert retried.data == {"reason": "request_state_used"}
+    assert outcome[0]["content"][0]["text"] == "a done"
+    assert ran == ["long"]
+
+
+@pytest.mark.parametrize("then", ["a step", "a question"])
+async def test_a_round_cut_off_from_the_store_is_taken_over_and_stops_at_its_next_write(
+    then: str,
+) -> None:
+    key, ran, store = secrets.token_bytes(32), [], MemoryStore()
+    started, gate = trio.Event(), trio.Event()
+    seen_by_stalled = _Partitioned(store)
 
     async def first() -> str:
         ran.append("first")
@@ -375,18 +441,21 @@ async def test_a_round_taken_over_stops_at_its_next_write(then: str) -> None:
         return f"{answer.content.text if answer.content else '-'} {one} {two}"
 
     limits = ServerLimits(round_claim_seconds=1.0)
+    cut_off = _server([survey], seen_by_stalled, key, limits=limits)
     server = _server([survey], store, key, limits=limits)
     state = (await _call(server))["requestState"]
     outcome: list[Any] = []
 
     async def stalled() -> None:
-        outcome.append(await _call(server, state, _answer("a")))
+        outcome.append(await _call(cut_off, state, _answer("a")))
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(stalled)
         await started.wait()
-        await trio.sleep(1.2)  # the stalled round's claim runs out
+        seen_by_stalled.cut = True  # its claim can no longer be renewed
+        await trio.sleep(1.2)  # and runs out
         done = await _call(server, state, _answer("a"))  # takes the round over
+        seen_by_stalled.cut = False
         gate.set()
     assert outcome[0].data == {"reason": "request_state_used"}
     keys = [r["k"] for r in _records(store) if "k" in r]
