@@ -1,8 +1,10 @@
 """The ``Context`` a tool receives: the spelling of every effect.
 
-Each method either *builds* an effect (``sample``, ``elicit``, ``log``, …) or is a
-small generator composed of effects (``sample_schema``, ``sample_tools``,
-``random``). Use them the same way: ``result = yield from ctx.sample(...)``.
+Each method either *builds* an effect (``sample``, ``elicit``, ``log``, …) or
+returns an *op*, a small generator composed of effects (``sample_schema``,
+``sample_tools``, ``random``, ``choice``; ``step``). Use them the same way:
+``result = yield from ctx.sample(...)``. Each notes what it returns while a
+call runs, so one never yielded is reported (:mod:`runtime.effects.made`).
 
 A context belongs to one tool: it knows the tool's declared ``elicits``, so
 ``ctx.elicit("pick_move", ...)`` can find the model to ask for. It performs no
@@ -194,7 +196,7 @@ class Context(StepMethods):
         Raises:
             SampleValidationError: after ``retries + 1`` invalid answers.
         """
-        return _sample_schema_op(self, prompt, schema, retries, messages, options)
+        return note(_sample_schema_op(self, prompt, schema, retries, messages, options))
 
     def sample_tools(
         self,
@@ -213,8 +215,10 @@ class Context(StepMethods):
         Raises:
             SampleValidationError: after ``retries + 1`` unusable answers.
         """
-        return _sample_tools_op(
-            self, prompt, tools, tool_choice, retries, messages, options
+        return note(
+            _sample_tools_op(
+                self, prompt, tools, tool_choice, retries, messages, options
+            )
         )
 
     # --- elicitation -----------------------------------------------------------------
@@ -347,11 +351,11 @@ class Context(StepMethods):
 
     def random(self) -> Op[float]:
         """A float in [0, 1), recorded so replays see the same value."""
-        return _random_op()
+        return note(_random_op())
 
     def choice(self, items: Sequence[T]) -> Op[T]:
         """One of ``items``, chosen at random, recorded so replays agree."""
-        return _choice_op(items)
+        return note(_choice_op(items))
 
     # --- branch ----------------------------------------------------------------------
 
@@ -401,7 +405,9 @@ class Context(StepMethods):
 
 # --- ops: what the generator methods above return ------------------------------------
 #
-# Each method is a plain function that returns one of these generators.
+# Each method is a plain function that notes the generator it returns (so one
+# never started is reported at the tool's line: runtime.effects.made), and the
+# generator is one of these; base._SPELLINGS names each for the report.
 
 
 def _sample_schema_op(
