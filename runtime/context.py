@@ -1,8 +1,10 @@
 """The ``Context`` a tool receives: the spelling of every effect.
 
-Each method either *builds* an effect (``sample``, ``elicit``, ``log``, …) or is a
-small generator composed of effects (``sample_schema``, ``sample_tools``,
-``random``). Use them the same way: ``result = yield from ctx.sample(...)``.
+Each method either *builds* an effect (``sample``, ``elicit``, ``log``, …) or
+returns an *op*, a small generator composed of effects (``sample_schema``,
+``sample_tools``, ``random``, ``choice``; ``step``). Use them the same way:
+``result = yield from ctx.sample(...)``. Each notes what it returns while a
+call runs, so one never yielded is reported (:mod:`runtime.effects.made`).
 
 A context belongs to one tool: it knows the tool's declared ``elicits``, so
 ``ctx.elicit("pick_move", ...)`` can find the model to ask for. It performs no
@@ -194,29 +196,7 @@ class Context(StepMethods):
         Raises:
             SampleValidationError: after ``retries + 1`` invalid answers.
         """
-        _check_retries(retries)
-        conversation = _messages(prompt, messages)
-        result: SampleResult[M] | None = None
-        for attempt in range(1, retries + 2):
-            result = yield from self.sample(
-                messages=conversation, schema=schema, **options
-            )
-            if result.parsed is not None:
-                return SchemaResult(
-                    parsed=result.parsed,
-                    text=result.text,
-                    model=result.model,
-                    stop_reason=result.stop_reason,
-                    usage=result.usage,
-                    exchange=result.exchange,
-                    attempts=attempt,
-                )
-            conversation = schema_retry_messages(result)
-        assert result is not None
-        assert result.parse_error is not None
-        raise SampleValidationError(
-            "sample_schema", retries + 1, result, result.parse_error.message
-        )
+        return note(_sample_schema_op(self, prompt, schema, retries, messages, options))
 
     def sample_tools(
         self,
@@ -235,31 +215,11 @@ class Context(StepMethods):
         Raises:
             SampleValidationError: after ``retries + 1`` unusable answers.
         """
-        _check_retries(retries)
-        if not tools:
-            raise InvalidEffect("sample_tools needs at least one tool")
-        conversation = _messages(prompt, messages)
-        result: SampleResult[None] | None = None
-        reason = ""
-        for attempt in range(1, retries + 2):
-            result = yield from self.sample(
-                messages=conversation, tools=tools, tool_choice=tool_choice, **options
+        return note(
+            _sample_tools_op(
+                self, prompt, tools, tool_choice, retries, messages, options
             )
-            problems = tool_call_problems(result.tool_calls, tools, tool_choice)
-            if result.tool_calls and not problems:
-                return ToolsResult(
-                    tool_calls=result.tool_calls,
-                    text=result.text,
-                    model=result.model,
-                    stop_reason="toolUse",
-                    usage=result.usage,
-                    exchange=result.exchange,
-                    attempts=attempt,
-                )
-            reason = "; ".join(problems.values()) or "the model called no tool"
-            conversation = tools_retry_messages(result, problems, tools)
-        assert result is not None
-        raise SampleValidationError("sample_tools", retries + 1, result, reason)
+        )
 
     # --- elicitation -----------------------------------------------------------------
 
@@ -391,15 +351,11 @@ class Context(StepMethods):
 
     def random(self) -> Op[float]:
         """A float in [0, 1), recorded so replays see the same value."""
-        bits = yield from RandomBits(53)
-        return bits / (1 << 53)
+        return note(_random_op())
 
     def choice(self, items: Sequence[T]) -> Op[T]:
         """One of ``items``, chosen at random, recorded so replays agree."""
-        if not items:
-            raise InvalidEffect("choice needs at least one item")
-        bits = yield from RandomBits(64)
-        return items[bits % len(items)]
+        return note(_choice_op(items))
 
     # --- branch ----------------------------------------------------------------------
 
@@ -445,6 +401,92 @@ class Context(StepMethods):
         failure cancels the siblings and raises an ``ExceptionGroup``.
         """
         return note(Branch(children=children, limits=limits))
+
+
+# --- ops: what the generator methods above return ------------------------------------
+#
+# Each method is a plain function that notes the generator it returns (so one
+# never started is reported at the tool's line: runtime.effects.made), and the
+# generator is one of these; base._SPELLINGS names each for the report.
+
+
+def _sample_schema_op(
+    ctx: Context,
+    prompt: str | None,
+    schema: type[M],
+    retries: int,
+    messages: Sequence[Message] | None,
+    options: Mapping[str, Any],
+) -> Op[SchemaResult[M]]:
+    _check_retries(retries)
+    conversation = _messages(prompt, messages)
+    result: SampleResult[M] | None = None
+    for attempt in range(1, retries + 2):
+        result = yield from ctx.sample(messages=conversation, schema=schema, **options)
+        if result.parsed is not None:
+            return SchemaResult(
+                parsed=result.parsed,
+                text=result.text,
+                model=result.model,
+                stop_reason=result.stop_reason,
+                usage=result.usage,
+                exchange=result.exchange,
+                attempts=attempt,
+            )
+        conversation = schema_retry_messages(result)
+    assert result is not None
+    assert result.parse_error is not None
+    raise SampleValidationError(
+        "sample_schema", retries + 1, result, result.parse_error.message
+    )
+
+
+def _sample_tools_op(
+    ctx: Context,
+    prompt: str | None,
+    tools: Sequence[ToolSpec],
+    tool_choice: Literal["auto", "required"] | NamedTool,
+    retries: int,
+    messages: Sequence[Message] | None,
+    options: Mapping[str, Any],
+) -> Op[ToolsResult]:
+    _check_retries(retries)
+    if not tools:
+        raise InvalidEffect("sample_tools needs at least one tool")
+    conversation = _messages(prompt, messages)
+    result: SampleResult[None] | None = None
+    reason = ""
+    for attempt in range(1, retries + 2):
+        result = yield from ctx.sample(
+            messages=conversation, tools=tools, tool_choice=tool_choice, **options
+        )
+        problems = tool_call_problems(result.tool_calls, tools, tool_choice)
+        if result.tool_calls and not problems:
+            return ToolsResult(
+                tool_calls=result.tool_calls,
+                text=result.text,
+                model=result.model,
+                stop_reason="toolUse",
+                usage=result.usage,
+                exchange=result.exchange,
+                attempts=attempt,
+            )
+        reason = "; ".join(problems.values()) or "the model called no tool"
+        conversation = tools_retry_messages(result, problems, tools)
+    assert result is not None
+    raise SampleValidationError("sample_tools", retries + 1, result, reason)
+
+
+def _random_op() -> Op[float]:
+    bits = yield from RandomBits(53)
+    return bits / (1 << 53)
+
+
+def _choice_op(items: Sequence[T]) -> Op[T]:
+    if not items:
+        raise InvalidEffect("choice needs at least one item")
+    bits = yield from RandomBits(64)
+    return items[bits % len(items)]
 
 
 def _check_retries(retries: int) -> None:

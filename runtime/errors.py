@@ -82,9 +82,10 @@ class InvalidEffect(YieldMCPError, TypeError):
 
 class EffectNeverYielded(RuntimeWarning):
     """A warning, not an error: a tool made an effect (``ctx.sample("hi")``)
-    and never yielded it, so it never happened. Issued when the call ends, at
-    the line that made the effect, as Python warns of a coroutine that was
-    never awaited; under ``-W error`` it fails the call instead."""
+    or an op (``ctx.step(save)``) and never yielded it, so it never happened.
+    Issued when the call ends, at the line that made it, as Python warns of a
+    coroutine that was never awaited; under ``-W error`` it fails the call
+    instead."""
 
 
 class InvalidMessages(YieldMCPError, ValueError):

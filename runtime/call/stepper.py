@@ -32,10 +32,11 @@ A yielded value is dispatched on its kind, in one place:
   likely mistake (most often a ``yield`` that meant ``yield from``).
 
 While the tool's code runs, the effects its context makes are noted
-(:mod:`runtime.effects.made`) and struck out as they are yielded; those left
-when the call ends (``ctx.sample("hi")`` with no ``yield from``) are reported
-as :class:`~runtime.errors.EffectNeverYielded` warnings at the line that made
-them, unless the call was cancelled.
+(:mod:`runtime.effects.made`) and struck out as they are yielded, and so are
+its ops (``ctx.step``'s generator) once they have started; those left when
+the call ends (``ctx.sample("hi")`` or ``ctx.step(save)`` with no ``yield
+from``) are reported as :class:`~runtime.errors.EffectNeverYielded` warnings
+at the line that made them, unless the call was cancelled.
 
 When a frame ends, its value or error goes to its branch; at the root it ends
 the call, where the program's ``finish`` checks the value.
@@ -83,7 +84,7 @@ from typing import Any, Final, cast, final
 
 from ..effects.base import AtOnce, Notice, Question
 from ..effects.branch import Branch
-from ..effects.made import MADE, Made, report, strike
+from ..effects.made import MADE, Made, report, settle, strike
 from ..effects.notices import Progress
 from ..effects.patch import Patched
 from ..errors import (
@@ -420,16 +421,28 @@ class Stepper:
 
     # --- effects made and never yielded ----------------------------------------------
 
-    def _strike(self, effect: object) -> None:
-        """``effect`` was yielded: strike its note, if the context made it."""
+    def _yielded(self, effect: object) -> None:
+        """``effect`` was yielded: strike its note, if the context made it,
+        and drop the ops noted after it that have started (``ctx.step``'s
+        generator, which yielded it): the notes of a call of many steps stay
+        short."""
         made = self._made
-        if made and strike(made, effect):
-            return
-        if self._unyielded:
-            strike(self._unyielded, effect)
+        if made:
+            settle(made)
+            if made and strike(made, effect):
+                settle(made)
+                return
+        unyielded = self._unyielded
+        if unyielded:
+            settle(unyielded)
+            if unyielded:
+                strike(unyielded, effect)
 
     def _keep(self, made: list[Made]) -> None:
         """Keep the notes of a run that ended: a later run may yield them."""
+        settle(made)
+        if not made:
+            return
         if self._unyielded is None:
             self._unyielded = list(made)
         else:
@@ -451,8 +464,10 @@ class Stepper:
         made = self._made
         if made and made[-1][0] is effect:  # made and yielded at once: the usual
             made.pop()
+            if made:
+                settle(made)  # the op that made it, if an op did (sample_schema)
         elif made or self._unyielded:
-            self._strike(effect)
+            self._yielded(effect)
         if type(effect) is Patched:
             self._patched(frame, effect)  # rule 6: no key
             return
@@ -562,7 +577,7 @@ class Stepper:
             frame.ordinal += 1
             question = cast("Question[Any]", effect)
             if self._made or self._unyielded:
-                self._strike(question)
+                self._yielded(question)
             dig = question.digest()
             try:
                 recorded = journal.lookup(key, dig, question.label())

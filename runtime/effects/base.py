@@ -14,6 +14,7 @@ encoded, sent or stepped.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from types import GeneratorType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, TypeVar, final
 
 from .canonical import digest
@@ -34,7 +35,9 @@ P = TypeVar("P")
 JSON: TypeAlias = Any
 
 
-# What a tool writes to make each kind of effect, for the hints below.
+# What a tool writes to make each kind of effect, for the hints below; and
+# each op (a generator a context method returns), by its generator
+# function's name.
 _SPELLINGS: Final = {
     "Sample": "ctx.sample",
     "Elicit": "ctx.elicit",
@@ -49,12 +52,21 @@ _SPELLINGS: Final = {
     "Patched": "ctx.patched",
     "Step": "ctx.step",
     "Sleep": "ctx.sleep",
+    "step_op": "ctx.step",
+    "_step_as_op": "ctx.step_as(...)",
+    "_sample_schema_op": "ctx.sample_schema",
+    "_sample_tools_op": "ctx.sample_tools",
+    "_random_op": "ctx.random",
+    "_choice_op": "ctx.choice",
 }
 
 
 def spelling(effect: object) -> str:
-    """How a tool makes ``effect``: ``ctx.sample(...)``, for a hint."""
-    name = type(effect).__name__
+    """How a tool makes ``effect`` (or an op): ``ctx.sample(...)``, for a hint."""
+    if type(effect) is GeneratorType:
+        name: str = effect.gi_code.co_name  # pyright: ignore[reportUnknownMemberType]
+    else:
+        name = type(effect).__name__
     return f"{_SPELLINGS.get(name, name)}(...)"
 
 

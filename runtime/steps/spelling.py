@@ -22,6 +22,7 @@ from typing import Any, ParamSpec, TypeVar, final, get_type_hints, overload
 from pydantic import TypeAdapter
 
 from ..effects.base import Op
+from ..effects.made import note
 from ..effects.notices import Log
 from ..errors import InvalidEffect, StepNotRecordable
 from .effect import Step, StepReply, step_outcome
@@ -111,6 +112,17 @@ def step_op(
     return step_outcome(step, reply)
 
 
+def _step_as_op(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    options: Mapping[str, Any],
+) -> Op[Any]:
+    """:func:`step_op` with options: its own generator, so a step made by
+    ``ctx.step_as`` and never run is reported as such."""
+    return (yield from step_op(fn, args, kwargs, **options))
+
+
 @final
 class StepCall:
     """A step with options: ``ctx.step_as("charge", retries=3)(charge, card)``."""
@@ -147,7 +159,8 @@ class StepCall:
     ) -> Op[R]: ...
 
     def __call__(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Op[Any]:
-        return step_op(fn, args, kwargs, **self._options)
+        # Noted, as the context's effects are: run or reported (made.py).
+        return note(_step_as_op(fn, args, kwargs, self._options))
 
 
 class StepMethods:
@@ -181,7 +194,8 @@ class StepMethods:
         between yields may run again on replay; work done in a step does not.
         See ``docs/steps.md``.
         """
-        return step_op(fn, args, kwargs)
+        # Noted, as the context's effects are: run or reported (made.py).
+        return note(step_op(fn, args, kwargs))
 
     def step_as(
         self,

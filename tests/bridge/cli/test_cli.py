@@ -258,6 +258,9 @@ def test_serve_reports_an_effect_never_yielded_at_its_line() -> None:
         done.stderr
     )
     assert "write `yield from ctx.sample(...)`" in done.stderr
+    assert (
+        f"{fixture}:{line + 1}: EffectNeverYielded: ctx.step(...) made " in done.stderr
+    )
 
 
 def test_the_model_is_named_when_the_call_samples() -> None:
