@@ -20,6 +20,14 @@ client cannot answer are answered here and the round is retried with them, as
 the client would have (:func:`follow_up`), until the call completes or only
 the client's own questions remain. Both wait on the model within the server's
 sampling timeout.
+
+The client sees no request for a sample answered here, so the result names
+the models that answered (:func:`with_server_models`: the ``model`` each reply
+reported, in ``_meta["io.yieldmcp/server-models"]``, first answer first, each
+once, bounded by :data:`runtime.codec.MAX_SERVER_MODELS` and
+:data:`runtime.codec.MAX_MODEL_NAME_CHARS`). In 2026-07-28 a response names
+those that answered while it was made (an ``input_required`` one too); a
+client gathers them over the call's rounds.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import trio
 from bridge.jsonrpc.messages import INTERNAL_ERROR, Request
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
+from runtime.codec import SERVER_MODELS_META_KEY, with_model_name
 from runtime.errors import RequestError, RequestTimeout, YieldMCPError
 from runtime.lowlevel import PeerQuestion, Sample
 from runtime.replies import SampleReply
@@ -47,6 +56,7 @@ __all__ = [
     "follow_up",
     "round_capabilities",
     "sample_here",
+    "with_server_models",
 ]
 
 _SAMPLING: Final = "sampling/createMessage"
@@ -96,6 +106,21 @@ async def _complete(
     raise RequestTimeout(f"the server's model gave no reply within {timeout} s")
 
 
+def with_server_models(
+    response: dict[str, Any], names: tuple[str, ...]
+) -> dict[str, Any]:
+    """``response`` (a result) naming the server's models ``names`` in its
+    ``_meta``; as it is when there are none."""
+    if names:
+        meta: Any = response.get("_meta")
+        merged = (
+            dict(cast("Mapping[str, Any]", meta)) if isinstance(meta, Mapping) else {}
+        )
+        merged[SERVER_MODELS_META_KEY] = list(names)
+        response["_meta"] = merged
+    return response
+
+
 # --- 2026-07-28: rounds --------------------------------------------------------------
 
 
@@ -123,22 +148,23 @@ async def follow_up(
     sampler: Sampler | None,
     always: bool = False,
     timeout: float | None = None,
-) -> Request | None:
+) -> tuple[Request | None, tuple[str, ...]]:
     """The retry of ``request`` with ``sampler``'s answers to the input
     requests of ``result`` that client ``client`` (its capabilities) cannot
     answer (``always``: all its samples), or None when there are none (the
-    result goes to the client).
+    result goes to the client); and the models that answered, in order.
 
     Raises:
         RequestError: -32603 when the server's model fails.
     """
     entries: Any = result.get("inputRequests")
     if sampler is None or result.get("resultType") != "input_required":
-        return None
+        return None, ()
     scope = CallScope(
         era="2026-07-28", request_id=request.id, client_capabilities=client
     )
     answers: dict[str, Any] = {}
+    models: tuple[str, ...] = ()
     for key, entry in cast("Mapping[str, Any]", entries or {}).items():
         if entry.get("method") != _SAMPLING:
             continue
@@ -150,12 +176,13 @@ async def follow_up(
         except YieldMCPError as exc:
             raise RequestError(INTERNAL_ERROR, describe_failure(exc)) from None
         answers[key] = mcp_encode.sample_result(reply, era="2026-07-28")
+        models = with_model_name(models, reply.model)
     if not answers:
-        return None
+        return None, ()
     params = dict(request.params or {})
     params["requestState"] = result.get("requestState")
     params["inputResponses"] = answers
-    return Request(request.id, request.method, params)
+    return Request(request.id, request.method, params), models
 
 
 def _client_cannot(request: SamplingRequest, scope: CallScope) -> bool:

@@ -58,6 +58,7 @@ from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
 from runtime import Tool
+from runtime.codec import with_model_name
 from runtime.errors import (
     BrokenSessionError,
     ClosedSessionError,
@@ -85,7 +86,7 @@ from runtime.lowlevel import (
     performing,
 )
 
-from ..fallback import answer_here
+from ..fallback import answer_here, with_server_models
 from ..methods import arguments as arguments_of
 from ..methods import resolve_prompt, resolve_tool
 from ..questions import CallScope, ask, decode_answer, notice_notification
@@ -242,6 +243,7 @@ class LiveCall:
         "_key",
         "_log",
         "_machine",
+        "_models",
         "_over",
         "_program",
         "_rid",
@@ -274,6 +276,7 @@ class LiveCall:
         self._asked: dict[RequestId, str] | None = None
         self._timers: dict[str, Timer] | None = None  # branch deadlines, by key
         self._running: dict[str, trio.CancelScope] | None = None  # steps, samples
+        self._models: tuple[str, ...] = ()  # the server's, that answered samples
         self._over = False
         # The call's context variables (its span...), for the work it starts
         # later from the session's receive path.
@@ -432,10 +435,11 @@ class LiveCall:
             except Exception as exc:
                 reply = exc
             if not self._session.closed:  # else it cancelled the call already
-                self._session.call_later(0, self._done, (key, reply))
+                sampled = isinstance(command, AskPeer)
+                self._session.call_later(0, self._done, (key, reply, sampled))
 
-    def _done(self, done: tuple[str, Any]) -> None:
-        key, reply = done
+    def _done(self, done: tuple[str, Any, bool]) -> None:
+        key, reply, sampled = done
         if self._running is not None:
             self._running.pop(key, None)
         if self._over:
@@ -444,6 +448,8 @@ class LiveCall:
         if isinstance(reply, Exception):
             machine.fail(key, reply)
         else:
+            if sampled and machine.is_pending(key):  # the server's model answered
+                self._models = with_model_name(self._models, reply.model)
             machine.answer(key, reply)
         self._advance()
 
@@ -527,6 +533,8 @@ class LiveCall:
             session.release(scope.request_id, self)
             return
         response = outcome_json(self._server, scope, self._program, outcome)
+        if "result" in response:
+            with_server_models(response["result"], self._models)
         if log is None:
             send(session, scope, response)
             session.release(scope.request_id, self)
