@@ -18,8 +18,10 @@ In 2025-11-25 the live call asks the sampler instead of the client
 (:func:`round_capabilities`); the ``sampling/createMessage`` input requests the
 client cannot answer are answered here and the round is retried with them, as
 the client would have (:func:`follow_up`), until the call completes or only
-the client's own questions remain. Both wait on the model within the server's
-sampling timeout.
+the client's own questions remain. A task's rounds run the same way: its
+runner answers those of a round's questions with :func:`answer_requests`
+before the task waits on its client (:mod:`bridge.server.tasks.runner`).
+All wait on the model within the server's sampling timeout.
 
 The client sees no request for a sample answered here, so the result names
 the models that answered (:func:`with_server_models`: the ``model`` each reply
@@ -53,6 +55,7 @@ __all__ = [
     "MAX_FOLLOW_UPS",
     "Sampler",
     "answer_here",
+    "answer_requests",
     "follow_up",
     "round_capabilities",
     "sample_here",
@@ -160,12 +163,42 @@ async def follow_up(
     entries: Any = result.get("inputRequests")
     if sampler is None or result.get("resultType") != "input_required":
         return None, ()
-    scope = CallScope(
-        era="2026-07-28", request_id=request.id, client_capabilities=client
+    answers, models = await answer_requests(
+        cast("Mapping[str, Any]", entries or {}),
+        client,
+        sampler=sampler,
+        always=always,
+        timeout=timeout,
     )
+    if not answers:
+        return None, ()
+    params = dict(request.params or {})
+    params["requestState"] = result.get("requestState")
+    params["inputResponses"] = answers
+    return Request(request.id, request.method, params), models
+
+
+async def answer_requests(
+    entries: Mapping[str, Any],
+    client: Mapping[str, Any],
+    *,
+    sampler: Sampler,
+    always: bool = False,
+    timeout: float | None = None,
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``sampler``'s answers (``inputResponses`` entries, by key) to the
+    ``inputRequests`` ``entries`` that client ``client`` (its capabilities)
+    cannot answer (``always``: all the samples), and the models that
+    answered, in order (for a round's retry, or a task's next round).
+
+    Raises:
+        RequestError: -32603 when the server's model fails.
+    """
+    # Only its capabilities are read: what the client can answer.
+    scope = CallScope(era="2026-07-28", request_id=0, client_capabilities=client)
     answers: dict[str, Any] = {}
     models: tuple[str, ...] = ()
-    for key, entry in cast("Mapping[str, Any]", entries or {}).items():
+    for key, entry in entries.items():
         if entry.get("method") != _SAMPLING:
             continue
         wanted = mcp_decode.sampling_request(entry.get("params"))
@@ -177,12 +210,7 @@ async def follow_up(
             raise RequestError(INTERNAL_ERROR, describe_failure(exc)) from None
         answers[key] = mcp_encode.sample_result(reply, era="2026-07-28")
         models = with_model_name(models, reply.model)
-    if not answers:
-        return None, ()
-    params = dict(request.params or {})
-    params["requestState"] = result.get("requestState")
-    params["inputResponses"] = answers
-    return Request(request.id, request.method, params), models
+    return answers, models
 
 
 def _client_cannot(request: SamplingRequest, scope: CallScope) -> bool:

@@ -65,6 +65,15 @@ def asks_then_confirms(ctx: Context) -> Op[str]:
     return f"{reply.text}:{answer.action}"
 
 
+@tool(task="optional", elicits=[OK])
+def task_asks(ctx: Context) -> Op[str]:
+    """As a task: the server's model, then the user, then the model again."""
+    first = yield from ctx.sample("hello")
+    answer = yield from ctx.elicit(OK, "Go on?")
+    second = yield from ctx.sample("again")
+    return f"{first.text}:{answer.action}:{second.text}"
+
+
 @tool
 def never_samples() -> str:
     """Plain."""
@@ -102,7 +111,9 @@ async def in_memory(
 ) -> AsyncIterator[Client]:
     server_end, client_end = memory_pair()
     serving = Server(
-        [asks, asks_then_confirms, never_samples], sampler=own, sample_always=always
+        [asks, asks_then_confirms, task_asks, never_samples],
+        sampler=own,
+        sample_always=always,
     )
     async with trio.open_nursery() as nursery:
         nursery.start_soon(serving.serve, server_end)
@@ -168,6 +179,25 @@ async def test_a_sample_before_a_form_is_named_in_the_final_result(era: str) -> 
             result = await client.call_tool("asks_then_confirms")
     assert result.text == "from own:accept"
     assert server_models(result.meta) == ("own",)
+
+
+@pytest.mark.parametrize("always", [False, True])
+async def test_a_tasks_samples_are_answered_and_named_in_its_result(
+    always: bool,
+) -> None:
+    # A task's rounds run apart from any request (the runner sits in the
+    # client's seat): the server's model answers there, and the names
+    # gathered over the task's rounds are in its final result.
+    own = Named("own-1", "own-2")
+    theirs = Named("client-model") if always else None
+    with trio.fail_after(10):
+        async with in_memory(
+            "2026-07-28", own, client_model=theirs, always=always
+        ) as client:
+            result = await client.call_tool("task_asks", task=True)
+    assert result.text == "from own-1:accept:from own-2"
+    assert theirs is None or theirs.asked == 0
+    assert server_models(result.meta) == ("own-1", "own-2")
 
 
 def test_a_peers_list_is_read_bounded_and_only_its_strings() -> None:
