@@ -27,9 +27,11 @@ The client sees no request for a sample answered here, so the result names
 the models that answered (:func:`with_server_models`: the ``model`` each reply
 reported, in ``_meta["io.yieldmcp/server-models"]``, first answer first, each
 once, bounded by :data:`runtime.codec.MAX_SERVER_MODELS` and
-:data:`runtime.codec.MAX_MODEL_NAME_CHARS`). In 2026-07-28 a response names
-those that answered while it was made (an ``input_required`` one too); a
-client gathers them over the call's rounds.
+:data:`runtime.codec.MAX_MODEL_NAME_CHARS`). A durable live call taken on by
+another process names those its journal records (a sample no client was
+asked was answered here). In 2026-07-28 a response names those that answered
+while it was made (an ``input_required`` one too); a client gathers them over
+the call's rounds; a task keeps them in its document.
 """
 
 from __future__ import annotations

@@ -79,6 +79,7 @@ from runtime.lowlevel import (
     Raised,
     ReleaseStream,
     RunStep,
+    Sample,
     SetTimer,
     WithdrawQuestion,
     carry_out,
@@ -198,8 +199,30 @@ def revive(
     journal = Journal.from_records(records, revived.call_id)
     journal.reach(revived.asked)  # questions sent: the call went past them
     log.journal.written = size_of(records)  # the bound counts what was written
-    if not _start(server, session, scope, tool, arguments, journal, log):
+    models = _answered_here(journal, revived.asked)
+    if not _start(server, session, scope, tool, arguments, journal, log, models):
         log.forget()
+
+
+def _answered_here(journal: Journal, asked: Mapping[str, int]) -> tuple[str, ...]:
+    """The models of the server's own that answered the samples ``journal``
+    records, first first: a sample no client was asked (``asked``: every
+    question sent is written down before it goes) was answered here."""
+    names: tuple[str, ...] = ()
+    recorded = journal.keys()  # in the order recorded
+    for key in recorded:
+        entry = journal.entry(key)
+        if entry is None or entry[2] != Sample.__name__ or key in asked:
+            continue
+        reply: Any = entry[1]
+        model: Any = (
+            cast("dict[str, Any]", reply).get("model")
+            if isinstance(reply, dict)
+            else None
+        )
+        if isinstance(model, str):
+            names = with_model_name(names, model)
+    return names
 
 
 def _start(
@@ -210,8 +233,11 @@ def _start(
     arguments: Any,
     journal: Journal | None,
     log: LiveLog | None,
+    models: tuple[str, ...] = (),
 ) -> bool:
-    """Start the call; False if it was answered at once (nothing to keep)."""
+    """Start the call; False if it was answered at once (nothing to keep).
+    ``models``: the server's own that answered its samples already (a call
+    taken on again)."""
     server.calls.admit(session.in_flight)
     tool = program if isinstance(program, Tool) else program.program
     try:
@@ -225,7 +251,7 @@ def _start(
         server.calls.leave()
         raise
     if isinstance(opened, CallMachine):
-        LiveCall(server, session, scope, program, opened, log).start()
+        LiveCall(server, session, scope, program, opened, log, models).start()
         return True
     server.calls.leave()
     send(session, scope, outcome_json(server, scope, program, opened))
@@ -262,6 +288,7 @@ class LiveCall:
         program: Program,
         machine: CallMachine,
         log: LiveLog | None,
+        models: tuple[str, ...] = (),
     ) -> None:
         self._server = server
         self._session = session
@@ -276,7 +303,7 @@ class LiveCall:
         self._asked: dict[RequestId, str] | None = None
         self._timers: dict[str, Timer] | None = None  # branch deadlines, by key
         self._running: dict[str, trio.CancelScope] | None = None  # steps, samples
-        self._models: tuple[str, ...] = ()  # the server's, that answered samples
+        self._models = models  # the server's own, that answered samples
         self._over = False
         # The call's context variables (its span...), for the work it starts
         # later from the session's receive path.

@@ -15,12 +15,14 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pydantic
 import pytest
 import trio
 
 from bridge.client import Client
 from bridge.server import Server
+from bridge.stores import MemoryStore
 from bridge.transports.memory import memory_pair
 from runtime import Context, ElicitKey, Op, Text, tool
 from runtime.codec import (
@@ -32,6 +34,12 @@ from runtime.codec import (
 from runtime.lowlevel import SampleReply, SamplingRequest
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
+from tests.bridge.http_kit import Raw, message_of, served
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
 
 ERAS = ["legacy", "2026-07-28"]
 
@@ -206,3 +214,38 @@ def test_a_peers_list_is_read_bounded_and_only_its_strings() -> None:
     many: list[Any] = [1, None, "a", "a", *(f"n{i}" for i in range(100))]
     read = server_models({SERVER_MODELS_META_KEY: many})
     assert read == ("a", *(f"n{i}" for i in range(MAX_SERVER_MODELS - 1)))
+
+
+async def test_a_call_taken_on_by_another_process_still_names_the_model() -> None:
+    # A durable 2025-11-25 call (HTTP, a store): the first server's model
+    # answers the sample, the first server goes away while the form waits,
+    # and the second takes the call on by replaying its journal. The sample
+    # is not asked again, and its model is still named: a journaled sample
+    # no client was asked for was answered by the server.
+    store = MemoryStore()
+    tools = [asks_then_confirms]
+    first = Server(tools, store=store, sampler=Named("first"), sample_always=True)
+    second = Server(tools, store=store, sampler=Named("second"), sample_always=True)
+    with trio.fail_after(30):
+        async with httpx.AsyncClient(timeout=20) as http:
+            async with served(first) as first_url:
+                raw = Raw(http, first_url)
+                await raw.initialize()
+                call = raw.request(7, "tools/call", {"name": "asks_then_confirms"})
+                async with raw.stream("POST", call) as (_, reader):
+                    event = await reader.next()
+                    while event is not None and not event.data:
+                        event = await reader.next()  # the priming event
+                    assert event is not None
+                    ask, last_id = message_of(event), event.id
+                    assert ask["method"] == "elicitation/create"
+            async with served(second) as second_url:
+                raw.url = second_url
+                answer = {"action": "accept", "content": {"ok": True}}
+                reply = {"jsonrpc": "2.0", "id": ask["id"], "result": answer}
+                assert (await raw.post(reply)).status_code == 202
+                async with raw.stream("GET", last_event_id=last_id) as (_, reader):
+                    rest = [message_of(e) for e in await reader.rest()]
+    result = rest[-1]["result"]
+    assert result["content"][0]["text"] == "from first:accept"
+    assert result["_meta"][SERVER_MODELS_META_KEY] == ["first"]
