@@ -19,6 +19,9 @@ from .replies import ElicitReply, Root, RootsReply, SampleReply
 __all__ = [
     "CONTEXT_META_KEY",
     "ELICIT_KEY_META_KEY",
+    "MAX_MODEL_NAME_CHARS",
+    "MAX_SERVER_MODELS",
+    "SERVER_MODELS_META_KEY",
     "USAGE_META_KEY",
     "block_from_json",
     "block_to_json",
@@ -30,6 +33,8 @@ __all__ = [
     "message_to_json",
     "sample_reply_from_json",
     "sample_reply_to_json",
+    "server_models",
+    "with_model_name",
 ]
 
 JSONObject = dict[str, Any]
@@ -46,6 +51,19 @@ it declares (``elicits=``): the keys a host's scripted answers may use."""
 
 CONTEXT_META_KEY = "x-model-context"
 """``_meta`` key under which yieldmcp servers send an elicitation's context."""
+
+SERVER_MODELS_META_KEY = "io.yieldmcp/server-models"
+"""``_meta`` key of a result under which a yieldmcp server names the models of
+its own that answered the call's samples (``--model``): the ``model`` each
+reply reported, first answer first, each once. A client that answered every
+sample itself sees no such key."""
+
+MAX_SERVER_MODELS = 8
+"""Names under :data:`SERVER_MODELS_META_KEY`, at most: later ones are dropped."""
+
+MAX_MODEL_NAME_CHARS = 120
+"""Characters of one name under :data:`SERVER_MODELS_META_KEY`, at most: a
+longer one is cut, and ends with an ellipsis."""
 
 
 def _with_meta(out: JSONObject, meta: Mapping[str, Any] | None) -> JSONObject:
@@ -217,3 +235,29 @@ def roots_reply_from_json(data: Mapping[str, Any]) -> RootsReply:
         return RootsReply(tuple(Root(str(r["uri"]), r.get("name")) for r in roots))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RemoteProtocolError(f"malformed roots result: {exc!r}") from None
+
+
+def with_model_name(names: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """``names`` (see :data:`SERVER_MODELS_META_KEY`) with ``name`` after them,
+    cut to :data:`MAX_MODEL_NAME_CHARS`, unless already there or the list is
+    full (:data:`MAX_SERVER_MODELS`)."""
+    if len(name) > MAX_MODEL_NAME_CHARS:
+        name = name[: MAX_MODEL_NAME_CHARS - 1] + "\u2026"
+    if name in names or len(names) >= MAX_SERVER_MODELS:
+        return names
+    return (*names, name)
+
+
+def server_models(meta: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The names a result's ``meta`` gives under :data:`SERVER_MODELS_META_KEY`,
+    bounded as the server bounds them (a peer may not): nothing for a value
+    that is not a list, and only its strings."""
+    listed: Any = None if meta is None else meta.get(SERVER_MODELS_META_KEY)
+    names: tuple[str, ...] = ()
+    if isinstance(listed, list):
+        for name in cast("list[Any]", listed):
+            if len(names) >= MAX_SERVER_MODELS:
+                break
+            if isinstance(name, str):
+                names = with_model_name(names, name)
+    return names

@@ -27,11 +27,17 @@ import trio
 from bridge.client.client import connect
 from bridge.client.output_schemas import InvalidStructuredContent
 from bridge.client.tasks import TASKS_EXTENSION
-from bridge.elicit import ElicitationHandler, ScriptedAnswers, TerminalForm, printable
+from bridge.elicit import (
+    ElicitationHandler,
+    ScriptedAnswers,
+    TerminalForm,
+    printable,
+    printable_line,
+)
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.providers import provider_from_spec
 from bridge.transports.headers import MISSING_CAPABILITY
-from runtime.codec import ELICITS_META_KEY
+from runtime.codec import ELICITS_META_KEY, server_models
 from runtime.errors import (
     AuthorizationError,
     BrokenSessionError,
@@ -145,7 +151,8 @@ def host_parts(
     show = Display(out, quiet=options.json_output)
     # On a terminal, a spinner says who is thinking (nothing when piped). The
     # model is named when it is first asked: a call that never samples here
-    # (none in the tool, or the server's own model answers) names none.
+    # (none in the tool, or the server's own model answers) names none. The
+    # server's own models are named by its result (Display.result).
     sampler = WaitingSampler(
         provider,
         options.model,
@@ -429,6 +436,7 @@ class Display:
     def result(
         self, result: Any, *, json_output: bool, save_media: Path | None = None
     ) -> int:
+        self.server_models(result)
         if json_output:
             payload = {
                 "content": [_block_json(b) for b in result.content],
@@ -443,6 +451,16 @@ class Display:
         else:
             print(printable("\n".join(_readable(result, save_media))), file=self.out)
         return 1 if result.is_error else 0
+
+    def server_models(self, result: Any) -> None:
+        """``model: …`` for the models of its own the server says answered
+        the call's samples (the client saw no request for them); nothing if
+        none did. The names are the server's words: one line, cleaned."""
+        names = server_models(result.meta)
+        if names:
+            shown = ", ".join(printable_line(name) for name in names)
+            whose = "the server's own model" + ("s" if len(names) > 1 else "")
+            self.line(f"model: {shown} ({whose})")
 
 
 _JSON_ESCAPES = {

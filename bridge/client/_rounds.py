@@ -9,6 +9,13 @@ go wrong while a person or a model answers:
 * answering fails here (the model cannot be reached): the cause is raised as
   itself (a ``ProviderError``), not as the JSON-RPC error a 2025-11-25 server
   would have been sent.
+
+A yieldmcp server names, in each response, the models of its own that
+answered samples while it made it (``_meta["io.yieldmcp/server-models"]``):
+a sample answered in an early round is named in that round's
+``input_required``. :func:`gather_server_models` collects the names over
+the rounds, and :func:`with_server_models` puts them all in the final
+result, so its ``meta`` names every model of the server that answered.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any, cast
 
 import trio
 
+from runtime.codec import SERVER_MODELS_META_KEY, server_models, with_model_name
 from runtime.errors import (
     BrokenSessionError,
     ProviderError,
@@ -27,7 +35,35 @@ from runtime.errors import (
 
 from .answers import MODERN, Answers
 
-__all__ = ["retry_params"]
+__all__ = ["gather_server_models", "retry_params", "with_server_models"]
+
+
+def gather_server_models(named: tuple[str, ...], result: Any) -> tuple[str, ...]:
+    """``named`` and, after them, the server's models ``result`` names."""
+    meta: Any = (
+        cast(dict[str, Any], result).get("_meta") if isinstance(result, dict) else None
+    )
+    for name in server_models(
+        cast(dict[str, Any], meta) if isinstance(meta, dict) else None
+    ):
+        named = with_model_name(named, name)
+    return named
+
+
+def with_server_models(result: Any, named: tuple[str, ...]) -> Any:
+    """The final ``result`` naming all of ``named`` (as it is without any)."""
+    if named and isinstance(result, dict):
+        return _naming(cast(dict[str, Any], result), named)
+    return result
+
+
+def _naming(body: dict[str, Any], named: tuple[str, ...]) -> dict[str, Any]:
+    meta: Any = body.get("_meta")
+    if meta is not None and not isinstance(meta, dict):
+        return body  # malformed: left for the result's check to refuse
+    merged = dict(cast(dict[str, Any], meta or {}))
+    merged[SERVER_MODELS_META_KEY] = list(named)
+    return {**body, "_meta": merged}
 
 
 async def retry_params(

@@ -50,7 +50,7 @@ from runtime.errors import (
 )
 from runtime.replies import Root
 
-from ._rounds import retry_params
+from ._rounds import gather_server_models, retry_params, with_server_models
 from .answers import MODERN, Answers
 from .answers import ElicitationHandler as ElicitationHandler
 from .answers import LogCallback as LogCallback
@@ -386,11 +386,13 @@ class Client:
             self.answers.progress[token] = on_progress
         try:
             with telemetry.rounds_span(method, params, self.modern) as rounds:
+                named: tuple[str, ...] = ()  # the server's models, every round
                 for count in range(1, self.max_rounds + 1):
                     rounds(count)  # every round's request is a child of one span
                     result: Any = await self.request(method, params)
+                    named = gather_server_models(named, result)
                     if _kind(result) != "input_required":
-                        return result
+                        return with_server_models(result, named)
                     params = await retry_params(
                         self.answers,
                         params,

@@ -6,7 +6,8 @@ document (:class:`TaskDoc`) says what to run (the tool, its arguments, the
 client's capabilities, the version of the tool's code that last ran it),
 where it is (``status``; the questions waiting, with
 what pins their answers, ``asked``), the answers delivered but not yet used,
-how it ended (``result`` or ``error``), who made it (``principal``, and the
+how it ended (``result`` or ``error``), the server's own models that
+answered its samples so far (``server_models``), who made it (``principal``, and the
 caller it runs as), who runs it (``lease``: an owner and an expiry), and,
 while it sleeps (``ctx.sleep``), when it must be woken (``wake_at``).
 
@@ -46,13 +47,14 @@ It does not run tasks or say what they look like on the wire
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast, final
 
 import attrs
 import pydantic_core
 
 from bridge.stores import AsyncStore, StoreConflict
+from runtime.codec import SERVER_MODELS_META_KEY, server_models, with_model_name
 
 from .log import CALLS
 from .recovery import Lease
@@ -137,6 +139,9 @@ class TaskDoc:
     # task stored before tasks kept one, run as then, unchecked).
     version: str | None = None
     wake_at: float | None = None  # while it sleeps: when to wake it (epoch)
+    # The server's own models that answered its samples, first first
+    # (runtime.codec.SERVER_MODELS_META_KEY): named in its result.
+    server_models: tuple[str, ...] = ()
 
     @classmethod
     def new(
@@ -208,6 +213,20 @@ class TaskDoc:
             input_requests=left,
             responses={**self.responses, **fresh},
         )
+
+    def answered_here(
+        self, responses: Mapping[str, Any], models: Sequence[str], now: float
+    ) -> TaskDoc | None:
+        """:meth:`deliver` of ``responses`` the server's own ``models`` gave
+        (in order), which the task's result will name. None: none of them
+        answers a question waiting."""
+        delivered = self.deliver(responses, now)
+        if delivered is None:
+            return None
+        named = self.server_models
+        for name in models:
+            named = with_model_name(named, name)
+        return attrs.evolve(delivered, server_models=named)
 
     def park(
         self,
@@ -351,6 +370,8 @@ class TaskDoc:
             out["lease"] = {"owner": self.lease.owner, "until": self.lease.until}
         if self.wake_at is not None:
             out["wakeAt"] = self.wake_at
+        if self.server_models:
+            out["serverModels"] = list(self.server_models)
         return out
 
     @classmethod
@@ -371,6 +392,7 @@ class TaskDoc:
             principal: Any = data.get("principal")
             version: Any = data.get("version")
             wake_at: Any = data.get("wakeAt")
+            named: Any = data.get("serverModels")
             return cls(
                 tool=str(data["tool"]),
                 arguments=_dict(data.get("arguments")),
@@ -391,6 +413,7 @@ class TaskDoc:
                 lease=lease,
                 version=version if isinstance(version, str) else None,
                 wake_at=None if wake_at is None else float(wake_at),
+                server_models=server_models({SERVER_MODELS_META_KEY: named}),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed task document: {exc!r}") from None

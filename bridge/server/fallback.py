@@ -18,8 +18,20 @@ In 2025-11-25 the live call asks the sampler instead of the client
 (:func:`round_capabilities`); the ``sampling/createMessage`` input requests the
 client cannot answer are answered here and the round is retried with them, as
 the client would have (:func:`follow_up`), until the call completes or only
-the client's own questions remain. Both wait on the model within the server's
-sampling timeout.
+the client's own questions remain. A task's rounds run the same way: its
+runner answers those of a round's questions with :func:`answer_requests`
+before the task waits on its client (:mod:`bridge.server.tasks.runner`).
+All wait on the model within the server's sampling timeout.
+
+The client sees no request for a sample answered here, so the result names
+the models that answered (:func:`with_server_models`: the ``model`` each reply
+reported, in ``_meta["io.yieldmcp/server-models"]``, first answer first, each
+once, bounded by :data:`runtime.codec.MAX_SERVER_MODELS` and
+:data:`runtime.codec.MAX_MODEL_NAME_CHARS`). A durable live call taken on by
+another process names those its journal records (a sample no client was
+asked was answered here). In 2026-07-28 a response names those that answered
+while it was made (an ``input_required`` one too); a client gathers them over
+the call's rounds; a task keeps them in its document.
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ import trio
 from bridge.jsonrpc.messages import INTERNAL_ERROR, Request
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
+from runtime.codec import SERVER_MODELS_META_KEY, with_model_name
 from runtime.errors import RequestError, RequestTimeout, YieldMCPError
 from runtime.lowlevel import PeerQuestion, Sample
 from runtime.replies import SampleReply
@@ -44,9 +57,11 @@ __all__ = [
     "MAX_FOLLOW_UPS",
     "Sampler",
     "answer_here",
+    "answer_requests",
     "follow_up",
     "round_capabilities",
     "sample_here",
+    "with_server_models",
 ]
 
 _SAMPLING: Final = "sampling/createMessage"
@@ -96,6 +111,21 @@ async def _complete(
     raise RequestTimeout(f"the server's model gave no reply within {timeout} s")
 
 
+def with_server_models(
+    response: dict[str, Any], names: tuple[str, ...]
+) -> dict[str, Any]:
+    """``response`` (a result) naming the server's models ``names`` in its
+    ``_meta``; as it is when there are none."""
+    if names:
+        meta: Any = response.get("_meta")
+        merged = (
+            dict(cast("Mapping[str, Any]", meta)) if isinstance(meta, Mapping) else {}
+        )
+        merged[SERVER_MODELS_META_KEY] = list(names)
+        response["_meta"] = merged
+    return response
+
+
 # --- 2026-07-28: rounds --------------------------------------------------------------
 
 
@@ -123,23 +153,54 @@ async def follow_up(
     sampler: Sampler | None,
     always: bool = False,
     timeout: float | None = None,
-) -> Request | None:
+) -> tuple[Request | None, tuple[str, ...]]:
     """The retry of ``request`` with ``sampler``'s answers to the input
     requests of ``result`` that client ``client`` (its capabilities) cannot
     answer (``always``: all its samples), or None when there are none (the
-    result goes to the client).
+    result goes to the client); and the models that answered, in order.
 
     Raises:
         RequestError: -32603 when the server's model fails.
     """
     entries: Any = result.get("inputRequests")
     if sampler is None or result.get("resultType") != "input_required":
-        return None
-    scope = CallScope(
-        era="2026-07-28", request_id=request.id, client_capabilities=client
+        return None, ()
+    answers, models = await answer_requests(
+        cast("Mapping[str, Any]", entries or {}),
+        client,
+        sampler=sampler,
+        always=always,
+        timeout=timeout,
     )
+    if not answers:
+        return None, ()
+    params = dict(request.params or {})
+    params["requestState"] = result.get("requestState")
+    params["inputResponses"] = answers
+    return Request(request.id, request.method, params), models
+
+
+async def answer_requests(
+    entries: Mapping[str, Any],
+    client: Mapping[str, Any],
+    *,
+    sampler: Sampler,
+    always: bool = False,
+    timeout: float | None = None,
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``sampler``'s answers (``inputResponses`` entries, by key) to the
+    ``inputRequests`` ``entries`` that client ``client`` (its capabilities)
+    cannot answer (``always``: all the samples), and the models that
+    answered, in order (for a round's retry, or a task's next round).
+
+    Raises:
+        RequestError: -32603 when the server's model fails.
+    """
+    # Only its capabilities are read: what the client can answer.
+    scope = CallScope(era="2026-07-28", request_id=0, client_capabilities=client)
     answers: dict[str, Any] = {}
-    for key, entry in cast("Mapping[str, Any]", entries or {}).items():
+    models: tuple[str, ...] = ()
+    for key, entry in entries.items():
         if entry.get("method") != _SAMPLING:
             continue
         wanted = mcp_decode.sampling_request(entry.get("params"))
@@ -150,12 +211,8 @@ async def follow_up(
         except YieldMCPError as exc:
             raise RequestError(INTERNAL_ERROR, describe_failure(exc)) from None
         answers[key] = mcp_encode.sample_result(reply, era="2026-07-28")
-    if not answers:
-        return None
-    params = dict(request.params or {})
-    params["requestState"] = result.get("requestState")
-    params["inputResponses"] = answers
-    return Request(request.id, request.method, params)
+        models = with_model_name(models, reply.model)
+    return answers, models
 
 
 def _client_cannot(request: SamplingRequest, scope: CallScope) -> bool:

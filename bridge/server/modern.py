@@ -36,6 +36,7 @@ from bridge.jsonrpc.messages import (
     Request,
 )
 from encoders import mcp as mcp_encode
+from runtime.codec import with_model_name
 from runtime.errors import (
     CapabilityError,
     InvalidArguments,
@@ -50,7 +51,12 @@ from . import methods as _methods
 from .calls import rounds as _rounds
 from .calls.rounds import Complete, InputRequired, NotifyLater, NotifyNow
 from .failures import describe_failure, tool_failure
-from .fallback import MAX_FOLLOW_UPS, follow_up, round_capabilities
+from .fallback import (
+    MAX_FOLLOW_UPS,
+    follow_up,
+    round_capabilities,
+    with_server_models,
+)
 from .questions import CallScope, question_request, url_required
 
 if TYPE_CHECKING:
@@ -178,13 +184,14 @@ async def respond(
     A server with its own model answers the samples the client cannot and
     retries the round itself (:mod:`bridge.server.fallback`)."""
     server_samples = server.sampler is not None
+    models: tuple[str, ...] = ()  # the server's, that answered
     for _ in range(MAX_FOLLOW_UPS):
         got = answer(
             server, request, principal, server_samples=server_samples, notify=notify
         )
         result = got if isinstance(got, dict) else await got.rest()
         client = (request.params or {})["_meta"][CLIENT_CAPABILITIES]
-        retry = await follow_up(
+        retry, answered = await follow_up(
             request,
             result,
             client,
@@ -193,7 +200,9 @@ async def respond(
             timeout=server.sampling_timeout,
         )
         if retry is None:
-            return result
+            return with_server_models(result, models)
+        for name in answered:
+            models = with_model_name(models, name)
         request = retry
     raise RequestError(INTERNAL_ERROR, "the server's model answered too many rounds")
 

@@ -58,6 +58,7 @@ from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
 from runtime import Tool
+from runtime.codec import with_model_name
 from runtime.errors import (
     BrokenSessionError,
     ClosedSessionError,
@@ -78,6 +79,7 @@ from runtime.lowlevel import (
     Raised,
     ReleaseStream,
     RunStep,
+    Sample,
     SetTimer,
     WithdrawQuestion,
     carry_out,
@@ -85,7 +87,7 @@ from runtime.lowlevel import (
     performing,
 )
 
-from ..fallback import answer_here
+from ..fallback import answer_here, with_server_models
 from ..methods import arguments as arguments_of
 from ..methods import resolve_prompt, resolve_tool
 from ..questions import CallScope, ask, decode_answer, notice_notification
@@ -197,8 +199,30 @@ def revive(
     journal = Journal.from_records(records, revived.call_id)
     journal.reach(revived.asked)  # questions sent: the call went past them
     log.journal.written = size_of(records)  # the bound counts what was written
-    if not _start(server, session, scope, tool, arguments, journal, log):
+    models = _answered_here(journal, revived.asked)
+    if not _start(server, session, scope, tool, arguments, journal, log, models):
         log.forget()
+
+
+def _answered_here(journal: Journal, asked: Mapping[str, int]) -> tuple[str, ...]:
+    """The models of the server's own that answered the samples ``journal``
+    records, first first: a sample no client was asked (``asked``: every
+    question sent is written down before it goes) was answered here."""
+    names: tuple[str, ...] = ()
+    recorded = journal.keys()  # in the order recorded
+    for key in recorded:
+        entry = journal.entry(key)
+        if entry is None or entry[2] != Sample.__name__ or key in asked:
+            continue
+        reply: Any = entry[1]
+        model: Any = (
+            cast("dict[str, Any]", reply).get("model")
+            if isinstance(reply, dict)
+            else None
+        )
+        if isinstance(model, str):
+            names = with_model_name(names, model)
+    return names
 
 
 def _start(
@@ -209,8 +233,11 @@ def _start(
     arguments: Any,
     journal: Journal | None,
     log: LiveLog | None,
+    models: tuple[str, ...] = (),
 ) -> bool:
-    """Start the call; False if it was answered at once (nothing to keep)."""
+    """Start the call; False if it was answered at once (nothing to keep).
+    ``models``: the server's own that answered its samples already (a call
+    taken on again)."""
     server.calls.admit(session.in_flight)
     tool = program if isinstance(program, Tool) else program.program
     try:
@@ -224,7 +251,7 @@ def _start(
         server.calls.leave()
         raise
     if isinstance(opened, CallMachine):
-        LiveCall(server, session, scope, program, opened, log).start()
+        LiveCall(server, session, scope, program, opened, log, models).start()
         return True
     server.calls.leave()
     send(session, scope, outcome_json(server, scope, program, opened))
@@ -242,6 +269,7 @@ class LiveCall:
         "_key",
         "_log",
         "_machine",
+        "_models",
         "_over",
         "_program",
         "_rid",
@@ -260,6 +288,7 @@ class LiveCall:
         program: Program,
         machine: CallMachine,
         log: LiveLog | None,
+        models: tuple[str, ...] = (),
     ) -> None:
         self._server = server
         self._session = session
@@ -274,6 +303,7 @@ class LiveCall:
         self._asked: dict[RequestId, str] | None = None
         self._timers: dict[str, Timer] | None = None  # branch deadlines, by key
         self._running: dict[str, trio.CancelScope] | None = None  # steps, samples
+        self._models = models  # the server's own, that answered samples
         self._over = False
         # The call's context variables (its span...), for the work it starts
         # later from the session's receive path.
@@ -432,10 +462,11 @@ class LiveCall:
             except Exception as exc:
                 reply = exc
             if not self._session.closed:  # else it cancelled the call already
-                self._session.call_later(0, self._done, (key, reply))
+                sampled = isinstance(command, AskPeer)
+                self._session.call_later(0, self._done, (key, reply, sampled))
 
-    def _done(self, done: tuple[str, Any]) -> None:
-        key, reply = done
+    def _done(self, done: tuple[str, Any, bool]) -> None:
+        key, reply, sampled = done
         if self._running is not None:
             self._running.pop(key, None)
         if self._over:
@@ -444,6 +475,8 @@ class LiveCall:
         if isinstance(reply, Exception):
             machine.fail(key, reply)
         else:
+            if sampled and machine.is_pending(key):  # the server's model answered
+                self._models = with_model_name(self._models, reply.model)
             machine.answer(key, reply)
         self._advance()
 
@@ -527,6 +560,8 @@ class LiveCall:
             session.release(scope.request_id, self)
             return
         response = outcome_json(self._server, scope, self._program, outcome)
+        if "result" in response:
+            with_server_models(response["result"], self._models)
         if log is None:
             send(session, scope, response)
             session.release(scope.request_id, self)

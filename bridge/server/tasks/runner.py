@@ -31,6 +31,13 @@ Only the owner of the task's lease runs it
 runs, and a cancel or a lost lease stops the round (cooperatively: a sync
 step in a thread runs to its end, its result dropped).
 
+A server with its own model (``--model``) answers the samples of a round
+its client cannot (``--model-always``: all of them) as a round's request
+does (:func:`bridge.server.fallback.answer_requests`): before the task waits
+on its client, in the same change of its document, so the client is never
+shown them. The models that answered are kept in the document and named in
+the task's result (``_meta["io.yieldmcp/server-models"]``).
+
 It does not decide when a task starts or is resumed (:mod:`.service`), nor
 answer the task methods (:mod:`.methods`).
 """
@@ -50,6 +57,11 @@ from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.server import modern as _modern
 from bridge.server.calls.rounds import Parked, Round
+from bridge.server.fallback import (
+    answer_requests,
+    round_capabilities,
+    with_server_models,
+)
 from bridge.server.questions import CallScope
 from bridge.server.versions import check_version
 from runtime.errors import RequestError
@@ -160,10 +172,13 @@ async def _round(
     log = CallLog(tasks.store, task_id, max_bytes=server.limits.max_journal_bytes)
     journal = await log.read()
     arguments = tool.check_arguments(doc.arguments)
+    client = doc.capabilities
+    sampler = server.sampler
     scope = CallScope(
         era=_ERA,
         request_id=f"task:{task_id}",
-        client_capabilities=doc.capabilities,
+        # What the client cannot sample, the server's model answers.
+        client_capabilities=client if sampler is None else round_capabilities(client),
         progress_token=task_id,  # progress becomes the statusMessage
         logging=False,
         principal=_doc.caller(doc),
@@ -198,10 +213,25 @@ async def _round(
         got = exc
     if isinstance(got, Parked):
         requests, asked, wake_at = got.input_requests, got.asked, got.wake_at
-        await tasks.change(
-            task_id,
-            lambda d: d.park(responses, requests, asked, time.time(), wake_at),
-        )
+        own: Mapping[str, Any] = {}
+        models: tuple[str, ...] = ()
+        if sampler is not None:
+            own, models = await answer_requests(
+                requests,
+                client,
+                sampler=sampler,
+                always=server.sample_always,
+                timeout=server.sampling_timeout,
+            )
+
+        def park(d: TaskDoc) -> TaskDoc | None:
+            now = time.time()
+            parked = d.park(responses, requests, asked, now, wake_at)
+            if parked is None or not own:
+                return parked
+            return parked.answered_here(own, models, now) or parked
+
+        await tasks.change(task_id, park)
         return
     try:
         result = _modern.tool_result(server, tool, scope, got)
@@ -218,7 +248,7 @@ async def _round(
         flows = cast("dict[str, Any]", result.get("inputRequests") or {})
         await tasks.change(task_id, lambda d: d.park(responses, flows, {}, time.time()))
         return
-    await _end(tasks, task_id, result=result)
+    await _end(tasks, task_id, result=with_server_models(result, doc.server_models))
 
 
 class TaskHold:

@@ -280,6 +280,18 @@ def test_the_model_is_named_when_the_call_samples() -> None:
     )
 
 
+def test_the_servers_own_model_is_named_when_it_answered() -> None:
+    # --model-always: the server's model answers, the client is never asked.
+    served = f"{YIELDMCP} serve tests/fixtures/interop_server.py"
+    served += " --model offline:7 --model-always"
+    done = run("call", served, "ask", "--arg", "prompt=hi", *WAIT)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "model: offline:7 (the server's own model)"
+    assert [line for line in lines if line.startswith("model:")] == lines[:1]
+    assert lines[-1].startswith("offline:7:")  # what the tool was answered
+
+
 async def test_a_real_provider_is_used_through_its_wire_api() -> None:
     completion = {
         "id": "chatcmpl-1",

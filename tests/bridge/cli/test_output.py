@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from bridge.cli.console import CallOptions, host_parts
+from decoders.mcp import ToolCallResult
+from runtime import Message, Text
+from runtime.codec import SERVER_MODELS_META_KEY
+from runtime.lowlevel import SamplingRequest
 from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.fixtures.every_block import PNG, WAV
 from tests.helpers import ROOT, STARTUP
@@ -272,3 +278,23 @@ def test_another_servers_unknown_tool_error_gets_a_suggestion_from_its_list() ->
         "yieldmcp: error: tool error: Unknown tool: legacy_smple; "
         "did you mean legacy_sample?"
     )
+
+
+async def test_when_both_sides_models_answered_both_are_named() -> None:
+    # The client's model answered one sample (named as it is first asked),
+    # the server's own answered another (named by the result).
+    out = io.StringIO()
+    _forms, sampler, show = host_parts(CallOptions(target="unused", tool="t"), out)
+    await sampler.complete(SamplingRequest(messages=[Message.user("hi")]))
+    meta = {SERVER_MODELS_META_KEY: ["server-model"]}
+    result = ToolCallResult(content=(Text("done"),), meta=meta)
+    assert show.result(result, json_output=False) == 0
+    assert out.getvalue().splitlines() == [
+        "model: offline (the built-in offline model: no API key, no network)",
+        "model: server-model (the server's own model)",
+        "done",
+    ]
+    plain = io.StringIO()
+    _forms, _sampler, show = host_parts(CallOptions(target="-", tool="t"), plain)
+    assert show.result(ToolCallResult(content=(Text("done"),)), json_output=False) == 0
+    assert plain.getvalue().splitlines() == ["done"]  # nobody sampled: no model

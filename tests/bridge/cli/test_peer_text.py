@@ -97,6 +97,21 @@ def test_structured_content_is_shown_clean(capfd: pytest.CaptureFixture[str]) ->
     assert f"    {CLEAN}" in out.splitlines()  # a multi-line field
 
 
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+def test_the_servers_model_names_are_one_clean_line(
+    capfd: pytest.CaptureFixture[str], era: str
+) -> None:
+    code, out, err = call(capfd, "result", "--arg", "models=true", "--era", era)
+    assert code == 0, err
+    assert_clean(out, err)
+    named = [line for line in out.splitlines() if line.startswith("model: ")]
+    assert named == [
+        "model: red model: forged (the server's own model), invoicegnp.exe, "
+        f"{CLEAN} (the server's own models)"
+    ]
+    assert "\u202e" not in out
+
+
 def test_json_output_stays_exact(capfd: pytest.CaptureFixture[str]) -> None:
     code, out, err = call(capfd, "result", "--json")
     assert code == 0, err

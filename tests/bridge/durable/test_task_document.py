@@ -30,6 +30,7 @@ def _new() -> TaskDoc:
 _op = st.one_of(
     st.tuples(st.just("park"), st.sets(st.sampled_from(KEYS))),
     st.tuples(st.just("deliver"), st.sets(st.sampled_from([*KEYS, "zz"]))),
+    st.tuples(st.just("answered_here"), st.sets(st.sampled_from([*KEYS, "zz"]))),
     st.tuples(st.just("cancel"), st.none()),
     st.tuples(st.just("complete"), st.none()),
     st.tuples(st.just("fail"), st.none()),
@@ -45,6 +46,9 @@ def _apply(task: TaskDoc, op: tuple[str, Any], now: float) -> TaskDoc:
         new = task.park(task.responses, requests, {}, now)
     elif kind == "deliver":
         new = task.deliver({k: {"action": "accept"} for k in arg}, now)
+    elif kind == "answered_here":  # by the server's model, which is named
+        answers = {k: {"role": "assistant"} for k in arg}
+        new = task.answered_here(answers, [f"model-{k}" for k in sorted(arg)], now)
     elif kind == "cancel":
         new = task.cancel(now)
     elif kind == "complete":
@@ -159,3 +163,15 @@ def test_a_sleeping_task_waits_until_its_wake_up_then_goes_on() -> None:
     assert ended is not None
     assert ended.wake_at is None
     assert not ended.waits(50.0)
+
+
+def test_the_models_that_answered_here_are_kept_in_order_and_stored() -> None:
+    task = _new().park({}, {"a": {}, "b": {}, "c": {}}, {}, 2.0)
+    first = task.answered_here({"a": {}}, ["m1", "m2"], 3.0)
+    assert first is not None
+    second = first.answered_here({"b": {}, "zz": {}}, ["m2", "m3"], 4.0)
+    assert second is not None
+    assert second.server_models == ("m1", "m2", "m3")
+    assert second.input_requests == {"c": {}}  # answered ones leave the list
+    assert second.answered_here({"zz": {}}, ["m4"], 5.0) is None  # nothing asked
+    assert TaskDoc.from_json(second.to_json()) == second
