@@ -320,8 +320,16 @@ class RoundHold:
         *,
         records: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
-        async with self._writing:
+        # Without a checkpoint when no one else writes (the usual case: the
+        # keeper renews only during a long step or sleep).
+        try:
+            self._writing.acquire_nowait()
+        except trio.WouldBlock:
+            await self._writing.acquire()
+        try:
             await self._put_now(value, now, records)
+        finally:
+            self._writing.release()
 
     async def _put_now(
         self,

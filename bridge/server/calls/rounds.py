@@ -372,6 +372,7 @@ class Round:
         self.slept = False  # reached a sleep: the task begins after this batch
         # While steps run (in rest()):
         self.nursery: trio.Nursery | None = None
+        self.keeping = False  # the claim's keeper runs (see _wait)
         self.running: dict[str, trio.CancelScope] = {}
         self.send: trio.MemorySendChannel[_Done] | None = None
 
@@ -485,9 +486,6 @@ class Round:
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             self.send, receive = trio.open_memory_channel[_Done](math.inf)
-            hold = self.hold  # a task's hold has its lease instead
-            if isinstance(hold, RoundHold) and not hold.first:  # a state is out
-                nursery.start_soon(self._keep_claim, hold, nursery.cancel_scope)
             try:
                 while (
                     not self._advance(can_wait=True)
@@ -557,6 +555,14 @@ class Round:
             return
         machine = self.machine
         assert machine is not None
+        if not self.keeping and isinstance(hold, RoundHold) and not hold.first:
+            # The round waits on a step or a sleep, which may outlast its
+            # claim: keep it (a task's hold has its lease instead). Started
+            # only here, so a round that only answers pays nothing for it.
+            self.keeping = True
+            nursery = self.nursery
+            assert nursery is not None
+            nursery.start_soon(self._keep_claim, hold, nursery.cancel_scope)
         deadline = min(self.deadlines.values(), default=math.inf)
         at = trio.current_time() + max(0.0, deadline - self.clock())
         with trio.move_on_at(at):
