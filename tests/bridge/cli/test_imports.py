@@ -200,3 +200,45 @@ def test_a_stdio_server_answers_its_first_request_with_what_it_needs(
             m for m in imported if m.split(".")[0] in unwanted or m in unwanted
         )
         assert loaded == [], f"{era}: {loaded}"
+
+
+def test_a_resource_a_tool_returns_is_content_once_the_sdk_is_imported() -> None:
+    """The SDK's models are not imported for the check of what a tool
+    returned, yet a ``ResourceLink`` made by a tool that imported them later
+    (after other results were encoded) is still content, not data."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                """
+                import json, sys
+                from runtime import Context, Op, tool
+                from encoders import mcp as mcp_encode
+
+                @tool
+                def link(ctx: Context) -> Op[object]:
+                    return None
+                    yield
+
+                before = mcp_encode.tool_result({"a": 1}, link, era="2026-07-28")
+                loaded = "mcp_types" in sys.modules
+                import mcp_types  # as a tool's own code would, at call time
+                made = mcp_types.ResourceLink(
+                    type="resource_link", uri="file:///x", name="x"
+                )
+                after = mcp_encode.tool_result(made, link, era="2026-07-28")
+                print(json.dumps([loaded, before["content"], after["content"]]))
+                """
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded, before, after = json.loads(done.stdout.splitlines()[-1])
+    assert loaded is False
+    assert before == [{"type": "text", "text": '{"a":1}'}]
+    assert after == [{"type": "resource_link", "uri": "file:///x", "name": "x"}]
