@@ -211,7 +211,8 @@ def repeated_steps(runs: list[Run], kills: list[Kill]) -> list[str]:
 async def _fleet(tmp: Path, era: str) -> AsyncIterator[tuple[str, list[Serving]]]:
     """Two processes on one SQLite store (and one state key), ready, behind
     HAProxy: its URL and the processes."""
-    flags = ["--store", f"sqlite:{tmp / 'store.sqlite3'}"]
+    # -v: a line per request, and how a resume was served (for a failure)
+    flags = ["-v", "--store", f"sqlite:{tmp / 'store.sqlite3'}"]
     if era != "legacy":
         flags += ["--round-claim-seconds", str(CLAIM)]
     env = {"YIELDMCP_STATE_KEY": new_key()}

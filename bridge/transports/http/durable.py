@@ -206,6 +206,7 @@ async def _claim(
     http: HttpSession, presence: Presence, call_id: str, last_event_id: str | None
 ) -> Claim:
     records = _records(http)
+    began = trio.current_time()
     with trio.move_on_after(presence.lease + 2 * presence.beat):
         while True:
             doc = await records.call(call_id)
@@ -216,8 +217,14 @@ async def _claim(
                 return "here"
             if not await _elsewhere(presence, doc.value.get("worker")):
                 taken = await _take_over(http, presence, call_id, doc, last_event_id)
+                log.info(
+                    "call %s: %s after %.1f s", call_id,
+                    "taken on" if taken else "not taken on (held here or taken first)",
+                    trio.current_time() - began,
+                )  # fmt: skip
                 return "here" if taken else "elsewhere"
             await trio.sleep(presence.beat / 4)
+    log.info("call %s: a live process still holds it", call_id)
     return "elsewhere"
 
 

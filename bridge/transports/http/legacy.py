@@ -167,6 +167,7 @@ class LegacyEndpoint:
             return self._sessions.get(session_id)
         self._reviving[session_id] = done = trio.Event()
         who = None if principal is None else principal.identity
+        began = trio.current_time()
         try:
             ttl = self.limits.session_idle_timeout
             loaded = await durable.load(store, session_id, who, ttl)
@@ -186,7 +187,10 @@ class LegacyEndpoint:
             log.warning("could not take a session on from the store: %s", exc)
             return None
         else:
-            log.info("HTTP session taken on from the store, %d calls in flight", calls)
+            log.info(
+                "HTTP session taken on from the store, %d calls in flight (%.1f s)",
+                calls, trio.current_time() - began,
+            )  # fmt: skip
             return http
         finally:
             del self._reviving[session_id]
@@ -437,7 +441,15 @@ class LegacyEndpoint:
             if supports_priming(version):
                 await sse.event("", id=priming, retry=self.limits.retry_ms)
         else:
-            if not await self._claim(http, last):
+            began = trio.current_time()
+            claimed = await self._claim(http, last)
+            waited = trio.current_time() - began
+            if waited > 1 or not claimed:
+                log.info(
+                    "resume from %s: %s after %.1f s", last,
+                    "servable" if claimed else "held elsewhere", waited,
+                )  # fmt: skip
+            if not claimed:
                 await plain(send, 503, "Service Unavailable: another process "
                             "serves this stream; resume again")  # fmt: skip
                 return
