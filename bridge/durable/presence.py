@@ -100,6 +100,16 @@ class Presence:
         expires = time.time() + self.inbox_ttl
         await self.store.append(INBOX, worker, [record], expires_at=expires)
 
+    async def keep(self, session_id: str, data: bytes) -> None:
+        """Write down a client's answer to a question of a call this process
+        runs, before it is delivered here and acknowledged (202): the client
+        will not send it again, so if this process dies before the call has
+        recorded it, the process that takes the call on reads it here
+        (:meth:`left_for`). This process's own reader skips it."""
+        record = {"s": session_id, "m": json.loads(data), "kept": True}
+        expires = time.time() + self.inbox_ttl
+        await self.store.append(INBOX, self.id, [record], expires_at=expires)
+
     async def left_for(self, worker: str, session_id: str, prefix: str) -> list[bytes]:
         """Responses left in ``worker``'s inbox for a call's questions (their
         ids start with ``prefix``)."""
@@ -149,7 +159,8 @@ class Presence:
                 continue  # restarted while this read waited: read it again
             self._position = position + len(records)
             for record in records:
-                await self._deliver(record)
+                if not record.get("kept"):  # delivered here when it came
+                    await self._deliver(record)
 
     async def _deliver(self, record: Mapping[str, Any]) -> None:
         session_id, message = record.get("s"), record.get("m")

@@ -19,6 +19,8 @@ import httpx
 import pytest
 import trio
 
+from bridge.durable.presence import INBOX, WORKERS
+from bridge.stores import open_store
 from tests.bridge.http_kit import Raw, SseReader, message_of
 from tests.helpers import ROOT
 from tests.processes import serving
@@ -79,3 +81,37 @@ async def test_answers_routed_across_an_expired_inbox_both_reach_the_call(
     assert response["result"]["content"][0]["text"] == "hello Bo, who likes red"
     # Routed, not taken over: every run of the call was on A.
     assert {int(pid) for pid in pids.read_text().split()} == {holder}
+
+
+async def test_an_answer_the_callers_process_acknowledged_is_written_down_first(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    """A client's answer POSTed to the process whose call asked it gets 202
+    only once it is in the store: the client never sends it again, so a
+    process killed between that 202 and the call's own record of the answer
+    would otherwise lose it, and the call with it (found by the random-kills
+    test: the process taking the call on waited for an answer already given).
+    The process that takes the call on reads it from there."""
+    flags = ["--store", sqlite_url]
+    with trio.fail_after(60):
+        async with (
+            serving(SERVED, tmp_path, *flags) as (a,),
+            httpx.AsyncClient(timeout=30) as http,
+        ):
+            raw = Raw(http, a.url)
+            await raw.initialize()
+            call = raw.request(3, "tools/call", {"name": "interview", "arguments": {}})
+            async with raw.stream("POST", call) as (_, reader):
+                ask_name = await _next_message(reader)
+                answer = _accept(ask_name, name="Bo")
+                assert (await raw.post(answer)).status_code == 202
+                store = open_store(sqlite_url)
+                try:
+                    kept = [
+                        record
+                        for worker, _doc in store.scan(WORKERS)
+                        for record in store.read(INBOX, worker)
+                    ]
+                finally:
+                    store.close()
+    assert kept == [{"s": raw.session_id, "m": answer, "kept": True}]

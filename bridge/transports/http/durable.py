@@ -46,6 +46,7 @@ __all__ = [
     "HttpHome",
     "claim_request",
     "claim_stream",
+    "is_question_id",
     "forget",
     "load",
     "revive_calls",
@@ -228,12 +229,18 @@ async def _claim(
     return "elsewhere"
 
 
+def is_question_id(message_id: object) -> bool:
+    """Whether ``message_id`` is a durable call's question's
+    (:func:`~bridge.durable.live.question_id`: ``"<call>/<key>"``)."""
+    return isinstance(message_id, str) and "/" in message_id
+
+
 async def route(
     http: HttpSession, presence: Presence, message_id: object, data: bytes
 ) -> bool:
     """Get a client's response to the process whose call asked it; False if
     it is for this process (deliver it here)."""
-    if not isinstance(message_id, str) or "/" not in message_id:
+    if not isinstance(message_id, str) or not is_question_id(message_id):
         return False
     call_id = message_id.partition("/")[0]
     doc = await _records(http).call(call_id)

@@ -378,7 +378,13 @@ class LegacyEndpoint:
             if not isinstance(message, Response | ErrorResponse):
                 return False
             if message.id in http.session.outstanding:
-                return False  # the question is this process's
+                # The question is this process's. A durable call's answer is
+                # written down before the client is told it arrived (202):
+                # the client will not send it again if this process dies
+                # before the call records it.
+                if durable.is_question_id(message.id):
+                    await presence.keep(http.id, data)
+                return False
             return await durable.route(http, presence, message.id, data)
         except StoreError as exc:
             log.warning("could not route a client's answer: %s", exc)
