@@ -1,1 +1,7 @@
-"""decoders package."""
+"""Pure mappings from wire JSON to canonical values, validating what a peer sent.
+
+Owns reading MCP payloads of both eras (:mod:`.mcp`) and each provider's
+response, refusing what is not valid as a
+:class:`~runtime.errors.RemoteProtocolError`. It does no I/O, imports neither
+trio nor ``bridge``, and encodes nothing (``encoders``).
+"""
