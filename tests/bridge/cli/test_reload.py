@@ -73,6 +73,7 @@ SLOW = """\
 
 
     def wait_for(go: str) -> None:
+        Path(go + ".waiting").touch()  # the test edits the file only now
         while not Path(go).exists():
             time.sleep(0.02)
 
@@ -255,7 +256,9 @@ async def test_a_call_in_flight_finishes_on_the_code_it_started_with(
 
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(call)
-                    await trio.sleep(0.5)  # the call is waiting in its step
+                    waiting = tmp_path / "go.waiting"
+                    while not waiting.exists():  # the call waits in its step
+                        await trio.sleep(0.02)
                     _write(served, SLOW.replace("{version}", "second"))
                     await changes.beyond(0)
                     go.touch()
