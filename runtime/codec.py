@@ -9,7 +9,7 @@ in ``encoders``/``decoders``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from .errors import RemoteProtocolError
@@ -31,10 +31,12 @@ __all__ = [
     "roots_reply_from_json",
     "roots_reply_to_json",
     "message_to_json",
+    "naming_server_models",
     "sample_reply_from_json",
     "sample_reply_to_json",
     "server_models",
     "with_model_name",
+    "with_model_names",
 ]
 
 JSONObject = dict[str, Any]
@@ -246,6 +248,28 @@ def with_model_name(names: tuple[str, ...], name: str) -> tuple[str, ...]:
     if name in names or len(names) >= MAX_SERVER_MODELS:
         return names
     return (*names, name)
+
+
+def with_model_names(names: tuple[str, ...], more: Iterable[str]) -> tuple[str, ...]:
+    """``names`` with each of ``more`` after them, as :func:`with_model_name`."""
+    for name in more:
+        names = with_model_name(names, name)
+    return names
+
+
+def naming_server_models(
+    result: dict[str, Any], names: tuple[str, ...]
+) -> dict[str, Any]:
+    """``result`` (a tool's or prompt's) naming ``names`` under
+    :data:`SERVER_MODELS_META_KEY` in its ``_meta``, as a new mapping; as it
+    is with no names, or with a ``_meta`` that is not an object (left for the
+    result's own check to refuse)."""
+    meta: Any = result.get("_meta")
+    if not names or (meta is not None and not isinstance(meta, Mapping)):
+        return result
+    merged = dict(cast("Mapping[str, Any]", meta or {}))
+    merged[SERVER_MODELS_META_KEY] = list(names)
+    return {**result, "_meta": merged}
 
 
 def server_models(meta: Mapping[str, Any] | None) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import trio
 
-from runtime.codec import SERVER_MODELS_META_KEY, server_models, with_model_name
+from runtime.codec import naming_server_models, server_models, with_model_names
 from runtime.errors import (
     BrokenSessionError,
     ProviderError,
@@ -43,27 +43,17 @@ def gather_server_models(named: tuple[str, ...], result: Any) -> tuple[str, ...]
     meta: Any = (
         cast(dict[str, Any], result).get("_meta") if isinstance(result, dict) else None
     )
-    for name in server_models(
-        cast(dict[str, Any], meta) if isinstance(meta, dict) else None
-    ):
-        named = with_model_name(named, name)
-    return named
+    return with_model_names(
+        named,
+        server_models(cast(dict[str, Any], meta) if isinstance(meta, dict) else None),
+    )
 
 
 def with_server_models(result: Any, named: tuple[str, ...]) -> Any:
     """The final ``result`` naming all of ``named`` (as it is without any)."""
-    if named and isinstance(result, dict):
-        return _naming(cast(dict[str, Any], result), named)
+    if isinstance(result, dict):
+        return naming_server_models(cast(dict[str, Any], result), named)
     return result
-
-
-def _naming(body: dict[str, Any], named: tuple[str, ...]) -> dict[str, Any]:
-    meta: Any = body.get("_meta")
-    if meta is not None and not isinstance(meta, dict):
-        return body  # malformed: left for the result's check to refuse
-    merged = dict(cast(dict[str, Any], meta or {}))
-    merged[SERVER_MODELS_META_KEY] = list(named)
-    return {**body, "_meta": merged}
 
 
 async def retry_params(

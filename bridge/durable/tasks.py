@@ -54,7 +54,7 @@ import attrs
 import pydantic_core
 
 from bridge.stores import AsyncStore, StoreConflict
-from runtime.codec import SERVER_MODELS_META_KEY, server_models, with_model_name
+from runtime.codec import SERVER_MODELS_META_KEY, server_models, with_model_names
 
 from .log import CALLS
 from .recovery import Lease
@@ -223,9 +223,7 @@ class TaskDoc:
         delivered = self.deliver(responses, now)
         if delivered is None:
             return None
-        named = self.server_models
-        for name in models:
-            named = with_model_name(named, name)
+        named = with_model_names(self.server_models, models)
         return attrs.evolve(delivered, server_models=named)
 
     def park(

@@ -24,9 +24,9 @@ before the task waits on its client (:mod:`bridge.server.tasks.runner`).
 All wait on the model within the server's sampling timeout.
 
 The client sees no request for a sample answered here, so the result names
-the models that answered (:func:`with_server_models`: the ``model`` each reply
-reported, in ``_meta["io.yieldmcp/server-models"]``, first answer first, each
-once, bounded by :data:`runtime.codec.MAX_SERVER_MODELS` and
+the models that answered (:func:`runtime.codec.naming_server_models`: the
+``model`` each reply reported, in ``_meta["io.yieldmcp/server-models"]``,
+first answer first, each once, bounded by :data:`runtime.codec.MAX_SERVER_MODELS` and
 :data:`runtime.codec.MAX_MODEL_NAME_CHARS`). A durable live call taken on by
 another process names those its journal records (a sample no client was
 asked was answered here). In 2026-07-28 a response names those that answered
@@ -44,7 +44,7 @@ import trio
 from bridge.jsonrpc.messages import INTERNAL_ERROR, Request
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
-from runtime.codec import SERVER_MODELS_META_KEY, with_model_name
+from runtime.codec import with_model_name
 from runtime.errors import RequestError, RequestTimeout, YieldMCPError
 from runtime.lowlevel import PeerQuestion, Sample
 from runtime.replies import SampleReply
@@ -61,7 +61,6 @@ __all__ = [
     "follow_up",
     "round_capabilities",
     "sample_here",
-    "with_server_models",
 ]
 
 _SAMPLING: Final = "sampling/createMessage"
@@ -109,21 +108,6 @@ async def _complete(
         return await sampler.complete(request)
     assert late.cancelled_caught
     raise RequestTimeout(f"the server's model gave no reply within {timeout} s")
-
-
-def with_server_models(
-    response: dict[str, Any], names: tuple[str, ...]
-) -> dict[str, Any]:
-    """``response`` (a result) naming the server's models ``names`` in its
-    ``_meta``; as it is when there are none."""
-    if names:
-        meta: Any = response.get("_meta")
-        merged = (
-            dict(cast("Mapping[str, Any]", meta)) if isinstance(meta, Mapping) else {}
-        )
-        merged[SERVER_MODELS_META_KEY] = list(names)
-        response["_meta"] = merged
-    return response
 
 
 # --- 2026-07-28: rounds --------------------------------------------------------------

@@ -36,7 +36,7 @@ from bridge.jsonrpc.messages import (
     Request,
 )
 from encoders import mcp as mcp_encode
-from runtime.codec import with_model_name
+from runtime.codec import naming_server_models, with_model_names
 from runtime.errors import (
     CapabilityError,
     InvalidArguments,
@@ -51,12 +51,7 @@ from . import methods as _methods
 from .calls import rounds as _rounds
 from .calls.rounds import Complete, InputRequired, NotifyLater, NotifyNow
 from .failures import describe_failure, tool_failure
-from .fallback import (
-    MAX_FOLLOW_UPS,
-    follow_up,
-    round_capabilities,
-    with_server_models,
-)
+from .fallback import MAX_FOLLOW_UPS, follow_up, round_capabilities
 from .questions import CallScope, question_request, url_required
 
 if TYPE_CHECKING:
@@ -200,9 +195,8 @@ async def respond(
             timeout=server.sampling_timeout,
         )
         if retry is None:
-            return with_server_models(result, models)
-        for name in answered:
-            models = with_model_name(models, name)
+            return naming_server_models(result, models)
+        models = with_model_names(models, answered)
         request = retry
     raise RequestError(INTERNAL_ERROR, "the server's model answered too many rounds")
 

@@ -58,7 +58,7 @@ from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
 from runtime import Tool
-from runtime.codec import with_model_name
+from runtime.codec import naming_server_models, with_model_name
 from runtime.errors import (
     BrokenSessionError,
     ClosedSessionError,
@@ -87,7 +87,7 @@ from runtime.lowlevel import (
     performing,
 )
 
-from ..fallback import answer_here, with_server_models
+from ..fallback import answer_here
 from ..methods import arguments as arguments_of
 from ..methods import resolve_prompt, resolve_tool
 from ..questions import CallScope, ask, decode_answer, notice_notification
@@ -561,7 +561,7 @@ class LiveCall:
             return
         response = outcome_json(self._server, scope, self._program, outcome)
         if "result" in response:
-            with_server_models(response["result"], self._models)
+            response["result"] = naming_server_models(response["result"], self._models)
         if log is None:
             send(session, scope, response)
             session.release(scope.request_id, self)

@@ -57,13 +57,10 @@ from bridge.jsonrpc.errors import error_data
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from bridge.server import modern as _modern
 from bridge.server.calls.rounds import Parked, Round
-from bridge.server.fallback import (
-    answer_requests,
-    round_capabilities,
-    with_server_models,
-)
+from bridge.server.fallback import answer_requests, round_capabilities
 from bridge.server.questions import CallScope
 from bridge.server.versions import check_version
+from runtime.codec import naming_server_models
 from runtime.errors import RequestError
 
 from . import document as _doc
@@ -248,7 +245,7 @@ async def _round(
         flows = cast("dict[str, Any]", result.get("inputRequests") or {})
         await tasks.change(task_id, lambda d: d.park(responses, flows, {}, time.time()))
         return
-    await _end(tasks, task_id, result=with_server_models(result, doc.server_models))
+    await _end(tasks, task_id, result=naming_server_models(result, doc.server_models))
 
 
 class TaskHold:
