@@ -70,6 +70,8 @@ class Tasks:
         self.docs = TaskStore(self.store)
         self.owner = uuid.uuid4().hex
         self.running: set[str] = set()
+        # Running tasks started again meanwhile: their runner runs once more.
+        self._again: set[str] = set()
         self.callers: dict[str, str] = {}  # running task -> its principal binding
         self._changes: dict[str, trio.Event] = {}
         # Sleeping tasks this process knows of: id -> (wake-up time, caller).
@@ -142,12 +144,18 @@ class Tasks:
 
     def start(self, task_id: str, caller: str | None = None) -> None:
         """Run the task here, in the server's run scope, unless this process
-        already does or is full (the runner claims it first: :mod:`.runner`).
+        is full (the runner claims it first: :mod:`.runner`). If it runs
+        here already, its runner runs once more when it ends: it may have
+        read its task before the change that starts it (an answer that came
+        as it parked the task and was leaving).
 
         Raises:
             RuntimeError: the server is not running (:meth:`Offer.running`).
         """
-        if task_id in self.running or self.full:
+        if task_id in self.running:
+            self._again.add(task_id)
+            return
+        if self.full:
             return
         self.running.add(task_id)
         if caller is not None:
@@ -157,7 +165,11 @@ class Tasks:
     async def _run(self, task_id: str) -> None:
         parked = False
         try:
-            parked = await self._run_task(self, task_id)
+            while True:
+                self._again.discard(task_id)
+                parked = await self._run_task(self, task_id)
+                if task_id not in self._again:
+                    break
         except* StoreError as failed:
             # Resumed from its stream once its lease runs out. The runner's
             # nursery (its lease kept beside its rounds) hands the error on
@@ -166,6 +178,7 @@ class Tasks:
             log.warning("task %s: the store failed: %s", task_id, failed.exceptions[0])
         finally:
             self.running.discard(task_id)
+            self._again.discard(task_id)
             if not parked:  # a parked task still counts for its caller
                 self.callers.pop(task_id, None)
             self._changes.pop(task_id, None)
