@@ -59,7 +59,7 @@ from runtime.lowlevel import Journal
 from .log import CALLS, CallLog, size_of
 from .recovery import lapsed
 
-__all__ = ["CLAIM_SECONDS", "RoundGone", "RoundHold", "RoundUsed"]
+__all__ = ["CLAIM_SECONDS", "RoundFinished", "RoundGone", "RoundHold", "RoundUsed"]
 
 _log = logging.getLogger("yieldmcp.rounds")
 
@@ -72,6 +72,17 @@ class RoundGone(YieldMCPError):
     """The state names no call the store holds: expired, swept, rolled back,
     or sealed by a server without a store (the server answers with its one
     uniform "Invalid or expired requestState")."""
+
+
+class RoundFinished(YieldMCPError):
+    """The state is the call's last round, which finished with its result
+    kept: a retry with the same answers, whose reply was lost (its process
+    died after writing the end), gets that result (``value``) again, and
+    nothing runs."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__("the call finished; its result is kept")
+        self.value = value
 
 
 class RoundUsed(YieldMCPError):
@@ -90,6 +101,9 @@ class RoundHold:
         max_bytes: the journal's bound (:class:`~.log.CallLog`).
         claim_seconds: how long a round holds its state.
         clock: seconds since the epoch.
+        answers: a digest of the request's ``inputResponses``: a call that
+            ended in this round gives its kept result again only to a retry
+            with the same answers (:class:`RoundFinished`).
     """
 
     def __init__(
@@ -100,8 +114,10 @@ class RoundHold:
         max_bytes: int,
         claim_seconds: float = CLAIM_SECONDS,
         clock: Callable[[], float],
+        answers: str = "",
     ) -> None:
         self.store = store
+        self.answers = answers
         self.log = CallLog(store, "", max_bytes=max_bytes)
         self.ttl = ttl
         self.claim_seconds = claim_seconds
@@ -163,6 +179,8 @@ class RoundHold:
         found: Any = value.get("round")
         if not isinstance(found, int) or found < self.round:
             raise RoundGone("the store lost the round (restored, rolled back)")
+        if self._finished_here(value):
+            raise RoundFinished(value["value"])  # its reply was lost: again
         if found > self.round or value.get("done"):
             raise RoundUsed("the round went on, or the call ended")
         held_until = float(claim) if isinstance(claim, int | float) else None
@@ -176,6 +194,16 @@ class RoundHold:
         self.log.written = size_of(records)
         asked: Any = value.get("asked", {})
         return journal, asked
+
+    def _finished_here(self, value: Mapping[str, Any]) -> bool:
+        """Whether the call ended in this round, with its value kept, given
+        the answers this request gives: the same request again."""
+        return (
+            value.get("round") == self.round
+            and value.get("done") is True
+            and isinstance(value.get("value"), dict)
+            and value.get("answers") == self.answers
+        )
 
     @property
     def due(self) -> bool:
@@ -245,14 +273,20 @@ class RoundHold:
         await self._move({"round": self.round, "done": True, "task": True}, write=True)
         return self.call_id
 
-    async def finish(self) -> None:
+    async def finish(self, value: Mapping[str, Any] | None = None) -> None:
         """The call ended (a result or an error): its state is used up. The
         records of its last round go with the write that says so, so the
         journal in the store is the whole call's (``yieldmcp journal`` takes
-        it out for a replay)."""
+        it out for a replay). ``value``, the call's result as sent, is kept
+        with it while the state lives (if it fits the journal's bound): a
+        retry of this round with the same answers, whose reply was lost, gets
+        it again (:class:`RoundFinished`) instead of a refusal."""
         if self.first:
             return  # a first round: no state was ever given out
-        await self._move({"round": self.round, "done": True}, write=True)
+        end: dict[str, Any] = {"round": self.round, "done": True}
+        if value is not None and size_of([{"v": value}]) <= self.log.max_bytes:
+            end["value"], end["answers"] = value, self.answers
+        await self._move(end, write=True)
 
     async def release(self) -> None:
         """Give the claim back: the request was refused for its own fault, and

@@ -23,6 +23,7 @@ lets the server's own model answer the samples the client cannot.
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 from collections.abc import Callable, Mapping
@@ -326,11 +327,12 @@ def _call_tool(
     except InvalidArguments as exc:
         text = tool_failure(tool.name, exc, debug=server.debug)
         return mcp_encode.tool_error(text, era=_ERA)
+    result = functools.partial(tool_result, server, tool, scope)
     round_ = _rounds.begin(
         server, tool, arguments, params, purpose="tools/call", scope=scope,
-        store=server.store, notify_now=notify_now, notify=notify,
+        store=server.store, notify_now=notify_now, notify=notify, encode=result,
     )  # fmt: skip
-    return round_, functools.partial(tool_result, server, tool, scope)
+    return round_, result
 
 
 def tool_result(
@@ -343,6 +345,8 @@ def tool_result(
         StoreError: the store failed (-32603).
     """
     if isinstance(got, Complete):
+        if got.wire is not None:  # made already (kept for a lost reply)
+            return copy.deepcopy(dict(got.wire))
         try:
             return mcp_encode.tool_result(got.value, tool, era=_ERA)
         except LocalProtocolError as exc:
@@ -398,15 +402,19 @@ def _get_prompt(
 ) -> Started:
     prompt = _methods.resolve_prompt(server, params)
     arguments = prompt.program.parse_arguments(_methods.arguments(params))
+    result = functools.partial(_prompt_result, prompt.description)
     round_ = _rounds.begin(
         server, prompt.program, arguments, params, purpose="prompts/get",
         scope=scope, store=server.store, notify_now=notify_now, notify=notify,
+        encode=result,
     )  # fmt: skip
-    return round_, functools.partial(_prompt_result, prompt.description)
+    return round_, result
 
 
 def _prompt_result(description: str | None, got: Got) -> dict[str, Any]:
     if isinstance(got, Complete):
+        if got.wire is not None:  # made already (kept for a lost reply)
+            return copy.deepcopy(dict(got.wire))
         return _methods.prompt_result(got.value, description)
     if isinstance(got, InputRequired):
         return _input_required(got.input_requests, got.request_state)

@@ -15,6 +15,7 @@ store (:mod:`bridge.durable.rounds`), nor check the tool's version
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any, cast, final
 
@@ -32,6 +33,7 @@ __all__ = [
     "arguments_digest",
     "open_state",
     "parse_responses",
+    "responses_digest",
     "wire_key",
 ]
 
@@ -41,6 +43,13 @@ def arguments_digest(arguments: BaseModel) -> str:
     (``model_dump_json``, the bytes of ``to_json(model_dump(mode="json"))``)."""
     data = type(arguments).__pydantic_serializer__.to_json(arguments)
     return hashlib.sha256(data).hexdigest()[:32]
+
+
+def responses_digest(responses: Mapping[str, Any]) -> str:
+    """What tells a retry of a round from another request with the same
+    state: the sha256 of its ``inputResponses`` as canonical JSON."""
+    data = json.dumps(responses, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
 
 
 def parse_responses(params: Mapping[str, Any]) -> dict[str, Any]:

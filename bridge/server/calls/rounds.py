@@ -86,7 +86,7 @@ import pydantic_core
 import trio
 
 from bridge.durable import AsyncStore
-from bridge.durable.rounds import RoundGone, RoundHold, RoundUsed
+from bridge.durable.rounds import RoundFinished, RoundGone, RoundHold, RoundUsed
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from runtime import Tool
 from runtime.errors import (
@@ -126,6 +126,7 @@ from ..round_state import (
     arguments_digest,
     open_state,
     parse_responses,
+    responses_digest,
     wire_key,
 )
 from ..state_token import binding, invalid_state, used_state
@@ -157,7 +158,15 @@ NotifyLater: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[None]]
 @final
 @attrs.frozen
 class Complete:
+    """The call returned ``value``. ``wire``: its result as already made
+    (by the round's ``encode``), to send as is: the one kept in the store for
+    a retry whose reply was lost, or made to be kept."""
+
     value: Any
+    wire: Mapping[str, Any] | None = None
+
+
+Encode: TypeAlias = "Callable[[Complete | BaseException], dict[str, Any]]"
 
 
 @final
@@ -264,6 +273,7 @@ def begin(
     clock: Callable[[], float] = time.time,
     bits: Callable[[int], int] | None = None,
     until_step: bool = False,
+    encode: Encode | None = None,
 ) -> Round:
     """The round of ``program`` that ``params`` (a ``tools/call`` or
     ``prompts/get``, with its ``requestState`` and ``inputResponses``) asks
@@ -299,6 +309,7 @@ def begin(
             max_bytes=server.limits.max_journal_bytes,
             claim_seconds=server.limits.round_claim_seconds,
             clock=clock,
+            answers=responses_digest(responses),
         )
     round_ = Round(
         server,
@@ -314,6 +325,7 @@ def begin(
         clock=clock,
         bits=bits,
         until_step=until_step,
+        encode=encode,
     )
     round_.open(state)
     return round_
@@ -343,6 +355,7 @@ class Round:
         asked: Mapping[str, Any] | None = None,
         sealed: bool = True,
         until_step: bool = False,
+        encode: Encode | None = None,
     ) -> None:
         self.server = server
         self.program = program
@@ -368,6 +381,7 @@ class Round:
         self.claiming = False  # the state's round must be read from the store
         self.sealed = sealed  # a request's round (else a task's: Parked)
         self.until_step = until_step  # stop at the first step (ReachedStep)
+        self.encode = encode  # the request's result of an outcome, to keep
         self.reached = False
         self.slept = False  # reached a sleep: the task begins after this batch
         # While steps run (in rest()):
@@ -464,7 +478,10 @@ class Round:
         if self.claiming:
             self.claiming = False
             assert isinstance(hold, RoundHold)
-            journal, asked = await hold.claim()
+            try:
+                journal, asked = await hold.claim()
+            except RoundFinished as finished:  # its reply was lost: again
+                return Complete(None, wire=finished.value)
             self.restore(journal, asked)
         try:
             await self._run()
@@ -717,6 +734,22 @@ class Round:
         outcome = machine.outcome
         return outcome if isinstance(outcome, Returned | Raised) else None
 
+    def _wire(self, outcome: Returned | Raised) -> dict[str, Any] | None:
+        """The result the request gets for ``outcome``, kept with the call's
+        end for a retry whose reply was lost; None when it is not a result
+        (the request's error, -32021...: its retry is told the state is
+        used) or there is no ``encode``."""
+        if self.encode is None:
+            return None
+        if isinstance(outcome, Raised):
+            ended: Complete | BaseException = outcome.error
+        else:
+            ended = Complete(outcome.value)
+        try:
+            return self.encode(ended)
+        except Exception:
+            return None  # raised again where the request is answered
+
     def _conclude_now(self) -> Complete | InputRequired:
         """The end of a round that needs no write (no store, or a first round
         that completed)."""
@@ -733,10 +766,16 @@ class Round:
         outcome = self._outcome()
         hold = self.hold
         if outcome is not None:
-            if hold is not None:
-                await hold.finish()  # the call ended: its state is used up
+            wire = None
+            if isinstance(hold, RoundHold):  # the call ended: its state is used
+                wire = self._wire(outcome)
+                await hold.finish(wire)
+            elif hold is not None:  # a task's: its result is the task's
+                await hold.finish()
             if isinstance(outcome, Returned):
-                return Complete(outcome.value)
+                return Complete(outcome.value, wire=wire)
+            if wire is not None:  # a tool's error, made into its result once
+                return Complete(None, wire=wire)
             raise outcome.error
         if hold is None:
             return self._seal(self._state_of())

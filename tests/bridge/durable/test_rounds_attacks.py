@@ -84,5 +84,12 @@ async def test_another_callers_retry_is_invalid_and_leaves_the_state_to_its_owne
             assert tampered["error"]["data"] == {"reason": "invalid_request_state"}
             done = await _call(raw, alice, inputResponses=ANSWER, requestState=state)
             assert done["result"]["content"][0]["text"] == "hi Zed"
+            # The same request again (its reply was lost): the kept result,
+            # for alice only, and only with the answers that made it.
             again = await _call(raw, alice, inputResponses=ANSWER, requestState=state)
-            assert again["error"]["data"] == {"reason": "request_state_used"}
+            assert again["result"]["content"] == done["result"]["content"]
+            stolen = await _call(raw, bob, inputResponses=ANSWER, requestState=state)
+            assert stolen["error"]["data"] == {"reason": "invalid_request_state"}
+            other = {"name": {"action": "accept", "content": {"name": "Eve"}}}
+            changed = await _call(raw, alice, inputResponses=other, requestState=state)
+            assert changed["error"]["data"] == {"reason": "request_state_used"}

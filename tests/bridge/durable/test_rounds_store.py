@@ -22,7 +22,7 @@ from bridge.durable.log import CALLS
 from bridge.server import Server, prompt
 from bridge.server.limits import ServerLimits
 from bridge.stores import Document, MemoryStore, StoreUnavailable
-from runtime import Context, Op, tool
+from runtime import Context, Image, Op, Text, tool
 from runtime.errors import PeerError
 from tests.bridge.wire import modern_meta, wire_peer
 
@@ -139,15 +139,85 @@ async def test_a_used_state_is_refused_with_a_clear_error() -> None:
     assert runs == ["work0", "work1"]
 
 
-async def test_the_state_of_a_finished_call_is_used_up() -> None:
+async def test_a_retry_of_a_finished_calls_last_round_gets_its_result_again() -> None:
+    """The last round wrote the call's end, then its reply was lost (its
+    process died, found by the random-kills test): the client's retry with
+    the same state gets the same result, and nothing runs again. An earlier
+    round's state is still refused."""
+    key, runs, store = secrets.token_bytes(32), [], MemoryStore()
+    servers = [_server([_counting_tool(runs, 2)], store, key) for _ in range(2)]
+    first = await _call(servers[0])
+    second = await _call(servers[0], first["requestState"], _answer("a"))
+    done = await _call(servers[0], second["requestState"], _answer("b"))
+    assert done["content"][0]["text"] == "w0 a w1 b"
+    again = await _call(servers[1], second["requestState"], _answer("b"))
+    assert again["content"] == done["content"]
+    assert again.get("structuredContent") == done.get("structuredContent")
+    assert runs == ["work0", "work1"]  # nothing ran again
+    earlier = await _call(servers[1], first["requestState"], _answer("a"))
+    assert isinstance(earlier, PeerError)
+    assert earlier.data == {"reason": "request_state_used"}
+
+
+async def test_a_retry_with_other_answers_is_refused_not_given_the_result() -> None:
     key, runs = secrets.token_bytes(32), []
     server = _server([_counting_tool(runs)], MemoryStore(), key)
     first = await _call(server)
     done = await _call(server, first["requestState"], _answer("a"))
     assert done["content"][0]["text"] == "w0 a"
-    again = await _call(server, first["requestState"], _answer("a"))
+    other = await _call(server, first["requestState"], _answer("b"))
+    assert isinstance(other, PeerError)
+    assert other.data == {"reason": "request_state_used"}
+    none = await _call(server, first["requestState"])
+    assert isinstance(none, PeerError)
+    assert none.data == {"reason": "request_state_used"}
+    assert runs == ["work0"]
+
+
+@tool(name="draw", elicits={"note": Note}, version="1")
+def _draw(ctx: Context) -> Op[Any]:
+    answer = yield from ctx.elicit("note", "What?")
+    text = answer.content.text if answer.content else "-"
+    if text == "fail":
+        raise ValueError("cannot draw that")
+    return [Image(data="aGk=", mime_type="image/png"), Text(text=text)]
+
+
+@pytest.mark.parametrize("what", ["cat", "fail"])
+async def test_a_kept_result_is_the_result_as_sent_content_blocks_and_errors_too(
+    what: str,
+) -> None:
+    """The retry gets the result as the lost reply carried it: content blocks
+    stay blocks (not their JSON), and a tool's error result is kept too."""
+    key, store = secrets.token_bytes(32), MemoryStore()
+    servers = [_server([_draw], store, key) for _ in range(2)]
+    first = await _call(servers[0], name="draw")
+    done = await _call(servers[0], first["requestState"], _answer(what), name="draw")
+    again = await _call(servers[1], first["requestState"], _answer(what), name="draw")
+    assert again == done
+    if what == "fail":
+        assert done["isError"] is True  # one error id, logged once
+        assert "internal error (error id" in done["content"][0]["text"]
+    else:
+        assert done["content"][0] == {
+            "type": "image", "data": "aGk=", "mimeType": "image/png"
+        }  # fmt: skip
+
+
+async def test_a_result_past_the_journal_bound_is_not_kept_and_its_retry_refused() -> (
+    None
+):
+    key, runs = secrets.token_bytes(32), []
+    limits = ServerLimits(max_journal_bytes=4096)
+    server = _server([_counting_tool(runs)], MemoryStore(), key, limits=limits)
+    first = await _call(server)
+    big = "x" * 3000
+    done = await _call(server, first["requestState"], _answer(big))
+    assert done["content"][0]["text"] == f"w0 {big}"
+    again = await _call(server, first["requestState"], _answer(big))
     assert isinstance(again, PeerError)
     assert again.data == {"reason": "request_state_used"}
+    assert runs == ["work0"]
 
 
 async def test_another_server_on_the_same_store_and_key_finishes_the_call() -> None:
@@ -484,10 +554,11 @@ async def test_a_prompt_that_asks_keeps_its_journal_in_the_store_too() -> None:
         retry = {**params, "requestState": first["requestState"]}
         retry["inputResponses"] = _answer("Ada")
         done = await peer.request("prompts/get", retry)
-        with pytest.raises(PeerError) as used:
-            await peer.request("prompts/get", retry)
+        again = await peer.request("prompts/get", retry)  # its reply was lost
     assert done["messages"][0]["content"]["text"] == "Hello Ada"
-    assert used.value.data == {"reason": "request_state_used"}
+    assert again["messages"] == done["messages"]  # kept, not run again
+    [(_call_id, doc)] = list(store.scan(CALLS))
+    assert doc.value["done"] is True
 
 
 async def test_servers_with_and_without_a_store_refuse_each_others_states() -> None:
