@@ -768,7 +768,8 @@ class Round:
         if outcome is not None:
             wire = None
             if isinstance(hold, RoundHold):  # the call ended: its state is used
-                wire = self._wire(outcome)
+                # (a first round gave no state out: no retry to keep it for)
+                wire = None if hold.first else self._wire(outcome)
                 await hold.finish(wire)
             elif hold is not None:  # a task's: its result is the task's
                 await hold.finish()
