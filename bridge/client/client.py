@@ -299,7 +299,7 @@ class Client:
             )  # fmt: skip
         decoded = mcp_decode.call_tool_result(result)
         if self.outputs is not None:
-            self.outputs.check(name, decoded)
+            await self.outputs.check_again(name, decoded, self.request)
         return decoded
 
     async def _task_request(self, method: str, params: Mapping[str, Any]) -> Any:

@@ -5,9 +5,9 @@ The spec says a server MUST send structured results that conform to a tool's
 ``outputSchema``, and that clients SHOULD validate them; the TypeScript SDK's
 client does. :class:`OutputSchemas` is the per-connection cache of those
 schemas (from the last ``tools/list``: refreshed whenever the caller lists the
-tools, dropped on ``notifications/tools/list_changed``) and :meth:`check`
-says what is wrong with a result, naming the field
-(:class:`InvalidStructuredContent`). Sans-IO: fetching the list
+tools, dropped on ``notifications/tools/list_changed``, and read again for a
+result that breaks one) and :meth:`check` says what is wrong with a result,
+naming the field (:class:`InvalidStructuredContent`). Sans-IO: fetching the list
 is the client's (:mod:`bridge.client.client`).
 """
 
@@ -117,6 +117,26 @@ class OutputSchemas:
             return
         if not cursor:
             self.complete = True
+
+    async def check_again(
+        self, name: str, result: ToolCallResult, request: Request
+    ) -> None:
+        """:meth:`check` ``result``; if it fails, read the tool's schema
+        again and check once more. The tool may have changed since it was
+        listed (a reloaded server), and a 2026-07-28 client hears no
+        ``list_changed`` without a listen stream.
+
+        Raises:
+            InvalidStructuredContent: it breaks the schema read again.
+        """
+        try:
+            self.check(name, result)
+        except InvalidStructuredContent:
+            self._schemas.pop(name, None)
+            self._validators.pop(name, None)
+            self.complete = False
+            await self.fetch(name, request)
+            self.check(name, result)
 
     def check(self, name: str, result: ToolCallResult) -> None:
         """Raise if ``result`` breaks tool ``name``'s ``outputSchema``.

@@ -79,6 +79,19 @@ async def test_a_changed_list_is_fetched_again(liar: Client) -> None:
     assert (before.text, after.text) == ("lists: 1", "lists: 4")
 
 
+async def test_a_tool_changed_since_it_was_listed_is_checked_against_its_new_schema(
+    liar: Client,
+) -> None:
+    """A reloaded server's tool, listed before it changed: its result is
+    checked against the schema read again, not refused by the stale one."""
+    await liar.list_tools()  # reshape promises an integer here
+    reshaped = await liar.call_tool("reshape")
+    assert reshaped.structured_content == {"temp": "warm"}
+    # A result that breaks the schema read again is still refused.
+    with pytest.raises(InvalidStructuredContent):
+        await liar.call_tool("weather")
+
+
 async def test_list_tools_fills_the_cache(liar: Client) -> None:
     await liar.list_tools()
     called = await liar.call_tool("honest")
