@@ -59,7 +59,14 @@ from runtime.lowlevel import Journal
 from .log import CALLS, CallLog, size_of
 from .recovery import lapsed
 
-__all__ = ["CLAIM_SECONDS", "RoundFinished", "RoundGone", "RoundHold", "RoundUsed"]
+__all__ = [
+    "CLAIM_SECONDS",
+    "RoundBecameTask",
+    "RoundFinished",
+    "RoundGone",
+    "RoundHold",
+    "RoundUsed",
+]
 
 _log = logging.getLogger("yieldmcp.rounds")
 
@@ -83,6 +90,16 @@ class RoundFinished(YieldMCPError):
     def __init__(self, value: Any) -> None:
         super().__init__("the call finished; its result is kept")
         self.value = value
+
+
+class RoundBecameTask(YieldMCPError):
+    """The state is the round that made the call a task (``task_from="step"``)
+    and this is the same request again, whose reply (the task's id) was
+    lost: the task is ``task_id`` (the call's id), made once; nothing runs."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__("the call went on as a task")
+        self.task_id = task_id
 
 
 class RoundUsed(YieldMCPError):
@@ -181,6 +198,8 @@ class RoundHold:
             raise RoundGone("the store lost the round (restored, rolled back)")
         if self._finished_here(value):
             raise RoundFinished(value["value"])  # its reply was lost: again
+        if self._same_request(value) and value.get("task") is True:
+            raise RoundBecameTask(self.call_id)  # its reply was lost: again
         if found > self.round or value.get("done"):
             raise RoundUsed("the round went on, or the call ended")
         held_until = float(claim) if isinstance(claim, int | float) else None
@@ -195,15 +214,18 @@ class RoundHold:
         asked: Any = value.get("asked", {})
         return journal, asked
 
-    def _finished_here(self, value: Mapping[str, Any]) -> bool:
-        """Whether the call ended in this round, with its value kept, given
-        the answers this request gives: the same request again."""
+    def _same_request(self, value: Mapping[str, Any]) -> bool:
+        """Whether the call ended in this round (document ``value``) given
+        the answers this request gives: this is the same request again."""
         return (
             value.get("round") == self.round
             and value.get("done") is True
-            and isinstance(value.get("value"), dict)
             and value.get("answers") == self.answers
         )
+
+    def _finished_here(self, value: Mapping[str, Any]) -> bool:
+        """:meth:`_same_request`, and its result was kept."""
+        return self._same_request(value) and isinstance(value.get("value"), dict)
 
     @property
     def due(self) -> bool:
@@ -270,7 +292,8 @@ class RoundHold:
                 await self.log.append(records, expires_at=expires_at, charged=True)
             return self.call_id
         self.ttl = max(self.ttl, ttl)
-        await self._move({"round": self.round, "done": True, "task": True}, write=True)
+        end = {"round": self.round, "done": True, "task": True, "answers": self.answers}
+        await self._move(end, write=True)
         return self.call_id
 
     async def finish(self, value: Mapping[str, Any] | None = None) -> None:

@@ -86,7 +86,13 @@ import pydantic_core
 import trio
 
 from bridge.durable import AsyncStore
-from bridge.durable.rounds import RoundFinished, RoundGone, RoundHold, RoundUsed
+from bridge.durable.rounds import (
+    RoundBecameTask,
+    RoundFinished,
+    RoundGone,
+    RoundHold,
+    RoundUsed,
+)
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from runtime import Tool
 from runtime.errors import (
@@ -463,6 +469,8 @@ class Round:
 
         Raises:
             RequestError: the request's fault (-32602), or a used state.
+            RoundBecameTask: a round that stops at its first step
+                (``until_step``) is the one that made the call a task, again.
             StoreError: the store failed.
             Exception: whatever the call raised (a tool's error).
         """
@@ -470,6 +478,10 @@ class Round:
             return await self._rest()
         except RoundGone:
             raise invalid_state() from None  # the one error of a bad state
+        except RoundBecameTask:
+            if self.until_step:
+                raise  # the tasks extension's: it answers with the task
+            raise used_state() from None
         except RoundUsed:
             raise used_state() from None
 

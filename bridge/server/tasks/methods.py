@@ -25,13 +25,14 @@ Errors are RequestErrors, mapped to JSON-RPC by the one mapping
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from bridge.durable import StoreConflict
-from bridge.durable.rounds import RoundHold, RoundUsed
+from bridge.durable.rounds import RoundBecameTask, RoundHold, RoundUsed
 from bridge.durable.tasks import TaskDoc
 from bridge.jsonrpc.messages import INVALID_PARAMS, Request
 from bridge.server import modern as _modern
@@ -144,8 +145,10 @@ async def _rounds_then_task(
     The rounds keep the journal in the tasks' store (the server's, or its
     memory store), so their states are one-time on every server: the round
     that reaches the step uses its state up as it makes the task, and a
-    replay of that state is refused (``request_state_used``) instead of
-    making a second task.
+    replay of that state makes no second task. The same request again (same
+    state, caller and answers: its reply was lost) is told of the task it
+    made; another is refused (``request_state_used``). So is a call that
+    ends in its rounds: the same request again gets its kept result.
     """
     tasks = tasks_of(server)
     params = request.params or {}
@@ -154,12 +157,15 @@ async def _rounds_then_task(
     if principal is not None:
         scope.caller = f"principal:{principal.identity}"
     arguments = tool.check_arguments(_arguments(params))
+    result = functools.partial(_modern.tool_result, server, tool, scope)
     round_ = _rounds.begin(
         server, tool, arguments, params, purpose=_PURPOSE, scope=scope,
-        store=tasks.store, notify=notify, until_step=True,
+        store=tasks.store, notify=notify, until_step=True, encode=result,
     )  # fmt: skip
     try:
         got: Any = await round_.rest()
+    except RoundBecameTask as made:
+        return await _made_before(tasks, made.task_id, principal)
     except Exception as exc:
         got = exc
     if not isinstance(got, _rounds.ReachedStep):
@@ -173,6 +179,17 @@ async def _rounds_then_task(
     except RoundUsed:
         raise used_state() from None
     return await _create(server, tool, params, principal, task_id)
+
+
+async def _made_before(
+    tasks: Tasks, task_id: str, principal: Principal | None
+) -> dict[str, Any]:
+    """The ``CreateTaskResult`` of the task a request made before (its reply
+    was lost), as the task is now; ``request_state_used`` if it is gone."""
+    doc = await tasks.load(task_id)
+    if doc is None or doc.principal != principal_binding(principal):
+        raise used_state()
+    return _doc.created(task_id, doc)
 
 
 def _check_room(server: Offer, tasks: Tasks, principal: Principal | None) -> None:

@@ -5,10 +5,12 @@ process. Its ``delete_after_confirm`` asks for a confirmation in the request
 (``input_required``), and its round that reaches the destructive step makes a
 task instead, which runs the step (a line in a file per run). The client's
 confirmed retry (the same ``requestState`` and ``inputResponses``) is sent six
-times, three of them at once: exactly one task is made and the step runs once;
-with a store, every other retry is told ``request_state_used``, as the retry
-of any other round is (issue 37: this path skipped the one-time claim, and
-six retries made six tasks that deleted six times).
+times, three of them at once: exactly one task is made and the step runs once
+(issue 37: this path skipped the one-time claim, and six retries made six
+tasks that deleted six times). A retry while the round runs is told
+``request_state_used``; one after it made the task is the same request
+again, whose reply may have been lost, and is told of that task. A retry
+with other answers is refused.
 """
 
 from __future__ import annotations
@@ -88,6 +90,9 @@ async def test_a_confirmed_state_makes_one_task_and_runs_its_step_once(
                 "inputResponses": {key: {"action": "accept", "content": {"ok": True}}},
             }
             outcomes = await _retried(wire, confirmed)
+            other = {key: {"action": "accept", "content": {"ok": False}}}
+            with pytest.raises(RpcError) as changed:
+                await wire.request("tools/call", {**confirmed, "inputResponses": other})
             made = [o for o in outcomes if isinstance(o, dict)]
             for task in made:  # every task made runs to its end
                 assert task["resultType"] == "task", task
@@ -99,10 +104,11 @@ async def test_a_confirmed_state_makes_one_task_and_runs_its_step_once(
     task_ids = {task["taskId"] for task in made}
     assert len(task_ids) == 1, f"{len(task_ids)} tasks made from one requestState"
     assert deleted.read_text().splitlines() == ["deleted"], "the step ran again"
-    assert all(r.code == -32602 for r in refused), [str(r) for r in refused]
+    assert all(r.data == {"reason": "request_state_used"} for r in refused), [
+        str(r) for r in refused
+    ]
+    # The retries sent after the first reply are told of the task it made.
+    assert all(isinstance(o, dict) for o in outcomes[RETRIES_AT_ONCE:]), outcomes
+    assert changed.value.data == {"reason": "request_state_used"}
     if store == "sqlite":
         assert in_store == 1
-        assert len(refused) == RETRIES_AT_ONCE + RETRIES_AFTER - 1
-        assert all(r.data == {"reason": "request_state_used"} for r in refused), [
-            r.data for r in refused
-        ]
