@@ -6,7 +6,9 @@ every question, or none, in each round. The call is played twice: with the
 journal sealed in ``requestState`` (no store), and with a store, where some
 rounds go to a new server on the same store (a restart). Both plays must give
 the same result, ask the same questions in the same rounds, send the same
-notices and run each step the same number of times (once).
+notices and run each step the same number of times (once). With a store,
+the last request sent again to a new server (its reply lost) gets the same
+result and runs nothing again; sent with other answers, it is refused.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pydantic import BaseModel
 from bridge.server import Server
 from bridge.stores import JournalStore, MemoryStore, open_store
 from runtime import Context, Op, tool
+from runtime.errors import PeerError
 from tests.bridge.wire import modern_meta, wire_peer
 
 LOG_LEVEL = "io.modelcontextprotocol/logLevel"
@@ -96,8 +99,11 @@ async def _play(
             result = await peer.request("tools/call", params)
             notices += [str(n.params["data"]) for n in peer.notifications if n.params]
         if result.get("resultType") != "input_required":
-            return {"result": result["content"], "asked": asked, "ran": ran,
-                    "notices": notices}  # fmt: skip
+            played = {"result": result["content"], "asked": asked, "ran": ran,
+                      "notices": notices}  # fmt: skip
+            if store and "requestState" in params:
+                played["again"] = await _again(fresh(), params, ran)
+            return played
         requests = result["inputRequests"]
         if store:  # a reference to the call in the store, not its journal
             state = server.sealer.open(result["requestState"], purpose="tools/call")
@@ -123,6 +129,22 @@ async def _play(
     raise AssertionError("the call did not end")
 
 
+async def _again(server: Server, params: dict[str, Any], ran: list[str]) -> Any:
+    """The last request sent again, as is and with other answers: what each
+    got, and the steps that ran meanwhile (none may)."""
+    steps = len(ran)
+    async with wire_peer(server) as peer:
+        same = await peer.request("tools/call", params)
+        other = {k: {"action": "decline"} for k in params["inputResponses"]}
+        try:
+            await peer.request("tools/call", {**params, "inputResponses": other})
+        except PeerError as refused:
+            changed: Any = refused.data
+        else:
+            changed = "answered"
+    return same["content"], changed if other else None, ran[steps:]
+
+
 ops = st.lists(
     st.tuples(st.sampled_from(["step", "ask", "log", "branch"]), st.integers(0, 100)),
     max_size=8,
@@ -134,7 +156,13 @@ async def _compare(
 ) -> None:
     stateless = await _play(operations, silent, store=None, restarts=[])
     durable = await _play(operations, silent, store=store, restarts=restarts)
+    again = durable.pop("again", None)
     assert durable == stateless
+    if again is not None:  # the call took more than one round
+        content, changed, ran = again
+        assert content == durable["result"]
+        assert changed in ({"reason": "request_state_used"}, None)
+        assert ran == []
     steps = [f"s{i}" for i, (kind, _) in enumerate(operations) if kind == "step"]
     assert durable["ran"] == steps  # each step ran once, in order
 
