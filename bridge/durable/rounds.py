@@ -12,7 +12,9 @@ the store instead of in ``requestState``:
   A round rebuilds the journal from the stream.
 * **The document** ``("call", call_id)`` says which round the call is at:
   ``{"round": r, "asked": ..., "claim": until}``, or ``{"round": r, "done":
-  true}`` once it ended. (Branch deadlines are records of the journal.)
+  true, "answers": digest}`` once it ended, with the result it sent
+  (``"value"``) or ``"task": true`` if it went on as a task.
+  (Branch deadlines are records of the journal.)
 * **The state** the client carries is a sealed reference: the call's id and
   round, and the binding of :func:`~bridge.server.state_token.binding` (method,
   tool, argument digest, caller; the expiry is the sealing's). It stays the
@@ -26,7 +28,10 @@ round that runs none claims and moves on in the same write), so a round costs
 the store two trips: one to open (``get_and_read``), one to move on. A second
 retry with the same state finds the round
 claimed, moved on or done and is refused (:class:`RoundUsed`); of two at
-once, the store's compare-and-swap lets exactly one through. The round ends by
+once, the store's compare-and-swap lets exactly one through. The same
+request again after the round that ended the call (the same answers: its
+reply was lost) gets the result it sent (:class:`RoundFinished`), or is told
+of the task it made (:class:`RoundBecameTask`); nothing runs again. The round ends by
 moving the document to round ``r + 1`` (a new state goes back), or to done. A
 round refused for the request's own fault (an ``inputResponses`` entry that is
 not a valid answer) gives its claim back, so the corrected retry works. A
