@@ -202,8 +202,10 @@ class RoundHold:
         if not isinstance(found, int) or found < self.round:
             raise RoundGone("the store lost the round (restored, rolled back)")
         if self._finished_here(value):
+            _log.info("call %s: its result sent again (a retry)", self.call_id)
             raise RoundFinished(value["value"])  # its reply was lost: again
         if self._same_request(value) and value.get("task") is True:
+            _log.info("call %s: its task told again (a retry)", self.call_id)
             raise RoundBecameTask(self.call_id)  # its reply was lost: again
         if found > self.round or value.get("done"):
             raise RoundUsed("the round went on, or the call ended")
