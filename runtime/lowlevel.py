@@ -40,6 +40,8 @@ from the concept folders where they live:
 No name is exported both here and from :mod:`runtime`.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .call.commands import AskPeer as AskPeer
 from .call.commands import CancelTimer as CancelTimer
 from .call.commands import Carrier as Carrier
@@ -138,8 +140,10 @@ from .steps.runner import step_key as step_key
 from .wire.check import check_form_properties as check_form_properties
 from .wire.check import check_json as check_json
 from .wire.check import tagged_model as tagged_model
-from .wire.schemas import Unresolvable as Unresolvable
 from .wire.schemas import offline_validator as offline_validator
+
+if TYPE_CHECKING:
+    from .wire.schemas import Unresolvable as Unresolvable
 
 __all__ = [
     "JOURNAL_FORMAT",
@@ -243,3 +247,11 @@ __all__ = [
     "timer_record",
     "tool_call_problems",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Unresolvable":  # referencing's, imported when first named
+        from .wire import schemas
+
+        return schemas.Unresolvable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

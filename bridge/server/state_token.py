@@ -28,15 +28,16 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, cast, final
+from typing import TYPE_CHECKING, Any, Final, cast, final
 
 import pydantic_core
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from runtime.errors import RequestError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 __all__ = ["KEY_ENV", "Sealer", "binding", "decode_key", "invalid_state", "new_key"]
 
@@ -169,16 +170,28 @@ class Sealer:
             keys = [secrets.token_bytes(32)]
         if any(len(k) != 32 for k in keys):
             raise ValueError("request-state keys must be 32 bytes")
-        self._sealing = (_kid(keys[0]), AESGCM(keys[0]))
-        self._opening = {_kid(k): AESGCM(k) for k in keys}
+        self._keys = list(keys)
+        self._sealing_kid = _kid(keys[0])
+        # The ciphers are made at the first seal or open: most processes (a
+        # 2025-11-25 server, a client) never seal, and importing cryptography
+        # is a few percent of a process's start-up.
+        self._ciphers: dict[bytes, AESGCM] | None = None
         self.ttl = ttl
         self.clock = clock
+
+    def _made_ciphers(self) -> dict[bytes, AESGCM]:
+        """One AES-GCM cipher per key, by key id (the first key seals)."""
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self._ciphers = {_kid(k): AESGCM(k) for k in self._keys}
+        return self._ciphers
 
     def seal(self, payload: Mapping[str, Any], *, purpose: str) -> str:
         """An opaque token carrying ``payload`` (JSON) for ``purpose`` only."""
         body = dict(payload)
         body["exp"] = self.clock() + self.ttl
-        kid, aead = self._sealing
+        kid = self._sealing_kid
+        aead = (self._ciphers or self._made_ciphers())[kid]
         nonce = secrets.token_bytes(_NONCE)
         sealed = aead.encrypt(nonce, pydantic_core.to_json(body), purpose.encode())
         return _PREFIX + _b64encode(kid + nonce + sealed)
@@ -197,9 +210,11 @@ class Sealer:
         if raw is None:
             raise invalid_state()
         kid, nonce, sealed = raw[:_KID], raw[_KID : _KID + _NONCE], raw[_KID + _NONCE :]
-        aead = self._opening.get(kid)
+        aead = (self._ciphers or self._made_ciphers()).get(kid)
         if aead is None or len(nonce) != _NONCE:
             raise invalid_state()
+        from cryptography.exceptions import InvalidTag
+
         try:
             body: Any = pydantic_core.from_json(
                 aead.decrypt(nonce, sealed, purpose.encode())

@@ -9,23 +9,39 @@ loop until that URL answers. Every validator here is made with an empty
 resolves, one elsewhere raises :class:`~referencing.exceptions.Unresolvable`
 (a ``jsonschema`` error too), which the caller handles as a schema it cannot
 use.
+
+``referencing`` is imported by the first validator made, not by importing
+yieldmcp: most processes never check a schema.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
-
-from referencing import Registry
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable as Unresolvable
 
-__all__ = ["NOTHING_ELSEWHERE", "Unresolvable", "offline_validator"]
+__all__ = ["Unresolvable", "nothing_elsewhere", "offline_validator"]
 
-NOTHING_ELSEWHERE: Final[Registry[Any]] = Registry()
-"""A registry with no documents and no way to retrieve one."""
+
+@functools.cache
+def nothing_elsewhere() -> Registry[Any]:
+    """A registry with no documents and no way to retrieve one."""
+    from referencing import Registry
+
+    return Registry()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Unresolvable":  # imported when first named
+        from referencing.exceptions import Unresolvable
+
+        return Unresolvable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def offline_validator(
@@ -43,4 +59,5 @@ def offline_validator(
     from jsonschema.validators import validator_for
 
     cls = validator_for(schema, default=default or Draft202012Validator)
-    return cls(dict(schema), registry=NOTHING_ELSEWHERE, format_checker=format_checker)
+    registry = nothing_elsewhere()
+    return cls(dict(schema), registry=registry, format_checker=format_checker)

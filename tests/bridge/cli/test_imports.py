@@ -156,8 +156,10 @@ def test_a_stdio_server_answers_its_first_request_with_what_it_needs(
     SDK's client waits 1 s for ``server/discover``, then falls back to the
     older era), so what a stdio server imports before its first answer is
     what that answer needs: not the SDK's models (a quarter of the start-up
-    they would cost), the HTTP app, OpenTelemetry with nothing configured, or
-    ``importlib.metadata`` for the version. Read from ``-X importtime``."""
+    they would cost), the HTTP app, OpenTelemetry with nothing configured,
+    ``importlib.metadata`` for the version, ``cryptography`` before a state is
+    sealed, or ``referencing`` before a schema is checked. Read from
+    ``-X importtime``."""
     served = tmp_path / "one.py"
     served.write_text(
         "from runtime import Context, tool\n\n"
@@ -168,6 +170,8 @@ def test_a_stdio_server_answers_its_first_request_with_what_it_needs(
         "bridge.transports.http.app",
         "opentelemetry",
         "jsonschema",
+        "cryptography",
+        "referencing",
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     for era, request in FIRST_REQUESTS.items():
