@@ -96,9 +96,7 @@ class Presence:
 
     async def route(self, worker: str, session_id: str, data: bytes) -> None:
         """Leave a client's message for process ``worker``'s session."""
-        record = {"s": session_id, "m": json.loads(data)}
-        expires = time.time() + self.inbox_ttl
-        await self.store.append(INBOX, worker, [record], expires_at=expires)
+        await self._leave(worker, {"s": session_id, "m": json.loads(data)})
 
     async def keep(self, session_id: str, data: bytes) -> None:
         """Write down a client's answer to a question of a call this process
@@ -107,8 +105,11 @@ class Presence:
         recorded it, the process that takes the call on reads it here
         (:meth:`left_for`). This process's own reader skips it."""
         record = {"s": session_id, "m": json.loads(data), "kept": True}
+        await self._leave(self.id, record)
+
+    async def _leave(self, worker: str, record: Mapping[str, Any]) -> None:
         expires = time.time() + self.inbox_ttl
-        await self.store.append(INBOX, self.id, [record], expires_at=expires)
+        await self.store.append(INBOX, worker, [record], expires_at=expires)
 
     async def left_for(self, worker: str, session_id: str, prefix: str) -> list[bytes]:
         """Responses left in ``worker``'s inbox for a call's questions (their

@@ -27,7 +27,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, final
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard, final
 
 import trio
 
@@ -229,7 +229,7 @@ async def _claim(
     return "elsewhere"
 
 
-def is_question_id(message_id: object) -> bool:
+def is_question_id(message_id: object) -> TypeGuard[str]:
     """Whether ``message_id`` is a durable call's question's
     (:func:`~bridge.durable.live.question_id`: ``"<call>/<key>"``)."""
     return isinstance(message_id, str) and "/" in message_id
@@ -240,7 +240,7 @@ async def route(
 ) -> bool:
     """Get a client's response to the process whose call asked it; False if
     it is for this process (deliver it here)."""
-    if not isinstance(message_id, str) or not is_question_id(message_id):
+    if not is_question_id(message_id):
         return False
     call_id = message_id.partition("/")[0]
     doc = await _records(http).call(call_id)
