@@ -12,6 +12,8 @@ lifetime is one second and the call idles 2.5 s between its two answers.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,19 @@ async def _next_message(reader: SseReader) -> dict[str, Any]:
             return message_of(event)
 
 
+@contextlib.asynccontextmanager
+async def _interview(
+    http: httpx.AsyncClient, url: str
+) -> AsyncIterator[tuple[Raw, SseReader, dict[str, Any]]]:
+    """A session on ``url`` calling ``interview`` (request id 3): the wire,
+    the call's stream, and the first question it asks (the name)."""
+    raw = Raw(http, url)
+    await raw.initialize()
+    call = raw.request(3, "tools/call", {"name": "interview", "arguments": {}})
+    async with raw.stream("POST", call) as (_, reader):
+        yield raw, reader, await _next_message(reader)
+
+
 def _accept(ask: dict[str, Any], **content: str) -> dict[str, Any]:
     answer = {"action": "accept", "content": content}
     return {"jsonrpc": "2.0", "id": ask["id"], "result": answer}
@@ -60,11 +75,7 @@ async def test_answers_routed_across_an_expired_inbox_both_reach_the_call(
             serving(SERVED, tmp_path, *flags, env=env, count=2) as (a, b),
             httpx.AsyncClient(timeout=30) as http,
         ):
-            raw = Raw(http, a.url)
-            await raw.initialize()
-            call = raw.request(3, "tools/call", {"name": "interview", "arguments": {}})
-            async with raw.stream("POST", call) as (_, reader):
-                ask_name = await _next_message(reader)
+            async with _interview(http, a.url) as (raw, reader, ask_name):
                 raw.url = b.url  # the answers reach B: routed to A
                 assert (await raw.post(_accept(ask_name, name="Bo"))).status_code == 202
                 _log = await _next_message(reader)
@@ -97,21 +108,17 @@ async def test_an_answer_the_callers_process_acknowledged_is_written_down_first(
         async with (
             serving(SERVED, tmp_path, *flags) as (a,),
             httpx.AsyncClient(timeout=30) as http,
+            _interview(http, a.url) as (raw, _reader, ask_name),
         ):
-            raw = Raw(http, a.url)
-            await raw.initialize()
-            call = raw.request(3, "tools/call", {"name": "interview", "arguments": {}})
-            async with raw.stream("POST", call) as (_, reader):
-                ask_name = await _next_message(reader)
-                answer = _accept(ask_name, name="Bo")
-                assert (await raw.post(answer)).status_code == 202
-                store = open_store(sqlite_url)
-                try:
-                    kept = [
-                        record
-                        for worker, _doc in store.scan(WORKERS)
-                        for record in store.read(INBOX, worker)
-                    ]
-                finally:
-                    store.close()
+            answer = _accept(ask_name, name="Bo")
+            assert (await raw.post(answer)).status_code == 202
+            store = open_store(sqlite_url)
+            try:
+                kept = [
+                    record
+                    for worker, _doc in store.scan(WORKERS)
+                    for record in store.read(INBOX, worker)
+                ]
+            finally:
+                store.close()
     assert kept == [{"s": raw.session_id, "m": answer, "kept": True}]
