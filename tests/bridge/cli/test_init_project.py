@@ -3,6 +3,8 @@ serves as made."""
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -70,6 +72,33 @@ async def test_the_made_project_serves_as_made(tmp_path: Path) -> None:
         result = await client.call_tool("take_note", {"text": "milk"})
     assert not result.is_error
     assert result.structured_content == {"result": "saved as note 1"}
+
+
+def test_the_first_hours_walk_holds_on_the_made_project(tmp_path: Path) -> None:
+    """docs/first-hour.md adds its tool to the file ``init`` made and calls
+    it with the command it shows: both work as written."""
+    doc = (ROOT / "docs" / "first-hour.md").read_text()
+    tool = re.search(r"## 2\. Read the tool.*?```python\n(.*?)```", doc, re.DOTALL)
+    [command] = [
+        line
+        for line in doc.splitlines()
+        if line.startswith("../.venv/bin/yieldmcp call ")
+    ]
+    assert tool is not None
+    make_project(tmp_path)
+    made = tmp_path / "tools.py"
+    made.write_text(made.read_text() + "\n\n" + tool.group(1))
+    argv = shlex.split(command.replace("../.venv/bin/yieldmcp ", f"{YIELDMCP} "))[1:]
+    done = yieldmcp(
+        *argv,
+        "--answer",
+        'size={"cups": 2}',
+        "--connect-timeout",
+        f"{STARTUP}",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2 cups, 24 g of beans." in done.stdout
 
 
 @pytest.mark.parametrize("kind", ["not-empty", "a-file"])
