@@ -170,7 +170,10 @@ def failure_text(exc: OSError | YieldMCPError, era: str) -> str:
     if isinstance(exc, AuthorizationError):
         return f"authorization failed: {exc}"
     if isinstance(exc, BrokenSessionError):
-        return f"the server went away: {exc}"
+        # Never reached (a wrong port, a server not started yet) is not "went
+        # away": the transport's own words say which.
+        text = str(exc)
+        return text if text.startswith("cannot reach") else f"the server went away: {text}"
     if isinstance(exc, PeerError):
         return _refused(exc, era)
     if isinstance(exc, InvalidStructuredContent):

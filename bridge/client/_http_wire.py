@@ -136,7 +136,7 @@ def status_error(
             f"(HTTP 404): it expired or was ended; connect again"
         )
     text = body.decode(errors="replace").strip()[:200]
+    reason = f" {response.reason_phrase}" if response.reason_phrase else ""
     return RemoteProtocolError(
-        f"{what} failed: HTTP {status} {response.reason_phrase}"
-        + (f": {text}" if text else "")
+        f"{what} failed: HTTP {status}{reason}" + (f": {text}" if text else "")
     )

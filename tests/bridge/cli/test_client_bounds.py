@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import http.server
 import os
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,3 +112,49 @@ def test_timeout_bounds_the_whole_call() -> None:
         stderr = process.stderr.read()
     done = subprocess.CompletedProcess(process.args, status, "", stderr)
     assert "no result within 3 s (--timeout)" in one_error_line(done)
+
+
+@pytest.fixture
+def closed_port() -> str:
+    """A loopback URL where nothing listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto", "2026-07-28"])
+def test_a_server_never_reached_is_said_so_not_gone(closed_port: str, era: str) -> None:
+    line = one_error_line(call(closed_port, "--era", era))
+    assert line.startswith(
+        f"yieldmcp: error: cannot reach the MCP server at {closed_port}: "
+    )
+    assert "went away" not in line
+
+
+@pytest.fixture
+def wrong_path() -> Iterator[str]:
+    """An HTTP server that answers every POST 404 with no reason phrase."""
+
+    class NotHere(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = b"the MCP endpoint is /mcp"
+            self.send_response(404, "")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotHere) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/nope"
+        finally:
+            server.shutdown()
+
+
+def test_an_http_error_without_a_reason_phrase_reads_cleanly(wrong_path: str) -> None:
+    line = one_error_line(call(wrong_path, "--era", "2026-07-28"))
+    assert line.endswith(" failed: HTTP 404: the MCP endpoint is /mcp"), line
