@@ -241,7 +241,10 @@ def _add_call(verbs: Any) -> None:
         default=[],
         type=key_value,
         metavar="KEY=VALUE",
-        help="a tool argument (VALUE is JSON, or a plain string); repeatable",
+        help=(
+            "a tool argument (VALUE is JSON, or a plain string); repeatable. A "
+            "KEY the tool's inputSchema does not name is warned about first"
+        ),
     )
     call.add_argument(
         "--args", metavar="JSON", help="all tool arguments as a JSON object"

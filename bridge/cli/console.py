@@ -173,7 +173,9 @@ def failure_text(exc: OSError | YieldMCPError, era: str) -> str:
         # Never reached (a wrong port, a server not started yet) is not "went
         # away": the transport's own words say which.
         text = str(exc)
-        return text if text.startswith("cannot reach") else f"the server went away: {text}"
+        return (
+            text if text.startswith("cannot reach") else f"the server went away: {text}"
+        )
     if isinstance(exc, PeerError):
         return _refused(exc, era)
     if isinstance(exc, InvalidStructuredContent):
@@ -204,8 +206,13 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             if options.describe:
                 return await _describe(client, options.tool, out)
             told: list[str] = []
-            if options.answers is not None:
-                told = await _check_answer_keys(client, options.tool, options.answers)
+            if options.answers is not None or options.arguments:
+                # One listing for both checks; the client keeps the output
+                # schemas it names for the call's result.
+                tools: list[dict[str, Any]] = await client.list_tools()
+                _check_argument_keys(tools, options.tool, options.arguments)
+                if options.answers is not None:
+                    told = _check_answer_keys(tools, options.tool, options.answers)
             result = await _call_tool(client, options, handler, show, out)
     except (OSError, YieldMCPError) as exc:
         raise HostError(failure_text(exc, options.era)) from None
@@ -257,13 +264,44 @@ async def _describe(client: Any, name: str, out: TextIO) -> int:
     return 0
 
 
-async def _check_answer_keys(
-    client: Any, name: str, answers: ScriptedAnswers
+def _check_argument_keys(
+    tools: list[dict[str, Any]], name: str, arguments: Mapping[str, Any] | None
+) -> None:
+    """Before the call: the ``--arg``/``--args`` keys tool ``name``'s
+    ``inputSchema`` does not name, said (a typo would otherwise be dropped
+    or refused with no word of it). Said only of a schema that names its
+    properties; the call still goes ahead, since a schema may allow more."""
+    tool = next((t for t in tools if t.get("name") == name), None)
+    schema: Any = None if tool is None else tool.get("inputSchema")
+    properties: Any = (
+        cast("dict[str, Any]", schema).get("properties")
+        if isinstance(schema, dict)
+        else None
+    )
+    if not arguments or not isinstance(properties, dict):
+        return
+    named = [str(key) for key in cast("dict[Any, Any]", properties)]
+    for key in arguments:
+        if key in named:
+            continue
+        close = difflib.get_close_matches(key, named, n=1)
+        hint = (
+            f"did you mean {close[0]}?"
+            if close
+            else f"its arguments: {', '.join(named) or 'none'}"
+        )
+        print(
+            printable(f"yieldmcp: warning: {name} has no argument {key}; {hint}"),
+            file=sys.stderr,
+        )
+
+
+def _check_answer_keys(
+    tools: list[dict[str, Any]], name: str, answers: ScriptedAnswers
 ) -> list[str]:
     """Before the call: the answer keys no form of tool ``name`` can ask,
     said, and returned. Only a yieldmcp tool lists its forms (``_meta``);
     another server's keys are known when it asks (:func:`_report_unused`)."""
-    tools: list[dict[str, Any]] = await client.list_tools()
     tool = next((t for t in tools if t.get("name") == name), None)
     meta: Any = None if tool is None else tool.get("_meta")
     forms: Any = (

@@ -104,6 +104,22 @@ def test_an_answer_key_no_form_of_a_yieldmcp_tool_can_ask_is_told_first() -> Non
     )
 
 
+def test_an_argument_the_tools_schema_does_not_name_is_told_first() -> None:
+    # A typo'd --arg was dropped (an optional one: the default ran instead)
+    # or refused as a missing field, with no word of the typo.
+    done = call(
+        *BOOKING, "--json", "--arg", "destinaton=Lima", "--arg", "xyz=1",
+        "--answer", 'seat={"seat": "aisle"}',
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "yieldmcp: warning: book_flight has no argument destinaton; "
+        "did you mean destination?",
+        "yieldmcp: warning: book_flight has no argument xyz; "
+        "its arguments: destination",
+    ]
+
+
 def test_the_unknown_answer_key_is_told_before_the_call_runs() -> None:
     # Was told only after the call had gone on without it. Both streams in
     # one pipe: the warning comes before the call samples (`model:`).
