@@ -288,7 +288,7 @@ def _check_argument_keys(
         hint = (
             f"did you mean {close[0]}?"
             if close
-            else f"its arguments: {', '.join(named) or 'none'}"
+            else f"its arguments: {some_names(named)}"
         )
         print(
             printable(f"yieldmcp: warning: {name} has no argument {key}; {hint}"),
@@ -317,7 +317,7 @@ def _check_answer_keys(
         print(
             printable(
                 f"yieldmcp: warning: {name} has no form {', '.join(unknown)} "
-                f"(its forms: {', '.join(declared)})"
+                f"(its forms: {some_names(declared)})"
             ),
             file=sys.stderr,
         )
@@ -407,7 +407,23 @@ def did_you_mean(name: str, names: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, names, n=1)
     if close:
         return f"did you mean {close[0]}?"
-    return f"its tools: {', '.join(names) or 'none'}"
+    return f"its tools: {some_names(names)}"
+
+
+MAX_NAMES_SHOWN = 12
+MAX_NAME_SHOWN = 64
+
+
+def some_names(names: Sequence[str]) -> str:
+    """``names`` for one line of the terminal: a server's names are its to
+    choose, so at most :data:`MAX_NAMES_SHOWN` of them, each cut to
+    :data:`MAX_NAME_SHOWN` characters."""
+    shown = [
+        name if len(name) <= MAX_NAME_SHOWN else name[: MAX_NAME_SHOWN - 1] + "\u2026"
+        for name in names[:MAX_NAMES_SHOWN]
+    ]
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {more} more" if more else "") or "none"
 
 
 def _unanswered(exc: RequestTimeout, era: str) -> str:

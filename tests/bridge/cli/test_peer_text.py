@@ -263,3 +263,14 @@ def test_an_authorization_servers_error_is_one_clean_line() -> None:
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"{ERROR}authorization failed: registration at ")
     assert line.endswith(f"was refused: HTTP 400 {CLEAN}")
+
+
+def test_a_warning_naming_the_servers_arguments_is_one_short_clean_line(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = call(capfd, "form", "--arg", "nope=1", "--answer", '*="decline"')
+    assert code == 0, err
+    assert_clean(out, err)
+    [warning] = [line for line in err.splitlines() if "has no argument nope" in line]
+    assert warning.endswith(" and 29 more")  # 12 of the 41 names, each cut
+    assert len(warning) < 1000
