@@ -27,9 +27,12 @@ from tests.helpers import ROOT
 NODE_VERSION = "22.23.3"
 TS_SDK_VERSION = "1.32.2"
 TS_CLIENT_VERSION = "2.4.0"
+TS_SERVER_VERSION = "2.4.0"  # @modelcontextprotocol/server, with zod
+TS_NODE_VERSION = "2.1.2"  # @modelcontextprotocol/node, its node:http adapter
 EVERYTHING_VERSION = "2026.8.31"
 TS_CLIENT = Path(__file__).with_name("ts_client.mjs")
 TS_CLIENT_V2 = Path(__file__).with_name("ts_client_v2.mjs")
+TS_SERVER_V2 = Path(__file__).with_name("ts_server_v2.mjs")
 INTEROP_SERVER = str(ROOT / "tests/fixtures/interop_server.py")
 YIELDMCP = [sys.executable, "-m", "bridge.cli"]
 
@@ -71,6 +74,16 @@ def ts_client_modules() -> str:
     found = Path(os.environ.get("YIELDMCP_TS_CLIENT_MODULES") or default)
     if not (found / "@modelcontextprotocol/client/package.json").is_file():
         _missing(f"@modelcontextprotocol/client@{TS_CLIENT_VERSION}")
+    return str(found)
+
+
+def ts_server_modules() -> str:
+    """The node_modules directory holding @modelcontextprotocol/server (v2)."""
+    default = _cache() / f"ts-server-{TS_SERVER_VERSION}/node_modules"
+    found = Path(os.environ.get("YIELDMCP_TS_SERVER_MODULES") or default)
+    for package in ("server", "node"):
+        if not (found / f"@modelcontextprotocol/{package}/package.json").is_file():
+            _missing(f"@modelcontextprotocol/{package} (v2, in {found})")
     return str(found)
 
 
