@@ -30,6 +30,8 @@ TS_CLIENT_VERSION = "2.4.0"
 TS_SERVER_VERSION = "2.4.0"  # @modelcontextprotocol/server, with zod
 TS_NODE_VERSION = "2.1.2"  # @modelcontextprotocol/node, its node:http adapter
 EVERYTHING_VERSION = "2026.8.31"
+AI_SDK_MCP_VERSION = "2.0.99"  # @ai-sdk/mcp, the Vercel AI SDK's MCP client
+AI_SDK_CLIENT = Path(__file__).with_name("ai_sdk_client.mjs")
 TS_CLIENT = Path(__file__).with_name("ts_client.mjs")
 TS_CLIENT_V2 = Path(__file__).with_name("ts_client_v2.mjs")
 TS_SERVER_V2 = Path(__file__).with_name("ts_server_v2.mjs")
@@ -84,6 +86,15 @@ def ts_server_modules() -> str:
     for package in ("server", "node"):
         if not (found / f"@modelcontextprotocol/{package}/package.json").is_file():
             _missing(f"@modelcontextprotocol/{package} (v2, in {found})")
+    return str(found)
+
+
+def ai_sdk_modules() -> str:
+    """The node_modules directory holding @ai-sdk/mcp."""
+    default = _cache() / f"ai-sdk-mcp-{AI_SDK_MCP_VERSION}/node_modules"
+    found = Path(os.environ.get("YIELDMCP_AI_SDK_MODULES") or default)
+    if not (found / "@ai-sdk/mcp/package.json").is_file():
+        _missing(f"@ai-sdk/mcp@{AI_SDK_MCP_VERSION}")
     return str(found)
 
 
