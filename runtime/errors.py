@@ -49,6 +49,7 @@ __all__ = [
     "ProtocolError",
     "ProviderConfigError",
     "ProviderError",
+    "ProviderTimeout",
     "RemoteProtocolError",
     "RequestError",
     "ReplayDivergence",
@@ -306,6 +307,16 @@ class CapabilityError(YieldMCPError):
 
 class RequestTimeout(YieldMCPError, TimeoutError):
     """A request we sent was not answered in time (and was cancelled)."""
+
+
+class ProviderTimeout(RequestTimeout):
+    """A model provider did not answer in time: no byte within a network
+    step's timeout, or no whole answer within its deadline. ``provider``
+    names the API, as in :class:`ProviderError`."""
+
+    def __init__(self, message: str, *, provider: str) -> None:
+        super().__init__(f"{provider}: {message}")
+        self.provider = provider
 
 
 class TaskCancelled(YieldMCPError):

@@ -35,7 +35,7 @@ from bridge.elicit import (
     printable_line,
 )
 from bridge.jsonrpc.messages import INVALID_PARAMS
-from bridge.providers import provider_from_spec
+from bridge.providers import DEFAULT_DEADLINE, provider_from_spec
 from bridge.transports.headers import MISSING_CAPABILITY
 from runtime.codec import ELICITS_META_KEY, server_models
 from runtime.errors import (
@@ -44,6 +44,7 @@ from runtime.errors import (
     PeerError,
     ProviderConfigError,
     ProviderError,
+    ProviderTimeout,
     RemoteProtocolError,
     RequestTimeout,
     ScriptExhausted,
@@ -86,6 +87,7 @@ class CallOptions:
     tool: str | None
     arguments: Mapping[str, Any] = attrs.field(factory=dict[str, Any])
     model: str = "offline"
+    model_timeout: float | None = DEFAULT_DEADLINE  # one answer, retries included
     answers: ScriptedAnswers | None = None
     json_output: bool = False
     era: str = "auto"
@@ -139,7 +141,7 @@ def host_parts(
     """Who answers forms (the terminal, or the scripted answers), who answers
     sampling (the model, behind a spinner), and what shows the call."""
     try:
-        provider = provider_from_spec(options.model)
+        provider = provider_from_spec(options.model, deadline=options.model_timeout)
     except ProviderConfigError as exc:
         raise HostError(str(exc)) from None
     handler: ElicitationHandler = (
@@ -163,6 +165,8 @@ def host_parts(
 
 def failure_text(exc: OSError | YieldMCPError, era: str) -> str:
     """What the terminal host says of a failure, as one line."""
+    if isinstance(exc, ProviderTimeout):
+        return f"the model did not answer: {_provider_failure(exc)} (--model-timeout)"
     if isinstance(exc, RequestTimeout):
         return _unanswered(exc, era)
     if isinstance(exc, OSError):
@@ -457,7 +461,7 @@ def _needs_tasks(data: object) -> bool:
         return False
 
 
-def _provider_failure(exc: ProviderError) -> str:
+def _provider_failure(exc: ProviderError | ProviderTimeout) -> str:
     """The provider's error, its name said once (not ``ollama: ... ollama``)."""
     text = str(exc)
     rest = text.removeprefix(f"{exc.provider}: ")

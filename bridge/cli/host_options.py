@@ -1,6 +1,7 @@
 """The options ``call`` and ``demo`` share: who answers, in which era, how long.
 
-Owns the flags of the terminal host (``--model``, ``--answers``/``--answer``,
+Owns the flags of the terminal host (``--model``, ``--model-timeout``,
+``--answers``/``--answer``,
 ``--era``, ``--timeout``, ``--connect-timeout``, ``--json``) and reading the
 scripted answers they name. Does not run anything (:mod:`.console` does).
 """
@@ -12,7 +13,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_host_options", "key_value", "scripted_answers", "seconds"]
+__all__ = [
+    "MODEL_TIMEOUT",
+    "add_host_options",
+    "key_value",
+    "scripted_answers",
+    "seconds",
+]
+
+MODEL_TIMEOUT = 600.0
+"""``--model-timeout``'s default: ``bridge.providers.DEFAULT_DEADLINE``,
+written here so that building the parser imports no provider code."""
 
 
 def seconds(value: str) -> float:
@@ -47,6 +58,16 @@ def add_host_options(command: argparse.ArgumentParser, *, era: bool = True) -> N
             "default), openai:NAME, openai-responses:NAME, anthropic:NAME, "
             "ollama:NAME or gemini:NAME (keys and base URLs from OPENAI_API_KEY, "
             "OPENAI_BASE_URL, ANTHROPIC_API_KEY, OLLAMA_HOST, GEMINI_API_KEY)"
+        ),
+    )
+    command.add_argument(
+        "--model-timeout",
+        type=seconds,
+        default=MODEL_TIMEOUT,
+        metavar="SECONDS",
+        help=(
+            "how long --model may take over one answer, retries included "
+            "(default 600); each network step also gets 60"
         ),
     )
     command.add_argument(

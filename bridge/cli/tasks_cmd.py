@@ -30,7 +30,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from .host_options import add_host_options
+from .host_options import MODEL_TIMEOUT, add_host_options
 
 if TYPE_CHECKING:  # the parser imports this module: the host only to run
     from .console import CallOptions, Display
@@ -43,6 +43,7 @@ ERA: Final = "2026-07-28"
 
 _WAIT_ONLY: Final[dict[str, tuple[str, object]]] = {
     "model": ("--model", "offline"),
+    "model_timeout": ("--model-timeout", MODEL_TIMEOUT),
     "answers": ("--answers", None),
     "answer": ("--answer", list[object]()),
     "timeout": ("--timeout", None),

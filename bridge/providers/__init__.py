@@ -21,6 +21,7 @@ from ._apis import gemini_api as gemini_api
 from ._apis import ollama_api as ollama_api
 from ._apis import openai_chat_api as openai_chat_api
 from ._apis import openai_responses_api as openai_responses_api
+from ._http import DEFAULT_DEADLINE as DEFAULT_DEADLINE
 from ._http import HttpProvider as HttpProvider
 from ._http import Provider as Provider
 from ._http import Retry as Retry
@@ -32,6 +33,7 @@ from .offline import OfflineModel as OfflineModel
 
 __all__ = [
     "ANTHROPIC_VERSION",
+    "DEFAULT_DEADLINE",
     "PREFIXES",
     "Api",
     "HttpProvider",

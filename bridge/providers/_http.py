@@ -15,6 +15,7 @@ import email.utils
 import html
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -27,17 +28,22 @@ import httpx_sse
 import trio
 
 from bridge.telemetry import span_event
-from runtime.errors import ProviderError, RemoteProtocolError, RequestTimeout
+from runtime.errors import ProviderError, ProviderTimeout, RemoteProtocolError
 from runtime.replies import SampleReply
 from runtime.requests import SamplingRequest
 
 from ._apis import Accumulator, Api
 
-__all__ = ["HttpProvider", "Provider", "Retry"]
+__all__ = ["DEFAULT_DEADLINE", "HttpProvider", "Provider", "Retry"]
 
 logger = logging.getLogger("yieldmcp.providers")
 
 _MAX_RETRY_AFTER = 60.0
+
+DEFAULT_DEADLINE = 600.0
+"""Seconds one sample's whole answer may take by default, every try and
+wait included (``yieldmcp call --model-timeout``): long enough for a long
+generation, short enough that a provider that trickles cannot hold a call."""
 
 
 class Provider(Protocol):
@@ -81,9 +87,11 @@ class _Retryable(Exception):
 class HttpProvider:
     """A :class:`Provider` speaking one provider API over HTTP.
 
-    ``client`` lets callers share a connection pool (they then close it);
-    otherwise each call opens and closes its own. ``sleep`` waits between
-    retries (tests pass a recorder). ``api_key`` is never shown in ``repr``.
+    ``timeout`` bounds each network step (connecting, each read), and
+    ``deadline`` the whole answer (None: no bound). ``client`` lets callers
+    share a connection pool (they then close it); otherwise each call opens
+    and closes its own. ``sleep`` waits between retries (tests pass a
+    recorder). ``api_key`` is never shown in ``repr``.
     """
 
     supports_tools: ClassVar[bool] = True  # every API here calls tools
@@ -94,6 +102,7 @@ class HttpProvider:
     api_key: str | None = attrs.field(default=None, repr=False)
     stream: bool = False
     timeout: float = 60.0
+    deadline: float | None = DEFAULT_DEADLINE
     retry: Retry = Retry()
     client: httpx.AsyncClient | None = attrs.field(default=None, repr=False, eq=False)
     sleep: Callable[[float], Awaitable[None]] = attrs.field(
@@ -105,31 +114,42 @@ class HttpProvider:
 
         Raises:
             ProviderError: the provider refused or failed the request.
-            RequestTimeout: no answer within ``timeout`` seconds, every try.
+            ProviderTimeout: (a ``RequestTimeout``) no answer within
+                ``timeout`` seconds, every try, or no whole answer within
+                ``deadline``.
             RemoteProtocolError: the answer was malformed or cut short.
             InvalidMessages, LocalProtocolError: the request cannot be encoded
                 for this API.
         """
         body = self.api.encode(request, self.model, self.stream)
         structured = request.schema_tool is not None
-        async with self._open_client() as client:
-            attempt = 0
-            while True:
-                try:
-                    return await self._attempt(client, body, structured)
-                except _Retryable as failure:
-                    if attempt >= self.retry.max_retries:
-                        raise failure.error from None
-                    delay = self.retry.delay(attempt, failure.retry_after)
-                    logger.warning(
-                        "%s; retry %d in %.2fs",
-                        _retry_reason(failure.error, self.api.name),
-                        attempt + 1,
-                        delay,
-                    )
-                    attempt += 1
-                    span_event("gen_ai.retry", {"error.type": str(failure.error)})
-                    await self.sleep(delay)
+        # ``timeout`` bounds each network step, so a provider that trickles
+        # (a byte every 59 s) would hold the sample for ever: the deadline
+        # bounds the whole answer, every try and wait included.
+        with trio.move_on_after(self.deadline or math.inf):
+            async with self._open_client() as client:
+                attempt = 0
+                while True:
+                    try:
+                        return await self._attempt(client, body, structured)
+                    except _Retryable as failure:
+                        if attempt >= self.retry.max_retries:
+                            raise failure.error from None
+                        delay = self.retry.delay(attempt, failure.retry_after)
+                        logger.warning(
+                            "%s; retry %d in %.2fs",
+                            _retry_reason(failure.error, self.api.name),
+                            attempt + 1,
+                            delay,
+                        )
+                        attempt += 1
+                        span_event("gen_ai.retry", {"error.type": str(failure.error)})
+                        await self.sleep(delay)
+        raise ProviderTimeout(
+            f"no whole answer within {self.deadline:g}s (its deadline, every "
+            f"try included) from {self._redact(self.base_url)}",
+            provider=self.api.name,
+        )
 
     @asynccontextmanager
     async def _open_client(self) -> AsyncGenerator[httpx.AsyncClient, None]:
@@ -157,9 +177,9 @@ class HttpProvider:
                 await response.aread()
                 return self.api.decode(self._json(response.content), structured)
         except httpx.TimeoutException:
-            error = RequestTimeout(
-                f"{self.api.name}: no answer within {self.timeout}s from "
-                f"{self._redact(url)}"
+            error = ProviderTimeout(
+                f"no answer within {self.timeout}s from {self._redact(url)}",
+                provider=self.api.name,
             )
             raise _Retryable(error) from None
         except httpx.RemoteProtocolError:

@@ -41,7 +41,7 @@ from ._apis import (
     openai_chat_api,
     openai_responses_api,
 )
-from ._http import HttpProvider, Retry
+from ._http import DEFAULT_DEADLINE, HttpProvider, Retry
 from .offline import OfflineModel
 
 __all__ = ["PREFIXES", "provider_from_spec"]
@@ -93,6 +93,7 @@ def provider_from_spec(
     env: Mapping[str, str] | None = None,
     stream: bool = False,
     timeout: float = 60.0,
+    deadline: float | None = DEFAULT_DEADLINE,
     retry: Retry | None = None,
     client: httpx.AsyncClient | None = None,
 ) -> HttpProvider | OfflineModel:
@@ -105,6 +106,8 @@ def provider_from_spec(
         env: where to read keys and base URLs (default ``os.environ``).
         stream: ask for streamed answers (accumulated into one reply).
         timeout: seconds to wait for each network step.
+        deadline: seconds for a sample's whole answer, every try included
+            (None: no bound).
         retry: the retry policy (default :class:`Retry`).
         client: a shared ``httpx.AsyncClient`` (the caller closes it).
 
@@ -136,6 +139,7 @@ def provider_from_spec(
         api_key=key,
         stream=stream,
         timeout=timeout,
+        deadline=deadline,
         retry=retry or Retry(),
         client=client,
     )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.bridge.cli.terminal import YIELDMCP
 from tests.helpers import ROOT, STARTUP
 
+INTEROP = "tests/fixtures/interop_server.py"
 SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
 DEAF = f"{sys.executable} -m tests.fixtures.deaf_to_discover examples/ttt.py"
 # The official SDK's server, answering server/discover 2 s late.
@@ -158,3 +161,62 @@ def wrong_path() -> Iterator[str]:
 def test_an_http_error_without_a_reason_phrase_reads_cleanly(wrong_path: str) -> None:
     line = one_error_line(call(wrong_path, "--era", "2026-07-28"))
     assert line.endswith(" failed: HTTP 404: the MCP endpoint is /mcp"), line
+
+
+@pytest.fixture
+def trickling_provider() -> Iterator[str]:
+    """An OpenAI-like base URL whose answer comes a byte every 50 ms: never
+    quiet long enough for a network step's timeout."""
+
+    class Trickle(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                for _ in range(100_000):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle) as server:
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        finally:
+            server.shutdown()
+
+
+def test_a_model_that_trickles_is_cut_at_model_timeout_in_one_line(
+    trickling_provider: str,
+) -> None:
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": trickling_provider,
+    }
+    started = time.monotonic()
+    done = call(
+        f"yieldmcp serve {INTEROP}", "ask", "--arg", "prompt=hi",
+        "--model", "openai:gpt-test", "--model-timeout", "1",
+        "--connect-timeout", f"{STARTUP}", env=env,
+    )  # fmt: skip
+    assert time.monotonic() - started < 60
+    line = one_error_line(done)
+    assert line == (
+        "yieldmcp: error: the model did not answer: openai: no whole answer within "
+        f"1s (its deadline, every try included) from {trickling_provider} "
+        "(--model-timeout)"
+    )
+
+
+def test_model_timeout_must_be_positive() -> None:
+    done = call(f"yieldmcp serve {INTEROP}", "ask", "--model-timeout", "0")
+    assert done.returncode == 2
+    assert "--model-timeout: expected seconds > 0, got '0'" in done.stderr

@@ -36,6 +36,7 @@ class Reply:
     chunk_size: int | None = None
     hang: bool = False
     cut: bool = False
+    trickle: float = 0.0  # seconds between two chunks
 
     @classmethod
     def json(cls, value: Any, status: int = 200, **kw: Any) -> Reply:
@@ -117,6 +118,7 @@ async def _answer(reply: Reply, send: Callable[..., Any]) -> None:
     for start in range(0, len(reply.body), size):
         chunk = reply.body[start : start + size]
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await trio.sleep(reply.trickle)
     if reply.cut:
         raise ConnectionAbortedError("cut the connection mid-body on purpose")
     await send({"type": "http.response.body", "body": b"", "more_body": False})

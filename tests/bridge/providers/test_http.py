@@ -6,6 +6,7 @@ import logging
 import traceback
 from typing import Any
 
+import attrs
 import pytest
 import trio
 
@@ -192,6 +193,26 @@ async def test_a_slow_provider_times_out(name: str, fake: FakeProvider) -> None:
     fake.script.append(Reply(hang=True))
     with trio.fail_after(5), pytest.raises(RequestTimeout):
         await provider(name, fake, timeout=0.2).complete(CASES["text"])
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_provider_that_trickles_is_cut_at_the_deadline(
+    name: str, stream: bool, fake: FakeProvider
+) -> None:
+    # A byte every 50 ms never trips the per-step timeout (1 s): without the
+    # deadline this answer would take minutes; a retry would start it again.
+    reply = stream_reply(name, "stream_text") if stream else Reply.json({"x": 1})
+    reply.chunk_size, reply.trickle = 1, 0.05
+    reply.body = reply.body * 50
+    fake.script += [reply, reply]
+    slow = attrs.evolve(
+        provider(name, fake, stream=stream, retries=1, timeout=1.0), deadline=0.5
+    )
+    with trio.fail_after(5), pytest.raises(RequestTimeout) as caught:
+        await slow.complete(CASES["text"])
+    assert "no whole answer within 0.5s" in str(caught.value)
+    assert len(fake.seen) == 1  # cut mid-answer: no retry past the deadline
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
