@@ -9,8 +9,9 @@ all (``https``, or ``http`` on loopback), :mod:`.registration` by pre-registrati
 client ID metadata document or dynamic registration, :mod:`.scopes` to ask
 for, :mod:`.redirect` for PKCE, the user's consent and the ``state``/``iss``
 checks, :mod:`.loopback` for the browser's redirect, :mod:`.tokens` for the
-token endpoint), the documents read (:mod:`.wire`) and where tokens are kept
-(:mod:`.store`: memory, or a 0600 file).
+token endpoint), every request to an authorization server bounded in time
+and size as a whole (:mod:`.bounded`), the documents read (:mod:`.wire`) and
+where tokens are kept (:mod:`.store`: memory, or a 0600 file).
 
 Does not own: sending MCP (``bridge.client.http`` sends every request through
 :class:`OAuthSession`), the ``WWW-Authenticate`` grammar

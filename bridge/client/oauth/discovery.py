@@ -21,7 +21,8 @@ or plain ``http`` on loopback only (:mod:`.endpoints`).
 A server that publishes no resource metadata is taken to be its own
 authorization server (the 2025-03-26 convention). Raises
 :class:`~runtime.errors.AuthorizationError` for every refusal; performs GETs
-with the given httpx client and nothing else.
+with the given httpx client and nothing else, each bounded as a whole
+(:mod:`.bounded`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from runtime.errors import AuthorizationError
 
+from .bounded import AnswerTooLarge, fetch
 from .endpoints import check_endpoint
 from .wire import AuthServerMetadata, ResourceMetadata
 
@@ -121,15 +123,21 @@ async def _get(http: httpx.AsyncClient, url: str, model: type[M], what: str) -> 
     """
     check_endpoint(url, what)
     try:
-        response = await http.get(url, headers={"Accept": "application/json"})
+        response = await fetch(
+            http,
+            "GET",
+            url,
+            limit=_MAX_DOCUMENT,
+            headers={"Accept": "application/json"},
+        )
+    except AnswerTooLarge:
+        return 0
     except httpx.HTTPError as exc:
         raise AuthorizationError(
             f"cannot fetch {url}: {exc or type(exc).__name__}"
         ) from None
     if response.status_code != 200:
         return response.status_code
-    if len(response.content) > _MAX_DOCUMENT:
-        return 0
     try:
         return model.model_validate_json(response.content)
     except ValidationError:

@@ -41,7 +41,10 @@ import trio
 
 from runtime.errors import AuthorizationError
 
+from .bounded import fetch
 from .wire import AuthServerMetadata
+
+_MAX_PAGE = 64 * 1024  # an authorization endpoint's page, read at most
 
 __all__ = [
     "Authorizing",
@@ -175,7 +178,9 @@ class _Headless:
 
     async def authorize(self, url: str) -> Mapping[str, str]:
         try:
-            response = await self.http.get(url, follow_redirects=False)
+            response = await fetch(
+                self.http, "GET", url, limit=_MAX_PAGE, follow_redirects=False
+            )
         except httpx.HTTPError as exc:
             raise AuthorizationError(
                 f"cannot reach the authorization endpoint: {exc}"

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from runtime.errors import AuthorizationError
 
+from .bounded import fetch
 from .store import AuthMethod, ClientInfo
 from .wire import AuthServerMetadata, Registered
 
@@ -34,6 +35,7 @@ __all__ = ["choose_auth_method", "register", "registration_body"]
 
 _METHODS: Final = get_args(AuthMethod)
 _SECRET_METHODS: Final = ("client_secret_basic", "client_secret_post")
+_MAX_ANSWER: Final = 64 * 1024  # a registration answer, read at most
 
 
 def choose_auth_method(metadata: AuthServerMetadata, *, secret: bool) -> AuthMethod:
@@ -108,8 +110,13 @@ async def register(
         application_type=application_type,
     )
     try:
-        response = await http.post(
-            url, json=body, headers={"Accept": "application/json"}
+        response = await fetch(
+            http,
+            "POST",
+            url,
+            limit=_MAX_ANSWER,
+            json=body,
+            headers={"Accept": "application/json"},
         )
     except httpx.HTTPError as exc:
         raise AuthorizationError(f"cannot reach {url} to register: {exc}") from None

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from runtime.errors import AuthorizationError
 
+from .bounded import fetch
 from .store import ClientInfo, Tokens
 from .wire import AuthServerMetadata, TokenAnswer
 
@@ -59,12 +60,14 @@ async def _post(
     body, headers = authenticate_client(client, form)
     url = metadata.token_endpoint
     try:
-        response = await http.post(url, data=body, headers=headers)
+        response = await fetch(
+            http, "POST", url, limit=_MAX_ANSWER, data=body, headers=headers
+        )
     except httpx.HTTPError as exc:
         raise AuthorizationError(
             f"cannot reach the token endpoint {url}: {exc}"
         ) from None
-    content = response.content[:_MAX_ANSWER]
+    content = response.content
     if response.status_code != 200:
         try:
             error: Any = response.json()

@@ -17,8 +17,11 @@ Each refusal is one line. The authorization server is the test kit's
 from __future__ import annotations
 
 import contextlib
+import http.server
 import io
-from collections.abc import AsyncIterator
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -249,3 +252,70 @@ async def test_only_wrong_states_end_in_the_login_timeout() -> None:
         message = await refused(url, oauth)
         assert issuer.token_requests == []
     assert message == "no authorization came back within 2 s"
+
+
+# --- answers bounded as a whole ------------------------------------------------------
+
+
+class _Hostile(http.server.BaseHTTPRequestHandler):
+    """``/trickle``: a byte every 50 ms, never quiet for a network step's
+    timeout; anything else: an endless body. Counts what it wrote."""
+
+    written = 0
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        trickle = self.path.startswith("/trickle")
+        chunk = b" " if trickle else b" " * 65536
+        with contextlib.suppress(OSError):
+            while True:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                type(self).written += len(chunk)
+                if trickle:
+                    time.sleep(0.05)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def hostile_documents() -> Iterator[str]:
+    _Hostile.written = 0
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile) as server:
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+
+
+async def test_a_metadata_document_that_trickles_is_cut_at_the_timeout() -> None:
+    from bridge.client.oauth.discovery import resource_metadata
+
+    with hostile_documents() as base:
+        async with httpx.AsyncClient(timeout=0.5) as client:
+            with trio.fail_after(10), pytest.raises(AuthorizationError) as caught:
+                await resource_metadata(client, f"{base}/trickle", f"{base}/mcp")
+    assert str(caught.value) == (
+        f"cannot fetch {base}/trickle: no whole answer within 0.5 s"
+    )
+
+
+async def test_an_endless_metadata_document_is_not_read_past_its_limit() -> None:
+    from bridge.client.oauth.discovery import resource_metadata
+
+    with hostile_documents() as base:
+        async with httpx.AsyncClient(timeout=5) as client:
+            with trio.fail_after(10):
+                # Every URL tried (the challenge's, then the well-known ones)
+                # is endless: none is a document, so the server has none.
+                found = await resource_metadata(
+                    client, f"{base}/endless", f"{base}/mcp"
+                )
+    assert found is None
+    # 256 KiB read per URL, three URLs; the rest is what the sockets buffered.
+    assert _Hostile.written < 16 * 1024 * 1024

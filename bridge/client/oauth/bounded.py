@@ -1,0 +1,74 @@
+"""Every request to an authorization server, bounded as a whole.
+
+An httpx timeout bounds each network step, not the request: a server that
+sends a byte every 29 s holds a 30 s client for as long as it likes, and
+``response.content`` reads a body of any size into memory. The documents
+this flow fetches come from servers the MCP server names (its resource
+metadata URL, the issuer it lists), so a hostile server could do either.
+:func:`fetch` gives the whole exchange the client's timeout (``OAuth(timeout=)``,
+the same number httpx gets per step) and stops reading past ``limit`` bytes.
+Every GET and POST of this package goes through it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import httpx
+import trio
+
+__all__ = ["AnswerTooLarge", "fetch"]
+
+_WIRE_ONLY = (b"content-encoding", b"content-length", b"transfer-encoding")
+
+
+class AnswerTooLarge(httpx.HTTPError):
+    """The answer's body was longer than the caller reads."""
+
+
+async def fetch(
+    http: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    limit: int,
+    follow_redirects: bool = False,
+    **options: Any,
+) -> httpx.Response:
+    """The answer to one request, its body read whole: within the client's
+    timeout for the whole exchange, and at most ``limit`` bytes.
+
+    Raises:
+        httpx.TimeoutException: no whole answer within the timeout.
+        AnswerTooLarge: the body was longer than ``limit`` bytes.
+        httpx.HTTPError: the request failed otherwise.
+    """
+    timeouts = (http.timeout.connect, http.timeout.read, http.timeout.write)
+    deadline = max((t for t in timeouts if t is not None), default=math.inf)
+    request = http.build_request(method, url, **options)
+    with trio.move_on_after(deadline):
+        response = await http.send(
+            request, stream=True, follow_redirects=follow_redirects
+        )
+        try:
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > limit:
+                    raise AnswerTooLarge(f"an answer over {limit // 1024} KiB")
+        finally:
+            await response.aclose()
+        # The body is decoded already: the new response must not decode it
+        # again, nor claim the length it had on the wire.
+        headers = [
+            (name, value)
+            for name, value in response.headers.raw
+            if name.lower() not in _WIRE_ONLY
+        ]
+        return httpx.Response(
+            response.status_code, headers=headers, content=bytes(body), request=request
+        )
+    raise httpx.TimeoutException(
+        f"no whole answer within {deadline:g} s", request=request
+    )
