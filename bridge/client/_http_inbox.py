@@ -31,10 +31,11 @@ from bridge.jsonrpc.messages import (
     coerce_id,
     parse,
 )
-from bridge.transports.sse import SseEvent, SseParser
+from bridge.transports.sse import SseEvent, SseEventTooLarge, SseParser
+from runtime.errors import RemoteProtocolError
 
 from ._http_state import ConnectionState
-from ._http_wire import chunks, is_sse, read_body
+from ._http_wire import MAX_MESSAGE, chunks, is_sse, read_message
 
 __all__ = ["Cursor", "Exchange", "Inbox", "private_answer"]
 
@@ -70,17 +71,24 @@ class Inbox:
         state: told the results of the requests it follows (``tools/list``).
     """
 
-    def __init__(self, url: str, state: ConnectionState) -> None:
+    def __init__(
+        self, url: str, state: ConnectionState, *, max_message: int = MAX_MESSAGE
+    ) -> None:
         self.url = url
         self.state = state
+        self.max_message = max_message
         self.send_channel, self.receive_channel = trio.open_memory_channel[bytes](64)
         self.exchanges: dict[RequestId, Exchange] = {}
 
     async def read(
         self, response: httpx.Response, exchange: Exchange | None, cursor: Cursor
     ) -> Cursor:
-        """Deliver a stream's messages until it ends or answers ``exchange``."""
-        parser = SseParser()
+        """Deliver a stream's messages until it ends or answers ``exchange``.
+
+        Raises:
+            RemoteProtocolError: an event over ``max_message``.
+        """
+        parser = SseParser(max_event=self.max_message)
         try:
             async with chunks(response) as pieces:
                 async for chunk in pieces:
@@ -89,6 +97,10 @@ class Inbox:
                             return cursor
         except httpx.TransportError as exc:  # dropped: the caller may resume
             log.debug("an SSE stream from %s dropped: %s", self.url, exc)
+        except SseEventTooLarge as exc:
+            raise RemoteProtocolError(
+                f"the SSE stream from {self.url} sent {exc} (the client's max_message)"
+            ) from None
         return cursor
 
     async def _on_event(
@@ -128,18 +140,30 @@ class Inbox:
 
 
 async def private_answer(
-    response: httpx.Response, request_id: RequestId
+    response: httpx.Response, request_id: RequestId, max_message: int = MAX_MESSAGE
 ) -> Response | ErrorResponse | None:
     """The response to our renewal ``initialize``, kept from the session
-    (which never sent that request); anything else on its stream is dropped."""
+    (which never sent that request); anything else on its stream is dropped.
+
+    Raises:
+        RemoteProtocolError: a message over ``max_message``.
+    """
     if not (response.status_code == 200 and is_sse(response)):
-        body = await read_body(response)
-        message = parse(body) if response.is_success and body.strip() else None
+        if not response.is_success:
+            return None
+        body = await read_message(response, "the renewal", max_message)
+        message = parse(body) if body.strip() else None
         return message if isinstance(message, Response | ErrorResponse) else None
-    parser = SseParser()
+    parser = SseParser(max_event=max_message)
     async with chunks(response) as pieces:
         async for chunk in pieces:
-            for event in parser.feed(chunk):
+            try:
+                events = parser.feed(chunk)
+            except SseEventTooLarge as exc:
+                raise RemoteProtocolError(
+                    f"the renewal's SSE stream sent {exc} (the client's max_message)"
+                ) from None
+            for event in events:
                 message = parse(event.data.encode()) if event.data else None
                 if (
                     isinstance(message, Response | ErrorResponse)

@@ -31,12 +31,16 @@ __all__ = [
     "is_sse",
     "open_response",
     "read_body",
+    "read_message",
     "status_error",
 ]
 
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
 MAX_ERROR_BODY: Final = 64 * 1024
+MAX_MESSAGE: Final = 16 * 1024 * 1024
+"""The largest message the client reads by default: a JSON answer's body, or
+one SSE event (as a stdio line is bounded, :mod:`bridge.transports.stdio`)."""
 TRANSIENT: Final = frozenset({502, 503, 504})
 """Statuses that say "not now": a balancer with no worker up, a server busy."""
 
@@ -120,6 +124,24 @@ async def read_body(response: httpx.Response) -> bytes:
             if len(body) > MAX_ERROR_BODY:
                 break
     return bytes(body[:MAX_ERROR_BODY])
+
+
+async def read_message(response: httpx.Response, what: str, limit: int) -> bytes:
+    """The whole body of an answer that holds a message, up to ``limit`` bytes.
+
+    Raises:
+        RemoteProtocolError: the body is longer (reading stops there).
+    """
+    body = bytearray()
+    async with chunks(response) as pieces:
+        async for piece in pieces:
+            body += piece
+            if len(body) > limit:
+                raise RemoteProtocolError(
+                    f"{what} answered a message over {limit:,} bytes "
+                    f"(the client's max_message)"
+                )
+    return bytes(body)
 
 
 def status_error(

@@ -66,7 +66,16 @@ from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
 
 from ._http_inbox import Cursor, Exchange, Inbox, private_answer, why
 from ._http_state import ConnectionState, is_cancel
-from ._http_wire import TRANSIENT, again, is_sse, open_response, read_body, status_error
+from ._http_wire import (
+    MAX_MESSAGE,
+    TRANSIENT,
+    again,
+    is_sse,
+    open_response,
+    read_body,
+    read_message,
+    status_error,
+)
 from .oauth.flow import OAuthSession
 
 __all__ = ["HttpClientTransport", "http_transport"]
@@ -97,16 +106,18 @@ class HttpClientTransport:
         max_resumes: int,
         timeout: float,
         auth: OAuthSession | None = None,
+        max_message: int = MAX_MESSAGE,
     ) -> None:
         self.url = url
         self._auth = auth
+        self._max_message = max_message
         self.state = ConnectionState(headers)
         self._http = http
         self._nursery = nursery
         self._retry = retry
         self._max_resumes = max_resumes
         self._timeout = timeout
-        self._inbox = Inbox(url, self.state)
+        self._inbox = Inbox(url, self.state, max_message=max_message)
         self._closed = False
         self._handshake: Request | None = None  # to renew an expired session
         self._renewing = trio.Lock()
@@ -169,7 +180,13 @@ class HttpClientTransport:
                 self.state.session_id = response.headers.get("mcp-session-id")
             if response.status_code == 200 and is_sse(response):
                 return await self._inbox.read(response, exchange, Cursor())
-            body = await read_body(response)
+            body = (
+                await read_message(
+                    response, f"POST {self.url} ({request.method})", self._max_message
+                )
+                if response.is_success
+                else await read_body(response)
+            )
         if renew and self._expired(response, sent_in):
             await self._renew(sent_in)
             return await self._post_request(request, exchange, renew=False)
@@ -217,7 +234,7 @@ class HttpClientTransport:
             headers = self.state.post_headers(handshake)
             async with self._open("POST", headers, dumps(handshake)) as response:
                 self.state.session_id = response.headers.get("mcp-session-id")
-                answer = await private_answer(response, handshake.id)
+                answer = await private_answer(response, handshake.id, self._max_message)
             if not isinstance(answer, Response):
                 self.state.session_id = None
                 raise BrokenSessionError(
@@ -377,6 +394,7 @@ async def http_transport(
     max_resumes: int = 5,
     client: httpx.AsyncClient | None = None,
     auth: OAuthSession | None = None,
+    max_message: int = MAX_MESSAGE,
 ) -> AsyncGenerator[HttpClientTransport]:
     """A Streamable HTTP transport to the MCP endpoint ``url``, for the block.
 
@@ -395,6 +413,9 @@ async def http_transport(
         client: an httpx client to use (it is not closed); by default one is
             made with no connection limit (every open stream holds one).
         auth: authorizes every request (see the module doc).
+        max_message: the largest message read, in bytes: a JSON answer's
+            body or one SSE event (16 MiB, as a stdio line); a longer one
+            fails its request with ``RemoteProtocolError``.
     """
     failure: Exception | None = None
     async with contextlib.AsyncExitStack() as stack:
@@ -415,6 +436,7 @@ async def http_transport(
             max_resumes=max_resumes,
             timeout=timeout,
             auth=auth,
+            max_message=max_message,
         )
         try:
             yield transport

@@ -18,7 +18,7 @@ from typing import final
 
 import attrs
 
-__all__ = ["SseEvent", "SseParser", "encode"]
+__all__ = ["SseEvent", "SseEventTooLarge", "SseParser", "encode"]
 
 
 @final
@@ -73,13 +73,21 @@ def encode(
 _LINE_END = re.compile("\r\n|\r|\n")
 
 
+class SseEventTooLarge(ValueError):
+    """An event (or an unfinished line) longer than the parser reads."""
+
+
 @final
 class SseParser:
     """Incremental ``text/event-stream`` parser: ``feed`` bytes, get events."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_event: int | None = None) -> None:
         # A chunk may end inside a multi-byte UTF-8 character.
         self._decoder = codecs.getincrementaldecoder("utf-8")()
+        # Characters of one event (its lines so far), at most: a peer that
+        # sends one endless event or line must not fill the memory.
+        self._max_event = max_event
+        self._size = 0
         self._pending = ""
         self._cr = False
         self._data: list[str] = []
@@ -104,6 +112,11 @@ class SseParser:
         events: list[SseEvent] = []
         for line in lines:
             self._line(line, events)
+        if (
+            self._max_event is not None
+            and self._size + len(self._pending) > self._max_event
+        ):
+            raise SseEventTooLarge(f"an SSE event over {self._max_event:,} characters")
         return events
 
     def _line(self, line: str, events: list[SseEvent]) -> None:
@@ -115,6 +128,9 @@ class SseParser:
         name, _, value = line.partition(":")
         value = value.removeprefix(" ")
         self._has_fields = True
+        self._size += len(line)
+        if self._max_event is not None and self._size > self._max_event:
+            raise SseEventTooLarge(f"an SSE event over {self._max_event:,} characters")
         if name == "data":
             self._data.append(value)
         elif name == "event":
@@ -138,3 +154,4 @@ class SseParser:
         # see exactly which events carried one.
         self._data, self._event, self._id, self._retry = [], None, None, None
         self._has_fields = False
+        self._size = 0

@@ -24,7 +24,7 @@ from bridge.client.http import HttpClientTransport, http_transport
 from bridge.server import Server
 from bridge.transports.http import HttpLimits
 from runtime import Context, Op, tool
-from runtime.errors import RequestTimeout
+from runtime.errors import RemoteProtocolError, RequestTimeout
 from runtime.lowlevel import ElicitationRequest, ElicitReply
 from tests.bridge.client.test_client import Accepting, ScriptedModel, our_server
 from tests.bridge.http_kit import JSON_HEADERS, served
@@ -205,3 +205,43 @@ async def test_a_timeout_cancels_the_call_on_the_server() -> None:
                 await client.session.request("tools/call", params, timeout=0.3)
             await trio.testing.wait_all_tasks_blocked(cushion=0.05)
             assert "http-client-timeout" in http_tools.CLEANED
+
+
+@tool
+def long_text(size: int) -> str:
+    """A text of ``size`` characters."""
+    return "x" * size
+
+
+@pytest.mark.parametrize("stream", ["when-needed", "always"])
+async def test_a_large_result_arrives_whole(era: str, stream: str) -> None:
+    # Plain JSON answers were read as if error pages, at most 64 KiB: any
+    # result over ~32 KiB of text failed ("answered HTTP 200 without the
+    # response to the request"). 3 MB of text is 6 MB of JSON with its
+    # structured copy.
+    limits = HttpLimits(stream_responses=stream)  # type: ignore[arg-type]
+    server = Server([long_text], name="big")
+    with trio.fail_after(30):
+        async with over_http(server, era, limits) as (client, _):
+            result = await client.call_tool("long_text", {"size": 3_000_000})
+    assert not result.is_error
+    assert result.text == "x" * 3_000_000
+
+
+@pytest.mark.parametrize("stream", ["when-needed", "always"])
+async def test_a_message_over_max_message_fails_its_call_in_one_line(
+    era: str, stream: str
+) -> None:
+    limits = HttpLimits(stream_responses=stream)  # type: ignore[arg-type]
+    server = Server([long_text], name="big")
+    with trio.fail_after(30):
+        async with (
+            served(server, limits=limits) as url,
+            http_transport(url, max_message=100_000) as transport,
+            Client.connect(transport, era=era) as client,  # type: ignore[arg-type]
+        ):
+            assert (await client.call_tool("long_text", {"size": 10_000})).text
+            with pytest.raises(RemoteProtocolError) as caught:
+                await client.call_tool("long_text", {"size": 200_000})
+    assert "over 100,000 " in str(caught.value)
+    assert "(the client's max_message)" in str(caught.value)

@@ -36,7 +36,7 @@ from bridge.transports.http.events import (
     parse_event_id,
 )
 from bridge.transports.http.guard import Guard, Rejection, accepts, json_content_type
-from bridge.transports.sse import SseEvent, SseParser, encode
+from bridge.transports.sse import SseEvent, SseEventTooLarge, SseParser, encode
 
 # --- SSE ------------------------------------------------------------------------------
 
@@ -160,6 +160,31 @@ async def test_ending_a_response_sends_a_held_priming_event_first() -> None:
 def test_the_parser_skips_comments_and_understands_every_line_ending() -> None:
     stream = b": keep-alive\r\nid: 7\revent: message\r\ndata: a\ndata:b\n\n"
     assert SseParser().feed(stream) == [SseEvent("a\nb", "message", "7")]
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        b"data: " + b"x" * 100,  # one line that never ends, in one chunk
+        b"data: x\n" * 40,  # an event of many lines that never ends
+    ],
+    ids=["endless-line", "endless-event"],
+)
+def test_an_event_over_max_event_is_refused_however_it_comes(wire: bytes) -> None:
+    parser = SseParser(max_event=64)
+
+    def feed_all() -> None:
+        for start in range(0, len(wire), 7):
+            parser.feed(wire[start : start + 7])
+
+    with pytest.raises(SseEventTooLarge, match="over 64 characters"):
+        feed_all()
+
+
+def test_max_event_counts_each_event_afresh() -> None:
+    parser = SseParser(max_event=64)
+    events = [e for _ in range(100) for e in parser.feed(encode("y" * 40, id="1"))]
+    assert [e.data for e in events] == ["y" * 40] * 100
 
 
 @pytest.mark.parametrize("bad", ["a\nb", "a\rb", "a\0"])
