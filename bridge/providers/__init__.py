@@ -22,6 +22,7 @@ from ._apis import ollama_api as ollama_api
 from ._apis import openai_chat_api as openai_chat_api
 from ._apis import openai_responses_api as openai_responses_api
 from ._http import DEFAULT_DEADLINE as DEFAULT_DEADLINE
+from ._http import MAX_ANSWER as MAX_ANSWER
 from ._http import HttpProvider as HttpProvider
 from ._http import Provider as Provider
 from ._http import Retry as Retry
@@ -37,6 +38,7 @@ __all__ = [
     "PREFIXES",
     "Api",
     "HttpProvider",
+    "MAX_ANSWER",
     "OfflineModel",
     "Provider",
     "Retry",

@@ -11,6 +11,7 @@ do) and does not choose a provider (``_spec`` does).
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import html
 import json
@@ -18,7 +19,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any, ClassVar, Protocol, cast, final
 
@@ -34,11 +35,15 @@ from runtime.requests import SamplingRequest
 
 from ._apis import Accumulator, Api
 
-__all__ = ["DEFAULT_DEADLINE", "HttpProvider", "Provider", "Retry"]
+__all__ = ["DEFAULT_DEADLINE", "MAX_ANSWER", "HttpProvider", "Provider", "Retry"]
 
 logger = logging.getLogger("yieldmcp.providers")
 
 _MAX_RETRY_AFTER = 60.0
+
+MAX_ANSWER = 32 * 1024 * 1024
+"""Bytes of one answer read at most (whole or streamed, or an error page):
+past it the request fails with :class:`ProviderError`, and is not retried."""
 
 DEFAULT_DEADLINE = 600.0
 """Seconds one sample's whole answer may take by default, every try and
@@ -82,13 +87,50 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class _TooLarge(httpx.StreamError):
+    """An answer longer than ``max_answer``."""
+
+
+@final
+class _Bounded(httpx.AsyncByteStream):
+    """A response's byte stream that stops past ``limit`` bytes."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        read = 0
+        pieces = aiter(self._inner)
+        async for chunk in pieces:
+            read += len(chunk)
+            if read > self._limit:
+                break
+            yield chunk
+        else:
+            return
+        # httpx reads through a chain of async generators: one more read
+        # under a cancelled scope unwinds them all, rather than leaving them
+        # to the garbage collector (as bridge.client's chunks() does).
+        with trio.CancelScope() as unwind:
+            unwind.cancel()
+            with contextlib.suppress(httpx.TransportError):
+                async for _ in pieces:
+                    pass
+        raise _TooLarge(f"over {self._limit} bytes")
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 @final
 @attrs.frozen(kw_only=True)
 class HttpProvider:
     """A :class:`Provider` speaking one provider API over HTTP.
 
-    ``timeout`` bounds each network step (connecting, each read), and
-    ``deadline`` the whole answer (None: no bound). ``client`` lets callers
+    ``timeout`` bounds each network step (connecting, each read),
+    ``deadline`` the whole answer (None: no bound), and ``max_answer`` its
+    size in bytes. ``client`` lets callers
     share a connection pool (they then close it); otherwise each call opens
     and closes its own. ``sleep`` waits between retries (tests pass a
     recorder). ``api_key`` is never shown in ``repr``.
@@ -103,6 +145,7 @@ class HttpProvider:
     stream: bool = False
     timeout: float = 60.0
     deadline: float | None = DEFAULT_DEADLINE
+    max_answer: int = MAX_ANSWER
     retry: Retry = Retry()
     client: httpx.AsyncClient | None = attrs.field(default=None, repr=False, eq=False)
     sleep: Callable[[float], Awaitable[None]] = attrs.field(
@@ -169,6 +212,10 @@ class HttpProvider:
             async with client.stream(
                 "POST", url, json=body, headers=headers, timeout=self.timeout
             ) as response:
+                # Every read below (whole, streamed, an error page) pulls
+                # from this stream: the answer's size is bounded here once.
+                raw = cast("httpx.AsyncByteStream", response.stream)
+                response.stream = _Bounded(raw, self.max_answer)
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._status_error(response)
@@ -176,6 +223,11 @@ class HttpProvider:
                     return await self._read_stream(response, structured)
                 await response.aread()
                 return self.api.decode(self._json(response.content), structured)
+        except _TooLarge:
+            raise ProviderError(
+                f"an answer over {self.max_answer:,} bytes from {self._redact(url)}",
+                provider=self.api.name,
+            ) from None
         except httpx.TimeoutException:
             error = ProviderTimeout(
                 f"no answer within {self.timeout}s from {self._redact(url)}",

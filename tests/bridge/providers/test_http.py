@@ -215,6 +215,32 @@ async def test_a_provider_that_trickles_is_cut_at_the_deadline(
     assert len(fake.seen) == 1  # cut mid-answer: no retry past the deadline
 
 
+@pytest.mark.parametrize("kind", ["whole", "stream", "error-page"])
+@pytest.mark.parametrize("name", PROVIDERS)
+async def test_an_answer_over_max_answer_is_refused_unread(
+    name: str, kind: str, fake: FakeProvider
+) -> None:
+    # An endless body (a proxy gone wrong) was read into memory whole.
+    if kind == "stream":
+        reply = stream_reply(name, "stream_text")
+        reply.body *= 500
+    else:
+        reply = Reply(
+            status=500 if kind == "error-page" else 200,
+            body=b"<html>" + b"x" * 300_000,
+            content_type="text/html" if kind == "error-page" else "application/json",
+        )
+    reply.chunk_size = 65536
+    fake.script += [reply, reply]
+    bounded = attrs.evolve(
+        provider(name, fake, stream=kind == "stream", retries=1), max_answer=100_000
+    )
+    with trio.fail_after(10), pytest.raises(ProviderError) as caught:
+        await bounded.complete(CASES["text"])
+    assert "an answer over 100,000 bytes from " in str(caught.value)
+    assert len(fake.seen) == 1  # not retried
+
+
 @pytest.mark.parametrize("name", PROVIDERS)
 async def test_a_stream_that_ends_early_raises_remote_protocol_error(
     name: str, fake: FakeProvider
