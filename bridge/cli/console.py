@@ -239,11 +239,12 @@ async def _list(client: Any, out: TextIO, *, json_output: bool = False) -> int:
     templates: list[Any] = []
     prompts: list[Any] = []
     if "resources" in offered:
-        resources = (await client.request("resources/list")).get("resources", [])
-        listed = await client.request("resources/templates/list")
-        templates = listed.get("resourceTemplates", [])
+        resources = await client.list_all("resources/list", "resources")
+        templates = await client.list_all(
+            "resources/templates/list", "resourceTemplates"
+        )
     if "prompts" in offered:
-        prompts = (await client.request("prompts/list")).get("prompts", [])
+        prompts = await client.list_all("prompts/list", "prompts")
     tools: list[Any] = await client.list_tools() if "tools" in offered else []
     if json_output:
         listing = offer_json(tools, resources, templates, prompts)

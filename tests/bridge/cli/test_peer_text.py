@@ -274,3 +274,22 @@ def test_a_warning_naming_the_servers_arguments_is_one_short_clean_line(
     [warning] = [line for line in err.splitlines() if "has no argument nope" in line]
     assert warning.endswith(" and 29 more")  # 12 of the 41 names, each cut
     assert len(warning) < 1000
+
+
+@pytest.mark.parametrize(
+    "pages", [["--endless-pages"], ["--endless-pages", "--new-cursors"]]
+)
+async def test_a_list_with_endless_pages_is_read_a_bounded_number_of_times(
+    pages: list[str],
+) -> None:
+    # A server whose tools/list always names a next page, looping or with a
+    # new cursor each time: the list ends (a loop read once round, new
+    # cursors for at most 100 pages).
+    from bridge.client import connect
+
+    with trio.fail_after(60):
+        async with connect(
+            [sys.executable, str(hostile_server.__file__), *pages]
+        ) as client:
+            tools = await client.list_tools()
+    assert len(tools) == (2 if len(pages) == 1 else 100)

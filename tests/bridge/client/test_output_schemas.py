@@ -92,10 +92,15 @@ async def test_a_tool_changed_since_it_was_listed_is_checked_against_its_new_sch
         await liar.call_tool("weather")
 
 
-async def test_list_tools_fills_the_cache(liar: Client) -> None:
-    await liar.list_tools()
+async def test_list_tools_reads_every_page_and_fills_the_cache(liar: Client) -> None:
+    # It read the first page only: four of the seven tools were missing
+    # from `yieldmcp call SERVER`, and from did-you-mean.
+    names = [tool["name"] for tool in await liar.list_tools()]
+    assert names == [
+        "weather", "forecast", "honest", "silent", "untyped", "renew", "reshape",
+    ]  # fmt: skip
     called = await liar.call_tool("honest")
-    assert called.text == "lists: 1"
+    assert called.text == "lists: 3"  # its three pages, and none for the call
 
 
 @pytest.mark.parametrize("era", ERAS)
