@@ -44,8 +44,8 @@ def run_client(*args: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def check(out: dict[str, Any], version: str) -> None:
-    assert out["version"] == version
+def check(out: dict[str, Any], *versions: str) -> None:
+    assert out["version"] in versions
     # Both listings: the AI SDK's tool set (for generateText) and the raw one.
     assert {"chatty", "confirm"} <= set(out["tools"])
     assert out["tools"] == out["listed"]
@@ -57,7 +57,11 @@ def check(out: dict[str, Any], version: str) -> None:
 
 
 def test_over_stdio() -> None:
-    check(run_client("stdio", *SERVE), "2026-07-28")
+    # 2026-07-28 when our server answers server/discover within the AI
+    # SDK's 1 s of its spawn; on a machine loaded past that (this suite's
+    # four workers on two cores), it falls back to initialize, and must
+    # still work: the test below makes that happen on purpose.
+    check(run_client("stdio", *SERVE), "2026-07-28", "2025-11-25")
 
 
 def test_over_streamable_http() -> None:
