@@ -63,10 +63,22 @@ async def retry_params(
     *,
     gone: trio.Event,
 ) -> dict[str, Any]:
-    """The retry of ``params`` answering ``result``'s ``inputRequests``."""
+    """The retry of ``params`` answering ``result``'s ``inputRequests``.
+
+    Raises:
+        RemoteProtocolError: a malformed round, or one asking more than
+            ``max_questions`` (each may cost a model call or the user's time:
+            none is answered): ``answers.max_questions``.
+    """
     requests: Any = result.get("inputRequests") or {}
     if not isinstance(requests, dict):
         raise RemoteProtocolError("inputRequests must be an object")
+    asked = len(cast(dict[str, Any], requests))
+    if asked > answers.max_questions:
+        raise RemoteProtocolError(
+            f"the server asked {asked} questions in one round; the client "
+            f"answers at most {answers.max_questions} (max_questions)"
+        )
     responses: dict[str, Any] = {}
     for key, entry in cast(dict[str, Any], requests).items():
         item = cast(dict[str, Any], entry) if isinstance(entry, dict) else {}

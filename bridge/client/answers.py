@@ -83,6 +83,8 @@ class Answers:
         elicitation: answers elicitation; ``None`` declares no elicitation.
         roots: the roots to expose; ``None`` declares no roots.
         on_log: called with (level, data, logger) for server log messages.
+        max_questions: the most questions of one 2026-07-28 round (its
+            ``inputRequests``, a call's or a task's) answered at all.
     """
 
     def __init__(
@@ -92,11 +94,13 @@ class Answers:
         elicitation: ElicitationHandler | None,
         roots: Sequence[Root] | None,
         on_log: LogCallback | None,
+        max_questions: int = 64,
     ) -> None:
         self.sampler = sampler
         self.elicitation = elicitation
         self.roots = roots
         self.on_log = on_log
+        self.max_questions = max_questions
         self.progress: dict[str | int, ProgressCallback] = {}
         self.on_tools_changed: Callable[[], None] | None = None
 

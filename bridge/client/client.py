@@ -117,6 +117,8 @@ class Client:
         log_level: the minimum level to ask the server for.
         client_info: this client's ``clientInfo``.
         max_rounds: cap on 2026-07-28 ``input_required`` rounds per call.
+        max_questions: cap on the questions (``inputRequests``) of one such
+            round: a server asking more gets none answered.
         connect_timeout: seconds each handshake request may wait for its
             reply (``server/discover``, ``initialize``); ``None``: no limit.
         validate_output: check each result's ``structuredContent`` against
@@ -134,11 +136,16 @@ class Client:
         log_level: str | None = "info",
         client_info: Mapping[str, Any] | None = None,
         max_rounds: int = 100,
+        max_questions: int = 64,
         connect_timeout: float | None = 10.0,
         validate_output: bool = True,
     ) -> None:
         self.answers = Answers(
-            sampler=sampler, elicitation=elicitation, roots=roots, on_log=on_log
+            sampler=sampler,
+            elicitation=elicitation,
+            roots=roots,
+            on_log=on_log,
+            max_questions=max_questions,
         )
         self.outputs = OutputSchemas() if validate_output else None
         if self.outputs is not None:

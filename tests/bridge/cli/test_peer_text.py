@@ -293,3 +293,32 @@ async def test_a_list_with_endless_pages_is_read_a_bounded_number_of_times(
         ) as client:
             tools = await client.list_tools()
     assert len(tools) == (2 if len(pages) == 1 else 100)
+
+
+async def test_a_round_of_a_thousand_questions_is_refused_unanswered() -> None:
+    # Each question may be a model call the user pays for: a server asking
+    # more than max_questions in one round gets none answered.
+    from bridge.client import connect
+    from runtime.errors import RemoteProtocolError
+
+    class Counting:
+        supports_tools = False
+        asked = 0
+
+        async def complete(self, request: object) -> object:
+            Counting.asked += 1
+            raise AssertionError("no question of the round may be answered")
+
+    with trio.fail_after(60):
+        async with connect(
+            [sys.executable, str(hostile_server.__file__)],
+            era="2026-07-28",
+            sampler=Counting(),
+        ) as client:
+            with pytest.raises(RemoteProtocolError) as caught:
+                await client.call_tool("flood")
+    assert str(caught.value) == (
+        "the server asked 1000 questions in one round; the client answers at most "
+        "64 (max_questions)"
+    )
+    assert Counting.asked == 0
