@@ -74,6 +74,11 @@ async def _maybe(value: Awaitable[None] | None) -> None:
         await value
 
 
+_BUSY: Final = -32000
+"""The code of a question refused for being one too many, as a busy server
+refuses a request (the implementation-defined range of JSON-RPC)."""
+
+
 @final
 class Answers:
     """Answers a server's requests with what the client was given.
@@ -101,6 +106,7 @@ class Answers:
         self.roots = roots
         self.on_log = on_log
         self.max_questions = max_questions
+        self._open = 0  # live questions being answered now
         self.progress: dict[str | int, ProgressCallback] = {}
         self.on_tools_changed: Callable[[], None] | None = None
 
@@ -120,7 +126,20 @@ class Answers:
     async def handle_request(self, request: Request, session: Session) -> Any:
         if request.method == "ping":
             return {}
-        return await self.answer(request.method, request.params or {}, LEGACY)
+        # A 2025-11-25 server asks live, as many at once as it likes: past
+        # max_questions open at once, a question is refused, not queued (each
+        # may be a model call the user pays for).
+        if self._open >= self.max_questions:
+            raise RequestError(
+                _BUSY,
+                f"Client busy: it answers at most {self.max_questions} "
+                f"questions at once (max_questions); try again later",
+            )
+        self._open += 1
+        try:
+            return await self.answer(request.method, request.params or {}, LEGACY)
+        finally:
+            self._open -= 1
 
     async def handle_notification(
         self, notification: Notification, session: Session

@@ -322,3 +322,24 @@ async def test_a_round_of_a_thousand_questions_is_refused_unanswered() -> None:
         "64 (max_questions)"
     )
     assert Counting.asked == 0
+
+
+async def test_live_questions_past_max_questions_at_once_are_refused() -> None:
+    # 2025-11-25: the server sends a hundred samples without waiting.
+    from bridge.client import connect
+    from runtime import Text
+    from runtime.lowlevel import SampleReply
+
+    class Slow:
+        supports_tools = False
+
+        async def complete(self, request: object) -> SampleReply:
+            await trio.sleep(0.5)  # all hundred arrive while these are open
+            return SampleReply(content=(Text("ok"),), model="slow")
+
+    with trio.fail_after(60):
+        async with connect(
+            [sys.executable, str(hostile_server.__file__)], era="legacy", sampler=Slow()
+        ) as client:
+            result = await client.call_tool("flood")
+    assert result.text == "answered 64, refused 36"
