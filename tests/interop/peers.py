@@ -11,6 +11,7 @@ installs them, so a skip there would hide a broken interop line.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -18,6 +19,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,41 +63,61 @@ def node() -> str:
     return str(found)
 
 
-def ts_sdk_modules() -> str:
-    """The node_modules directory holding @modelcontextprotocol/sdk."""
-    default = _cache() / f"ts-sdk-{TS_SDK_VERSION}/node_modules"
-    found = Path(os.environ.get("YIELDMCP_TS_SDK_MODULES") or default)
-    if not (found / "@modelcontextprotocol/sdk/package.json").is_file():
-        _missing(f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}")
+def run_node(*args: str, timeout: float = 90) -> dict[str, Any]:
+    """``node ARGS`` (a peer script that prints one JSON object last), which
+    must succeed; that object."""
+    done = subprocess.run(
+        [node(), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _node_modules(cached: str, variable: str, *packages: str) -> str:
+    """The node_modules directory .ci/install-interop made as ``cached``
+    (or ``$variable``), once each of ``packages`` is there."""
+    default = _cache() / cached / "node_modules"
+    found = Path(os.environ.get(variable) or default)
+    for package in packages:
+        if not (found / package / "package.json").is_file():
+            _missing(f"{package} (in {found})")
     return str(found)
+
+
+def ts_sdk_modules() -> str:
+    """The node_modules directory holding @modelcontextprotocol/sdk (v1)."""
+    return _node_modules(
+        f"ts-sdk-{TS_SDK_VERSION}",
+        "YIELDMCP_TS_SDK_MODULES",
+        "@modelcontextprotocol/sdk",
+    )
 
 
 def ts_client_modules() -> str:
     """The node_modules directory holding @modelcontextprotocol/client (v2)."""
-    default = _cache() / f"ts-client-{TS_CLIENT_VERSION}/node_modules"
-    found = Path(os.environ.get("YIELDMCP_TS_CLIENT_MODULES") or default)
-    if not (found / "@modelcontextprotocol/client/package.json").is_file():
-        _missing(f"@modelcontextprotocol/client@{TS_CLIENT_VERSION}")
-    return str(found)
+    return _node_modules(
+        f"ts-client-{TS_CLIENT_VERSION}",
+        "YIELDMCP_TS_CLIENT_MODULES",
+        "@modelcontextprotocol/client",
+    )
 
 
 def ts_server_modules() -> str:
-    """The node_modules directory holding @modelcontextprotocol/server (v2)."""
-    default = _cache() / f"ts-server-{TS_SERVER_VERSION}/node_modules"
-    found = Path(os.environ.get("YIELDMCP_TS_SERVER_MODULES") or default)
-    for package in ("server", "node"):
-        if not (found / f"@modelcontextprotocol/{package}/package.json").is_file():
-            _missing(f"@modelcontextprotocol/{package} (v2, in {found})")
-    return str(found)
+    """The node_modules directory holding @modelcontextprotocol/server (v2)
+    and its node:http adapter."""
+    return _node_modules(
+        f"ts-server-{TS_SERVER_VERSION}",
+        "YIELDMCP_TS_SERVER_MODULES",
+        "@modelcontextprotocol/server",
+        "@modelcontextprotocol/node",
+    )
 
 
 def ai_sdk_modules() -> str:
     """The node_modules directory holding @ai-sdk/mcp."""
-    default = _cache() / f"ai-sdk-mcp-{AI_SDK_MCP_VERSION}/node_modules"
-    found = Path(os.environ.get("YIELDMCP_AI_SDK_MODULES") or default)
-    if not (found / "@ai-sdk/mcp/package.json").is_file():
-        _missing(f"@ai-sdk/mcp@{AI_SDK_MCP_VERSION}")
-    return str(found)
+    return _node_modules(
+        f"ai-sdk-mcp-{AI_SDK_MCP_VERSION}", "YIELDMCP_AI_SDK_MODULES", "@ai-sdk/mcp"
+    )
 
 
 def server_everything() -> list[str]:

@@ -11,18 +11,15 @@ falls back to ``initialize`` on the same connection: a server slow to start
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from typing import Any
 
-from tests.helpers import ROOT
 from tests.interop.peers import (
     AI_SDK_CLIENT,
     INTEROP_SERVER,
     YIELDMCP,
     ai_sdk_modules,
-    node,
+    run_node,
     serving_http,
 )
 
@@ -33,15 +30,7 @@ SLOW = [sys.executable, "-m", "tests.fixtures.slow_to_discover", "2", *SERVE]
 
 
 def run_client(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [node(), str(AI_SDK_CLIENT), ai_sdk_modules(), *args],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_node(str(AI_SDK_CLIENT), ai_sdk_modules(), *args)
 
 
 def check(out: dict[str, Any], *versions: str) -> None:

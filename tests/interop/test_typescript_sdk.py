@@ -13,20 +13,17 @@ same handlers), so it runs in both eras.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT
 from tests.interop.peers import (
     INTEROP_SERVER,
     TS_CLIENT,
     TS_CLIENT_V2,
     YIELDMCP,
-    node,
+    run_node,
     serving_http,
     ts_client_modules,
     ts_sdk_modules,
@@ -36,19 +33,7 @@ TOOLS = {"add", "agent", "ask", "chatty", "confirm", "fails", "weather"}
 
 
 def _run_ts_client(*args: str) -> dict[str, Any]:
-    return _run_node(str(TS_CLIENT), ts_sdk_modules(), *args)
-
-
-def _run_node(*args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [node(), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_node(str(TS_CLIENT), ts_sdk_modules(), *args)
 
 
 def _check(out: dict[str, Any], era: str = "2025-11-25") -> None:
@@ -85,7 +70,7 @@ ERAS = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
 
 
 def _run_v2(era: str, *args: str) -> dict[str, Any]:
-    return _run_node(str(TS_CLIENT_V2), ts_client_modules(), era, *args)
+    return run_node(str(TS_CLIENT_V2), ts_client_modules(), era, *args)
 
 
 @pytest.mark.parametrize("era", ERAS)

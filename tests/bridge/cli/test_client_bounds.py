@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import http.server
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +16,7 @@ import pytest
 from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.bridge.cli.terminal import YIELDMCP
 from tests.helpers import ROOT, STARTUP
+from tests.threaded_http import QuietHandler, serving
 
 INTEROP = "tests/fixtures/interop_server.py"
 SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
@@ -139,7 +138,7 @@ def test_a_server_never_reached_is_said_so_not_gone(closed_port: str, era: str) 
 def wrong_path() -> Iterator[str]:
     """An HTTP server that answers every POST 404 with no reason phrase."""
 
-    class NotHere(http.server.BaseHTTPRequestHandler):
+    class NotHere(QuietHandler):
         def do_POST(self) -> None:
             body = b"the MCP endpoint is /mcp"
             self.send_response(404, "")
@@ -147,15 +146,8 @@ def wrong_path() -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotHere) as server:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}/nope"
-        finally:
-            server.shutdown()
+    with serving(NotHere) as base:
+        yield f"{base}/nope"
 
 
 def test_an_http_error_without_a_reason_phrase_reads_cleanly(wrong_path: str) -> None:
@@ -168,7 +160,7 @@ def trickling_provider() -> Iterator[str]:
     """An OpenAI-like base URL whose answer comes a byte every 50 ms: never
     quiet long enough for a network step's timeout."""
 
-    class Trickle(http.server.BaseHTTPRequestHandler):
+    class Trickle(QuietHandler):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             self.send_response(200)
@@ -181,16 +173,8 @@ def trickling_provider() -> Iterator[str]:
                     self.wfile.flush()
                     time.sleep(0.05)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Trickle) as server:
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-        finally:
-            server.shutdown()
+    with serving(Trickle) as base:
+        yield f"{base}/v1"
 
 
 def test_a_model_that_trickles_is_cut_at_model_timeout_in_one_line(

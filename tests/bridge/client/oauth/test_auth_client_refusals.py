@@ -17,9 +17,7 @@ Each refusal is one line. The authorization server is the test kit's
 from __future__ import annotations
 
 import contextlib
-import http.server
 import io
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -38,6 +36,7 @@ from runtime.errors import AuthorizationError
 from tests.bridge.auth_issuer import Issuer, issuing
 from tests.bridge.http_kit import served
 from tests.bridge.server.auth.test_auth_server import USE, whoami
+from tests.threaded_http import QuietHandler, serving
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -257,7 +256,7 @@ async def test_only_wrong_states_end_in_the_login_timeout() -> None:
 # --- answers bounded as a whole ------------------------------------------------------
 
 
-class _Hostile(http.server.BaseHTTPRequestHandler):
+class _Hostile(QuietHandler):
     """``/trickle``: a byte every 50 ms, never quiet for a network step's
     timeout; anything else: an endless body. Counts what it wrote."""
 
@@ -277,20 +276,12 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
                 if trickle:
                     time.sleep(0.05)
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @contextlib.contextmanager
 def hostile_documents() -> Iterator[str]:
     _Hostile.written = 0
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile) as server:
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
+    with serving(_Hostile) as base:
+        yield base
 
 
 async def test_a_metadata_document_that_trickles_is_cut_at_the_timeout() -> None:

@@ -1,0 +1,29 @@
+"""A tiny HTTP server in a thread, on 127.0.0.1, for tests whose peer
+misbehaves at the HTTP level (trickles, never ends, answers oddly): the
+handler class says how; this serves it for the block."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import threading
+from collections.abc import Iterator
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A handler that logs nothing to the test's stderr."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free loopback port; yields its base URL."""
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        server.daemon_threads = True  # a handler that never ends ends with us
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
