@@ -112,6 +112,11 @@ class ServerLimits:
         store_timeout: seconds one operation on the store may take, waiting
             for a worker thread included; a store that does not answer in
             time fails the request (JSON-RPC -32603), not the process.
+        loop_stall_warning: seconds the event loop may go without running
+            before the server logs a warning (at most one a minute): code
+            blocked it, most often a plain tool's body or a tool's code
+            between yields doing blocking I/O outside a step, and every
+            other call waited.
     """
 
     max_calls: int = attrs.field(default=2048, validator=positive)
@@ -148,6 +153,7 @@ class ServerLimits:
         default=32 * 1024 * 1024, validator=positive
     )
     store_timeout: float = attrs.field(default=5.0, validator=positive)
+    loop_stall_warning: float = attrs.field(default=2.0, validator=positive)
 
 
 def busy(what: str, limit: int) -> RequestError:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
+import math
 import weakref
 from collections.abc import AsyncGenerator
 from typing import final
@@ -37,6 +39,9 @@ from .connection import LATEST_HANDSHAKE as LATEST_HANDSHAKE
 from .connection import Connection as Connection
 from .offer import Offer
 from .tasks import tasks_of
+
+_log = logging.getLogger("yieldmcp")
+_STALL_WARNINGS_APART = 60.0  # seconds: one line a minute at most
 
 __all__ = ["HANDSHAKE_VERSIONS", "LATEST_HANDSHAKE", "Connection", "Server"]
 
@@ -140,10 +145,32 @@ class Server(Offer):
                 tasks = tasks_of(self)
                 nursery.start_soon(tasks.recovery().run)
                 nursery.start_soon(tasks.alarm)  # wakes sleeping tasks
+                nursery.start_soon(self._watch_the_loop)
                 yield self
             finally:
                 self.run_nursery = None
                 nursery.cancel_scope.cancel()
+
+    async def _watch_the_loop(self) -> None:
+        """Warn when the event loop did not run for ``loop_stall_warning``
+        seconds: one timer, so a server pays nothing per call for it."""
+        bound = self.limits.loop_stall_warning
+        tick = min(0.5, bound / 2)
+        warned_at = -math.inf
+        while True:
+            before = trio.current_time()
+            await trio.sleep(tick)
+            held = trio.current_time() - before - tick
+            if held >= bound and before - warned_at >= _STALL_WARNINGS_APART:
+                warned_at = before
+                _log.warning(
+                    "the event loop did not run for %.1f s, and every call "
+                    "waited: code blocked it, most often a plain tool's body or "
+                    "a tool's code between yields doing blocking I/O; put that "
+                    "in ctx.step(...) or write the tool async def "
+                    "(docs/steps.md), or the process got no CPU",
+                    held,
+                )
 
     async def serve(self, transport: Transport) -> None:
         """Serve one connection until its transport ends (announcing list
