@@ -415,6 +415,9 @@ def did_you_mean(name: str, names: Sequence[str]) -> str:
     return f"its tools: {some_names(names)}"
 
 
+MAX_LOG_SHOWN = 4096
+"""Characters of one log notice a server sends that the terminal shows."""
+
 MAX_NAMES_SHOWN = 12
 MAX_NAME_SHOWN = 64
 
@@ -486,6 +489,9 @@ class Display:
 
     def log(self, level: str, data: Any, logger: str | None) -> None:
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        if len(text) > MAX_LOG_SHOWN:  # a notice, not the result: shown in part
+            cut = len(text) - MAX_LOG_SHOWN
+            text = f"{text[:MAX_LOG_SHOWN]}… ({cut:,} more characters)"
         # Cleaned before it is split: str.splitlines breaks at \r and \x1c too.
         first, *rest = printable(text).splitlines() or [""]
         self.line(f"[{level}] {first}")

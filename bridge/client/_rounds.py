@@ -29,6 +29,7 @@ from runtime.codec import naming_server_models, server_models, with_model_names
 from runtime.errors import (
     BrokenSessionError,
     ProviderError,
+    ProviderTimeout,
     RemoteProtocolError,
     RequestError,
 )
@@ -116,7 +117,9 @@ async def _answer(
             )
         except RequestError as exc:
             cause = exc.__cause__
-            failure = cause if isinstance(cause, ProviderError) else exc
+            failure = (
+                cause if isinstance(cause, ProviderError | ProviderTimeout) else exc
+            )
         except Exception as exc:
             failure = exc  # raised as itself, not in the nursery's group
         nursery.cancel_scope.cancel()

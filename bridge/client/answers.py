@@ -30,7 +30,12 @@ from bridge.jsonrpc.session import Session
 from decoders import mcp as mcp_decode
 from encoders import mcp as mcp_encode
 from runtime.codec import roots_reply_to_json
-from runtime.errors import ProviderError, RemoteProtocolError, RequestError
+from runtime.errors import (
+    ProviderError,
+    ProviderTimeout,
+    RemoteProtocolError,
+    RequestError,
+)
 from runtime.replies import ElicitReply, Root, RootsReply
 from runtime.requests import ElicitationRequest, SamplingRequest
 
@@ -172,8 +177,9 @@ class Answers:
                 return roots_reply_to_json(RootsReply(tuple(self.roots)))
         except RemoteProtocolError as exc:
             raise RequestError(INVALID_PARAMS, str(exc)) from None
-        except ProviderError as exc:
-            # The cause stays attached: a 2026 round re-raises it here.
+        except (ProviderError, ProviderTimeout) as exc:
+            # The model failed, not the request: -32603. The cause stays
+            # attached: a 2026 round re-raises it here.
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         raise RequestError(METHOD_NOT_FOUND, f"this client does not answer {method}")
 

@@ -12,6 +12,7 @@ around the sequences are still there. ``--json`` stays exact.
 from __future__ import annotations
 
 import http.server
+import io
 import json
 import re
 import subprocess
@@ -343,3 +344,17 @@ async def test_live_questions_past_max_questions_at_once_are_refused() -> None:
         ) as client:
             result = await client.call_tool("flood")
     assert result.text == "answered 64, refused 36"
+
+
+@pytest.mark.parametrize("data", ["x" * 1_000_000, {"rows": ["y" * 100] * 10_000}])
+def test_a_huge_log_notice_is_shown_in_part(data: object) -> None:
+    # A server's log notice is not the result: a megabyte of it reaches the
+    # terminal as its first 4096 characters and a count of the rest.
+    from bridge.cli.console import MAX_LOG_SHOWN, Display
+
+    out = io.StringIO()
+    Display(out, quiet=False).log("info", data, None)
+    shown = out.getvalue()
+    assert len(shown) < MAX_LOG_SHOWN + 100
+    assert shown.rstrip().endswith(" more characters)")
+    assert shown.startswith("[info] ")
