@@ -258,7 +258,7 @@ async def _list(client: Any, out: TextIO, *, json_output: bool = False) -> int:
 
 async def _describe(client: Any, name: str, out: TextIO) -> int:
     tools: list[dict[str, Any]] = await client.list_tools()
-    tool = next((t for t in tools if t.get("name") == name), None)
+    tool = _named(tools, name)
     if tool is None:
         names = [str(t.get("name")) for t in tools]
         raise HostError(
@@ -269,6 +269,11 @@ async def _describe(client: Any, name: str, out: TextIO) -> int:
     return 0
 
 
+def _named(tools: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
+    """The tool called ``name`` in a listing, if it is there."""
+    return next((tool for tool in tools if tool.get("name") == name), None)
+
+
 def _check_argument_keys(
     tools: list[dict[str, Any]], name: str, arguments: Mapping[str, Any] | None
 ) -> None:
@@ -276,7 +281,7 @@ def _check_argument_keys(
     ``inputSchema`` does not name, said (a typo would otherwise be dropped
     or refused with no word of it). Said only of a schema that names its
     properties; the call still goes ahead, since a schema may allow more."""
-    tool = next((t for t in tools if t.get("name") == name), None)
+    tool = _named(tools, name)
     schema: Any = None if tool is None else tool.get("inputSchema")
     properties: Any = (
         cast("dict[str, Any]", schema).get("properties")
@@ -307,7 +312,7 @@ def _check_answer_keys(
     """Before the call: the answer keys no form of tool ``name`` can ask,
     said, and returned. Only a yieldmcp tool lists its forms (``_meta``);
     another server's keys are known when it asks (:func:`_report_unused`)."""
-    tool = next((t for t in tools if t.get("name") == name), None)
+    tool = _named(tools, name)
     meta: Any = None if tool is None else tool.get("_meta")
     forms: Any = (
         cast("dict[str, Any]", meta).get(ELICITS_META_KEY)

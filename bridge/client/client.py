@@ -60,7 +60,8 @@ from .handshake import Era as Era
 from .handshake import Hello, negotiate
 from .headers import invalid_header_reason
 from .oauth.config import OAuth
-from .output_schemas import MAX_PAGES, OutputSchemas
+from .output_schemas import OutputSchemas
+from .pages import pages
 from .tasks import (
     TASKS_EXTENSION,
     StatusCallback,
@@ -246,41 +247,26 @@ class Client:
         return await self.session.request(method, body)
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """The server's tools, from every page of ``tools/list``. In
-        2026-07-28, a tool whose ``x-mcp-header`` annotations are invalid is
-        left out (the spec says clients MUST)."""
-        tools, whole = await self._every_page("tools/list", "tools")
-        if self.outputs is not None:
-            self.outputs.learn(tools, complete=whole)
+        """The server's tools, from every page of ``tools/list``
+        (:func:`~.pages.pages`). In 2026-07-28, a tool whose
+        ``x-mcp-header`` annotations are invalid is left out (the spec says
+        clients MUST)."""
+        tools: list[Any] = []
+        async for page, last in pages(self.request, "tools/list", "tools"):
+            tools += page
+            if self.outputs is not None:
+                self.outputs.learn(page, complete=last)
         return [tool for tool in tools if not self._unusable(tool)]
 
     async def list_all(self, method: str, key: str) -> list[Any]:
         """Every item of a paginated list (``resources/list`` and
-        ``resources``, ``prompts/list`` and ``prompts``, ...): ``nextCursor``
-        followed for at most :data:`MAX_PAGES` pages, and never to a cursor
-        seen before (a server that loops is read once round)."""
-        items, _whole = await self._every_page(method, key)
-        return items
-
-    async def _every_page(self, method: str, key: str) -> tuple[list[Any], bool]:
-        items: list[Any] = []
-        cursor: Any = None
-        seen: set[str] = set()
-        for _ in range(MAX_PAGES):
-            answer = await self.request(
-                method, None if cursor is None else {"cursor": cursor}
-            )
-            page = cast("dict[str, Any]", answer) if isinstance(answer, dict) else {}
-            listed: Any = page.get(key)
-            items.extend(cast("list[Any]", listed) if isinstance(listed, list) else [])
-            cursor = page.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor or cursor in seen:
-                return items, True
-            seen.add(cursor)
-        log.warning(
-            "%s: more than %d pages; read the first %d", method, MAX_PAGES, MAX_PAGES
-        )
-        return items, False
+        ``resources``, ``prompts/list`` and ``prompts``, ...), read as
+        :func:`~.pages.pages` reads it."""
+        return [
+            item
+            async for page, _last in pages(self.request, method, key)
+            for item in page
+        ]
 
     def _unusable(self, tool: Any) -> bool:
         if not self.modern or not isinstance(tool, dict):

@@ -14,8 +14,9 @@ is the client's (:mod:`bridge.client.client`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, cast, final
+from collections.abc import Iterable, Mapping
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, cast, final
 
 import attrs
 
@@ -28,25 +29,20 @@ from runtime.errors import (
 )
 from runtime.lowlevel import Unresolvable, offline_validator
 
+from .pages import Request, pages
+
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError as SchemaMismatch
     from jsonschema.protocols import Validator
     from jsonschema_rs import Validator as FastValidator
 
 __all__ = [
-    "MAX_PAGES",
     "InvalidStructuredContent",
     "OutputSchemas",
     "structured_problem",
 ]
 
 log = logging.getLogger("yieldmcp.client")
-
-MAX_PAGES: Final = 100
-"""Pages of ``tools/list`` read looking for one tool (a server that pages
-without end cannot keep a call waiting)."""
-
-Request = Callable[[str, Mapping[str, Any]], Awaitable[Any]]
 
 
 class InvalidStructuredContent(RemoteProtocolError):
@@ -99,24 +95,14 @@ class OutputSchemas:
         the server will not give leaves the tool unchecked."""
         if name in self._schemas or self.complete:
             return
-        cursor: Any = None
         try:
-            for _ in range(MAX_PAGES):
-                answer: Any = await request(
-                    "tools/list", {} if cursor is None else {"cursor": cursor}
-                )
-                page = cast(dict[str, Any], answer) if isinstance(answer, dict) else {}
-                cursor = page.get("nextCursor")
-                tools: Any = page.get("tools")
-                listed = cast(list[Any], tools) if isinstance(tools, list) else []
-                self.learn(listed, complete=False)
-                if not cursor or name in self._schemas:
-                    break
+            async with aclosing(pages(request, "tools/list", "tools")) as listing:
+                async for tools, last in listing:
+                    self.learn(tools, complete=last)
+                    if name in self._schemas:
+                        break
         except (PeerError, RequestError, RequestTimeout) as exc:
             log.warning("cannot check %r's output: tools/list failed: %s", name, exc)
-            return
-        if not cursor:
-            self.complete = True
 
     async def check_again(
         self, name: str, result: ToolCallResult, request: Request

@@ -130,10 +130,10 @@ class HttpProvider:
 
     ``timeout`` bounds each network step (connecting, each read),
     ``deadline`` the whole answer (None: no bound), and ``max_answer`` its
-    size in bytes. ``client`` lets callers
-    share a connection pool (they then close it); otherwise each call opens
-    and closes its own. ``sleep`` waits between retries (tests pass a
-    recorder). ``api_key`` is never shown in ``repr``.
+    size in bytes. ``client`` lets callers share a connection pool (they then
+    close it); otherwise each call opens and closes its own. ``sleep`` waits
+    between retries (tests pass a recorder). ``api_key`` is never shown in
+    ``repr``.
     """
 
     supports_tools: ClassVar[bool] = True  # every API here calls tools

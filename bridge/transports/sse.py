@@ -128,9 +128,7 @@ class SseParser:
         name, _, value = line.partition(":")
         value = value.removeprefix(" ")
         self._has_fields = True
-        self._size += len(line)
-        if self._max_event is not None and self._size > self._max_event:
-            raise SseEventTooLarge(f"an SSE event over {self._max_event:,} characters")
+        self._size += len(line)  # checked, with what is pending, by feed
         if name == "data":
             self._data.append(value)
         elif name == "event":

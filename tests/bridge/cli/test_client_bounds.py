@@ -214,3 +214,11 @@ def test_model_timeout_must_be_positive() -> None:
     done = call(f"yieldmcp serve {INTEROP}", "ask", "--model-timeout", "0")
     assert done.returncode == 2
     assert "--model-timeout: expected seconds > 0, got '0'" in done.stderr
+
+
+def test_model_timeouts_default_is_the_providers_deadline() -> None:
+    # Written twice on purpose (the parser imports no provider code): kept equal.
+    from bridge.cli.host_options import MODEL_TIMEOUT
+    from bridge.providers import DEFAULT_DEADLINE
+
+    assert MODEL_TIMEOUT == DEFAULT_DEADLINE
