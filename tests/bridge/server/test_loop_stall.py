@@ -30,7 +30,7 @@ def blocking() -> str:
 
 
 @tool
-def stepping() -> str:
+def quick() -> str:
     """Answers at once."""
     return "done"
 
@@ -54,10 +54,10 @@ async def test_a_tool_that_blocks_the_loop_is_reported_once(
 async def test_a_server_whose_tools_do_not_block_says_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    server = Server([stepping], limits=ServerLimits(loop_stall_warning=0.5))
+    server = Server([quick], limits=ServerLimits(loop_stall_warning=0.5))
     with caplog.at_level(logging.WARNING, logger="yieldmcp"), trio.fail_after(30):
         async with in_memory(server, "2026-07-28") as client:
             for _ in range(20):
-                await client.call_tool("stepping")
+                await client.call_tool("quick")
             await trio.sleep(1.2)
     assert not [r for r in caplog.records if STALL in r.getMessage()]
