@@ -7,7 +7,7 @@ stdio (``serveStdio``) and Streamable HTTP (``createMcpHandler`` on
 samples as v2 servers do, by returning ``input_required`` rounds; over
 stdio a 2025-11-25 ``initialize`` is pinned to its 2025-era instance, which
 asks the same through live requests. Our library client answers: a scripted
-form, and a model that records what it was asked.
+form, and a model that records what it was asked (``ScriptedModel``).
 """
 
 from __future__ import annotations
@@ -23,27 +23,11 @@ import trio
 
 from bridge.client import connect
 from bridge.elicit import ScriptedAnswers
-from runtime import Text
-from runtime.lowlevel import SampleReply, SamplingRequest
+from tests.bridge.client.test_client import ScriptedModel
 from tests.helpers import STARTUP
 from tests.interop.peers import TS_SERVER_V2, node, ts_server_modules
 
 LISTENING = re.compile(rb"listening on (http://127\.0\.0\.1:\d+/mcp)")
-
-
-class Recording:
-    """A model that answers every sample with one line, and keeps what it
-    was asked."""
-
-    supports_tools = False
-
-    def __init__(self) -> None:
-        self.asked: list[SamplingRequest] = []
-
-    async def complete(self, request: SamplingRequest) -> SampleReply:
-        self.asked.append(request)
-        await trio.lowlevel.checkpoint()
-        return SampleReply(content=(Text("rain on the roof"),), model="recording")
 
 
 def stdio_server() -> list[str]:
@@ -70,7 +54,7 @@ async def http_server() -> AsyncGenerator[str]:
             await process.wait()
 
 
-async def check_everything(client: Any, model: Recording) -> None:
+async def check_everything(client: Any, model: ScriptedModel) -> None:
     """What a host does with this server, and what each answer must be."""
     tools = {tool["name"]: tool for tool in await client.list_tools()}
     assert sorted(tools) == ["add", "confirm", "haiku"]
@@ -86,8 +70,8 @@ async def check_everything(client: Any, model: Recording) -> None:
 
     sampled = await client.call_tool("haiku", {"topic": "rain"})
     assert not sampled.is_error, sampled.text
-    assert sampled.text == "model recording: rain on the roof"
-    [asked] = model.asked
+    assert sampled.text == "model scripted: answer to haiku about rain"
+    [asked] = model.requests
     assert [message.text for message in asked.messages] == ["haiku about rain"]
     assert asked.max_tokens == 50
 
@@ -104,7 +88,7 @@ async def check_everything(client: Any, model: Recording) -> None:
     [("auto", "2026-07-28"), ("2026-07-28", "2026-07-28"), ("legacy", "2025-11-25")],
 )
 async def test_our_client_over_stdio(era: str, negotiated: str) -> None:
-    model = Recording()
+    model = ScriptedModel()
     answers = ScriptedAnswers({"*": {"ok": True}})
     with trio.fail_after(60):
         async with connect(
@@ -119,7 +103,7 @@ async def test_our_client_over_stdio(era: str, negotiated: str) -> None:
 
 
 async def test_our_client_over_streamable_http() -> None:
-    model = Recording()
+    model = ScriptedModel()
     answers = ScriptedAnswers({"*": {"ok": True}})
     with trio.fail_after(60):
         async with (
