@@ -45,6 +45,7 @@ __all__ = [
     "LimitExceeded",
     "LocalProtocolError",
     "PeerError",
+    "PeerUnreachable",
     "ProgressNotIncreasing",
     "ProtocolError",
     "ProviderConfigError",
@@ -329,6 +330,12 @@ class ClosedSessionError(YieldMCPError):
 
 class BrokenSessionError(YieldMCPError):
     """The peer or the transport broke the session (EOF, disconnect, crash)."""
+
+
+class PeerUnreachable(BrokenSessionError):
+    """The peer was never reached: nothing listens at its address, its name
+    does not resolve, or the connection was refused. A session that had
+    reached its peer and then lost it raises :class:`BrokenSessionError`."""
 
 
 class ScriptExhausted(YieldMCPError, LookupError):

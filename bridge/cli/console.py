@@ -42,6 +42,7 @@ from runtime.errors import (
     AuthorizationError,
     BrokenSessionError,
     PeerError,
+    PeerUnreachable,
     ProviderConfigError,
     ProviderError,
     ProviderTimeout,
@@ -173,13 +174,10 @@ def failure_text(exc: OSError | YieldMCPError, era: str) -> str:
         return f"cannot start the server: {exc}"
     if isinstance(exc, AuthorizationError):
         return f"authorization failed: {exc}"
+    if isinstance(exc, PeerUnreachable):
+        return str(exc)  # "cannot reach the MCP server at …": never "went away"
     if isinstance(exc, BrokenSessionError):
-        # Never reached (a wrong port, a server not started yet) is not "went
-        # away": the transport's own words say which.
-        text = str(exc)
-        return (
-            text if text.startswith("cannot reach") else f"the server went away: {text}"
-        )
+        return f"the server went away: {exc}"
     if isinstance(exc, PeerError):
         return _refused(exc, era)
     if isinstance(exc, InvalidStructuredContent):

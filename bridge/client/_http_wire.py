@@ -1,7 +1,7 @@
 """Plain HTTP for the client transport: responses, bodies and failures.
 
 What ``http_client`` needs from httpx, with no MCP in it: open a streamed
-response (a connection failure is :class:`~runtime.errors.BrokenSessionError`),
+response (a connection failure is :class:`~runtime.errors.PeerUnreachable`),
 read a body's chunks and stop early without leaving httpx's async generators
 to the garbage collector, read a short body with a bound, and turn an HTTP
 error status into the exception the caller sees.
@@ -20,7 +20,7 @@ from typing import Final
 import httpx
 import trio
 
-from runtime.errors import BrokenSessionError, RemoteProtocolError
+from runtime.errors import BrokenSessionError, PeerUnreachable, RemoteProtocolError
 
 __all__ = [
     "JSON",
@@ -80,14 +80,21 @@ async def open_response(
     """A streamed response, closed at the end of the block.
 
     Raises:
-        BrokenSessionError: the server could not be reached.
+        PeerUnreachable: the server could not be reached.
+        BrokenSessionError: it was reached and cut the connection before
+            answering.
     """
     request = http.build_request(verb, url, headers=headers, content=content)
     try:
         response = await http.send(request, stream=True)
-    except httpx.TransportError as exc:
-        raise BrokenSessionError(
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        raise PeerUnreachable(
             f"cannot reach the MCP server at {url}: "
+            f"{type(exc).__name__}: {exc or 'no detail'}"
+        ) from exc
+    except httpx.TransportError as exc:  # reached, then cut before it answered
+        raise BrokenSessionError(
+            f"the MCP server at {url} cut the connection: "
             f"{type(exc).__name__}: {exc or 'no detail'}"
         ) from exc
     try:

@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from bridge.client import connect
-from runtime.errors import BrokenSessionError
+from runtime.errors import BrokenSessionError, PeerUnreachable
 
 SESSION = "session-1"
 INIT: dict[str, Any] = {
@@ -110,5 +110,20 @@ async def test_a_server_that_keeps_dropping_it_fails_the_call() -> None:
     endpoint = Endpoint(cut=100)
     with pytest.raises(ExceptionGroup) as raised:  # from the endpoint's nursery
         await _call(endpoint)
-    assert raised.group_contains(BrokenSessionError, match="cannot reach")
+    # Reached, then cut: the session broke; the server was not unreachable.
+    assert raised.group_contains(BrokenSessionError, match="cut the connection")
+    assert not raised.group_contains(PeerUnreachable)
     assert 1 < len(endpoint.calls) < 100  # tried again, then gave up
+
+
+async def test_nothing_listening_is_unreachable_not_broken() -> None:
+    with trio.socket.socket() as probe:  # a port that was free a moment ago
+        await probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(
+        PeerUnreachable,
+        match=f"cannot reach the MCP server at http://127.0.0.1:{port}/mcp",
+    ):
+        with trio.fail_after(20):
+            async with connect(f"http://127.0.0.1:{port}/mcp", era="legacy"):
+                pass
