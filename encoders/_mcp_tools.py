@@ -5,8 +5,9 @@ the ``outputSchema`` the tool's return annotation gives, as the official SDK's
 ``MCPServer`` makes it: :mod:`encoders._mcp_output`) and what a call returns:
 :func:`tool_result` (text, content blocks including MCP resources, and
 structured data beside a text block, as the era allows) and
-:func:`tool_error`. Every payload passes :func:`~encoders._mcp_wire.checked`
-before it is returned.
+:func:`tool_error`. Every payload passes :func:`~encoders._mcp_wire.checked_as`
+before it is returned: what is not valid by construction is validated
+against the era's official model.
 
 Tool results may contain MCP resources. Rather than inventing a second type, a
 tool returns the official public models ``mcp_types.ResourceLink`` or
@@ -32,7 +33,7 @@ from runtime.messages import Audio, Image, Text, ToolResult, ToolUse
 from runtime.tools import Tool
 
 from ._mcp_output import content_block_types, output_shape
-from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text, put
+from ._mcp_wire import Era, JSONObject, checked_as, plain_text, put
 
 __all__ = ["ResultBlock", "tool_definition", "tool_error", "tool_result"]
 
@@ -90,7 +91,19 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
         # The keys of its forms, so a host can check scripted answers before
         # the call (``yieldmcp call --answer``); a tool with none says nothing.
         out["_meta"] = {ELICITS_META_KEY: list(tool.elicits)}
-    return checked(era_models(era).Tool, out, f"tool {tool.name!r} definition")
+    # What this function spells from values checked when the tool was made
+    # (the schemas, by pydantic or against JSON Schema's metaschema) or from
+    # constants is valid by construction; the author's annotations, and a
+    # name or text that is not a str, are checked against the era's model.
+    trusted = [
+        key
+        for key in ("name", "title", "description")
+        if key in out and type(out[key]) is str
+    ]
+    trusted += ["inputSchema", "outputSchema", "execution", "_meta"]
+    return checked_as(
+        era, "Tool", out, f"tool {tool.name!r} definition", trusted=trusted
+    )
 
 
 def _output_schema(tool: Tool[Any, Any], era: str) -> JSONObject | None:
@@ -142,8 +155,8 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
     if not plain:
         # Blocks come from the tool: checked. Text and structured data are
         # spelled here, from a str and from JSON: valid by construction.
-        checked(
-            era_models(era).CallToolResult, out, f"tool {tool.name!r} result",
+        checked_as(
+            era, "CallToolResult", out, f"tool {tool.name!r} result",
             trusted=["structuredContent", "resultType"],
         )  # fmt: skip
     return out
@@ -158,7 +171,7 @@ def tool_error(message: str, *, era: Era) -> JSONObject:
     if era == "2026-07-28":
         out["resultType"] = "complete"
     if type(message) is not str:
-        checked(era_models(era).CallToolResult, out, "tool error result")
+        checked_as(era, "CallToolResult", out, "tool error result")
     return out
 
 

@@ -4,8 +4,9 @@ Owns :data:`Era` and :data:`ERAS`, the official ``mcp-types`` models of each era
 (:func:`era_models`), and :func:`checked`: a payload validated against its
 era's model (strict, wire names only), skipping the keys the caller spelled
 itself from values that are valid by construction, with cached per-field
-validators. A failure is a :class:`~runtime.errors.LocalProtocolError`: we were
-about to break the protocol.
+validators; :func:`checked_as` names the model by era and name, so an era's
+models are built only when some key is left to check. A failure is a
+:class:`~runtime.errors.LocalProtocolError`: we were about to break the protocol.
 
 It spells no payload: :mod:`encoders.mcp` and the modules behind it do.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ValidationError, create_model
@@ -23,7 +24,16 @@ from runtime.errors import LocalProtocolError, summarize_validation_error
 from runtime.lowlevel import check_json
 from runtime.messages import Text
 
-__all__ = ["ERAS", "Era", "JSONObject", "checked", "era_models", "plain_text", "put"]
+__all__ = [
+    "ERAS",
+    "Era",
+    "JSONObject",
+    "checked",
+    "checked_as",
+    "era_models",
+    "plain_text",
+    "put",
+]
 
 JSONObject = dict[str, Any]
 
@@ -84,11 +94,29 @@ def checked(
     by construction; they are not validated again. The other keys present are,
     with a validator of just those fields of ``model`` (cached per key set).
     """
+    return _checked(lambda: model, data, what, trusted)
+
+
+def checked_as(
+    era: str, name: str, data: JSONObject, what: str, *, trusted: Sequence[str] = ()
+) -> JSONObject:
+    """:func:`checked` against ``era``'s model called ``name``, whose module is
+    imported only if a key is left to check: a server whose payloads are all
+    valid by construction (most ``tools/list`` answers) never builds it."""
+    return _checked(lambda: getattr(era_models(era), name), data, what, trusted)
+
+
+def _checked(
+    model: Callable[[], type[BaseModel]],
+    data: JSONObject,
+    what: str,
+    trusted: Sequence[str],
+) -> JSONObject:
     keys = frozenset(k for k in data if k not in trusted)
     if len(keys) == len(data):
-        _validate(model, data, what)
+        _validate(model(), data, what)
     elif keys:
-        _validate(_fields_of(model, keys), {k: data[k] for k in keys}, what)
+        _validate(_fields_of(model(), keys), {k: data[k] for k in keys}, what)
     return data
 
 

@@ -635,6 +635,28 @@ def test_a_tool_definition_has_schemas_title_and_annotations(era: enc.Era) -> No
     }
 
 
+@tool(annotations={"readOnlyHint": "yes"})
+def badly_annotated(ctx: Context) -> str:
+    """Its annotations are not MCP's."""
+    return "x"
+
+
+@tool(title=7)  # type: ignore[arg-type]  # what an untyped caller can pass
+def badly_titled(ctx: Context) -> str:
+    return "x"
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("broken", [badly_annotated, badly_titled])
+def test_a_definition_the_author_broke_is_refused_not_sent(
+    era: enc.Era, broken: Any
+) -> None:
+    # Schemas and constants are valid by construction and not checked again;
+    # what the author wrote in (annotations, a title) still is.
+    with pytest.raises(LocalProtocolError, match=f"tool '{broken.name}' definition"):
+        enc.tool_definition(broken, era=era)
+
+
 def test_a_tool_with_no_return_annotation_has_no_output_schema() -> None:
     out = enc.tool_definition(anything, era=LEGACY)
     validate(LEGACY, "Tool", out)

@@ -96,7 +96,7 @@ def test_help_and_version_only_build_the_parser() -> None:
     assert json.loads(done.stdout) == []
 
 
-def test_an_eras_models_are_built_by_its_first_payload() -> None:
+def test_an_eras_models_are_built_by_the_first_payload_that_needs_checking() -> None:
     seen = _imported(
         """
         from runtime import Context, Op, tool
@@ -108,18 +108,28 @@ def test_an_eras_models_are_built_by_its_first_payload() -> None:
             return a + b
             yield
 
+        @tool(annotations={"readOnlyHint": True})
+        def look(ctx: Context) -> str:
+            return "seen"
+
         seen("imported")
+        # Spelled from a str, schemas and constants: valid by construction.
         mcp_encode.tool_definition(add, era="2026-07-28")
         mcp_encode.tool_result(3, add, era="2026-07-28")
+        mcp_encode.tool_definition(add, era="2025-11-25")
+        seen("by construction")
+        # A peer's payload is always checked.
         mcp_decode.call_tool_result(
             {"content": [{"type": "text", "text": "3"}], "resultType": "complete"}
         )
         seen("2026-07-28")
-        mcp_encode.tool_definition(add, era="2025-11-25")
+        # The author's annotations are checked against the era's model.
+        mcp_encode.tool_definition(look, era="2025-11-25")
         seen("2025-11-25")
         """
     )
     assert seen["imported"] == []
+    assert seen["by construction"] == []
     assert seen["2026-07-28"] == [V2026]  # the modern payload: modern models only
     assert seen["2025-11-25"] == [V2025, V2026]
 
