@@ -47,8 +47,10 @@ def sample_result(reply: SampleReply, *, era: Era) -> JSONObject:
     )
 
 
-def elicit_result(reply: ElicitReply) -> JSONObject:
-    """The ``ElicitResult`` a host answers with (the same in both eras).
+def elicit_result(reply: ElicitReply, *, era: Era = "2025-11-25") -> JSONObject:
+    """The ``ElicitResult`` a host answers with (the same in both eras;
+    ``era`` says which era's model checks it, so a client builds only the
+    models of the era it speaks).
 
     Integral floats in the content are sent as integers: the official
     ``schema.json`` types answer values as ``integer`` although the TypeScript
@@ -68,7 +70,7 @@ def elicit_result(reply: ElicitReply) -> JSONObject:
         out["content"] = {k: _integral(v) for k, v in out["content"].items()}
     # ElicitReply checks its action; the content is the user's (checked).
     return checked(
-        era_models("2025-11-25").ElicitResult,
+        era_models(era).ElicitResult,
         out,
         "elicitation result",
         trusted=["action"],

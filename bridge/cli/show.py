@@ -26,8 +26,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-import mcp_types
-
 from bridge.elicit import describe_form, printable
 from runtime.messages import Audio, Image, Text
 
@@ -202,13 +200,21 @@ def result_lines(content: Sequence[Any], save_media: Path | None = None) -> list
             lines.extend(printable(block.text).splitlines() or [""])
         elif isinstance(block, Image | Audio):
             lines.append(_media(block, index, save_media))
-        elif isinstance(block, mcp_types.ResourceLink):
-            lines.append(f"{block.title or block.name} <{block.uri}>")
-        elif isinstance(block, mcp_types.EmbeddedResource):
-            lines.extend(_embedded(block.resource))
-        else:  # a block a newer server sends: say so rather than drop it
-            lines.append(f"[{type(block).__name__}]")
+        else:
+            lines.extend(_resource_lines(block))
     return lines
+
+
+def _resource_lines(block: Any) -> list[str]:
+    # The SDK's models are imported here, not at start-up: a result holding
+    # a resource was decoded with them, so they are loaded already.
+    import mcp_types
+
+    if isinstance(block, mcp_types.ResourceLink):
+        return [f"{block.title or block.name} <{block.uri}>"]
+    if isinstance(block, mcp_types.EmbeddedResource):
+        return _embedded(block.resource)
+    return [f"[{type(block).__name__}]"]  # a newer server's block: said, not dropped
 
 
 def _media(block: Image | Audio, index: int, folder: Path | None) -> str:

@@ -172,7 +172,7 @@ class Answers:
             if method == "sampling/createMessage":
                 return await self._sample(params, wire)
             if method == "elicitation/create":
-                return await self._elicit(params, key)
+                return await self._elicit(params, wire, key)
             if method == "roots/list" and self.roots is not None:
                 return roots_reply_to_json(RootsReply(tuple(self.roots)))
         except RemoteProtocolError as exc:
@@ -190,14 +190,16 @@ class Answers:
         reply = await telemetry.traced_completion(self.sampler, request)
         return mcp_encode.sample_result(reply, era=era)
 
-    async def _elicit(self, params: Mapping[str, Any], key: str | None) -> Any:
+    async def _elicit(
+        self, params: Mapping[str, Any], era: mcp_encode.Era, key: str | None
+    ) -> Any:
         if self.elicitation is None:
             raise RequestError(METHOD_NOT_FOUND, "this client does not elicit")
         request = mcp_decode.elicitation_request(dict(params))
         if request.key is None and key is not None:
             request = attrs.evolve(request, key=key)
         reply = await self.elicitation.handle(request)
-        return mcp_encode.elicit_result(reply)
+        return mcp_encode.elicit_result(reply, era=era)
 
     async def notified(self, method: str, params: Mapping[str, Any]) -> None:
         if method == "notifications/tools/list_changed":

@@ -173,7 +173,7 @@ class HostExecutor:
         reply = await self._elicitation.handle(request)
         if self._wire is not None:
             reply = decoders.mcp.elicit_reply(
-                encoders.mcp.elicit_result(reply), request
+                encoders.mcp.elicit_result(reply, era=self._wire), request
             )
         self._elicitations += 1
         return reply
