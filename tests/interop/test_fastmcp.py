@@ -3,7 +3,7 @@
 A fastmcp ``Client`` drives our server (``yieldmcp serve`` subprocess) in
 both eras: its sampling and elicitation handlers answer our tools' questions
 (live requests in 2025-11-25, ``input_required`` rounds in 2026-07-28).
-Our client (``yieldmcp call``) drives a fastmcp server
+Our client (``yieldmcp call``, run in the test's process) drives a fastmcp server
 (``tests/fixtures/fastmcp_server.py``): a plain typed tool in both eras, and
 its sampling and ``ctx.elicit`` tools in the handshake era, the only one in
 which fastmcp can ask (it refuses server-initiated requests on 2026-07-28).
@@ -28,6 +28,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 
+from tests.bridge.cli.inprocess import yieldmcp
 from tests.helpers import ROOT, STARTUP
 from tests.interop.peers import INTEROP_SERVER, YIELDMCP, serving_http
 
@@ -100,13 +101,9 @@ def test_a_fastmcp_client_drives_our_server_over_http(era: str) -> None:
 
 
 def _call(server: str, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [*YIELDMCP, "call", server, *args, "--json", "--connect-timeout", f"{STARTUP}"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=ROOT,
-    )
+    # ``yieldmcp call`` in this process (tests/bridge/cli/inprocess.py): the
+    # fastmcp server it talks to is still a real process or HTTP server.
+    done = yieldmcp("call", server, *args, "--json", "--connect-timeout", f"{STARTUP}")
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 

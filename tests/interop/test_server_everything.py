@@ -1,4 +1,4 @@
-"""Interop: our client (``yieldmcp call``) against server-everything.
+"""Interop: our client (``yieldmcp call``, run here) against server-everything.
 
 server-everything is the reference server of the MCP project, written with
 the TypeScript SDK; it runs under Node 22 over stdio. Its Streamable HTTP
@@ -11,24 +11,19 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 from typing import Any
 
 import trio
 
+from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.helpers import ROOT, STARTUP
-from tests.interop.peers import YIELDMCP, server_everything
+from tests.interop.peers import server_everything
 
 
-def _call(*args: str) -> subprocess.CompletedProcess[str]:
-    server = shlex.join(server_everything())
-    return subprocess.run(
-        [*YIELDMCP, "call", server, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+def _call(*args: str) -> Done:
+    # ``yieldmcp call`` in this process (tests/bridge/cli/inprocess.py);
+    # server-everything is a real Node process over stdio.
+    return yieldmcp("call", shlex.join(server_everything()), *args)
 
 
 def _result(*args: str) -> dict[str, Any]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -14,12 +12,12 @@ import pytest
 
 from runtime.lowlevel import Journal, run
 from runtime.testing import ScriptedPeer, picture, run_scripted, text
+from tests.bridge.cli.inprocess import yieldmcp
 from tests.fixtures import traced_tools as tt
-from tests.helpers import ROOT, STARTUP
+from tests.helpers import STARTUP
 
 from .browser import Elements, dump_dom
 
-YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
 DEBATE = {  # (lane, kind) -> how many bars
     ("", "progress"): 2,
     ("", "sample"): 1,
@@ -104,25 +102,18 @@ async def test_hovering_shows_the_question_and_the_answer(tmp_path: Path) -> Non
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
 def test_call_trace_draws_the_call_from_the_wire(tmp_path: Path, era: str) -> None:
     path = tmp_path / "call.html"
-    done = subprocess.run(
-        [
-            YIELDMCP,
-            "call",
-            "yieldmcp serve tests/fixtures/traced_tools.py",
-            "debate",
-            "--arg",
-            "topic=tea",
-            "--era",
-            era,
-            "--trace",
-            str(path),
-            "--connect-timeout",  # the server's start, not the bound, is waited for
-            f"{STARTUP}",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=180,
+    done = yieldmcp(
+        "call",
+        "yieldmcp serve tests/fixtures/traced_tools.py",
+        "debate",
+        "--arg",
+        "topic=tea",
+        "--era",
+        era,
+        "--trace",
+        str(path),
+        "--connect-timeout",  # the server's start, not the bound, is waited for
+        f"{STARTUP}",
         env={**os.environ, "OTEL_TRACES_EXPORTER": ""},
     )
     assert done.returncode == 0, done.stderr
@@ -137,13 +128,7 @@ def test_call_trace_draws_the_call_from_the_wire(tmp_path: Path, era: str) -> No
 
 
 def test_a_trace_file_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [YIELDMCP, "call", "x", "t", "--trace", str(tmp_path / "no" / "x.html")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    done = yieldmcp("call", "x", "t", "--trace", str(tmp_path / "no" / "x.html"))
     assert done.returncode == 1
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("yieldmcp: error: cannot write --trace ")

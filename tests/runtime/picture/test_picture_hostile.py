@@ -13,18 +13,16 @@ from __future__ import annotations
 import html
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from runtime.picture import Bar, Timeline, page
-from tests.helpers import ROOT
+from tests.bridge.cli.inprocess import yieldmcp
 
 from .browser import Elements, Listener, dump_dom
 
-YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
 HOSTILE_SERVER = f"{sys.executable} tests/fixtures/hostile_server.py"
 
 # What an injected script would do: mark the page, and send to the listener.
@@ -157,10 +155,10 @@ def test_call_trace_of_a_hostile_server_is_inert(
     with Listener() as listener:
         text = "".join(PAYLOADS.values()).format(url=listener.url)
         path = tmp_path / "trace.html"
-        done = subprocess.run(
-            [YIELDMCP, "call", HOSTILE_SERVER, tool, "--era", era,
-             "--trace", str(path)],
-            capture_output=True, text=True, cwd=ROOT, timeout=120,
+        # In this process (an uncaught exception fails the test itself);
+        # the hostile server is a real process.
+        done = yieldmcp(
+            "call", HOSTILE_SERVER, tool, "--era", era, "--trace", str(path),
             env={**os.environ, "YIELDMCP_HOSTILE_TEXT": text,
                  "OTEL_TRACES_EXPORTER": ""},
         )  # fmt: skip
