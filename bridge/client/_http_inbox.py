@@ -34,8 +34,9 @@ from bridge.jsonrpc.messages import (
 from bridge.transports.sse import SseEvent, SseEventTooLarge, SseParser
 from runtime.errors import RemoteProtocolError
 
+from ..http_body import chunks
 from ._http_state import ConnectionState
-from ._http_wire import MAX_MESSAGE, chunks, is_sse, read_message
+from ._http_wire import MAX_MESSAGE, is_sse, read_message
 
 __all__ = ["Cursor", "Exchange", "Inbox", "private_answer"]
 

@@ -2,9 +2,9 @@
 
 What ``http_client`` needs from httpx, with no MCP in it: open a streamed
 response (a connection failure is :class:`~runtime.errors.PeerUnreachable`),
-read a body's chunks and stop early without leaving httpx's async generators
-to the garbage collector, read a short body with a bound, and turn an HTTP
-error status into the exception the caller sees.
+read a short body or a message's with a bound (:mod:`bridge.http_body`
+reads them), and turn an HTTP error status into the exception the caller
+sees.
 
 It does not parse JSON-RPC or frame SSE; it says which statuses are worth a
 retry (:data:`TRANSIENT`) and retries what it is given (:func:`again`), the
@@ -14,7 +14,7 @@ caller deciding what that is.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Final
 
 import httpx
@@ -22,12 +22,13 @@ import trio
 
 from runtime.errors import BrokenSessionError, PeerUnreachable, RemoteProtocolError
 
+from ..http_body import read_up_to
+
 __all__ = [
     "JSON",
     "SSE",
     "TRANSIENT",
     "again",
-    "chunks",
     "is_sse",
     "open_response",
     "read_body",
@@ -103,34 +104,10 @@ async def open_response(
         await response.aclose()
 
 
-@contextlib.asynccontextmanager
-async def chunks(response: httpx.Response) -> AsyncGenerator[AsyncIterator[bytes]]:
-    """The body's chunks, for a reader that may stop early.
-
-    httpx reads through a chain of async generators, and closing the outer
-    one leaves the inner ones suspended for the garbage collector (trio warns
-    about each). One more read under a cancelled scope unwinds them all.
-    """
-    pieces = response.aiter_bytes()
-    try:
-        yield pieces
-    finally:
-        with trio.CancelScope() as unwind:
-            unwind.cancel()
-            with contextlib.suppress(httpx.TransportError):
-                async for _ in pieces:
-                    pass
-
-
 async def read_body(response: httpx.Response) -> bytes:
     """The body of a short answer, bounded (error pages can be large)."""
-    body = bytearray()
-    async with chunks(response) as pieces:
-        async for piece in pieces:
-            body += piece
-            if len(body) > MAX_ERROR_BODY:
-                break
-    return bytes(body[:MAX_ERROR_BODY])
+    body, _ = await read_up_to(response, MAX_ERROR_BODY)
+    return body
 
 
 async def read_message(response: httpx.Response, what: str, limit: int) -> bytes:
@@ -139,16 +116,12 @@ async def read_message(response: httpx.Response, what: str, limit: int) -> bytes
     Raises:
         RemoteProtocolError: the body is longer (reading stops there).
     """
-    body = bytearray()
-    async with chunks(response) as pieces:
-        async for piece in pieces:
-            body += piece
-            if len(body) > limit:
-                raise RemoteProtocolError(
-                    f"{what} answered a message over {limit:,} bytes "
-                    f"(the client's max_message)"
-                )
-    return bytes(body)
+    body, whole = await read_up_to(response, limit)
+    if not whole:
+        raise RemoteProtocolError(
+            f"{what} answered a message over {limit:,} bytes (the client's max_message)"
+        )
+    return body
 
 
 def status_error(

@@ -11,7 +11,6 @@ do) and does not choose a provider (``_spec`` does).
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
 import html
 import json
@@ -28,6 +27,7 @@ import httpx
 import httpx_sse
 import trio
 
+from bridge.http_body import unwind
 from bridge.telemetry import span_event
 from runtime.errors import ProviderError, ProviderTimeout, RemoteProtocolError
 from runtime.replies import SampleReply
@@ -109,14 +109,7 @@ class _Bounded(httpx.AsyncByteStream):
             yield chunk
         else:
             return
-        # httpx reads through a chain of async generators: one more read
-        # under a cancelled scope unwinds them all, rather than leaving them
-        # to the garbage collector (as bridge.client's chunks() does).
-        with trio.CancelScope() as unwind:
-            unwind.cancel()
-            with contextlib.suppress(httpx.TransportError):
-                async for _ in pieces:
-                    pass
+        await unwind(pieces)  # not left to the garbage collector
         raise _TooLarge(f"over {self._limit} bytes")
 
     async def aclose(self) -> None:

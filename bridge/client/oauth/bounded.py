@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 import trio
 
+from ...http_body import read_up_to
+
 __all__ = ["AnswerTooLarge", "fetch"]
 
 _WIRE_ONLY = (b"content-encoding", b"content-length", b"transfer-encoding")
@@ -52,13 +54,11 @@ async def fetch(
             request, stream=True, follow_redirects=follow_redirects
         )
         try:
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    raise AnswerTooLarge(f"an answer over {limit // 1024} KiB")
+            body, whole = await read_up_to(response, limit)
         finally:
             await response.aclose()
+        if not whole:
+            raise AnswerTooLarge(f"an answer over {limit // 1024} KiB")
         # The body is decoded already: the new response must not decode it
         # again, nor claim the length it had on the wire.
         headers = [
