@@ -116,14 +116,16 @@ async def test_a_server_that_keeps_dropping_it_fails_the_call() -> None:
     assert 1 < len(endpoint.calls) < 100  # tried again, then gave up
 
 
+async def _connect_to(url: str) -> None:
+    with trio.fail_after(20):
+        async with connect(url, era="legacy"):
+            pass
+
+
 async def test_nothing_listening_is_unreachable_not_broken() -> None:
     with trio.socket.socket() as probe:  # a port that was free a moment ago
         await probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with pytest.raises(
-        PeerUnreachable,
-        match=f"cannot reach the MCP server at http://127.0.0.1:{port}/mcp",
-    ):
-        with trio.fail_after(20):
-            async with connect(f"http://127.0.0.1:{port}/mcp", era="legacy"):
-                pass
+    url = f"http://127.0.0.1:{port}/mcp"
+    with pytest.raises(PeerUnreachable, match=f"cannot reach the MCP server at {url}"):
+        await _connect_to(url)
