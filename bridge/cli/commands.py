@@ -37,13 +37,18 @@ import logging
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 from bridge import __version__
 
 from . import auth_options, trace_options
 from .host_options import add_host_options, key_value, scripted_answers
 from .task_options import add_task_option
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .show import MediaFolder
 
 # What runs a verb (trio, the runtime behind bridge.elicit) is imported when a
 # verb runs: `--help`, `--version` and a usage error only build the parser.
@@ -726,7 +731,7 @@ def _host(
         connect_timeout=args.connect_timeout,
         timeout=args.timeout,
         describe=getattr(args, "describe", False),
-        save_media=args.save_media,
+        save_media=_media_folder(args.save_media),
         task=getattr(args, "task", False),
         validate_output=getattr(args, "validate_output", True),
     )
@@ -758,12 +763,26 @@ def _tasks(args: argparse.Namespace) -> int:
         auth=auth,
         connect_timeout=args.connect_timeout,
         timeout=args.timeout,
-        save_media=args.save_media,
+        save_media=_media_folder(args.save_media),
     )
     try:
         return run_trio(run_tasks, options, args.action, args.task_id)
     except HostError as exc:
         raise CliError(str(exc)) from None
+
+
+def _media_folder(path: Path | None) -> MediaFolder | None:
+    """``--save-media DIR``, made and checked before the call, not after it."""
+    if path is None:
+        return None
+    from . import show
+
+    try:
+        return show.MediaFolder.open(path)
+    except OSError as exc:
+        raise CliError(
+            f"cannot use --save-media {path}: {exc.strerror or exc}"
+        ) from None
 
 
 def _traced(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:

@@ -18,7 +18,6 @@ import difflib
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, TextIO, cast, final
 
 import attrs
@@ -56,7 +55,7 @@ from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
 from .feedback import ERASE_LINE, WaitingSampler, progress_text
-from .show import describe_tool, offer_json, offer_lines, result_lines
+from .show import MediaFolder, describe_tool, offer_json, offer_lines, result_lines
 from .task_options import created_printer, status_printer, unreachable_printer
 from .url_flow import (
     MAX_URL_ROUNDS,
@@ -96,7 +95,7 @@ class CallOptions:
     connect_timeout: float | None = 10.0  # each handshake request
     timeout: float | None = None  # the whole call, connecting included
     describe: bool = False  # show the tool's schemas instead of calling it
-    save_media: Path | None = None  # where images and audio of a result go
+    save_media: MediaFolder | None = None  # where images and audio of a result go
     task: bool = False  # call --task (bridge.cli.task_options)
     validate_output: bool = True  # structuredContent against outputSchema
 
@@ -505,7 +504,7 @@ class Display:
         self.line(progress_text(value, total, message, bar=_is_terminal(self.out)))
 
     def result(
-        self, result: Any, *, json_output: bool, save_media: Path | None = None
+        self, result: Any, *, json_output: bool, save_media: MediaFolder | None = None
     ) -> int:
         self.server_models(result)
         if json_output:
@@ -521,6 +520,8 @@ class Display:
             print(printable(f"tool error: {chr(10).join(lines)}"), file=sys.stderr)
         else:
             print(printable("\n".join(_readable(result, save_media))), file=self.out)
+        if save_media is not None and save_media.failed:
+            return 1  # the result is shown, and says which file was not saved
         return 1 if result.is_error else 0
 
     def server_models(self, result: Any) -> None:
@@ -558,7 +559,7 @@ def _block_json(block: Any) -> Any:
     return block.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _readable(result: Any, save_media: Path | None) -> list[str]:
+def _readable(result: Any, save_media: MediaFolder | None) -> list[str]:
     """The structured content as fields (else every block), and any media.
     A value wrapped in ``{"result": …}`` (a ``str``, a number, a list: the
     official SDK's way, and ours) is shown by its text blocks, which say it

@@ -126,7 +126,11 @@ def add_host_options(command: argparse.ArgumentParser, *, era: bool = True) -> N
         "--save-media",
         type=Path,
         metavar="DIR",
-        help="write the result's images and audio to files in DIR",
+        help=(
+            "write the result's images and audio to files in DIR (made if "
+            "missing; a symbolic link or FIFO found under a file's name is "
+            "not written through: the file is not saved and the exit code is 1)"
+        ),
     )
 
 

@@ -8,8 +8,8 @@
   (each field by its ``--arg`` name), and its output schema.
 * A result: every content block. Text blocks one after another, each on its
   own lines; an image or audio as ``[image image/png, 4.2 KB]`` (written to a
-  file with ``--save-media DIR``); a resource link as ``name <uri>``; an
-  embedded resource by its URI, with its text.
+  file with ``--save-media DIR``: :class:`MediaFolder`); a resource link as
+  ``name <uri>``; an embedded resource by its URI, with its text.
 
 A peer's text is split into lines only once it is
 :func:`~bridge.elicit.printable` (``str.splitlines`` also breaks at ``\r``
@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import json
 import mimetypes
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -30,6 +33,7 @@ from bridge.elicit import describe_form, printable
 from runtime.messages import Audio, Image, Text
 
 __all__ = [
+    "MediaFolder",
     "describe_tool",
     "offer_json",
     "offer_lines",
@@ -192,8 +196,61 @@ def describe_tool(tool: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def result_lines(content: Sequence[Any], save_media: Path | None = None) -> list[str]:
-    """Every block of a result, readable; media saved under ``save_media``."""
+class MediaFolder:
+    """Where ``--save-media DIR`` writes a result's images and audio, and the
+    files it could not write.
+
+    The files are named here (``image-3.png``), not by the user, so a name
+    someone else planted in a shared folder is never followed: a symbolic
+    link or anything but a regular file (a FIFO would block) is refused,
+    and the result says the file was not saved.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.failed: list[str] = []
+
+    @classmethod
+    def open(cls, path: Path) -> MediaFolder:
+        """The folder, made if missing: checked before the call.
+
+        Raises:
+            OSError: it cannot be made, or is not a folder.
+        """
+        path.mkdir(parents=True, exist_ok=True)
+        if not path.is_dir():
+            raise NotADirectoryError(f"{path} is not a folder")
+        return cls(path)
+
+    def save(self, name: str, data: bytes) -> str:
+        """Write ``data`` to ``name`` in the folder: where it went, or why not."""
+        path = self.path / name
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        try:
+            fd = os.open(path, flags, 0o666)
+        except OSError as exc:
+            return self._failed(path, exc)
+        with os.fdopen(fd, "wb") as out:
+            if not stat.S_ISREG(os.fstat(out.fileno()).st_mode):
+                return self._failed(path, None)
+            out.truncate()
+            out.write(data)
+        return f"saved to {path}"
+
+    def _failed(self, path: Path, exc: OSError | None) -> str:
+        # ELOOP: a symbolic link (O_NOFOLLOW); ENXIO: a FIFO nobody reads.
+        if exc is None or exc.errno in (errno.ELOOP, errno.ENXIO):
+            why = f"{path} is not a regular file (not followed)"
+        else:
+            why = f"cannot write {path}: {exc.strerror or exc}"
+        self.failed.append(why)
+        return f"not saved: {why}"
+
+
+def result_lines(
+    content: Sequence[Any], save_media: MediaFolder | None = None
+) -> list[str]:
+    """Every block of a result, readable; media saved in ``save_media``."""
     lines: list[str] = []
     for index, block in enumerate(content, 1):
         if isinstance(block, Text):
@@ -217,7 +274,7 @@ def _resource_lines(block: Any) -> list[str]:
     return [f"[{type(block).__name__}]"]  # a newer server's block: said, not dropped
 
 
-def _media(block: Image | Audio, index: int, folder: Path | None) -> str:
+def _media(block: Image | Audio, index: int, folder: MediaFolder | None) -> str:
     kind = "image" if isinstance(block, Image) else "audio"
     try:
         data = base64.b64decode(block.data, validate=True)
@@ -231,10 +288,7 @@ def _media(block: Image | Audio, index: int, folder: Path | None) -> str:
         or _EXTENSIONS.get(block.mime_type)
         or ".bin"
     )
-    path = folder / f"{kind}-{index}{extension}"
-    folder.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return f"{shown} saved to {path}"
+    return f"{shown} {folder.save(f'{kind}-{index}{extension}', data)}"
 
 
 _EXTENSIONS = {"audio/wav": ".wav", "audio/mpeg": ".mp3", "audio/ogg": ".ogg"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,47 @@ def test_every_content_block_is_shown_and_media_is_saved(tmp_path: Path) -> None
     ]
     assert image.read_bytes() == base64.b64decode(PNG)
     assert audio.read_bytes() == base64.b64decode(WAV)
+
+
+def test_a_link_planted_in_a_shared_media_folder_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """The names are ours (``image-3.png``), so in a folder others can write
+    (``/tmp``) someone may have planted one: a symbolic link to the user's
+    file, or a FIFO that would block. Neither is written through; the
+    result is shown, says so, and the exit code is 1."""
+    shared, victim = tmp_path / "shared", tmp_path / "victim.txt"
+    shared.mkdir()
+    victim.write_text("precious")
+    (shared / "image-3.png").symlink_to(victim)
+    os.mkfifo(shared / "audio-4.wav")
+    done = call(BLOCKS, "every_block", "--save-media", str(shared))
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[2] == (
+        f"[image image/png, 4.2 KB] not saved: {shared / 'image-3.png'} "
+        f"is not a regular file (not followed)"
+    )
+    assert lines[3] == (
+        f"[audio audio/wav, 104 B] not saved: {shared / 'audio-4.wav'} "
+        f"is not a regular file (not followed)"
+    )
+    assert lines[4:] == ["report <file:///r.pdf>", "[resource notes://a]", "  line one"]
+    assert victim.read_text() == "precious"
+    assert (shared / "image-3.png").is_symlink()
+
+
+def test_a_media_folder_that_cannot_be_one_is_refused_before_the_call(
+    tmp_path: Path,
+) -> None:
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("")
+    done = call(BLOCKS, "every_block", "--save-media", str(a_file))
+    assert done.returncode == 1
+    assert done.stdout == ""  # nothing was called
+    assert done.stderr == (
+        f"yieldmcp: error: cannot use --save-media {a_file}: File exists\n"
+    )
 
 
 BOOKING = [
