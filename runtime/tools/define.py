@@ -310,6 +310,16 @@ def _schema_validator(name: str, schema: Mapping[str, Any] | None) -> Validator 
         raise InvalidTool(
             f"tool {name!r}: input_schema is invalid: {exc.message}"
         ) from None
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    for key, subschema in properties.items():
+        # JSON Schema allows a boolean; 2025-11-25's Tool.inputSchema does not
+        # (schema.json: each property's schema is an object).
+        if isinstance(subschema, bool):
+            equal = "{}" if subschema else '{"not": {}}'
+            raise InvalidTool(
+                f"tool {name!r}: input_schema.properties[{key!r}] is {subschema}; "
+                f"MCP wants an object schema there (write {equal})"
+            )
     return offline_validator(copy.deepcopy(dict(schema)))
 
 

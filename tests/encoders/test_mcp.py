@@ -6,6 +6,7 @@ each era it is produced for (``tests/mcp_schema.py``).
 
 from __future__ import annotations
 
+import importlib
 import re
 from enum import StrEnum
 from typing import Any, Literal
@@ -33,7 +34,15 @@ from runtime import (
 from runtime.context import Context
 from runtime.effects import Op
 from runtime.errors import LocalProtocolError
-from runtime.lowlevel import Elicit, ElicitReply, ElicitUrl, Sample, SampleReply, Usage
+from runtime.lowlevel import (
+    Elicit,
+    ElicitReply,
+    ElicitUrl,
+    Sample,
+    SampleReply,
+    Usage,
+    check_json,
+)
 from runtime.requests import ElicitationRequest, SamplingRequest
 from tests.mcp_schema import ERAS, is_valid, validate
 
@@ -655,6 +664,65 @@ def test_a_definition_the_author_broke_is_refused_not_sent(
     # what the author wrote in (annotations, a title) still is.
     with pytest.raises(LocalProtocolError, match=f"tool '{broken.name}' definition"):
         enc.tool_definition(broken, era=era)
+
+
+_PROPERTY = st.one_of(
+    st.just({}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["string", "integer", "number", "boolean"])},
+        optional={"description": st.text(), "title": st.text()},
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("array"),
+            "items": st.fixed_dictionaries({"type": st.just("string")}),
+        }
+    ),
+)
+
+
+@st.composite
+def _authored(draw: st.DrawFn) -> dict[str, Any]:
+    """What an author passes ``tool`` with an explicit ``input_schema``: any
+    name ``tool`` accepts, any title and description text, any flat object
+    schema."""
+    properties = draw(
+        st.dictionaries(st.text(min_size=1, max_size=12), _PROPERTY, max_size=4)
+    )
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if properties and draw(st.booleans()):
+        schema["required"] = draw(
+            st.lists(st.sampled_from(sorted(properties)), unique=True)
+        )
+    if draw(st.booleans()):
+        schema["additionalProperties"] = draw(st.booleans())
+    return {
+        "name": draw(st.from_regex(r"[A-Za-z0-9_.\-]{1,128}", fullmatch=True)),
+        "title": draw(st.none() | st.text()),
+        "description": draw(st.none() | st.text()),
+        "input_schema": schema,
+    }
+
+
+def _body(ctx: Context) -> str:
+    return "x"
+
+
+@given(authored=_authored(), era=st.sampled_from(ERAS))
+def test_a_definition_trusted_without_the_eras_models_is_valid_mcp(
+    authored: dict[str, Any], era: enc.Era
+) -> None:
+    # tool_definition checks only what is not valid by construction; what it
+    # trusts must pass the official schema and the era's models all the same.
+    out = enc.tool_definition(tool(_body, **authored), era=era)
+    validate(era, "Tool", out)
+    check_json(importlib.import_module(_ERA_MODULES[era]).Tool, out)  # as checked()
+
+
+_ERA_MODULES = {
+    "2025-11-25": "mcp_types._v2025_11_25",
+    "2026-07-28": "mcp_types._v2026_07_28",
+}
 
 
 def test_a_tool_with_no_return_annotation_has_no_output_schema() -> None:

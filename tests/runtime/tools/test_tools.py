@@ -269,6 +269,25 @@ def test_a_malformed_input_schema_is_refused_at_definition(
             return ""
 
 
+@pytest.mark.parametrize(("boolean", "equal"), [(True, "{}"), (False, '{"not": {}}')])
+def test_a_boolean_property_schema_is_refused_with_its_object_form(
+    boolean: bool, equal: str
+) -> None:
+    # JSON Schema allows it; MCP's 2025-11-25 Tool.inputSchema does not, so
+    # the tool could not be listed to a client of that era.
+    schema = {"type": "object", "properties": {"a": boolean}}
+    with pytest.raises(InvalidTool) as refused:
+
+        @tool(input_schema=schema)
+        def loose(ctx: Context) -> str:
+            return ""
+
+    assert str(refused.value) == (
+        f"tool 'loose': input_schema.properties['a'] is {boolean}; "
+        f"MCP wants an object schema there (write {equal})"
+    )
+
+
 def test_release_stream_is_a_notice_the_executor_sees() -> None:
     from runtime.lowlevel import ReleaseStream
 
