@@ -31,7 +31,14 @@ from pydantic import BaseModel, ValidationError
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_to_json
 from runtime.errors import LocalProtocolError, summarize_validation_error
 from runtime.lowlevel import check_form_properties
-from runtime.messages import Message, ModelPreferences, NamedTool, ToolChoice, ToolSpec
+from runtime.messages import (
+    Message,
+    ModelPreferences,
+    NamedTool,
+    ToolChoice,
+    ToolSpec,
+    boolean_property,
+)
 from runtime.requests import ElicitationRequest, SamplingRequest
 
 from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text, put
@@ -77,7 +84,7 @@ def sampling_params(
     if request.metadata is not None:
         out["metadata"] = dict(request.metadata)
     if tools:
-        out["tools"] = [_sampling_tool(t) for t in tools]
+        out["tools"] = [_sampling_tool(t, era) for t in tools]
     if choice is not None:
         out["toolChoice"] = {"mode": choice}
     if meta is not None:
@@ -124,7 +131,12 @@ def _tools_and_choice(
     return named, "required"
 
 
-def _sampling_tool(spec: ToolSpec) -> JSONObject:
+def _sampling_tool(spec: ToolSpec, era: Era) -> JSONObject:
+    problem = boolean_property(spec.input_schema) if era == "2025-11-25" else None
+    if problem is not None:  # its models accept it; its schema.json does not
+        raise LocalProtocolError(
+            f"tool {spec.name!r} cannot be offered to a 2025-11-25 client: {problem}"
+        )
     out: JSONObject = {"name": spec.name}
     put(out, "description", spec.description)
     out["inputSchema"] = copy.deepcopy(dict(spec.input_schema))

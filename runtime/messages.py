@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, TypeVar, final
+from typing import Any, Literal, TypeAlias, TypeVar, cast, final
 
 import attrs
 from pydantic import BaseModel
@@ -44,6 +44,7 @@ __all__ = [
     "ToolSpec",
     "ToolUse",
     "Usage",
+    "boolean_property",
     "validate_messages",
 ]
 
@@ -192,6 +193,29 @@ class Message:
 
 def _one(value: Block | str) -> Block:
     return Text(value) if isinstance(value, str) else value
+
+
+def boolean_property(schema: Mapping[str, Any]) -> str | None:
+    """Why a tool's input ``schema`` cannot go to a 2025-11-25 peer, or None.
+
+    JSON Schema (and 2026-07-28) allow a property's schema to be ``true`` or
+    ``false``; 2025-11-25's ``schema.json`` wants an object there, for a
+    server's tool and a tool offered in sampling alike. The first such
+    property is named, with the object that means the same. A server's tool
+    is refused when it is made (it is listed to both eras); a tool offered in
+    sampling, when it is sent to a 2025-11-25 client.
+    """
+    properties: Any = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return None
+    for key, subschema in cast("Mapping[str, Any]", properties).items():
+        if isinstance(subschema, bool):
+            equal = "{}" if subschema else '{"not": {}}'
+            return (
+                f"input_schema.properties[{key!r}] is {subschema}; MCP wants an "
+                f"object schema there (write {equal})"
+            )
+    return None
 
 
 @final

@@ -44,6 +44,7 @@ from ..context import Context, ElicitKey
 from ..effects.base import Op
 from ..elicitation.schema import elicitation_schema
 from ..errors import InvalidTool
+from ..messages import boolean_property
 from ..principal import scope_set
 from ..steps.tools import as_program, before_program, code_version
 from ..wire.schemas import offline_validator
@@ -310,16 +311,9 @@ def _schema_validator(name: str, schema: Mapping[str, Any] | None) -> Validator 
         raise InvalidTool(
             f"tool {name!r}: input_schema is invalid: {exc.message}"
         ) from None
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    for key, subschema in properties.items():
-        # JSON Schema allows a boolean; 2025-11-25's Tool.inputSchema does not
-        # (schema.json: each property's schema is an object).
-        if isinstance(subschema, bool):
-            equal = "{}" if subschema else '{"not": {}}'
-            raise InvalidTool(
-                f"tool {name!r}: input_schema.properties[{key!r}] is {subschema}; "
-                f"MCP wants an object schema there (write {equal})"
-            )
+    problem = boolean_property(schema)
+    if problem is not None:
+        raise InvalidTool(f"tool {name!r}: {problem}")
     return offline_validator(copy.deepcopy(dict(schema)))
 
 

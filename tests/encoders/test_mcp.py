@@ -305,6 +305,22 @@ def test_non_object_structured_content_in_a_tool_result_is_2026_only() -> None:
         enc.sampling_params(request, era=LEGACY)
 
 
+def test_a_boolean_property_schema_in_a_sampling_tool_is_2026_only() -> None:
+    loose = ToolSpec(
+        name="pick", input_schema={"type": "object", "properties": {"a": True}}
+    )
+    request = _request(tools=(loose,))
+    out = enc.sampling_params(request, era=MODERN)
+    validate(MODERN, "CreateMessageRequestParams", out)  # JSON Schema's, and 2026's
+    with pytest.raises(LocalProtocolError) as refused:
+        enc.sampling_params(request, era=LEGACY)  # the models would let it through
+    assert str(refused.value) == (
+        "tool 'pick' cannot be offered to a 2025-11-25 client: "
+        "input_schema.properties['a'] is True; MCP wants an object schema there "
+        "(write {})"
+    )
+
+
 @pytest.mark.parametrize(
     "request_",
     [
