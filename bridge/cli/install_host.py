@@ -182,8 +182,12 @@ def _read(config: Path, host: Host) -> dict[str, Any]:
     try:
         document: Any = json.loads(text)
     except json.JSONDecodeError as exc:
+        # VS Code and Cursor read comments and trailing commas; writing the
+        # file back would drop them, so it is left for the user to edit.
         raise InstallError(
-            f"{config} is not valid JSON ({exc}); not changing it"
+            f"{config} is not plain JSON ({exc}; comments and trailing commas "
+            f"cannot be kept); not changing it: add the entry --dry-run prints "
+            f"by hand"
         ) from None
     if not isinstance(document, dict):
         raise InstallError(f"{config} is not a JSON object; not changing it")

@@ -108,6 +108,21 @@ def test_a_config_that_is_not_what_the_host_reads_is_refused_untouched(
     assert config.read_text() == text
 
 
+def test_a_config_with_comments_says_how_to_add_the_entry_by_hand(
+    tmp_path: Path,
+) -> None:
+    # VS Code's mcp.json may hold comments (JSONC): they cannot be written
+    # back, so the user is pointed at --dry-run's entry instead.
+    config = tmp_path / "mcp.json"
+    text = '{\n  // mine\n  "servers": {"other": {"command": "x"},},\n}\n'
+    config.write_text(text)
+    code, _, err = install("vscode", str(SERVED), "--config", str(config))
+    assert code == 1
+    assert "comments and trailing commas cannot be kept" in err
+    assert err.rstrip().endswith("add the entry --dry-run prints by hand")
+    assert config.read_text() == text
+
+
 def test_a_symbolic_link_is_refused_not_followed(tmp_path: Path) -> None:
     real = tmp_path / "real.json"
     real.write_text("{}")
