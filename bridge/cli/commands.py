@@ -734,6 +734,8 @@ def _host(
         save_media=_media_folder(args.save_media),
         task=getattr(args, "task", False),
         validate_output=getattr(args, "validate_output", True),
+        max_message=args.max_message,
+        max_questions=args.max_questions,
     )
     try:
         return run_trio(run_call, options)
@@ -764,6 +766,8 @@ def _tasks(args: argparse.Namespace) -> int:
         connect_timeout=args.connect_timeout,
         timeout=args.timeout,
         save_media=_media_folder(args.save_media),
+        max_message=args.max_message,
+        max_questions=args.max_questions,
     )
     try:
         return run_trio(run_tasks, options, args.action, args.task_id)

@@ -17,6 +17,7 @@ __all__ = [
     "MODEL_TIMEOUT",
     "add_host_options",
     "key_value",
+    "positive_int",
     "scripted_answers",
     "seconds",
 ]
@@ -24,6 +25,13 @@ __all__ = [
 MODEL_TIMEOUT = 600.0
 """``--model-timeout``'s default: ``bridge.providers.DEFAULT_DEADLINE``,
 written here so that building the parser imports no provider code."""
+
+
+MAX_MESSAGE = 16 * 1024 * 1024
+"""``--max-message``'s default: ``connect(max_message=)``'s."""
+
+MAX_QUESTIONS = 64
+"""``--max-questions``'s default: ``connect(max_questions=)``'s."""
 
 
 def seconds(value: str) -> float:
@@ -34,6 +42,16 @@ def seconds(value: str) -> float:
     if not seconds > 0:
         raise argparse.ArgumentTypeError(f"expected seconds > 0, got {value!r}")
     return seconds
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number > 0, got {value!r}")
+    return number
 
 
 def key_value(value: str) -> tuple[str, Any]:
@@ -115,6 +133,27 @@ def add_host_options(command: argparse.ArgumentParser, *, era: bool = True) -> N
             "10); with --era auto, server/discover is waited for this long, "
             "and initialize follows only if the server says it does not know "
             "server/discover"
+        ),
+    )
+    command.add_argument(
+        "--max-message",
+        type=positive_int,
+        default=MAX_MESSAGE,
+        metavar="BYTES",
+        help=(
+            "the largest message read from the server: an HTTP answer's body, "
+            "an SSE event or a stdio line (default 16777216, 16 MiB)"
+        ),
+    )
+    command.add_argument(
+        "--max-questions",
+        type=positive_int,
+        default=MAX_QUESTIONS,
+        metavar="N",
+        help=(
+            "the most questions one 2026-07-28 round may ask, each a model call "
+            "or a form (a round asking more gets none answered), and the most "
+            "2025-11-25 questions open at once (default 64)"
         ),
     )
     command.add_argument(

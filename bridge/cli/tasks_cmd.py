@@ -131,6 +131,8 @@ async def _run(options: CallOptions, action: str, task_id: str, out: TextIO) -> 
             on_log=show.log,
             auth=options.auth if remote else None,
             connect_timeout=options.connect_timeout,
+            max_message=options.max_message,
+            max_questions=options.max_questions,
         ) as client:
             if action == "get":
                 return _shown(await client.get_task(task_id), options, show)

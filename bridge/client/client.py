@@ -435,6 +435,7 @@ async def connect(
     era: Era = "auto",
     cwd: str | None = None,
     auth: OAuth | None = None,
+    max_message: int = 16 * 1024 * 1024,
     **options: Any,
 ) -> AsyncGenerator[Client]:
     """A client for ``target``: an ``http(s)://`` URL, or a server command.
@@ -442,7 +443,9 @@ async def connect(
     A command is a list of arguments, or one string split like a shell would.
     ``auth`` authorizes with the URL's OAuth authorization server when it
     asks (:class:`~bridge.client.oauth.OAuth`); a spawned server gets its
-    credentials from its environment instead.
+    credentials from its environment instead. ``max_message`` bounds what
+    one message from the server may take, in bytes: an HTTP answer's body,
+    an SSE event or a stdio line. ``options`` go to :meth:`Client.connect`.
     """
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from .http import http_transport
@@ -453,7 +456,7 @@ async def connect(
             if auth is not None:
                 session = await stack.enter_async_context(oauth_session(auth, target))
             transport = await stack.enter_async_context(
-                http_transport(target, auth=session)
+                http_transport(target, auth=session, max_message=max_message)
             )
             yield await stack.enter_async_context(
                 Client.connect(transport, era=era, **options)
@@ -465,7 +468,7 @@ async def connect(
 
     argv = shlex.split(target) if isinstance(target, str) else list(target)
     async with (
-        spawn(argv, cwd=cwd) as (transport, _process),
+        spawn(argv, cwd=cwd, max_message=max_message) as (transport, _process),
         Client.connect(transport, era=era, **options) as client,
     ):
         yield client

@@ -24,8 +24,12 @@ async def spawn(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     grace: float = 2.0,
+    max_message: int = 16 * 1024 * 1024,
 ) -> AsyncGenerator[tuple[StreamTransport, trio.Process]]:
     """Run ``command`` and yield a transport over its stdio, and the process.
+
+    A line it writes longer than ``max_message`` bytes ends the session: every
+    request waiting on it fails with a ``RemoteProtocolError`` saying so.
 
     Raises:
         OSError: the command could not be started.
@@ -39,7 +43,9 @@ async def spawn(
     )
     assert process.stdin is not None
     assert process.stdout is not None
-    transport = StreamTransport(process.stdout, process.stdin)
+    transport = StreamTransport(
+        process.stdout, process.stdin, max_message=max_message, oversized_ends=True
+    )
     try:
         yield transport, process
     finally:

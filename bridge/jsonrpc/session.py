@@ -36,7 +36,12 @@ from typing import Any, Protocol, TypeVar, final
 
 import trio
 
-from runtime.errors import BrokenSessionError, ClosedSessionError, PeerError
+from runtime.errors import (
+    BrokenSessionError,
+    ClosedSessionError,
+    PeerError,
+    RemoteProtocolError,
+)
 
 from ._pending import Replies as Replies
 from .errors import error_data
@@ -205,6 +210,13 @@ class Session:
             try:
                 data = await self.transport.receive()
             except (trio.EndOfChannel, *CLOSED_ERRORS):
+                self._out.peer_gone = True
+                return
+            except RemoteProtocolError as exc:
+                # The transport cannot go on with this peer (a client's stdio
+                # line over its max_message: whose reply it was is unknown).
+                # Every request waiting on the peer fails saying why.
+                self._out.fail_all(exc)
                 self._out.peer_gone = True
                 return
             await self._dispatch(parse(data))

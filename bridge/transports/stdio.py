@@ -22,6 +22,12 @@ Reads go straight
 to the pipe too, waiting only when it is empty. On pipes (file descriptors) a
 frame thus costs no scheduling of its own; other streams go through their
 ``send_all`` / ``receive_some``.
+
+A line longer than ``max_message`` is never buffered whole. The server side
+answers it with ``-32600`` and reads on; the client side
+(``oversized_ends=True``) cannot tell whose reply it was, so the session ends
+with a :class:`~runtime.errors.RemoteProtocolError` saying why, and every
+request waiting on the server fails with it rather than wait for ever.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from bridge.jsonrpc.messages import (
     Response,
     dumps,
 )
+from runtime.errors import RemoteProtocolError
 
 from .framing import OVERSIZED, LineBuffer
 
@@ -73,6 +80,7 @@ class StreamTransport:
         *,
         max_message: int = 16 * 1024 * 1024,
         max_queued: int | None = None,
+        oversized_ends: bool = False,
     ) -> None:
         self._receive_stream = receive_stream
         self._send_stream = send_stream
@@ -83,6 +91,7 @@ class StreamTransport:
         )
         self._write_fd: Callable[[], int] | None = getattr(send_stream, "fileno", None)
         self._lines = LineBuffer(max_message)
+        self._oversized_ends = oversized_ends
         self._ready: list[bytes] = []
         self._lock = trio.Lock()
         self._queue: list[bytes] = []
@@ -106,6 +115,11 @@ class StreamTransport:
             if not data:
                 raise trio.EndOfChannel
             for line in self._lines.feed(data):
+                if line == OVERSIZED and self._oversized_ends:
+                    raise RemoteProtocolError(
+                        f"the server sent a message over {self._lines.max_line:,} "
+                        f"bytes (the client's max_message)"
+                    )
                 if line == OVERSIZED:
                     await self._write(_OVERSIZED_ERROR)
                 else:

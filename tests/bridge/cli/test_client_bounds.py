@@ -222,3 +222,52 @@ def test_model_timeouts_default_is_the_providers_deadline() -> None:
     from bridge.providers import DEFAULT_DEADLINE
 
     assert MODEL_TIMEOUT == DEFAULT_DEADLINE
+
+
+BLOCKS = "yieldmcp serve tests/fixtures/every_block.py"  # a 4.2 KB image in its result
+HOSTILE = f"{sys.executable} tests/fixtures/hostile_server.py"
+
+
+def test_a_stdio_message_over_max_message_fails_the_call_at_once() -> None:
+    # The client cannot tell whose reply the dropped line was: waiting on
+    # would wait for ever (it did, with no --timeout). The call fails saying
+    # why, as it does over HTTP.
+    done = call(BLOCKS, "every_block", "--max-message", "2000", "--timeout", "60")
+    assert one_error_line(done) == (
+        "yieldmcp: error: the server broke the protocol: the server sent a "
+        "message over 2,000 bytes (the client's max_message)"
+    )
+    assert call(BLOCKS, "every_block", "--max-message", "9000").returncode == 0
+
+
+def test_max_questions_is_the_callers_to_set() -> None:
+    done = call(HOSTILE, "flood", "--era", "2026-07-28", "--max-questions", "2")
+    assert one_error_line(done) == (
+        "yieldmcp: error: the server broke the protocol: the server asked 1000 "
+        "questions in one round; the client answers at most 2 (max_questions)"
+    )
+
+
+@pytest.mark.parametrize("flag", ["--max-message", "--max-questions"])
+def test_the_bounds_must_be_whole_numbers_above_zero(flag: str) -> None:
+    done = call(BLOCKS, "every_block", flag, "0")
+    assert done.returncode == 2
+    assert f"{flag}: expected a whole number > 0, got '0'" in done.stderr
+
+
+def test_the_bounds_defaults_are_the_clients() -> None:
+    # Written twice on purpose (the parser imports no client code): kept equal.
+    import inspect
+
+    from bridge.cli.host_options import MAX_MESSAGE, MAX_QUESTIONS
+    from bridge.client import Client, connect
+    from bridge.client.http import http_transport
+    from bridge.client.process import spawn
+
+    for opener in (connect, http_transport, spawn):
+        assert (
+            inspect.signature(opener).parameters["max_message"].default == MAX_MESSAGE
+        )
+    assert inspect.signature(Client).parameters["max_questions"].default == (
+        MAX_QUESTIONS
+    )
