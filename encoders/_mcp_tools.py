@@ -165,8 +165,12 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
 def tool_error(message: str, *, era: Era) -> JSONObject:
     """A failed ``CallToolResult``: ``message`` as text with ``isError: true``.
 
-    Valid by construction for a ``str`` message (checked otherwise).
+    Valid by construction for a ``str`` message (checked otherwise); a lone
+    surrogate in it (text decoded with ``errors="surrogateescape"``), which
+    UTF-8 cannot carry, is sent as its escape (``\\udce9``).
     """
+    if type(message) is str and not message.isascii():
+        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     out: JSONObject = {"content": [{"type": "text", "text": message}], "isError": True}
     if era == "2026-07-28":
         out["resultType"] = "complete"
@@ -180,11 +184,14 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bo
     the content is plain text (spelled here, valid by construction) for what a
     tool returned."""
     if isinstance(value, str):
-        return [{"type": "text", "text": value}], value, True
+        return [{"type": "text", "text": _unicode(value, tool_name)}], value, True
     if value is None:
         return [], None, True
     blocks = _as_blocks(value, tool_name)
     if blocks is not None:
+        for block in blocks:
+            if isinstance(block, Text):
+                _unicode(block.text, tool_name)
         if plain_text(blocks):
             return [{"type": "text", "text": b.text} for b in blocks], None, True
         return [_result_block(b) for b in blocks], None, False
@@ -199,7 +206,25 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bo
             f"JSON form ({exc}); return a str, JSON data (dict, list, numbers), "
             f"a pydantic model or dataclass, or content blocks"
         ) from None
-    return [{"type": "text", "text": text}], data, True
+    # The text is the data's JSON: a str anywhere in the data is checked.
+    return [{"type": "text", "text": _unicode(text, tool_name)}], data, True
+
+
+def _unicode(text: str, tool_name: str) -> str:
+    """``text``, once UTF-8 can carry it: a lone surrogate (what bytes decoded
+    with ``errors="surrogateescape"`` leave, e.g. a file name) cannot be sent."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise LocalProtocolError(
+            f"tool {tool_name!r} returned text that is not valid Unicode: "
+            f"{text[exc.start]!r} at index {exc.start} is a lone surrogate (left "
+            f"by decoding bytes with errors='surrogateescape'); decode with "
+            f"errors='replace', or return the bytes in base64"
+        ) from None
+    return text
 
 
 def _as_blocks(value: Any, tool_name: str) -> list[Any] | None:

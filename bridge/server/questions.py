@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast, final
 
 import attrs
+from pydantic_core import to_jsonable_python
 
 from bridge.jsonrpc.messages import RequestId
 from bridge.telemetry.attributes import EFFECT_META
@@ -330,18 +331,43 @@ def _notification(
     if isinstance(notice, Log):
         if not scope.logging or not _level_allowed(notice.level, scope.log_level):
             return None
-        params: dict[str, Any] = {"level": notice.level, "data": notice.data}
+        params: dict[str, Any] = {"level": notice.level, "data": _sendable(notice.data)}
         if notice.logger is not None:
-            params["logger"] = notice.logger
+            params["logger"] = _sendable(notice.logger)
         return "notifications/message", params
     if isinstance(notice, Progress) and scope.progress_token is not None:
         params = {"progressToken": scope.progress_token, "progress": notice.progress}
         if notice.total is not None:
             params["total"] = notice.total
         if notice.message is not None:
-            params["message"] = notice.message
+            params["message"] = _sendable(notice.message)
         return "notifications/progress", params
     return None
+
+
+def _sendable(value: Any) -> Any:
+    """A log's data or a progress message as JSON the wire can carry.
+
+    A log is for a person, and logging must not fail the call: what JSON has
+    no form for (an exception, an object) is sent as its ``repr`` (a date,
+    a path, a model or a dataclass as pydantic writes it), and a lone
+    surrogate (text decoded with ``errors="surrogateescape"``, which UTF-8
+    cannot carry) as its escape, ``\\udce9``.
+    """
+    return _escaped(to_jsonable_python(value, fallback=repr))
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [_escaped(item) for item in cast("list[Any]", value)]
+    if isinstance(value, dict):
+        pairs = cast("dict[Any, Any]", value).items()
+        return {_escaped(key): _escaped(item) for key, item in pairs}
+    return value
 
 
 def _level_allowed(level: str, threshold: str | None) -> bool:

@@ -1,0 +1,59 @@
+"""Text UTF-8 cannot carry, and log data JSON cannot, from a served tool.
+
+A lone surrogate (bytes decoded with ``errors="surrogateescape"``: a file
+name, a subprocess's output) fits in a Python ``str`` but not in UTF-8, and
+an exception is not JSON. Both used to fail the server's write of the reply
+or notice: a traceback in the server's log and ``Internal error (-32603)``
+for the caller. A result says what is wrong as the tool's error; an error
+message, a log and a progress message are sent with the escape, and a log of
+an object as its ``repr``: logging never fails a call.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.bridge.cli.inprocess import yieldmcp
+
+SERVED = "yieldmcp serve tests/fixtures/undecodable.py"
+ERAS = ["legacy", "2026-07-28"]
+
+
+def _call(tool: str, era: str) -> tuple[int, str, str]:
+    done = yieldmcp("call", SERVED, tool, "--era", era, "--connect-timeout", "60")
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(("tool", "index"), [("name", 3), ("listing", 14)])
+def test_a_result_utf8_cannot_carry_is_the_tools_error(
+    tool: str, index: int, era: str
+) -> None:
+    code, out, err = _call(tool, era)
+    assert code == 1
+    assert out == ""
+    assert err == (
+        f"tool error: Tool {tool!r} returned text that is not valid Unicode: "
+        f"'\\udce9' at index {index} is a lone surrogate (left by decoding bytes "
+        f"with errors='surrogateescape'); decode with errors='replace', or return "
+        f"the bytes in base64\n"
+    )
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_an_error_message_keeps_the_name_as_its_escape(era: str) -> None:
+    code, out, err = _call("refuses", era)
+    assert (code, out) == (1, "")
+    assert err == "tool error: cannot open caf\\udce9.txt\n"
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_logs_and_progress_never_fail_the_call(era: str) -> None:
+    code, out, err = _call("chatty", era)
+    assert code == 0, err
+    assert out.splitlines() == [
+        "[info] opening caf\\udce9.txt",
+        "[error] ValueError('bad header')",
+        "[progress 1/2] caf\\udce9.txt",
+        "done",
+    ]
