@@ -35,13 +35,14 @@ from runtime.messages import (
     Message,
     ModelPreferences,
     NamedTool,
+    Text,
     ToolChoice,
     ToolSpec,
     boolean_property,
 )
 from runtime.requests import ElicitationRequest, SamplingRequest
 
-from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text, put
+from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text, put, utf8
 
 __all__ = ["elicitation_params", "sampling_params"]
 
@@ -92,8 +93,13 @@ def sampling_params(
     trusted = ["maxTokens"] if type(request.max_tokens) is int else []
     if _plain_messages(request.messages):
         trusted.append("messages")
+    for number, message in enumerate(request.messages, 1):
+        for block in message.content:
+            if isinstance(block, Text):
+                utf8(block.text, f"the sampling request's message {number}")
     if type(request.system_prompt) is str:
         trusted.append("systemPrompt")
+        utf8(request.system_prompt, "the sampling request's system prompt")
     return checked(
         wire.CreateMessageRequestParams,
         out,
@@ -193,6 +199,7 @@ def elicitation_params(
     trusted = ["mode"]
     if type(request.message) is str:
         trusted.append("message")
+        utf8(request.message, "the elicitation's message")
     return checked(
         model,
         out,

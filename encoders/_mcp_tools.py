@@ -33,7 +33,7 @@ from runtime.messages import Audio, Image, Text, ToolResult, ToolUse
 from runtime.tools import Tool
 
 from ._mcp_output import content_block_types, output_shape
-from ._mcp_wire import Era, JSONObject, checked_as, plain_text, put
+from ._mcp_wire import Era, JSONObject, checked_as, plain_text, put, utf8
 
 __all__ = ["ResultBlock", "tool_definition", "tool_error", "tool_result"]
 
@@ -211,20 +211,7 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bo
 
 
 def _unicode(text: str, tool_name: str) -> str:
-    """``text``, once UTF-8 can carry it: a lone surrogate (what bytes decoded
-    with ``errors="surrogateescape"`` leave, e.g. a file name) cannot be sent."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise LocalProtocolError(
-            f"tool {tool_name!r} returned text that is not valid Unicode: "
-            f"{text[exc.start]!r} at index {exc.start} is a lone surrogate (left "
-            f"by decoding bytes with errors='surrogateescape'); decode with "
-            f"errors='replace', or return the bytes in base64"
-        ) from None
-    return text
+    return utf8(text, f"tool {tool_name!r} returned text that")
 
 
 def _as_blocks(value: Any, tool_name: str) -> list[Any] | None:

@@ -33,6 +33,7 @@ __all__ = [
     "era_models",
     "plain_text",
     "put",
+    "utf8",
 ]
 
 JSONObject = dict[str, Any]
@@ -74,6 +75,30 @@ def era_models(era: str) -> Any:
             f"unknown MCP era {era!r}; expected one of {list(ERAS)}"
         ) from None
     return _import_models(name)
+
+
+def utf8(text: str, what: str) -> str:
+    """``text``, once UTF-8 can carry it.
+
+    A lone surrogate (what bytes decoded with ``errors="surrogateescape"``
+    leave: a file name, a subprocess's output) fits in a ``str`` but in no
+    JSON message, so the payload holding it would fail at the write.
+
+    Raises:
+        LocalProtocolError: naming ``what``, the character and its index.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise LocalProtocolError(
+            f"{what} is not valid Unicode: {text[exc.start]!r} at index "
+            f"{exc.start} is a lone surrogate (left by decoding bytes with "
+            f"errors='surrogateescape'); decode with errors='replace', or send "
+            f"the bytes in base64"
+        ) from None
+    return text
 
 
 def put(out: JSONObject, key: str, value: Any) -> None:

@@ -27,8 +27,14 @@ _ENCODER = json.JSONEncoder(
 
 
 def canonical_json(value: Any) -> bytes:
-    """``value`` as compact, sorted-key UTF-8 JSON (raises on non-JSON values)."""
-    return _ENCODER.encode(value).encode()
+    """``value`` as compact, sorted-key UTF-8 JSON (raises on non-JSON values).
+
+    A lone surrogate (text decoded with ``errors="surrogateescape"``) is
+    encoded as its three bytes (``surrogatepass``): the question still has an
+    identity, and the encoder that would send it says what is wrong with it
+    (every other text encodes exactly as strict UTF-8).
+    """
+    return _ENCODER.encode(value).encode("utf-8", "surrogatepass")
 
 
 def digest(value: Any) -> str:

@@ -4,7 +4,8 @@ A lone surrogate (bytes decoded with ``errors="surrogateescape"``: a file
 name, a subprocess's output) fits in a Python ``str`` but not in UTF-8, and
 an exception is not JSON. Both used to fail the server's write of the reply
 or notice: a traceback in the server's log and ``Internal error (-32603)``
-for the caller. A result says what is wrong as the tool's error; an error
+for the caller. A result, a sampling prompt and a form's message say what is
+wrong as the tool's error (they are data: not changed silently); an error
 message, a log and a progress message are sent with the escape, and a log of
 an object as its ``repr``: logging never fails a call.
 """
@@ -35,7 +36,7 @@ def test_a_result_utf8_cannot_carry_is_the_tools_error(
     assert err == (
         f"tool error: Tool {tool!r} returned text that is not valid Unicode: "
         f"'\\udce9' at index {index} is a lone surrogate (left by decoding bytes "
-        f"with errors='surrogateescape'); decode with errors='replace', or return "
+        f"with errors='surrogateescape'); decode with errors='replace', or send "
         f"the bytes in base64\n"
     )
 
@@ -57,3 +58,24 @@ def test_logs_and_progress_never_fail_the_call(era: str) -> None:
         "[progress 1/2] caf\\udce9.txt",
         "done",
     ]
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(
+    ("tool", "what", "index"),
+    [
+        ("summarizes", "The sampling request's message 1", 13),
+        ("deletes", "The elicitation's message", 10),
+    ],
+)
+def test_a_question_utf8_cannot_carry_is_the_tools_error(
+    tool: str, what: str, index: int, era: str
+) -> None:
+    # Before it is sent: its digest (replay's identity) is made all the same.
+    code, out, err = _call(tool, era)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"tool error: {what} is not valid Unicode: '\\udce9' at index {index} is "
+        f"a lone surrogate (left by decoding bytes with errors='surrogateescape'); "
+        f"decode with errors='replace', or send the bytes in base64\n"
+    )
