@@ -15,6 +15,7 @@ Batches are refused: MCP since 2025-06-18 sends one message per frame.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final, TypeAlias, TypeGuard, cast, final
 
@@ -129,17 +130,41 @@ def coerce_id(value: object) -> RequestId | None:
 
 
 def parse(data: bytes | str) -> Message | Invalid | Ignored:
-    """Classify one JSON-RPC message. Never raises: bad input becomes Invalid."""
+    """Classify one JSON-RPC message. Never raises: bad input becomes Invalid.
+
+    A lone surrogate escape (``"\\udce9"``, which JavaScript's
+    ``JSON.stringify`` writes for a broken string) is read as U+FFFD: the JSON
+    grammar allows it, Unicode text cannot hold it, and refusing the whole
+    message would leave the request it answers waiting for ever.
+    """
     try:
         value: Any = pydantic_core.from_json(data)
     except ValueError:
-        return Invalid(None, ErrorData(PARSE_ERROR, "Parse error: not valid JSON"))
+        raw = data.encode() if isinstance(data, str) else data
+        if b"\\ud" not in raw.lower():
+            return Invalid(None, ErrorData(PARSE_ERROR, "Parse error: not valid JSON"))
+        try:
+            value = pydantic_core.from_json(_SURROGATE_ESCAPE.sub(_lone_to_fffd, raw))
+        except ValueError:
+            return Invalid(None, ErrorData(PARSE_ERROR, "Parse error: not valid JSON"))
     if not isinstance(value, dict):
         kind = (
             "batches are not supported" if isinstance(value, list) else "not an object"
         )
         return Invalid(None, ErrorData(INVALID_REQUEST, f"Invalid request: {kind}"))
     return _classify(cast("dict[str, Any]", value))
+
+
+_SURROGATE_ESCAPE: Final = re.compile(
+    rb"\\\\"  # an escaped backslash: what follows it is no escape
+    rb"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"  # a pair
+    rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"  # a surrogate alone
+)
+
+
+def _lone_to_fffd(match: re.Match[bytes]) -> bytes:
+    token = match.group()
+    return token if token == b"\\\\" or len(token) == 12 else b"\\ufffd"
 
 
 def _classify(value: dict[str, Any]) -> Message | Invalid | Ignored:

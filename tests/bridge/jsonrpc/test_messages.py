@@ -1,0 +1,58 @@
+"""``bridge.jsonrpc.messages.parse``: text a peer escapes that Unicode cannot hold.
+
+JavaScript's ``JSON.stringify`` writes a broken string's lone surrogate as an
+escape (``"\\udce9"``); Python's ``json.dumps`` does too. The JSON grammar
+allows it, pydantic's parser refuses it, and a refused response used to leave
+the request it answered waiting until its timeout.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bridge.jsonrpc.messages import Invalid, Request, Response, parse
+
+# Surrogates drawn often (any character draws them rarely), beside the rest.
+EVERY_CODE_POINT = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | (
+    st.characters(codec=None, categories=None)
+)
+
+
+def _answer(text: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"text": text}}).encode()
+
+
+def _as_unicode_reads_it(text: str) -> str:
+    # Pairs of surrogates are one character, a surrogate alone is U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+@given(text=st.text(alphabet=EVERY_CODE_POINT))
+def test_any_escaped_text_is_read_lone_surrogates_as_replacement(text: str) -> None:
+    parsed = parse(_answer(text))
+    assert isinstance(parsed, Response)
+    assert parsed.result == {"text": _as_unicode_reads_it(text)}
+
+
+def test_an_escaped_backslash_before_u_is_no_escape() -> None:
+    raw = rb'{"jsonrpc":"2.0","id":1,"result":{"t":"\\udce9 \udce9 \ud83d\ude00"}}'
+    parsed = parse(raw)
+    assert isinstance(parsed, Response)
+    assert parsed.result == {"t": "\\udce9 \ufffd \U0001f600"}
+
+
+def test_a_request_with_a_lone_surrogate_is_read_too() -> None:
+    parsed = parse(
+        rb'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"a":"\ud800"}}'
+    )
+    assert isinstance(parsed, Request)
+    assert parsed.params == {"a": "\ufffd"}
+
+
+def test_json_that_is_broken_otherwise_is_still_a_parse_error() -> None:
+    parsed = parse(rb'{"jsonrpc":"2.0","id":1,"result":{"t":"\udce9"')
+    assert isinstance(parsed, Invalid)
+    assert parsed.error.code == -32700
