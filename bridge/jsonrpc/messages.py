@@ -15,12 +15,15 @@ Batches are refused: MCP since 2025-06-18 sends one message per frame.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any, Final, TypeAlias, TypeGuard, cast, final
 
 import attrs
 import pydantic_core
+
+from runtime.errors import LocalProtocolError
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -41,6 +44,8 @@ __all__ = [
     "dumps",
     "parse",
 ]
+
+log = logging.getLogger("yieldmcp")
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
@@ -255,5 +260,22 @@ def to_json(message: Message) -> dict[str, Any]:
 
 
 def dumps(message: Message) -> bytes:
-    """Compact UTF-8 JSON for ``message``; never contains a newline."""
-    return pydantic_core.to_json(to_json(message))
+    """Compact UTF-8 JSON for ``message``; never contains a newline.
+
+    A reply whose result JSON cannot carry (an object pydantic cannot write,
+    text UTF-8 cannot hold) becomes ``-32603`` for its request, and the
+    server's log says why: one handler's bad value must not end the session,
+    or the process, that was writing it. Any other message raises
+    :class:`~runtime.errors.LocalProtocolError`.
+    """
+    try:
+        return pydantic_core.to_json(to_json(message))
+    except (pydantic_core.PydanticSerializationError, ValueError) as exc:
+        if not isinstance(message, Response):
+            raise LocalProtocolError(f"a message could not be written: {exc}") from None
+        log.exception("the reply to request %r could not be written", message.id)
+        failed = ErrorResponse(
+            message.id,
+            ErrorData(INTERNAL_ERROR, "Internal error: the reply could not be written"),
+        )
+        return pydantic_core.to_json(to_json(failed))

@@ -1,4 +1,4 @@
-"""``bridge.jsonrpc.messages.parse``: text a peer escapes that Unicode cannot hold.
+"""``bridge.jsonrpc.messages``: text Unicode cannot hold, read and written.
 
 JavaScript's ``JSON.stringify`` writes a broken string's lone surrogate as an
 escape (``"\\udce9"``); Python's ``json.dumps`` does too. The JSON grammar
@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge.jsonrpc.messages import Invalid, Request, Response, parse
+from bridge.jsonrpc.messages import (
+    Invalid,
+    Notification,
+    Request,
+    Response,
+    dumps,
+    parse,
+)
+from runtime.errors import LocalProtocolError
 
 # Surrogates drawn often (any character draws them rarely), beside the rest.
 EVERY_CODE_POINT = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | (
@@ -56,3 +65,21 @@ def test_json_that_is_broken_otherwise_is_still_a_parse_error() -> None:
     parsed = parse(rb'{"jsonrpc":"2.0","id":1,"result":{"t":"\udce9"')
     assert isinstance(parsed, Invalid)
     assert parsed.error.code == -32700
+
+
+def test_a_reply_json_cannot_carry_is_written_as_an_internal_error() -> None:
+    for result in ({"text": "caf\udce9"}, {"value": object()}):
+        written = json.loads(dumps(Response(3, result)))
+        assert written == {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "error": {
+                "code": -32603,
+                "message": "Internal error: the reply could not be written",
+            },
+        }
+
+
+def test_another_message_json_cannot_carry_is_refused() -> None:
+    with pytest.raises(LocalProtocolError, match="could not be written"):
+        dumps(Notification("notifications/message", {"data": object()}))

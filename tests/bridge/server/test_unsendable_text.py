@@ -12,8 +12,13 @@ an object as its ``repr``: logging never fails a call.
 
 from __future__ import annotations
 
-import pytest
+import sys
 
+import pytest
+import trio
+
+from bridge.client import connect
+from runtime.errors import PeerError
 from tests.bridge.cli.inprocess import yieldmcp
 
 SERVED = "yieldmcp serve tests/fixtures/undecodable.py"
@@ -79,3 +84,26 @@ def test_a_question_utf8_cannot_carry_is_the_tools_error(
         f"a lone surrogate (left by decoding bytes with errors='surrogateescape'); "
         f"decode with errors='replace', or send the bytes in base64\n"
     )
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_reply_that_cannot_be_written_is_an_error_not_the_servers_end(
+    era: str,
+) -> None:
+    # A resource's text is the handler's own: the reply cannot be written, so
+    # the request is answered -32603 (it ended the 2025-11-25 stdio server's
+    # process, and every session with it), and the server goes on.
+    command = [
+        sys.executable,
+        "-m",
+        "bridge.cli",
+        "serve",
+        "tests/fixtures/undecodable.py",
+    ]
+    with trio.fail_after(60):
+        async with connect(command, era=era) as client:  # type: ignore[arg-type]
+            with pytest.raises(PeerError) as refused:
+                await client.request("resources/read", {"uri": "notes://undecodable"})
+            assert refused.value.code == -32603
+            assert "the reply could not be written" in str(refused.value)
+            assert (await client.call_tool("refuses")).is_error  # still serving
