@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bridge.transports.framing import MAX_MESSAGE as MAX_MESSAGE
+
 __all__ = [
     "MODEL_TIMEOUT",
     "add_host_options",
@@ -27,11 +29,9 @@ MODEL_TIMEOUT = 600.0
 written here so that building the parser imports no provider code."""
 
 
-MAX_MESSAGE = 16 * 1024 * 1024
-"""``--max-message``'s default: ``connect(max_message=)``'s."""
-
 MAX_QUESTIONS = 64
-"""``--max-questions``'s default: ``connect(max_questions=)``'s."""
+"""``--max-questions``'s default: ``connect(max_questions=)``'s, written here
+so that building the parser imports no client code (a test keeps them equal)."""
 
 
 def seconds(value: str) -> float:

@@ -20,6 +20,7 @@ from typing import Final
 import httpx
 import trio
 
+from bridge.transports.framing import MAX_MESSAGE as MAX_MESSAGE
 from runtime.errors import BrokenSessionError, PeerUnreachable, RemoteProtocolError
 
 from ..http_body import read_up_to
@@ -39,9 +40,6 @@ __all__ = [
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
 MAX_ERROR_BODY: Final = 64 * 1024
-MAX_MESSAGE: Final = 16 * 1024 * 1024
-"""The largest message the client reads by default: a JSON answer's body, or
-one SSE event (as a stdio line is bounded, :mod:`bridge.transports.stdio`)."""
 TRANSIENT: Final = frozenset({502, 503, 504})
 """Statuses that say "not now": a balancer with no worker up, a server busy."""
 

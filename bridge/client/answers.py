@@ -79,6 +79,10 @@ async def _maybe(value: Awaitable[None] | None) -> None:
         await value
 
 
+MAX_QUESTIONS: Final = 64
+"""The most questions of one 2026-07-28 round, and the most 2025-11-25
+questions open at once, a client answers by default."""
+
 _BUSY: Final = -32000
 """The code of a question refused for being one too many, as a busy server
 refuses a request (the implementation-defined range of JSON-RPC)."""
@@ -104,7 +108,7 @@ class Answers:
         elicitation: ElicitationHandler | None,
         roots: Sequence[Root] | None,
         on_log: LogCallback | None,
-        max_questions: int = 64,
+        max_questions: int = MAX_QUESTIONS,
     ) -> None:
         self.sampler = sampler
         self.elicitation = elicitation

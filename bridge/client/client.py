@@ -43,6 +43,7 @@ import trio
 
 from bridge import telemetry
 from bridge.jsonrpc.session import Session, Transport
+from bridge.transports.framing import MAX_MESSAGE
 from decoders import mcp as mcp_decode
 from runtime.errors import (
     CapabilityError,
@@ -51,7 +52,7 @@ from runtime.errors import (
 from runtime.replies import Root
 
 from ._rounds import gather_server_models, retry_params, with_server_models
-from .answers import MODERN, Answers
+from .answers import MAX_QUESTIONS, MODERN, Answers
 from .answers import ElicitationHandler as ElicitationHandler
 from .answers import LogCallback as LogCallback
 from .answers import ProgressCallback as ProgressCallback
@@ -137,7 +138,7 @@ class Client:
         log_level: str | None = "info",
         client_info: Mapping[str, Any] | None = None,
         max_rounds: int = 100,
-        max_questions: int = 64,
+        max_questions: int = MAX_QUESTIONS,
         connect_timeout: float | None = 10.0,
         validate_output: bool = True,
     ) -> None:
@@ -435,7 +436,7 @@ async def connect(
     era: Era = "auto",
     cwd: str | None = None,
     auth: OAuth | None = None,
-    max_message: int = 16 * 1024 * 1024,
+    max_message: int = MAX_MESSAGE,
     **options: Any,
 ) -> AsyncGenerator[Client]:
     """A client for ``target``: an ``http(s)://`` URL, or a server command.

@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 
 import trio
 
+from bridge.transports.framing import MAX_MESSAGE
 from bridge.transports.stdio import StreamTransport
 
 __all__ = ["spawn"]
@@ -24,7 +25,7 @@ async def spawn(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     grace: float = 2.0,
-    max_message: int = 16 * 1024 * 1024,
+    max_message: int = MAX_MESSAGE,
 ) -> AsyncGenerator[tuple[StreamTransport, trio.Process]]:
     """Run ``command`` and yield a transport over its stdio, and the process.
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Final, final
 
-__all__ = ["OVERSIZED", "LineBuffer"]
+__all__ = ["MAX_MESSAGE", "OVERSIZED", "LineBuffer"]
+
+MAX_MESSAGE: Final = 16 * 1024 * 1024
+"""The largest message read by default, by either side and over either
+transport: a stdio line, an HTTP answer's JSON body, one SSE event."""
 
 OVERSIZED: Final = b""
 """Returned in place of a line that exceeded ``max_line``."""
@@ -21,7 +25,7 @@ class LineBuffer:
 
     __slots__ = ("_buffer", "_discarding", "max_line")
 
-    def __init__(self, max_line: int = 16 * 1024 * 1024) -> None:
+    def __init__(self, max_line: int = MAX_MESSAGE) -> None:
         self.max_line = max_line
         self._buffer = bytearray()
         self._discarding = False

@@ -50,7 +50,7 @@ from bridge.jsonrpc.messages import (
 )
 from runtime.errors import RemoteProtocolError
 
-from .framing import OVERSIZED, LineBuffer
+from .framing import MAX_MESSAGE, OVERSIZED, LineBuffer
 
 __all__ = [
     "REPLY_FLOOR",
@@ -78,7 +78,7 @@ class StreamTransport:
         receive_stream: trio.abc.ReceiveStream,
         send_stream: trio.abc.SendStream,
         *,
-        max_message: int = 16 * 1024 * 1024,
+        max_message: int = MAX_MESSAGE,
         max_queued: int | None = None,
         oversized_ends: bool = False,
     ) -> None:
@@ -286,7 +286,7 @@ def reserve_stdout_for_mcp() -> int:
 
 
 def stdio_transport(
-    *, max_message: int = 16 * 1024 * 1024, max_queued: int | None = None
+    *, max_message: int = MAX_MESSAGE, max_queued: int | None = None
 ) -> StreamTransport:
     """A transport over this process's stdin and its stdout, kept for MCP alone
     (see :func:`reserve_stdout_for_mcp`: prints go to stderr); with

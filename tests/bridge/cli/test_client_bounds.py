@@ -256,7 +256,9 @@ def test_the_bounds_must_be_whole_numbers_above_zero(flag: str) -> None:
 
 
 def test_the_bounds_defaults_are_the_clients() -> None:
-    # Written twice on purpose (the parser imports no client code): kept equal.
+    # --max-questions is written twice on purpose (the parser imports no client
+    # code); every reader takes bridge.transports.framing.MAX_MESSAGE.
+    # Kept equal.
     import inspect
 
     from bridge.cli.host_options import MAX_MESSAGE, MAX_QUESTIONS
