@@ -18,7 +18,7 @@ from runtime.codec import elicit_reply_to_json, sample_reply_to_json
 from runtime.errors import LocalProtocolError
 from runtime.replies import ElicitReply, SampleReply
 
-from ._mcp_wire import Era, JSONObject, checked, era_models, plain_text
+from ._mcp_wire import Era, JSONObject, checked, plain_text
 
 __all__ = ["elicit_result", "sample_result"]
 
@@ -42,9 +42,7 @@ def sample_result(reply: SampleReply, *, era: Era) -> JSONObject:
         trusted.append("model")
     if type(reply.stop_reason) is str:
         trusted.append("stopReason")
-    return checked(
-        era_models(era).CreateMessageResult, out, "sampling result", trusted=trusted
-    )
+    return checked(era, "CreateMessageResult", out, "sampling result", trusted=trusted)
 
 
 def elicit_result(reply: ElicitReply, *, era: Era = "2025-11-25") -> JSONObject:
@@ -70,7 +68,8 @@ def elicit_result(reply: ElicitReply, *, era: Era = "2025-11-25") -> JSONObject:
         out["content"] = {k: _integral(v) for k, v in out["content"].items()}
     # ElicitReply checks its action; the content is the user's (checked).
     return checked(
-        era_models(era).ElicitResult,
+        era,
+        "ElicitResult",
         out,
         "elicitation result",
         trusted=["action"],

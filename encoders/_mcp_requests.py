@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_to_json
 from runtime.errors import LocalProtocolError, summarize_validation_error
@@ -68,7 +68,6 @@ def sampling_params(
         LocalProtocolError: the request cannot be sent as valid MCP in ``era``
             (e.g. a non-object tool-result ``structuredContent`` in 2025-11-25).
     """
-    wire = era_models(era)
     tools, choice = _tools_and_choice(request)
     out: JSONObject = {
         "messages": [_message(m) for m in request.messages],
@@ -101,7 +100,8 @@ def sampling_params(
         trusted.append("systemPrompt")
         utf8(request.system_prompt, "the sampling request's system prompt")
     return checked(
-        wire.CreateMessageRequestParams,
+        era,
+        "CreateMessageRequestParams",
         out,
         "sampling/createMessage params",
         trusted=trusted,
@@ -177,18 +177,17 @@ def elicitation_params(
             (a URL elicitation without ``url``, or without ``elicitation_id`` in
             2025-11-25; a form schema that is not flat and primitive).
     """
-    wire = era_models(era)
     if request.mode == "form":
         out: JSONObject = {
             "mode": "form",
             "message": request.message,
             "requestedSchema": copy.deepcopy(dict(request.requested_schema)),
         }
-        model: type[BaseModel] = wire.ElicitRequestFormParams
+        model = "ElicitRequestFormParams"
         _check_form_schema(era, out["requestedSchema"])
     else:
         out = _url_params(request, era)
-        model = wire.ElicitRequestURLParams
+        model = "ElicitRequestURLParams"
     merged = dict(meta or {})
     if request.key is not None:
         merged[ELICIT_KEY_META_KEY] = request.key
@@ -201,6 +200,7 @@ def elicitation_params(
         trusted.append("message")
         utf8(request.message, "the elicitation's message")
     return checked(
+        era,
         model,
         out,
         f"elicitation/create params ({request.mode} mode)",

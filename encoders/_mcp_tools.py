@@ -5,7 +5,7 @@ the ``outputSchema`` the tool's return annotation gives, as the official SDK's
 ``MCPServer`` makes it: :mod:`encoders._mcp_output`) and what a call returns:
 :func:`tool_result` (text, content blocks including MCP resources, and
 structured data beside a text block, as the era allows) and
-:func:`tool_error`. Every payload passes :func:`~encoders._mcp_wire.checked_as`
+:func:`tool_error`. Every payload passes :func:`~encoders._mcp_wire.checked`
 before it is returned: what is not valid by construction is validated
 against the era's official model.
 
@@ -33,7 +33,7 @@ from runtime.messages import Audio, Image, Text, ToolResult, ToolUse
 from runtime.tools import Tool
 
 from ._mcp_output import content_block_types, output_shape
-from ._mcp_wire import Era, JSONObject, checked_as, plain_text, put, utf8
+from ._mcp_wire import Era, JSONObject, checked, escaped, plain_text, put, utf8
 
 __all__ = ["ResultBlock", "tool_definition", "tool_error", "tool_result"]
 
@@ -101,9 +101,7 @@ def tool_definition(tool: Tool[Any, Any], *, era: Era) -> JSONObject:
         if key in out and type(out[key]) is str
     ]
     trusted += ["inputSchema", "outputSchema", "execution", "_meta"]
-    return checked_as(
-        era, "Tool", out, f"tool {tool.name!r} definition", trusted=trusted
-    )
+    return checked(era, "Tool", out, f"tool {tool.name!r} definition", trusted=trusted)
 
 
 def _output_schema(tool: Tool[Any, Any], era: str) -> JSONObject | None:
@@ -155,7 +153,7 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
     if not plain:
         # Blocks come from the tool: checked. Text and structured data are
         # spelled here, from a str and from JSON: valid by construction.
-        checked_as(
+        checked(
             era, "CallToolResult", out, f"tool {tool.name!r} result",
             trusted=["structuredContent", "resultType"],
         )  # fmt: skip
@@ -169,13 +167,13 @@ def tool_error(message: str, *, era: Era) -> JSONObject:
     surrogate in it (text decoded with ``errors="surrogateescape"``), which
     UTF-8 cannot carry, is sent as its escape (``\\udce9``).
     """
-    if type(message) is str and not message.isascii():
-        message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    if type(message) is str:
+        message = escaped(message)
     out: JSONObject = {"content": [{"type": "text", "text": message}], "isError": True}
     if era == "2026-07-28":
         out["resultType"] = "complete"
     if type(message) is not str:
-        checked_as(era, "CallToolResult", out, "tool error result")
+        checked(era, "CallToolResult", out, "tool error result")
     return out
 
 

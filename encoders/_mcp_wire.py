@@ -2,10 +2,11 @@
 
 Owns :data:`Era` and :data:`ERAS`, the official ``mcp-types`` models of each era
 (:func:`era_models`), and :func:`checked`: a payload validated against its
-era's model (strict, wire names only), skipping the keys the caller spelled
-itself from values that are valid by construction, with cached per-field
-validators; :func:`checked_as` names the model by era and name, so an era's
-models are built only when some key is left to check. A failure is a
+era's model, named by era and name (strict, wire names only), skipping the
+keys the caller spelled itself from values that are valid by construction,
+with cached per-field validators; an era's models are built only when some
+key is left to check. Text UTF-8 cannot carry is refused (:func:`utf8`) or
+sent as its escape (:func:`escaped`). A failure is a
 :class:`~runtime.errors.LocalProtocolError`: we were about to break the protocol.
 
 It spells no payload: :mod:`encoders.mcp` and the modules behind it do.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ValidationError, create_model
@@ -29,8 +30,8 @@ __all__ = [
     "Era",
     "JSONObject",
     "checked",
-    "checked_as",
     "era_models",
+    "escaped",
     "plain_text",
     "put",
     "utf8",
@@ -68,13 +69,16 @@ def era_models(era: str) -> Any:
     and most processes (a server's connection, a ``yieldmcp call``) speak one
     era: the other era's models are built only if a payload of it is encoded.
     """
+    return _import_models(_module_of(era))
+
+
+def _module_of(era: str) -> str:
     try:
-        name = _WIRE[era]
+        return _WIRE[era]
     except KeyError:
         raise LocalProtocolError(
             f"unknown MCP era {era!r}; expected one of {list(ERAS)}"
         ) from None
-    return _import_models(name)
 
 
 def utf8(text: str, what: str) -> str:
@@ -101,47 +105,40 @@ def utf8(text: str, what: str) -> str:
     return text
 
 
+def escaped(text: str) -> str:
+    """``text`` with each character UTF-8 cannot carry (a lone surrogate) as
+    its backslash escape, ``\\udce9``: for text a person reads (an error, a
+    log), which is better sent so than not at all."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def put(out: JSONObject, key: str, value: Any) -> None:
     if value is not None:
         out[key] = value
 
 
 def checked(
-    model: type[BaseModel],
-    data: JSONObject,
-    what: str,
-    *,
-    trusted: Sequence[str] = (),
-) -> JSONObject:
-    """``data``, once valid against ``model`` (strict, wire names only).
-
-    Keys in ``trusted`` were spelled by this module from values that are valid
-    by construction; they are not validated again. The other keys present are,
-    with a validator of just those fields of ``model`` (cached per key set).
-    """
-    return _checked(lambda: model, data, what, trusted)
-
-
-def checked_as(
     era: str, name: str, data: JSONObject, what: str, *, trusted: Sequence[str] = ()
 ) -> JSONObject:
-    """:func:`checked` against ``era``'s model called ``name``, whose module is
-    imported only if a key is left to check: a server whose payloads are all
-    valid by construction (most ``tools/list`` answers) never builds it."""
-    return _checked(lambda: getattr(era_models(era), name), data, what, trusted)
+    """``data``, once valid against ``era``'s model called ``name`` (strict,
+    wire names only).
 
-
-def _checked(
-    model: Callable[[], type[BaseModel]],
-    data: JSONObject,
-    what: str,
-    trusted: Sequence[str],
-) -> JSONObject:
+    Keys in ``trusted`` were spelled by the caller from values that are valid
+    by construction; they are not validated again. The other keys present are,
+    with a validator of just those fields of the model (cached per key set).
+    The era's models are built only if some key is left to check: a server
+    whose payloads are all valid by construction (most ``tools/list``
+    answers) never builds them.
+    """
+    _module_of(era)  # an unknown era is refused even with nothing to check
     keys = frozenset(k for k in data if k not in trusted)
     if len(keys) == len(data):
-        _validate(model(), data, what)
+        _validate(getattr(era_models(era), name), data, what)
     elif keys:
-        _validate(_fields_of(model(), keys), {k: data[k] for k in keys}, what)
+        model = getattr(era_models(era), name)
+        _validate(_fields_of(model, keys), {k: data[k] for k in keys}, what)
     return data
 
 

@@ -20,7 +20,10 @@ cached per-field validators; the parts the encoder spells itself from values
 that are valid by construction (a ``str`` as a text block, the JSON of a
 structured value, ``resultType``, an ``isError`` error result) are not
 validated again on every call. The test suite validates every shape against
-the official JSON Schemas (``tests/mcp_schema.py``).
+the official JSON Schemas (``tests/mcp_schema.py``). Text UTF-8 cannot carry (a
+lone surrogate) is refused in data the other side acts on, and sent as its
+escape in text a person reads (an error; :func:`escaped` for a log or a
+progress message, which the bridge spells).
 
 This module is the public home of the MCP encoders and defines none. Each part
 lives, with the decisions a reader should know about it, in its own module:
@@ -50,6 +53,7 @@ from ._mcp_tools import tool_error as tool_error
 from ._mcp_tools import tool_result as tool_result
 from ._mcp_wire import ERAS as ERAS
 from ._mcp_wire import Era as Era
+from ._mcp_wire import escaped as escaped
 
 if TYPE_CHECKING:
     from ._mcp_tools import ResultBlock as ResultBlock
@@ -70,6 +74,7 @@ __all__ = [
     "ResultBlock",
     "elicit_result",
     "elicitation_params",
+    "escaped",
     "sample_result",
     "sampling_params",
     "tool_definition",

@@ -359,9 +359,7 @@ def _sendable(value: Any) -> Any:
 
 def _escaped(value: Any) -> Any:
     if isinstance(value, str):
-        if value.isascii():
-            return value
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return mcp_encode.escaped(value)
     if isinstance(value, list):
         return [_escaped(item) for item in cast("list[Any]", value)]
     if isinstance(value, dict):
