@@ -350,6 +350,10 @@ def test_metadata_follows_the_typescript_json_type_not_2026_schema_json() -> Non
 def test_an_unknown_era_is_refused() -> None:
     with pytest.raises(LocalProtocolError, match="era"):
         enc.sampling_params(_request(), era="2024-11-05")  # type: ignore[arg-type]
+    # A definition whose every key is valid by construction checks nothing
+    # against the models, and still refuses an era it cannot speak.
+    with pytest.raises(LocalProtocolError, match="unknown MCP era '2024-11-05'"):
+        enc.tool_definition(greet, era="2024-11-05")  # type: ignore[arg-type]
 
 
 def test_encoded_schemas_do_not_alias_the_request() -> None:
