@@ -121,6 +121,28 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
+class _VerbParser(_Parser):
+    """A verb's parser, whose words and flags may come in any order.
+
+    Plain argparse takes a verb's optional word as absent once a flag follows
+    the first (``call SERVER --json TOOL`` refused ``TOOL`` as unrecognized);
+    argparse's intermixed parsing reads the flags first, then the words.
+    """
+
+    _intermixing = False
+
+    def parse_known_args(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:  # (typeshed spells argparse's one signature thrice)
+        if self._intermixing:  # the two passes of the intermixed parse
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def _verb(argv: Sequence[str]) -> str | None:
     """The verb ``argv`` names: its first word that is not an option (the
     options before a verb, ``-v`` and ``--version``, take no value)."""
@@ -138,7 +160,7 @@ def _parser(verb: str | None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--version", action="version", version=f"%(prog)s {__version__}"
     )
-    verbs = parser.add_subparsers(dest="verb", metavar="VERB")
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_VerbParser)
     _add_serve(verbs, with_flags=verb == "serve")
     _add_call(verbs)
     _add_demo(verbs)

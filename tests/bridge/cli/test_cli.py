@@ -230,6 +230,17 @@ def test_call_prints_json_and_lists_tools() -> None:
     assert "Oslo" in result["structuredContent"]["tip"]
 
 
+def test_a_verbs_flags_may_come_between_its_words() -> None:
+    # `call SERVER --json TOOL`: argparse alone took TOOL as absent once a flag
+    # followed SERVER, and refused the tool's name as an unrecognized argument.
+    done = run(
+        "call", "yieldmcp serve examples/book_flight.py", "--json", *WAIT,
+        "book_flight", "--arg", "destination=Oslo", "--answer", 'dates="decline"',
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"]["status"] == "cancelled"
+
+
 def test_a_declined_form_is_a_normal_result() -> None:
     done = run(
         "call", "yieldmcp serve examples/book_flight.py", "book_flight", *WAIT,
