@@ -13,7 +13,9 @@
   server now serves 2026-07-28 on this connection and refuses ``initialize``
   there (the official SDK does); only a fresh connection could try again.
 
-Every handshake request waits at most ``connect_timeout`` seconds. A server
+Every handshake request waits at most ``connect_timeout`` seconds. A refused
+``logging/setLevel`` (asked of a 2025-11-25 server that declares ``logging``)
+is warned of, not fatal: the server then logs at its own level. A server
 that refuses the probe's version (``-32022``) while listing 2026-07-28 among
 those it supports is asked once more.
 """
@@ -140,7 +142,13 @@ async def _initialize(session: Session, hello: Hello) -> Negotiated:
     await session.notify("notifications/initialized")
     if hello.log_level is not None and "logging" in negotiated.capabilities:
         level = {"level": hello.log_level}
-        await _request(session, "logging/setLevel", level, hello.timeout)
+        try:
+            await _request(session, "logging/setLevel", level, hello.timeout)
+        except PeerError as exc:  # a server that never registered the handler
+            log.warning(
+                "the server refused logging/setLevel (%s); it logs at its own level",
+                exc,
+            )
     return negotiated
 
 

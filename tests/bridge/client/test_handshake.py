@@ -6,6 +6,8 @@ with the errors real servers send. The slow and the silent probe are
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import trio
 
@@ -40,3 +42,19 @@ async def test_auto_does_not_use_initialize_after_another_error() -> None:
         async with connect(command, era="auto"):
             pass
     assert caught.value.code == -32603
+
+
+async def test_a_refused_log_level_is_warned_of_and_the_call_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The server claims `logging` but never registered logging/setLevel: the
+    # level the client asks for is a wish, not worth failing the connection.
+    command = [*LIAR, "--claim-logging"]
+    with trio.fail_after(60):
+        async with connect(command, era="legacy", log_level="debug") as client:
+            assert (await client.call_tool("honest")).text == "lists: 1"
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert [r.getMessage() for r in warned] == [
+        "the server refused logging/setLevel (peer error -32601: Method not found:"
+        " logging/setLevel); it logs at its own level"
+    ]
