@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -52,7 +53,8 @@ def sample_reply(result: object) -> SampleReply:
         RemoteProtocolError: ``result`` is not a valid sampling result.
     """
     data = json_object(result, "sampling result")
-    validate("CreateMessageResult", data, "sampling result")
+    if not plain_sampling_result(data):
+        validate("CreateMessageResult", data, "sampling result")
     if data["role"] != "assistant":
         raise RemoteProtocolError(
             f"a sampling result must have role 'assistant', got {data['role']!r}"
@@ -60,6 +62,60 @@ def sample_reply(result: object) -> SampleReply:
     check_blocks(content_list(data["content"]))
     _check_usage(data.get("_meta"))
     return sample_reply_from_json(data)
+
+
+# The answers most clients send, recognised without building either era's
+# models (a fifth of a process's start-up, paid at the first answer
+# otherwise): each shape below is valid in both eras, spelled with only the
+# keys it defines and values of their exact JSON types. Anything else is
+# validated as before (a False here says only "not sure").
+
+
+def plain_sampling_result(data: JSONObject) -> bool:
+    """A ``CreateMessageResult`` of one plain text block."""
+    content: JSONObject = data.get("content") or {}
+    return (
+        data.keys() <= {"role", "content", "model", "stopReason", "_meta"}
+        and data.get("role") in ("assistant", "user")
+        and type(data.get("model")) is str
+        and type(data.get("stopReason", "")) is str
+        and type(data.get("_meta", {})) is dict
+        and type(content) is dict
+        and content.keys() == {"type", "text"}
+        and content["type"] == "text"
+        and type(content["text"]) is str
+    )
+
+
+def plain_elicit_result(data: JSONObject) -> bool:
+    """An ``ElicitResult`` whose content (if any) holds plain field values."""
+    content = data.get("content")
+    return (
+        data.keys() <= {"action", "content", "_meta"}
+        and data.get("action") in ("accept", "decline", "cancel")
+        and type(data.get("_meta", {})) is dict
+        and (
+            "content" not in data
+            or (
+                type(content) is dict
+                and all(
+                    type(k) is str and _plain_value(v)
+                    for k, v in cast(JSONObject, content).items()
+                )
+            )
+        )
+    )
+
+
+def _plain_value(value: object) -> bool:
+    """A form field's value: text, a number, a boolean or a list of texts (a
+    fractional number too, as the TypeScript schema allows: see the module)."""
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(cast(float, value))
+    if kind is list:
+        return all(type(v) is str for v in cast(list[Any], value))
+    return kind in (str, int, bool)
 
 
 def _check_usage(meta: Any) -> None:
@@ -102,7 +158,8 @@ def form_reply(result: object, requested_schema: Mapping[str, Any]) -> ElicitRep
 def _elicit_reply(result: object, schema: Mapping[str, Any] | None) -> ElicitReply:
     """The reply; accepted content checked against ``schema`` (None: URL mode)."""
     data = json_object(result, "elicitation result")
-    validate("ElicitResult", data, "elicitation result")
+    if not plain_elicit_result(data):
+        validate("ElicitResult", data, "elicitation result")
     action = data["action"]
     if action != "accept" or schema is None:
         return ElicitReply(action=action)

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_from_json
 from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
-from runtime.lowlevel import check_form_properties
+from runtime.lowlevel import check_form_properties, plain_form_properties
 from runtime.messages import ModelPreferences, ToolChoice, ToolSpec, validate_messages
 from runtime.requests import ElicitationRequest, SamplingRequest
 
@@ -156,15 +156,19 @@ def _optional_str(data: JSONObject, name: str) -> str | None:
     return value
 
 
-def _check_form_schema(schema: JSONObject) -> None:
-    properties = schema.get("properties", {})
+def _primitive_in_some_era(properties: object) -> bool:
     for wire in both_eras():
         try:
             check_form_properties(wire, properties)
-            break
         except ValidationError:
             continue
-    else:
+        return True
+    return False
+
+
+def _check_form_schema(schema: JSONObject) -> None:
+    properties = schema.get("properties", {})
+    if not (plain_form_properties(properties) or _primitive_in_some_era(properties)):
         raise RemoteProtocolError(
             "requestedSchema must be a flat object of primitive fields (string, "
             "number, integer, boolean, enum)"

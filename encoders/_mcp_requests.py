@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_to_json
 from runtime.errors import LocalProtocolError, summarize_validation_error
-from runtime.lowlevel import check_form_properties
+from runtime.lowlevel import check_form_properties, plain_form_properties
 from runtime.messages import (
     Message,
     ModelPreferences,
@@ -184,10 +184,11 @@ def elicitation_params(
             "requestedSchema": copy.deepcopy(dict(request.requested_schema)),
         }
         model = "ElicitRequestFormParams"
-        _check_form_schema(era, out["requestedSchema"])
+        plain = _check_form_schema(era, out["requestedSchema"])
     else:
         out = _url_params(request, era)
         model = "ElicitRequestURLParams"
+        plain = False
     merged = dict(meta or {})
     if request.key is not None:
         merged[ELICIT_KEY_META_KEY] = request.key
@@ -196,6 +197,11 @@ def elicitation_params(
     if meta is not None or merged:
         out["_meta"] = merged
     trusted = ["mode"]
+    if plain:
+        trusted.append("requestedSchema")
+    if meta is None and type(request.key) in (str, type(None)):
+        # Only ours: the form's key, and context the effect checked is JSON.
+        trusted.append("_meta")
     if type(request.message) is str:
         trusted.append("message")
         utf8(request.message, "the elicitation's message")
@@ -222,14 +228,34 @@ def _url_params(request: ElicitationRequest, era: Era) -> JSONObject:
     return out
 
 
-def _check_form_schema(era: Era, schema: JSONObject) -> None:
+def _check_form_schema(era: Era, schema: JSONObject) -> bool:
+    """Refuse a form that is not flat and primitive; ``True`` when the whole
+    ``requestedSchema`` is also valid MCP by construction (no model built)."""
+    properties = schema.get("properties", {})
+    if plain_form_properties(properties):
+        return (
+            schema.keys() <= {"type", "properties", "required"}
+            and "properties" in schema
+            and schema.get("type") == "object"
+            and type(schema.get("required", [])) is list
+            and all(type(name) is str for name in schema.get("required", []))
+        )
     try:
-        check_form_properties(era_models(era), schema.get("properties", {}))
+        check_form_properties(era_models(era), properties)
     except ValidationError as exc:
         raise LocalProtocolError(
             "requestedSchema is not a flat form of primitive fields: "
             + summarize_validation_error(exc)
         ) from None
+    for name, field in properties.items():
+        # The models read null as "absent"; schema.json has no null for any
+        # of a field's keys, so a client checking against it would refuse.
+        null = next((key for key, value in field.items() if value is None), None)
+        if null is not None:
+            raise LocalProtocolError(
+                f"requestedSchema field {name!r}: {null!r} is null; leave it out"
+            )
+    return False
 
 
 def _finite(value: float, name: str) -> float:

@@ -186,7 +186,9 @@ def _pick(
     prop: Mapping[str, Any], keys: tuple[str, ...], **fixed: Any
 ) -> dict[str, Any]:
     out = dict(fixed)
-    out.update({k: prop[k] for k in keys if k in prop})
+    # A null (``x: str = None``'s default) is how JSON Schema says nothing
+    # here; MCP's schema has no null for these keys, so it is left out.
+    out.update({k: prop[k] for k in keys if prop.get(k) is not None})
     return out
 
 

@@ -25,6 +25,7 @@ single-string ``type`` literal (tags distinct), or one ``list`` member, or
 from __future__ import annotations
 
 import functools
+import math
 import types
 from typing import (
     Annotated,
@@ -46,7 +47,12 @@ from pydantic import (
     create_model,
 )
 
-__all__ = ["check_form_properties", "check_json", "tagged_model"]
+__all__ = [
+    "check_form_properties",
+    "check_json",
+    "plain_form_properties",
+    "tagged_model",
+]
 
 # The tag of a union's list member. A model tagged "[]" beside a list member
 # would share it, and a union with a shared tag is left alone.
@@ -87,6 +93,112 @@ def check_form_properties(wire: types.ModuleType, properties: object) -> None:
     _form_properties(wire).validator.validate_python(
         properties, strict=True, by_alias=True, by_name=False
     )
+
+
+def plain_form_properties(properties: object) -> bool:
+    """Whether ``properties`` is a map of primitive form fields each of
+    exactly one of MCP's shapes, spelled with only the keys that shape
+    defines and values of their exact JSON types.
+
+    Such properties are valid in every era (the ``PrimitiveSchemaDefinition``
+    of 2025-11-25 and 2026-07-28 are the same), so checking them needs no
+    era's models: building those is a fifth of a process's start-up, paid at
+    the first form otherwise. ``False`` says only "not sure": the models then
+    give the verdict (:func:`check_form_properties`), as they always did.
+    """
+    if type(properties) is not dict:
+        return False
+    return all(
+        type(name) is str and type(field) is dict and _plain_field(field)
+        for name, field in cast(dict[Any, Any], properties).items()
+    )
+
+
+_FORMATS = frozenset({"date", "date-time", "email", "uri"})
+_TEXT = ("title", "description")
+
+
+def _plain_field(field: dict[str, Any]) -> bool:
+    kind = field.get("type")
+    if not all(type(field[k]) is str for k in _TEXT if k in field):
+        return False
+    if kind == "string":
+        if "enum" in field:  # untitled single select, or the legacy titled one
+            names = field.get("enumNames")
+            return (
+                field.keys() <= _LEGACY_ENUM_KEYS
+                and _strings(field["enum"])
+                and (names is None or _strings(names))
+                and _optional(field, "default", str)
+            )
+        if "oneOf" in field:  # titled single select
+            return (
+                field.keys() <= _TITLED_ENUM_KEYS
+                and _options(field["oneOf"])
+                and _optional(field, "default", str)
+            )
+        return (
+            field.keys() <= _STRING_KEYS
+            and _optional(field, "default", str)
+            and _optional(field, "minLength", int)
+            and _optional(field, "maxLength", int)
+            and _optional(field, "format", str)
+            and field.get("format", "date") in _FORMATS
+        )
+    if kind in ("number", "integer"):
+        return field.keys() <= _NUMBER_KEYS and all(
+            _number(field[k]) for k in ("minimum", "maximum", "default") if k in field
+        )
+    if kind == "boolean":
+        return field.keys() <= _COMMON_KEYS and _optional(field, "default", bool)
+    if kind == "array":  # multi select, untitled or titled
+        if type(field.get("items")) is not dict:
+            return False
+        items = cast(dict[str, Any], field["items"])
+        plain_items = (
+            items.keys() == {"type", "enum"}
+            and items["type"] == "string"
+            and _strings(items["enum"])
+        ) or (items.keys() == {"anyOf"} and _options(items["anyOf"]))
+        return (
+            plain_items
+            and field.keys() <= _ARRAY_KEYS
+            and _optional(field, "minItems", int)
+            and _optional(field, "maxItems", int)
+            and ("default" not in field or _strings(field["default"]))
+        )
+    return False
+
+
+_COMMON_KEYS = frozenset({"type", "title", "description", "default"})
+_STRING_KEYS = _COMMON_KEYS | {"minLength", "maxLength", "format"}
+_NUMBER_KEYS = _COMMON_KEYS | {"minimum", "maximum"}
+_LEGACY_ENUM_KEYS = _COMMON_KEYS | {"enum", "enumNames"}
+_TITLED_ENUM_KEYS = _COMMON_KEYS | {"oneOf"}
+_ARRAY_KEYS = _COMMON_KEYS | {"items", "minItems", "maxItems"}
+
+
+def _optional(field: dict[str, Any], key: str, kind: type) -> bool:
+    return key not in field or type(field[key]) is kind  # exact: a bool is no int
+
+
+def _strings(value: object) -> bool:
+    return type(value) is list and all(type(v) is str for v in cast(list[Any], value))
+
+
+def _options(value: object) -> bool:
+    """A titled select's options: ``[{"const": str, "title": str}, ...]``."""
+    return type(value) is list and all(
+        type(o) is dict
+        and o.keys() == {"const", "title"}
+        and type(o["const"]) is str
+        and type(o["title"]) is str
+        for o in cast(list[Any], value)
+    )
+
+
+def _number(value: object) -> bool:
+    return type(value) is int or (type(value) is float and math.isfinite(value))
 
 
 @functools.cache

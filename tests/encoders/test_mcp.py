@@ -15,7 +15,7 @@ import mcp_types
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, Field, RootModel, ValidationError
 
 from encoders import mcp as enc
 from runtime import (
@@ -41,10 +41,12 @@ from runtime.lowlevel import (
     Sample,
     SampleReply,
     Usage,
+    check_form_properties,
     check_json,
 )
 from runtime.requests import ElicitationRequest, SamplingRequest
 from tests.mcp_schema import ERAS, is_valid, validate
+from tests.runtime.wire.test_plain_forms import form_fields
 
 LEGACY, MODERN = ERAS
 
@@ -489,6 +491,39 @@ def test_an_elicit_effect_encodes_validly(era: enc.Era) -> None:
     validate(era, "ElicitRequestFormParams", out)
     assert out["requestedSchema"] == effect.requested_schema
     assert out["_meta"] == {"io.yieldmcp/key": "booking", "x-model-context": {"n": 1}}
+
+
+@given(
+    properties=st.dictionaries(st.text(max_size=5), form_fields(), max_size=2),
+    required=st.none() | st.lists(st.text(max_size=5), max_size=2),
+    era=st.sampled_from(ERAS),
+)
+def test_a_form_sent_without_the_eras_models_is_valid_mcp(
+    properties: dict[str, Any], required: list[str] | None, era: enc.Era
+) -> None:
+    # A form of plain fields is sent without building the era's models (see
+    # runtime.lowlevel.plain_form_properties): what is sent must be valid all
+    # the same; what is refused, the models refuse, or schema.json would (a
+    # null the models read as absent).
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required is not None:
+        schema["required"] = required
+    request = ElicitationRequest(message="Form?", requested_schema=schema, key="k")
+    try:
+        out = enc.elicitation_params(request, era=era)
+    except LocalProtocolError:
+        try:
+            check_form_properties(_models(era), properties)
+        except ValidationError:
+            return
+        assert any(None in field.values() for field in properties.values())
+        return
+    validate(era, "ElicitRequestFormParams", out)
+    check_json(_models(era).ElicitRequestFormParams, out)
+
+
+def _models(era: str) -> Any:
+    return importlib.import_module(_ERA_MODULES[era])
 
 
 def test_a_url_elicitation_carries_its_id_only_in_2025() -> None:

@@ -118,6 +118,25 @@ def test_an_eras_models_are_built_by_the_first_payload_that_needs_checking() -> 
         mcp_encode.tool_result(3, add, era="2026-07-28")
         mcp_encode.tool_definition(add, era="2025-11-25")
         seen("by construction")
+        # A form and a sample, asked and answered as most clients answer.
+        from pydantic import BaseModel
+        from runtime import Message
+        from runtime.lowlevel import Elicit, Sample
+
+        class Seat(BaseModel):
+            seat: str = "aisle"
+            nights: int = 2
+
+        form = Elicit(key="seat", message="Which?", model=Seat)
+        sample = Sample(messages=[Message.user("Say hi")], max_tokens=5)
+        for era in ("2025-11-25", "2026-07-28"):
+            mcp_encode.elicitation_params(form.request(), era=era)
+            mcp_encode.sampling_params(sample.request(), era=era)
+        mcp_decode.form_reply({"action": "accept", "content": {"seat": "x"}},
+                              form.requested_schema)
+        mcp_decode.sample_reply({"role": "assistant", "model": "m",
+                                 "content": {"type": "text", "text": "hi"}})
+        seen("forms and samples")
         # A peer's payload is always checked.
         mcp_decode.call_tool_result(
             {"content": [{"type": "text", "text": "3"}], "resultType": "complete"}
@@ -130,6 +149,7 @@ def test_an_eras_models_are_built_by_the_first_payload_that_needs_checking() -> 
     )
     assert seen["imported"] == []
     assert seen["by construction"] == []
+    assert seen["forms and samples"] == []
     assert seen["2026-07-28"] == [V2026]  # the modern payload: modern models only
     assert seen["2025-11-25"] == [V2025, V2026]
 
