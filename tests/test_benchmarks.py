@@ -144,7 +144,8 @@ def test_compare_mcp_prints_a_table_and_a_json_line_of_ratios() -> None:
 def test_startup_times_each_stack_doing_the_work() -> None:
     """``benchmarks/startup.py --smoke``: every row has a time for ours and a
     ratio for each other stack; its own checks (each server answered
-    ``initialize``, each command printed and exited 0) passed, or it exits 1."""
+    ``initialize``, asked its form, each command printed and exited 0)
+    passed, or it exits 1."""
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks/startup.py"), "--smoke"],
         capture_output=True,
@@ -154,8 +155,14 @@ def test_startup_times_each_stack_doing_the_work() -> None:
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.strip().splitlines()[-1])
-    assert summary["stdio.first_answer"]["ratios"].keys() == {"fastmcp", "sdk"}
-    for row in ("cli.version", "cli.help", "stdio.first_answer"):
+    for row in ("stdio.first_answer", "stdio.first_question"):
+        assert summary[row]["ratios"].keys() == {"fastmcp", "sdk"}
+    for row in (
+        "cli.version",
+        "cli.help",
+        "stdio.first_answer",
+        "stdio.first_question",
+    ):
         assert summary[row]["seconds"]["ours"] > 0, row
         assert all(ratio > 0 for ratio in summary[row]["ratios"].values()), row
 
