@@ -56,7 +56,8 @@ def apply_store_options(server: Server, args: argparse.Namespace) -> None:
     if getattr(args, "durable", False):
         path = default_store_path()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # Its file holds every journal and the request-state key.
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:  # a file in the way, no permission: the user's to fix
             raise ValueError(
                 f"--durable: cannot make {path.parent}: {exc.strerror}"

@@ -22,8 +22,10 @@ while anyone waits: a cheap check, however many waiters.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -36,6 +38,8 @@ from .codec import document_of, dumps
 from .sqlite_schema import SCHEMA_VERSION, append_one, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
+
+log = logging.getLogger("yieldmcp.stores")
 
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
 _GET = (
@@ -85,6 +89,7 @@ class SQLiteStore:
         self._appends = 0  # appends heard (here, or by the watcher)
         self._waiters = 0
         self._watcher: threading.Thread | None = None
+        _private_file(self.path)
         with self._connection() as conn:
             create_schema(conn, self.path)
 
@@ -357,6 +362,36 @@ class SQLiteStore:
                 f"cannot open sqlite:{self.path}: {_why(self.path, exc)}"
             ) from None
         return conn
+
+
+def _private_file(path: Path) -> None:
+    """Make a new database file readable by its owner only, whatever the
+    umask (SQLite gives its ``-wal`` and ``-shm`` files the database's
+    mode): it holds every journal, and the request-state key
+    (:mod:`bridge.durable.keys`). A file others can read is warned of, and
+    left as it is: its mode is the user's to choose."""
+    if str(path) in ("", ":memory:"):
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        os.close(os.open(path, flags, 0o600))  # an empty file: an empty database
+    except FileExistsError:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            return
+    except OSError:
+        return  # no such folder, no permission: sqlite3.connect says so
+    else:
+        return
+    if mode & 0o077:
+        log.warning(
+            "sqlite:%s can be read by other users (mode %o): it holds every "
+            "journal and the request-state key; chmod 600 %s",
+            path,
+            mode,
+            path,
+        )
 
 
 def _why(path: Path, exc: sqlite3.Error) -> str:

@@ -3,9 +3,15 @@ a user can cause is one line and exit 1, never a traceback."""
 
 from __future__ import annotations
 
+import argparse
 import os
+import stat
 from pathlib import Path
 
+import pytest
+
+from bridge.cli.store_options import apply_store_options
+from bridge.server import Server
 from tests.bridge.cli.inprocess import Done, yieldmcp
 
 
@@ -32,3 +38,20 @@ def test_a_missing_directory_is_named(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert len(done.stderr.strip().splitlines()) == 1
     assert f"no directory {tmp_path}/missing" in done.stderr
+
+
+def test_durable_makes_its_state_directory_the_owners_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its file holds every journal and the request-state key.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    server = Server()
+    apply_store_options(server, argparse.Namespace(durable=True, store=None))
+    try:
+        assert stat.S_IMODE((tmp_path / "yieldmcp").stat().st_mode) == 0o700
+        assert (
+            stat.S_IMODE(os.stat(tmp_path / "yieldmcp/store.sqlite3").st_mode) == 0o600
+        )
+    finally:
+        assert server.store is not None
+        server.store.store.close()
