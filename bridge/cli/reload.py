@@ -10,6 +10,9 @@ announced. A call in flight keeps the tool object it started with.
 
 A file that no longer loads keeps the old definitions and prints one line,
 ``yieldmcp: reload failed: FILE:LINE: SyntaxError: ...``, never a traceback.
+The file is imported on a worker thread, so an import that is slow or hangs
+leaves the tools already served answering (and is reported after
+:data:`SLOW_IMPORT` seconds); what changes meanwhile is loaded after it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ __all__ = ["DEBOUNCE_MS", "Reloader", "offered_by"]
 
 DEBOUNCE_MS = 200
 """How long a burst of writes (an editor's save) is gathered into one reload."""
+
+SLOW_IMPORT = 2.0
+"""Seconds a reload's import may take before it is reported as still running."""
 
 _STOP_CHECK_MS = 500
 """How often the watching thread returns, so that a cancelled watch ends soon."""
@@ -66,21 +72,36 @@ class Reloader:
         self.report = report or _to_stderr
         self.on_reload = on_reload
         self.generation = 0  # successful reloads so far
+        self._importing = False  # a reload's import runs on a worker thread
+        self._again = False  # the directory changed during that import
         # Edits within one second of a compiled copy could be taken for it:
         # compile from source, always, while reloading is on.
         sys.dont_write_bytecode = True
 
     def reload(self) -> bool:
         """Load ``target`` again and offer what it defines; whether it loaded."""
+        return self._offer(self._load())
+
+    def _load(self) -> tuple[ModuleType, Server] | str:
+        """Import ``target`` afresh: its module and what it defines, or the
+        one-line failure. Touches nothing served: it may run on a thread."""
         self._forget_modules()
         try:
             module = load_module(self.target)
-            fresh = server_of(module, self.target)
-            self.server.replace(*offered_by(fresh))
+            return module, server_of(module, self.target)
         except LoadError as exc:
-            self.report(f"reload failed: {_one_line(exc)}")
-            return False
+            return f"reload failed: {_one_line(exc)}"
         except (ValueError, TypeError) as exc:  # two tools of one name, say
+            return f"reload failed: {self.target}: {_first_line(exc)}"
+
+    def _offer(self, loaded: tuple[ModuleType, Server] | str) -> bool:
+        if isinstance(loaded, str):
+            self.report(loaded)
+            return False
+        module, fresh = loaded
+        try:
+            self.server.replace(*offered_by(fresh))
+        except (ValueError, TypeError) as exc:
             self.report(f"reload failed: {self.target}: {_first_line(exc)}")
             return False
         if getattr(module, "server", None) is fresh:
@@ -116,12 +137,49 @@ class Reloader:
             yield_on_timeout=True,
         )
         started = False
-        async for batch in changes:
-            if not started:  # the first timeout: the watcher is running
-                started = True
-                task_status.started()
-            if batch:
-                self.reload()
+        async with trio.open_nursery() as nursery:
+            async for batch in changes:
+                if not started:  # the first timeout: the watcher is running
+                    started = True
+                    task_status.started()
+                if not batch:
+                    continue
+                if not self._importing:
+                    self._importing = True
+                    nursery.start_soon(self._reload_off_the_loop)
+                elif not self._again:
+                    self._again = True
+                    self.report(
+                        f"{self.target} changed again while its import still "
+                        f"runs; restart to load it if that import never ends"
+                    )
+
+    async def _reload_off_the_loop(self) -> None:
+        """:meth:`reload`, importing on a worker thread: the file's import
+        may take long, or hang (a connection made at import that never
+        answers), and the tools already served keep answering meanwhile. An
+        edit made during the import is loaded once it ends."""
+        try:
+            while True:
+                self._again = False
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._tell_if_slow)
+                    loaded = await trio.to_thread.run_sync(
+                        self._load, abandon_on_cancel=True
+                    )
+                    nursery.cancel_scope.cancel()
+                if not self._again:
+                    self._offer(loaded)
+                    return
+        finally:
+            self._importing = False
+
+    async def _tell_if_slow(self) -> None:
+        await trio.sleep(SLOW_IMPORT)
+        self.report(
+            f"{self.target} is still importing after {SLOW_IMPORT:g} s; the "
+            f"tools it served keep answering"
+        )
 
     def _forget_modules(self) -> None:
         """Drop the modules loaded from the directory, so that they are

@@ -236,6 +236,46 @@ async def test_http_clients_hear_edits_in_both_eras(tmp_path: Path) -> None:
     assert "Traceback" not in stderr.text
 
 
+HANGING = """\
+    import time
+    from pathlib import Path
+
+    Path(__file__ + ".importing").touch()
+    time.sleep(3600)  # a connection made at import that never answers, say
+"""
+
+
+async def test_an_import_that_hangs_leaves_the_served_tools_answering(
+    tmp_path: Path,
+) -> None:
+    served = _project(tmp_path)
+    with trio.fail_after(40):
+        async with _serving(served) as (process, stderr):
+            transport = StreamTransport(process.stdout, process.stdin)
+            async with Client.connect(
+                transport, era="legacy", connect_timeout=STARTUP
+            ) as client:
+                assert await _names(client) == ["hello"]
+                _write(served, HANGING)
+                importing = tmp_path / "tools.py.importing"
+                while not importing.exists():
+                    await trio.sleep(0.02)
+                with trio.fail_after(10):  # the import runs off the event loop
+                    assert await _text(client, "hello", {}) == "hello"
+                line = await stderr.until(r"yieldmcp: [^\n]*still importing[^\n]*\n")
+                _write(served, HELLO_AND_BYE)
+                again = await stderr.until(r"yieldmcp: [^\n]*changed again[^\n]*\n")
+                assert await _names(client) == ["hello"]
+    assert line[0].strip() == (
+        f"yieldmcp: {served} is still importing after 2 s; the tools it served "
+        f"keep answering"
+    )
+    assert again[0].strip() == (
+        f"yieldmcp: {served} changed again while its import still runs; "
+        f"restart to load it if that import never ends"
+    )
+
+
 async def test_a_call_in_flight_finishes_on_the_code_it_started_with(
     tmp_path: Path,
 ) -> None:
