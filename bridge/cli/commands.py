@@ -712,12 +712,15 @@ def _server_target(server: str) -> str | list[str]:
     A command starting with ``yieldmcp`` runs *this* installation of yieldmcp,
     so ``call "yieldmcp serve tools.py"`` works without the virtualenv on PATH.
     """
-    if server.startswith(("http://", "https://")):
-        return server
-    argv = shlex.split(server)
-    if argv and argv[0] == "yieldmcp":
-        return [sys.executable, "-m", "bridge.cli", *argv[1:]]
-    return argv
+    from bridge.client import server_target
+
+    try:
+        target = server_target(server)
+    except ValueError as exc:
+        raise UsageMistake(f"{exc} (see --help)") from None
+    if isinstance(target, list) and target[0] == "yieldmcp":
+        return [sys.executable, "-m", "bridge.cli", *target[1:]]
+    return target
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from .client import ProgressCallback as ProgressCallback
 from .client import Sampler as Sampler
 from .client import TaskCreatedCallback as TaskCreatedCallback
 from .client import connect as connect
+from .client import server_target as server_target
 from .output_schemas import InvalidStructuredContent as InvalidStructuredContent
 from .tasks import StatusCallback as StatusCallback
 from .tasks import TaskInfo as TaskInfo
@@ -42,4 +43,5 @@ __all__ = [
     "TaskInfo",
     "UnreachableCallback",
     "connect",
+    "server_target",
 ]

@@ -77,6 +77,7 @@ from .tasks import (
 __all__ = [
     "Client",
     "connect",
+    "server_target",
     "ElicitationHandler",
     "LogCallback",
     "ProgressCallback",
@@ -429,6 +430,39 @@ class Client:
                 self.answers.progress.pop(token, None)
 
 
+def server_target(target: str | Sequence[str]) -> str | list[str]:
+    """What :func:`connect` reaches for ``target``: an ``http(s)://`` URL as
+    is, once it names a host (and a port up to 65535), or a command's
+    arguments (one string is split like a shell would).
+
+    Raises:
+        ValueError: one line: a URL that names no usable host or port, or a
+            command that is empty or cannot be split (an unclosed quote).
+    """
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        import httpx
+
+        try:
+            url = httpx.URL(target)
+            port = url.port
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise ValueError(f"not a URL: {target!r}: {exc}") from None
+        if not url.host or "%" in url.host:
+            raise ValueError(f"not a URL: {target!r} names no host")
+        if port is not None and not 0 < port <= 65535:
+            raise ValueError(f"not a URL: {target!r}: port {port} is not 1-65535")
+        return target
+    try:
+        argv = shlex.split(target) if isinstance(target, str) else list(target)
+    except ValueError as exc:  # an unclosed quote
+        raise ValueError(f"cannot split the server command {target!r}: {exc}") from None
+    if not argv:
+        raise ValueError(
+            "the server command is empty: give a command to run, or an http(s):// URL"
+        )
+    return argv
+
+
 @contextlib.asynccontextmanager
 async def connect(
     target: str | Sequence[str],
@@ -447,8 +481,13 @@ async def connect(
     credentials from its environment instead. ``max_message`` bounds what
     one message from the server may take, in bytes: an HTTP answer's body,
     an SSE event or a stdio line. ``options`` go to :meth:`Client.connect`.
+
+    Raises:
+        ValueError: ``target`` is not a usable URL or command
+            (:func:`server_target`), before anything is started.
     """
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
+    target = server_target(target)
+    if isinstance(target, str):
         from .http import http_transport
         from .oauth.flow import oauth_session
 
@@ -467,9 +506,8 @@ async def connect(
         raise ValueError("auth is for http(s) servers; a command gets its own")
     from .process import spawn
 
-    argv = shlex.split(target) if isinstance(target, str) else list(target)
     async with (
-        spawn(argv, cwd=cwd, max_message=max_message) as (transport, _process),
+        spawn(target, cwd=cwd, max_message=max_message) as (transport, _process),
         Client.connect(transport, era=era, **options) as client,
     ):
         yield client

@@ -163,7 +163,22 @@ def test_a_file_that_fails_to_load_is_one_line_naming_where(
 
 @pytest.mark.parametrize(
     "args",
-    [["call"], ["serve"], ["serve", "x.py", "--nope"], ["nope"], ["demo", "--seed=x"]],
+    [
+        ["call"],
+        ["serve"],
+        ["serve", "x.py", "--nope"],
+        ["nope"],
+        ["demo", "--seed=x"],
+        # A SERVER that is neither a URL nor a command: each was a traceback.
+        ["call", "http://[::1", "t"],
+        ["call", "http://", "t"],
+        ["call", "http://x:99999/mcp", "t"],
+        ["call", "https://exa mple.com/", "t"],
+        ["call", "", "t"],
+        ["call", "   ", "t"],
+        ["call", "'unclosed", "t"],
+        ["tasks", "get", "", "id"],
+    ],
 )
 def test_usage_mistakes_are_one_line_and_exit_code_2(args: list[str]) -> None:
     done = run(*args)
