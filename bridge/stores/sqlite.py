@@ -29,7 +29,7 @@ import stat
 import threading
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, final
 
@@ -92,6 +92,7 @@ class SQLiteStore:
         _private_file(self.path)
         with self._connection() as conn:
             create_schema(conn, self.path)
+        _warn_if_shared(self.path)  # once it is known to be a store
 
     # -- documents ---------------------------------------------------------
 
@@ -368,21 +369,22 @@ def _private_file(path: Path) -> None:
     """Make a new database file readable by its owner only, whatever the
     umask (SQLite gives its ``-wal`` and ``-shm`` files the database's
     mode): it holds every journal, and the request-state key
-    (:mod:`bridge.durable.keys`). A file others can read is warned of, and
-    left as it is: its mode is the user's to choose."""
+    (:mod:`bridge.durable.keys`)."""
     if str(path) in ("", ":memory:"):
         return
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
+    # An existing file, no such folder, no permission: sqlite3.connect opens
+    # it or says why.
+    with suppress(OSError):
         os.close(os.open(path, flags, 0o600))  # an empty file: an empty database
-    except FileExistsError:
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except OSError:
-            return
+
+
+def _warn_if_shared(path: Path) -> None:
+    """A store file others can read is warned of, and left as it is: its
+    mode is the user's to choose."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
-        return  # no such folder, no permission: sqlite3.connect says so
-    else:
         return
     if mode & 0o077:
         log.warning(
