@@ -99,12 +99,21 @@ def check_workers(args: argparse.Namespace) -> None:
     """Refuse a ``--workers`` value that cannot be served.
 
     Raises:
-        ValueError: fewer than 1, or several without ``--http`` or with a
-            store only one process can see (``--store memory:``).
+        ValueError: fewer than 1, more than :data:`WORKERS_PER_CPU` per
+            usable CPU, or several without ``--http`` or with a store only
+            one process can see (``--store memory:``).
     """
     workers: int = args.workers
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
+    cpus = usable_cpus()
+    if workers > WORKERS_PER_CPU * cpus:
+        # A typo (800 for 8) would start that many processes at once.
+        raise ValueError(
+            f"--workers {workers} is more than {WORKERS_PER_CPU} per CPU "
+            f"({cpus} here: at most {WORKERS_PER_CPU * cpus}); each worker "
+            f"serves many clients at once"
+        )
     if workers > 1 and args.http is None:
         raise ValueError("--workers needs --http (stdio has one client)")
     if workers > 1 and getattr(args, "store", None) in ("memory", "memory:"):
@@ -112,6 +121,19 @@ def check_workers(args: argparse.Namespace) -> None:
             "--store memory: lives in one process; several workers need a "
             "store they share (sqlite:PATH, redis://..., postgresql://...)"
         )
+
+
+WORKERS_PER_CPU = 8
+"""The most ``--workers`` per CPU this process may run on: each worker is an
+event loop serving many clients, so more add memory, not throughput."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the OS says)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def in_worker() -> bool:

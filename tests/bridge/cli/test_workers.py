@@ -23,9 +23,11 @@ import httpx
 import pytest
 import trio
 
+from bridge.cli.workers import usable_cpus
 from bridge.client import connect
 from bridge.elicit import ScriptedAnswers
 from bridge.providers import OfflineModel
+from tests.bridge.cli.inprocess import yieldmcp
 from tests.helpers import ROOT
 from tests.processes import Logged, logged_serve
 
@@ -193,3 +195,14 @@ def test_a_port_in_use_is_one_line_and_exit_1() -> None:
     assert lines == [
         f"yieldmcp: error: cannot listen on 127.0.0.1:{port}: address already in use"
     ]
+
+
+def test_more_workers_than_the_machine_can_run_is_one_line_and_exit_1() -> None:
+    # A typo (800 for 8) once started that many processes at once.
+    done = yieldmcp("serve", SERVED, "--http", "127.0.0.1:0", "--workers", "99999")
+    assert done.returncode == 1
+    cpus = usable_cpus()
+    assert done.stderr.strip() == (
+        f"yieldmcp: error: --workers 99999 is more than 8 per CPU ({cpus} here: "
+        f"at most {8 * cpus}); each worker serves many clients at once"
+    )
