@@ -27,6 +27,8 @@ import argparse
 import os
 from typing import Any, Final
 
+from .host_options import port
+
 __all__ = ["add_call_options", "add_serve_options", "call_auth", "serve_auth"]
 
 SERVER_SECRET_ENV: Final = "YIELDMCP_AUTH_CLIENT_SECRET"
@@ -203,7 +205,7 @@ def add_call_options(call: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--oauth-port",
-        type=int,
+        type=port,
         default=0,
         metavar="PORT",
         help="the loopback port of the redirect (default: any free one)",

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 from bridge import __version__
 
 from . import auth_options, trace_options
-from .host_options import add_host_options, key_value, scripted_answers
+from .host_options import add_host_options, key_value, port, scripted_answers
 from .task_options import add_task_option
 
 if TYPE_CHECKING:
@@ -329,7 +329,7 @@ def _add_dev(verbs: Any) -> None:
     dev.add_argument("target", metavar="FILE_OR_MODULE", help="e.g. examples/ttt.py")
     dev.add_argument(
         "--port",
-        type=int,
+        type=port,
         default=0,
         help="the page's port on 127.0.0.1 (0: a free one)",
     )

@@ -54,6 +54,14 @@ def positive_int(value: str) -> int:
     return number
 
 
+def port(value: str) -> int:
+    """A TCP port, 0 to 65535 (0: any free one). The socket layer would
+    take 99999 as 34463 (modulo 65536) without a word."""
+    if not (value.isascii() and value.isdigit() and int(value) <= 65535):
+        raise argparse.ArgumentTypeError(f"expected a port 0-65535, got {value!r}")
+    return int(value)
+
+
 def key_value(value: str) -> tuple[str, Any]:
     key, sep, raw = value.partition("=")
     if not sep or not key:

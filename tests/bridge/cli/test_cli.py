@@ -178,6 +178,9 @@ def test_a_file_that_fails_to_load_is_one_line_naming_where(
         ["call", "   ", "t"],
         ["call", "'unclosed", "t"],
         ["tasks", "get", "", "id"],
+        # A port past 65535 was taken modulo 65536 by the socket layer.
+        ["dev", "examples/weather.py", "--port", "99999"],
+        ["call", "http://127.0.0.1:1/mcp", "t", "--oauth-port", "70000"],
     ],
 )
 def test_usage_mistakes_are_one_line_and_exit_code_2(args: list[str]) -> None:
