@@ -34,6 +34,7 @@ says whether this run met them, as information (this machine is rarely calm).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import select
@@ -41,9 +42,9 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "benchmarks" / "startup_servers"
@@ -90,28 +91,40 @@ def _command(argv: Sequence[str]) -> Callable[[], float]:
     return run
 
 
+@contextlib.contextmanager
+def _spawned(argv: Sequence[str]) -> Iterator[tuple[IO[bytes], _Lines]]:
+    """``argv`` started, its stdin and its stdout's lines; killed after."""
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        lines = _Lines(process.stdout.fileno(), time.perf_counter() + DEADLINE)
+        yield process.stdin, lines
+    finally:
+        process.kill()
+        process.wait()
+        process.stdin.close()
+        process.stdout.close()
+
+
+def _send(stdin: IO[bytes], message: bytes) -> None:
+    stdin.write(message + b"\n")
+    stdin.flush()
+
+
 def _first_answer(argv: Sequence[str]) -> Callable[[], float]:
     def run() -> float:
         started = time.perf_counter()
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=ROOT,
-        )
-        assert process.stdin is not None
-        assert process.stdout is not None
-        try:
-            process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
-            process.stdin.flush()
-            line = _line(process.stdout.fileno(), started + DEADLINE)
+        with _spawned(argv) as (stdin, lines):
+            _send(stdin, json.dumps(INITIALIZE).encode())
+            line = lines.next()
             took = time.perf_counter() - started
-        finally:
-            process.kill()
-            process.wait()
-            process.stdin.close()
-            process.stdout.close()
         answer: Any = json.loads(line)
         result = answer.get("result") if isinstance(answer, dict) else None
         if answer.get("id") != 1 or not isinstance(result, dict):
@@ -129,27 +142,14 @@ def _first_answer(argv: Sequence[str]) -> Callable[[], float]:
 
 def _first_question(argv: Sequence[str]) -> Callable[[], float]:
     def run() -> float:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=ROOT,
-        )
-        assert process.stdin is not None
-        assert process.stdout is not None
-        lines = _Lines(process.stdout.fileno(), time.perf_counter() + DEADLINE)
-        try:
-            process.stdin.write(json.dumps(ASKING).encode() + b"\n")
-            process.stdin.flush()
+        with _spawned(argv) as (stdin, lines):
+            _send(stdin, json.dumps(ASKING).encode())
             answer: Any = json.loads(lines.next())
             if answer.get("id") != 1 or "result" not in answer:
                 raise BenchmarkError(f"{argv[-1]} did not answer initialize")
-            process.stdin.write(INITIALIZED + b"\n")
-            process.stdin.flush()
+            _send(stdin, INITIALIZED)
             started = time.perf_counter()
-            process.stdin.write(CALL_ASK + b"\n")
-            process.stdin.flush()
+            _send(stdin, CALL_ASK)
             while True:  # notifications (a log line) may come first
                 message: Any = json.loads(lines.next())
                 if message.get("method") == "elicitation/create":
@@ -160,11 +160,6 @@ def _first_question(argv: Sequence[str]) -> Callable[[], float]:
                         f"{argv[-1]} answered the call without asking: "
                         f"{json.dumps(message)[:300]}"
                     )
-        finally:
-            process.kill()
-            process.wait()
-            process.stdin.close()
-            process.stdout.close()
         properties = message["params"]["requestedSchema"]["properties"]
         if "seat" not in properties:
             raise BenchmarkError(f"{argv[-1]} asked another form: {properties}")
@@ -202,11 +197,6 @@ class _Lines:
             self.data += chunk
         line, _, self.data = self.data.partition(b"\n")
         return line
-
-
-def _line(fd: int, deadline: float) -> bytes:
-    """The first line on ``fd``, read as it arrives (no buffering delay)."""
-    return _Lines(fd, deadline).next()
 
 
 def rows() -> dict[str, dict[str, Callable[[], float]]]:

@@ -136,6 +136,17 @@ async def _serving(served: Path, *flags: str) -> AsyncGenerator[tuple[Any, _Stde
                 await process.wait()
 
 
+@contextlib.asynccontextmanager
+async def _over_stdio(served: Path) -> AsyncGenerator[tuple[Client, _Stderr]]:
+    """Our client (2025-11-25) on ``serve FILE --reload``'s stdio, and its stderr."""
+    async with _serving(served) as (process, stderr):
+        transport = StreamTransport(process.stdout, process.stdin)
+        async with Client.connect(
+            transport, era="legacy", connect_timeout=STARTUP
+        ) as client:
+            yield client, stderr
+
+
 class _Changes:
     """Counts the ``tools/list_changed`` our client hears."""
 
@@ -172,32 +183,28 @@ async def test_stdio_clients_hear_edits_and_a_broken_edit_keeps_the_tools(
 ) -> None:
     served = _project(tmp_path)
     with trio.fail_after(40):
-        async with _serving(served) as (process, stderr):
-            transport = StreamTransport(process.stdout, process.stdin)
-            async with Client.connect(
-                transport, era="legacy", connect_timeout=STARTUP
-            ) as client:
-                changes = _Changes(client)
-                assert await _names(client) == ["hello"]
+        async with _over_stdio(served) as (client, stderr):
+            changes = _Changes(client)
+            assert await _names(client) == ["hello"]
 
-                _write(served, HELLO_AND_BYE)
-                await changes.beyond(0)
-                assert await _names(client) == ["bye", "hello"]
+            _write(served, HELLO_AND_BYE)
+            await changes.beyond(0)
+            assert await _names(client) == ["bye", "hello"]
 
-                _write(tmp_path / "words.py", 'GREETING = "hi again"\n')  # beside it
-                await changes.beyond(changes.count)
-                assert await _text(client, "hello", {}) == "hi again"
+            _write(tmp_path / "words.py", 'GREETING = "hi again"\n')  # beside it
+            await changes.beyond(changes.count)
+            assert await _text(client, "hello", {}) == "hi again"
 
-                heard = changes.count
-                _write(served, BROKEN)
-                failed = await stderr.until(r"yieldmcp: reload failed: [^\n]*\n")
-                assert changes.count == heard  # nothing changed for the client
-                assert await _names(client) == ["bye", "hello"]
-                assert await _text(client, "bye", {}) == "bye"
+            heard = changes.count
+            _write(served, BROKEN)
+            failed = await stderr.until(r"yieldmcp: reload failed: [^\n]*\n")
+            assert changes.count == heard  # nothing changed for the client
+            assert await _names(client) == ["bye", "hello"]
+            assert await _text(client, "bye", {}) == "bye"
 
-                _write(served, HELLO)
-                await changes.beyond(heard)
-                assert await _names(client) == ["hello"]
+            _write(served, HELLO)
+            await changes.beyond(heard)
+            assert await _names(client) == ["hello"]
     line = failed[0].strip()
     assert re.fullmatch(
         rf"yieldmcp: reload failed: {re.escape(str(served))}:5: "
@@ -250,22 +257,18 @@ async def test_an_import_that_hangs_leaves_the_served_tools_answering(
 ) -> None:
     served = _project(tmp_path)
     with trio.fail_after(40):
-        async with _serving(served) as (process, stderr):
-            transport = StreamTransport(process.stdout, process.stdin)
-            async with Client.connect(
-                transport, era="legacy", connect_timeout=STARTUP
-            ) as client:
-                assert await _names(client) == ["hello"]
-                _write(served, HANGING)
-                importing = tmp_path / "tools.py.importing"
-                while not importing.exists():
-                    await trio.sleep(0.02)
-                with trio.fail_after(10):  # the import runs off the event loop
-                    assert await _text(client, "hello", {}) == "hello"
-                line = await stderr.until(r"yieldmcp: [^\n]*still importing[^\n]*\n")
-                _write(served, HELLO_AND_BYE)
-                again = await stderr.until(r"yieldmcp: [^\n]*changed again[^\n]*\n")
-                assert await _names(client) == ["hello"]
+        async with _over_stdio(served) as (client, stderr):
+            assert await _names(client) == ["hello"]
+            _write(served, HANGING)
+            importing = tmp_path / "tools.py.importing"
+            while not importing.exists():
+                await trio.sleep(0.02)
+            with trio.fail_after(10):  # the import runs off the event loop
+                assert await _text(client, "hello", {}) == "hello"
+            line = await stderr.until(r"yieldmcp: [^\n]*still importing[^\n]*\n")
+            _write(served, HELLO_AND_BYE)
+            again = await stderr.until(r"yieldmcp: [^\n]*changed again[^\n]*\n")
+            assert await _names(client) == ["hello"]
     assert line[0].strip() == (
         f"yieldmcp: {served} is still importing after 2 s; the tools it served "
         f"keep answering"
@@ -283,27 +286,23 @@ async def test_a_call_in_flight_finishes_on_the_code_it_started_with(
     go = tmp_path / "go"
     _write(served, SLOW.replace("{version}", "first"))
     with trio.fail_after(40):
-        async with _serving(served) as (process, _stderr):
-            transport = StreamTransport(process.stdout, process.stdin)
-            async with Client.connect(
-                transport, era="legacy", connect_timeout=STARTUP
-            ) as client:
-                changes = _Changes(client)
-                results: list[str] = []
+        async with _over_stdio(served) as (client, _stderr):
+            changes = _Changes(client)
+            results: list[str] = []
 
-                async def call() -> None:
-                    results.append(await _text(client, "slow", {"go": str(go)}))
+            async def call() -> None:
+                results.append(await _text(client, "slow", {"go": str(go)}))
 
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(call)
-                    waiting = tmp_path / "go.waiting"
-                    while not waiting.exists():  # the call waits in its step
-                        await trio.sleep(0.02)
-                    _write(served, SLOW.replace("{version}", "second"))
-                    await changes.beyond(0)
-                    go.touch()
-                assert results == ["first"]
-                assert await _text(client, "slow", {"go": str(go)}) == "second"
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(call)
+                waiting = tmp_path / "go.waiting"
+                while not waiting.exists():  # the call waits in its step
+                    await trio.sleep(0.02)
+                _write(served, SLOW.replace("{version}", "second"))
+                await changes.beyond(0)
+                go.touch()
+            assert results == ["first"]
+            assert await _text(client, "slow", {"go": str(go)}) == "second"
 
 
 def test_a_reload_that_fails_leaves_the_offer_as_it_was(
