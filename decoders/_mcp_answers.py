@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from runtime.codec import USAGE_META_KEY, sample_reply_from_json
 from runtime.errors import RemoteProtocolError
-from runtime.lowlevel import offline_validator
+from runtime.lowlevel import offline_validator, plain_form_content
 from runtime.replies import ElicitReply, SampleReply
 from runtime.requests import ElicitationRequest
 
@@ -89,33 +88,12 @@ def plain_sampling_result(data: JSONObject) -> bool:
 
 def plain_elicit_result(data: JSONObject) -> bool:
     """An ``ElicitResult`` whose content (if any) holds plain field values."""
-    content = data.get("content")
     return (
         data.keys() <= {"action", "content", "_meta"}
         and data.get("action") in ("accept", "decline", "cancel")
         and type(data.get("_meta", {})) is dict
-        and (
-            "content" not in data
-            or (
-                type(content) is dict
-                and all(
-                    type(k) is str and _plain_value(v)
-                    for k, v in cast(JSONObject, content).items()
-                )
-            )
-        )
+        and ("content" not in data or plain_form_content(data["content"]))
     )
-
-
-def _plain_value(value: object) -> bool:
-    """A form field's value: text, a number, a boolean or a list of texts (a
-    fractional number too, as the TypeScript schema allows: see the module)."""
-    kind = type(value)
-    if kind is float:
-        return math.isfinite(cast(float, value))
-    if kind is list:
-        return all(type(v) is str for v in cast(list[Any], value))
-    return kind in (str, int, bool)
 
 
 def _check_usage(meta: Any) -> None:

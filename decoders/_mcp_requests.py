@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from typing import Any, cast
 
 from pydantic import ValidationError
 
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_from_json
 from runtime.errors import InvalidEffect, InvalidMessages, RemoteProtocolError
-from runtime.lowlevel import check_form_properties, plain_form_properties
+from runtime.lowlevel import (
+    check_form_properties,
+    plain_form_properties,
+    plain_requested_schema,
+)
 from runtime.messages import ModelPreferences, ToolChoice, ToolSpec, validate_messages
 from runtime.requests import ElicitationRequest, SamplingRequest
 
@@ -51,7 +56,8 @@ def sampling_request(params: object) -> SamplingRequest:
             MCP's tool-use rules.
     """
     data = json_object(params, "sampling/createMessage params")
-    validate("CreateMessageRequestParams", data, "sampling/createMessage params")
+    if not plain_sampling_request(data):
+        validate("CreateMessageRequestParams", data, "sampling/createMessage params")
     for message in data["messages"]:
         check_blocks(content_list(message["content"]))
     messages = tuple(message_from_json(m) for m in data["messages"])
@@ -71,6 +77,43 @@ def sampling_request(params: object) -> SamplingRequest:
         tools=tools,
         tool_choice=_choice(data.get("toolChoice")),
         metadata=data.get("metadata"),
+    )
+
+
+def plain_sampling_request(data: JSONObject) -> bool:
+    """``sampling/createMessage`` params valid in both eras by construction: a
+    conversation of plain text, a token budget, maybe a system prompt and a
+    temperature. Recognised without building either era's models (a fifth of
+    a process's start-up); anything else is validated by them."""
+    temperature = data.get("temperature", 0.0)
+    return (
+        data.keys() <= _PLAIN_SAMPLING_KEYS
+        and type(data.get("maxTokens")) is int
+        and type(data.get("systemPrompt", "")) is str
+        and type(temperature) is float
+        and math.isfinite(temperature)
+        and type(data.get("_meta", {})) is dict
+        and type(data.get("messages")) is list
+        and all(_plain_message(m) for m in data["messages"])
+    )
+
+
+_PLAIN_SAMPLING_KEYS = frozenset(
+    {"messages", "maxTokens", "systemPrompt", "temperature", "_meta"}
+)
+
+
+def _plain_message(message: Any) -> bool:
+    if type(message) is not dict or message.keys() != {"role", "content"}:
+        return False
+    content: Any = cast(JSONObject, message)["content"]
+    blocks = cast(list[Any], content) if type(content) is list else [content]
+    return message["role"] in ("user", "assistant") and all(
+        type(block) is dict
+        and block.keys() == {"type", "text"}
+        and block["type"] == "text"
+        and type(block["text"]) is str
+        for block in blocks
     )
 
 
@@ -123,11 +166,25 @@ def elicitation_request(params: object) -> ElicitationRequest:
         )
     if mode != "form":
         raise RemoteProtocolError(f"unknown elicitation mode {mode!r}")
-    validate("ElicitRequestFormParams", data, "elicitation/create params")
+    if not plain_form_request(data):
+        validate("ElicitRequestFormParams", data, "elicitation/create params")
     schema: JSONObject = data["requestedSchema"]
     _check_form_schema(schema)
     return ElicitationRequest(
         message=data["message"], requested_schema=schema, key=key, context=context
+    )
+
+
+def plain_form_request(data: JSONObject) -> bool:
+    """Form ``elicitation/create`` params valid in both eras by construction
+    (:func:`~runtime.lowlevel.plain_requested_schema`): recognised without
+    building either era's models, a fifth of a process's start-up."""
+    return (
+        data.keys() <= {"mode", "message", "requestedSchema", "_meta"}
+        and data.get("mode") == "form"
+        and type(data.get("message")) is str
+        and type(data.get("_meta", {})) is dict
+        and plain_requested_schema(data.get("requestedSchema"))
     )
 
 
@@ -173,6 +230,8 @@ def _check_form_schema(schema: JSONObject) -> None:
             "requestedSchema must be a flat object of primitive fields (string, "
             "number, integer, boolean, enum)"
         )
+    if plain_requested_schema(schema):
+        return  # a valid JSON Schema by construction: no metaschema needed
     problem = _schema_problem(json.dumps(schema, sort_keys=True))
     if problem is not None:
         raise RemoteProtocolError(

@@ -78,8 +78,9 @@ def call_tool_result(result: object) -> ToolCallResult:
         RemoteProtocolError: ``result`` is not a valid, complete tool result.
     """
     data = json_object(result, "tool result")
-    # Only 2026-07-28 results carry resultType: try the era that fits first.
-    validate("CallToolResult", data, "tool result", modern="resultType" in data)
+    if not plain_tool_result(data):
+        # Only 2026-07-28 results carry resultType: try the era that fits first.
+        validate("CallToolResult", data, "tool result", modern="resultType" in data)
     kind = data.get("resultType", "complete")
     if kind != "complete":
         raise RemoteProtocolError(
@@ -92,6 +93,34 @@ def call_tool_result(result: object) -> ToolCallResult:
         is_error=data.get("isError") is True,
         meta=data.get("_meta"),
     )
+
+
+def plain_tool_result(data: JSONObject) -> bool:
+    """A ``CallToolResult`` valid in both eras by construction: text blocks,
+    maybe an object of structured content, an error flag, ``_meta``.
+    Recognised without building either era's models (a fifth of a process's
+    start-up); anything else is validated by them."""
+    content: Any = data.get("content")
+    return (
+        data.keys() <= _PLAIN_RESULT_KEYS
+        and data.get("resultType", "complete") == "complete"
+        and type(data.get("structuredContent", {})) is dict
+        and type(data.get("isError", False)) is bool
+        and type(data.get("_meta", {})) is dict
+        and type(content) is list
+        and all(
+            type(block) is dict
+            and block.keys() == {"type", "text"}
+            and block["type"] == "text"
+            and type(block["text"]) is str
+            for block in cast(list[Any], content)
+        )
+    )
+
+
+_PLAIN_RESULT_KEYS = frozenset(
+    {"content", "structuredContent", "isError", "_meta", "resultType"}
+)
 
 
 def _result_block(block: JSONObject) -> ResultBlock:

@@ -16,6 +16,7 @@ from typing import Any
 
 from runtime.codec import elicit_reply_to_json, sample_reply_to_json
 from runtime.errors import LocalProtocolError
+from runtime.lowlevel import plain_form_content
 from runtime.replies import ElicitReply, SampleReply
 
 from ._mcp_wire import Era, JSONObject, checked, plain_text
@@ -42,6 +43,8 @@ def sample_result(reply: SampleReply, *, era: Era) -> JSONObject:
         trusted.append("model")
     if type(reply.stop_reason) is str:
         trusted.append("stopReason")
+    if type(out.get("_meta")) is dict:  # the usage, counted in ints
+        trusted.append("_meta")
     return checked(era, "CreateMessageResult", out, "sampling result", trusted=trusted)
 
 
@@ -66,14 +69,12 @@ def elicit_result(reply: ElicitReply, *, era: Era = "2025-11-25") -> JSONObject:
     out = elicit_reply_to_json(reply)
     if "content" in out:
         out["content"] = {k: _integral(v) for k, v in out["content"].items()}
-    # ElicitReply checks its action; the content is the user's (checked).
-    return checked(
-        era,
-        "ElicitResult",
-        out,
-        "elicitation result",
-        trusted=["action"],
-    )
+    # ElicitReply checks its action; the content is the user's: checked
+    # unless its values are plain (as most forms' are).
+    trusted = ["action"]
+    if "content" in out and plain_form_content(out["content"]):
+        trusted.append("content")
+    return checked(era, "ElicitResult", out, "elicitation result", trusted=trusted)
 
 
 def _integral(value: Any) -> Any:

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from runtime.codec import CONTEXT_META_KEY, ELICIT_KEY_META_KEY, message_to_json
 from runtime.errors import LocalProtocolError, summarize_validation_error
-from runtime.lowlevel import check_form_properties, plain_form_properties
+from runtime.lowlevel import check_form_properties, plain_requested_schema
 from runtime.messages import (
     Message,
     ModelPreferences,
@@ -231,15 +231,9 @@ def _url_params(request: ElicitationRequest, era: Era) -> JSONObject:
 def _check_form_schema(era: Era, schema: JSONObject) -> bool:
     """Refuse a form that is not flat and primitive; ``True`` when the whole
     ``requestedSchema`` is also valid MCP by construction (no model built)."""
+    if plain_requested_schema(schema):
+        return True
     properties = schema.get("properties", {})
-    if plain_form_properties(properties):
-        return (
-            schema.keys() <= {"type", "properties", "required"}
-            and "properties" in schema
-            and schema.get("type") == "object"
-            and type(schema.get("required", [])) is list
-            and all(type(name) is str for name in schema.get("required", []))
-        )
     try:
         check_form_properties(era_models(era), properties)
     except ValidationError as exc:

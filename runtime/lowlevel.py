@@ -139,7 +139,9 @@ from .steps.runner import perform_step as perform_step
 from .steps.runner import step_key as step_key
 from .wire.check import check_form_properties as check_form_properties
 from .wire.check import check_json as check_json
+from .wire.check import plain_form_content as plain_form_content
 from .wire.check import plain_form_properties as plain_form_properties
+from .wire.check import plain_requested_schema as plain_requested_schema
 from .wire.check import tagged_model as tagged_model
 from .wire.schemas import offline_validator as offline_validator
 
@@ -240,7 +242,9 @@ __all__ = [
     "offline_validator",
     "open_call",
     "perform_step",
+    "plain_form_content",
     "plain_form_properties",
+    "plain_requested_schema",
     "performing",
     "run",
     "start",

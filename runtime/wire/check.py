@@ -50,7 +50,9 @@ from pydantic import (
 __all__ = [
     "check_form_properties",
     "check_json",
+    "plain_form_content",
     "plain_form_properties",
+    "plain_requested_schema",
     "tagged_model",
 ]
 
@@ -101,10 +103,12 @@ def plain_form_properties(properties: object) -> bool:
     defines and values of their exact JSON types.
 
     Such properties are valid in every era (the ``PrimitiveSchemaDefinition``
-    of 2025-11-25 and 2026-07-28 are the same), so checking them needs no
-    era's models: building those is a fifth of a process's start-up, paid at
-    the first form otherwise. ``False`` says only "not sure": the models then
-    give the verdict (:func:`check_form_properties`), as they always did.
+    of 2025-11-25 and 2026-07-28 are the same), and valid JSON Schema
+    (lengths and counts not negative, a select's options not empty), so
+    checking them needs no era's models and no metaschema: building those is
+    a fifth of a process's start-up, paid at the first form otherwise.
+    ``False`` says only "not sure": the models then give the verdict
+    (:func:`check_form_properties`), as they always did.
     """
     if type(properties) is not dict:
         return False
@@ -112,6 +116,44 @@ def plain_form_properties(properties: object) -> bool:
         type(name) is str and type(field) is dict and _plain_field(field)
         for name, field in cast(dict[Any, Any], properties).items()
     )
+
+
+def plain_requested_schema(schema: object) -> bool:
+    """Whether ``schema`` is a form's whole ``requestedSchema`` valid in every
+    era by construction: ``{"type": "object", "properties": ..., "required":
+    [...]}`` with :func:`plain_form_properties` and distinct names as
+    ``required``. Such a schema is a valid JSON Schema (2020-12) too."""
+    if type(schema) is not dict:
+        return False
+    form = cast(dict[str, Any], schema)
+    required = form.get("required", [])
+    return (
+        form.keys() <= {"type", "properties", "required"}
+        and form.get("type") == "object"
+        and "properties" in form
+        and _strings(required)
+        and len(set(required)) == len(required)  # the metaschema's uniqueItems
+        and plain_form_properties(form["properties"])
+    )
+
+
+def plain_form_content(content: object) -> bool:
+    """Whether ``content`` is an accepted form's values as both eras' models
+    take them: names to text, whole or finite numbers, booleans and lists of
+    text (a fractional number too, as the TypeScript schema allows)."""
+    return type(content) is dict and all(
+        type(name) is str and _plain_answer(value)
+        for name, value in cast(dict[Any, Any], content).items()
+    )
+
+
+def _plain_answer(value: object) -> bool:
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(cast(float, value))
+    if kind is list:
+        return all(type(v) is str for v in cast(list[Any], value))
+    return kind in (str, int, bool)
 
 
 _FORMATS = frozenset({"date", "date-time", "email", "uri"})
@@ -140,8 +182,8 @@ def _plain_field(field: dict[str, Any]) -> bool:
         return (
             field.keys() <= _STRING_KEYS
             and _optional(field, "default", str)
-            and _optional(field, "minLength", int)
-            and _optional(field, "maxLength", int)
+            and _count(field, "minLength")
+            and _count(field, "maxLength")
             and _optional(field, "format", str)
             and field.get("format", "date") in _FORMATS
         )
@@ -163,8 +205,8 @@ def _plain_field(field: dict[str, Any]) -> bool:
         return (
             plain_items
             and field.keys() <= _ARRAY_KEYS
-            and _optional(field, "minItems", int)
-            and _optional(field, "maxItems", int)
+            and _count(field, "minItems")
+            and _count(field, "maxItems")
             and ("default" not in field or _strings(field["default"]))
         )
     return False
@@ -182,18 +224,28 @@ def _optional(field: dict[str, Any], key: str, kind: type) -> bool:
     return key not in field or type(field[key]) is kind  # exact: a bool is no int
 
 
+def _count(field: dict[str, Any], key: str) -> bool:
+    value = field.get(key, 0)
+    return type(value) is int and value >= 0
+
+
 def _strings(value: object) -> bool:
     return type(value) is list and all(type(v) is str for v in cast(list[Any], value))
 
 
 def _options(value: object) -> bool:
-    """A titled select's options: ``[{"const": str, "title": str}, ...]``."""
-    return type(value) is list and all(
-        type(o) is dict
-        and o.keys() == {"const", "title"}
-        and type(o["const"]) is str
-        and type(o["title"]) is str
-        for o in cast(list[Any], value)
+    """A titled select's options: ``[{"const": str, "title": str}, ...]``,
+    at least one (JSON Schema's ``oneOf`` and ``anyOf`` take no empty list)."""
+    return (
+        type(value) is list
+        and len(cast(list[Any], value)) > 0
+        and all(
+            type(o) is dict
+            and o.keys() == {"const", "title"}
+            and type(o["const"]) is str
+            and type(o["title"]) is str
+            for o in cast(list[Any], value)
+        )
     )
 
 

@@ -137,9 +137,26 @@ def test_an_eras_models_are_built_by_the_first_payload_that_needs_checking() -> 
         mcp_decode.sample_reply({"role": "assistant", "model": "m",
                                  "content": {"type": "text", "text": "hi"}})
         seen("forms and samples")
+        # The client's side of the same: the questions read, the answers
+        # written, a plain result read.
+        from runtime.lowlevel import ElicitReply, SampleReply
+        from runtime import Text
+
+        for era in ("2025-11-25", "2026-07-28"):
+            asked = mcp_encode.elicitation_params(form.request(), era=era)
+            mcp_decode.elicitation_request(asked)
+            mcp_decode.sampling_request(
+                mcp_encode.sampling_params(sample.request(), era=era))
+            mcp_encode.elicit_result(
+                ElicitReply(action="accept", content={"seat": "x"}), era=era)
+            mcp_encode.sample_result(
+                SampleReply(content=(Text("hi"),), model="m"), era=era)
+        mcp_decode.call_tool_result({"content": [{"type": "text", "text": "3"}]})
+        seen("a client's forms, samples and results")
         # A peer's payload is always checked.
         mcp_decode.call_tool_result(
-            {"content": [{"type": "text", "text": "3"}], "resultType": "complete"}
+            {"content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+             "resultType": "complete"}
         )
         seen("2026-07-28")
         # The author's annotations are checked against the era's model.
@@ -150,6 +167,7 @@ def test_an_eras_models_are_built_by_the_first_payload_that_needs_checking() -> 
     assert seen["imported"] == []
     assert seen["by construction"] == []
     assert seen["forms and samples"] == []
+    assert seen["a client's forms, samples and results"] == []
     assert seen["2026-07-28"] == [V2026]  # the modern payload: modern models only
     assert seen["2025-11-25"] == [V2025, V2026]
 

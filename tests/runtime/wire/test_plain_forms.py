@@ -13,6 +13,7 @@ import math
 from enum import StrEnum
 from typing import Any, Literal
 
+import jsonschema
 import mcp_types._v2025_11_25 as v2025
 import mcp_types._v2026_07_28 as v2026
 import pytest
@@ -20,8 +21,12 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from runtime.elicitation.schema import elicitation_schema
-from runtime.lowlevel import check_form_properties, plain_form_properties
+from runtime.lowlevel import (
+    Elicit,
+    check_form_properties,
+    plain_form_properties,
+    plain_requested_schema,
+)
 from tests.mcp_schema import ERAS, validate
 
 # Values of every JSON type, and the ones only Python has, for any key.
@@ -78,7 +83,7 @@ _FORMAT = st.sampled_from(["email", "uri", "date", "date-time"])
 _SHAPES: list[tuple[dict[str, Any], dict[str, Any]]] = [
     (
         {"type": st.just("string")},
-        {**_COMMON, "default": _TEXT, "minLength": st.integers(0),
+        {**_COMMON, "default": _TEXT, "minLength": st.integers(-1),
          "maxLength": st.integers(0), "format": _FORMAT},
     ),
     (
@@ -97,7 +102,7 @@ _SHAPES: list[tuple[dict[str, Any], dict[str, Any]]] = [
             {"type": st.just("string"), "enum": _STRINGS}
         ) | st.fixed_dictionaries({"anyOf": _OPTIONS})},
         {**_COMMON, "default": _STRINGS, "minItems": st.integers(0),
-         "maxItems": st.integers(0)},
+         "maxItems": st.integers(-1)},
     ),
 ]  # fmt: skip
 
@@ -164,7 +169,8 @@ class EveryShape(BaseModel):
 
 def test_the_forms_tools_make_take_the_fast_path() -> None:
     # What runtime.elicitation.schema makes from a model, every shape of it.
-    properties = elicitation_schema(EveryShape)["properties"]
+    form = Elicit(key="every", message="Fill it in", model=EveryShape)
+    properties = form.requested_schema["properties"]
     assert plain_form_properties(properties), properties
     for era in ERAS:
         for field in properties.values():
@@ -185,3 +191,26 @@ def test_the_forms_tools_make_take_the_fast_path() -> None:
 )
 def test_anything_else_is_left_to_the_models(field: dict[str, Any]) -> None:
     assert not plain_form_properties({"f": field})
+
+
+@given(
+    properties=st.dictionaries(st.text(max_size=3), form_fields(), max_size=2),
+    required=st.none() | st.lists(st.sampled_from(["a", "b", ""]), max_size=3),
+    extra=st.sampled_from([{}, {"$schema": "x"}, {"type": "array"}]),
+)
+def test_a_requested_schema_the_fast_path_accepts_is_valid_json_schema(
+    properties: dict[str, Any], required: list[str] | None, extra: dict[str, Any]
+) -> None:
+    # A client reading a plain form skips the metaschema too.
+    schema: dict[str, Any] = {"type": "object", "properties": properties, **extra}
+    if required is not None:
+        schema["required"] = required
+    plain = plain_requested_schema(schema)
+    event(f"plain: {plain}")
+    if not plain:
+        return
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for era in ERAS:
+        validate(era, "ElicitRequestFormParams", {
+            "mode": "form", "message": "m", "requestedSchema": schema,
+        })  # fmt: skip
