@@ -13,14 +13,15 @@ the stacks one after another, so load hits them alike):
   ``yieldmcp serve startup_servers/ours.py``, fastmcp's is ``fastmcp run
   startup_servers/fast.py``, the SDK's is ``python startup_servers/sdk.py``
   (``MCPServer.run()``): an ``echo`` tool each, the way each documents it.
-* ``stdio.first_question``: the same servers, asked over stdio to call their
-  ``ask`` tool (one form, a ``seat`` string) once ``initialize`` is
-  answered; time from the ``tools/call`` written to the ``elicitation/create``
-  read: what a fresh process adds to its first form (``yieldmcp serve``
-  builds no ``mcp-types`` models for a plain form).
+* ``stdio.first_question``: the same process, once ``initialize`` is
+  answered, asked to call its ``ask`` tool (one form, a ``seat`` string);
+  time from the ``tools/call`` written to the ``elicitation/create`` read:
+  what a fresh process adds to its first form (``yieldmcp serve`` builds no
+  ``mcp-types`` models for a plain form).
 
 Each answer is checked (an ``initialize`` result naming the server's protocol
-version; a command that exits 0 and prints): a refused or failed run stops the
+version; the form asked for the seat; a command that exits 0 and prints): a
+refused or failed run stops the
 benchmark rather than count as fast. Ratios are theirs / ours (higher is
 better for us). Issue 40's aims for ours, on a calm machine: ``--help`` and
 ``--version`` at most 0.3 s, the first stdio answer at most 0.4 s; the table
@@ -74,8 +75,12 @@ class BenchmarkError(Exception):
     """A run that did not do the work it is timed for."""
 
 
-def _command(argv: Sequence[str]) -> Callable[[], float]:
-    def run() -> float:
+Probe = Callable[[], dict[str, float]]
+"""One run of one stack: the seconds of each row it measures."""
+
+
+def _command(row: str, argv: Sequence[str]) -> Probe:
+    def run() -> dict[str, float]:
         started = time.perf_counter()
         done = subprocess.run(
             argv, capture_output=True, timeout=DEADLINE, cwd=ROOT, check=False
@@ -86,7 +91,7 @@ def _command(argv: Sequence[str]) -> Callable[[], float]:
                 f"{' '.join(argv)} exited {done.returncode}: "
                 f"{done.stderr.decode(errors='replace')[-300:]}"
             )
-        return took
+        return {row: took}
 
     return run
 
@@ -118,42 +123,27 @@ def _send(stdin: IO[bytes], message: bytes) -> None:
     stdin.flush()
 
 
-def _first_answer(argv: Sequence[str]) -> Callable[[], float]:
-    def run() -> float:
+def _served(argv: Sequence[str]) -> Probe:
+    """The server ``argv``, spawned with an ``initialize`` written to it: the
+    seconds to its answer (``stdio.first_answer``), then from the
+    ``tools/call`` of its ``ask`` tool to its ``elicitation/create``
+    (``stdio.first_question``). One process for both rows: fastmcp's alone
+    takes seconds to start."""
+
+    def run() -> dict[str, float]:
         started = time.perf_counter()
         with _spawned(argv) as (stdin, lines):
-            _send(stdin, json.dumps(INITIALIZE).encode())
-            line = lines.next()
-            took = time.perf_counter() - started
-        answer: Any = json.loads(line)
-        result = answer.get("result") if isinstance(answer, dict) else None
-        if answer.get("id") != 1 or not isinstance(result, dict):
-            raise BenchmarkError(
-                f"{argv[-1]} did not answer initialize: {line[:300]!r}"
-            )
-        if "protocolVersion" not in result:
-            raise BenchmarkError(
-                f"{argv[-1]} answered without a version: {line[:300]!r}"
-            )
-        return took
-
-    return run
-
-
-def _first_question(argv: Sequence[str]) -> Callable[[], float]:
-    def run() -> float:
-        with _spawned(argv) as (stdin, lines):
             _send(stdin, json.dumps(ASKING).encode())
-            answer: Any = json.loads(lines.next())
-            if answer.get("id") != 1 or "result" not in answer:
-                raise BenchmarkError(f"{argv[-1]} did not answer initialize")
+            line = lines.next()
+            answered = time.perf_counter() - started
+            _check_initialized(argv, line)
             _send(stdin, INITIALIZED)
             started = time.perf_counter()
             _send(stdin, CALL_ASK)
             while True:  # notifications (a log line) may come first
                 message: Any = json.loads(lines.next())
                 if message.get("method") == "elicitation/create":
-                    took = time.perf_counter() - started
+                    asked = time.perf_counter() - started
                     break
                 if message.get("id") == 2:
                     raise BenchmarkError(
@@ -163,9 +153,18 @@ def _first_question(argv: Sequence[str]) -> Callable[[], float]:
         properties = message["params"]["requestedSchema"]["properties"]
         if "seat" not in properties:
             raise BenchmarkError(f"{argv[-1]} asked another form: {properties}")
-        return took
+        return {"stdio.first_answer": answered, "stdio.first_question": asked}
 
     return run
+
+
+def _check_initialized(argv: Sequence[str], line: bytes) -> None:
+    answer: Any = json.loads(line)
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if answer.get("id") != 1 or not isinstance(result, dict):
+        raise BenchmarkError(f"{argv[-1]} did not answer initialize: {line[:300]!r}")
+    if "protocolVersion" not in result:
+        raise BenchmarkError(f"{argv[-1]} answered without a version: {line[:300]!r}")
 
 
 ASKING = {**INITIALIZE, "params": {
@@ -199,53 +198,38 @@ class _Lines:
         return line
 
 
-def rows() -> dict[str, dict[str, Callable[[], float]]]:
+def probes() -> dict[str, list[Probe]]:
+    """What each stack runs once per repeat."""
     yieldmcp, fastmcp = str(BIN / "yieldmcp"), str(BIN / "fastmcp")
     return {
-        "cli.version": {
-            "ours": _command([yieldmcp, "--version"]),
-            "fastmcp": _command([fastmcp, "version"]),
-        },
-        "cli.help": {
-            "ours": _command([yieldmcp, "--help"]),
-            "fastmcp": _command([fastmcp, "--help"]),
-        },
-        "stdio.first_answer": {
-            "ours": _first_answer([yieldmcp, "serve", str(SERVERS / "ours.py")]),
-            "fastmcp": _first_answer(
-                [
-                    fastmcp,
-                    "run",
-                    str(SERVERS / "fast.py"),
-                    "--transport",
-                    "stdio",
-                    "--no-banner",
-                ]
-            ),
-            "sdk": _first_answer([sys.executable, str(SERVERS / "sdk.py")]),
-        },
-        "stdio.first_question": {
-            "ours": _first_question([yieldmcp, "serve", str(SERVERS / "ours.py")]),
-            "fastmcp": _first_question([fastmcp, "run", str(SERVERS / "fast.py"),
-                                        "--transport", "stdio", "--no-banner"]),
-            "sdk": _first_question([sys.executable, str(SERVERS / "sdk.py")]),
-        },
+        "ours": [
+            _command("cli.version", [yieldmcp, "--version"]),
+            _command("cli.help", [yieldmcp, "--help"]),
+            _served([yieldmcp, "serve", str(SERVERS / "ours.py")]),
+        ],
+        "fastmcp": [
+            _command("cli.version", [fastmcp, "version"]),
+            _command("cli.help", [fastmcp, "--help"]),
+            _served([fastmcp, "run", str(SERVERS / "fast.py"), "--transport",
+                     "stdio", "--no-banner"]),
+        ],
+        "sdk": [_served([sys.executable, str(SERVERS / "sdk.py")])],
     }  # fmt: skip
 
 
 def measure(repeats: int) -> dict[str, dict[str, float]]:
-    """Median seconds per row and stack."""
-    table = rows()
-    times: dict[str, dict[str, list[float]]] = {
-        row: {stack: [] for stack in stacks} for row, stacks in table.items()
-    }
+    """Median seconds per row and stack (the stacks take turns, so load hits
+    them alike)."""
+    times: dict[str, dict[str, list[float]]] = {row: {} for row in AIMS}
+    stacks = probes()
     for _ in range(repeats):
-        for row, stacks in table.items():
-            for stack, run in stacks.items():
-                times[row][stack].append(run())
+        for stack, runs in stacks.items():
+            for run in runs:
+                for row, seconds in run().items():
+                    times[row].setdefault(stack, []).append(seconds)
     return {
-        row: {stack: statistics.median(each) for stack, each in stacks.items()}
-        for row, stacks in times.items()
+        row: {stack: statistics.median(each) for stack, each in by_stack.items()}
+        for row, by_stack in times.items()
     }
 
 
