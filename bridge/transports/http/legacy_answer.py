@@ -82,7 +82,8 @@ class Answer:
     async def run(self) -> None:
         """Answer with JSON or SSE (see the module docstring)."""
         try:
-            await self._run()
+            with self.http.followed(self.follower):
+                await self._run()
         except EventsLost:
             # The client's events were evicted before it read the first one.
             log.warning("an SSE client fell behind the event store; no response")

@@ -43,8 +43,9 @@ This module does not parse HTTP or check headers (see ``_legacy_routes``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Final, final
 
 import trio
@@ -416,10 +417,7 @@ class HttpSession:
         Raises:
             EventsLost: the follower fell behind the bounded store.
         """
-        stream = self._streams.get(follower.stream)
-        if stream is not None:
-            stream.active += 1
-        try:
+        with self.followed(follower):
             while True:
                 why = await self._write_available(follower, write)
                 if why is None:
@@ -429,6 +427,18 @@ class HttpSession:
                         await beat()
                 if why is not None:
                     return why
+
+    @contextlib.contextmanager
+    def followed(self, follower: Follower) -> Generator[None]:
+        """While an HTTP response follows ``follower``'s stream, or waits on
+        its open connection to start (a POST answered when its first event
+        comes), the session counts as streaming: its client is there, and
+        the session is not ended as one whose client went away."""
+        stream = self._streams.get(follower.stream)
+        if stream is not None:
+            stream.active += 1
+        try:
+            yield
         finally:
             if stream is not None:
                 stream.active -= 1

@@ -39,7 +39,7 @@ class Stream:
     # follower number -> store position when the tool released the stream:
     # that follower writes the events up to there, then ends.
     releases: dict[int, int] = attrs.field(factory=dict[int, int])
-    active: int = 0  # followers currently writing (0 or, briefly, 2)
+    active: int = 0  # responses following it, or waiting to (see HttpSession.followed)
     # With a store: whether the call on this stream is written down, so that
     # another process can take it on (its resumption point may be shown).
     recorded: bool = False

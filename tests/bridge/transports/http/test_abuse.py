@@ -33,6 +33,7 @@ TOOLS = [
     http_tools.wait_forever,
     http_tools.burst,
     http_tools.leaks,
+    http_tools.quiet,
 ]
 
 
@@ -219,6 +220,20 @@ async def test_a_client_that_vanishes_mid_call_has_the_call_cancelled() -> None:
                 await trio.sleep(0.05)
             after = await raw.post(_call(raw, 2, "echo", text="x"))
     assert after.status_code == 404  # the session ended with its client
+
+
+async def test_a_client_waiting_on_its_post_is_not_taken_for_gone() -> None:
+    # No GET stream (the client may open none) and a call that says nothing
+    # for longer than orphan_timeout: the client's POST is open, waiting for
+    # its answer. The session once ended under it ("the session ended", 404).
+    limits = _limits(orphan_timeout=0.3)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        raw = Raw(http, url)
+        with trio.fail_after(10):
+            await raw.initialize()
+            response = await raw.post(_call(raw, 1, "quiet", seconds=1.5))
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["content"][0]["text"] == "rested"
 
 
 # --- notice bursts ------------------------------------------------------------------
