@@ -1,8 +1,9 @@
 """The response to a 2025-11-25 request POSTed or resumed: JSON or SSE.
 
 :class:`Answer` answers one POSTed request (plain JSON when the response is
-the first thing ready and ``HttpLimits.stream_responses`` allows it, else an
-SSE stream with a priming event); :func:`stream` writes a stream's events to
+the first thing ready, within ``HttpLimits.heartbeat``, and
+``HttpLimits.stream_responses`` allows it, else an SSE stream with a priming
+event, whose heartbeats keep a quiet call's connection open through proxies); :func:`stream` writes a stream's events to
 an SSE response until it ends (also for ``GET``). The session machinery is in
 :mod:`.legacy_session`; the routes in :mod:`.legacy`.
 """
@@ -102,6 +103,7 @@ class Answer:
 
     async def _run(self) -> None:
         priming = event_id(self.follower.stream, self.follower.after)
+        why: str | None = None
         if self.http.connection.home is not None:
             # With a store, the client learns where to resume a call only
             # once the call is written down: a resumption point shown before
@@ -116,7 +118,11 @@ class Answer:
             await sse.flush()
             await stream(self.http, self.follower, sse)
             return
-        why = await self.http.wait(self.follower)
+        with trio.move_on_after(self.limits.heartbeat):
+            # Nothing by the heartbeat: a stream, which heartbeats keep open
+            # through a proxy's idle timeout (a JSON answer held back lets
+            # no byte through for as long as the call is quiet).
+            why = await self.http.wait(self.follower)
         if why == StreamEnd.CLOSED:
             await plain(self.send, 404, "Not Found: the session ended")
             return

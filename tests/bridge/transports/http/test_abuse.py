@@ -236,6 +236,27 @@ async def test_a_client_waiting_on_its_post_is_not_taken_for_gone() -> None:
     assert response.json()["result"]["content"][0]["text"] == "rested"
 
 
+async def test_a_quiet_call_is_answered_as_a_stream_that_heartbeats() -> None:
+    # A plain JSON answer held back for a call that says nothing would let no
+    # byte through for as long as the call runs, and a proxy's idle timeout
+    # (nginx's 60 s, say) would cut it. Past the heartbeat, the answer is an
+    # SSE stream, and its comments keep the connection alive.
+    limits = _limits(heartbeat=0.3)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        raw = Raw(http, url)
+        with trio.fail_after(10):
+            await raw.initialize()
+            body = json.dumps(_call(raw, 1, "quiet", seconds=1.2))
+            async with http.stream(
+                "POST", url, content=body, headers=raw.headers()
+            ) as response:
+                kind = response.headers["content-type"]
+                received = b"".join([chunk async for chunk in response.aiter_bytes()])
+    assert kind.startswith("text/event-stream")
+    assert received.count(b": keep-alive") >= 2, received
+    assert b'"text":"rested"' in received.replace(b" ", b""), received
+
+
 # --- notice bursts ------------------------------------------------------------------
 
 
