@@ -14,8 +14,9 @@ closed) when, with no HTTP response following any of its streams:
 An open stream keeps a session alive: its heartbeats and maximum lifetime
 (``legacy``) notice a dead peer. So does a POST waiting for its answer on
 its open connection (:meth:`HttpSession.followed`): a client need not hold
-a GET stream for a call that is quiet for long. Which session to *evict* when the table is
-full is :func:`evictable`'s answer: idle ones, unused first, oldest first.
+a GET stream for a call that is quiet for long. Which session to *evict*
+when the table is full is :func:`evictable`'s answer: idle ones, unused
+first, oldest first.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 :class:`Answer` answers one POSTed request (plain JSON when the response is
 the first thing ready, within ``HttpLimits.heartbeat``, and
 ``HttpLimits.stream_responses`` allows it, else an SSE stream with a priming
-event, whose heartbeats keep a quiet call's connection open through proxies); :func:`stream` writes a stream's events to
-an SSE response until it ends (also for ``GET``). The session machinery is in
-:mod:`.legacy_session`; the routes in :mod:`.legacy`.
+event, whose heartbeats keep a quiet call's connection open through
+proxies); :func:`stream` writes a stream's events to an SSE response until it
+ends (also for ``GET``). The session machinery is in :mod:`.legacy_session`;
+the routes in :mod:`.legacy`.
 """
 
 from __future__ import annotations

@@ -7,8 +7,10 @@ response (:class:`_ResponseStream`):
 
 * the response alone → ``application/json``, with the HTTP status its error
   code maps to (:func:`~bridge.transports.headers.http_status`);
-* a notification first (progress, logs) → ``text/event-stream``: the
-  notifications, then the response;
+* a notification first (progress, logs), or nothing for
+  ``HttpLimits.heartbeat`` seconds → ``text/event-stream``: the
+  notifications (and a comment after each quiet heartbeat, which keeps a
+  quiet call's connection open through a proxy), then the response;
 * a server→client *request* cannot be sent: a call that needs the client
   returns an InputRequiredResult instead.
 
@@ -105,7 +107,8 @@ async def post(
     elif message.method == "subscriptions/listen":
         await _listen(server, message, receive, send, limits or HttpLimits())
     else:
-        await _answer(server, message, principal, receive, send)
+        heartbeat = (limits or HttpLimits()).heartbeat
+        await _answer(server, message, principal, receive, send, heartbeat)
 
 
 _ENVELOPE: Final = (_ladder.PROTOCOL_VERSION, _ladder.CLIENT_CAPABILITIES)
@@ -154,6 +157,7 @@ async def _answer(
     principal: Principal | None,
     receive: Receive,
     send: Send,
+    heartbeat: float,
 ) -> None:
     stream = _ResponseStream(send)
     tap = tap_for(_modern, "http")  # observability (no session: one per request)
@@ -173,7 +177,13 @@ async def _answer(
             tap.answered(request.id, reply)
         await stream.answer(reply)
 
-    await _asgi.until_disconnect(receive, run)
+    async def run_kept_alive() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(stream.keep_alive, heartbeat)
+            await run()
+            nursery.cancel_scope.cancel()
+
+    await _asgi.until_disconnect(receive, run_kept_alive)
 
 
 @final
@@ -184,11 +194,32 @@ class _ResponseStream:
     def __init__(self, send: Send) -> None:
         self._send = send
         self._sse = SseResponse(send)
+        self._writing = trio.Lock()  # the heartbeat writes beside the call
+        self._writes = 0
 
     async def notify(self, method: str, params: Mapping[str, Any] | None) -> None:
-        await self._sse.event(dumps(Notification(method, params)))
+        async with self._writing:
+            self._writes += 1
+            await self._sse.event(dumps(Notification(method, params)))
+
+    async def keep_alive(self, heartbeat: float) -> None:
+        """An SSE comment after each ``heartbeat`` seconds with nothing sent,
+        until the answer (cancelled then): a call quiet for long is answered
+        as a stream, so a proxy's idle timeout does not cut it, and a dead
+        peer is noticed by the failed write."""
+        while True:
+            seen = self._writes
+            await trio.sleep(heartbeat)
+            if self._writes == seen:
+                async with self._writing:
+                    await self._sse.comment()
 
     async def answer(self, message: Response | ErrorResponse) -> None:
+        async with self._writing:
+            self._writes += 1
+            await self._answer(message)
+
+    async def _answer(self, message: Response | ErrorResponse) -> None:
         if self._sse.started:
             await self._sse.event(dumps(message), last=True)
             return

@@ -327,6 +327,30 @@ async def test_an_idle_listen_stream_gets_heartbeats_and_a_maximum_lifetime() ->
     assert sent.count(b": keep-alive") >= 2
 
 
+async def test_a_quiet_2026_call_is_answered_as_a_stream_that_heartbeats() -> None:
+    # The same as the 2025-11-25 test above: no byte for as long as a call is
+    # quiet would let a proxy's idle timeout cut it.
+    limits = _limits(heartbeat=0.3)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        raw = Raw(http, url, era=MODERN)
+        envelope = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        params = {"name": "quiet", "arguments": {"seconds": 1.2}, "_meta": envelope}
+        body = raw.request(1, "tools/call", params)
+        headers = raw.headers(mcp_method="tools/call", mcp_name="quiet")
+        with trio.fail_after(10):
+            async with http.stream(
+                "POST", url, content=json.dumps(body), headers=headers
+            ) as response:
+                kind = response.headers["content-type"]
+                sent = await _raw_lines(response)
+    assert kind.startswith("text/event-stream")
+    assert sent.count(b": keep-alive") >= 2, sent
+    assert b'"text":"rested"' in sent.replace(b" ", b""), sent
+
+
 async def test_an_idle_get_stream_gets_heartbeats_and_a_maximum_lifetime() -> None:
     limits = _limits(heartbeat=0.1, max_stream_seconds=0.6)
     async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
