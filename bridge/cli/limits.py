@@ -81,6 +81,7 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--allow-origin",
         action="append",
+        type=_origin,
         default=[],
         metavar="ORIGIN",
         help=(
@@ -91,10 +92,43 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--allow-host",
         action="append",
+        type=_host,
         default=[],
         metavar="HOST",
         help="a Host name accepted besides loopback ones and HOST; repeatable",
     )
+
+
+def _origin(value: str) -> str:
+    """A browser origin, ``scheme://host[:port]``: anything else would never
+    match an ``Origin`` header, and the browser's requests would get 403."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value.strip())
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+        or parts.username is not None
+    ):
+        raise argparse.ArgumentTypeError(
+            f"expected an origin, scheme://host[:port], got {value!r}"
+        )
+    return value
+
+
+def _host(value: str) -> str:
+    """A Host name: a name or an address, without a scheme, path or space."""
+    if not value or any(c.isspace() or c in "/\\@?#" for c in value):
+        raise argparse.ArgumentTypeError(f"expected a host name, got {value!r}")
+    return value
 
 
 class Positive:

@@ -181,6 +181,11 @@ def test_a_file_that_fails_to_load_is_one_line_naming_where(
         # A port past 65535 was taken modulo 65536 by the socket layer.
         ["dev", "examples/weather.py", "--port", "99999"],
         ["call", "http://127.0.0.1:1/mcp", "t", "--oauth-port", "70000"],
+        # An origin or host that could never match: the browser would get 403.
+        ["serve", "examples/weather.py", "--allow-origin", "not a url"],
+        ["serve", "examples/weather.py", "--allow-origin", "https://a.example/app"],
+        ["serve", "examples/weather.py", "--allow-host", ""],
+        ["serve", "examples/weather.py", "--allow-host", "https://a.example"],
     ],
 )
 def test_usage_mistakes_are_one_line_and_exit_code_2(args: list[str]) -> None:
