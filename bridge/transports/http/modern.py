@@ -210,8 +210,8 @@ class _ResponseStream:
         while True:
             seen = self._writes
             await trio.sleep(heartbeat)
-            if self._writes == seen:
-                async with self._writing:
+            async with self._writing:  # checked here: never after the answer
+                if self._writes == seen:
                     await self._sse.comment()
 
     async def answer(self, message: Response | ErrorResponse) -> None:
