@@ -31,6 +31,7 @@ from ._mcp_wire import (
     check_blocks,
     content_list,
     json_object,
+    plain_text_block,
     short,
     validate,
 )
@@ -72,17 +73,13 @@ def sample_reply(result: object) -> SampleReply:
 
 def plain_sampling_result(data: JSONObject) -> bool:
     """A ``CreateMessageResult`` of one plain text block."""
-    content: JSONObject = data.get("content") or {}
     return (
         data.keys() <= {"role", "content", "model", "stopReason", "_meta"}
         and data.get("role") in ("assistant", "user")
         and type(data.get("model")) is str
         and type(data.get("stopReason", "")) is str
         and type(data.get("_meta", {})) is dict
-        and type(content) is dict
-        and content.keys() == {"type", "text"}
-        and content["type"] == "text"
-        and type(content["text"]) is str
+        and plain_text_block(data.get("content"))
     )
 
 

@@ -39,6 +39,7 @@ from ._mcp_wire import (
     check_blocks,
     content_list,
     json_object,
+    plain_text_block,
     short,
     validate,
 )
@@ -109,11 +110,7 @@ def _plain_message(message: Any) -> bool:
     content: Any = cast(JSONObject, message)["content"]
     blocks = cast(list[Any], content) if type(content) is list else [content]
     return message["role"] in ("user", "assistant") and all(
-        type(block) is dict
-        and block.keys() == {"type", "text"}
-        and block["type"] == "text"
-        and type(block["text"]) is str
-        for block in blocks
+        plain_text_block(block) for block in blocks
     )
 
 
@@ -166,10 +163,10 @@ def elicitation_request(params: object) -> ElicitationRequest:
         )
     if mode != "form":
         raise RemoteProtocolError(f"unknown elicitation mode {mode!r}")
-    if not plain_form_request(data):
+    if not plain_form_request(data):  # else valid, its schema too, as built
         validate("ElicitRequestFormParams", data, "elicitation/create params")
+        _check_form_schema(data["requestedSchema"])
     schema: JSONObject = data["requestedSchema"]
-    _check_form_schema(schema)
     return ElicitationRequest(
         message=data["message"], requested_schema=schema, key=key, context=context
     )
@@ -224,14 +221,14 @@ def _primitive_in_some_era(properties: object) -> bool:
 
 
 def _check_form_schema(schema: JSONObject) -> None:
+    if plain_requested_schema(schema):
+        return  # primitive fields, and a valid JSON Schema, by construction
     properties = schema.get("properties", {})
     if not (plain_form_properties(properties) or _primitive_in_some_era(properties)):
         raise RemoteProtocolError(
             "requestedSchema must be a flat object of primitive fields (string, "
             "number, integer, boolean, enum)"
         )
-    if plain_requested_schema(schema):
-        return  # a valid JSON Schema by construction: no metaschema needed
     problem = _schema_problem(json.dumps(schema, sort_keys=True))
     if problem is not None:
         raise RemoteProtocolError(

@@ -21,7 +21,7 @@ from runtime.codec import block_from_json
 from runtime.errors import RemoteProtocolError
 from runtime.messages import Audio, Image, Text
 
-from ._mcp_wire import JSONObject, json_object, validate
+from ._mcp_wire import JSONObject, json_object, plain_text_block, validate
 
 __all__ = ["ResultBlock", "ToolCallResult", "call_tool_result"]
 
@@ -108,13 +108,7 @@ def plain_tool_result(data: JSONObject) -> bool:
         and type(data.get("isError", False)) is bool
         and type(data.get("_meta", {})) is dict
         and type(content) is list
-        and all(
-            type(block) is dict
-            and block.keys() == {"type", "text"}
-            and block["type"] == "text"
-            and type(block["text"]) is str
-            for block in cast(list[Any], content)
-        )
+        and all(plain_text_block(block) for block in cast(list[Any], content))
     )
 
 

@@ -5,7 +5,8 @@ accepts it, strict and by wire names; a refusal becomes a
 :class:`~runtime.errors.RemoteProtocolError` with a short summary that never
 quotes the input), :func:`json_object`, and the sampling-content rule
 :func:`check_blocks` (a ``tool_result`` inside a sampling message holds only
-text, image and audio).
+text, image and audio), and :func:`plain_text_block`, the text block the
+decoders' fast paths read without the models.
 
 It reads no value out of a payload: :mod:`decoders.mcp` and the modules behind
 it do.
@@ -29,6 +30,7 @@ __all__ = [
     "check_blocks",
     "content_list",
     "json_object",
+    "plain_text_block",
     "short",
     "validate",
 ]
@@ -66,6 +68,17 @@ def json_object(value: object, what: str) -> JSONObject:
 def content_list(content: Any) -> list[JSONObject]:
     """A message's or result's content as a list (MCP allows a single block)."""
     return [content] if isinstance(content, dict) else list(content)
+
+
+def plain_text_block(block: object) -> bool:
+    """Whether ``block`` is exactly ``{"type": "text", "text": str}``: a text
+    block valid in both eras by construction (no models needed to read it)."""
+    return (
+        type(block) is dict
+        and cast(JSONObject, block).keys() == {"type", "text"}
+        and cast(JSONObject, block)["type"] == "text"
+        and type(cast(JSONObject, block)["text"]) is str
+    )
 
 
 def check_blocks(blocks: Sequence[JSONObject]) -> None:

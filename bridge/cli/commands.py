@@ -42,7 +42,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 from bridge import __version__
 
 from . import auth_options, trace_options
-from .host_options import add_host_options, key_value, port, scripted_answers
+from .host_options import (
+    add_host_options,
+    is_port,
+    key_value,
+    port,
+    scripted_answers,
+)
 from .task_options import add_task_option
 
 if TYPE_CHECKING:
@@ -105,13 +111,13 @@ def run_trio(main: Callable[..., Awaitable[T]], *args: Any) -> T:
 
 def _host_port(value: str) -> tuple[str, int]:
     """``PORT`` (on 127.0.0.1) or ``HOST:PORT`` (``[::1]:PORT`` for IPv6)."""
-    host, sep, port = value.rpartition(":")
+    host, sep, number = value.rpartition(":")
     host = host.removeprefix("[").removesuffix("]") if sep else DEFAULT_HTTP_HOST
-    if not (port.isascii() and port.isdigit() and int(port) <= 65535) or not host:
+    if not is_port(number) or not host:
         raise argparse.ArgumentTypeError(
             f"expected PORT or HOST:PORT (PORT 0-65535), got {value!r}"
         )
-    return host, int(port)
+    return host, int(number)
 
 
 class _Parser(argparse.ArgumentParser):

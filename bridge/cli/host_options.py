@@ -18,7 +18,9 @@ from bridge.transports.framing import MAX_MESSAGE as MAX_MESSAGE
 __all__ = [
     "MODEL_TIMEOUT",
     "add_host_options",
+    "is_port",
     "key_value",
+    "port",
     "positive_int",
     "scripted_answers",
     "seconds",
@@ -54,10 +56,15 @@ def positive_int(value: str) -> int:
     return number
 
 
-def port(value: str) -> int:
-    """A TCP port, 0 to 65535 (0: any free one). The socket layer would
+def is_port(value: str) -> bool:
+    """Whether ``value`` spells a TCP port, 0 to 65535. The socket layer would
     take 99999 as 34463 (modulo 65536) without a word."""
-    if not (value.isascii() and value.isdigit() and int(value) <= 65535):
+    return value.isascii() and value.isdigit() and int(value) <= 65535
+
+
+def port(value: str) -> int:
+    """A TCP port flag's value (0: any free one)."""
+    if not is_port(value):
         raise argparse.ArgumentTypeError(f"expected a port 0-65535, got {value!r}")
     return int(value)
 

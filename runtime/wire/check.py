@@ -148,12 +148,7 @@ def plain_form_content(content: object) -> bool:
 
 
 def _plain_answer(value: object) -> bool:
-    kind = type(value)
-    if kind is float:
-        return math.isfinite(cast(float, value))
-    if kind is list:
-        return all(type(v) is str for v in cast(list[Any], value))
-    return kind in (str, int, bool)
+    return _number(value) or _strings(value) or type(value) in (str, bool)
 
 
 _FORMATS = frozenset({"date", "date-time", "email", "uri"})
