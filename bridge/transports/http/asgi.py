@@ -116,13 +116,27 @@ async def wait_disconnect(receive: Receive) -> None:
 
 
 async def until_disconnect(
-    receive: Receive, body: Callable[[], Awaitable[None]]
+    receive: Receive,
+    body: Callable[[], Awaitable[None]],
+    *,
+    quiet: float = math.inf,
+    beat: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Run ``body()``; cancel it if the client goes away."""
+    """Run ``body()``; cancel it if the client goes away.
+
+    ``beat()`` is called every ``quiet`` seconds meanwhile, by the task that
+    watches for the disconnect (a heartbeat costs a request no task of its
+    own).
+    """
     async with trio.open_nursery() as nursery:
 
         async def watch() -> None:
-            await wait_disconnect(receive)
+            while True:
+                with trio.move_on_after(quiet if beat is not None else math.inf):
+                    await wait_disconnect(receive)
+                    break
+                assert beat is not None
+                await beat()
             nursery.cancel_scope.cancel()
 
         nursery.start_soon(watch)

@@ -177,13 +177,7 @@ async def _answer(
             tap.answered(request.id, reply)
         await stream.answer(reply)
 
-    async def run_kept_alive() -> None:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(stream.keep_alive, heartbeat)
-            await run()
-            nursery.cancel_scope.cancel()
-
-    await _asgi.until_disconnect(receive, run_kept_alive)
+    await _asgi.until_disconnect(receive, run, quiet=heartbeat, beat=stream.keep_alive)
 
 
 @final
@@ -196,23 +190,22 @@ class _ResponseStream:
         self._sse = SseResponse(send)
         self._writing = trio.Lock()  # the heartbeat writes beside the call
         self._writes = 0
+        self._seen = 0  # writes at the last heartbeat
 
     async def notify(self, method: str, params: Mapping[str, Any] | None) -> None:
         async with self._writing:
             self._writes += 1
             await self._sse.event(dumps(Notification(method, params)))
 
-    async def keep_alive(self, heartbeat: float) -> None:
-        """An SSE comment after each ``heartbeat`` seconds with nothing sent,
-        until the answer (cancelled then): a call quiet for long is answered
-        as a stream, so a proxy's idle timeout does not cut it, and a dead
-        peer is noticed by the failed write."""
-        while True:
-            seen = self._writes
-            await trio.sleep(heartbeat)
-            async with self._writing:  # checked here: never after the answer
-                if self._writes == seen:
-                    await self._sse.comment()
+    async def keep_alive(self) -> None:
+        """At each heartbeat: an SSE comment if nothing was sent since the
+        last, so a call quiet for long is answered as a stream, which a
+        proxy's idle timeout does not cut (and a dead peer is noticed by the
+        failed write)."""
+        async with self._writing:  # checked here: never after the answer
+            if self._writes == self._seen:
+                await self._sse.comment()
+            self._seen = self._writes
 
     async def answer(self, message: Response | ErrorResponse) -> None:
         async with self._writing:
