@@ -766,6 +766,7 @@ def _host(
         task=getattr(args, "task", False),
         validate_output=getattr(args, "validate_output", True),
         max_message=args.max_message,
+        max_listing=args.max_listing,
         max_questions=args.max_questions,
     )
     try:
@@ -798,6 +799,7 @@ def _tasks(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         save_media=_media_folder(args.save_media),
         max_message=args.max_message,
+        max_listing=args.max_listing,
         max_questions=args.max_questions,
     )
     try:

@@ -55,7 +55,7 @@ from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
 from .feedback import ERASE_LINE, WaitingSampler, progress_text
-from .host_options import MAX_MESSAGE, MAX_QUESTIONS
+from .host_options import MAX_LISTING, MAX_MESSAGE, MAX_QUESTIONS
 from .show import MediaFolder, describe_tool, offer_json, offer_lines, result_lines
 from .task_options import created_printer, status_printer, unreachable_printer
 from .url_flow import (
@@ -100,6 +100,7 @@ class CallOptions:
     task: bool = False  # call --task (bridge.cli.task_options)
     validate_output: bool = True  # structuredContent against outputSchema
     max_message: int = MAX_MESSAGE  # bytes of one message from the server
+    max_listing: int = MAX_LISTING  # characters of one paginated list, in all
     max_questions: int = MAX_QUESTIONS  # of one round; open at once in 2025
 
 
@@ -205,6 +206,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             connect_timeout=options.connect_timeout,
             validate_output=options.validate_output,
             max_message=options.max_message,
+            max_listing=options.max_listing,
             max_questions=options.max_questions,
         ) as client:
             if options.tool is None:

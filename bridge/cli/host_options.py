@@ -35,6 +35,10 @@ MAX_QUESTIONS = 64
 """``--max-questions``'s default: ``connect(max_questions=)``'s, written here
 so that building the parser imports no client code (a test keeps them equal)."""
 
+MAX_LISTING = 32 * 1024 * 1024
+"""``--max-listing``'s default: ``bridge.client.pages.MAX_LISTING``, written
+here for the same reason (kept equal by the same test)."""
+
 
 def seconds(value: str) -> float:
     try:
@@ -158,6 +162,17 @@ def add_host_options(command: argparse.ArgumentParser, *, era: bool = True) -> N
         help=(
             "the largest message read from the server: an HTTP answer's body, "
             "an SSE event or a stdio line (default 16777216, 16 MiB)"
+        ),
+    )
+    command.add_argument(
+        "--max-listing",
+        type=positive_int,
+        default=MAX_LISTING,
+        metavar="CHARS",
+        help=(
+            "the most characters of JSON one list the server sends in pages "
+            "may take in all (tools/list, ...); pages past it are left out, "
+            "with a warning (default 33554432, 32 Mi)"
         ),
     )
     command.add_argument(

@@ -132,6 +132,7 @@ async def _run(options: CallOptions, action: str, task_id: str, out: TextIO) -> 
             auth=options.auth if remote else None,
             connect_timeout=options.connect_timeout,
             max_message=options.max_message,
+            max_listing=options.max_listing,
             max_questions=options.max_questions,
         ) as client:
             if action == "get":

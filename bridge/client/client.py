@@ -62,7 +62,7 @@ from .handshake import Hello, negotiate
 from .headers import invalid_header_reason
 from .oauth.config import OAuth
 from .output_schemas import OutputSchemas
-from .pages import pages
+from .pages import MAX_LISTING, pages
 from .tasks import (
     TASKS_EXTENSION,
     StatusCallback,
@@ -126,6 +126,8 @@ class Client:
             reply (``server/discover``, ``initialize``); ``None``: no limit.
         validate_output: check each result's ``structuredContent`` against
             the tool's ``outputSchema`` (:mod:`bridge.client.output_schemas`).
+        max_listing: characters of JSON one paginated list (``tools/list``,
+            ...) may take over all its pages (:mod:`bridge.client.pages`).
     """
 
     def __init__(
@@ -142,6 +144,7 @@ class Client:
         max_questions: int = MAX_QUESTIONS,
         connect_timeout: float | None = 10.0,
         validate_output: bool = True,
+        max_listing: int = MAX_LISTING,
     ) -> None:
         self.answers = Answers(
             sampler=sampler,
@@ -150,7 +153,8 @@ class Client:
             on_log=on_log,
             max_questions=max_questions,
         )
-        self.outputs = OutputSchemas() if validate_output else None
+        self.max_listing = max_listing
+        self.outputs = OutputSchemas(max_listing) if validate_output else None
         if self.outputs is not None:
             self.answers.on_tools_changed = self.outputs.forget
         self.session = Session(transport, self.answers)
@@ -254,7 +258,9 @@ class Client:
         ``x-mcp-header`` annotations are invalid is left out (the spec says
         clients MUST)."""
         tools: list[Any] = []
-        async for page, last in pages(self.request, "tools/list", "tools"):
+        async for page, last in pages(
+            self.request, "tools/list", "tools", max_listing=self.max_listing
+        ):
             tools += page
             if self.outputs is not None:
                 self.outputs.learn(page, complete=last)
@@ -266,7 +272,9 @@ class Client:
         :func:`~.pages.pages` reads it."""
         return [
             item
-            async for page, _last in pages(self.request, method, key)
+            async for page, _last in pages(
+                self.request, method, key, max_listing=self.max_listing
+            )
             for item in page
         ]
 

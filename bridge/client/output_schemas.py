@@ -29,7 +29,7 @@ from runtime.errors import (
 )
 from runtime.lowlevel import Unresolvable, offline_validator
 
-from .pages import Request, pages
+from .pages import MAX_LISTING, Request, pages
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError as SchemaMismatch
@@ -61,7 +61,8 @@ class InvalidStructuredContent(RemoteProtocolError):
 class OutputSchemas:
     """What one connection knows of its tools' output schemas."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_listing: int = MAX_LISTING) -> None:
+        self.max_listing = max_listing  # what one tools/list may take (.pages)
         self._schemas: dict[str, Mapping[str, Any] | None] = {}
         # Each schema's validator, made at its first check (None: the schema
         # itself is invalid, so it checks nothing).
@@ -92,11 +93,16 @@ class OutputSchemas:
     async def fetch(self, name: str, request: Request) -> None:
         """Read ``tools/list`` (following its pages) until tool ``name`` is
         known, unless it is already or the last full list lacked it. A list
-        the server will not give leaves the tool unchecked."""
+        the server will not give leaves the tool unchecked. What an earlier,
+        partial read learned is read again, so a server that lists new tools
+        each time cannot make the client keep more than one list."""
         if name in self._schemas or self.complete:
             return
+        self.forget()
         try:
-            async with aclosing(pages(request, "tools/list", "tools")) as listing:
+            async with aclosing(
+                pages(request, "tools/list", "tools", max_listing=self.max_listing)
+            ) as listing:
                 async for tools, last in listing:
                     self.learn(tools, complete=last)
                     if name in self._schemas:

@@ -248,7 +248,7 @@ def test_max_questions_is_the_callers_to_set() -> None:
     )
 
 
-@pytest.mark.parametrize("flag", ["--max-message", "--max-questions"])
+@pytest.mark.parametrize("flag", ["--max-message", "--max-questions", "--max-listing"])
 def test_the_bounds_must_be_whole_numbers_above_zero(flag: str) -> None:
     done = call(BLOCKS, "every_block", flag, "0")
     assert done.returncode == 2
@@ -261,8 +261,8 @@ def test_the_bounds_defaults_are_the_clients() -> None:
     # Kept equal.
     import inspect
 
-    from bridge.cli.host_options import MAX_MESSAGE, MAX_QUESTIONS
-    from bridge.client import Client, connect
+    from bridge.cli.host_options import MAX_LISTING, MAX_MESSAGE, MAX_QUESTIONS
+    from bridge.client import Client, connect, pages
     from bridge.client.http import http_transport
     from bridge.client.process import spawn
 
@@ -273,3 +273,5 @@ def test_the_bounds_defaults_are_the_clients() -> None:
     assert inspect.signature(Client).parameters["max_questions"].default == (
         MAX_QUESTIONS
     )
+    assert inspect.signature(Client).parameters["max_listing"].default == (MAX_LISTING)
+    assert pages.MAX_LISTING == MAX_LISTING

@@ -296,6 +296,40 @@ async def test_a_list_with_endless_pages_is_read_a_bounded_number_of_times(
     assert len(tools) == (2 if len(pages) == 1 else 100)
 
 
+async def test_a_list_in_pages_is_bounded_in_all_not_only_per_page(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Each page is one message (16 MiB at most), and 100 pages of them would
+    # be held whole: max_listing bounds the list, and the page that would
+    # pass it is left out.
+    from bridge.client import connect
+
+    pages = ["--endless-pages", "--new-cursors", "--big-pages"]
+    with trio.fail_after(60):
+        async with connect(
+            [sys.executable, str(hostile_server.__file__), *pages],
+            max_listing=3 * (1 << 20) + 1000,
+        ) as client:
+            tools = await client.list_tools()
+    assert len(tools) == 3
+    [warning] = [r.getMessage() for r in caplog.records if "max_listing" in r.message]
+    assert warning == (
+        "tools/list: its pages take more than 3146728 characters (the client's "
+        "max_listing); read the first 3"
+    )
+
+
+def test_max_listing_is_a_flag_of_call(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    pages = f"{SERVER} --endless-pages --new-cursors --big-pages"
+    code = main(["call", pages, "--max-listing", str(2 * (1 << 20) + 1000)])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert any("max_listing); read the first 2" in r.message for r in caplog.records)
+    assert out.count("result") == 2
+
+
 async def test_a_round_of_a_thousand_questions_is_refused_unanswered() -> None:
     # Each question may be a model call the user pays for: a server asking
     # more than max_questions in one round gets none answered.

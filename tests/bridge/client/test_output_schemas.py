@@ -140,3 +140,27 @@ async def test_a_schema_that_refers_elsewhere_is_never_fetched_and_checks_nothin
         await trio.sleep(0.2)  # time for a fetch to arrive, were one made
         nursery.cancel_scope.cancel()
     assert connected == []
+
+
+async def test_a_server_listing_new_tools_each_time_fills_no_memory() -> None:
+    # Each call to a tool the client has not seen reads tools/list again; a
+    # server that names new tools in every read, in endless pages, could
+    # make the client keep them all. Only the last (bounded) read is kept.
+    from bridge.client.output_schemas import OutputSchemas
+
+    reads = 0
+
+    async def request(method: str, params: object) -> dict[str, object]:
+        nonlocal reads
+        reads += 1
+        tools = [{"name": f"t{reads}-{i}", "outputSchema": {}} for i in range(50)]
+        return {"tools": tools, "nextCursor": f"c{reads}"}
+
+    schemas = OutputSchemas(max_listing=20_000)
+    for name in ("a", "b", "c"):
+        before = reads
+        await schemas.fetch(name, request)
+    kept = schemas._schemas  # pyright: ignore[reportPrivateUsage]
+    assert 0 < len(kept) <= 20_000 // len('{"name":"t1-1","outputSchema":{}}')
+    assert all(int(name[1:].split("-")[0]) > before for name in kept)
+    assert not schemas.complete
