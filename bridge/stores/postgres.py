@@ -22,6 +22,12 @@ interval and add its interval to every answer's latency.)
 Timeouts: :mod:`.postgres_connect` (every session's statements and lock
 waits are bounded, and TCP notices a partitioned server).
 
+An idle connection the server has ended meanwhile (``idle_session_timeout``,
+a restart, ``pg_terminate_backend``, a proxy's idle cut that resets it) has
+the server's last message or its end waiting to be read: such a connection
+is closed when it is next taken from the pool, and another is used, so the
+operation does not fail for it.
+
 Durability is the server's: with the default ``synchronous_commit = on`` a
 commit is on disk before it returns, so neither a crash of our process nor
 of PostgreSQL nor a power loss loses it; ``synchronous_commit = off`` may
@@ -31,6 +37,7 @@ lose the last few hundred milliseconds of commits to a PostgreSQL crash.
 from __future__ import annotations
 
 import json
+import select
 import threading
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -273,6 +280,10 @@ class PostgresStore:
             if self._closed:
                 raise StoreUnavailable(f"{self._shown}: the store is closed")
             conn = self._idle.pop() if self._idle else None
+        while conn is not None and not _untouched(conn):
+            conn.close()
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = self._connect()
         broken = False
@@ -375,3 +386,18 @@ def _put_in(
             namespace, id, expect or 0, 0 if found is None else found[0]
         )
     return int(row[0])
+
+
+def _untouched(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle pooled connection may be used: the server has sent
+    nothing on it since it was last used. A pooled connection listens to no
+    channel, so anything there is the server ending the session (its FATAL
+    message, then the end of the stream)."""
+    if conn.closed:
+        return False
+    try:
+        poller = select.poll()  # not select.select: a busy server's fd passes 1024
+        poller.register(conn.fileno(), select.POLLIN)
+        return not poller.poll(0)
+    except (OSError, ValueError, psycopg.Error):
+        return False

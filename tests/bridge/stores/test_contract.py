@@ -244,6 +244,50 @@ def test_a_closed_durable_store_refuses_use(durable_url: str) -> None:
         store.get("call", "a")
 
 
+def _end_every_other_session(url: str) -> None:
+    """What a server restart, an idle timeout or an administrator does to
+    the store's idle connections: the server ends them."""
+    if url.startswith("redis"):
+        import redis
+
+        with redis.Redis.from_url(url) as client:
+            client.client_kill_filter(_type="normal", skipme=True)
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE pid <> pg_backend_pid() AND datname = current_database()"
+        )
+
+
+@pytest.mark.parametrize("backend", ["redis", "postgres"])
+def test_connections_the_server_ended_while_idle_fail_no_operation(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    url: str = request.getfixturevalue(f"{backend}_url")
+    store = open_store(url)
+    try:
+        # Several connections in the pool, all idle, all then ended.
+        def use() -> None:
+            store.append("call", "c", [{"i": 0}])
+            store.put("task", "t", VALUE)
+
+        threads = [threading.Thread(target=use) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        _end_every_other_session(url)
+        time.sleep(0.2)  # the server's goodbyes arrive
+        for _ in range(6):
+            assert store.get("task", "t") is not None
+            assert store.read("call", "c")[0] == {"i": 0}
+    finally:
+        store.close()
+
+
 def test_reopening_keeps_the_data(durable_url: str) -> None:
     first = open_store(durable_url)
     first.put("task", "t", VALUE, expect=0)
