@@ -32,14 +32,14 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
 import attrs
+
+from .whole_file import write_whole
 
 __all__ = [
     "HOSTS",
@@ -201,23 +201,7 @@ def _read(config: Path, host: Host) -> dict[str, Any]:
 
 
 def _write(config: Path, text: str) -> None:
-    """``text`` into ``config`` all at once: a temporary file beside it
-    (created exclusively, so nothing there is followed), then renamed."""
     try:
-        config.parent.mkdir(parents=True, exist_ok=True)
-        mode = stat.S_IMODE(config.stat().st_mode) if config.exists() else 0o600
-        handle, temporary = tempfile.mkstemp(
-            prefix=f".{config.name}.", suffix=".tmp", dir=config.parent
-        )
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(temporary, mode)
-            os.replace(temporary, config)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_whole(config, text)
     except OSError as exc:
         raise InstallError(f"cannot write {config}: {exc}") from None

@@ -11,9 +11,13 @@ ever it ends, saying where on stderr (``trace written to PATH``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from .whole_file import unusual, write_whole
 
 __all__ = ["TraceOptionError", "add_call_options", "run"]
 
@@ -52,10 +56,7 @@ def run(args: argparse.Namespace, verb: Callable[[argparse.Namespace], int]) -> 
     if path is None:
         return verb(args)
     target = Path(path)
-    try:
-        target.write_text("", encoding="utf-8")  # fail now, not after the call
-    except OSError as exc:
-        raise TraceOptionError(f"cannot write --trace {path}: {exc}") from None
+    _check_writable(target, path)  # fail now, not after the call
     # Only a traced call records its wire and draws the page.
     from bridge.jsonrpc import tap
     from runtime.picture import page
@@ -69,5 +70,29 @@ def run(args: argparse.Namespace, verb: Callable[[argparse.Namespace], int]) -> 
         return verb(args)
     finally:
         tap.install("picture", None)
-        target.write_text(page(recorder.timeline), encoding="utf-8")
+        _write(target, path, page(recorder.timeline))
         print(f"trace written to {target.resolve()}", file=sys.stderr)
+
+
+def _check_writable(target: Path, path: str) -> None:
+    """Refuse ``--trace`` at once where the page could not be written: a
+    link, FIFO or folder there, or a folder we may not write to."""
+    reason = unusual(target)
+    if reason is None:
+        try:
+            handle, probe = tempfile.mkstemp(prefix=".", dir=target.parent)
+            os.close(handle)
+            os.unlink(probe)
+        except OSError as exc:
+            reason = str(exc)
+    if reason is not None:
+        raise TraceOptionError(f"cannot write --trace {path}: {reason}")
+
+
+def _write(target: Path, path: str, text: str) -> None:
+    """The page, written whole (:mod:`.whole_file`): whatever was planted at
+    ``target`` during the call is replaced, not followed."""
+    try:
+        write_whole(target, text)
+    except OSError as exc:
+        raise TraceOptionError(f"cannot write --trace {path}: {exc}") from None

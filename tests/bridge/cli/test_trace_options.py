@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from tests.bridge.cli.inprocess import yieldmcp
@@ -30,3 +32,43 @@ def test_a_failed_call_still_says_where_its_picture_is(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 1
     assert f"trace written to {path}" in done.stderr.splitlines()
+
+
+def test_a_link_or_fifo_planted_at_the_trace_path_is_refused_at_once(
+    tmp_path: Path,
+) -> None:
+    # In a folder others can write to (/tmp, where call.html is a name anyone
+    # can guess), a link there would have the page written into the file it
+    # names, and a FIFO would block the call for ever.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (tmp_path / "call.html").symlink_to(victim)
+    os.mkfifo(tmp_path / "fifo.html")
+    for name, reason in [
+        ("call.html", "it is a symbolic link"),
+        ("fifo.html", "it is not a regular file"),
+    ]:
+        done = yieldmcp("call", TRACED, "debate", "--trace", name, cwd=tmp_path)
+        assert done.returncode == 1
+        assert done.stderr.strip().splitlines() == [
+            f"yieldmcp: error: cannot write --trace {name}: {reason}"
+        ]
+    assert victim.read_text() == "keep me"
+
+
+def test_a_link_planted_during_the_call_is_replaced_not_followed(
+    tmp_path: Path,
+) -> None:
+    from bridge.cli.whole_file import write_whole
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    victim.chmod(0o644)
+    page = tmp_path / "call.html"
+    page.symlink_to(victim)
+    write_whole(page, "<svg/>")
+    assert victim.read_text() == "keep me"
+    assert not page.is_symlink()
+    assert page.read_text() == "<svg/>"
+    assert stat.S_IMODE(page.stat().st_mode) == 0o600  # not the link target's
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
