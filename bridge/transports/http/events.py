@@ -73,11 +73,22 @@ def event_id(stream: int, seq: int) -> str:
 def parse_event_id(value: str) -> tuple[int, int]:
     """``(stream, seq)`` from an id we minted; raises UnknownEvent otherwise."""
     stream, sep, seq = value.partition("-")
-    if not (sep and stream.isdigit() and seq.isdigit()):
-        raise UnknownEvent(f"{value!r} is not an event id of this server")
-    if not (stream.isascii() and seq.isascii()):
-        raise UnknownEvent(f"{value!r} is not an event id of this server")
+    if not (
+        sep
+        and stream.isdigit()
+        and seq.isdigit()
+        and stream.isascii()
+        and seq.isascii()
+        # Ours have at most 20 digits each; int() refuses over 4300.
+        and len(stream) <= _MAX_DIGITS
+        and len(seq) <= _MAX_DIGITS
+    ):
+        shown = value if len(value) <= 64 else f"{value[:64]}…"
+        raise UnknownEvent(f"{shown!r} is not an event id of this server")
     return int(stream), int(seq)
+
+
+_MAX_DIGITS: Final = 40
 
 
 @attrs.define

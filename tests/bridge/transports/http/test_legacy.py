@@ -373,11 +373,24 @@ async def test_resuming_from_the_priming_event_replays_the_whole_stream(
     assert [e.id for e in again] == [e.id for e in first]
 
 
-async def test_an_unknown_last_event_id_is_refused(raw: Raw) -> None:
+@pytest.mark.parametrize(
+    "last",
+    [
+        "9-999",
+        # Past int()'s 4300 digits (this was a 500, and a traceback logged).
+        "1-" + "9" * 5000,
+        "9" * 5000 + "-1",
+    ],
+    ids=["unknown", "long-seq", "long-stream"],
+)
+async def test_an_unknown_last_event_id_is_refused(raw: Raw, last: str) -> None:
     with trio.fail_after(10):
         await raw.initialize()
-        async with raw.stream("GET", last_event_id="9-999") as (response, _):
+        async with raw.stream("GET", last_event_id=last) as (response, _):
             assert response.status_code == 400
+            body = (await response.aread()).decode()
+            assert "is not an event id of this server" in body or "9-999" in last
+            assert len(body) < 500
 
 
 async def test_a_released_stream_closes_mid_call_and_resumes_with_get(raw: Raw) -> None:

@@ -292,7 +292,13 @@ def test_a_burst_of_notices_drops_old_notices_first_never_a_request() -> None:
     assert store.dropped == 98
 
 
-@pytest.mark.parametrize("bad", ["", "x", "1-", "-1", "1-2-3", "\u0661-\u0662", "99-1"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        *["", "x", "1-", "-1", "1-2-3", "\u0661-\u0662", "99-1"],
+        pytest.param("1-" + "9" * 5000, id="past-int-digits"),
+    ],
+)
 def test_foreign_event_ids_are_unknown(bad: str) -> None:
     store = EventStore()
     with pytest.raises(UnknownEvent):
