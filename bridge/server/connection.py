@@ -240,13 +240,15 @@ class Connection:
             raise RequestError(
                 INVALID_PARAMS, "initialize needs protocolVersion and capabilities"
             )
+        info: Any = params.get("clientInfo")
+        limits = self.server.limits
+        # Checked before anything is kept: a refused initialize leaves the
+        # connection as it was (not initialized, and not holding the value).
+        check_size("clientInfo", info, limits)
+        check_size("capabilities", cast("dict[str, Any]", capabilities), limits)
         version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
         self.protocol_version = version
         self.client_capabilities = cast("dict[str, Any]", capabilities)
-        info: Any = params.get("clientInfo")
-        limits = self.server.limits
-        check_size("clientInfo", info, limits)
-        check_size("capabilities", cast("dict[str, Any]", capabilities), limits)
         self.client_info = (
             cast("dict[str, Any]", info) if isinstance(info, dict) else None
         )

@@ -558,6 +558,28 @@ async def test_a_plain_tool_is_answered_alike_whether_calls_park_or_run_in_tasks
     assert parked == in_a_task
 
 
+async def test_a_refused_initialize_leaves_the_connection_as_it_was() -> None:
+    # The oversized value was kept, and the connection taken as initialized,
+    # before the size check refused it: a tools/list then succeeded, and
+    # over HTTP a refused initialize re-sent on a session held its value.
+    from bridge.server.limits import ServerLimits
+
+    server = Server(PLAIN_TOOLS, limits=ServerLimits(max_client_value=1000))
+    big = {"experimental": {"x": "y" * 5000}}
+    async with connect(server) as raw:
+        connection = raw.session.handler
+        reply, _ = await raw.call(
+            1,
+            "initialize",
+            {"protocolVersion": ERA, "capabilities": big, "clientInfo": {"name": "r"}},
+        )
+        assert "capabilities is too large" in reply["error"]["message"]
+        assert connection.protocol_version is None
+        assert connection.client_capabilities == {}
+        reply, _ = await raw.call(2, "tools/list")
+        assert "before initialize" in reply["error"]["message"]
+
+
 @both_paths
 async def test_ping_is_answered_with_an_empty_result(tasks: bool) -> None:
     async with connect(tasks=tasks) as raw:
