@@ -303,9 +303,14 @@ class Session:
             error = ErrorData(
                 INVALID_REQUEST, f"request id {request.id!r} is already in use"
             )
-            self._nursery.start_soon(
-                self._out.send_quietly, ErrorResponse(request.id, error), None
-            )
+            refusal = ErrorResponse(request.id, error)
+            if self._out.send_now is not None:
+                # Queued now, where the transport's output bound counts it: a
+                # task each, blocked on a peer that does not read, held
+                # kilobytes apiece outside any bound.
+                self._out.send_nowait_quietly(refusal, None)
+            else:
+                self._nursery.start_soon(self._out.send_quietly, refusal, None)
             return
         with _UNTAPPED if self.tap is None else self.tap.incoming(request):
             if self._begin is not None and self._begun(request):

@@ -20,6 +20,7 @@ from tests.helpers import ROOT
 SERVE = [sys.executable, "-m", "bridge.cli", "serve"]
 GAME = str(ROOT / "examples/ttt.py")
 TICKING = str(ROOT / "tests/fixtures/ticking_tools.py")
+SLOW = str(ROOT / "tests/fixtures/slow_tools.py")
 MIB = 1024 * 1024
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -108,6 +109,38 @@ def test_a_host_that_never_reads_keeps_the_server_under_its_bound(era: str) -> N
             process,
             lambda i: _frame({"id": i, "method": "tools/list", "params": params}),
         )
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        process.stdin.close()
+        process.stdout.close()
+    assert peak < baseline + 64, f"{peak:.0f} MiB, baseline {baseline:.0f} MiB"
+
+
+def test_requests_reusing_an_id_in_flight_stay_under_the_bound() -> None:
+    # Each is refused (-32600, the id is in use); the refusal is written, or
+    # queued where --stdio-output-bytes counts it. It was a task apiece,
+    # blocked on the host that never reads, outside every bound: +255 MiB.
+    process = _serve(SLOW)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        params = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "test", "version": "0"},
+        }
+        process.stdin.write(_frame({"id": 0, "method": "initialize", "params": params}))
+        process.stdin.write(_frame({"method": "notifications/initialized"}))
+        call = {"name": "waits", "arguments": {}}
+        process.stdin.write(
+            _frame({"id": "dup", "method": "tools/call", "params": call})
+        )
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 0
+        time.sleep(0.5)  # the call has asked its question: "dup" is in flight
+        baseline = _rss_mib(process.pid)
+        peak = _flood(process, lambda i: _frame({"id": "dup", "method": "ping"}))
     finally:
         process.kill()
         process.wait(timeout=10)
