@@ -96,8 +96,9 @@ class ServerLimits:
         max_tasks_per_caller: tasks one caller (one principal, on a server
             that checks access tokens) has unfinished on a process, running
             or waiting on it, so one caller cannot take every place. More:
-            -32000. Without authorization every client is one caller, and
-            only max_tasks applies.
+            -32000. Without authorization every client is one caller: all
+            together have at most this many (else tasks parked on their
+            clients, which max_tasks does not count, had no bound).
         max_kept_tasks: finished tasks (their results) the store keeps for
             their clients to read, overall; past it the oldest are let go
             (``tasks/get``: unknown task) before their TTL.

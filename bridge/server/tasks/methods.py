@@ -197,8 +197,9 @@ def _check_room(server: Offer, tasks: Tasks, principal: Principal | None) -> Non
     if tasks.full:
         raise busy("too many tasks running", limits.max_tasks)
     if tasks.full_for(principal_binding(principal)):
+        whose = "this caller" if principal is not None else "all callers together"
         raise busy(
-            "too many tasks running for this caller", limits.max_tasks_per_caller
+            f"too many unfinished tasks for {whose}", limits.max_tasks_per_caller
         )
 
 

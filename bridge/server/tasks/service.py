@@ -39,7 +39,7 @@ import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Final, final
 
 import trio
 
@@ -53,6 +53,10 @@ if TYPE_CHECKING:
 __all__ = ["Tasks"]
 
 log = logging.getLogger("yieldmcp")
+
+ANONYMOUS: Final = ""
+"""The caller of every task on a server without authorization (a principal's
+binding is never empty)."""
 
 Change = Callable[[TaskDoc], "TaskDoc | None"]
 Run = Callable[["Tasks", str], Awaitable[bool]]
@@ -72,7 +76,9 @@ class Tasks:
         self.running: set[str] = set()
         # Running tasks started again meanwhile: their runner runs once more.
         self._again: set[str] = set()
-        self.callers: dict[str, str] = {}  # running task -> its principal binding
+        # Unfinished task (running here, or parked on its client) -> its
+        # principal binding; ANONYMOUS for a server without authorization.
+        self.callers: dict[str, str] = {}
         self._changes: dict[str, trio.Event] = {}
         # Sleeping tasks this process knows of: id -> (wake-up time, caller).
         self._alarms: dict[str, tuple[float, str | None]] = {}
@@ -135,11 +141,12 @@ class Tasks:
         return len(self.running) >= self.server.limits.max_tasks
 
     def full_for(self, caller: str | None) -> bool:
-        """Whether ``caller`` (a principal binding) runs as many tasks here
-        as one caller may; never for no principal (then only ``full``)."""
-        if caller is None:
-            return False
-        mine = sum(1 for c in self.callers.values() if c == caller)
+        """Whether ``caller`` (a principal binding) has as many unfinished
+        tasks here as one caller may. Without a principal every client is
+        one caller (:data:`ANONYMOUS`): tasks parked on their clients do
+        not count for ``full``, so nothing else would bound them."""
+        key = ANONYMOUS if caller is None else caller
+        mine = sum(1 for c in self.callers.values() if c == key)
         return mine >= self.server.limits.max_tasks_per_caller
 
     def start(self, task_id: str, caller: str | None = None) -> None:
@@ -158,8 +165,7 @@ class Tasks:
         if self.full:
             return
         self.running.add(task_id)
-        if caller is not None:
-            self.callers[task_id] = caller
+        self.callers[task_id] = ANONYMOUS if caller is None else caller
         self.server.start_soon(self._run, task_id)
 
     async def _run(self, task_id: str) -> None:

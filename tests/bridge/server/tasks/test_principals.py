@@ -97,3 +97,33 @@ async def test_one_caller_cannot_take_every_task_place() -> None:
                         break
                     except RpcError:
                         await trio.sleep(0.05)
+
+
+async def test_without_authorization_all_clients_share_one_callers_places() -> None:
+    # No principal, so no caller to tell apart: tasks parked on their
+    # clients (not counted by max_tasks) had no bound at all (8,000 parked
+    # for their hour-long TTL in 30 s). All clients together are one caller.
+    server = Server(tools.ALL, limits=ServerLimits(max_tasks=8, max_tasks_per_caller=2))
+    with trio.fail_after(60):
+        async with (
+            served(server) as url,
+            httpx.AsyncClient(timeout=30) as one,
+            httpx.AsyncClient(timeout=30) as another,
+        ):
+            first, second = TaskWire(one, url), TaskWire(another, url)
+            waiting = [(await first.call("ask_ok"))["taskId"] for _ in range(2)]
+            for task_id in waiting:
+                await first.until(task_id, "input_required")
+            with pytest.raises(RpcError) as refused:
+                await second.call("ask_ok")
+            assert refused.value.code == -32000
+            assert refused.value.data == {"reason": "limit", "limit": 2}
+            assert "all callers together" in str(refused.value)
+            await first.cancel(waiting[0])
+            await first.until(waiting[0])
+            while True:  # a place again, once one ended
+                try:
+                    await second.call("ask_ok")
+                    break
+                except RpcError:
+                    await trio.sleep(0.05)
