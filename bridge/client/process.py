@@ -30,7 +30,9 @@ async def spawn(
     """Run ``command`` and yield a transport over its stdio, and the process.
 
     A line it writes longer than ``max_message`` bytes ends the session: every
-    request waiting on it fails with a ``RemoteProtocolError`` saying so.
+    request waiting on it fails with a ``RemoteProtocolError`` saying so. So
+    does a server that asks more than it reads: more than ``max_message``
+    bytes of answers (or answers being made) waiting for it.
 
     Raises:
         OSError: the command could not be started.
@@ -45,7 +47,12 @@ async def spawn(
     assert process.stdin is not None
     assert process.stdout is not None
     transport = StreamTransport(
-        process.stdout, process.stdin, max_message=max_message, oversized_ends=True
+        process.stdout,
+        process.stdin,
+        max_message=max_message,
+        max_queued=max_message,
+        oversized_ends=True,
+        overqueued_ends=True,
     )
     try:
         yield transport, process

@@ -23,6 +23,11 @@ to the pipe too, waiting only when it is empty. On pipes (file descriptors) a
 frame thus costs no scheduling of its own; other streams go through their
 ``send_all`` / ``receive_some``.
 
+The client side (``overqueued_ends=True``) does not wait for room: a server
+that asks more than it reads (more than ``max_queued`` bytes of answers wait
+for it) ends the session with a :class:`~runtime.errors.RemoteProtocolError`,
+since waiting could hold both sides, each for the other to read.
+
 A line longer than ``max_message`` is never buffered whole. The server side
 answers it with ``-32600`` and reads on; the client side
 (``oversized_ends=True``) cannot tell whose reply it was, so the session ends
@@ -81,6 +86,7 @@ class StreamTransport:
         max_message: int = MAX_MESSAGE,
         max_queued: int | None = None,
         oversized_ends: bool = False,
+        overqueued_ends: bool = False,
     ) -> None:
         self._receive_stream = receive_stream
         self._send_stream = send_stream
@@ -98,6 +104,7 @@ class StreamTransport:
         self._queued = trio.Event()
         self._broken = False
         self._max_queued = max_queued
+        self._overqueued_ends = overqueued_ends
         self._queued_bytes = 0  # in the queue or being written by flush
         self._room_changed = trio.Event()  # set while the reader waits for room
         self._waiting_for_room = False
@@ -108,7 +115,18 @@ class StreamTransport:
     # --- receiving -------------------------------------------------------------------
 
     async def receive(self) -> bytes:
-        if self._max_queued is not None:
+        if self._max_queued is not None and self._overqueued_ends:
+            # Each reply being made counts as REPLY_FLOOR, not as the average:
+            # a client's answers may be large (images) and rightly many at once.
+            count = self._replies_in_flight
+            held = self._queued_bytes + (count() if count else 0) * REPLY_FLOOR
+            if held > self._max_queued:
+                raise RemoteProtocolError(
+                    f"the server does not read what it asks for: {held:,} bytes "
+                    f"of answers wait for it (the client holds at most "
+                    f"{self._max_queued:,}, its max_message)"
+                )
+        elif self._max_queued is not None:
             await self._room(self._max_queued)
         while not self._ready:
             data = await self._read()

@@ -330,6 +330,22 @@ def test_max_listing_is_a_flag_of_call(
     assert out.count("result") == 2
 
 
+async def test_a_server_that_asks_and_never_reads_ends_the_session() -> None:
+    # Its pings were answered, and each answer waited for it to read, a task
+    # apiece: 860 MB in 20 s, and no end. More than max_message bytes of
+    # answers waiting for the server now end the session, saying why.
+    from bridge.client import connect
+    from runtime.errors import RemoteProtocolError
+
+    with trio.fail_after(60):
+        async with connect(
+            [sys.executable, str(hostile_server.__file__)], era="legacy"
+        ) as client:
+            with pytest.raises(RemoteProtocolError) as caught:
+                await client.call_tool("unread")
+    assert "the server does not read what it asks for" in str(caught.value)
+
+
 async def test_a_round_of_a_thousand_questions_is_refused_unanswered() -> None:
     # Each question may be a model call the user pays for: a server asking
     # more than max_questions in one round gets none answered.
