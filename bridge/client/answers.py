@@ -13,6 +13,7 @@ It does not connect, negotiate or call tools (:mod:`bridge.client.client`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Protocol, final
 
@@ -210,15 +211,13 @@ class Answers:
             if self.on_tools_changed is not None:
                 self.on_tools_changed()
         elif method == "notifications/progress":
-            callback = self.progress.get(params.get("progressToken"))  # type: ignore[arg-type]
-            if callback is not None:
-                await _maybe(
-                    callback(
-                        params.get("progress", 0),
-                        params.get("total"),
-                        params.get("message"),
-                    )
-                )
+            token: Any = params.get("progressToken")
+            if not isinstance(token, str | int):
+                return  # not a token we gave (a list is not even hashable)
+            callback = self.progress.get(token)
+            shown = _progress(params) if callback is not None else None
+            if callback is not None and shown is not None:
+                await _maybe(callback(*shown))
         elif method == "notifications/message" and self.on_log is not None:
             await _maybe(
                 self.on_log(
@@ -227,3 +226,29 @@ class Answers:
                     params.get("logger"),
                 )
             )
+
+
+def _progress(
+    params: Mapping[str, Any],
+) -> tuple[float, float | None, str | None] | None:
+    """A progress notice's ``(progress, total, message)``, or None when they
+    are not what the spec says (numbers a float can hold, a string): a
+    peer's notice is then not shown, rather than failing the call."""
+    progress = _number(params.get("progress", 0))
+    total: Any = params.get("total")
+    message: Any = params.get("message")
+    if progress is None or (total is not None and _number(total) is None):
+        return None
+    if message is not None and not isinstance(message, str):
+        return None
+    return progress, None if total is None else _number(total), message
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer past a float's range
+        return None
+    return number if math.isfinite(number) else None
