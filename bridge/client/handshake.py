@@ -90,19 +90,26 @@ async def negotiate(session: Session, era: Era, hello: Hello) -> Negotiated:
             if exc.code == METHOD_NOT_FOUND:
                 raise
             raise exc from None  # -32602 was the server's answer, not "unknown"
-    answer = cast(dict[str, Any], result) if isinstance(result, dict) else {}
+    answer = _object(result, f"the server's {DISCOVER} answer")
     versions: Any = answer.get("supportedVersions", [])
-    if MODERN not in versions:
+    if not isinstance(versions, list) or MODERN not in versions:
+        shown = repr(versions)
+        shown = shown if len(shown) <= 200 else f"{shown[:200]}…"
         raise RemoteProtocolError(
             f"the server does not speak {MODERN} (its {DISCOVER} lists "
-            f"{versions!r}); a fresh connection may use initialize"
+            f"{shown}); a fresh connection may use initialize"
         )
-    meta: Any = answer.get("_meta") or {}
+    meta = _object(answer.get("_meta") or {}, f"the server's {DISCOVER} _meta")
     return Negotiated(
         era=MODERN,
-        capabilities=answer.get("capabilities", {}),
-        server_info=meta.get("io.modelcontextprotocol/serverInfo", {}),
-        instructions=answer.get("instructions"),
+        capabilities=_object(
+            answer.get("capabilities", {}), "the server's capabilities"
+        ),
+        server_info=_object(
+            meta.get("io.modelcontextprotocol/serverInfo", {}),
+            "the server's serverInfo",
+        ),
+        instructions=_text(answer.get("instructions"), "the server's instructions"),
     )
 
 
@@ -132,12 +139,25 @@ async def _initialize(session: Session, hello: Hello) -> Negotiated:
         "capabilities": dict(hello.capabilities),
         "clientInfo": dict(hello.client_info),
     }
-    result: Any = await _request(session, "initialize", params, hello.timeout)
+    answer = _object(
+        await _request(session, "initialize", params, hello.timeout),
+        "the server's initialize answer",
+    )
+    version: Any = answer.get("protocolVersion", LEGACY)
+    if not isinstance(version, str) or version == MODERN:
+        # 2026-07-28 is never negotiated by initialize: its requests carry
+        # an envelope this connection's server did not ask for.
+        raise RemoteProtocolError(
+            f"the server answered initialize with protocolVersion "
+            f"{version!r:.100}, which initialize does not negotiate"
+        )
     negotiated = Negotiated(
-        era=str(result.get("protocolVersion", LEGACY)),
-        capabilities=result.get("capabilities", {}),
-        server_info=result.get("serverInfo", {}),
-        instructions=result.get("instructions"),
+        era=version,
+        capabilities=_object(
+            answer.get("capabilities", {}), "the server's capabilities"
+        ),
+        server_info=_object(answer.get("serverInfo", {}), "the server's serverInfo"),
+        instructions=_text(answer.get("instructions"), "the server's instructions"),
     )
     await session.notify("notifications/initialized")
     if hello.log_level is not None and "logging" in negotiated.capabilities:
@@ -150,6 +170,27 @@ async def _initialize(session: Session, hello: Hello) -> Negotiated:
                 exc,
             )
     return negotiated
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    """``value``, which the spec says is a JSON object.
+
+    Raises:
+        RemoteProtocolError: it is not (``what`` names it).
+    """
+    if not isinstance(value, dict):
+        raise RemoteProtocolError(
+            f"{what} is "
+            f"{type(value).__name__ if value is not None else 'null'}, not an object"
+        )
+    return cast(dict[str, Any], value)
+
+
+def _text(value: Any, what: str) -> str | None:
+    """``value``, an optional string (else RemoteProtocolError, as above)."""
+    if value is not None and not isinstance(value, str):
+        raise RemoteProtocolError(f"{what} is {type(value).__name__}, not a string")
+    return value
 
 
 async def _request(

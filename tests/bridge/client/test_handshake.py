@@ -7,6 +7,7 @@ with the errors real servers send. The slow and the silent probe are
 from __future__ import annotations
 
 import logging
+import sys
 
 import pytest
 import trio
@@ -58,3 +59,38 @@ async def test_a_refused_log_level_is_warned_of_and_the_call_goes_on(
         "the server refused logging/setLevel (peer error -32601: Method not found:"
         " logging/setLevel); it logs at its own level"
     ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("meta_str", "the server's server/discover _meta is str, not an object"),
+        ("versions_str", "the server does not speak 2026-07-28"),  # not a substring
+        ("versions_int", "the server does not speak 2026-07-28"),
+        ("caps_list", "the server's capabilities is list, not an object"),
+        ("discover_list", "the server's server/discover answer is list, not an object"),
+        ("info_str", "the server's serverInfo is str, not an object"),
+        ("init_list", "the server's initialize answer is list, not an object"),
+        ("init_null", "the server's initialize answer is null, not an object"),
+        ("init_caps_str", "the server's capabilities is str, not an object"),
+        (
+            "init_modern",
+            "the server answered initialize with protocolVersion '2026-07-28', "
+            "which initialize does not negotiate",
+        ),
+        ("init_instructions_int", "the server's instructions is int, not a string"),
+    ],
+)
+async def test_a_handshake_answer_of_the_wrong_shape_is_one_clear_error(
+    kind: str, said: str
+) -> None:
+    # Each was an AttributeError or TypeError (a traceback at the terminal),
+    # or, for init_modern, a 2025-11-25 connection sending 2026 envelopes.
+    from runtime.errors import RemoteProtocolError
+    from tests.fixtures import odd_handshake
+
+    command = [sys.executable, odd_handshake.__file__, kind]
+    with trio.fail_after(60), pytest.raises(RemoteProtocolError) as caught:
+        async with connect(command, era="auto"):
+            pass
+    assert str(caught.value).startswith(said)
