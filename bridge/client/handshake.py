@@ -92,8 +92,8 @@ async def negotiate(session: Session, era: Era, hello: Hello) -> Negotiated:
             raise exc from None  # -32602 was the server's answer, not "unknown"
     answer = _object(result, f"the server's {DISCOVER} answer")
     versions: Any = answer.get("supportedVersions", [])
-    if not isinstance(versions, list) or MODERN not in versions:
-        shown = repr(versions)
+    if not isinstance(versions, list) or MODERN not in cast(list[Any], versions):
+        shown = repr(cast(object, versions))
         shown = shown if len(shown) <= 200 else f"{shown[:200]}…"
         raise RemoteProtocolError(
             f"the server does not speak {MODERN} (its {DISCOVER} lists "
