@@ -48,7 +48,14 @@ def offer_lines(
     templates: Sequence[Mapping[str, Any]] = (),
     prompts: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
-    """The listing: tools first (``name(params): description``), then the rest."""
+    """The listing: tools first (``name(params): description``), then the rest.
+    An item that is not a JSON object is left out (the server's mistake)."""
+    tools, resources, templates, prompts = (
+        _objects(tools),
+        _objects(resources),
+        _objects(templates),
+        _objects(prompts),
+    )
     lines = [_named(tool_signature(tool), tool) for tool in tools]
     sections = (
         ("resources", [_named(f"{_title(r)} <{r.get('uri')}>", r) for r in resources]),
@@ -104,6 +111,10 @@ def tool_signature(tool: Mapping[str, Any]) -> str:
         else:
             shown.append(f"{name}?: {kind}")
     return f"{tool.get('name')}({', '.join(shown)})"
+
+
+def _objects(items: Sequence[Any]) -> list[Mapping[str, Any]]:
+    return [cast(Mapping[str, Any], item) for item in items if isinstance(item, dict)]
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -168,7 +179,8 @@ def _named(head: str, item: Mapping[str, Any]) -> str:
 
 
 def _prompt_call(prompt: Mapping[str, Any]) -> str:
-    arguments = cast(list[Any], prompt.get("arguments") or [])
+    found: Any = prompt.get("arguments")
+    arguments = cast(list[Any], found) if isinstance(found, list) else []
     shown: list[str] = []
     for argument in arguments:
         if isinstance(argument, dict):
@@ -183,7 +195,7 @@ def describe_tool(tool: Mapping[str, Any]) -> list[str]:
     lines = [str(tool["name"])]
     description = printable(str(tool.get("description") or "")).strip()
     lines.extend(f"  {row}" for row in description.splitlines())
-    inputs = describe_form(cast(Mapping[str, Any], tool.get("inputSchema") or {}))
+    inputs = describe_form(_mapping(tool.get("inputSchema")))
     lines.append("")
     lines.append("inputs (--arg NAME=VALUE):" if inputs else "inputs: none")
     lines.extend(f"  {row}" for row in inputs)

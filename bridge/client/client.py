@@ -256,7 +256,7 @@ class Client:
         """The server's tools, from every page of ``tools/list``
         (:func:`~.pages.pages`). In 2026-07-28, a tool whose
         ``x-mcp-header`` annotations are invalid is left out (the spec says
-        clients MUST)."""
+        clients MUST), and in either era an item that is not an object."""
         tools: list[Any] = []
         async for page, last in pages(
             self.request, "tools/list", "tools", max_listing=self.max_listing
@@ -279,7 +279,10 @@ class Client:
         ]
 
     def _unusable(self, tool: Any) -> bool:
-        if not self.modern or not isinstance(tool, dict):
+        if not isinstance(tool, dict):
+            log.warning("leaving out a tool that is not a JSON object: %.80r", tool)
+            return True
+        if not self.modern:
             return False
         entry = cast(dict[str, Any], tool)
         reason = invalid_header_reason(entry.get("inputSchema"))

@@ -127,9 +127,19 @@ class Field:
 
 
 def form_fields(schema: Mapping[str, Any]) -> list[Field]:
-    """The fields of a form's ``requestedSchema``, in declaration order."""
-    properties = cast(Mapping[str, Any], schema.get("properties") or {})
-    required = set(cast(Sequence[str], schema.get("required") or ()))
+    """The fields of a form's ``requestedSchema``, in declaration order.
+
+    Read as far as it is a schema (a tool's ``inputSchema`` shown by
+    ``--describe`` is the server's, unchecked): ``properties`` that is not
+    an object has no fields, and only the strings of ``required`` count."""
+    found: Any = schema.get("properties")
+    properties = cast(Mapping[str, Any], found) if isinstance(found, Mapping) else {}
+    named: Any = schema.get("required")
+    required = (
+        {name for name in cast(Sequence[Any], named) if isinstance(name, str)}
+        if isinstance(named, list)
+        else set[str]()
+    )
     fields: list[Field] = []
     for name, raw in properties.items():
         prop: Mapping[str, Any] = (
@@ -170,7 +180,11 @@ def describe_form(schema: Mapping[str, Any]) -> list[str]:
 def _kind(prop: Mapping[str, Any]) -> tuple[Kind, tuple[Choice, ...]]:
     if prop.get("type") == "array":
         items = prop.get("items")
-        choices = _choices(cast(Mapping[str, Any], items)) if items else ()
+        choices = (
+            _choices(cast(Mapping[str, Any], items))
+            if isinstance(items, Mapping)
+            else ()
+        )
         return ("multiselect", choices) if choices else ("json", ())
     choices = _choices(prop)
     if choices:

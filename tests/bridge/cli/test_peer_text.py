@@ -411,3 +411,25 @@ def test_a_huge_log_notice_is_shown_in_part(data: object) -> None:
     assert len(shown) < MAX_LOG_SHOWN + 100
     assert shown.rstrip().endswith(" more characters)")
     assert shown.startswith("[info] ")
+
+
+def test_lists_of_the_wrong_shapes_are_shown_as_far_as_they_go(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # Each item below was a traceback (AttributeError, TypeError).
+    odd = f"{sys.executable} tests/fixtures/odd_listing.py"
+    assert main(["call", odd, "--era", "legacy"]) == 0
+    out, err = capfd.readouterr()
+    assert out.splitlines() == [
+        "listy()",
+        "loose(a?: Any, b?: list)",  # "required" must be a list
+        "",
+        "prompts:",
+        "  p()",
+    ]
+    for tool in ("listy", "loose"):
+        assert main(["call", odd, tool, "--describe", "--era", "legacy"]) == 0
+        out, err = capfd.readouterr()
+        assert out.startswith(f"{tool}\n"), err
+    assert main(["call", odd, "loose", "--arg", "a=1", "--era", "legacy"]) == 0
+    assert capfd.readouterr().out.strip() == "ok"
