@@ -133,7 +133,9 @@ def form_fields(schema: Mapping[str, Any]) -> list[Field]:
     ``--describe`` is the server's, unchecked): ``properties`` that is not
     an object has no fields, and only the strings of ``required`` count."""
     found: Any = schema.get("properties")
-    properties = cast(Mapping[str, Any], found) if isinstance(found, Mapping) else {}
+    properties: Mapping[str, Any] = (
+        cast(Mapping[str, Any], found) if isinstance(found, Mapping) else {}
+    )
     named: Any = schema.get("required")
     required = (
         {name for name in cast(Sequence[Any], named) if isinstance(name, str)}
