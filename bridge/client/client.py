@@ -64,6 +64,7 @@ from .oauth.config import OAuth
 from .output_schemas import OutputSchemas
 from .pages import MAX_LISTING, pages
 from .tasks import (
+    MAX_ROUNDS,
     TASKS_EXTENSION,
     StatusCallback,
     TaskInfo,
@@ -119,7 +120,8 @@ class Client:
         on_log: called with (level, data, logger) for server log messages.
         log_level: the minimum level to ask the server for.
         client_info: this client's ``clientInfo``.
-        max_rounds: cap on 2026-07-28 ``input_required`` rounds per call.
+        max_rounds: cap on 2026-07-28 ``input_required`` rounds per call,
+            and on rounds of questions answered for a followed task.
         max_questions: cap on the questions (``inputRequests``) of one such
             round: a server asking more gets none answered.
         connect_timeout: seconds each handshake request may wait for its
@@ -140,7 +142,7 @@ class Client:
         on_log: LogCallback | None = None,
         log_level: str | None = "info",
         client_info: Mapping[str, Any] | None = None,
-        max_rounds: int = 100,
+        max_rounds: int = MAX_ROUNDS,
         max_questions: int = MAX_QUESTIONS,
         connect_timeout: float | None = 10.0,
         validate_output: bool = True,
@@ -330,6 +332,7 @@ class Client:
             result = await follow(
                 self._task_request, self.answers, result, gone=self._gone,
                 on_status=on_status, on_unreachable=on_unreachable,
+                max_rounds=self.max_rounds,
             )  # fmt: skip
         decoded = mcp_decode.call_tool_result(result)
         if self.outputs is not None:
@@ -388,7 +391,7 @@ class Client:
         result = await follow_id(
             self._task_request, self.answers, task_id, gone=self._gone,
             on_status=on_status, on_unreachable=on_unreachable,
-            cancel_on_exit=cancel_on_exit,
+            cancel_on_exit=cancel_on_exit, max_rounds=self.max_rounds,
         )  # fmt: skip
         return mcp_decode.call_tool_result(result)
 

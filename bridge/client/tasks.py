@@ -55,6 +55,7 @@ from .answers import Answers
 __all__ = [
     "TASKS_EXTENSION",
     "ENDED",
+    "MAX_ROUNDS",
     "StatusCallback",
     "TaskInfo",
     "UnreachableCallback",
@@ -67,6 +68,8 @@ __all__ = [
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 MIN_POLL: Final = 0.05
 MAX_POLL: Final = 5.0
+MAX_ROUNDS: Final = 100
+"""Rounds of questions answered for one call or task (``Client(max_rounds=)``)."""
 CANCEL_TIMEOUT: Final = 5.0
 FIRST_BACKOFF: Final = 0.1
 MAX_BACKOFF: Final = 2.0
@@ -100,14 +103,18 @@ async def follow(
     on_status: StatusCallback | None = None,
     on_unreachable: UnreachableCallback | None = None,
     cancel_on_exit: bool = True,
+    max_rounds: int = MAX_ROUNDS,
 ) -> dict[str, Any]:
     """The result of the task ``created`` describes (see the module doc).
+    At most ``max_rounds`` rounds of its questions are answered, as for a
+    call: each may be model calls the user pays for.
 
     Raises:
         PeerError: the task failed (its error), or a task method was refused
             (``-32602``: the server does not know the task).
         TaskCancelled: the task was cancelled (by someone else).
-        RemoteProtocolError: the server's answers are malformed.
+        RemoteProtocolError: the server's answers are malformed, or the
+            task asked more than ``max_rounds`` rounds.
         BrokenSessionError: the server could not be reached for the task's
             TTL, or the connection ended for good.
     """
@@ -115,6 +122,7 @@ async def follow(
     if not isinstance(task_id, str):
         raise RemoteProtocolError("a CreateTaskResult must carry a string taskId")
     poll = _Poll(request, answers, task_id, gone, on_status, on_unreachable)
+    poll.max_rounds = max_rounds
     try:
         return await poll.run(created)
     except trio.Cancelled:
@@ -143,6 +151,7 @@ async def follow_id(
     on_status: StatusCallback | None = None,
     on_unreachable: UnreachableCallback | None = None,
     cancel_on_exit: bool = False,
+    max_rounds: int = MAX_ROUNDS,
 ) -> dict[str, Any]:
     """The result of task ``task_id``, read first with ``tasks/get``, then
     followed as :func:`follow` does (the same errors). Leaving early leaves
@@ -151,7 +160,7 @@ async def follow_id(
     return await follow(
         request, answers, {**first, "taskId": task_id}, gone=gone,
         on_status=on_status, on_unreachable=on_unreachable,
-        cancel_on_exit=cancel_on_exit,
+        cancel_on_exit=cancel_on_exit, max_rounds=max_rounds,
     )  # fmt: skip
 
 
@@ -176,7 +185,9 @@ class _Poll:
         self.on_status = on_status
         self.on_unreachable = on_unreachable
         self.patience = 0.0  # seconds the task may live unseen: its ttlMs
-        self.answered: set[str] = set()  # the keys of the questions answered
+        self.answered: set[str] = set()  # the last round's question keys
+        self.rounds = 0  # rounds of questions answered
+        self.max_rounds = MAX_ROUNDS
 
     async def run(self, task: Mapping[str, Any]) -> dict[str, Any]:
         shown: tuple[Any, Any] | None = None
@@ -215,9 +226,15 @@ class _Poll:
         if not isinstance(requests, dict):
             raise RemoteProtocolError("inputRequests must be an object")
         asked = cast("dict[str, Any]", requests)
+        if self.rounds >= self.max_rounds:
+            raise RemoteProtocolError(
+                f"task {self.task_id} still needed input after {self.max_rounds} "
+                f"rounds (the client's max_rounds)"
+            )
+        self.rounds += 1
         if self.answered.issuperset(asked):
             await trio.sleep(_interval(task))
-        self.answered.update(asked)
+        self.answered = set(asked)  # one round's keys: not every round's
         answered = await retry_params(self.answers, {}, task, gone=self.gone)
         return answered["inputResponses"]
 

@@ -378,6 +378,36 @@ async def test_a_round_of_a_thousand_questions_is_refused_unanswered() -> None:
     assert Counting.asked == 0
 
 
+async def test_a_task_asking_without_end_gets_max_rounds_rounds_answered() -> None:
+    # A call answered with a task was followed with no bound on its rounds:
+    # 64 model calls a round, forever (1.36 GB in 30 s with long keys).
+    from bridge.client import connect
+    from runtime.errors import RemoteProtocolError
+    from runtime.testing import text
+
+    class Counting:
+        supports_tools = False
+        asked = 0
+
+        async def complete(self, request: object) -> object:
+            Counting.asked += 1
+            return text("fine")
+
+    with trio.fail_after(60):
+        async with connect(
+            [sys.executable, str(hostile_server.__file__)],
+            era="2026-07-28",
+            sampler=Counting(),
+            max_rounds=5,
+        ) as client:
+            with pytest.raises(RemoteProtocolError) as caught:
+                await client.call_tool("endless_task")
+    assert str(caught.value) == (
+        "task T still needed input after 5 rounds (the client's max_rounds)"
+    )
+    assert Counting.asked == 5 * 2
+
+
 async def test_live_questions_past_max_questions_at_once_are_refused() -> None:
     # 2025-11-25: the server sends a hundred samples without waiting.
     from bridge.client import connect
