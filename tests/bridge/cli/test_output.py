@@ -245,7 +245,7 @@ def test_a_result_that_breaks_its_output_schema_is_one_line_and_exit_1() -> None
     assert done.returncode == 1, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("yieldmcp: error: ")
-    assert "temp: 'not a number' is not of type 'integer'" in line
+    assert 'temp: "not a number" is not of type "integer"' in line
     assert "--no-validate-output" in line
 
 

@@ -36,7 +36,7 @@ async def test_a_result_that_breaks_the_schema_is_refused_naming_the_field(
         await liar.call_tool("weather")
     message = str(caught.value)
     assert "'weather'" in message
-    assert "temp: 'not a number' is not of type 'integer'" in message
+    assert 'temp: "not a number" is not of type "integer"' in message
     assert (caught.value.tool, caught.value.field) == ("weather", "temp")
     assert isinstance(caught.value, RemoteProtocolError)  # what it was before
 
@@ -44,7 +44,7 @@ async def test_a_result_that_breaks_the_schema_is_refused_naming_the_field(
 async def test_the_field_is_named_by_its_path(liar: Client) -> None:
     with pytest.raises(InvalidStructuredContent) as caught:
         await liar.call_tool("forecast")
-    assert "days/1: 'high' is a required property" in str(caught.value)
+    assert 'days/1: "high" is a required property' in str(caught.value)
     assert caught.value.field == "days/1"
 
 
@@ -164,3 +164,36 @@ async def test_a_server_listing_new_tools_each_time_fills_no_memory() -> None:
     assert 0 < len(kept) <= 20_000 // len('{"name":"t1-1","outputSchema":{}}')
     assert all(int(name[1:].split("-")[0]) > before for name in kept)
     assert not schemas.complete
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "problem"),
+    [
+        (  # exponential in a backtracking regex engine (Python's re)
+            {"type": "object", "properties": {"s": {"pattern": "^(a+)+$"}}},
+            {"s": "a" * 60 + "!"},
+            ("s", f'"{"a" * 60}!" does not match "^(a+)+$"'),
+        ),
+        (  # quadratic in Python's jsonschema: minutes for 50,000 items
+            {
+                "type": "object",
+                "properties": {
+                    "xs": {"uniqueItems": True},
+                    "bad": {"type": "integer"},
+                },
+            },
+            {"xs": [{"k": i} for i in range(50_000)], "bad": "x"},
+            ("bad", '"x" is not of type "integer"'),
+        ),
+    ],
+    ids=["catastrophic-pattern", "unique-items"],
+)
+def test_a_servers_schema_cannot_hold_the_check_for_long(
+    schema: dict[str, object], value: object, problem: tuple[str, str]
+) -> None:
+    # The server picks both the schema and the value. The check ran on the
+    # event loop in Python's jsonschema, where --timeout could not end it
+    # (the pattern with 28 a's took 23.8 s; 60 would take centuries).
+    from bridge.client.output_schemas import structured_problem
+
+    assert structured_problem(schema, value) == problem
