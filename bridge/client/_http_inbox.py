@@ -15,7 +15,7 @@ It does not post, resume or decide what a failure means
 from __future__ import annotations
 
 import logging
-from typing import final
+from typing import Final, final
 
 import attrs
 import httpx
@@ -38,9 +38,15 @@ from ..http_body import chunks
 from ._http_state import ConnectionState
 from ._http_wire import MAX_MESSAGE, is_sse, read_message
 
-__all__ = ["Cursor", "Exchange", "Inbox", "private_answer"]
+__all__ = ["MAX_RETRY", "Cursor", "Exchange", "Inbox", "private_answer"]
 
 log = logging.getLogger("yieldmcp.http_client")
+
+
+MAX_RETRY: Final = 30.0
+"""The longest a server's ``retry:`` makes the client wait before resuming,
+in seconds (the TypeScript SDK's longest reconnection delay): a server
+asking for more (``retry: 999999999999``, 31 years) gets this."""
 
 
 @attrs.define
@@ -110,7 +116,7 @@ class Inbox:
         if event.id:
             cursor.last_id = event.id
         if event.retry is not None:
-            cursor.retry = event.retry / 1000
+            cursor.retry = min(event.retry / 1000, MAX_RETRY)
         if event.event not in (None, "message") or not event.data:
             return False  # a priming event, or not MCP
         return await self.deliver(event.data.encode(), exchange)

@@ -136,7 +136,8 @@ class SseParser:
         elif name == "id" and "\0" not in value:
             self._id = value
         elif name == "retry" and value.isdigit() and value.isascii():
-            self._retry = int(value)
+            # int() refuses past 4300 digits; no reader waits 10**12 ms.
+            self._retry = int(value) if len(value) <= 12 else 10**12
 
     def _dispatch(self, events: list[SseEvent]) -> None:
         if self._has_fields:

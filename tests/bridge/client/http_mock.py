@@ -77,6 +77,11 @@ class Reply:
         name = "message" if text else None
         await self._body(encode(text, event=name, id=id, retry=retry), more=True)
 
+    async def raw(self, data: bytes) -> None:
+        """Bytes on the open stream, as they are (what ``event`` cannot
+        write: a ``retry:`` of 5,000 digits, say)."""
+        await self._body(data, more=True)
+
     async def end(self) -> None:
         await self._body(b"", more=False)
 

@@ -131,6 +131,31 @@ async def test_a_stream_ended_early_is_resumed_after_the_servers_retry() -> None
     assert resume.at - ended[0] >= 0.3  # the server's retry: 300 ms
 
 
+@pytest.mark.parametrize("digits", [400, 5000], ids=["past-a-float", "past-int"])
+async def test_a_retry_of_any_length_is_read_and_capped(digits: int) -> None:
+    # 400 digits made an OverflowError (ms to seconds), 5000 a ValueError in
+    # the SSE parser (int() refuses past 4300 digits): each a traceback.
+    from bridge.client._http_inbox import MAX_RETRY
+    from bridge.transports.sse import SseParser
+
+    async def route(hit: Hit, reply: Reply) -> None:
+        if await lifecycle(hit, reply):
+            return
+        if hit.method == "tools/list":
+            await reply.json(result(hit, {"tools": []}))
+        else:
+            await reply.open_sse(mcp_session_id=SESSION)
+            await reply.raw(b"id: e1\nretry: " + b"9" * digits + b"\ndata: \n\n")
+            await reply.event(result(hit, DONE), id="e2")
+            await reply.end()
+
+    with trio.fail_after(10):
+        async with scripted(route) as (url, _), connect(url, era="legacy") as client:
+            assert (await client.call_tool("resumable")).text == "done"
+    (event,) = SseParser().feed(b"retry: " + b"9" * digits + b"\ndata: \n\n")
+    assert event.retry is not None and event.retry / 1000 > MAX_RETRY == 30.0
+
+
 async def test_a_response_on_the_standalone_stream_ends_the_call() -> None:
     standalone: list[Reply] = []
 
