@@ -153,7 +153,8 @@ async def test_a_retry_of_any_length_is_read_and_capped(digits: int) -> None:
         async with scripted(route) as (url, _), connect(url, era="legacy") as client:
             assert (await client.call_tool("resumable")).text == "done"
     (event,) = SseParser().feed(b"retry: " + b"9" * digits + b"\ndata: \n\n")
-    assert event.retry is not None and event.retry / 1000 > MAX_RETRY == 30.0
+    assert event.retry is not None
+    assert event.retry / 1000 > MAX_RETRY == 30.0
 
 
 async def test_a_response_on_the_standalone_stream_ends_the_call() -> None:
