@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, cast, final
 
+import httpx
+
 from bridge.jsonrpc.messages import Message, Notification, Request
+from runtime.errors import RemoteProtocolError
 
 from ._http_wire import JSON, SSE
 from .headers import (
@@ -29,7 +32,7 @@ from .headers import (
     modern_headers,
 )
 
-__all__ = ["HANDSHAKE_VERSIONS", "ConnectionState", "is_cancel"]
+__all__ = ["HANDSHAKE_VERSIONS", "ConnectionState", "is_cancel", "session_id_of"]
 
 HANDSHAKE_VERSIONS: Final = frozenset(
     {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
@@ -86,8 +89,11 @@ class ConnectionState:
         if not isinstance(result, dict):
             return
         result = cast(dict[str, Any], result)
-        if method == "initialize" and isinstance(result.get("protocolVersion"), str):
-            self.version = result["protocolVersion"]
+        version: Any = result.get("protocolVersion")
+        if method == "initialize" and isinstance(version, str) and _visible(version):
+            # Anything else is no version (the handshake refuses it), and
+            # could not go out in a header.
+            self.version = version
         elif method == "tools/list" and isinstance(result.get("tools"), list):
             for tool in cast(list[Any], result["tools"]):
                 self._learn(tool)
@@ -103,6 +109,26 @@ class ConnectionState:
             self.tools[name] = header_map(schema)
         else:
             self.tools.pop(name, None)  # the client drops it; never mirror it
+
+
+def session_id_of(response: httpx.Response) -> str | None:
+    """The ``Mcp-Session-Id`` a server's response gives, if any.
+
+    Raises:
+        RemoteProtocolError: it is not visible ASCII, as the spec says it
+            must be (it goes back in every request's headers).
+    """
+    session_id = response.headers.get("mcp-session-id")
+    if session_id is not None and not _visible(session_id):
+        raise RemoteProtocolError(
+            f"the server's Mcp-Session-Id {session_id[:64]!r} is not visible "
+            f"ASCII (0x21 to 0x7E), as the spec says it must be"
+        )
+    return session_id
+
+
+def _visible(text: str) -> bool:
+    return bool(text) and text.isascii() and text.isprintable() and " " not in text
 
 
 def is_cancel(message: Message) -> bool:

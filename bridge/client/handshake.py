@@ -144,9 +144,14 @@ async def _initialize(session: Session, hello: Hello) -> Negotiated:
         "the server's initialize answer",
     )
     version: Any = answer.get("protocolVersion", LEGACY)
-    if not isinstance(version, str) or version == MODERN:
+    if (
+        not isinstance(version, str)
+        or version == MODERN
+        or not (version.isascii() and version.isprintable() and " " not in version)
+    ):
         # 2026-07-28 is never negotiated by initialize: its requests carry
-        # an envelope this connection's server did not ask for.
+        # an envelope this connection's server did not ask for. A version
+        # goes out in a header (MCP-Protocol-Version): visible ASCII only.
         raise RemoteProtocolError(
             f"the server answered initialize with protocolVersion "
             f"{version!r:.100}, which initialize does not negotiate"

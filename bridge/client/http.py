@@ -65,7 +65,7 @@ from bridge.jsonrpc.messages import (
 from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
 
 from ._http_inbox import Cursor, Exchange, Inbox, private_answer, why
-from ._http_state import ConnectionState, is_cancel
+from ._http_state import ConnectionState, is_cancel, session_id_of
 from ._http_wire import (
     MAX_MESSAGE,
     TRANSIENT,
@@ -177,7 +177,7 @@ class HttpClientTransport:
         repost = not self.modern and sent_in is not None and self._handshake is not None
         async with self._posting(headers, dumps(request), repost=repost) as response:
             if request.method == "initialize":
-                self.state.session_id = response.headers.get("mcp-session-id")
+                self.state.session_id = session_id_of(response)
             if response.status_code == 200 and is_sse(response):
                 return await self._inbox.read(response, exchange, Cursor())
             body = (
@@ -233,7 +233,7 @@ class HttpClientTransport:
             log.info("session %s expired; initializing a new one", expired)
             headers = self.state.post_headers(handshake)
             async with self._open("POST", headers, dumps(handshake)) as response:
-                self.state.session_id = response.headers.get("mcp-session-id")
+                self.state.session_id = session_id_of(response)
                 answer = await private_answer(response, handshake.id, self._max_message)
             if not isinstance(answer, Response):
                 self.state.session_id = None

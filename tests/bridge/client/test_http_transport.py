@@ -8,6 +8,7 @@ closing the stream, and how HTTP failures surface.
 
 from __future__ import annotations
 
+import re
 import socket
 from typing import Any
 
@@ -155,6 +156,38 @@ async def test_a_retry_of_any_length_is_read_and_capped(digits: int) -> None:
     (event,) = SseParser().feed(b"retry: " + b"9" * digits + b"\ndata: \n\n")
     assert event.retry is not None
     assert event.retry / 1000 > MAX_RETRY == 30.0
+
+
+@pytest.mark.parametrize(
+    ("session_id", "version", "said"),
+    [
+        (
+            "s\u00e9",
+            "2025-11-25",
+            "the server's Mcp-Session-Id 's\u00e9' is not visible",
+        ),
+        (SESSION, "2025-11-25\u00e9", "the server answered initialize with"),
+    ],
+    ids=["session-id", "version"],
+)
+async def test_header_values_a_server_gives_are_visible_ascii(
+    session_id: str, version: str, said: str
+) -> None:
+    # Both go back in every request's headers: each was a UnicodeEncodeError
+    # from httpx at the next request (a traceback at the terminal).
+    from runtime.errors import RemoteProtocolError
+
+    async def route(hit: Hit, reply: Reply) -> None:
+        if hit.method == "initialize":
+            answer = result(hit, {**INIT, "protocolVersion": version})
+            await reply.json(answer, mcp_session_id=session_id)  # sent as UTF-8
+        else:
+            await lifecycle(hit, reply)
+
+    with trio.fail_after(10), pytest.raises(ExceptionGroup) as caught:  # scripted's
+        async with scripted(route) as (url, _), connect(url, era="legacy"):
+            pass
+    assert caught.group_contains(RemoteProtocolError, match=re.escape(said))
 
 
 async def test_a_response_on_the_standalone_stream_ends_the_call() -> None:
