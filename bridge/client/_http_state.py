@@ -30,6 +30,7 @@ from .headers import (
     header_map,
     invalid_header_reason,
     modern_headers,
+    visible_ascii,
 )
 
 __all__ = ["HANDSHAKE_VERSIONS", "ConnectionState", "is_cancel", "session_id_of"]
@@ -90,7 +91,11 @@ class ConnectionState:
             return
         result = cast(dict[str, Any], result)
         version: Any = result.get("protocolVersion")
-        if method == "initialize" and isinstance(version, str) and _visible(version):
+        if (
+            method == "initialize"
+            and isinstance(version, str)
+            and visible_ascii(version)
+        ):
             # Anything else is no version (the handshake refuses it), and
             # could not go out in a header.
             self.version = version
@@ -119,16 +124,12 @@ def session_id_of(response: httpx.Response) -> str | None:
             must be (it goes back in every request's headers).
     """
     session_id = response.headers.get("mcp-session-id")
-    if session_id is not None and not _visible(session_id):
+    if session_id is not None and not visible_ascii(session_id):
         raise RemoteProtocolError(
             f"the server's Mcp-Session-Id {session_id[:64]!r} is not visible "
             f"ASCII (0x21 to 0x7E), as the spec says it must be"
         )
     return session_id
-
-
-def _visible(text: str) -> bool:
-    return bool(text) and text.isascii() and text.isprintable() and " " not in text
 
 
 def is_cancel(message: Message) -> bool:

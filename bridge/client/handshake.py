@@ -33,6 +33,7 @@ from bridge.jsonrpc.session import Session
 from runtime.errors import PeerError, RemoteProtocolError, RequestTimeout
 
 from .answers import LEGACY, MODERN
+from .headers import visible_ascii
 
 __all__ = ["DISCOVER", "UNSUPPORTED_VERSION", "Era", "Negotiated", "negotiate"]
 
@@ -144,11 +145,7 @@ async def _initialize(session: Session, hello: Hello) -> Negotiated:
         "the server's initialize answer",
     )
     version: Any = answer.get("protocolVersion", LEGACY)
-    if (
-        not isinstance(version, str)
-        or version == MODERN
-        or not (version.isascii() and version.isprintable() and " " not in version)
-    ):
+    if not isinstance(version, str) or version == MODERN or not visible_ascii(version):
         # 2026-07-28 is never negotiated by initialize: its requests carry
         # an envelope this connection's server did not ask for. A version
         # goes out in a header (MCP-Protocol-Version): visible ASCII only.

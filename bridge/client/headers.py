@@ -43,7 +43,16 @@ __all__ = [
     "invalid_header_reason",
     "modern_headers",
     "param_headers",
+    "visible_ascii",
 ]
+
+
+def visible_ascii(text: str) -> bool:
+    """Whether ``text`` is one or more visible ASCII characters (0x21 to
+    0x7E): what a value a server gives may be to go back in a header (a
+    session id, a protocol version)."""
+    return bool(text) and text.isascii() and text.isprintable() and " " not in text
+
 
 HeaderMap = Mapping[tuple[str, ...], str]
 """Property path (a chain of ``properties`` keys) -> its ``x-mcp-header`` name."""
