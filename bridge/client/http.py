@@ -85,6 +85,12 @@ log = logging.getLogger("yieldmcp.http_client")
 _LISTEN_WAIT: Final = 2.0  # seconds to wait for the standalone stream to open
 
 
+MAX_ANSWERS_POSTING: Final = 256
+"""Our answers to a 2025-11-25 server's requests being posted at once (four
+times the questions a client answers at once): past it, the server is not
+taking them, and the session ends."""
+
+
 @final
 class HttpClientTransport:
     """The client end of one Streamable HTTP connection. Build it with
@@ -121,6 +127,8 @@ class HttpClientTransport:
         self._closed = False
         self._handshake: Request | None = None  # to renew an expired session
         self._renewing = trio.Lock()
+        self._answers_posting = 0  # our answers to the server, not yet taken
+        self._receiving = trio.CancelScope()  # the wait in receive(), if any
 
     @property
     def session_id(self) -> str | None:
@@ -138,7 +146,19 @@ class HttpClientTransport:
         return self.state.modern
 
     async def receive(self) -> bytes:
-        return await self._inbox.receive_channel.receive()
+        # A server that asks and never takes the answers ends the session:
+        # each answer's POST holds a connection (the pool has no limit, as
+        # every open stream holds one), and the session's task waits.
+        if self._answers_posting <= MAX_ANSWERS_POSTING:
+            with trio.CancelScope() as self._receiving:
+                return await self._inbox.receive_channel.receive()
+        for exchange in self._inbox.exchanges.values():
+            exchange.scope.cancel()  # stop reading their streams: they fail
+        raise RemoteProtocolError(
+            f"the server does not read what it asks for: "
+            f"{self._answers_posting} answers wait for it (the client posts "
+            f"at most {MAX_ANSWERS_POSTING} at once)"
+        )
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         if self._closed:
@@ -148,7 +168,13 @@ class HttpClientTransport:
         elif isinstance(message, Response | ErrorResponse) and not self.modern:
             # The server's call waits for it: post it again if need be.
             post = functools.partial(self._post_one_way, message)
-            await again(post, self._max_resumes, self._retry)
+            self._answers_posting += 1
+            if self._answers_posting > MAX_ANSWERS_POSTING:
+                self._receiving.cancel()  # receive() says why
+            try:
+                await again(post, self._max_resumes, self._retry)
+            finally:
+                self._answers_posting -= 1
         elif not (self.modern and is_cancel(message)):
             await self._post_one_way(message)
 

@@ -190,6 +190,34 @@ async def test_header_values_a_server_gives_are_visible_ascii(
     assert caught.group_contains(RemoteProtocolError, match=re.escape(said))
 
 
+async def test_a_server_that_asks_and_never_takes_the_answers_ends_the_session() -> (
+    None
+):
+    # Each answer's POST holds a connection while the server does not take
+    # it: 2,014 open sockets after 20 s, and growing, before.
+    from bridge.client.http import MAX_ANSWERS_POSTING
+    from runtime.errors import RemoteProtocolError
+
+    async def route(hit: Hit, reply: Reply) -> None:
+        if await lifecycle(hit, reply):
+            return
+        if hit.method == "tools/list":
+            await reply.json(result(hit, {"tools": []}))
+        elif hit.method == "tools/call":
+            await reply.open_sse(mcp_session_id=SESSION)
+            for n in range(2 * MAX_ANSWERS_POSTING):
+                await reply.event({"jsonrpc": "2.0", "id": f"p{n}", "method": "ping"})
+            await reply.wait_disconnect()
+        else:  # our answers: never taken
+            await reply.wait_disconnect()
+
+    with trio.fail_after(30):
+        async with scripted(route) as (url, _), connect(url, era="legacy") as client:
+            with pytest.raises(RemoteProtocolError) as caught:
+                await client.call_tool("asks")
+    assert str(caught.value).startswith("the server does not read what it asks for")
+
+
 async def test_a_response_on_the_standalone_stream_ends_the_call() -> None:
     standalone: list[Reply] = []
 
