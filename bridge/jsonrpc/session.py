@@ -170,6 +170,7 @@ class Session:
         self._incoming = Incoming(feed.serially, transport, self.tap, out.related)
         self._nursery: trio.Nursery | None = None
         self._closed = False
+        self._said_unreadable = False  # warned of a message we cannot read
         self.broken = trio.Event()
         self._timers: Timers | None = None
         begin = getattr(handler, "begin_request", None)
@@ -271,11 +272,26 @@ class Session:
                     self.tap.notified(message)
                 await self.handler.handle_notification(message, self)
             case Invalid(id=request_id, error=error):
+                if request_id is None and self._out.pending:
+                    self._say_unreadable(error)
                 await self._out.send_quietly(
                     ErrorResponse(request_id, error), request_id
                 )
             case _:
                 self._feed.serially(self._dispatch_now, message)
+
+    def _say_unreadable(self, error: ErrorData) -> None:
+        """Warn, once a session, that a message came that cannot be read
+        while we wait for answers: if it was one (JSON nested past the
+        parser's depth, say), its request waits on, and the user should
+        know why."""
+        if not self._said_unreadable:
+            self._said_unreadable = True
+            log.warning(
+                "the peer sent a message that cannot be read (%s); a request "
+                "it answered will not hear of it",
+                error.message,
+            )
 
     def _dispatch_now(self, message: Parsed) -> bool:
         """Handle ``message`` without waiting, if it can be (else False)."""

@@ -408,6 +408,30 @@ async def test_a_task_asking_without_end_gets_max_rounds_rounds_answered() -> No
     assert Counting.asked == 5 * 2
 
 
+async def test_an_answer_that_cannot_be_read_is_said(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Nested past the parser's depth: the client cannot tell which request
+    # it answered, so the call waits on (as for a server that never answers;
+    # --timeout bounds it). It waited without a word.
+    from bridge.client import connect
+
+    with trio.fail_after(60):
+        async with connect(
+            [sys.executable, str(hostile_server.__file__)],
+            era="legacy",
+            validate_output=False,
+        ) as client:
+            with trio.move_on_after(2) as waited:
+                await client.call_tool("deep")
+    assert waited.cancelled_caught
+    said = [r.getMessage() for r in caplog.records if "cannot be read" in r.message]
+    assert said == [
+        "the peer sent a message that cannot be read (Parse error: not valid "
+        "JSON); a request it answered will not hear of it"
+    ]
+
+
 async def test_live_questions_past_max_questions_at_once_are_refused() -> None:
     # 2025-11-25: the server sends a hundred samples without waiting.
     from bridge.client import connect
