@@ -220,7 +220,7 @@ class RedisStore:
         self, namespace: str, id: str, start: int, timeout: float
     ) -> list[Mapping[str, Any]]:
         deadline = time.monotonic() + timeout
-        woke = False
+        woke = lost = False
         while True:
             found = self.read(namespace, id, start)
             left = deadline - time.monotonic()
@@ -234,14 +234,22 @@ class RedisStore:
             # exists, appended by any client (block=0 is "forever": ≥ 1 ms);
             # each block ends well within the socket's timeout.
             block = min(left, self._block_limit())
-            with self._errors():
-                woke = bool(
-                    self._client.xread(
-                        {self._stream_key(namespace, id): f"0-{max(0, start)}"},
-                        count=1,
-                        block=max(1, int(block * 1000)),
+            try:
+                with self._errors():
+                    woke = bool(
+                        self._client.xread(
+                            {self._stream_key(namespace, id): f"0-{max(0, start)}"},
+                            count=1,
+                            block=max(1, int(block * 1000)),
+                        )
                     )
-                )
+            except StoreUnavailable:
+                # The blocked connection was ended (a restart, a failover,
+                # CLIENT KILL): read again on another, which says whether
+                # the server is there at all.
+                if lost:
+                    raise
+                lost, woke = True, True
 
     # -- upkeep --------------------------------------------------------------
 

@@ -288,6 +288,32 @@ def test_connections_the_server_ended_while_idle_fail_no_operation(
         store.close()
 
 
+@pytest.mark.parametrize("backend", ["redis", "postgres"])
+def test_a_wait_whose_connection_the_server_ended_still_hears_the_append(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    # A wait blocked on the server when its connection is ended (a restart,
+    # a failover): Redis's raised StoreUnavailable at once, and the waiter
+    # (a process's inbox) missed the record appended next.
+    url: str = request.getfixturevalue(f"{backend}_url")
+    waiter, writer = open_store(url), open_store(url)
+    got: list[object] = []
+    try:
+        thread = threading.Thread(
+            target=lambda: got.append(waiter.wait("call", "w", 0, timeout=30))
+        )
+        thread.start()
+        time.sleep(0.5)  # the wait is blocked on the server
+        _end_every_other_session(url)
+        time.sleep(0.5)
+        writer.append("call", "w", [{"a": 1}])
+        thread.join(timeout=60)
+        assert got == [[{"a": 1}]]
+    finally:
+        waiter.close()
+        writer.close()
+
+
 def test_reopening_keeps_the_data(durable_url: str) -> None:
     first = open_store(durable_url)
     first.put("task", "t", VALUE, expect=0)
