@@ -215,8 +215,7 @@ class Answers:
             if not isinstance(token, str | int):
                 return  # not a token we gave (a list is not even hashable)
             callback = self.progress.get(token)
-            shown = _progress(params) if callback is not None else None
-            if callback is not None and shown is not None:
+            if callback is not None and (shown := _progress(params)) is not None:
                 await _maybe(callback(*shown))
         elif method == "notifications/message" and self.on_log is not None:
             await _maybe(
@@ -235,13 +234,14 @@ def _progress(
     are not what the spec says (numbers a float can hold, a string): a
     peer's notice is then not shown, rather than failing the call."""
     progress = _number(params.get("progress", 0))
-    total: Any = params.get("total")
+    given: Any = params.get("total")
+    total = None if given is None else _number(given)
     message: Any = params.get("message")
-    if progress is None or (total is not None and _number(total) is None):
+    if progress is None or (given is not None and total is None):
         return None
     if message is not None and not isinstance(message, str):
         return None
-    return progress, None if total is None else _number(total), message
+    return progress, total, message
 
 
 def _number(value: Any) -> float | None:

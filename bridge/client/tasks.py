@@ -121,8 +121,7 @@ async def follow(
     task_id: Any = created.get("taskId")
     if not isinstance(task_id, str):
         raise RemoteProtocolError("a CreateTaskResult must carry a string taskId")
-    poll = _Poll(request, answers, task_id, gone, on_status, on_unreachable)
-    poll.max_rounds = max_rounds
+    poll = _Poll(request, answers, task_id, gone, on_status, on_unreachable, max_rounds)
     try:
         return await poll.run(created)
     except trio.Cancelled:
@@ -177,6 +176,7 @@ class _Poll:
         gone: trio.Event,
         on_status: StatusCallback | None,
         on_unreachable: UnreachableCallback | None,
+        max_rounds: int,
     ) -> None:
         self.request = request
         self.answers = answers
@@ -187,7 +187,7 @@ class _Poll:
         self.patience = 0.0  # seconds the task may live unseen: its ttlMs
         self.answered: set[str] = set()  # the last round's question keys
         self.rounds = 0  # rounds of questions answered
-        self.max_rounds = MAX_ROUNDS
+        self.max_rounds = max_rounds
 
     async def run(self, task: Mapping[str, Any]) -> dict[str, Any]:
         shown: tuple[Any, Any] | None = None

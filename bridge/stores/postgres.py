@@ -274,18 +274,21 @@ class PostgresStore:
     def _connect(self) -> psycopg.Connection[Any]:
         return self._connector.connect()
 
+    def _pooled(self) -> psycopg.Connection[Any] | None:
+        """An idle connection from the pool that the server has not ended
+        meanwhile (those are closed here), or None."""
+        while True:
+            with self._lock:
+                if self._closed:
+                    raise StoreUnavailable(f"{self._shown}: the store is closed")
+                conn = self._idle.pop() if self._idle else None
+            if conn is None or _untouched(conn):
+                return conn
+            conn.close()
+
     @contextmanager
     def _connection(self) -> Generator[psycopg.Connection[Any]]:
-        with self._lock:
-            if self._closed:
-                raise StoreUnavailable(f"{self._shown}: the store is closed")
-            conn = self._idle.pop() if self._idle else None
-        while conn is not None and not _untouched(conn):
-            conn.close()
-            with self._lock:
-                conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._connect()
+        conn = self._pooled() or self._connect()
         broken = False
         try:
             yield conn

@@ -118,8 +118,7 @@ class StreamTransport:
         if self._max_queued is not None and self._overqueued_ends:
             # Each reply being made counts as REPLY_FLOOR, not as the average:
             # a client's answers may be large (images) and rightly many at once.
-            count = self._replies_in_flight
-            held = self._queued_bytes + (count() if count else 0) * REPLY_FLOOR
+            held = self.held(per_reply=REPLY_FLOOR)
             if held > self._max_queued:
                 raise RemoteProtocolError(
                     f"the server does not read what it asks for: {held:,} bytes "
@@ -156,15 +155,19 @@ class StreamTransport:
         one reply fewer in flight."""
         self._room_may_have_changed()
 
-    def held(self) -> int:
-        """Bytes held for the peer: queued, and replies still being computed."""
+    def held(self, *, per_reply: int | None = None) -> int:
+        """Bytes held for the peer: queued, and replies still being computed,
+        each counted as ``per_reply`` or else as the replies written so far
+        on average (at least :data:`REPLY_FLOOR`)."""
         held = self._queued_bytes
         count = self._replies_in_flight
         if count is not None:
             computing = count()
             if computing:
-                average = self._reply_bytes // self._replies if self._replies else 0
-                held += computing * max(REPLY_FLOOR, average)
+                if per_reply is None:
+                    average = self._reply_bytes // self._replies if self._replies else 0
+                    per_reply = max(REPLY_FLOOR, average)
+                held += computing * per_reply
         return held
 
     async def _room(self, limit: int) -> None:

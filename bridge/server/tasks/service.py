@@ -145,7 +145,7 @@ class Tasks:
         tasks here as one caller may. Without a principal every client is
         one caller (:data:`ANONYMOUS`): tasks parked on their clients do
         not count for ``full``, so nothing else would bound them."""
-        key = ANONYMOUS if caller is None else caller
+        key = _key(caller)
         mine = sum(1 for c in self.callers.values() if c == key)
         return mine >= self.server.limits.max_tasks_per_caller
 
@@ -165,7 +165,7 @@ class Tasks:
         if self.full:
             return
         self.running.add(task_id)
-        self.callers[task_id] = ANONYMOUS if caller is None else caller
+        self.callers[task_id] = _key(caller)
         self.server.start_soon(self._run, task_id)
 
     async def _run(self, task_id: str) -> None:
@@ -246,3 +246,8 @@ class Tasks:
                 resumed += 1
                 self.start(task_id, doc.principal)
         return resumed
+
+
+def _key(caller: str | None) -> str:
+    """``caller``'s key in :attr:`Tasks.callers` (:data:`ANONYMOUS` for none)."""
+    return ANONYMOUS if caller is None else caller

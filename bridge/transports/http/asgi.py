@@ -131,12 +131,14 @@ async def until_disconnect(
     async with trio.open_nursery() as nursery:
 
         async def watch() -> None:
-            while True:
-                with trio.move_on_after(quiet if beat is not None else math.inf):
-                    await wait_disconnect(receive)
-                    break
-                assert beat is not None
-                await beat()
+            if beat is None:
+                await wait_disconnect(receive)
+            else:
+                while True:
+                    with trio.move_on_after(quiet):
+                        await wait_disconnect(receive)
+                        break
+                    await beat()
             nursery.cancel_scope.cancel()
 
         nursery.start_soon(watch)
