@@ -23,6 +23,7 @@ edges are not counted, so a package may re-export its modules' names.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -271,14 +272,18 @@ def _within(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
 
-GRAPH = import_graph()
+@functools.cache
+def repository_graph() -> dict[str, set[str]]:
+    """This repository's import graph, parsed once a worker (when first needed:
+    parsing every module at collection cost each pytest worker a second)."""
+    return import_graph()
 
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_package_imports_only_downward(package: str) -> None:
     offenders = {
         module: sorted(bad)
-        for module, targets in GRAPH.items()
+        for module, targets in repository_graph().items()
         if _within(module, package)
         and (bad := {t for t in targets if t.split(".")[0] in FORBIDDEN[package]})
     }
@@ -288,7 +293,7 @@ def test_package_imports_only_downward(package: str) -> None:
 @pytest.mark.parametrize("part", sorted(BRIDGE_RULES))
 def test_each_part_of_bridge_keeps_to_its_side(part: str) -> None:
     offenders: dict[str, list[str]] = {}
-    for module, targets in GRAPH.items():
+    for module, targets in repository_graph().items():
         if not _within(module, part):
             continue
         allowed = next((v for k, v in EXCEPTIONS.items() if _within(module, k)), ())
@@ -305,15 +310,15 @@ def test_each_part_of_bridge_keeps_to_its_side(part: str) -> None:
 
 
 def test_no_module_is_part_of_an_import_cycle() -> None:
-    assert cycles(GRAPH) == []
+    assert cycles(repository_graph()) == []
 
 
 def test_no_package_imports_another_s_private_modules() -> None:
-    assert private_imports(GRAPH) == {}
+    assert private_imports(repository_graph()) == {}
 
 
 def test_other_packages_reach_runtime_only_through_its_public_modules() -> None:
-    assert runtime_inside_imports(GRAPH) == {}
+    assert runtime_inside_imports(repository_graph()) == {}
 
 
 def test_tests_examples_and_benchmarks_reach_runtime_through_its_public_modules() -> (

@@ -21,7 +21,14 @@ from tests.bridge.providers.recordings import (
     stream_payloads,
     structured,
 )
-from tests.bridge.providers.sdk import PROVIDERS, validate_event, validate_response
+from tests.bridge.providers.sdk import (
+    PROVIDERS,
+    SDK_GROUP,
+    validate_event,
+    validate_response,
+)
+
+pytestmark = pytest.mark.xdist_group(SDK_GROUP)  # one worker imports the SDKs
 
 RESPONSES = [(p, n) for p in PROVIDERS for n in recordings(p, "response")]
 STREAMS = [(p, n) for p in PROVIDERS for n in recordings(p, "stream")]

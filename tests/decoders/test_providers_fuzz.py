@@ -39,6 +39,7 @@ from runtime.replies import SampleReply
 from tests.bridge.providers.cases import CASES, DATA, MODELS, load
 from tests.bridge.providers.recordings import (
     APIS,
+    PROVIDERS,
     as_json,
     expected,
     recordings,
@@ -46,7 +47,6 @@ from tests.bridge.providers.recordings import (
     stream_payloads,
     structured,
 )
-from tests.bridge.providers.sdk import PROVIDERS
 from tests.helpers import fewer_examples
 from tests.mcp_schema import validate
 

@@ -20,7 +20,9 @@ from tests.bridge.providers.cases import (
     encode,
     load,
 )
-from tests.bridge.providers.sdk import PROVIDERS, request_errors
+from tests.bridge.providers.sdk import PROVIDERS, SDK_GROUP, request_errors
+
+pytestmark = pytest.mark.xdist_group(SDK_GROUP)  # one worker imports the SDKs
 
 UNSUPPORTED = {("openai_responses", "sampling"): LocalProtocolError}
 MATRIX = [(p, c) for p in PROVIDERS for c in CASES if (p, c) not in UNSUPPORTED]

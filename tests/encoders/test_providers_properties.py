@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,7 +22,9 @@ from runtime.requests import SamplingRequest
 from tests.bridge.providers.cases import PNG, SEARCH, WEATHER, encode
 from tests.bridge.providers.fake_models import Answer, Call, stream, whole
 from tests.bridge.providers.recordings import APIS, as_json
-from tests.bridge.providers.sdk import PROVIDERS, request_errors
+from tests.bridge.providers.sdk import PROVIDERS, SDK_GROUP, request_errors
+
+pytestmark = pytest.mark.xdist_group(SDK_GROUP)  # one worker imports the SDKs
 
 texts = st.text(min_size=1, max_size=12)
 json_values = st.one_of(

@@ -18,6 +18,8 @@ from runtime.codec import sample_reply_to_json
 from runtime.replies import SampleReply
 from tests.bridge.providers.cases import DATA
 
+PROVIDERS = ("openai", "openai_responses", "anthropic", "ollama", "gemini")
+
 APIS: dict[str, Api] = {
     "openai": openai_chat_api(),
     "openai_responses": openai_responses_api(),

@@ -14,8 +14,13 @@ from bridge.providers import HttpProvider, Retry
 from runtime.errors import ProviderError, RemoteProtocolError, RequestTimeout
 from tests.bridge.providers.cases import CASES, MODELS, encode, load
 from tests.bridge.providers.fake_server import CONTENT_TYPES, FakeProvider, Reply
-from tests.bridge.providers.recordings import APIS, as_json, expected, stream_path
-from tests.bridge.providers.sdk import PROVIDERS
+from tests.bridge.providers.recordings import (
+    APIS,
+    PROVIDERS,
+    as_json,
+    expected,
+    stream_path,
+)
 
 KEY = "sk-test-SECRET-0123456789"
 PATHS = {
