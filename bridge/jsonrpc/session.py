@@ -172,6 +172,7 @@ class Session:
         self._closed = False
         self._said_unreadable = False  # warned of a message we cannot read
         self.broken = trio.Event()
+        self._peer_left = trio.Event()  # set with the outbound side's peer_gone
         self._timers: Timers | None = None
         begin = getattr(handler, "begin_request", None)
         self._begin: Callable[[Request, Session], bool] | None = (
@@ -226,6 +227,7 @@ class Session:
         """The peer is gone: cancel calls that need it, let the others finish."""
         out = self._out
         out.peer_gone = True
+        self._peer_left.set()
         for request_id, related in list(out.related.items()):
             handle = self._incoming.get(related) if related is not None else None
             if handle is not None:
@@ -239,6 +241,7 @@ class Session:
             return
         self._closed = self._out.closed = True
         self.broken.set()
+        self._peer_left.set()
         self._feed.close()
         self._incoming.cancel_adopted()
         self._out.fail_all(BrokenSessionError("the session ended before the reply"))
@@ -254,6 +257,11 @@ class Session:
     def peer_gone(self) -> bool:
         """The transport has ended: the peer can no longer answer."""
         return self._out.peer_gone
+
+    async def until_peer_gone(self) -> None:
+        """Return once the transport has ended (or the session has): what
+        serves the peer without end (a listen) waits on this, not on a timer."""
+        await self._peer_left.wait()
 
     async def backlog_below(self, limit: int) -> None:
         """Wait until fewer than ``limit`` pushed frames wait for the session's

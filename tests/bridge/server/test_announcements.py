@@ -200,3 +200,39 @@ class _Lines:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return json.loads(line)
+
+
+async def test_stdio_listens_end_when_their_client_leaves_with_no_timer(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    # The clock stands still: a listen that looked for its departed client
+    # on a timer (four times a second, each listen: a thousand of them kept
+    # a quarter of a core busy on an idle server) would never end here.
+    from bridge.jsonrpc.session import Session
+    from bridge.transports.memory import memory_pair
+    from tests.bridge.wire import modern_meta
+
+    server = load_server(FIXTURE)
+    server_end, client_end = memory_pair()
+    session = Session(server_end, server.connection())
+    acknowledged: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        await nursery.start(session.run)
+        listen = {"notifications": {"toolsListChanged": True}, "_meta": modern_meta()}
+        for n in range(100):
+            request = {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "subscriptions/listen",
+                "params": listen,
+            }
+            await client_end.send_raw(json.dumps(request).encode())
+        while len(acknowledged) < 100:
+            acknowledged.append(json.loads(await client_end.receive()))
+        await client_end.aclose()
+        await trio.testing.wait_all_tasks_blocked()
+        assert session.closed
+    assert trio.current_time() == 0
+    assert {a["method"] for a in acknowledged} == {
+        "notifications/subscriptions/acknowledged"
+    }
