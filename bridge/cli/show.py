@@ -27,7 +27,7 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from bridge.elicit import describe_form, printable
 from runtime.messages import Audio, Image, Text
@@ -173,9 +173,20 @@ def _title(item: Mapping[str, Any]) -> str:
     return str(item.get("title") or item.get("name") or "")
 
 
+SUMMARY_MAX: Final = 200  # characters of a description the listing shows
+
+
 def _named(head: str, item: Mapping[str, Any]) -> str:
+    """``head: the description's first line``, cut at :data:`SUMMARY_MAX`
+    (a server's one-line description can be megabytes; describing the tool
+    shows it whole)."""
     description = printable(str(item.get("description") or "")).strip().splitlines()
-    return f"{head}: {description[0]}" if description else head
+    if not description:
+        return head
+    first = description[0]
+    if len(first) > SUMMARY_MAX:
+        first = first[: SUMMARY_MAX - 1].rstrip() + "…"
+    return f"{head}: {first}"
 
 
 def _prompt_call(prompt: Mapping[str, Any]) -> str:

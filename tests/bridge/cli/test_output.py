@@ -356,3 +356,16 @@ async def test_when_both_sides_models_answered_both_are_named() -> None:
     _forms, _sampler, show = host_parts(CallOptions(target="-", tool="t"), plain)
     assert show.result(ToolCallResult(content=(Text("done"),)), json_output=False) == 0
     assert plain.getvalue().splitlines() == ["done"]  # nobody sampled: no model
+
+
+def test_the_listing_cuts_a_long_description_and_describing_shows_it_whole() -> None:
+    from bridge.cli.show import SUMMARY_MAX, describe_tool, offer_lines
+
+    # A hostile or careless server's description on one line, megabytes long.
+    long = "word " * 200_000
+    tool = {"name": "t", "description": long + "\nsecond line"}
+    [line] = offer_lines([tool])
+    assert line == "t(): " + long[: SUMMARY_MAX - 1].rstrip() + "…"
+    assert describe_tool(tool)[1:3] == ["  " + long, "  second line"]
+    short = {"name": "s", "description": "x" * SUMMARY_MAX}
+    assert offer_lines([short]) == ["s(): " + "x" * SUMMARY_MAX]
