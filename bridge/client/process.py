@@ -51,8 +51,7 @@ async def spawn(
         process.stdin,
         max_message=max_message,
         max_queued=max_message,
-        oversized_ends=True,
-        overqueued_ends=True,
+        client=True,
     )
     try:
         yield transport, process

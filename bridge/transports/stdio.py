@@ -23,14 +23,14 @@ to the pipe too, waiting only when it is empty. On pipes (file descriptors) a
 frame thus costs no scheduling of its own; other streams go through their
 ``send_all`` / ``receive_some``.
 
-The client side (``overqueued_ends=True``) does not wait for room: a server
+The client side (``client=True``) does not wait for room: a server
 that asks more than it reads (more than ``max_queued`` bytes of answers wait
 for it) ends the session with a :class:`~runtime.errors.RemoteProtocolError`,
 since waiting could hold both sides, each for the other to read.
 
 A line longer than ``max_message`` is never buffered whole. The server side
 answers it with ``-32600`` and reads on; the client side
-(``oversized_ends=True``) cannot tell whose reply it was, so the session ends
+(``client=True``) cannot tell whose reply it was, so the session ends
 with a :class:`~runtime.errors.RemoteProtocolError` saying why, and every
 request waiting on the server fails with it rather than wait for ever.
 """
@@ -85,8 +85,7 @@ class StreamTransport:
         *,
         max_message: int = MAX_MESSAGE,
         max_queued: int | None = None,
-        oversized_ends: bool = False,
-        overqueued_ends: bool = False,
+        client: bool = False,
     ) -> None:
         self._receive_stream = receive_stream
         self._send_stream = send_stream
@@ -97,14 +96,15 @@ class StreamTransport:
         )
         self._write_fd: Callable[[], int] | None = getattr(send_stream, "fileno", None)
         self._lines = LineBuffer(max_message)
-        self._oversized_ends = oversized_ends
+        # The client side: a server's oversized line or unread answers end
+        # the session (a server answers the first and waits out the second).
+        self._client = client
         self._ready: list[bytes] = []
         self._lock = trio.Lock()
         self._queue: list[bytes] = []
         self._queued = trio.Event()
         self._broken = False
         self._max_queued = max_queued
-        self._overqueued_ends = overqueued_ends
         self._queued_bytes = 0  # in the queue or being written by flush
         self._room_changed = trio.Event()  # set while the reader waits for room
         self._waiting_for_room = False
@@ -115,7 +115,7 @@ class StreamTransport:
     # --- receiving -------------------------------------------------------------------
 
     async def receive(self) -> bytes:
-        if self._max_queued is not None and self._overqueued_ends:
+        if self._max_queued is not None and self._client:
             # Each reply being made counts as REPLY_FLOOR, not as the average:
             # a client's answers may be large (images) and rightly many at once.
             held = self.held(per_reply=REPLY_FLOOR)
@@ -132,7 +132,7 @@ class StreamTransport:
             if not data:
                 raise trio.EndOfChannel
             for line in self._lines.feed(data):
-                if line == OVERSIZED and self._oversized_ends:
+                if line == OVERSIZED and self._client:
                     raise RemoteProtocolError(
                         f"the server sent a message over {self._lines.max_line:,} "
                         f"bytes (the client's max_message)"
