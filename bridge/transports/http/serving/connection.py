@@ -212,8 +212,12 @@ class _Exchange:
         self.headers: list[tuple[bytes, bytes]] = []
         self.started = False
         self.done = False
+        self.head = False  # a HEAD request: the response's head only
 
     async def run(self, app: App, scope: Mapping[str, Any]) -> None:
+        # The app answers HEAD as GET; the body is left out here, as ASGI
+        # servers do (h11 refuses a HEAD response's body bytes).
+        self.head = scope["method"] == "HEAD"
         try:
             await app(scope, self.receive, self.send)
         except Exception:
@@ -291,7 +295,7 @@ class _Exchange:
                 self.headers.append((b"connection", b"close"))
             head = response_head(self.status, self.headers, None if more else body)
             out.append(self.c.h11.send(head) or b"")
-        if body:
+        if body and not self.head:
             out.append(self.c.h11.send(h11.Data(data=body)) or b"")
         if not more:
             self.done = True

@@ -146,6 +146,35 @@ async def test_an_oversized_request_head_is_refused() -> None:
     assert reply.startswith(b"HTTP/1.1 431")
 
 
+async def test_head_gets_the_head_of_what_get_would_get_and_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # HEAD is answered as GET; its body was handed to h11, which refuses it
+    # for HEAD: an empty reply and a 25-line traceback logged per request.
+    async with served(_server()) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            heads = []
+            for path in (b"/mcp", b"/nowhere"):
+                await stream.send_all(
+                    b"HEAD %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path
+                )
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = await stream.receive_some(65536)
+                    assert chunk, f"the server closed mid-response: {data!r}"
+                    data += chunk
+                head, _, rest = data.partition(b"\r\n\r\n")
+                assert rest == b""  # no body follows a HEAD's head
+                heads.append(head)
+            await stream.send_all(_list())  # and the connection goes on
+            after = await _read_response(stream)
+    assert heads[0].startswith(b"HTTP/1.1 405"), heads[0]
+    assert heads[1].startswith(b"HTTP/1.1 404"), heads[1]
+    assert after.startswith(b"HTTP/1.1 200")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
 async def test_keep_alive_serves_several_requests_then_closes_when_idle() -> None:
     limits = HttpLimits(keepalive_timeout=0.3)
     async with served(_server(), limits=limits) as url:
