@@ -139,6 +139,7 @@ class McpHttpApp:
         self.sessions = sessions
         self.guard = guard or Guard()
         self.limits = limits or HttpLimits()
+        self._bodies = _asgi.BodyBudget(self.limits.bodies_bytes)
         self.legacy = LegacyEndpoint(server, self.limits, nursery)
         self._nursery = nursery
         self._attended: object = None  # the verifier given the nursery
@@ -293,9 +294,19 @@ class McpHttpApp:
         if _serving.times_body(scope, timeout):
             timeout = math.inf  # the server's clock times it: no timer per request
         try:
-            data = await _asgi.read_body(receive, headers, limits.max_body, timeout)
+            data = await _asgi.read_body(
+                receive, headers, limits.max_body, timeout, self._bodies
+            )
         except _asgi.BodyTooLarge:
             await _plain(send, 413, "Payload Too Large")
+            return None
+        except _asgi.BodiesBusy:
+            await _plain(
+                send,
+                503,
+                "Service Unavailable: too many request bodies arriving at once",
+                retry_after="1",
+            )
             return None
         except _asgi.BodyTimeout:
             await _plain(send, 408, "Request Timeout: the body was too slow")

@@ -23,6 +23,8 @@ from bridge.jsonrpc.messages import ErrorData, RequestId
 from bridge.transports import sse as _sse
 
 __all__ = [
+    "BodiesBusy",
+    "BodyBudget",
     "BodyTimeout",
     "BodyTooLarge",
     "Disconnected",
@@ -72,16 +74,42 @@ def header_map(scope: Scope) -> dict[str, str]:
     return out
 
 
+@final
+class BodyBudget:
+    """The bytes of request bodies being received at once, on all of an
+    app's connections (``HttpLimits.bodies_bytes``)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def take(self, size: int) -> None:
+        """Count ``size`` more bytes, or raise :class:`BodiesBusy`."""
+        if self.used + size > self.limit:
+            raise BodiesBusy
+        self.used += size
+
+    def give(self, size: int) -> None:
+        self.used -= size
+
+
+class BodiesBusy(Exception):
+    """Other request bodies being received take the whole budget (503)."""
+
+
 async def read_body(
     receive: Receive,
     headers: Mapping[str, str],
     limit: int,
     timeout: float = float("inf"),
+    budget: BodyBudget | None = None,
 ) -> bytes:
     """The whole request body, refusing more than ``limit`` bytes, or one that
-    takes more than ``timeout`` seconds to arrive.
+    takes more than ``timeout`` seconds to arrive, or one that would take
+    ``budget`` past its limit (its declared length at once, else as it comes).
 
     Raises:
+        BodiesBusy: the budget has no room for this body.
         BodyTooLarge: ``Content-Length`` or the bytes read exceed ``limit``.
         BodyTimeout: the body was not all there after ``timeout`` seconds.
         Disconnected: the client left first.
@@ -89,14 +117,38 @@ async def read_body(
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge
-    if timeout == math.inf:  # (a cancel scope costs a few µs per request)
-        return await _read_body(receive, limit)
-    with trio.move_on_after(timeout):
-        return await _read_body(receive, limit)
-    raise BodyTimeout
+    counted = _Counted(budget, int(declared) if declared.isdigit() else 0)
+    try:
+        if timeout == math.inf:  # (a cancel scope costs a few µs per request)
+            return await _read_body(receive, limit, counted)
+        with trio.move_on_after(timeout):
+            return await _read_body(receive, limit, counted)
+        raise BodyTimeout
+    finally:
+        counted.release()
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
+@final
+class _Counted:
+    """What one body has taken of a budget (nothing without one)."""
+
+    def __init__(self, budget: BodyBudget | None, declared: int) -> None:
+        self.budget = budget
+        self.taken = 0
+        self.up_to(declared)
+
+    def up_to(self, size: int) -> None:
+        if self.budget is not None and size > self.taken:
+            self.budget.take(size - self.taken)
+            self.taken = size
+
+    def release(self) -> None:
+        if self.budget is not None:
+            self.budget.give(self.taken)
+            self.taken = 0
+
+
+async def _read_body(receive: Receive, limit: int, counted: _Counted) -> bytes:
     chunks = bytearray()
     while True:
         message = await receive()
@@ -105,6 +157,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
         chunks += message.get("body", b"")
         if len(chunks) > limit:
             raise BodyTooLarge
+        counted.up_to(len(chunks))
         if not message.get("more_body", False):
             return bytes(chunks)
 

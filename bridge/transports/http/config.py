@@ -22,6 +22,12 @@ class HttpLimits:
 
     Attributes:
         max_body: largest request body in bytes (larger: 413).
+        bodies_bytes: bytes of request bodies being received at once, on all
+            connections of the process together (a body counts its declared
+            ``Content-Length`` from its first byte; one sent in chunks, what
+            has come): a body that would pass it is answered 503 with
+            ``Retry-After``. Bodies are read before their session is known,
+            so ``session_bytes`` cannot count them.
         body_timeout: seconds a request body may take to arrive (then 408),
             and a response write may stall (a peer that stopped reading: the
             connection closes).
@@ -84,6 +90,7 @@ class HttpLimits:
     """
 
     max_body: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
+    bodies_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=positive)
     body_timeout: float = attrs.field(default=30.0, validator=positive)
     header_timeout: float = attrs.field(default=10.0, validator=positive)
     keepalive_timeout: float = attrs.field(default=10.0, validator=positive)

@@ -300,6 +300,54 @@ async def test_a_stalled_request_body_times_out() -> None:
     assert reply.startswith(b"HTTP/1.1 408")
 
 
+async def test_bodies_arriving_at_once_are_bounded_on_all_connections() -> None:
+    # A body is read before its session is known, so session_bytes could not
+    # count it: a thousand connections each declaring 4 MiB and sending all
+    # but a byte held 4 GB, with no session and no token.
+    limits = _limits(max_body=1000, bodies_bytes=2500)
+    async with served(server(), limits=limits) as url:
+        port = httpx.URL(url).port
+        assert port is not None
+
+        def post(length: int, sent: str) -> bytes:
+            return (
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Content-Type: application/json\r\nAccept: application/json\r\n"
+                f"Connection: close\r\nContent-Length: {length}\r\n\r\n{sent}"
+            ).encode()
+
+        async def until_closed(stream: trio.SocketStream) -> bytes:
+            out = b""
+            while chunk := await stream.receive_some(65536):
+                out += chunk
+            return out
+
+        with trio.fail_after(10):
+            slow = []
+            for _ in range(2):  # 2 x 1000 declared: within the 2500
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+                await stream.send_all(post(1000, "{"))
+                slow.append(stream)
+            await trio.sleep(0.2)  # (their heads are read)
+            third = await trio.open_tcp_stream("127.0.0.1", port)
+            await third.send_all(post(1000, "{"))
+            refused = await until_closed(third)
+            small = await trio.open_tcp_stream("127.0.0.1", port)
+            await small.send_all(post(400, "{" + " " * 398 + "}"))
+            answered = await until_closed(small)  # 2400: it still fits
+            for stream in slow:
+                await stream.aclose()
+            await trio.sleep(0.2)  # (their reads end)
+            again = await trio.open_tcp_stream("127.0.0.1", port)
+            await again.send_all(post(1000, "{" + " " * 998 + "}"))
+            after = await until_closed(again)
+    assert refused.startswith(b"HTTP/1.1 503"), refused
+    assert b"\r\nretry-after: 1\r\n" in refused.lower()
+    assert refused.endswith(b"too many request bodies arriving at once")
+    assert answered.startswith(b"HTTP/1.1 400"), answered  # read: not JSON-RPC
+    assert after.startswith(b"HTTP/1.1 400"), after  # the budget came back
+
+
 async def _raw_lines(response: httpx.Response) -> bytes:
     """Everything the stream sends until it ends."""
     return b"".join([chunk async for chunk in response.aiter_raw()])
