@@ -115,3 +115,11 @@ class HttpLimits:
         default="when-needed",
         validator=attrs.validators.in_(("always", "when-needed")),
     )
+
+    def __attrs_post_init__(self) -> None:
+        if self.bodies_bytes < self.max_body:
+            # Else a body of max_body, which is allowed, could never be read.
+            raise ValueError(
+                f"bodies_bytes ({self.bodies_bytes}) is less than max_body "
+                f"({self.max_body}): a body of max_body could never be read"
+            )

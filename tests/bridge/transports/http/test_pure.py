@@ -565,3 +565,11 @@ def test_a_header_that_decodes_to_another_value_is_refused(
         headers, _request("tools/call", name="t", arguments={"region": region})
     )
     assert (code is None) == (region == sent)
+
+
+def test_a_bodies_budget_below_the_largest_body_is_refused() -> None:
+    from bridge.transports.http import HttpLimits
+
+    with pytest.raises(ValueError, match="a body of max_body could never be read"):
+        HttpLimits(max_body=1000, bodies_bytes=999)
+    assert HttpLimits(max_body=1000, bodies_bytes=1000).bodies_bytes == 1000
