@@ -139,7 +139,7 @@ class McpHttpApp:
         self.sessions = sessions
         self.guard = guard or Guard()
         self.limits = limits or HttpLimits()
-        self._bodies = _asgi.BodyBudget(self.limits.bodies_bytes)
+        self._bodies = _asgi.BodyBudget(self.limits.body_budget)
         self.legacy = LegacyEndpoint(server, self.limits, nursery)
         self._nursery = nursery
         self._attended: object = None  # the verifier given the nursery

@@ -27,7 +27,8 @@ class HttpLimits:
             ``Content-Length`` from its first byte; one sent in chunks, what
             has come): a body that would pass it is answered 503 with
             ``Retry-After``. Bodies are read before their session is known,
-            so ``session_bytes`` cannot count them.
+            so ``session_bytes`` cannot count them. Default: 64 MiB, and at
+            least 16 times ``max_body``; never less than ``max_body``.
         body_timeout: seconds a request body may take to arrive (then 408),
             and a response write may stall (a peer that stopped reading: the
             connection closes).
@@ -90,7 +91,18 @@ class HttpLimits:
     """
 
     max_body: int = attrs.field(default=4 * 1024 * 1024, validator=positive)
-    bodies_bytes: int = attrs.field(default=64 * 1024 * 1024, validator=positive)
+    bodies_bytes: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(positive)
+    )
+
+    @property
+    def body_budget(self) -> int:
+        """``bodies_bytes``, or its default: 64 MiB, and at least 16 of the
+        largest body."""
+        if self.bodies_bytes is not None:
+            return self.bodies_bytes
+        return max(64 * 1024 * 1024, 16 * self.max_body)
+
     body_timeout: float = attrs.field(default=30.0, validator=positive)
     header_timeout: float = attrs.field(default=10.0, validator=positive)
     keepalive_timeout: float = attrs.field(default=10.0, validator=positive)
@@ -117,7 +129,7 @@ class HttpLimits:
     )
 
     def __attrs_post_init__(self) -> None:
-        if self.bodies_bytes < self.max_body:
+        if self.bodies_bytes is not None and self.bodies_bytes < self.max_body:
             # Else a body of max_body, which is allowed, could never be read.
             raise ValueError(
                 f"bodies_bytes ({self.bodies_bytes}) is less than max_body "

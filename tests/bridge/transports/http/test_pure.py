@@ -572,4 +572,7 @@ def test_a_bodies_budget_below_the_largest_body_is_refused() -> None:
 
     with pytest.raises(ValueError, match="a body of max_body could never be read"):
         HttpLimits(max_body=1000, bodies_bytes=999)
-    assert HttpLimits(max_body=1000, bodies_bytes=1000).bodies_bytes == 1000
+    assert HttpLimits(max_body=1000, bodies_bytes=1000).body_budget == 1000
+    # A larger max_body alone raises the default with it.
+    assert HttpLimits().body_budget == 64 * 1024 * 1024
+    assert HttpLimits(max_body=100 << 20).body_budget == 1600 << 20
