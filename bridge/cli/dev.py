@@ -21,7 +21,11 @@ responses for MCP, and needs no other loop.
 
 Security: 127.0.0.1 only; a one-time token from the printed URL is exchanged
 (once) for an ``HttpOnly``, ``SameSite=Strict`` cookie holding another
-secret, checked on every request, streams included (``hmac.compare_digest``);
+secret, checked on every request, streams included (``hmac.compare_digest``).
+Browsers send a host's cookies to every port of it, so everything is served
+under a random path, the cookie's ``Path``: another server on 127.0.0.1 is
+never sent the cookie, since it cannot know the path, and two ``dev`` pages
+keep their own cookies;
 Host and Origin must be this port on 127.0.0.1 or localhost; POST bodies must
 be JSON; the page is served under a CSP with no inline script or style, and
 builds its DOM with ``textContent`` only.
@@ -305,6 +309,7 @@ class DevApp:
         self.port = 0  # set once listening; Host and Origin must name it
         self.exchanged = False  # the URL's token became a cookie: once only
         self.session = secrets.token_urlsafe(32)  # the cookie: never in a URL
+        self.base = "/" + secrets.token_urlsafe(12)  # every path is under it
         self.models: dict[str, Provider] = dict(models or {"offline": OfflineModel()})
         self.runs: dict[int, _Run] = {}
         self.notices: list[str] = []
@@ -459,20 +464,26 @@ class DevApp:
         method: str = scope["method"]
         if not self._host_ok(headers):
             return await _plain(send, 421, "wrong Host or Origin")
+        if not path.startswith(self.base + "/"):
+            return await _plain(send, 404, "not found")
+        path = path[len(self.base) :]
         query = scope.get("query_string", b"").decode("latin-1")
         offered = dict(p.partition("=")[::2] for p in query.split("&") if p)
         if path == "/" and "token" in offered:
+            home = (self.base + "/").encode()
             if self._token_ok(headers):  # the cookie is set already
-                return await _respond(send, 303, b"", [(b"location", b"/")])
+                return await _respond(send, 303, b"", [(b"location", home)])
             if self.exchanged or not _same(offered["token"], self.token):
                 return await _plain(
                     send, 403, "this URL's token was used already, or is wrong"
                 )
             self.exchanged = True
             # The token leaves the URL at once: from now on it is a cookie.
-            cookie = f"{COOKIE}={self.session}; HttpOnly; SameSite=Strict; Path=/"
+            cookie = (
+                f"{COOKIE}={self.session}; HttpOnly; SameSite=Strict; Path={self.base}/"
+            )
             return await _respond(
-                send, 303, b"", [(b"location", b"/"), (b"set-cookie", cookie.encode())]
+                send, 303, b"", [(b"location", home), (b"set-cookie", cookie.encode())]
             )
         if not self._token_ok(headers):
             return await _plain(send, 403, "open the URL yieldmcp dev printed")
@@ -680,7 +691,7 @@ async def serve_dev(
                     f"cannot listen on 127.0.0.1:{port}: {why.lower()}"
                 ) from None
             app.port = listener.port
-            url = f"http://127.0.0.1:{app.port}/?token={app.token}"
+            url = f"http://127.0.0.1:{app.port}{app.base}/?token={app.token}"
             (announce or _announce)(url)
             task_status.started(url)
     finally:

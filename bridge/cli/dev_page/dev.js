@@ -156,7 +156,7 @@ function selectTool(name) {
 }
 
 async function startRun(tool, args, era) {
-  const made = await post("/api/run", { tool, arguments: args, era });
+  const made = await post("api/run", { tool, arguments: args, era });
   state.current = made.id;
   const known = state.runs.get(made.id);
   if (known) showRun(known);
@@ -168,7 +168,7 @@ function showQuestion(run, q) {
   const box = el("div", { class: "question", testid: "question" });
   box.append(el("p", { text: q.kind === "sample" ? "The tool asks a model:" : "The tool asks:" }));
   box.append(el("pre", { testid: "question-message", text: q.message || "" }));
-  const answer = (body) => post("/api/answer", { question: q.id, ...body }).catch((e) => box.append(el("p", { class: "notice", text: String(e) })));
+  const answer = (body) => post("api/answer", { question: q.id, ...body }).catch((e) => box.append(el("p", { class: "notice", text: String(e) })));
   if (q.kind === "elicit") {
     const schema = q.schema || {};
     const form = q.mode === "url" ? { node: el("p", { text: q.url || "" }), read: () => ({}) } : objectForm("answer-", schema, schema, 1);
@@ -262,7 +262,7 @@ function onRun(run) {
 // --- the stream --------------------------------------------------------------------
 
 function connect() {
-  const events = new EventSource("/api/events");
+  const events = new EventSource("api/events");
   events.onopen = () => { $("status").textContent = "connected"; };
   events.onerror = () => { $("status").textContent = "disconnected: retrying"; };
   events.onmessage = (message) => {

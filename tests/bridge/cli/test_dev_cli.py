@@ -61,7 +61,7 @@ def test_the_page_keeps_the_last_calls_and_bounds_a_body() -> None:
     assert process.stderr is not None
     try:
         line = process.stderr.readline().decode()
-        found = re.search(r"open (http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
+        found = re.search(r"open (http://127\.0\.0\.1:\d+/\S+)/\?token=(\S+)", line)
         assert found, line
         with httpx.Client(base_url=found[1]) as http:
             assert http.get(f"/?token={found[2]}").status_code == 303

@@ -53,7 +53,9 @@ def dev(served: Path) -> Iterator[str]:
         deadline = time.monotonic() + 60
         logged = b""
         while not (
-            found := re.search(rb"open (http://127\.0\.0\.1:\d+/\?token=\S+)", logged)
+            found := re.search(
+                rb"open (http://127\.0\.0\.1:\d+/\S+/\?token=\S+)", logged
+            )
         ):
             assert time.monotonic() < deadline, logged.decode()
             line = process.stderr.readline()
@@ -212,15 +214,17 @@ def test_hostile_text_is_shown_as_text(page: Page) -> None:
 
 def test_every_request_needs_the_token_host_and_origin(dev: str) -> None:
     base, _, token = dev.partition("/?token=")
-    port = base.rpartition(":")[2]
+    port = httpx.URL(base).port
+    path = httpx.URL(base).path  # every path is under a random one
     with httpx.Client(base_url=base) as http:
         assert http.get("/").status_code == 403  # no cookie
         assert http.get("/api/events").status_code == 403  # streams too
         assert http.get("/?token=wrong").status_code == 403
         exchanged = http.get(f"/?token={token}")
         assert exchanged.status_code == 303
-        assert exchanged.headers["location"] == "/"
+        assert exchanged.headers["location"] == f"{path}/"
         assert token not in exchanged.headers["set-cookie"]  # another secret
+        assert f"Path={path}/" in exchanged.headers["set-cookie"]
         page = http.get("/")
         assert page.status_code == 200
         assert "'unsafe-inline'" not in page.headers["content-security-policy"]
@@ -232,5 +236,44 @@ def test_every_request_needs_the_token_host_and_origin(dev: str) -> None:
         assert http.post("/api/run", headers=evil, json={}).status_code == 421
         form = {"content-type": "text/plain"}  # what a cross-site form can send
         assert http.post("/api/run", headers=form, content=b"{}").status_code == 415
+        outside = httpx.get(f"http://127.0.0.1:{port}/api/state", cookies=http.cookies)
+        assert outside.status_code == 404  # nothing is served outside the path
     with httpx.Client(base_url=base) as other:
         assert other.get(f"/?token={token}").status_code == 403  # one time only
+
+
+def test_another_server_on_127_0_0_1_is_never_sent_the_pages_cookie(
+    page: Page,
+) -> None:
+    # Browsers send a host's cookies to all its ports: with the cookie at
+    # Path=/, any listener on 127.0.0.1 the browser visited got it, and
+    # could drive the page's tools with it.
+    import http.server
+    import threading
+
+    heard: list[str | None] = []
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            heard.append(self.headers.get("cookie"))
+            self.send_response(200)
+            self.send_header("content-type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"another server")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    other = http.server.HTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        expect(page.get_by_test_id("tool-book")).to_be_visible()
+        assert page.context.cookies()  # the page holds its cookie
+        port = other.server_address[1]
+        for path in ("/", "/api/state"):  # (the page's own path is a secret)
+            page.goto(f"http://127.0.0.1:{port}{path}")
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert len(heard) >= 2  # (and the browser may ask for a favicon)
+    assert set(heard) == {None}
