@@ -124,6 +124,7 @@ class _Run:
         self.result: dict[str, Any] | None = None
         self.recorder = Recorder(tool)  # the server's side: its stepper
         self.wire = WireRecorder(tool)  # the client's side: what crossed the wire
+        self.scope = trio.CancelScope()  # cancelled when the page drops the run
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -390,10 +391,16 @@ class DevApp:
         run = _Run(next(self._numbers), tool, arguments, era)
         self.runs[run.number] = run
         while len(self.runs) > self.keep_calls:
-            del self.runs[min(self.runs)]
-        self.nursery.start_soon(self._run, run)
+            # Dropped from the page, its questions could never be answered:
+            # a run still waiting on one would wait, and hold, for ever.
+            self.runs.pop(min(self.runs)).scope.cancel()
+        self.nursery.start_soon(self._run_until_dropped, run)
         self._run_changed(run)
         return run
+
+    async def _run_until_dropped(self, run: _Run) -> None:
+        with run.scope:
+            await self._run(run)
 
     async def _run(self, run: _Run) -> None:
         client_end, server_end = memory_pair()

@@ -79,3 +79,29 @@ def test_the_page_keeps_the_last_calls_and_bounds_a_body() -> None:
         process.terminate()
         process.wait(timeout=30)
         process.stderr.close()
+
+
+async def test_a_run_the_page_drops_is_cancelled_not_left_waiting() -> None:
+    # Past --keep-calls the page forgets a run, so its question can never be
+    # answered: 3,000 runs left 2,995 waiting for ever (+140 MiB).
+    import trio
+    import trio.testing
+
+    from bridge.cli.dev import DevApp
+    from bridge.cli.loader import load_server
+
+    server = load_server(str(TOOLS))
+    app = DevApp(server, keep_calls=2)
+    with trio.fail_after(30):
+        async with server.running(), trio.open_nursery() as nursery:
+            app.nursery = nursery
+            runs = [
+                app.start_run("book", {"city": "Lisbon"}, "legacy") for _ in range(5)
+            ]
+            while not all(run.questions for run in runs[-2:]):
+                await trio.sleep(0.01)
+            await trio.testing.wait_all_tasks_blocked()
+            assert sorted(app.runs) == [runs[-2].number, runs[-1].number]
+            assert len(nursery.child_tasks) == 2  # the dropped three ended
+            assert all(run.scope.cancel_called for run in runs[:3])
+            nursery.cancel_scope.cancel()
