@@ -35,7 +35,8 @@ function resolve(schema, root) {
   let s = schema || {};
   for (let i = 0; i < 8 && typeof s.$ref === "string"; i++) {
     const name = s.$ref.split("/").pop();
-    s = ((root && (root.$defs || root.definitions)) || {})[name] || {};
+    const defs = (root && (root.$defs || root.definitions)) || {};
+    s = Object.hasOwn(defs, name) ? defs[name] || {} : {};  // never a prototype's
   }
   const options = s.anyOf || s.oneOf;
   if (Array.isArray(options)) {
@@ -51,7 +52,7 @@ function primitive(type) { return ["string", "number", "integer", "boolean"].inc
 function field(prefix, name, schema, root, depth) {
   const s = resolve(schema, root);
   const id = `${prefix}${name}`;
-  const title = s.title || name.split(".").pop();
+  const title = s.title || name;
   const label = el("label", { class: "field" }, el("span", { text: title + " " }));
   if (s.description) label.append(el("span", { class: "description", text: s.description + " " }));
   let input, read;
@@ -102,10 +103,10 @@ function objectForm(prefix, schema, root, depth) {
   for (const [name, sub] of Object.entries(s.properties || {})) {
     const made = field(prefix, name, sub, root, depth);
     node.append(made.node);
-    readers.push([name.split(".").pop(), made.read]);
+    readers.push([name, made.read]);  // the name as the schema spells it
   }
   const read = () => {
-    const out = {};
+    const out = Object.create(null);  // so that "__proto__" is a key like any other
     for (const [name, r] of readers) { const v = r(); if (v !== undefined) out[name] = v; }
     return out;
   };

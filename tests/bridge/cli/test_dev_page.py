@@ -277,3 +277,33 @@ def test_another_server_on_127_0_0_1_is_never_sent_the_pages_cookie(
         other.server_close()
     assert len(heard) >= 2  # (and the browser may ask for a favicon)
     assert set(heard) == {None}
+
+
+def test_a_form_keeps_property_names_with_dots_and_proto_as_spelled(
+    page: Page,
+) -> None:
+    # "user.name" was sent as "name", and "__proto__" set the prototype of
+    # the arguments object instead of becoming one of its keys.
+    expect(page.get_by_test_id("tool-book")).to_be_visible()
+    schema = {
+        "properties": {
+            "user.name": {"type": "string", "default": "ada"},
+            "__proto__": {"type": "string", "default": "kept"},
+            "plain": {
+                "type": "object",
+                "properties": {"a.b": {"type": "integer", "default": 3}},
+            },
+        }
+    }
+    sent = page.evaluate(
+        """(text) => {
+            const schema = JSON.parse(text);  // as a server's schema arrives
+            return JSON.stringify(objectForm("probe.", schema, schema, 0).read());
+        }""",
+        json.dumps(schema),
+    )
+    assert json.loads(sent) == {
+        "user.name": "ada",
+        "__proto__": "kept",
+        "plain": {"a.b": 3},
+    }
