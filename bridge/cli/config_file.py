@@ -14,6 +14,13 @@ directory with a ``yieldmcp.toml`` or a ``pyproject.toml`` holding
 directory upward (a host such as Claude Desktop starts ``serve`` in a
 directory of its own choosing). Both files in one directory is a mistake.
 
+A file found there must belong to the user running ``serve`` (or to root),
+and must not be writable by everyone: the search climbs into shared
+directories (``/tmp``, a parent of many projects), where another user could
+plant one and choose how this server listens, what it stores where, and
+whether clients see its exceptions. Such a file is refused, as ``git``
+refuses a repository another user owns.
+
 An unknown key, a value of the wrong type, or a file that is not TOML is one
 line naming the file (and line) and the key: :class:`ConfigError`, exit
 status 2. ``serve --print-config`` prints every setting in force and where
@@ -25,7 +32,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -117,12 +126,16 @@ def _in(folder: Path) -> Found | None:
 
 def _read(path: Path, *, table: str | None) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            owned = os.fstat(file.fileno())  # the file read, not one put after
+            text = file.read().decode("utf-8")
         document = tomllib.loads(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is not valid TOML: nested too deep") from None
     settings: Any = document
     if table is not None:
         for part in table.split("."):
@@ -135,11 +148,27 @@ def _read(path: Path, *, table: str | None) -> Any:
             return None
         if not isinstance(settings, dict):
             raise ConfigError(f"{path}: [{table}] is not a table")
+    _check_trusted(path, owned)  # (a pyproject.toml not configuring us: any)
     fields = cast("dict[str, Any]", settings)
     return Found(path, fields, _lines(text, table, fields))
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?")
+
+
+def _check_trusted(path: Path, found: os.stat_result) -> None:
+    """Refuse a file another user could have written (see the module's doc)."""
+    if found.st_uid not in (os.getuid(), 0):
+        raise ConfigError(
+            f"{path} belongs to another user (uid {found.st_uid}), who would "
+            "choose this server's settings: not read (chown it, or run serve "
+            "as its owner)"
+        )
+    if found.st_mode & stat.S_IWOTH:
+        raise ConfigError(
+            f"{path} can be written by every user, who would choose this "
+            f"server's settings: not read (chmod o-w {path})"
+        )
 
 
 def _lines(text: str, table: str | None, keys: Mapping[str, Any]) -> dict[str, int]:

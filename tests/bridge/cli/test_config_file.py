@@ -183,3 +183,52 @@ async def test_serve_takes_http_and_verbose_from_the_file(tmp_path: Path) -> Non
         kill(process)
     # verbose = 1 took effect before logging was set up: a line per request.
     assert "yieldmcp.requests: tools/list" in errors.read_text()
+
+
+@pytest.mark.parametrize("shared", ["owner", "mode"])
+def test_a_file_another_user_could_have_written_is_refused(
+    shared: str, tmp_path: Path
+) -> None:
+    # The search climbs into shared folders: a yieldmcp.toml planted in /tmp
+    # by another user chose how every server below it listened and stored.
+    import os
+
+    if shared == "owner" and os.getuid() != 0:
+        print("skipped: giving a file to another user needs root (CI runs as root)")
+        pytest.skip("giving a file to another user needs root")
+    planted = tmp_path / "yieldmcp.toml"
+    served = project(tmp_path / "below" / "project", "", own_file=False)
+    (served.parent / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    planted.write_text('debug = true\nhttp = "127.0.0.1:0"\n')
+    if shared == "owner":
+        os.chown(planted, 65534, 65534)
+    else:
+        planted.chmod(0o666)
+    done = yieldmcp("serve", "tools.py", "--print-config", cwd=served.parent)
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"yieldmcp: error: {planted} ")
+    assert "not read" in line
+    # A pyproject.toml of another user that does not configure yieldmcp is
+    # passed over, as before.
+    planted.unlink()
+    other = tmp_path / "pyproject.toml"
+    other.write_text('[project]\nname = "theirs"\n')
+    if shared == "owner":
+        os.chown(other, 65534, 65534)
+    else:
+        other.chmod(0o666)
+    done = yieldmcp("serve", "tools.py", "--print-config", cwd=served.parent)
+    assert done.returncode == 0, done.stderr
+
+
+def test_toml_nested_past_the_parsers_depth_is_one_line(tmp_path: Path) -> None:
+    served = project(tmp_path, "")
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "yieldmcp.toml").write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    done = yieldmcp("serve", served.name, "--print-config", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"yieldmcp: error: {tmp_path / 'yieldmcp.toml'} is not valid TOML: "
+        "nested too deep"
+    ]
