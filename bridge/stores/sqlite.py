@@ -29,7 +29,7 @@ import stat
 import threading
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, final
 
@@ -369,14 +369,38 @@ def _private_file(path: Path) -> None:
     """Make a new database file readable by its owner only, whatever the
     umask (SQLite gives its ``-wal`` and ``-shm`` files the database's
     mode): it holds every journal, and the request-state key
-    (:mod:`bridge.durable.keys`)."""
+    (:mod:`bridge.durable.keys`).
+
+    An existing path must be the user's own file (or root's), not a link:
+    in a shared folder another user could plant either, and a link would
+    have the store (and its key) made where they chose, readable by them.
+
+    Raises:
+        StoreUnavailable: the path is a symbolic link, or another user's file.
+    """
     if str(path) in ("", ":memory:"):
         return
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    # An existing file, no such folder, no permission: sqlite3.connect opens
-    # it or says why.
-    with suppress(OSError):
+    try:
         os.close(os.open(path, flags, 0o600))  # an empty file: an empty database
+    except OSError:
+        pass  # there already, no such folder, no permission: looked at below
+    else:
+        return
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return  # sqlite3.connect says why
+    if stat.S_ISLNK(found.st_mode):
+        raise StoreUnavailable(
+            f"sqlite:{path} is a symbolic link: not followed (give the "
+            "store's real path)"
+        )
+    if stat.S_ISREG(found.st_mode) and found.st_uid not in (os.getuid(), 0):
+        raise StoreUnavailable(
+            f"sqlite:{path} belongs to another user (uid {found.st_uid}), who "
+            "could read and change every journal: not used"
+        )
 
 
 def _warn_if_shared(path: Path) -> None:

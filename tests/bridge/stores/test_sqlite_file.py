@@ -47,3 +47,33 @@ def test_a_store_file_others_can_read_is_warned_of_and_kept(
         f"sqlite:{path} can be read by other users (mode 644): it holds every"
         f" journal and the request-state key; chmod 600 {path}"
     ]
+
+
+def test_a_link_planted_at_the_store_path_is_not_followed(tmp_path: Path) -> None:
+    # In a shared folder another user could link the store's name to a file
+    # of their choosing: the store (and its request-state key) was made
+    # there, mode 644, readable by them.
+    from bridge.stores import StoreUnavailable
+
+    chosen = tmp_path / "theirs" / "loot.db"
+    chosen.parent.mkdir()
+    planted = tmp_path / "store.sqlite3"
+    planted.symlink_to(chosen)
+    with pytest.raises(StoreUnavailable, match="is a symbolic link: not followed"):
+        open_store(f"sqlite:{planted}")
+    assert not chosen.exists()
+
+
+def test_another_users_file_at_the_store_path_is_refused(tmp_path: Path) -> None:
+    from bridge.stores import StoreUnavailable
+
+    if os.getuid() != 0:
+        print("skipped: giving a file to another user needs root (CI runs as root)")
+        pytest.skip("giving a file to another user needs root")
+    planted = tmp_path / "store.sqlite3"
+    planted.write_bytes(b"")
+    os.chown(planted, 65534, 65534)
+    with pytest.raises(
+        StoreUnavailable, match=r"belongs to another user \(uid 65534\)"
+    ):
+        open_store(f"sqlite:{planted}")
