@@ -17,6 +17,7 @@ user's is ever overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from importlib import metadata
@@ -92,14 +93,27 @@ def make_project(folder: Path, depends_on: str | None = None) -> list[Path]:
         "README.md": _README.format(name=_project_name(folder.resolve())),
     }
     written: list[Path] = []
+    made: list[Path] = []  # files and folders this call made, in order
     try:
         for relative, text in files.items():
             path = folder / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
+            for parent in reversed((path.parent, *path.parent.parents)):
+                if not parent.exists():
+                    parent.mkdir()
+                    made.append(parent)
             with path.open("x", encoding="utf-8") as out:  # never over a file
+                made.append(path)
                 out.write(text)
             written.append(path)
     except OSError as exc:
+        # A full disk, say: what was written goes, so that init can be run
+        # again (it refuses a folder that is not empty).
+        for path in reversed(made):
+            with contextlib.suppress(OSError):
+                if path.is_dir():
+                    path.rmdir()
+                else:
+                    path.unlink()
         raise InitError(f"cannot write {folder}: {exc}") from None
     return written
 

@@ -129,3 +129,39 @@ def test_init_without_dir_fills_the_current_empty_folder(tmp_path: Path) -> None
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.*")) == (
         sorted(FILES)
     )
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_a_write_that_fails_midway_leaves_nothing_and_init_runs_again(
+    existed: bool, tmp_path: Path
+) -> None:
+    # A full disk left pyproject.toml, tools.py, tests/ and an empty
+    # README.md, and a second init refused the folder as not empty. The
+    # kernel's file size limit fails the third file's write for real.
+    target = tmp_path / "project"
+    if existed:
+        target.mkdir()
+    script = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1200, 1200))\n"
+        "from bridge.cli import main\n"
+        "sys.exit(main(['init', sys.argv[1]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(target)],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"yieldmcp: error: cannot write {target}: ")
+    assert "File too large" in line
+    if existed:
+        assert list(target.iterdir()) == []
+    else:
+        assert not target.exists()
+    again = yieldmcp("init", str(target))
+    assert again.returncode == 0, again.stderr
+    assert sorted(str(p.relative_to(target)) for p in target.rglob("*.*")) == sorted(
+        FILES
+    )
