@@ -36,6 +36,23 @@ def add_call_options(command: argparse.ArgumentParser) -> None:
             "for what the wire carried)"
         ),
     )
+    command.add_argument(
+        "--trace-max-notices",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help=(
+            "log and progress notices the picture keeps; later ones are left "
+            "out, and a bar says so (default: 2000)"
+        ),
+    )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: not a positive integer")
+    return value
 
 
 def run(args: argparse.Namespace, verb: Callable[[argparse.Namespace], int]) -> int:
@@ -64,7 +81,11 @@ def run(args: argparse.Namespace, verb: Callable[[argparse.Namespace], int]) -> 
     from .trace_record import WireRecorder
 
     tool: str | None = getattr(args, "tool", None)
-    recorder = WireRecorder(f"call {tool}" if tool else "call")
+    notices: int | None = getattr(args, "trace_max_notices", None)
+    recorder = WireRecorder(
+        f"call {tool}" if tool else "call",
+        **({} if notices is None else {"max_notices": notices}),
+    )
     tap.install("picture", recorder.factory)
     try:
         return verb(args)

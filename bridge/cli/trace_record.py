@@ -7,6 +7,11 @@ crossed it: each question the server asked (a 2025-11-25 request, or a
 the moment our answer left, showing both messages' params; each log or
 progress notification is an instant bar.
 
+A picture keeps at most ``max_notices`` log and progress notices (2,000 by
+default; ``call --trace-max-notices``): a server that logs without end would
+otherwise grow the client, and the page, without bound. The last notice kept
+says that later ones are left out.
+
 Lanes come from the effect key a yieldmcp server puts in ``_meta``
 (``io.yieldmcp/effect``) when the client declares that experimental
 capability, which the recorder does on ``initialize`` and on each 2026-07-28
@@ -20,7 +25,7 @@ import contextlib
 import itertools
 import time
 from collections.abc import Generator, Mapping
-from typing import Any, cast, final
+from typing import Any, Final, cast, final
 
 from bridge.jsonrpc.messages import (
     ErrorResponse,
@@ -41,6 +46,8 @@ _KINDS = {
 }
 _NOTICES = {"notifications/message": "log", "notifications/progress": "progress"}
 _CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
+MAX_NOTICES: Final = 2000
+"""Log and progress notices a picture keeps (see the module's doc)."""
 
 
 def _fields(value: Any) -> dict[str, Any]:
@@ -65,9 +72,11 @@ def _with_capability(capabilities: Any) -> dict[str, Any]:
 class WireRecorder:
     """The timeline of one ``call``, and the taps that fill it."""
 
-    def __init__(self, title: str) -> None:
+    def __init__(self, title: str, *, max_notices: int = MAX_NOTICES) -> None:
         self.timeline = Timeline(title, started=time.monotonic())
         self._numbers = itertools.count()
+        self.max_notices = max_notices
+        self.notices = 0  # log and progress notices heard
 
     def factory(self, handler: object, transport: object) -> _WireTap:
         return _WireTap(self)
@@ -168,10 +177,18 @@ class _WireTap:
         kind = _NOTICES.get(notification.method)
         if kind is None:
             return
+        recorder = self._recorder
+        recorder.notices += 1
+        if recorder.notices > recorder.max_notices:
+            return
         params = notification.params or {}
-        key, now = self._recorder.key(params), time.monotonic()
-        bar = Bar(key, kind, kind, now, now, question=dict(params))
-        self._recorder.timeline.open(bar)
+        key, now = recorder.key(params), time.monotonic()
+        if recorder.notices == recorder.max_notices:  # the last one kept
+            label = f"notices after this {recorder.max_notices:,} are left out"
+            bar = Bar(key, kind, label, now, now, question=dict(params))
+        else:
+            bar = Bar(key, kind, kind, now, now, question=dict(params))
+        recorder.timeline.open(bar)
 
     def closed(self) -> None:
         pass

@@ -72,3 +72,31 @@ def test_a_link_planted_during_the_call_is_replaced_not_followed(
     assert page.read_text() == "<svg/>"
     assert stat.S_IMODE(page.stat().st_mode) == 0o600  # not the link target's
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_picture_keeps_at_most_max_notices_and_says_so() -> None:
+    # A server that logs without end grew the client and the page without
+    # bound: 80,000 notices of 2 KB, a 183 MB page and 711 MB of memory.
+    from bridge.cli.trace_record import MAX_NOTICES, WireRecorder
+    from bridge.jsonrpc import Notification
+
+    recorder = WireRecorder("call chatty", max_notices=3)
+    tap = recorder.factory(None, None)
+    for n in range(50):
+        params = {"level": "info", "data": f"line {n}"}
+        tap.notified(Notification("notifications/message", params))
+    bars = recorder.timeline.bars
+    assert [bar.question["data"] for bar in bars] == ["line 0", "line 1", "line 2"]
+    assert bars[-1].label == "notices after this 3 are left out"
+    assert recorder.notices == 50
+    assert WireRecorder("call").max_notices == MAX_NOTICES == 2000
+
+
+def test_trace_max_notices_bounds_a_traced_calls_picture(tmp_path: Path) -> None:
+    done = yieldmcp(
+        "call", TRACED, "debate", "--arg", "topic=tea", "--trace", "call.html",
+        "--trace-max-notices", "1", "--connect-timeout", f"{STARTUP}",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "notices after this 1 are left out" in (tmp_path / "call.html").read_text()
