@@ -239,7 +239,10 @@ class _Exchange:
             await self._write(h11.InformationalResponse(status_code=100, headers=[]))
         try:
             return await self._body()
-        except h11.RemoteProtocolError:
+        except h11.RemoteProtocolError as exc:
+            if not self.started:  # the client hears why, as for a bad head
+                self.started = self.done = True  # (what the app sends is dropped)
+                await self.c.refuse(exc.error_status_hint, f"Bad Request: {exc}")
             self.c.gone = True  # a malformed body: nothing more to read
             return {"type": "http.disconnect"}
 

@@ -175,6 +175,20 @@ async def test_head_gets_the_head_of_what_get_would_get_and_no_error(
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
+async def test_a_malformed_chunked_body_gets_400_not_a_silent_close() -> None:
+    async with served(_server()) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            head = (
+                _list()
+                .split(b"\r\n\r\n")[0]
+                .replace(b"Content-Length: ", b"Transfer-Encoding: chunked\r\nX-Was: ")
+            )
+            await stream.send_all(head + b"\r\n\r\nzz\r\n{}\r\n0\r\n\r\n")
+            reply = await _until_closed(stream)
+    assert reply.startswith(b"HTTP/1.1 400"), reply
+
+
 async def test_keep_alive_serves_several_requests_then_closes_when_idle() -> None:
     limits = HttpLimits(keepalive_timeout=0.3)
     async with served(_server(), limits=limits) as url:
