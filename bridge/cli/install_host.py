@@ -9,7 +9,9 @@ key and server is kept as it was; a server of the same name is refused
 unless ``force``; a file that is not JSON (or not the shape the host reads)
 is refused, never rewritten. The file is written whole to a temporary file
 beside it and moved over it (``os.replace``), so the host never reads half of
-it; a symbolic link there is refused rather than followed or replaced.
+it; a symbolic link, FIFO or folder there is refused before anything is read.
+The file is locked from the read to the rename, so installs at once each keep
+their entry, and it keeps its mode and (when root rewrites it) its owner.
 
 Where each host reads its configuration by default, from its documentation:
 
@@ -30,16 +32,23 @@ Where each host reads its configuration by default, from its documentation:
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import math
 import os
+import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
 import attrs
 
 from .whole_file import write_whole
+
+if sys.platform != "win32":
+    import fcntl
 
 __all__ = [
     "HOSTS",
@@ -150,37 +159,173 @@ def install(
 ) -> None:
     """Merge ``entry`` as server ``name`` into ``config``, written atomically.
 
+    The file is held open and locked (``flock``) from the read to the rename,
+    so installs at once each add their entry in turn; a new file is created
+    empty first, to be locked like one already there.
+
     Raises:
-        InstallError: ``config`` is a symbolic link, is not JSON or not an
-            object of servers, already has ``name`` (without ``force``), or
-            cannot be written.
+        InstallError: ``config`` is a symbolic link or not a regular file, is
+            not JSON or not an object of servers, already has ``name``
+            (without ``force``), or cannot be written.
     """
-    document = _read(config, host)
-    servers = cast("dict[str, Any]", document.setdefault(host.servers_key, {}))
-    if name in servers and not force:
-        raise InstallError(
-            f"{config} already has a server named {name!r} "
-            "(--force replaces it, --name NAME adds another)"
-        )
-    servers[name] = dict(entry)
-    _write(config, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    with _held(config) as (handle, status):
+        document = _parse(config, _read(config, handle), host)
+        servers = cast("dict[str, Any]", document.setdefault(host.servers_key, {}))
+        if name in servers and not force:
+            raise InstallError(
+                f"{config} already has a server named {name!r} "
+                "(--force replaces it, --name NAME adds another)"
+            )
+        servers[name] = dict(entry)
+        _write(config, _dump(config, document), status)
 
 
-def _read(config: Path, host: Host) -> dict[str, Any]:
-    if config.is_symlink():
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO opens at once, to be refused
+_OPEN = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_CREATE = _OPEN | os.O_CREAT | os.O_EXCL
+_ATTEMPTS = 100  # other installers replacing the file before it is locked
+
+
+@contextlib.contextmanager
+def _held(config: Path) -> Generator[tuple[int, os.stat_result]]:
+    """``config`` open and locked, and still the file at that path: a
+    descriptor to read it and its status. A file another installer renamed
+    over it while this one waited for the lock is opened again. A file
+    created here and then not written is removed."""
+    for _ in range(_ATTEMPTS):
+        _refuse_unusual(config)
+        opened = _open(config)
+        if opened is None:
+            continue  # created by another installer just now
+        handle, created = opened
+        try:
+            status = os.fstat(handle)
+            _refuse_unusual(config, status.st_mode)
+            _lock(config, handle)
+            if not _names(config, status):
+                continue
+            try:
+                yield handle, status
+            except BaseException:
+                if created and _names(config, status):
+                    config.unlink(missing_ok=True)  # still the empty file
+                raise
+            return
+        finally:
+            os.close(handle)
+    raise InstallError(f"{config} kept being replaced; not changing it")
+
+
+def _refuse_unusual(config: Path, mode: int | None = None) -> None:
+    """Refuse, before reading it, what is not a regular file at ``config``."""
+    if mode is None:
+        try:
+            mode = config.lstat().st_mode
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise InstallError(f"cannot read {config}: {exc}") from None
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISLNK(mode):
         raise InstallError(
             f"{config} is a symbolic link: pass the file it points to with --config"
         )
+    if stat.S_ISDIR(mode):
+        raise InstallError(f"{config} is a folder; not changing it")
+    raise InstallError(f"{config} is not a regular file; not changing it")
+
+
+def _open(config: Path) -> tuple[int, bool] | None:
+    """A descriptor for ``config`` and whether it was created here (empty,
+    ``0600``); None when another process created it first."""
     try:
-        text = config.read_text(encoding="utf-8")
+        return os.open(config, _OPEN), False
     except FileNotFoundError:
-        return {}
+        pass
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a link planted since the check
+            _refuse_unusual(config, stat.S_IFLNK)
+        raise InstallError(f"cannot read {config}: {exc}") from None
+    try:
+        config.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(config, _CREATE, 0o600), True
+    except FileExistsError:
+        return None
+    except OSError as exc:
+        raise InstallError(f"cannot write {config}: {exc}") from None
+
+
+def _lock(config: Path, handle: int) -> None:
+    """Wait for the exclusive lock on the open file. Where the file system
+    has no such locks (``flock`` on some network file systems), go on
+    without: the rename is still atomic, as it was before locking."""
+    if sys.platform == "win32":
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+    except OSError as exc:
+        if exc.errno in (errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+            return
+        raise InstallError(f"cannot lock {config}: {exc}") from None
+
+
+def _names(config: Path, status: os.stat_result) -> bool:
+    """Whether ``config`` is still the file ``status`` describes."""
+    try:
+        there = config.lstat()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise InstallError(f"cannot read {config}: {exc}") from None
+    return (there.st_dev, there.st_ino) == (status.st_dev, status.st_ino)
+
+
+def _read(config: Path, handle: int) -> str:
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(handle, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InstallError(f"cannot read {config}: {exc}") from None
+
+
+class _NotWritableBack(ValueError):
+    """JSON's parser takes it, but writing it back would change it."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotWritableBack(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise _NotWritableBack(f"{text} is too large a number")
+    return number
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in fields:
+            raise _NotWritableBack(f"the key {key!r} appears twice in one object")
+        fields[key] = value
+    return fields
+
+
+def _parse(config: Path, text: str, host: Host) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        document: Any = json.loads(text)
+        document: Any = json.loads(
+            text,
+            parse_constant=_no_constant,
+            parse_float=_finite,
+            object_pairs_hook=_unique,
+        )
     except json.JSONDecodeError as exc:
         # VS Code and Cursor read comments and trailing commas; writing the
         # file back would drop them, so it is left for the user to edit.
@@ -189,6 +334,11 @@ def _read(config: Path, host: Host) -> dict[str, Any]:
             f"cannot be kept); not changing it: add the entry --dry-run prints "
             f"by hand"
         ) from None
+    except (ValueError, RecursionError) as exc:
+        # NaN, Infinity, 1e400, a key twice, an integer too long to read, or
+        # nesting deeper than the parser goes: written back, it would not be
+        # what the file said (or not JSON at all).
+        raise _not_plain(config, exc) from None
     if not isinstance(document, dict):
         raise InstallError(f"{config} is not a JSON object; not changing it")
     fields = cast("dict[str, Any]", document)
@@ -200,8 +350,24 @@ def _read(config: Path, host: Host) -> dict[str, Any]:
     return fields
 
 
-def _write(config: Path, text: str) -> None:
+def _dump(config: Path, document: dict[str, Any]) -> str:
     try:
-        write_whole(config, text)
+        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    except (ValueError, RecursionError) as exc:
+        raise _not_plain(config, exc) from None
+    return text + "\n"
+
+
+def _not_plain(config: Path, exc: ValueError | RecursionError) -> InstallError:
+    reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+    return InstallError(
+        f"{config} is not plain JSON ({reason}); not changing it: add the entry "
+        f"--dry-run prints by hand"
+    )
+
+
+def _write(config: Path, text: str, status: os.stat_result) -> None:
+    try:
+        write_whole(config, text, like=status)
     except OSError as exc:
         raise InstallError(f"cannot write {config}: {exc}") from None
