@@ -56,6 +56,7 @@ _T = TypeVar("_T")
 _BATCH = 64  # most jobs a worker takes from the queue at once
 _IDLE = 10.0  # seconds a worker waits for work before its thread ends
 _LOOK_EVERY = 0.5  # most seconds the watchdog sleeps with nothing to watch
+_LONGEST_SLEEP = 60.0  # most seconds it sleeps at all (always < TIMEOUT_MAX)
 
 AppendArgs = tuple[str, str, Sequence[Mapping[str, Any]], float | None]
 
@@ -331,7 +332,11 @@ class _Workers:
                     job.settle(outcome.Error(_late(job.timeout)))
                 soonest = next(iter(self._waiting), None)
                 due = self._look_every if soonest is None else soonest.deadline - now
-                self._due.wait(due)
+                # At most a minute: a timeout of 1e300 is "practically never",
+                # as inf is (a wait past threading.TIMEOUT_MAX would raise
+                # OverflowError and end this thread), and a timeout lowered
+                # meanwhile is seen within a minute.
+                self._due.wait(min(due, _LONGEST_SLEEP))
 
     def stop(self) -> None:
         with self._ready:

@@ -9,6 +9,7 @@ URL is used, so the optional extras stay optional.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -21,6 +22,15 @@ __all__ = ["open_store", "sqlite_options", "sqlite_path"]
 
 _SQLITE_OPTIONS = {"busy_timeout": float, "poll_interval": float, "synchronous": str}
 
+_MOST_SECONDS = 86400.0
+"""The most seconds a ``sqlite:`` URL's ``busy_timeout`` or ``poll_interval``
+may say (a day): more is a mistake, and ``inf`` or ``1e300`` would overflow
+when the store turns it into milliseconds or a lock's timeout."""
+
+_MOST_NETWORK = 32767.0
+"""The most seconds a network store's own timeouts are given (Linux's
+largest ``TCP_KEEPIDLE``; see :func:`open_store`)."""
+
 
 def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> JournalStore:
     """The store a URL names.
@@ -28,7 +38,12 @@ def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> JournalStore:
     ``timeout`` bounds what a network store lets one call hang on: Redis's
     socket timeout, PostgreSQL's statement and lock timeouts and TCP checks
     (the URL's own settings win). SQLite's equivalent is its
-    ``busy_timeout`` option.
+    ``busy_timeout`` option. Those settings take at most 32767 s (9 hours,
+    the most TCP keepalive idle time Linux takes, which PostgreSQL's
+    ``keepalives_idle`` follows): a longer ``timeout`` (``inf``, ``1e300``)
+    is practically none, and would not fit a socket's timeout or
+    PostgreSQL's settings. (The deadline :class:`~.running.AsyncStore`
+    gives each operation is ``timeout`` itself.)
 
     Raises:
         StoreUnavailable: the URL names no known backend, or it cannot be opened
@@ -36,6 +51,7 @@ def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> JournalStore:
     """
     if url in ("memory", "memory:"):
         return MemoryStore()
+    timeout = min(timeout, _MOST_NETWORK)
     if url.startswith("sqlite:"):
         from .sqlite import SQLiteStore
 
@@ -107,8 +123,14 @@ def sqlite_options(url: str) -> tuple[Path, dict[str, Any]]:
     if synchronous not in ("NORMAL", "FULL", "EXTRA"):
         raise StoreUnavailable(f"{url!r}: synchronous must be NORMAL, FULL or EXTRA")
     for name in ("busy_timeout", "poll_interval"):
-        if name in options and not options[name] > 0:
+        if name not in options:
+            continue
+        if not options[name] > 0:
             raise StoreUnavailable(f"{url!r}: {name} must be positive")
+        if not math.isfinite(options[name]) or options[name] > _MOST_SECONDS:
+            raise StoreUnavailable(
+                f"{url!r}: {name} must be at most {_MOST_SECONDS:g} seconds (a day)"
+            )
     return sqlite_path(path), options
 
 
