@@ -446,6 +446,8 @@ def _add_completion(verbs: Any) -> None:
 
 
 def _add_journal(verbs: Any) -> None:
+    from .limits import Positive  # (imports no server)
+
     journal = verbs.add_parser(
         "journal",
         help="write a call's or a task's journal from a store, as JSON",
@@ -472,7 +474,7 @@ def _add_journal(verbs: Any) -> None:
     )
     journal.add_argument(
         "--store-timeout",
-        type=float,
+        type=Positive(float),
         default=5.0,
         metavar="SECONDS",
         help="seconds one store operation may take, opening it included (5)",
@@ -701,6 +703,8 @@ def _call(args: argparse.Namespace) -> int:
             parsed: Any = json.loads(args.args)
         except json.JSONDecodeError as exc:
             raise CliError(f"--args is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise CliError("--args is JSON nested too deep") from None
         if not isinstance(parsed, dict):
             raise CliError("--args must be a JSON object")
         arguments.update(cast(dict[str, Any], parsed))

@@ -81,6 +81,10 @@ def key_value(value: str) -> tuple[str, Any]:
         return key, json.loads(raw)
     except json.JSONDecodeError:
         return key, raw  # a bare word is a string
+    except RecursionError:
+        raise argparse.ArgumentTypeError(
+            f"{key}'s value is JSON nested too deep"
+        ) from None
 
 
 def add_host_options(command: argparse.ArgumentParser, *, era: bool = True) -> None:
@@ -219,6 +223,10 @@ def scripted_answers(args: argparse.Namespace) -> Any:
             script = json.loads(Path(args.answers).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"cannot read --answers {args.answers}: {exc}") from None
+        except RecursionError:
+            raise ValueError(
+                f"cannot read --answers {args.answers}: JSON nested too deep"
+            ) from None
         if not isinstance(script, dict):
             raise ValueError("--answers must hold a JSON object of KEY: answers")
     for key, value in args.answer:

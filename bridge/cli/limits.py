@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from bridge.server.limits import ServerLimits
-from bridge.server.server import Server
-from bridge.transports.http.config import HttpLimits
+if TYPE_CHECKING:
+    from bridge.server.server import Server
+    from bridge.transports.http.config import HttpLimits
 
 __all__ = ["Positive", "add_limit_flags", "apply_limits", "http_limits", "http_options"]
 
-_LIMITS: tuple[type[Any], ...] = (ServerLimits, HttpLimits)
+# The limits' classes are imported when a function here needs them:
+# :class:`Positive` alone (``journal --store-timeout``) imports no server.
+
+
+def _limits() -> tuple[type[Any], ...]:
+    from bridge.server.limits import ServerLimits
+    from bridge.transports.http.config import HttpLimits
+
+    return (ServerLimits, HttpLimits)
 
 
 def _described(cls: type[Any]) -> dict[str, str]:
@@ -43,7 +51,7 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
     group = command.add_argument_group(
         "limits", "what one client can make the server hold (docs/deploying.md)"
     )
-    for cls in _LIMITS:
+    for cls in _limits():
         described = _described(cls)
         fields: tuple[attrs.Attribute[Any], ...] = attrs.fields(cls)
         for field in fields:
@@ -170,6 +178,8 @@ def apply_limits(server: Server, args: argparse.Namespace) -> None:
     Raises:
         ValueError: a value a limit refuses (not positive).
     """
+    from bridge.server.limits import ServerLimits
+
     chosen = _chosen(args, ServerLimits)
     if chosen:
         server.set_limits(attrs.evolve(server.limits, **chosen))
@@ -185,6 +195,8 @@ def http_limits(args: argparse.Namespace) -> HttpLimits:
     Raises:
         ValueError: a value a limit refuses.
     """
+    from bridge.transports.http.config import HttpLimits
+
     return HttpLimits(**_chosen(args, HttpLimits))
 
 

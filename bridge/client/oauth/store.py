@@ -27,7 +27,7 @@ import stat
 import time
 from collections.abc import Generator, Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol, cast, final
+from typing import Any, Final, Literal, Protocol, TypeVar, cast, final
 
 import attrs
 
@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 AuthMethod = Literal["none", "client_secret_basic", "client_secret_post"]
+_AUTH_METHODS: Final = ("none", "client_secret_basic", "client_secret_post")
 
 
 @final
@@ -137,6 +138,23 @@ def default_token_path() -> Path:
     return base / "yieldmcp" / "tokens.json"
 
 
+_Entry = TypeVar("_Entry", Tokens, ClientInfo)
+
+_FIELD_KINDS: Final[dict[str, tuple[type, ...]]] = {
+    "access_token": (str,),
+    "issuer": (str, type(None)),
+    "token_type": (str,),
+    "refresh_token": (str, type(None)),
+    "expires_at": (int, float, type(None)),
+    "scope": (str, type(None)),
+    "client_id": (str,),
+    "client_secret": (str, type(None)),
+    "auth_method": (str,),
+    "portable": (bool,),
+}
+"""What each field of a :class:`Tokens` or :class:`ClientInfo` read from a
+file may hold (``Tokens.issuer`` is required by its class, not here)."""
+
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -165,17 +183,40 @@ class FileTokenStore:
 
     async def load_tokens(self, resource: str) -> Tokens | None:
         entry = self._read()["tokens"].get(resource)
-        return None if entry is None else Tokens(**entry)
+        return None if entry is None else self._entry(Tokens, entry)
 
     async def save_tokens(self, resource: str, tokens: Tokens | None) -> None:
         self._update("tokens", resource, tokens)
 
     async def load_client(self, issuer: str) -> ClientInfo | None:
         entry = self._read()["clients"].get(issuer)
-        return None if entry is None else ClientInfo(**entry)
+        return None if entry is None else self._entry(ClientInfo, entry)
 
     async def save_client(self, issuer: str, client: ClientInfo | None) -> None:
         self._update("clients", issuer, client)
+
+    def _entry(self, cls: type[_Entry], entry: dict[str, Any]) -> _Entry:
+        """One entry of the file as ``cls``; one line naming the file if its
+        fields are not ``cls``'s (a hand-edited file, another program's)."""
+        for name, value in entry.items():
+            kinds = _FIELD_KINDS.get(name, ())
+            if not isinstance(value, kinds) or (
+                isinstance(value, bool) and name != "portable"
+            ):
+                raise self._bad()
+        if entry.get("auth_method", "none") not in _AUTH_METHODS:
+            raise self._bad()
+        try:
+            return cls(**entry)
+        except TypeError:  # a field cls has not, or a missing one
+            raise self._bad() from None
+
+    def _bad(self) -> AuthorizationError:
+        return AuthorizationError(
+            f"{self.path} is not a token file (expected "
+            '{"tokens": {RESOURCE: {...}}, "clients": {ISSUER: {...}}}); '
+            "move it away or give another --oauth-tokens FILE"
+        )
 
     def check(self) -> None:
         """Raise now, not mid-flow, if the directory or the file is unsafe
@@ -217,7 +258,9 @@ class FileTokenStore:
             return self._read_in(folder)
 
     def _read_in(self, folder: int) -> dict[str, dict[str, Any]]:
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+        # O_NONBLOCK: a FIFO in the file's place would block the open until
+        # someone writes to it; it is opened at once and refused below.
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
         try:
             fd = os.open(self.path.name, flags, dir_fd=folder)
         except FileNotFoundError:
@@ -245,13 +288,21 @@ class FileTokenStore:
             raw = file.read()
         try:
             data: Any = json.loads(raw)
-        except ValueError:
-            raise AuthorizationError(f"{self.path} is not a token file") from None
-        document = cast(dict[str, Any], data) if isinstance(data, dict) else {}
-        return {
-            "tokens": dict(document.get("tokens") or {}),
-            "clients": dict(document.get("clients") or {}),
-        }
+        except (ValueError, RecursionError):
+            raise self._bad() from None
+        if not isinstance(data, dict):
+            raise self._bad()
+        document = cast(dict[str, Any], data)
+        tables: dict[str, dict[str, Any]] = {}
+        for table in ("tokens", "clients"):
+            entries: Any = document.get(table) or {}
+            if not isinstance(entries, dict) or not all(
+                isinstance(entry, dict)
+                for entry in cast(dict[str, Any], entries).values()
+            ):
+                raise self._bad()
+            tables[table] = dict(cast(dict[str, Any], entries))
+        return tables
 
     def _update(self, table: str, key: str, value: Tokens | ClientInfo | None) -> None:
         with self._directory() as folder:

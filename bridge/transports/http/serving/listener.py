@@ -1,7 +1,8 @@
 """The listening socket and its accept loop, with the connection cap.
 
 * The socket listens with a ``backlog`` (default 4096; the kernel caps it at
-  ``net.core.somaxconn``): a burst of connections waits in the kernel's
+  ``net.core.somaxconn``, and a larger one than ``listen`` takes, a C
+  ``int``, is lowered to that first): a burst of connections waits in the kernel's
   queue instead of being reset.
 * At most ``max_connections`` connections are served at once, and never more
   than the descriptor limit (``ulimit -n``) minus a reserve for the server's
@@ -41,6 +42,7 @@ _OUT_OF_DESCRIPTORS: Final = frozenset(
     {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 )
 _PER_NURSERY: Final = 256
+_MOST_BACKLOG: Final = 2**31 - 1  # listen()'s int; the kernel caps it lower anyway
 _REFUSING_AT_ONCE: Final = 64  # beyond, an over-cap connection is just closed
 _WARN_EVERY: Final = 60.0
 _BUSY: Final = refusal(
@@ -72,7 +74,7 @@ async def open_socket(
         if reuse_port:
             sock.setsockopt(stdlib_socket.SOL_SOCKET, stdlib_socket.SO_REUSEPORT, 1)
         await sock.bind(address)
-        sock.listen(backlog)
+        sock.listen(min(backlog, _MOST_BACKLOG))
     except BaseException:
         sock.close()
         raise
