@@ -44,6 +44,8 @@ answer the task methods (:mod:`.methods`).
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -69,7 +71,7 @@ from .service import Tasks
 if TYPE_CHECKING:
     from bridge.server.offer import Offer
 
-__all__ = ["TaskHold", "run_task", "tasks_of"]
+__all__ = ["Lease", "LeaseLost", "TaskHold", "run_task", "tasks_of"]
 
 _ERA = "2026-07-28"
 
@@ -87,20 +89,57 @@ async def run_task(tasks: Tasks, task_id: str) -> bool:
     """Run the task to its end, or until it waits on its client, is
     cancelled or another process takes it over; True if it waits (parked: no
     runner and no lease until an answer comes)."""
+    lease = Lease(tasks.lease)
+    asked_at = trio.current_time()
     claimed = await tasks.change(
         task_id, lambda d: d.claim(tasks.owner, tasks.lease, time.time())
     )
     if claimed is None:
         return False  # ended, or another process runs it
+    lease.held_from(asked_at)
     parked = False
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(_keep_lease, tasks, task_id, nursery.cancel_scope)
-        parked = await _drive(tasks, task_id)
+        nursery.start_soon(_keep_lease, tasks, task_id, nursery.cancel_scope, lease)
+        # Paused past its lease (LeaseLost): another process may run it now.
+        with contextlib.suppress(LeaseLost):
+            parked = await _drive(tasks, task_id, lease)
         nursery.cancel_scope.cancel()
     return parked
 
 
-async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None:
+class LeaseLost(Exception):
+    """This process's lease on a task ran out before it could renew it."""
+
+
+class Lease:
+    """Until when this process holds a task's lease, by its own clock.
+
+    Renewal looks at the store every third of the lease, but a process
+    paused past the lease (SIGSTOP, a suspended VM, a long swap) wakes up
+    still running the task while another process has taken it on: it went
+    on to write and to start the next step, which then ran twice. So the
+    task's writes (:meth:`TaskHold.flush`, before each next step) first ask
+    :meth:`check`, which counts from when the last successful claim was
+    asked for.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.until = math.inf  # (until it is first claimed: a hold of its own)
+
+    def held_from(self, asked_at: float) -> None:
+        """A claim asked for at ``asked_at`` (trio's clock) succeeded."""
+        self.until = asked_at + self.seconds
+
+    def check(self) -> None:
+        """Raise :class:`LeaseLost` once the lease may be another's."""
+        if trio.current_time() >= self.until:
+            raise LeaseLost
+
+
+async def _keep_lease(
+    tasks: Tasks, task_id: str, run: trio.CancelScope, lease: Lease
+) -> None:
     """Renew the lease every third of it; stop the run when the task is
     cancelled (here: at once; on another process: seen within a second) or
     the lease is lost."""
@@ -116,16 +155,18 @@ async def _keep_lease(tasks: Tasks, task_id: str, run: trio.CancelScope) -> None
             run.cancel()
             return
         if trio.current_time() >= renew_at:
+            asked_at = trio.current_time()
             kept = await tasks.change(
                 task_id, lambda d: d.claim(tasks.owner, tasks.lease, time.time())
             )
             if kept is None:
                 run.cancel()
                 return
+            lease.held_from(asked_at)
             renew_at = trio.current_time() + tasks.lease / 3
 
 
-async def _drive(tasks: Tasks, task_id: str) -> bool:
+async def _drive(tasks: Tasks, task_id: str, lease: Lease) -> bool:
     while True:
         doc = await tasks.load(task_id)
         if doc is None or doc.status in TERMINAL:
@@ -145,15 +186,19 @@ async def _drive(tasks: Tasks, task_id: str) -> bool:
                 return True
             continue  # an answer came meanwhile, or it is time: go on
         try:
-            await _round(tasks, task_id, doc, responses)
-        except StoreError:
+            await _round(tasks, task_id, doc, responses, lease)
+        except (StoreError, LeaseLost):
             raise  # the store's trouble: the task is resumed after its lease
         except Exception as exc:  # it cannot run here (its tool changed...)
             await _end(tasks, task_id, error=_error(exc))
 
 
 async def _round(
-    tasks: Tasks, task_id: str, doc: TaskDoc, responses: dict[str, Any]
+    tasks: Tasks,
+    task_id: str,
+    doc: TaskDoc,
+    responses: dict[str, Any],
+    lease: Lease | None = None,
 ) -> None:
     """One round of the task: replay, run what it reaches, record the outcome."""
     server = tasks.server
@@ -187,7 +232,7 @@ async def _round(
         await _progress(tasks, task_id, method, params)
 
     horizon = max(journal.deadlines().values(), default=0.0)
-    hold = TaskHold(log, doc.ttl_ms / 1000, horizon)
+    hold = TaskHold(log, doc.ttl_ms / 1000, horizon, lease)
     round_ = Round(
         server,
         tool,
@@ -204,7 +249,7 @@ async def _round(
     round_.restore(journal, doc.asked)
     try:
         got: Any = await round_.rest()
-    except StoreError:
+    except (StoreError, LeaseLost):
         raise
     except Exception as exc:
         got = exc
@@ -257,9 +302,16 @@ class TaskHold:
     after the latest deadline it records (``horizon``: a sleep's, a
     branch's), so a task that sleeps past its TTL keeps its journal."""
 
-    def __init__(self, log: CallLog, ttl: float, horizon: float = 0.0) -> None:
+    def __init__(
+        self,
+        log: CallLog,
+        ttl: float,
+        horizon: float = 0.0,
+        lease: Lease | None = None,
+    ) -> None:
         self.log = log
         self.ttl = ttl
+        self.lease = lease  # checked before each write (see Lease)
         self.horizon = horizon  # the latest deadline recorded, epoch seconds
         self.kept: list[Mapping[str, Any]] = []
 
@@ -281,6 +333,8 @@ class TaskHold:
     async def flush(self) -> None:
         if not self.kept:
             return
+        if self.lease is not None:
+            self.lease.check()
         records, self.kept = self.kept, []
         expires_at = max(time.time(), self.horizon) + self.ttl
         await self.log.append(records, expires_at=expires_at, charged=True)
