@@ -71,7 +71,7 @@ from .service import Tasks
 if TYPE_CHECKING:
     from bridge.server.offer import Offer
 
-__all__ = ["Lease", "LeaseLost", "TaskHold", "run_task", "tasks_of"]
+__all__ = ["LeaseClock", "LeaseLost", "TaskHold", "run_task", "tasks_of"]
 
 _ERA = "2026-07-28"
 
@@ -89,7 +89,7 @@ async def run_task(tasks: Tasks, task_id: str) -> bool:
     """Run the task to its end, or until it waits on its client, is
     cancelled or another process takes it over; True if it waits (parked: no
     runner and no lease until an answer comes)."""
-    lease = Lease(tasks.lease)
+    lease = LeaseClock(tasks.lease)
     asked_at = trio.current_time()
     claimed = await tasks.change(
         task_id, lambda d: d.claim(tasks.owner, tasks.lease, time.time())
@@ -111,7 +111,7 @@ class LeaseLost(Exception):
     """This process's lease on a task ran out before it could renew it."""
 
 
-class Lease:
+class LeaseClock:
     """Until when this process holds a task's lease, by its own clock.
 
     Renewal looks at the store every third of the lease, but a process
@@ -138,7 +138,7 @@ class Lease:
 
 
 async def _keep_lease(
-    tasks: Tasks, task_id: str, run: trio.CancelScope, lease: Lease
+    tasks: Tasks, task_id: str, run: trio.CancelScope, lease: LeaseClock
 ) -> None:
     """Renew the lease every third of it; stop the run when the task is
     cancelled (here: at once; on another process: seen within a second) or
@@ -166,7 +166,7 @@ async def _keep_lease(
             renew_at = trio.current_time() + tasks.lease / 3
 
 
-async def _drive(tasks: Tasks, task_id: str, lease: Lease) -> bool:
+async def _drive(tasks: Tasks, task_id: str, lease: LeaseClock) -> bool:
     while True:
         doc = await tasks.load(task_id)
         if doc is None or doc.status in TERMINAL:
@@ -198,7 +198,7 @@ async def _round(
     task_id: str,
     doc: TaskDoc,
     responses: dict[str, Any],
-    lease: Lease | None = None,
+    lease: LeaseClock | None = None,
 ) -> None:
     """One round of the task: replay, run what it reaches, record the outcome."""
     server = tasks.server
@@ -307,11 +307,11 @@ class TaskHold:
         log: CallLog,
         ttl: float,
         horizon: float = 0.0,
-        lease: Lease | None = None,
+        lease: LeaseClock | None = None,
     ) -> None:
         self.log = log
         self.ttl = ttl
-        self.lease = lease  # checked before each write (see Lease)
+        self.lease = lease  # checked before each write (see LeaseClock)
         self.horizon = horizon  # the latest deadline recorded, epoch seconds
         self.kept: list[Mapping[str, Any]] = []
 

@@ -15,7 +15,7 @@ import trio.testing
 
 from bridge.durable import AsyncStore, MemoryStore
 from bridge.durable.log import CALLS, CallLog
-from bridge.server.tasks.runner import Lease, LeaseLost, TaskHold
+from bridge.server.tasks.runner import LeaseClock, LeaseLost, TaskHold
 
 RECORD = {"s": "lookup", "r": {"ok": 1}}
 
@@ -24,7 +24,7 @@ async def test_a_hold_past_its_lease_writes_nothing_and_says_so(
     mock_clock: trio.testing.MockClock,
 ) -> None:
     store = AsyncStore(MemoryStore())
-    lease = Lease(30.0)
+    lease = LeaseClock(30.0)
     lease.held_from(trio.current_time())
     hold = TaskHold(CallLog(store, "t1", max_bytes=1 << 20), ttl=60.0, lease=lease)
     hold.keep([RECORD])
