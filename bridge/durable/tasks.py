@@ -54,6 +54,7 @@ import attrs
 import pydantic_core
 
 from bridge.stores import AsyncStore, StoreConflict
+from bridge.stores.codec import Unreadable
 from runtime.codec import SERVER_MODELS_META_KEY, server_models, with_model_names
 
 from .log import CALLS
@@ -429,10 +430,11 @@ Change = Callable[[TaskDoc], "TaskDoc | None"]
 class TaskStore:
     """Task documents in ``store`` (module doc)."""
 
-    __slots__ = ("store",)
+    __slots__ = ("_unreadable", "store")
 
     def __init__(self, store: AsyncStore) -> None:
         self.store = store
+        self._unreadable = Unreadable("the task store")
 
     async def load(self, task_id: str) -> TaskDoc | None:
         found = await self.store.get(TASKS, task_id)
@@ -473,7 +475,13 @@ class TaskStore:
     async def scan(self) -> list[tuple[str, TaskDoc]]:
         """Every task the store holds (unexpired)."""
         found = await self.store.scan(TASKS)
-        return [(task_id, TaskDoc.from_json(doc.value)) for task_id, doc in found]
+        tasks: list[tuple[str, TaskDoc]] = []
+        for task_id, doc in found:
+            try:
+                tasks.append((task_id, TaskDoc.from_json(doc.value)))
+            except ValueError as exc:  # not a task's shape: passed over, said once
+                self._unreadable.say(TASKS, task_id, exc)
+        return tasks
 
     async def sweep(self, now: float) -> int:
         """Delete what expired, of every kind (tasks, calls, sessions)."""

@@ -47,7 +47,7 @@ from typing import Any, Final, final
 import psycopg
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import document_of, dumps, redact
+from .codec import Unreadable, document_of, dumps, redact
 from .postgres_connect import Connector, first_line
 from .postgres_schema import create_schema
 
@@ -78,6 +78,7 @@ class PostgresStore:
     ) -> None:
         self.url = url
         self._shown = redact(url)
+        self._unreadable = Unreadable(self._shown)
         self._timeout = connect_timeout
         self._connector = Connector(
             url, self._shown, connect_timeout=connect_timeout, timeout=timeout
@@ -162,7 +163,9 @@ class PostgresStore:
                 f" WHERE namespace = %s AND {_LIVE}",
                 (namespace, time.time()),
             ).fetchall()
-        return iter([(r[0], document_of(r[1:])) for r in rows])
+        return iter(
+            self._unreadable.scan(namespace, ((r[0], r[1:]) for r in rows), document_of)
+        )
 
     # -- streams -------------------------------------------------------------
 

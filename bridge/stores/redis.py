@@ -41,7 +41,7 @@ import redis
 import redis.exceptions
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import dumps, redact
+from .codec import Unreadable, dumps, redact
 from .redis_scripts import APPEND, PUT, PUT_APPEND, READ, SWEEP_ONE
 
 __all__ = ["RedisStore"]
@@ -63,6 +63,7 @@ class RedisStore:
     ) -> None:
         self.url = url
         self._shown = redact(url)
+        self._unreadable = Unreadable(self._shown)
         self._prefix = prefix
         self._expiry = f"{prefix}expiry"
         self._closed = False
@@ -175,8 +176,11 @@ class RedisStore:
                     pipe.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
                 rows = pipe.execute()
         now = time.time()
-        docs = [(id, _document(row, now)) for id, row in zip(ids, rows, strict=True)]
-        return iter([(id, doc) for id, doc in docs if doc is not None])
+        return iter(
+            self._unreadable.scan(
+                namespace, zip(ids, rows, strict=True), lambda row: _document(row, now)
+            )
+        )
 
     # -- streams -------------------------------------------------------------
 
@@ -258,7 +262,11 @@ class RedisStore:
             due = self._client.zrangebyscore(self._expiry, "-inf", now)
             swept = 0
             for key in due:
-                namespace, id = self._names(key)
+                try:
+                    namespace, id = self._names(key)
+                except (ValueError, TypeError) as exc:  # not a key we wrote
+                    self._unreadable.say("expiry", key, exc)
+                    continue
                 keys = [self._expiry, key, self._index_key(namespace)]
                 args = [repr(now), id if key.startswith(f"{self._prefix}d:") else ""]
                 swept += int(self._sweep_one(keys=keys, args=args))

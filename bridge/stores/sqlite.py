@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, final
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import document_of, dumps
+from .codec import Unreadable, document_of, dumps
 from .sqlite_schema import SCHEMA_VERSION, append_one, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -85,6 +85,7 @@ class SQLiteStore:
         # handler, which sleeps (1 ms, 2 ms, 5 ms...) between retries.
         self._writing = threading.Lock()
         self._closed = False
+        self._unreadable = Unreadable(f"sqlite:{self.path}")
         self._appended = threading.Condition()
         self._appends = 0  # appends heard (here, or by the watcher)
         self._waiters = 0
@@ -129,7 +130,9 @@ class SQLiteStore:
                 f" WHERE namespace = ? AND {_LIVE}",
                 (namespace, time.time()),
             ).fetchall()
-        return iter([(r[0], document_of(r[1:])) for r in rows])
+        return iter(
+            self._unreadable.scan(namespace, ((r[0], r[1:]) for r in rows), document_of)
+        )
 
     # -- streams -----------------------------------------------------------
 
