@@ -9,11 +9,14 @@ either, the served code's own ``Server(store=...)`` stands.
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import threading
 from pathlib import Path
 
 from bridge.server.server import Server
-from bridge.stores import StoreError, open_store
+from bridge.stores import JournalStore, StoreError, StoreUnavailable, open_store
+from bridge.stores.codec import redact
 
 __all__ = ["add_store_flags", "apply_store_options", "default_store_path"]
 
@@ -67,6 +70,47 @@ def apply_store_options(server: Server, args: argparse.Namespace) -> None:
     if url is None:
         return
     try:
-        server.set_store(open_store(url, timeout=server.limits.store_timeout))
+        server.set_store(_open_within(url, server.limits.store_timeout))
     except StoreError as exc:
         raise ValueError(f"--store: {exc}") from None
+
+
+OPEN_GRACE = 10.0
+"""Seconds opening a store at start may take beyond ``--store-timeout``
+(reaching a network store takes up to 10 s by default)."""
+
+
+def _open_within(url: str, timeout: float) -> JournalStore:
+    """``open_store(url)``, as a whole within ``OPEN_GRACE`` + ``timeout``.
+
+    Each of opening's steps has its own bound, but a store that answers a
+    byte a second, or stalls after the connection, meets none of them: serve
+    waited at start for ever. The open runs in a thread left behind when the
+    time is up (the process then exits; nothing else runs yet).
+
+    Raises:
+        StoreUnavailable: the store did not open in time, or cannot be opened.
+    """
+    limit = OPEN_GRACE + timeout
+    if not math.isfinite(limit):
+        return open_store(url, timeout=timeout)
+    opened: list[JournalStore] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            opened.append(open_store(url, timeout=timeout))
+        except BaseException as exc:  # handed to the waiting thread below
+            failed.append(exc)
+
+    opening = threading.Thread(target=work, name="yieldmcp-store-open", daemon=True)
+    opening.start()
+    opening.join(min(limit, threading.TIMEOUT_MAX))
+    if failed:
+        raise failed[0]
+    if not opened:
+        raise StoreUnavailable(
+            f"{redact(url)}: the store did not open within {limit:g} s "
+            "(10 s and --store-timeout)"
+        )
+    return opened[0]

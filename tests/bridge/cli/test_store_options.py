@@ -55,3 +55,59 @@ def test_durable_makes_its_state_directory_the_owners_alone(
     finally:
         assert server.store is not None
         server.store.store.close()
+
+
+@pytest.mark.parametrize("scheme", ["redis", "postgresql"])
+def test_a_store_that_trickles_at_start_is_one_line_within_the_bound(
+    scheme: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A store that answers a byte a second meets no per-read timeout: serve
+    # waited at start for ever. Opening has a bound as a whole now (10 s and
+    # --store-timeout; here shortened to keep the test short).
+    import contextlib
+    import socket
+    import threading
+    import time
+
+    from bridge.cli import store_options
+
+    monkeypatch.setattr(store_options, "OPEN_GRACE", 0.5)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    done_serving = threading.Event()
+
+    def trickle() -> None:
+        conns = []
+        listener.settimeout(0.1)
+        while not done_serving.is_set():
+            try:
+                conn, _ = listener.accept()
+                conns.append(conn)
+            except TimeoutError:
+                pass
+            for conn in conns:
+                with contextlib.suppress(OSError):
+                    conn.send(b"+")  # a byte at a time, never a whole answer
+            time.sleep(0.1)
+        for conn in conns:
+            conn.close()
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    url = (
+        f"redis://127.0.0.1:{port}/0"
+        if scheme == "redis"
+        else f"postgresql://u@127.0.0.1:{port}/db"
+    )
+    try:
+        started = time.monotonic()
+        done = _serve("--store", url, "--store-timeout", "1")
+        took = time.monotonic() - started
+    finally:
+        done_serving.set()
+        thread.join(5)
+        listener.close()
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("yieldmcp: error: --store: ")
+    assert took < 30
