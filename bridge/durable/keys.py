@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Final
 
-from bridge.stores import JournalStore, StoreConflict
+from bridge.stores import JournalStore, StoreConflict, StoreError
 
 __all__ = ["store_state_key"]
 
@@ -25,7 +25,13 @@ ID: Final = "request-state-key"
 
 def store_state_key(store: JournalStore, new_key: Callable[[], str]) -> str:
     """The store's key (as text), written first if it has none (made by
-    ``new_key``)."""
+    ``new_key``).
+
+    Raises:
+        StoreError: the store holds something else under the key's name (one
+            line: it was a KeyError traceback, or a message about
+            ``YIELDMCP_STATE_KEY``, which the user never set).
+    """
     found = store.get(NAMESPACE, ID)
     if found is None:
         # Another process may write it first: then use theirs.
@@ -34,4 +40,10 @@ def store_state_key(store: JournalStore, new_key: Callable[[], str]) -> str:
         found = store.get(NAMESPACE, ID)
     if found is None:  # pragma: no cover - written just above
         raise RuntimeError("the store lost the request-state key it was given")
-    return str(found.value["key"])
+    key = found.value.get("key") if isinstance(found.value, dict) else None
+    if not isinstance(key, str):
+        raise StoreError(
+            f"the store's {NAMESPACE}/{ID} document is not a request-state "
+            "key: remove it (a new one is made), or set YIELDMCP_STATE_KEY"
+        )
+    return key

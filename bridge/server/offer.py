@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from bridge import __version__
-from bridge.durable import AsyncStore, JournalStore
+from bridge.durable import AsyncStore, JournalStore, StoreError
 from bridge.durable.keys import store_state_key
 from runtime import Tool
 from runtime.errors import InvalidTool
@@ -25,7 +25,7 @@ from runtime.errors import InvalidTool
 from .catalog import Prompt, Resource, ResourceTemplate
 from .changes import Change, ListKind, ResourceUpdated
 from .limits import CallSlots, ServerLimits, StepThreads
-from .state_token import Sealer, decode_key, new_key
+from .state_token import KEY_ENV, Sealer, decode_key, new_key
 
 if TYPE_CHECKING:
     from .auth.config import Auth
@@ -144,11 +144,15 @@ class Offer:
             # No key configured: a key of this process alone would make every
             # state it sealed invalid after a restart, the very case a store
             # is for. Share the store's key instead.
-            self.sealer = Sealer(
-                [decode_key(store_state_key(store, new_key))],
-                ttl=self.sealer.ttl,
-                clock=self.sealer.clock,
-            )
+            try:
+                shared = decode_key(store_state_key(store, new_key))
+            except ValueError as exc:  # (decode_key names the variable)
+                why = str(exc).removeprefix(f"{KEY_ENV}: ")
+                raise StoreError(
+                    f"the store's request-state key cannot be used ({why}): "
+                    f"remove it (a new one is made), or set {KEY_ENV}"
+                ) from None
+            self.sealer = Sealer([shared], ttl=self.sealer.ttl, clock=self.sealer.clock)
 
     def add(self, *items: Any) -> None:
         """Offer tools, resources, resource templates and prompts.

@@ -111,3 +111,30 @@ def test_a_store_that_trickles_at_start_is_one_line_within_the_bound(
     (line,) = done.stderr.splitlines()
     assert line.startswith("yieldmcp: error: --store: ")
     assert took < 30
+
+
+@pytest.mark.parametrize(
+    "planted", ["{}", "[1]", '{"key": "zzz"}', '{"key": 5}', "not json"]
+)
+def test_a_request_state_key_in_the_store_that_is_not_one_is_one_line(
+    planted: str, tmp_path: Path
+) -> None:
+    # {} and [1] were a KeyError or TypeError traceback; {"key": "zzz"}
+    # blamed YIELDMCP_STATE_KEY, which the user never set.
+    import sqlite3
+
+    from bridge.stores import open_store
+
+    path = tmp_path / "store.sqlite3"
+    open_store(f"sqlite:{path}").close()
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO docs VALUES ('meta', 'request-state-key', ?, 1, NULL)",
+            (planted,),
+        )
+    done = _serve("--store", f"sqlite:{path}")
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("yieldmcp: error: --store: "), line
+    assert "YIELDMCP_STATE_KEY" in line
+    assert "remove it" in line
