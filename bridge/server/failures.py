@@ -18,7 +18,11 @@ failure is a JSON-RPC error with the same text: :func:`prompt_failure`):
   and a step's ``StepFailed``, which repeats such an exception's message),
   an ``OSError`` naming a file) may carry secrets or internals: the client
   gets a generic message with an *error id*, and the traceback is logged on
-  the server under the same id, so an operator can find it. With
+  the server under the same id, so an operator can find it. A store's
+  failure (:class:`~bridge.durable.StoreError`) names the store (its host,
+  port, user, database): the client is told the store failed, with an error
+  id, and the log has the store's words in one line, no traceback (an
+  outage is the operator's, and expected). With
   ``Server(debug=True)`` (``yieldmcp serve --debug``) the client is also told
   the exception's type and message, for development ("The tool failed:
   RuntimeError: …").
@@ -36,6 +40,7 @@ from typing import cast
 
 import pydantic
 
+from bridge.durable import StoreError
 from bridge.jsonrpc.messages import INTERNAL_ERROR, INVALID_PARAMS
 from runtime.errors import (
     CapabilityError,
@@ -63,6 +68,10 @@ def tool_failure(tool_name: str, exc: BaseException, *, debug: bool = False) -> 
         fields = sorted({problem.split(":", 1)[0] for problem in exc.problems})
         log.info("tool %s: invalid arguments at %s", tool_name, ", ".join(fields))
         return describe_failure(exc)
+    if isinstance(exc, StoreError):
+        error_id = secrets.token_hex(6)
+        log.warning("tool %s: %s (error id %s)", tool_name, exc, error_id)
+        return describe_failure(exc, error_id=error_id, debug=debug)
     if _expected(exc):
         log.info("tool %s failed: %s", tool_name, describe_failure(exc))
         return describe_failure(exc)
@@ -112,6 +121,9 @@ def describe_failure(
         )
     if isinstance(exc, ToolError | InvalidArguments):
         return str(exc)
+    if isinstance(exc, StoreError) and not debug:
+        where = f" (error id {error_id})" if error_id else ""
+        return f"The server's store failed{where}; try again later."
     if isinstance(exc, pydantic.ValidationError):
         fields = sorted(
             {".".join(map(str, e["loc"])) or "<root>" for e in exc.errors()}

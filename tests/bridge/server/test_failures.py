@@ -197,3 +197,32 @@ async def test_include_context_needs_sampling_context_as_the_docs_say() -> None:
             await client.call_tool("with_context")
     assert refused.value.code == -32021
     assert refused.value.data == {"requiredCapabilities": {"sampling": {"context": {}}}}
+
+
+def test_a_store_failure_tells_the_client_no_address_and_logs_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A store's errors name it: a 2025-11-25 call on a store that refused
+    # connections told the client "Cannot reach postgresql://postgres@
+    # 10.0.0.7:5433/calls: connection failed", internals an MCP client
+    # should not see.
+    import logging
+
+    from bridge.durable import StoreUnavailable
+    from bridge.server.failures import tool_failure
+
+    failed = StoreUnavailable("cannot reach postgresql://postgres@10.0.0.7:5433/calls")
+    with caplog.at_level(logging.INFO, logger="yieldmcp"):
+        text = tool_failure("book", failed)
+    assert re.fullmatch(
+        r"The server's store failed \(error id [0-9a-f]{12}\); try again later\.",
+        text,
+    ), text
+    error_id = text.split("error id ")[1][:12]
+    [record] = caplog.records
+    assert record.levelname == "WARNING"
+    assert record.exc_info is None  # an outage: one line, no traceback
+    assert record.getMessage() == (
+        f"tool book: cannot reach postgresql://postgres@10.0.0.7:5433/calls "
+        f"(error id {error_id})"
+    )
