@@ -200,10 +200,7 @@ def test_a_file_another_user_could_have_written_is_refused(
     served = project(tmp_path / "below" / "project", "", own_file=False)
     (served.parent / "pyproject.toml").write_text('[project]\nname = "p"\n')
     planted.write_text('debug = true\nhttp = "127.0.0.1:0"\n')
-    if shared == "owner":
-        os.chown(planted, 65534, 65534)
-    else:
-        planted.chmod(0o666)
+    _share(planted, shared)
     done = yieldmcp("serve", "tools.py", "--print-config", cwd=served.parent)
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
@@ -214,12 +211,19 @@ def test_a_file_another_user_could_have_written_is_refused(
     planted.unlink()
     other = tmp_path / "pyproject.toml"
     other.write_text('[project]\nname = "theirs"\n')
-    if shared == "owner":
-        os.chown(other, 65534, 65534)
-    else:
-        other.chmod(0o666)
+    _share(other, shared)
     done = yieldmcp("serve", "tools.py", "--print-config", cwd=served.parent)
     assert done.returncode == 0, done.stderr
+
+
+def _share(path: Path, how: str) -> None:
+    """Give ``path`` to another user, or let every user write it."""
+    import os
+
+    if how == "owner":
+        os.chown(path, 65534, 65534)
+    else:
+        path.chmod(0o666)
 
 
 def test_toml_nested_past_the_parsers_depth_is_one_line(tmp_path: Path) -> None:

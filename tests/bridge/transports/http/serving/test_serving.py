@@ -78,14 +78,20 @@ def _list(request_id: int = 1) -> bytes:
     )  # fmt: skip
 
 
-async def _read_response(stream: trio.SocketStream) -> bytes:
-    """One whole ``content-length`` response (head and body)."""
+async def _read_response(
+    stream: trio.SocketStream, *, head_only: bool = False
+) -> bytes:
+    """One whole ``content-length`` response (head and body); with
+    ``head_only`` (a HEAD's response), its head, and nothing may follow."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = await stream.receive_some(65536)
         assert chunk, f"the server closed mid-response: {data!r}"
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
+    if head_only:
+        assert body == b"", body
+        return head + b"\r\n\r\n"
     length = 0
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
@@ -159,13 +165,8 @@ async def test_head_gets_the_head_of_what_get_would_get_and_no_error(
                 await stream.send_all(
                     b"HEAD %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path
                 )
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = await stream.receive_some(65536)
-                    assert chunk, f"the server closed mid-response: {data!r}"
-                    data += chunk
-                head, _, rest = data.partition(b"\r\n\r\n")
-                assert rest == b""  # no body follows a HEAD's head
+                head = await _read_response(stream, head_only=True)
+                assert head.endswith(b"\r\n\r\n")  # and no body follows
                 heads.append(head)
             await stream.send_all(_list())  # and the connection goes on
             after = await _read_response(stream)
