@@ -21,7 +21,10 @@ answers ``resultType: "task"``, and :func:`follow` takes it from there:
   live: its ``ttlMs`` since it was last read (``on_unreachable`` is told
   once each time it becomes unreachable). A task without a ``ttlMs``, or a
   connection that has ended for good (a spawned server that exited), is not
-  asked again.
+  asked again;
+* a server that answers ``-32603`` (its store is away a while: the task goes
+  on where the store is) is asked again the same way, for up to
+  :data:`INTERNAL_PATIENCE` seconds in a row, and then the error is raised.
 
 :func:`follow_id` follows a task by its id alone (one this client did not
 start: ``yieldmcp tasks wait``), and :func:`task_info` reads a ``tasks/get``
@@ -40,6 +43,7 @@ import attrs
 import httpx
 import trio
 
+from bridge.jsonrpc.messages import INTERNAL_ERROR
 from decoders import mcp as mcp_decode
 from runtime.errors import (
     BrokenSessionError,
@@ -73,6 +77,9 @@ MAX_ROUNDS: Final = 100
 CANCEL_TIMEOUT: Final = 5.0
 FIRST_BACKOFF: Final = 0.1
 MAX_BACKOFF: Final = 2.0
+INTERNAL_PATIENCE: Final = 60.0
+"""Seconds in a row a followed task's server may answer ``-32603`` (an
+internal error: its store away, say) before the client gives up."""
 ENDED: Final = frozenset({"completed", "failed", "cancelled"})
 """The statuses a task never leaves."""
 
@@ -243,6 +250,7 @@ class _Poll:
         reached, for as long as the task may live (its TTL). Sending
         ``tasks/update`` twice is harmless: answered keys are ignored."""
         give_up = trio.current_time() + self.patience
+        internal_until = trio.current_time() + INTERNAL_PATIENCE
         pause = FIRST_BACKOFF
         while True:
             try:
@@ -252,6 +260,13 @@ class _Poll:
                     raise
                 if self.on_unreachable is not None and pause == FIRST_BACKOFF:
                     await _told(self.on_unreachable(self.task_id, exc))  # once
+            except PeerError as exc:
+                # The server is there but cannot answer now (a store outage:
+                # the task itself goes on): asked again, for a while.
+                if exc.code != INTERNAL_ERROR or (
+                    trio.current_time() + pause > internal_until
+                ):
+                    raise
             await trio.sleep(pause)
             pause = min(pause * 2, MAX_BACKOFF)
 

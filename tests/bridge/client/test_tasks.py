@@ -212,3 +212,46 @@ async def test_a_server_gone_for_good_is_asked_again_for_the_task_s_ttl_only() -
             asked_for = trio.current_time() - stopped[0]
     assert len(outages) == 1  # told once, however many times it asked
     assert 1.0 <= asked_for < 10  # the TTL (1 s), then a last pause of 2 s at most
+
+
+async def test_a_followed_task_outlasts_a_store_outage_on_its_server() -> None:
+    # The server answers -32603 while its store is away (each store call
+    # fails within --store-timeout) and the task goes on where the store is:
+    # call --task gave up at the first -32603, though the task completed.
+    from bridge.durable import StoreUnavailable
+    from bridge.stores import MemoryStore
+
+    class Away:
+        """A memory store whose reads fail while it is down."""
+
+        def __init__(self) -> None:
+            self.inner = MemoryStore()
+            self.down = False
+
+        def get(self, namespace: str, id: str) -> Any:
+            if self.down:
+                raise StoreUnavailable("memory: away for a while")
+            return self.inner.get(namespace, id)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    store = Away()
+    server = Server(tools.ALL, store=store, limits=ServerLimits(task_lease=1.0))
+
+    async def outage(_task_id: str) -> None:
+        store.down = True
+        await trio.sleep(2.0)  # a few of the client's polls fail
+        store.down = False
+
+    async with (
+        served(server) as url,
+        connect(url, era="2026-07-28") as client,
+        trio.open_nursery() as nursery,
+    ):
+        with trio.fail_after(60):
+            result = await client.call_tool(
+                    "sleepy", {"seconds": 0.5}, task=True,
+                    on_task_created=lambda task_id: nursery.start_soon(outage, task_id),
+                )  # fmt: skip
+    assert result.text == "slept 0.5"
