@@ -4,7 +4,9 @@ Request handlers raise; the session calls :func:`error_data` and sends what it
 returns. pydantic's and jsonschema's texts never reach the wire: invalid params
 say which fields were wrong, not how the validator phrased it. Anything
 unexpected is an opaque ``Internal error`` (the traceback goes to the server's
-log, not to the peer).
+log, not to the peer). A store's failure is ``Internal error`` too, saying the
+store failed and not where it is; the log has the store's words in one line,
+with no traceback (an outage is expected, and the operator's).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 
 import pydantic
 
+from bridge.stores.base import StoreError
 from runtime.errors import (
     CapabilityError,
     InvalidAnswer,
@@ -45,6 +48,11 @@ def error_data(exc: BaseException) -> ErrorData:
             )
         case CapabilityError() | InvalidAnswer() | RequestTimeout():
             return ErrorData(INVALID_PARAMS, str(exc))
+        case StoreError():
+            log.warning("the store failed while handling a request: %s", exc)
+            return ErrorData(
+                INTERNAL_ERROR, "Internal error: the server's store failed; try again"
+            )
         case _:
             log.error("internal error while handling a request", exc_info=exc)
             return ErrorData(INTERNAL_ERROR, "Internal error")

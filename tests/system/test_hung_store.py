@@ -153,7 +153,10 @@ async def _a_round_fails_within_the_timeout_then_goes_on(url: str, hang: Hang) -
                 took = trio.current_time() - began
         failed = outcome[0]
         assert isinstance(failed, PeerError), failed
-        assert (failed.code, failed.message) == (-32603, "Internal error")
+        assert (failed.code, failed.message) == (
+            -32603,
+            "Internal error: the server's store failed; try again",
+        )
         assert took < STEP + TIMEOUT + SLACK, took
 
         # The store is back: the same state goes on (once the interrupted

@@ -603,7 +603,10 @@ async def test_a_store_that_fails_fails_the_request_not_the_call() -> None:
     store.down = True
     failed = await _call(server, first["requestState"], _answer("a"))
     assert isinstance(failed, PeerError)
-    assert (failed.code, failed.message) == (-32603, "Internal error")
+    assert (failed.code, failed.message) == (
+        -32603,
+        "Internal error: the server's store failed; try again",
+    )
     store.down = False  # the store is back: the same state goes on
     done = await _call(server, first["requestState"], _answer("a"))
     assert done["content"][0]["text"] == "w0 a"
