@@ -15,7 +15,7 @@ import logging
 
 import pydantic
 
-from bridge.stores.base import StoreError
+from bridge.durable import StoreError
 from runtime.errors import (
     CapabilityError,
     InvalidAnswer,
