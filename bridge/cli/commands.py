@@ -48,6 +48,7 @@ from .host_options import (
     key_value,
     port,
     scripted_answers,
+    strict_json,
 )
 from .task_options import add_task_option
 
@@ -700,7 +701,7 @@ def _call(args: argparse.Namespace) -> int:
     arguments: dict[str, Any] = {}
     if args.args is not None:
         try:
-            parsed: Any = json.loads(args.args)
+            parsed: Any = strict_json(args.args)
         except json.JSONDecodeError as exc:
             raise CliError(f"--args is not valid JSON: {exc}") from None
         except RecursionError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "port",
     "positive_int",
     "scripted_answers",
+    "strict_json",
     "seconds",
 ]
 
@@ -73,12 +75,30 @@ def port(value: str) -> int:
     return int(value)
 
 
+def strict_json(text: str) -> Any:
+    """``json.loads``, refusing what Python reads but JSON has not: ``NaN``,
+    ``Infinity`` and numbers past a float (``1e400``), which would go on the
+    wire as text no peer can parse.
+
+    Raises:
+        json.JSONDecodeError: ``text`` is not JSON.
+    """
+
+    def refused(number: str) -> float:
+        found = float(number)
+        if not math.isfinite(found):
+            raise json.JSONDecodeError(f"{number} is not a JSON number", text, 0)
+        return found
+
+    return json.loads(text, parse_constant=refused, parse_float=refused)
+
+
 def key_value(value: str) -> tuple[str, Any]:
     key, sep, raw = value.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {value!r}")
     try:
-        return key, json.loads(raw)
+        return key, strict_json(raw)
     except json.JSONDecodeError:
         return key, raw  # a bare word is a string
     except RecursionError:

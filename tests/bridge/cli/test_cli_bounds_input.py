@@ -147,3 +147,15 @@ def test_a_fifo_given_as_the_token_file_is_refused_at_once(tmp_path: Path) -> No
     )
     stderr = one_line(Done(done.args, done.returncode, done.stdout, done.stderr), 1)
     assert str(path) in stderr
+
+
+def test_what_python_reads_but_json_has_not_is_never_sent_as_a_number() -> None:
+    # --arg x=NaN was parsed as the float nan and sent as NaN: text no peer
+    # can parse as JSON. A bare word is a string, and so is this.
+    from bridge.cli.host_options import key_value
+
+    for word in ("NaN", "Infinity", "-Infinity", "1e400", "[1, NaN]"):
+        assert key_value(f"x={word}") == ("x", word)
+    assert key_value("x=1.5") == ("x", 1.5)
+    stderr = one_line(yieldmcp("call", NOWHERE, "t", "--args", '{"x": NaN}'), 1)
+    assert "--args is not valid JSON: NaN is not a JSON number" in stderr
