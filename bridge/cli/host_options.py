@@ -24,6 +24,8 @@ __all__ = [
     "port",
     "positive_int",
     "scripted_answers",
+    "finite",
+    "no_constant",
     "strict_json",
     "seconds",
 ]
@@ -75,6 +77,24 @@ def port(value: str) -> int:
     return int(value)
 
 
+class NotAJsonNumber(ValueError):
+    """Python's JSON parser reads it as a number; JSON has no such number."""
+
+
+def no_constant(name: str) -> Any:
+    """``json.loads``'s ``parse_constant``: ``NaN`` and ``Infinity`` refused."""
+    raise NotAJsonNumber(f"{name} is not a JSON number")
+
+
+def finite(text: str) -> float:
+    """``json.loads``'s ``parse_float``: a number past a float (``1e400``,
+    read as infinity) refused."""
+    number = float(text)
+    if math.isinf(number):
+        raise NotAJsonNumber(f"{text} is too large a number")
+    return number
+
+
 def strict_json(text: str) -> Any:
     """``json.loads``, refusing what Python reads but JSON has not: ``NaN``,
     ``Infinity`` and numbers past a float (``1e400``), which would go on the
@@ -83,14 +103,10 @@ def strict_json(text: str) -> Any:
     Raises:
         json.JSONDecodeError: ``text`` is not JSON.
     """
-
-    def refused(number: str) -> float:
-        found = float(number)
-        if not math.isfinite(found):
-            raise json.JSONDecodeError(f"{number} is not a JSON number", text, 0)
-        return found
-
-    return json.loads(text, parse_constant=refused, parse_float=refused)
+    try:
+        return json.loads(text, parse_constant=no_constant, parse_float=finite)
+    except NotAJsonNumber as exc:
+        raise json.JSONDecodeError(str(exc), text, 0) from None
 
 
 def key_value(value: str) -> tuple[str, Any]:

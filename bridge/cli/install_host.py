@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import math
 import os
 import stat
 import sys
@@ -45,6 +44,7 @@ from typing import Any, cast
 
 import attrs
 
+from .host_options import finite, no_constant
 from .whole_file import write_whole
 
 if sys.platform != "win32":
@@ -296,17 +296,6 @@ class _NotWritableBack(ValueError):
     """JSON's parser takes it, but writing it back would change it."""
 
 
-def _no_constant(name: str) -> Any:
-    raise _NotWritableBack(f"{name} is not a JSON number")
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if math.isinf(number):
-        raise _NotWritableBack(f"{text} is too large a number")
-    return number
-
-
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for key, value in pairs:
@@ -322,8 +311,8 @@ def _parse(config: Path, text: str, host: Host) -> dict[str, Any]:
     try:
         document: Any = json.loads(
             text,
-            parse_constant=_no_constant,
-            parse_float=_finite,
+            parse_constant=no_constant,  # (NotAJsonNumber: a ValueError)
+            parse_float=finite,
             object_pairs_hook=_unique,
         )
     except json.JSONDecodeError as exc:

@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .limits import Positive
 from .whole_file import unusual, write_whole
 
 __all__ = ["TraceOptionError", "add_call_options", "run"]
@@ -38,7 +39,7 @@ def add_call_options(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument(
         "--trace-max-notices",
-        type=_positive_int,
+        type=Positive(int),
         default=None,
         metavar="N",
         help=(
@@ -46,13 +47,6 @@ def add_call_options(command: argparse.ArgumentParser) -> None:
             "out, and a bar says so (default: 2000)"
         ),
     )
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: not a positive integer")
-    return value
 
 
 def run(args: argparse.Namespace, verb: Callable[[argparse.Namespace], int]) -> int:
