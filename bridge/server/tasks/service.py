@@ -101,6 +101,10 @@ class Tasks:
         nothing. A change that ends the task keeps it within the bounds on
         finished tasks (:class:`~bridge.durable.tasks.KeptTasks`)."""
         new = await self.docs.change(task_id, fn)
+        if new is not None and new.ended and task_id not in self.running:
+            # Parked here, ended by its client (tasks/cancel): its place is
+            # its caller's again now, not at the next recovery pass.
+            self.callers.pop(task_id, None)
         if new is not None and new.ended:
             limits = self.server.limits
             bounds = KeptBounds(

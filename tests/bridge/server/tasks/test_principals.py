@@ -90,7 +90,8 @@ async def test_one_caller_cannot_take_every_task_place() -> None:
             assert (await bob.call("ask_ok"))["status"] == "working"
             await alice.cancel(waiting[0])
             await alice.until(waiting[0])
-            with trio.fail_after(30):
+            # at once: not at the next recovery pass, 15 s later
+            with trio.fail_after(5):
                 while True:
                     try:
                         await alice.call("ask_ok")
@@ -121,9 +122,6 @@ async def test_without_authorization_all_clients_share_one_callers_places() -> N
             assert "all callers together" in str(refused.value)
             await first.cancel(waiting[0])
             await first.until(waiting[0])
-            while True:  # a place again, once one ended
-                try:
-                    await second.call("ask_ok")
-                    break
-                except RpcError:
-                    await trio.sleep(0.05)
+            # A parked task has no runner to end: its place is free as soon
+            # as it is cancelled, not at the next recovery pass, 15 s later.
+            assert (await second.call("ask_ok"))["status"] == "working"
