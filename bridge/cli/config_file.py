@@ -34,13 +34,14 @@ import difflib
 import json
 import os
 import re
-import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import attrs
+
+from bridge.trusted_file import untrusted
 
 from .argtree import exclusive_groups, options
 
@@ -158,16 +159,11 @@ _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?")
 
 def _check_trusted(path: Path, found: os.stat_result) -> None:
     """Refuse a file another user could have written (see the module's doc)."""
-    if found.st_uid not in (os.getuid(), 0):
+    bad = untrusted(path, found)
+    if bad is not None:
         raise ConfigError(
-            f"{path} belongs to another user (uid {found.st_uid}), who would "
-            "choose this server's settings: not read (chown it, or run serve "
-            "as its owner)"
-        )
-    if found.st_mode & stat.S_IWOTH:
-        raise ConfigError(
-            f"{path} can be written by every user, who would choose this "
-            f"server's settings: not read (chmod o-w {path})"
+            f"{path} {bad.why}, who would choose this server's settings: "
+            f"not read ({bad.fix})"
         )
 
 
