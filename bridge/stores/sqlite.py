@@ -28,14 +28,17 @@ import sqlite3
 import stat
 import threading
 import time
+import urllib.parse
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, final
 
+from bridge.trusted_file import untrusted
+
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
 from .codec import Unreadable, document_of, dumps
-from .sqlite_schema import SCHEMA_VERSION, append_one, create_schema
+from .sqlite_schema import SCHEMA_VERSION, append_one, check_ours, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
@@ -91,6 +94,7 @@ class SQLiteStore:
         self._waiters = 0
         self._watcher: threading.Thread | None = None
         _private_file(self.path)
+        self._check_ours()  # before anything is written, or made WAL
         with self._connection() as conn:
             create_schema(conn, self.path)
         _warn_if_shared(self.path)  # once it is known to be a store
@@ -350,6 +354,37 @@ class SQLiteStore:
             self._all.append(conn)
         return conn
 
+    def _check_ours(self) -> None:
+        """Refuse another application's database before changing anything in
+        it (:func:`~.sqlite_schema.check_ours`): on a connection of its own
+        that creates no file and sets no pragma (``journal_mode=WAL``, which
+        every other connection sets, lasts in the file).
+
+        Raises:
+            StoreUnavailable: not a new file nor a store, or unreadable.
+        """
+        if str(self.path) in ("", ":memory:"):
+            return
+        try:
+            conn = sqlite3.connect(
+                _uri(self.path),
+                uri=True,
+                isolation_level=None,
+                timeout=self._busy_ms / 1000,
+            )
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(
+                f"cannot open sqlite:{self.path}: {_why(self.path, exc)}"
+            ) from None
+        try:
+            check_ours(conn, self.path)
+        except sqlite3.Error as exc:  # not a database, locked: said in one line
+            raise StoreUnavailable(
+                f"cannot open sqlite:{self.path}: {_why(self.path, exc)}"
+            ) from None
+        finally:
+            conn.close()
+
     def _connect(self) -> sqlite3.Connection:
         try:
             conn = sqlite3.connect(
@@ -374,12 +409,15 @@ def _private_file(path: Path) -> None:
     mode): it holds every journal, and the request-state key
     (:mod:`bridge.durable.keys`).
 
-    An existing path must be the user's own file (or root's), not a link:
-    in a shared folder another user could plant either, and a link would
-    have the store (and its key) made where they chose, readable by them.
+    An existing path must not be a link, and must be a file no one else
+    could have written (:func:`bridge.trusted_file.untrusted`: the user's
+    own, or root's, and not writable by every user): in a shared folder
+    another user could plant either, and a link would have the store (and
+    its key) made where they chose, readable by them.
 
     Raises:
-        StoreUnavailable: the path is a symbolic link, or another user's file.
+        StoreUnavailable: the path is a symbolic link, or a file another
+            user could have written.
     """
     if str(path) in ("", ":memory:"):
         return
@@ -399,11 +437,19 @@ def _private_file(path: Path) -> None:
             f"sqlite:{path} is a symbolic link: not followed (give the "
             "store's real path)"
         )
-    if stat.S_ISREG(found.st_mode) and found.st_uid not in (os.getuid(), 0):
+    bad = untrusted(path, found) if stat.S_ISREG(found.st_mode) else None
+    if bad is not None:
         raise StoreUnavailable(
-            f"sqlite:{path} belongs to another user (uid {found.st_uid}), who "
-            "could read and change every journal: not used"
+            f"sqlite:{path} {bad.why}, who could change every journal and the "
+            f"request-state key: not used ({bad.fix})"
         )
+
+
+def _uri(path: Path) -> str:
+    """``path`` as a SQLite URI that opens it read-write without creating it
+    (any byte of the name escaped, ``?`` and ``#`` included)."""
+    whole = urllib.parse.quote(os.fsencode(os.path.abspath(path)), safe="/")
+    return f"file://{whole}?mode=rw"
 
 
 def _warn_if_shared(path: Path) -> None:

@@ -4,7 +4,9 @@ Kept apart from :mod:`.sqlite` (the queries) so each stays short; with them
 the append both of its writes share (:func:`append_one`). The layout
 is versioned in the ``meta`` table: a file made by a newer layout is refused
 in one line; an older one is migrated in place by :func:`_migrate`, inside
-the transaction that bumps the version.
+the transaction that bumps the version. A file that is neither new nor a
+store (another application's database) is refused by :func:`check_ours`
+before anything in it is changed.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from .base import StoreUnavailable
 
-__all__ = ["SCHEMA_VERSION", "append_one", "create_schema"]
+__all__ = ["SCHEMA_VERSION", "append_one", "check_ours", "create_schema"]
 
 #: The layout this code writes. A file made by a newer layout is refused;
 #: an older one is migrated in :func:`_migrate` when the layout changes.
@@ -43,6 +45,63 @@ CREATE INDEX IF NOT EXISTS docs_expiry ON docs (expires_at)
 CREATE INDEX IF NOT EXISTS streams_expiry ON streams (expires_at)
     WHERE expires_at IS NOT NULL;
 """
+
+_TABLES = frozenset({"meta", "docs", "streams", "records"})
+"""The tables every layout has: a file with them and a version in ``meta``
+is a store."""
+
+
+def check_ours(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a file that is neither new nor a store, reading only.
+
+    A new file (or a database with nothing in it) is ours to make a store
+    of; one with a layout version in ``meta`` and the store's tables is a
+    store. Anything else is another application's database: opening it as
+    a store would add our tables to it and switch it to WAL (which lasts,
+    and which that application may not expect), so this runs on a
+    connection that has written nothing and set nothing, before
+    :func:`create_schema` and before the store's own connections.
+
+    Raises:
+        StoreUnavailable: another application's database, or a newer layout.
+        sqlite3.Error: the file cannot be read (not a database, locked).
+    """
+    names = sorted(
+        str(row[0])
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite!_%' ESCAPE '!'"
+        )
+    )
+    if not names:
+        return  # a new file
+    tables = {
+        str(row[0])
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    found = _layout(conn) if "meta" in tables else None
+    if found is not None:
+        _check_layout(path, found)
+        if tables >= _TABLES:
+            return
+    # repr: a name in one line, its control characters escaped.
+    shown = ", ".join(repr(name) for name in names[:3])
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    raise StoreUnavailable(
+        f"sqlite:{path} is not a yieldmcp store (it holds {shown}{more}): another"
+        " application's database is not used, and was not changed; give the"
+        " path of a new file"
+    )
+
+
+def _layout(conn: sqlite3.Connection) -> int | None:
+    """The layout version ``meta`` says, or None if it says none."""
+    try:
+        row = conn.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchone()
+        return None if row is None else int(row[0])
+    except (sqlite3.Error, ValueError, TypeError):
+        return None  # another application's table called meta
 
 
 def create_schema(conn: sqlite3.Connection, path: Path) -> None:

@@ -77,3 +77,21 @@ def test_another_users_file_at_the_store_path_is_refused(tmp_path: Path) -> None
         StoreUnavailable, match=r"belongs to another user \(uid 65534\)"
     ):
         open_store(f"sqlite:{planted}")
+
+
+def test_a_store_file_every_user_can_write_is_refused(tmp_path: Path) -> None:
+    # Anyone could change its journals and plant the request-state key the
+    # server seals states with: refused as a configuration file every user
+    # can write is (one rule, bridge.trusted_file).
+    from bridge.stores import StoreUnavailable
+
+    path = tmp_path / "store.sqlite3"
+    open_store(f"sqlite:{path}").close()
+    path.chmod(0o666)
+    with pytest.raises(StoreUnavailable) as caught:
+        open_store(f"sqlite:{path}")
+    assert str(caught.value) == (
+        f"sqlite:{path} can be written by every user, who could change every "
+        f"journal and the request-state key: not used (chmod o-w {path})"
+    )
+    assert _mode(path) == 0o666  # refused, not changed

@@ -59,3 +59,52 @@ def test_a_newer_layout_is_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable, match="layout 99") as caught:
         open_store(f"sqlite:{path}")
     assert "\n" not in str(caught.value)
+
+
+# Other applications' databases, each in rollback-journal mode (SQLite's
+# default): their own tables; a table called meta of their own; a meta
+# with a schema_version but none of the store's tables.
+FOREIGN = [
+    "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);"
+    "INSERT INTO users VALUES (1, 'ada');",
+    "CREATE TABLE meta (a, b, c); INSERT INTO meta VALUES (1, 2, 3);",
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
+    "INSERT INTO meta VALUES ('schema_version', '2');"
+    "CREATE TABLE orders (id INTEGER PRIMARY KEY);",
+]
+
+
+@pytest.mark.parametrize("script", FOREIGN)
+def test_another_applications_database_is_refused_and_left_unchanged(
+    tmp_path: Path, script: str
+) -> None:
+    # It was switched to WAL (which lasts in the file) and given the store's
+    # tables before the layout was looked at.
+    path = tmp_path / "other_apps.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreUnavailable, match="is not a yieldmcp store") as caught:
+        open_store(f"sqlite:{path}")
+    assert "\n" not in str(caught.value)
+    assert "was not changed" in str(caught.value)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other_apps.db"]
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    finally:
+        conn.close()
+
+
+def test_an_empty_database_made_elsewhere_becomes_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "empty.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.execute("VACUUM")  # a database file with a header and no tables
+    conn.close()
+    store = open_store(f"sqlite:{path}")
+    try:
+        assert store.put("task", "t", {"n": 1}) == 1
+    finally:
+        store.close()
