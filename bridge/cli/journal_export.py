@@ -29,7 +29,6 @@ status 1.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping
 from typing import Any, Final, cast
@@ -42,12 +41,13 @@ from bridge.durable.log import CALLS
 from bridge.durable.tasks import TASKS, TaskDoc
 from bridge.elicit import printable_line
 from bridge.server.state_token import KEY_ENV, Sealer, decode_key
-from bridge.stores import AsyncStore, JournalStore, StoreError, open_store
+from bridge.stores import AsyncStore, JournalStore, StoreError
 from bridge.stores.url import sqlite_options
 from runtime.errors import RequestError
 from runtime.lowlevel import Journal, JournalDocument
 
 from .console import json_text
+from .store_options import OpenTimedOut, open_within
 
 __all__ = ["JournalError", "export"]
 
@@ -68,21 +68,27 @@ def export(url: str, call_id: str | None, timeout: float) -> str:
         JournalError: the store cannot be opened or does not answer in time,
             the id is unknown, or a state does not open.
     """
-    return trio.run(_export, url, call_id, timeout)
+    store = _open(url, timeout)
+    return trio.run(_export, store, call_id, timeout)
 
 
-async def _export(url: str, call_id: str | None, timeout: float) -> str:
+def _open(url: str, timeout: float) -> JournalStore:
+    """The store, opened within ``timeout`` (as ``serve`` opens one:
+    :func:`.store_options.open_within`).
+
+    Raises:
+        JournalError: it does not open in time, or cannot be opened.
+    """
     _check_exists(url)
     try:
-        with trio.fail_after(timeout):
-            blocking = await trio.to_thread.run_sync(
-                functools.partial(open_store, url, timeout=timeout),
-                abandon_on_cancel=True,
-            )
-    except trio.TooSlowError:
+        return open_within(url, timeout)
+    except OpenTimedOut:
         raise JournalError(f"the store did not open within {timeout} s") from None
     except StoreError as exc:
         raise JournalError(str(exc)) from None
+
+
+async def _export(blocking: JournalStore, call_id: str | None, timeout: float) -> str:
     store = AsyncStore(blocking, timeout=timeout)
     try:
         if call_id is None:

@@ -4,6 +4,9 @@
 ``redis://HOST:PORT/DB``, ``postgresql://...``: :func:`bridge.stores.open_store`);
 ``--durable`` is ``--store sqlite:`` at :func:`default_store_path`. Without
 either, the served code's own ``Server(store=...)`` stands.
+
+:func:`open_within` is how the CLI opens a store, ``serve`` here and
+``journal`` (:mod:`.journal_export`): within a deadline, as a whole.
 """
 
 from __future__ import annotations
@@ -15,10 +18,16 @@ import threading
 from pathlib import Path
 
 from bridge.server.server import Server
-from bridge.stores import JournalStore, StoreError, StoreUnavailable, open_store
+from bridge.stores import JournalStore, StoreError, open_store
 from bridge.stores.codec import redact
 
-__all__ = ["add_store_flags", "apply_store_options", "default_store_path"]
+__all__ = [
+    "OpenTimedOut",
+    "add_store_flags",
+    "apply_store_options",
+    "default_store_path",
+    "open_within",
+]
 
 
 def default_store_path() -> Path:
@@ -70,28 +79,45 @@ def apply_store_options(server: Server, args: argparse.Namespace) -> None:
     if url is None:
         return
     try:
-        server.set_store(_open_within(url, server.limits.store_timeout))
+        store = open_within(url, server.limits.store_timeout, grace=OPEN_GRACE)
+        server.set_store(store)
+    except OpenTimedOut as exc:
+        raise ValueError(
+            f"--store: {redact(url)}: the store did not open within "
+            f"{exc.seconds:g} s (10 s and --store-timeout)"
+        ) from None
     except StoreError as exc:
         raise ValueError(f"--store: {exc}") from None
 
 
 OPEN_GRACE = 10.0
-"""Seconds opening a store at start may take beyond ``--store-timeout``
-(reaching a network store takes up to 10 s by default)."""
+"""Seconds opening a store at ``serve``'s start may take beyond
+``--store-timeout`` (reaching a network store takes up to 10 s by default)."""
 
 
-def _open_within(url: str, timeout: float) -> JournalStore:
-    """``open_store(url)``, as a whole within ``OPEN_GRACE`` + ``timeout``.
+class OpenTimedOut(Exception):
+    """The store did not open within :attr:`seconds` (the caller says so, in
+    its own words)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the store did not open within {seconds:g} s")
+        self.seconds = seconds
+
+
+def open_within(url: str, timeout: float, *, grace: float = 0.0) -> JournalStore:
+    """``open_store(url, timeout=timeout)``, as a whole within ``grace`` +
+    ``timeout`` seconds (no bound if that is infinite).
 
     Each of opening's steps has its own bound, but a store that answers a
-    byte a second, or stalls after the connection, meets none of them: serve
-    waited at start for ever. The open runs in a thread left behind when the
-    time is up (the process then exits; nothing else runs yet).
+    byte a second, or stalls after the connection, meets none of them: the
+    command waited for ever. The open runs in a thread left behind when the
+    time is up (the command then exits; nothing else runs yet).
 
     Raises:
-        StoreUnavailable: the store did not open in time, or cannot be opened.
+        OpenTimedOut: the store did not open in time.
+        StoreError: it cannot be opened (one line saying why).
     """
-    limit = OPEN_GRACE + timeout
+    limit = grace + timeout
     if not math.isfinite(limit):
         return open_store(url, timeout=timeout)
     opened: list[JournalStore] = []
@@ -109,8 +135,5 @@ def _open_within(url: str, timeout: float) -> JournalStore:
     if failed:
         raise failed[0]
     if not opened:
-        raise StoreUnavailable(
-            f"{redact(url)}: the store did not open within {limit:g} s "
-            "(10 s and --store-timeout)"
-        )
+        raise OpenTimedOut(limit)
     return opened[0]

@@ -138,3 +138,68 @@ def test_a_request_state_key_in_the_store_that_is_not_one_is_one_line(
     assert line.startswith("yieldmcp: error: --store: "), line
     assert "YIELDMCP_STATE_KEY" in line
     assert "remove it" in line
+
+
+def test_another_applications_database_is_one_line_and_left_unchanged(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "other_apps.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE users (id INTEGER, name TEXT);")
+    conn.close()
+    before = path.read_bytes()
+    done = _serve("--store", f"sqlite://{path}")  # sqlite:///abs/path
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"yieldmcp: error: --store: sqlite:{path} is not a")
+    assert "'users'" in line
+    assert path.read_bytes() == before
+    assert not (tmp_path / "other_apps.db-wal").exists()
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    finally:
+        conn.close()
+
+
+def test_serve_and_journal_open_a_store_within_the_one_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each command had its own deadline around opening (journal's a trio
+    # scope of its own): both open through store_options.open_within now.
+    import threading
+    import time
+
+    from bridge.cli import store_options
+
+    release = threading.Event()
+    opened: list[str] = []
+
+    def hung(url: str, *, timeout: float) -> object:
+        opened.append(url)
+        release.wait(30)  # a store that never answers
+        raise AssertionError("never opened")
+
+    monkeypatch.setattr(store_options, "open_store", hung)
+    monkeypatch.setattr(store_options, "OPEN_GRACE", 0.0)
+    path = tmp_path / "store.sqlite3"
+    path.write_bytes(b"")  # journal opens only a store that is there
+    try:
+        started = time.monotonic()
+        served = _serve("--store", f"sqlite:{path}", "--store-timeout", "0.3")
+        read = yieldmcp("journal", f"sqlite:{path}", "--store-timeout", "0.3")
+        took = time.monotonic() - started
+    finally:
+        release.set()
+    assert opened == [f"sqlite:{path}", f"sqlite:{path}"]
+    assert (served.returncode, read.returncode) == (1, 1)
+    assert served.stderr.splitlines() == [
+        f"yieldmcp: error: --store: sqlite:{path}: the store did not open "
+        "within 0.3 s (10 s and --store-timeout)"
+    ]
+    assert read.stderr.splitlines() == [
+        "yieldmcp: error: the store did not open within 0.3 s"
+    ]
+    assert took < 10
