@@ -34,7 +34,11 @@ answer reaches the stepper, a notice or a question is sent, the response is
 sent, each only once the store has its record (write-ahead). So a process
 taking the call on knows every notice and question the client may have. A
 store that fails fails the question being recorded (the tool sees a
-:class:`~bridge.stores.StoreError`), and is logged otherwise.
+:class:`~bridge.stores.StoreError`), and is logged otherwise
+(:attr:`LiveLog.failed` keeps the first failure). While the process knows the
+store to be away (:class:`~.presence.Outage`), a write fails at once instead
+of waiting out ``--store-timeout`` again: a call whose record could not be
+written ends within one deadline, its response not waiting another.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from bridge.stores import AsyncStore, StoreError
 from runtime.errors import JournalTooLarge
 
 from .log import CALLS, CallLog
+from .presence import Outage
 
 __all__ = [
     "ASKED",
@@ -100,6 +105,11 @@ class Home(Protocol):
     @property
     def max_journal_bytes(self) -> int:
         """The bound of a call's journal (:class:`~.log.CallLog`)."""
+        ...
+
+    @property
+    def outage(self) -> Outage:
+        """Whether this process knows the store to be away."""
         ...
 
     def stream_of(self, request_id: RequestId) -> int | None:
@@ -166,6 +176,7 @@ class LiveLog:
         self._doc = dict(doc)
         self._doc_written = time.time()
         self.journal = CallLog(home.store, call_id, max_bytes=home.max_journal_bytes)
+        self.failed: StoreError | None = None  # the first write the store failed
         # The writer lives in the session's nursery: when the session ends,
         # what it had not written is left (the lease lets another process
         # take the call on from what was written).
@@ -283,12 +294,15 @@ class LiveLog:
             async for write, then, arg in receive:
                 error: BaseException | None = None
                 try:
-                    await write()
+                    with self.home.outage.watching():
+                        await write()
                 except (StoreError, OSError) as exc:
                     log.warning(
                         "durable call %s: the store failed: %s", self.call_id, exc
                     )
                     error = exc
+                    if isinstance(exc, StoreError):
+                        self.failed = self.failed or exc
                 except JournalTooLarge as exc:
                     error = exc  # the call fails with it
                 except Exception as exc:  # a bug: never take the process down

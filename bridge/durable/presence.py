@@ -17,6 +17,15 @@ rewritten every third of ``HttpLimits.session_lease`` (3 s) to expire a lease
 later, and deleted when the process stops cleanly. A call whose process's lease is gone
 is taken on by the next process the client reaches (:mod:`.durable`), which
 also reads the answers left in the dead process's inbox.
+
+**Whether the store answers** (:class:`Outage`). Each use of the store on a
+2025-11-25 request's way waits up to ``--store-timeout`` (5 s) for an answer;
+one request makes several in turn (its session, its call's document, its
+journal, its response), and a store that stopped answering cost each of them
+that deadline: a call took 35 s to fail. So once one of them (or this
+process's beat) found the store away, the others fail at once until the store
+answers again, which the beat, asking every third of a lease whatever
+happens, finds out.
 """
 
 from __future__ import annotations
@@ -26,14 +35,14 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any, Final, Protocol, cast, final
 
 import trio
 
-from bridge.stores import AsyncStore, StoreError
+from bridge.stores import AsyncStore, StoreError, StoreUnavailable
 
-__all__ = ["INBOX", "INBOX_TTL", "WORKERS", "Presence", "Reachable"]
+__all__ = ["INBOX", "INBOX_TTL", "WORKERS", "Outage", "Presence", "Reachable"]
 
 log = logging.getLogger("yieldmcp.http")
 
@@ -55,6 +64,60 @@ class Reachable(Protocol):
 
 
 @final
+class Outage:
+    """Whether this process knows the store to be away: an operation found it
+    unreachable or timed out (:class:`~bridge.stores.StoreUnavailable`), and
+    this process's beat has not had an answer since (see the module doc).
+    Only the beat, which writes whatever happens, says the store is back: a
+    request that used no store, or only read it, proves nothing."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: StoreUnavailable | None = None
+
+    def check(self) -> None:
+        """Raise at once while the store is known to be away.
+
+        Raises:
+            StoreUnavailable: it is, saying why.
+        """
+        if self.error is not None:
+            raise StoreUnavailable(f"{self.error} (it has not answered since)")
+
+    def saw(self, exc: BaseException) -> None:
+        """An operation failed with ``exc``: an unreachable store is away."""
+        if isinstance(exc, StoreUnavailable) and self.error is None:
+            self.error = exc  # the first: what check() names
+
+    @contextlib.contextmanager
+    def watching(self) -> Generator[None]:
+        """Around some use of the store: raise at once while it is known to
+        be away, and make it known away if it is unreachable.
+
+        Raises:
+            StoreUnavailable: the store is known to be away, or was found so.
+        """
+        self.check()
+        try:
+            yield
+        except StoreUnavailable as exc:
+            self.saw(exc)
+            raise
+
+    @contextlib.contextmanager
+    def probing(self) -> Generator[None]:
+        """Around the beat: asks whatever is known; its answer makes the
+        store known back, its failure known away."""
+        try:
+            yield
+        except StoreUnavailable as exc:
+            self.saw(exc)
+            raise
+        self.error = None
+
+
+@final
 class Presence:
     """This process's id, lease and inbox in the store (see the module doc)."""
 
@@ -70,6 +133,7 @@ class Presence:
         self.beat = lease / 3
         self.inbox_ttl = inbox_ttl
         self.id = secrets.token_hex(8)
+        self.outage = Outage()  # whether the store answers (module doc)
         self._sessions = sessions
         self._position = 0  # of the inbox's next record to read
 
@@ -128,14 +192,15 @@ class Presence:
         while True:
             try:
                 now = time.time()
-                await self.store.put(
-                    WORKERS, self.id, {"at": now}, expires_at=now + self.lease
-                )
-                # The inbox lives while its owner does, however idle: an empty
-                # append moves its expiry (and says how long it is).
-                length = await self.store.append(
-                    INBOX, self.id, [], expires_at=now + self.inbox_ttl
-                )
+                with self.outage.probing():
+                    await self.store.put(
+                        WORKERS, self.id, {"at": now}, expires_at=now + self.lease
+                    )
+                    # The inbox lives while its owner does, however idle: an
+                    # empty append moves its expiry (and says how long it is).
+                    length = await self.store.append(
+                        INBOX, self.id, [], expires_at=now + self.inbox_ttl
+                    )
                 if length < self._position:
                     # It expired anyway (the store was away longer than its
                     # lifetime) and a router started it again: read it from
@@ -153,6 +218,7 @@ class Presence:
                 # soon after the beat notices (_beat).
                 records = await self.store.wait(INBOX, self.id, position, self.beat)
             except StoreError as exc:
+                self.outage.saw(exc)  # only the beat, which writes, says it is back
                 log.warning("could not read this process's inbox: %s", exc)
                 await trio.sleep(self.beat)
                 continue

@@ -26,7 +26,7 @@ from runtime.errors import (
 
 from .messages import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
 
-__all__ = ["URL_ELICITATION_REQUIRED", "error_data"]
+__all__ = ["STORE_FAILED", "URL_ELICITATION_REQUIRED", "error_data", "store_failed"]
 
 URL_ELICITATION_REQUIRED = -32042
 
@@ -50,12 +50,20 @@ def error_data(exc: BaseException) -> ErrorData:
             return ErrorData(INVALID_PARAMS, str(exc))
         case StoreError():
             log.warning("the store failed while handling a request: %s", exc)
-            return ErrorData(
-                INTERNAL_ERROR, "Internal error: the server's store failed; try again"
-            )
+            return store_failed()
         case _:
             log.error("internal error while handling a request", exc_info=exc)
             return ErrorData(INTERNAL_ERROR, "Internal error")
+
+
+STORE_FAILED = "Internal error: the server's store failed; try again"
+"""What a client is told of a store's failure (never where the store is)."""
+
+
+def store_failed() -> ErrorData:
+    """The error of a request the store failed, the store's failure logged
+    already (:func:`error_data` logs it, and says the same)."""
+    return ErrorData(INTERNAL_ERROR, STORE_FAILED)
 
 
 def _fields(exc: pydantic.ValidationError) -> str:

@@ -25,6 +25,11 @@ What it does with each command:
   (:class:`~bridge.durable.live.LiveLog`) before anything after it;
 * **timers**: the session's;
 * **finish**: the response (:mod:`.outcome`), written down first with a store.
+  A call that ends because the store failed to record it is answered as a
+  2026-07-28 request the store fails: ``-32603`` "Internal error: the server's
+  store failed; try again", not a tool's failure; and while the store is
+  known to be away its response does not wait on it again
+  (:class:`~bridge.durable.presence.Outage`).
 
 ``notifications/cancelled`` for the call, or the client leaving, cancels the
 machine: its generators close, its questions are withdrawn, nothing is sent.
@@ -51,9 +56,10 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
 
 import trio
 
+from bridge.durable import StoreError
 from bridge.durable.live import Home, LiveLog, Revived, call_id_of, question_id
 from bridge.durable.log import size_of
-from bridge.jsonrpc.errors import error_data
+from bridge.jsonrpc.errors import error_data, store_failed
 from bridge.jsonrpc.messages import Request, RequestId
 from bridge.jsonrpc.session import Session
 from bridge.jsonrpc.timers import Timer
@@ -559,7 +565,17 @@ class LiveCall:
                     log.forget()  # the client cancelled it
             session.release(scope.request_id, self)
             return
-        response = outcome_json(self._server, scope, self._program, outcome)
+        if (
+            log is not None
+            and log.failed is not None
+            and isinstance(outcome, Raised)
+            and isinstance(outcome.error, StoreError)
+        ):
+            # Its record could not be written (the log said why): not the
+            # tool's failure, and no tool text for its model to read.
+            response: dict[str, Any] = {"error": store_failed().to_json()}
+        else:
+            response = outcome_json(self._server, scope, self._program, outcome)
         if "result" in response:
             response["result"] = naming_server_models(response["result"], self._models)
         if log is None:

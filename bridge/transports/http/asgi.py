@@ -283,6 +283,15 @@ class SseResponse:
         if self._held:
             await self._write(b"")
 
+    async def open(self) -> None:
+        """Send the response's head now, with a held priming event if any:
+        the client (and a proxy in front, whose timeout counts from the
+        request) sees the stream accepted before its first event, however
+        late that comes. An ASGI server may hold ``http.response.start``
+        until the first body write (ours does), so this is an empty one."""
+        if not self.started:
+            await self._write(b"")
+
     async def _write(self, frame: bytes, last: bool = False) -> None:
         if self.ended:
             return

@@ -33,7 +33,7 @@ import trio
 
 from bridge.durable import AsyncStore, Document
 from bridge.durable.live import Revived, call_id_of
-from bridge.durable.presence import Presence
+from bridge.durable.presence import Outage, Presence
 from bridge.durable.sessions import SessionRecords
 from bridge.jsonrpc.messages import RequestId
 
@@ -64,10 +64,13 @@ Claim = Literal["here", "unknown", "elsewhere"]
 class HttpHome:
     """What a durable HTTP session tells its calls (``bridge.durable.live.Home``)."""
 
-    def __init__(self, http: HttpSession, store: AsyncStore, worker: str) -> None:
+    def __init__(
+        self, http: HttpSession, store: AsyncStore, worker: str, outage: Outage
+    ) -> None:
         self.http = http
         self.store = store
         self.worker = worker
+        self.outage = outage
         self.session_id = http.id
         self.ttl = http.limits.session_idle_timeout
         self.max_journal_bytes = http.connection.server.limits.max_journal_bytes
@@ -103,7 +106,8 @@ async def save(http: HttpSession) -> None:
         return
     home.saved = time.time()
     state = {**http.connection.state(), "owner": http.owner}
-    await home.records.save(state, home.saved)
+    with home.outage.watching():  # at once while the store is known away
+        await home.records.save(state, home.saved)
 
 
 async def touch(http: HttpSession) -> None:

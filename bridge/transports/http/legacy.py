@@ -25,6 +25,17 @@ resumes or reopens it); every stream sends a comment after ``heartbeat``
 quiet seconds. A client that fell behind the event store gets its stream
 closed, never an HTTP 500.
 
+With a store, a request whose handling needs the store (the session's
+document for ``initialize`` and ``logging/setLevel``; for ``tools/call``,
+whether the request started a call before; a session taken on from the
+store) is answered ``-32603`` "Internal error: the server's store failed; try
+again" when the store fails, as a 2026-07-28 round is, and a failed
+``initialize`` leaves no session. Once the store is found away, every use of
+it on a request's way fails at once until this process's beat finds it back
+(:class:`~bridge.durable.presence.Outage`): a call fails within one
+``--store-timeout``, not one per use. What can do without the store (routing
+an answer, taking on a stream, ending a session) does, as before.
+
 On a server that checks access tokens, a session belongs to the principal
 whose ``initialize`` opened it: a request naming it with another caller's
 token is answered 404, as for an unknown session, and each request's calls
@@ -49,6 +60,7 @@ import trio
 
 from bridge.durable import StoreError
 from bridge.durable.presence import Presence
+from bridge.jsonrpc.errors import store_failed
 from bridge.jsonrpc.messages import (
     INVALID_REQUEST,
     ErrorData,
@@ -100,6 +112,17 @@ async def _json_error(
     await _asgi.respond(send, status, body, content_type=_asgi.JSON)
 
 
+async def _store_failed(send: Send, request_id: RequestId | None) -> None:
+    """Answer a request the store failed, as a 2026-07-28 round is answered
+    (``-32603``); anything else (a GET, an answer, a notification) gets 503,
+    which a client tries again later."""
+    if request_id is None:
+        await plain(send, 503, "Service Unavailable: the store failed; try again")
+        return
+    body = _asgi.error_body(request_id, store_failed())
+    await _asgi.respond(send, 200, body, content_type=_asgi.JSON)
+
+
 @final
 class LegacyEndpoint:
     """Every live HTTP session of one server, and the methods that use them."""
@@ -126,6 +149,14 @@ class LegacyEndpoint:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def _store(self) -> contextlib.AbstractContextManager[None]:
+        """Around a use of the store on a request's way: fails at once while
+        the store is known to be away (:class:`~bridge.durable.presence.Outage`)."""
+        presence = self.presence
+        return (
+            contextlib.nullcontext() if presence is None else presence.outage.watching()
+        )
+
     def calls_in_flight(self, *, parked: bool) -> int:
         """Requests the sessions answer (``parked``: those on their client
         too), and answers not yet written out whose call has ended (so a
@@ -141,7 +172,8 @@ class LegacyEndpoint:
         http = HttpSession(secrets.token_hex(16), self.server, self.limits)
         http.owner = None if principal is None else principal.identity
         if self.server.store is not None and self.presence is not None:
-            home = HttpHome(http, self.server.store, self.presence.id)
+            presence = self.presence
+            home = HttpHome(http, self.server.store, presence.id, presence.outage)
             http.connection.home = home
         self._sessions[http.id] = http
         await self._nursery.start(self._run, http)
@@ -157,7 +189,11 @@ class LegacyEndpoint:
         """Take on a durable session another process served (:mod:`.durable`),
         once however many requests name it at once; None if there is none.
         ``posted``: the id of the request being posted (if it started a call
-        before, the client saw nothing of that call)."""
+        before, the client saw nothing of that call).
+
+        Raises:
+            StoreError: the store failed (whether there is one is unknown).
+        """
         store, presence = self.server.store, self.presence
         if store is None or presence is None:
             return None
@@ -170,22 +206,24 @@ class LegacyEndpoint:
         began = trio.current_time()
         try:
             ttl = self.limits.session_idle_timeout
-            loaded = await durable.load(store, session_id, who, ttl)
+            with self._store():
+                loaded = await durable.load(store, session_id, who, ttl)
             if loaded is None or not self._make_room():
                 return None
             state, generation = loaded
             base = generation << 32
             http = HttpSession(session_id, self.server, self.limits, base)
             http.owner, http.generation, http.used = who, generation, True
-            http.connection.home = HttpHome(http, store, presence.id)
+            http.connection.home = HttpHome(http, store, presence.id, presence.outage)
             http.connection.restore(state)
             http.connection.principal = principal
             self._sessions[http.id] = http
             await self._nursery.start(self._run, http)
-            calls = await durable.revive_calls(http, presence, last, posted)
+            with self._store():
+                calls = await durable.revive_calls(http, presence, last, posted)
         except StoreError as exc:
             log.warning("could not take a session on from the store: %s", exc)
-            return None
+            raise
         else:
             log.info(
                 "HTTP session taken on from the store, %d calls in flight (%.1f s)",
@@ -202,10 +240,15 @@ class LegacyEndpoint:
         """``http``, or, if another process took the session on since this
         copy was made (the store's generation outranks it), the session taken
         on again here from the store (its calls replayed): a resume must see
-        what the other process sent."""
+        what the other process sent.
+
+        Raises:
+            StoreError: the store failed while taking the session on again.
+        """
         try:
-            if not await durable.stale(http):
-                return http
+            with self._store():
+                if not await durable.stale(http):
+                    return http
         except StoreError as exc:
             log.warning("could not check a session against the store: %s", exc)
             return http
@@ -240,10 +283,14 @@ class LegacyEndpoint:
             return None
         http = self._sessions.get(session_id)
         last = headers.get("last-event-id")
-        if http is not None and not http.closed and last is not None:
-            http = await self._current(http, principal, last)
-        if http is None or http.closed:
-            http = await self._revive(session_id, principal, last, posted)
+        try:
+            if http is not None and not http.closed and last is not None:
+                http = await self._current(http, principal, last)
+            if http is None or http.closed:
+                http = await self._revive(session_id, principal, last, posted)
+        except StoreError:
+            await _store_failed(send, posted)  # not 404: the session may be there
+            return None
         who = None if principal is None else principal.identity
         if http is None or http.closed or http.owner != who:
             await plain(send, 404, "Not Found: unknown or terminated session")
@@ -302,7 +349,12 @@ class LegacyEndpoint:
                 await http.deliver(data)
             await _asgi.respond(send, 202, headers=[(SESSION_HEADER, http.id)])
             return
-        follower = await self._posted_again(http, message, data)
+        try:
+            follower = await self._posted_again(http, message, data)
+        except StoreError as exc:
+            log.warning("could not look for a request in the store: %s", exc)
+            await _store_failed(send, message.id)
+            return
         if follower is False:
             await _json_error(
                 send, 400, message.id, INVALID_REQUEST, "request id already in use"
@@ -317,7 +369,11 @@ class LegacyEndpoint:
                 )  # fmt: skip
                 return
             follower = await http.deliver_request(message.id, data, version)
-            await self._remember(http, message.method, opening)
+            if not await self._remember(http, message.method, opening):
+                if opening:
+                    http.close()  # a failed initialize leaves no session behind
+                await _store_failed(send, message.id)
+                return
         answer = Answer(http, follower, version, self.limits, send)
         self._answering.add(answer)
         try:
@@ -342,7 +398,12 @@ class LegacyEndpoint:
 
         Request ids are unique within a session, so a request posted again
         is this one retried: it gets the call the first POST started, never a
-        second call."""
+        second call.
+
+        Raises:
+            StoreError: the store failed: whether the request started a call
+                is unknown, so no call is started.
+        """
         if http.other_request(message.id, data):
             return False
         follower = http.again(message.id)
@@ -350,13 +411,10 @@ class LegacyEndpoint:
             return follower
         if message.method != "tools/call" or http.connection.home is None:
             return None  # only calls are written down
-        try:
+        with self._store():
             claim = await durable.claim_request(
                 http, self.presence, message.id, message.params or {}
             )
-        except StoreError as exc:
-            log.warning("could not look for a request in the store: %s", exc)
-            return None
         if claim == "unknown":
             return None
         if claim != "here":
@@ -370,38 +428,50 @@ class LegacyEndpoint:
         if presence is None:
             return False
         try:
-            if isinstance(message, Notification) and message.method == _CANCELLED:
-                request_id = (message.params or {}).get("requestId")
-                if not isinstance(request_id, int | str) or http.busy(request_id):
-                    return False  # malformed, or the call is this process's
-                return await durable.route_cancel(http, presence, request_id, data)
-            if not isinstance(message, Response | ErrorResponse):
-                return False
-            if message.id in http.session.outstanding:
-                # The question is this process's. A durable call's answer is
-                # written down before the client is told it arrived (202):
-                # the client will not send it again if this process dies
-                # before the call records it.
-                if durable.is_question_id(message.id):
-                    await presence.keep(http.id, data)
-                return False
-            return await durable.route(http, presence, message.id, data)
+            with self._store():
+                return await self._route(http, presence, message, data)
         except StoreError as exc:
             log.warning("could not route a client's answer: %s", exc)
             return False
 
-    async def _remember(self, http: HttpSession, method: str, opening: bool) -> None:
-        """With a store, write down what a request changed of the session."""
+    async def _route(
+        self, http: HttpSession, presence: Presence, message: Message, data: bytes
+    ) -> bool:
+        """:meth:`_routed`, raising the store's failure."""
+        if isinstance(message, Notification) and message.method == _CANCELLED:
+            request_id = (message.params or {}).get("requestId")
+            if not isinstance(request_id, int | str) or http.busy(request_id):
+                return False  # malformed, or the call is this process's
+            return await durable.route_cancel(http, presence, request_id, data)
+        if not isinstance(message, Response | ErrorResponse):
+            return False
+        if message.id in http.session.outstanding:
+            # The question is this process's. A durable call's answer is
+            # written down before the client is told it arrived (202): the
+            # client will not send it again if this process dies before the
+            # call records it.
+            if durable.is_question_id(message.id):
+                await presence.keep(http.id, data)
+            return False
+        return await durable.route(http, presence, message.id, data)
+
+    async def _remember(self, http: HttpSession, method: str, opening: bool) -> bool:
+        """With a store, write down what a request changed of the session;
+        False if the store failed a write the request needs (the session's
+        document for ``initialize`` and ``logging/setLevel``: else the
+        session would live here only, unknown to the others)."""
         if http.connection.home is None:
-            return
+            return True
+        needed = opening or method == "logging/setLevel"
         try:
-            if opening or method == "logging/setLevel":
-                if http.connection.protocol_version is not None:
-                    await durable.save(http)
-            else:
+            if not needed:
                 await durable.touch(http)
+            elif http.connection.protocol_version is not None:
+                await durable.save(http)
         except StoreError as exc:
             log.warning("could not write an HTTP session to the store: %s", exc)
+            return not needed
+        return True
 
     def _make_room(self) -> bool:
         """Whether a new session fits, after evicting one if need be."""
@@ -466,6 +536,11 @@ class LegacyEndpoint:
                 await plain(send, 400, f"Bad Request: cannot resume: {exc}")
                 return
             follower = http.resume(number, seq)
+        # Accepted: the head goes out now, not with the first event or
+        # heartbeat (a resumed stream with nothing new, or a standalone one
+        # of a client too old for a priming event, would otherwise show the
+        # client, and a proxy's timeout, nothing for --heartbeat seconds).
+        await sse.open()
         lifetime = self.limits.max_stream_seconds
         await _asgi.until_disconnect(
             receive, lambda: stream(http, follower, sse, lifetime)
@@ -481,10 +556,12 @@ class LegacyEndpoint:
             http.store.locate(last)
             return True  # known here
         try:
-            return await durable.claim_stream(http, presence, last) != "elsewhere"
+            with self._store():
+                claim = await durable.claim_stream(http, presence, last)
         except StoreError as exc:
             log.warning("could not take a call on from the store: %s", exc)
             return True
+        return claim != "elsewhere"
 
     # --- DELETE ----------------------------------------------------------------------
 
@@ -497,7 +574,8 @@ class LegacyEndpoint:
         http.close()
         self._sessions.pop(http.id, None)
         try:
-            await durable.forget(http)
+            with self._store():
+                await durable.forget(http)
         except StoreError as exc:
             log.warning("could not delete an HTTP session from the store: %s", exc)
         await _asgi.respond(send, 200, headers=[(SESSION_HEADER, http.id)])

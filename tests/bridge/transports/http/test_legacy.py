@@ -477,6 +477,28 @@ async def test_list_changes_reach_the_standalone_stream() -> None:
     assert raw.check(message_of(event))["method"] == "notifications/tools/list_changed"
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-03-26"])
+async def test_a_get_stream_sends_its_head_before_any_event(
+    raw: Raw, version: str
+) -> None:
+    # A resumed stream with nothing new to send, and the standalone stream of
+    # a client too old for a priming event, sent no head until the first
+    # event or heartbeat (15 s): the client, and a proxy's timeout, saw
+    # nothing. The head goes out once the stream is accepted.
+    with trio.fail_after(10):
+        await raw.initialize(version=version)
+        last: str | None = None
+        if version == "2025-11-25":
+            async with raw.stream("GET") as (_, reader):
+                last = await _priming(reader)
+    opened: list[int] = []
+    with trio.move_on_after(3):
+        headers = {} if last is None else {"last_event_id": last}
+        async with raw.stream("GET", **headers) as (response, _):
+            opened.append(response.status_code)
+    assert opened == [200]
+
+
 # --- checks on every request --------------------------------------------------------
 
 
