@@ -8,6 +8,12 @@ keeps how far a stream got, so it can be resumed. :func:`private_answer` reads
 the answer to a request the session never sent (the ``initialize`` that renews
 an expired session) without passing anything on.
 
+A message that cannot be read (not JSON, not JSON-RPC) on the stream of a
+request in flight fails that request at once: it may have been the response,
+which would then never come, and the call would wait for ever. On the
+standalone stream, which answers no request, it is dropped with a warning
+(once per connection).
+
 It does not post, resume or decide what a failure means
 (:mod:`bridge.client.http`).
 """
@@ -23,9 +29,9 @@ import trio
 
 from bridge.jsonrpc.messages import (
     ErrorResponse,
+    Ignored,
+    Invalid,
     Message,
-    Notification,
-    Request,
     RequestId,
     Response,
     coerce_id,
@@ -38,7 +44,14 @@ from ..http_body import chunks
 from ._http_state import ConnectionState
 from ._http_wire import MAX_MESSAGE, is_sse, read_message
 
-__all__ = ["MAX_RETRY", "Cursor", "Exchange", "Inbox", "private_answer"]
+__all__ = [
+    "MAX_RETRY",
+    "Cursor",
+    "Exchange",
+    "Inbox",
+    "private_answer",
+    "unreadable",
+]
 
 log = logging.getLogger("yieldmcp.http_client")
 
@@ -86,6 +99,7 @@ class Inbox:
         self.max_message = max_message
         self.send_channel, self.receive_channel = trio.open_memory_channel[bytes](64)
         self.exchanges: dict[RequestId, Exchange] = {}
+        self._said_unreadable = False  # warned of one on the standalone stream
 
     async def read(
         self, response: httpx.Response, exchange: Exchange | None, cursor: Cursor
@@ -93,7 +107,8 @@ class Inbox:
         """Deliver a stream's messages until it ends or answers ``exchange``.
 
         Raises:
-            RemoteProtocolError: an event over ``max_message``.
+            RemoteProtocolError: an event over ``max_message``, or one that
+                cannot be read on ``exchange``'s stream (:meth:`deliver`).
         """
         parser = SseParser(max_event=self.max_message)
         try:
@@ -122,10 +137,29 @@ class Inbox:
         return await self.deliver(event.data.encode(), exchange)
 
     async def deliver(self, data: bytes, exchange: Exchange | None) -> bool:
-        """Pass one message on; say whether it answered ``exchange``."""
+        """Pass one message on; say whether it answered ``exchange``.
+
+        Raises:
+            RemoteProtocolError: the message cannot be read, and came on the
+                stream of ``exchange`` (a request in flight): it may have been
+                the response, which would then never come.
+        """
         message = parse(data)
-        if not isinstance(message, Request | Notification | Response | ErrorResponse):
-            log.debug("dropped an unusable message from the server")
+        if isinstance(message, Invalid | Ignored):
+            why = unreadable(message)
+            if exchange is not None:
+                raise RemoteProtocolError(
+                    f"the server's answer to {exchange.method} at {self.url} "
+                    f"holds a message that cannot be read ({why})"
+                )
+            if not self._said_unreadable:
+                self._said_unreadable = True
+                log.warning(
+                    "the server at %s sent a message that cannot be read on "
+                    "its standalone stream (%s); it was dropped",
+                    self.url,
+                    why,
+                )
             return False
         answered = self._answered(message)
         await self.send_channel.send(data)
@@ -179,6 +213,13 @@ async def private_answer(
                 ):
                     return message
     return None
+
+
+def unreadable(message: Invalid | Ignored) -> str:
+    """Why a message from the server cannot be read, in a few words."""
+    if isinstance(message, Ignored):
+        return message.reason
+    return message.error.message
 
 
 def why(answer: Message | None, response: httpx.Response) -> str:

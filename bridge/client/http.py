@@ -54,6 +54,8 @@ import trio
 
 from bridge.jsonrpc.messages import (
     ErrorResponse,
+    Ignored,
+    Invalid,
     Message,
     Notification,
     Request,
@@ -64,7 +66,7 @@ from bridge.jsonrpc.messages import (
 )
 from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
 
-from ._http_inbox import Cursor, Exchange, Inbox, private_answer, why
+from ._http_inbox import Cursor, Exchange, Inbox, private_answer, unreadable, why
 from ._http_state import ConnectionState, is_cancel, session_id_of
 from ._http_wire import (
     MAX_MESSAGE,
@@ -293,7 +295,8 @@ class HttpClientTransport:
         if response.is_success:
             raise RemoteProtocolError(
                 f"POST {self.url} ({request.method}) answered HTTP "
-                f"{response.status_code} without the response to the request"
+                f"{response.status_code} without the response to the request: "
+                f"{_body_is(message)}"
             )
         raise self._http_error("POST", request.method, response, body)
 
@@ -408,6 +411,19 @@ class HttpClientTransport:
                     log.debug("DELETE session: HTTP %d", response.status_code)
             except BrokenSessionError as exc:
                 log.debug("could not DELETE the session: %s", exc)
+
+
+def _body_is(message: Message | Invalid | Ignored | None) -> str:
+    """What a success's body held instead of the response, in a few words."""
+    match message:
+        case None:
+            return "its body is empty"
+        case Invalid() | Ignored():
+            return f"its body cannot be read ({unreadable(message)})"
+        case Request(method=method) | Notification(method=method):
+            return f"its body is a {method} message"
+        case _:
+            return "its body answers another request"
 
 
 @contextlib.asynccontextmanager

@@ -25,6 +25,12 @@ the others may finish for ``drain_timeout`` seconds and their replies are
 written if the transport still takes them; then whatever is left is
 cancelled. Requests we sent without a related incoming request fail with
 :class:`~runtime.errors.BrokenSessionError`.
+
+A message that cannot be read (not JSON, or not JSON-RPC) and names no id is
+answered with an error (JSON-RPC says so) and the session goes on: a stray
+line (a ``print`` in a stdio server) must not end it. Whose reply it was, if
+it was one, is unknown, so while we wait for replies it is logged (once a
+session); a request that then fails because the peer left says it came.
 """
 
 from __future__ import annotations
@@ -171,6 +177,7 @@ class Session:
         self._nursery: trio.Nursery | None = None
         self._closed = False
         self._said_unreadable = False  # warned of a message we cannot read
+        self._unreadable: str | None = None  # why the first one was
         self.broken = trio.Event()
         self._peer_left = trio.Event()  # set with the outbound side's peer_gone
         self._timers: Timers | None = None
@@ -233,7 +240,7 @@ class Session:
             if handle is not None:
                 self._incoming.cancel(handle)
             elif request_id in out.pending:
-                out.fail(request_id, BrokenSessionError("the peer disconnected"))
+                out.fail(request_id, self._gone("the peer disconnected"))
         await self._incoming.until_idle(self.drain_timeout)
 
     def _close(self) -> None:
@@ -244,7 +251,7 @@ class Session:
         self._peer_left.set()
         self._feed.close()
         self._incoming.cancel_adopted()
-        self._out.fail_all(BrokenSessionError("the session ended before the reply"))
+        self._out.fail_all(self._gone("the session ended before the reply"))
         self.handler.closed(self)
         if self.tap is not None:
             self.tap.closed()
@@ -280,13 +287,26 @@ class Session:
                     self.tap.notified(message)
                 await self.handler.handle_notification(message, self)
             case Invalid(id=request_id, error=error):
-                if request_id is None and self._out.pending:
-                    self._say_unreadable(error)
+                if request_id is None:
+                    self._unreadable = self._unreadable or error.message
+                    if self._out.pending:
+                        self._say_unreadable(error)
                 await self._out.send_quietly(
                     ErrorResponse(request_id, error), request_id
                 )
             case _:
                 self._feed.serially(self._dispatch_now, message)
+
+    def _gone(self, what: str) -> BrokenSessionError:
+        """The failure of a request the peer never answered: ``what``, and
+        the message it sent that could not be read, if one came (it may have
+        been the reply)."""
+        if self._unreadable is None:
+            return BrokenSessionError(what)
+        return BrokenSessionError(
+            f"{what} (before that it sent a message that cannot be read: "
+            f"{self._unreadable})"
+        )
 
     def _say_unreadable(self, error: ErrorData) -> None:
         """Warn, once a session, that a message came that cannot be read

@@ -270,3 +270,50 @@ async def test_annotations_and_result_meta_survive_our_client(era: str) -> None:
     assert [b.annotations for b in result.content] == [wanted] * 3  # type: ignore[union-attr]
     assert result.meta is not None
     assert result.meta["example.com/trace"] == "t-1"
+
+
+# A stdio server that prints a line that is not JSON before each answer to
+# tools/call: the first call is answered after it, the second not at all (the
+# server exits after the line).
+STRAY_LINE_SERVER = r"""
+import json, sys
+calls = 0
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method, answer = message["method"], {}
+    if method == "initialize":
+        answer = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "stray", "version": "1"}}
+    elif method == "tools/call":
+        calls += 1
+        print("starting the tool...", flush=True)
+        if calls == 2:
+            sys.exit(0)
+        answer = {"content": [{"type": "text", "text": "done"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": answer}),
+          flush=True)
+"""
+
+
+async def test_a_stray_stdio_line_is_survived_and_named_if_the_server_then_leaves(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A line that is not JSON cannot be matched to a request: the session
+    # goes on (a stray print must not end it) and warns; when the server then
+    # leaves without answering, the failure says what it had sent. It said
+    # only "the peer disconnected".
+    command = [sys.executable, "-c", STRAY_LINE_SERVER]
+    with trio.fail_after(30):
+        async with connect(command, era="legacy", validate_output=False) as client:
+            first = await client.call_tool("any")
+            with pytest.raises(BrokenSessionError) as gone:
+                await client.call_tool("any")
+    assert first.text == "done"
+    assert str(gone.value) == (
+        "the peer disconnected (before that it sent a message that cannot be "
+        "read: Parse error: not valid JSON)"
+    )
+    warned = [r for r in caplog.records if "cannot be read" in r.getMessage()]
+    assert len(warned) == 1  # once a session

@@ -518,3 +518,90 @@ async def test_an_unreachable_server_is_a_broken_session(era: Any) -> None:
         async with connect(url, era=era):
             pass
     assert url in str(info.value)
+
+
+# --- what cannot be read ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["legacy", MODERN])
+@pytest.mark.parametrize("ends", [False, True], ids=["left-open", "ended"])
+async def test_an_unreadable_event_on_a_request_s_stream_fails_it_at_once(
+    era: str, ends: bool
+) -> None:
+    # The event may have been the response: the call waited for ever (or,
+    # in 2025-11-25, resumed the stream again and again) instead of failing.
+    async def route(hit: Hit, reply: Reply) -> None:
+        if await lifecycle(hit, reply):
+            return
+        await reply.open_sse()
+        await reply.event("", id="1-0", retry=50)
+        await reply.event("this is not JSON", id="1-1")
+        if ends:
+            await reply.end()
+        else:
+            await reply.wait_disconnect()
+
+    async with scripted(route) as (url, _mock), connect(url, era=era) as client:
+        with trio.fail_after(10), pytest.raises(RemoteProtocolError) as failed:
+            await client.request("tools/list")
+    assert str(failed.value) == (
+        f"the server's answer to tools/list at {url} holds a message that "
+        f"cannot be read (Parse error: not valid JSON)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (b"this is not JSON", "its body cannot be read (Parse error: not valid JSON)"),
+        (
+            b"[1, 2]",
+            "its body cannot be read (Invalid request: batches are not supported)",
+        ),
+        (b"", "its body is empty"),
+    ],
+    ids=["not-json", "batch", "empty"],
+)
+async def test_a_json_answer_that_is_not_the_response_says_what_it_holds(
+    body: bytes, named: str
+) -> None:
+    async def route(hit: Hit, reply: Reply) -> None:
+        if await lifecycle(hit, reply):
+            return
+        await reply._start(200, "application/json", {})  # pyright: ignore[reportPrivateUsage]
+        await reply.raw(body)
+        await reply.end()
+
+    async with scripted(route) as (url, _mock), connect(url, era=MODERN) as client:
+        with trio.fail_after(10), pytest.raises(RemoteProtocolError) as failed:
+            await client.request("tools/list")
+    assert str(failed.value) == (
+        f"POST {url} (tools/list) answered HTTP 200 without the response to the "
+        f"request: {named}"
+    )
+
+
+async def test_an_unreadable_event_on_the_standalone_stream_is_dropped_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # It answers no request: nothing fails, and the user is told once.
+    async def route(hit: Hit, reply: Reply) -> None:
+        if hit.verb == "GET" and "last-event-id" not in hit.headers:
+            await reply.open_sse()
+            await reply.event("this is not JSON", id="0-1")
+            await reply.event("nor this", id="0-2")
+            await reply.wait_disconnect()
+        elif not await lifecycle(hit, reply):
+            await reply.json(result(hit, {"tools": []}))
+
+    async with scripted(route) as (url, _mock), connect(url, era="legacy") as client:
+        with trio.fail_after(10):
+            while not any("standalone" in r.getMessage() for r in caplog.records):
+                await trio.sleep(0.01)
+            listed = await client.request("tools/list")
+    assert listed == {"tools": []}
+    warned = [r for r in caplog.records if "cannot be read" in r.getMessage()]
+    assert [r.getMessage() for r in warned] == [
+        f"the server at {url} sent a message that cannot be read on its "
+        f"standalone stream (Parse error: not valid JSON); it was dropped"
+    ]
