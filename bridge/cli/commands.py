@@ -34,10 +34,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, NoReturn, TypeVar, cast
 
 from bridge import __version__
 
@@ -48,6 +49,7 @@ from .host_options import (
     key_value,
     port,
     scripted_answers,
+    shown,
     strict_json,
 )
 from .task_options import add_task_option
@@ -102,6 +104,21 @@ def printable(text: str) -> str:
     return without_controls(text)
 
 
+def printable_line(text: str) -> str:
+    """:func:`bridge.elicit.printable_line`, imported when first needed."""
+    from bridge.elicit import printable_line as one_line
+
+    return one_line(text)
+
+
+def _escaped(text: str) -> str:
+    """``text`` with each character that does not print as itself (a line
+    break, ESC, a bidi override) written as ``repr`` writes it: one line,
+    nothing a terminal obeys. Imports nothing (a usage error is printed
+    before the runtime is loaded)."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
 def run_trio(main: Callable[..., Awaitable[T]], *args: Any) -> T:
     """:func:`.interrupt.run_trio` (Ctrl-C stops cleanly), imported when a
     verb runs."""
@@ -111,21 +128,73 @@ def run_trio(main: Callable[..., Awaitable[T]], *args: Any) -> T:
 
 
 def _host_port(value: str) -> tuple[str, int]:
-    """``PORT`` (on 127.0.0.1) or ``HOST:PORT`` (``[::1]:PORT`` for IPv6)."""
+    """``PORT`` (on 127.0.0.1) or ``HOST:PORT``: HOST a name or an IPv4
+    address, or an IPv6 address in brackets (``[::1]:PORT``). Anything else
+    is refused here, naming the flag: the socket layer would say only
+    ``unknown error -2`` (``[::1``), fail with a traceback (a name too long
+    for DNS), or listen somewhere unmeant (``::1]:80``)."""
     host, sep, number = value.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]") if sep else DEFAULT_HTTP_HOST
+    why = ""
+    if not sep:
+        host = DEFAULT_HTTP_HOST
+    elif host.startswith("[") and host.endswith("]"):
+        host = host[1:-1] if _is_ipv6(host[1:-1]) else ""
+        why = "" if host else " (the HOST in brackets is not an IPv6 address)"
+    elif host.startswith("[") or ":" in host:
+        why, host = " (an IPv6 HOST goes in brackets: [::1]:PORT)", ""
+    elif host and not _is_host_name(host):
+        why, host = " (HOST is a host name or an IPv4 address)", ""
     if not is_port(number) or not host:
         raise argparse.ArgumentTypeError(
-            f"expected PORT or HOST:PORT (PORT 0-65535), got {value!r}"
+            f"expected PORT or HOST:PORT (PORT 0-65535), got {shown(value, quote=True)}"
+            f"{why}"
         )
     return host, int(number)
+
+
+_LABEL: Final = re.compile(r"[A-Za-z0-9_-]{1,63}")
+
+
+def _is_host_name(text: str) -> bool:
+    """A name DNS can carry (labels of 1-63 ASCII letters, digits, ``-`` and
+    ``_``; 253 characters in all), or an IPv4 address: the socket layer
+    raises ``UnicodeError``, not ``OSError``, for a label it cannot encode."""
+    labels = text.removesuffix(".").split(".")
+    return len(text) <= 253 and all(_LABEL.fullmatch(label) for label in labels)
+
+
+def _is_ipv6(text: str) -> bool:
+    """An IPv6 address, with an interface's name for a scope if any."""
+    import ipaddress
+
+    _address, _, scope = text.partition("%")
+    if scope and not _LABEL.fullmatch(scope):
+        return False
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage mistake reported as one line (and exit code 2)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+        # argparse quotes most values with repr; not all (a limit's number).
+        line = _escaped(f"{self.prog}: error: {message} (see --help)")
+        self.exit(EXIT_USAGE, line + "\n")
+
+    def parse_args(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> Any:  # (typeshed spells argparse's one signature thrice)
+        """argparse's, with the words it did not recognize quoted as the
+        user typed them, escaped (:func:`.host_options.shown`); argparse
+        prints them raw, a newline or an escape sequence and all."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(map(shown, extra))}")
+        return parsed
 
 
 class _VerbParser(_Parser):
@@ -644,11 +713,37 @@ def _init(args: argparse.Namespace) -> int:
     except InitError as exc:
         raise CliError(str(exc)) from None
     for path in written:
-        print(f"wrote {path}")
-    where = "" if args.folder == "." else f"cd {shlex.quote(args.folder)} && "
-    print(f'next: {where}python3 -m venv .venv && .venv/bin/pip install -e ".[test]"')
+        print(f"wrote {shown(path, cut=None)}")
+    venv = 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]"'
+    print(f"next: {_cd(folder)}{venv}")
     print("      .venv/bin/pytest, then .venv/bin/yieldmcp serve tools.py")
     return 0
+
+
+def _cd(folder: Path) -> str:
+    """``cd DIR && `` for the next steps, as a shell reads it; nothing for
+    the current folder. A name with controls in it is written ``$'...'``
+    (bash, zsh), its controls escaped: never printed raw to the terminal."""
+    if not folder.parts:  # "." (or "")
+        return ""
+    name = str(folder)
+    if name.isprintable():
+        return f"cd {shlex.quote(name)} && "
+    escaped = "".join(
+        char if char.isprintable() and char not in "\\'" else _ansi_c(char)
+        for char in name
+    )
+    return f"cd $'{escaped}' && "
+
+
+def _ansi_c(char: str) -> str:
+    """One character in bash's ``$'...'`` quoting."""
+    if char in "\\'":
+        return "\\" + char
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _install(args: argparse.Namespace) -> int:
@@ -773,6 +868,7 @@ def _host(
         max_message=args.max_message,
         max_listing=args.max_listing,
         max_questions=args.max_questions,
+        internal_patience=args.internal_patience,
     )
     try:
         return run_trio(run_call, options)
@@ -806,6 +902,7 @@ def _tasks(args: argparse.Namespace) -> int:
         max_message=args.max_message,
         max_listing=args.max_listing,
         max_questions=args.max_questions,
+        internal_patience=args.internal_patience,
     )
     try:
         return run_trio(run_tasks, options, args.action, args.task_id)
@@ -822,9 +919,29 @@ def _media_folder(path: Path | None) -> MediaFolder | None:
     try:
         return show.MediaFolder.open(path)
     except OSError as exc:
-        raise CliError(
-            f"cannot use --save-media {path}: {exc.strerror or exc}"
-        ) from None
+        why = _not_a_folder(path, exc)
+        raise CliError(f"cannot use --save-media {shown(path)}: {why}") from None
+
+
+def _not_a_folder(path: Path, exc: OSError) -> str:
+    """Why ``path`` cannot be ``--save-media``'s folder, in words: what is
+    there, not only the errno's ("File exists", "Permission denied")."""
+    import errno
+    import stat
+
+    reason = exc.strerror or "not a folder"
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return reason  # nothing there, and it could not be made
+    if stat.S_ISLNK(mode):  # dangling, to a file, or not to be followed here
+        said = "" if exc.errno == errno.EEXIST else f" ({reason})"
+        return f"it is a symbolic link to no folder that can be used{said}"
+    if stat.S_ISREG(mode):
+        return "it is a file, not a folder"
+    if not stat.S_ISDIR(mode):
+        return "it is not a folder (a FIFO, a socket or a device)"
+    return reason
 
 
 def _traced(args: argparse.Namespace, run: Callable[[argparse.Namespace], int]) -> int:
@@ -850,6 +967,12 @@ def _log_to_stderr(level: int) -> None:
     logging.basicConfig(level=level, handlers=[handler])
 
 
+def _print_error(exc: CliError) -> None:
+    """The one line of a failure: its words quote users and peers, so a line
+    break in them is a space, and a control sequence is not printed."""
+    print(f"yieldmcp: error: {printable_line(str(exc))}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = _parser(_verb(words))
@@ -859,7 +982,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:  # before logging is set up: the file may say -v
             _configure_serve(args)
         except CliError as exc:
-            print(f"yieldmcp: error: {printable(str(exc))}", file=sys.stderr)
+            _print_error(exc)
             return exc.code
     verbosity: int = args.verbose + getattr(args, "verbose_after_verb", 0)
     _log_to_stderr((logging.WARNING, logging.INFO, logging.DEBUG)[min(verbosity, 2)])
@@ -872,7 +995,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _traced(args, run)
     except CliError as exc:
-        print(f"yieldmcp: error: {printable(str(exc))}", file=sys.stderr)
+        _print_error(exc)
         return exc.code
     except (Interrupted, KeyboardInterrupt):
         return EXIT_INTERRUPTED

@@ -55,7 +55,13 @@ from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
 from .feedback import ERASE_LINE, WaitingSampler, progress_text
-from .host_options import MAX_LISTING, MAX_MESSAGE, MAX_QUESTIONS
+from .host_options import (
+    INTERNAL_PATIENCE,
+    MAX_LISTING,
+    MAX_MESSAGE,
+    MAX_QUESTIONS,
+    shown,
+)
 from .show import MediaFolder, describe_tool, offer_json, offer_lines, result_lines
 from .task_options import created_printer, status_printer, unreachable_printer
 from .url_flow import (
@@ -102,6 +108,7 @@ class CallOptions:
     max_message: int = MAX_MESSAGE  # bytes of one message from the server
     max_listing: int = MAX_LISTING  # characters of one paginated list, in all
     max_questions: int = MAX_QUESTIONS  # of one round; open at once in 2025
+    internal_patience: float = INTERNAL_PATIENCE  # a task's server answering -32603
 
 
 @final
@@ -208,6 +215,7 @@ async def _run_call(options: CallOptions, out: TextIO) -> int:
             max_message=options.max_message,
             max_listing=options.max_listing,
             max_questions=options.max_questions,
+            internal_patience=options.internal_patience,
         ) as client:
             if options.tool is None:
                 return await _list(client, out, json_output=options.json_output)
@@ -305,7 +313,9 @@ def _check_argument_keys(
             else f"its arguments: {some_names(named)}"
         )
         print(
-            printable(f"yieldmcp: warning: {name} has no argument {key}; {hint}"),
+            printable_line(
+                f"yieldmcp: warning: {shown(name)} has no argument {shown(key)}; {hint}"
+            ),
             file=sys.stderr,
         )
 
@@ -329,9 +339,9 @@ def _check_answer_keys(
     unknown = [key for key in answers.form_keys() if key not in declared]
     if unknown:
         print(
-            printable(
-                f"yieldmcp: warning: {name} has no form {', '.join(unknown)} "
-                f"(its forms: {some_names(declared)})"
+            printable_line(
+                f"yieldmcp: warning: {shown(name)} has no form "
+                f"{', '.join(map(shown, unknown))} (its forms: {some_names(declared)})"
             ),
             file=sys.stderr,
         )
@@ -346,9 +356,10 @@ def _report_unused(answers: ScriptedAnswers | None, told: Sequence[str]) -> None
     asked = answers.asked_keys()
     if unused:
         print(
-            printable(
+            printable_line(
                 f"yieldmcp: warning: no form asked for answer key(s) "
-                f"{', '.join(unused)} (keys asked: {', '.join(asked) or 'none'}); "
+                f"{', '.join(map(shown, unused))} "
+                f"(keys asked: {', '.join(asked) or 'none'}); "
                 f'another server\'s forms go by the key it chose, and "*" '
                 f"answers any form with no key of its own"
             ),

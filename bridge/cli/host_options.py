@@ -2,17 +2,19 @@
 
 Owns the flags of the terminal host (``--model``, ``--model-timeout``,
 ``--answers``/``--answer``,
-``--era``, ``--timeout``, ``--connect-timeout``, ``--json``) and reading the
+``--era``, ``--timeout``, ``--connect-timeout``, ``--internal-patience``,
+``--json``) and reading the
 scripted answers they name. Does not run anything (:mod:`.console` does).
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, cast
 
 from bridge.transports.framing import MAX_MESSAGE as MAX_MESSAGE
 
@@ -28,6 +30,7 @@ __all__ = [
     "no_constant",
     "strict_json",
     "seconds",
+    "shown",
 ]
 
 MODEL_TIMEOUT = 600.0
@@ -42,6 +45,31 @@ so that building the parser imports no client code (a test keeps them equal)."""
 MAX_LISTING = 32 * 1024 * 1024
 """``--max-listing``'s default: ``bridge.client.pages.MAX_LISTING``, written
 here for the same reason (kept equal by the same test)."""
+
+INTERNAL_PATIENCE = 60.0
+"""``--internal-patience``'s default: ``bridge.client.tasks.INTERNAL_PATIENCE``,
+written here for the same reason."""
+
+
+SHOWN_CHARACTERS: Final = 200
+"""The most of a value the user gave that a one-line message quotes back."""
+
+
+def shown(
+    value: str | Path, *, cut: int | None = SHOWN_CHARACTERS, quote: bool = False
+) -> str:
+    """A value the user gave (a flag's, a path), as a message quotes it:
+    itself when every character of it prints as itself (``quote``: always
+    quoted, as argparse quotes values), else ``repr``-quoted, so that a
+    newline shows as ``\\n`` and a terminal's escape sequences as
+    ``\\x1b[...``, never obeyed nor printing a line of its own; cut after
+    ``cut`` characters (None: whole), saying how long it is."""
+    text = str(value)
+    kept = text if cut is None else text[:cut]
+    quoted = kept if kept.isprintable() and not quote else repr(kept)
+    if len(kept) == len(text):
+        return quoted
+    return f"{quoted}... ({len(text):,} characters)"
 
 
 def seconds(value: str) -> float:
@@ -195,6 +223,17 @@ def add_host_options(command: argparse.ArgumentParser, *, era: bool = True) -> N
         ),
     )
     command.add_argument(
+        "--internal-patience",
+        type=seconds,
+        default=INTERNAL_PATIENCE,
+        metavar="SECONDS",
+        help=(
+            "how long a followed task's server may answer -32603 (an internal "
+            "error: its store away a while) and be asked again, in seconds in "
+            "a row, before the error is reported (default 60)"
+        ),
+    )
+    command.add_argument(
         "--max-message",
         type=positive_int,
         default=MAX_MESSAGE,
@@ -255,16 +294,7 @@ def scripted_answers(args: argparse.Namespace) -> Any:
         return None
     script: dict[str, Any] = {}
     if args.answers is not None:
-        try:
-            script = json.loads(Path(args.answers).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"cannot read --answers {args.answers}: {exc}") from None
-        except RecursionError:
-            raise ValueError(
-                f"cannot read --answers {args.answers}: JSON nested too deep"
-            ) from None
-        if not isinstance(script, dict):
-            raise ValueError("--answers must hold a JSON object of KEY: answers")
+        script = _answers_file(args.answers)
     for key, value in args.answer:
         listed = script.get(key, [])
         script[key] = [*(listed if isinstance(listed, list) else [listed]), value]
@@ -272,3 +302,31 @@ def scripted_answers(args: argparse.Namespace) -> Any:
         return ScriptedAnswers(script)
     except ValueError as exc:
         raise ValueError(f"bad scripted answers: {exc}") from None
+
+
+def _answers_file(name: str) -> dict[str, Any]:
+    """What ``--answers FILE`` holds: a JSON object, strictly (no ``NaN``).
+
+    Raises:
+        ValueError: one line naming ``--answers`` and the file, saying why.
+    """
+    where = f"--answers {shown(name)}"
+    try:
+        data = Path(name).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read {where}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")  # a byte order mark, as Notepad writes
+    except UnicodeDecodeError as exc:
+        utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        why = "it is UTF-16" if utf16 else f"byte 0x{exc.object[exc.start]:02x}"
+        raise ValueError(f"cannot read {where}: not UTF-8 JSON ({why})") from None
+    try:
+        script: Any = strict_json(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"cannot read {where}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"cannot read {where}: JSON nested too deep") from None
+    if isinstance(script, dict):
+        return cast("dict[str, Any]", script)
+    raise ValueError(f"{where} must hold a JSON object of KEY: answers")

@@ -74,12 +74,18 @@ def make_project(folder: Path, depends_on: str | None = None) -> list[Path]:
     Raises:
         InitError: ``folder`` is a file, is not empty, or cannot be written.
     """
-    if folder.exists() and not folder.is_dir():
-        raise InitError(f"{folder} is a file, not a folder")
-    if folder.is_dir() and any(folder.iterdir()):
-        raise InitError(
-            f"{folder} is not empty: init writes into a new or empty folder"
-        )
+    from .host_options import shown
+
+    name = shown(folder, cut=None)  # as typed, its controls escaped: one line
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise InitError(f"{name} is a file, not a folder")
+        if folder.is_dir() and any(folder.iterdir()):
+            raise InitError(
+                f"{name} is not empty: init writes into a new or empty folder"
+            )
+    except OSError as exc:  # too long a name, a folder that cannot be read
+        raise InitError(f"cannot use {name}: {exc.strerror or exc}") from None
     requirement = dependency() if depends_on is None else depends_on
     extra = requirement.replace("yieldmcp", "yieldmcp[test]", 1)
     files = {
@@ -114,7 +120,9 @@ def make_project(folder: Path, depends_on: str | None = None) -> list[Path]:
                     path.rmdir()
                 else:
                     path.unlink()
-        raise InitError(f"cannot write {folder}: {exc}") from None
+        failed = exc.filename  # the file or folder of the failure, if said
+        where = "" if failed in (None, str(folder)) else f" ({shown(failed)})"
+        raise InitError(f"cannot write {name}: {exc.strerror or exc}{where}") from None
     return written
 
 

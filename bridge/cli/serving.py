@@ -19,6 +19,7 @@ import errno
 import functools
 import os
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
@@ -105,6 +106,8 @@ def _os_error(exc: BaseException) -> OSError | None:
 
 
 def _why(exc: OSError) -> str:
+    if isinstance(exc, socket.gaierror):  # its errno is the resolver's (-2)
+        return (exc.strerror or str(exc)).lower()
     if exc.errno == errno.EADDRINUSE:
         return "address already in use"
     if exc.errno is not None:

@@ -254,20 +254,36 @@ class MediaFolder:
         except OSError as exc:
             return self._failed(path, exc)
         with os.fdopen(fd, "wb") as out:
-            if not stat.S_ISREG(os.fstat(out.fileno()).st_mode):
+            there = os.fstat(out.fileno())
+            if not stat.S_ISREG(there.st_mode):
                 return self._failed(path, None)
+            if there.st_nlink > 1:  # a hard link planted to a file elsewhere
+                return self._refused(f"{path} is a hard link (not written through)")
             out.truncate()
             out.write(data)
         return f"saved to {path}"
 
     def _failed(self, path: Path, exc: OSError | None) -> str:
-        # ELOOP: a symbolic link (O_NOFOLLOW); ENXIO: a FIFO nobody reads.
+        # ELOOP: a symbolic link (O_NOFOLLOW); ENXIO: a FIFO nobody reads;
+        # EACCES: another user's file or FIFO in a sticky folder (/tmp), which
+        # Linux refuses to open with O_CREAT (fs.protected_regular, _fifos).
         if exc is None or exc.errno in (errno.ELOOP, errno.ENXIO):
-            why = f"{path} is not a regular file (not followed)"
-        else:
-            why = f"cannot write {path}: {exc.strerror or exc}"
+            return self._refused(f"{path} is not a regular file (not followed)")
+        if exc.errno in (errno.EACCES, errno.EPERM) and _someone_elses(path):
+            return self._refused(f"{path} is another user's file (not written)")
+        return self._refused(f"cannot write {path}: {exc.strerror or exc}")
+
+    def _refused(self, why: str) -> str:
         self.failed.append(why)
         return f"not saved: {why}"
+
+
+def _someone_elses(path: Path) -> bool:
+    """Whether something is at ``path`` that another user owns."""
+    try:
+        return path.lstat().st_uid != os.geteuid()
+    except OSError:
+        return False
 
 
 def result_lines(

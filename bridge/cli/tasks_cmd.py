@@ -30,7 +30,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from .host_options import MODEL_TIMEOUT, add_host_options
+from .host_options import INTERNAL_PATIENCE, MODEL_TIMEOUT, add_host_options
 
 if TYPE_CHECKING:  # the parser imports this module: the host only to run
     from .console import CallOptions, Display
@@ -47,6 +47,7 @@ _WAIT_ONLY: Final[dict[str, tuple[str, object]]] = {
     "answers": ("--answers", None),
     "answer": ("--answer", list[object]()),
     "timeout": ("--timeout", None),
+    "internal_patience": ("--internal-patience", INTERNAL_PATIENCE),
 }
 """The flags only ``wait`` uses (dest: flag, default)."""
 
@@ -100,14 +101,16 @@ async def run_tasks(options: CallOptions, action: str, task_id: str) -> int:
     import trio
 
     from .console import HostError
+    from .task_options import shown_task_id
 
     out = sys.stdout
     if action == "wait" and options.timeout is not None:
         with trio.move_on_after(options.timeout):
             return await _run(options, action, task_id, out)
+        shown = shown_task_id(task_id)
         raise HostError(
-            f"no result within {options.timeout:g} s (--timeout); task {task_id} "
-            f"goes on: yieldmcp tasks wait SERVER {task_id}"
+            f"no result within {options.timeout:g} s (--timeout); task {shown} "
+            f"goes on: yieldmcp tasks wait SERVER {shown}"
         )
     return await _run(options, action, task_id, out)
 
@@ -118,7 +121,7 @@ async def _run(options: CallOptions, action: str, task_id: str, out: TextIO) -> 
     from runtime.errors import PeerError, YieldMCPError
 
     from .console import HostError, failure_text, host_parts, report_unused
-    from .task_options import status_printer, unreachable_printer
+    from .task_options import shown_task_id, status_printer, unreachable_printer
 
     handler, sampler, show = host_parts(options, out)
     remote = isinstance(options.target, str) and "://" in options.target
@@ -134,6 +137,7 @@ async def _run(options: CallOptions, action: str, task_id: str, out: TextIO) -> 
             max_message=options.max_message,
             max_listing=options.max_listing,
             max_questions=options.max_questions,
+            internal_patience=options.internal_patience,
         ) as client:
             if action == "get":
                 return _shown(await client.get_task(task_id), options, show)
@@ -147,8 +151,8 @@ async def _run(options: CallOptions, action: str, task_id: str, out: TextIO) -> 
     except PeerError as exc:
         if exc.code == INVALID_PARAMS and exc.message.startswith("Unknown task"):
             raise HostError(
-                f"the server has no task {task_id} (never made there, or "
-                f"forgotten after its TTL)"
+                f"the server has no task {shown_task_id(task_id)} (never made "
+                f"there, or forgotten after its TTL)"
             ) from None
         raise HostError(failure_text(exc, ERA)) from None
     except (OSError, YieldMCPError) as exc:

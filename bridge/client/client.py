@@ -64,6 +64,7 @@ from .oauth.config import OAuth
 from .output_schemas import OutputSchemas
 from .pages import MAX_LISTING, pages
 from .tasks import (
+    INTERNAL_PATIENCE,
     MAX_ROUNDS,
     TASKS_EXTENSION,
     StatusCallback,
@@ -130,6 +131,13 @@ class Client:
             the tool's ``outputSchema`` (:mod:`bridge.client.output_schemas`).
         max_listing: characters of JSON one paginated list (``tools/list``,
             ...) may take over all its pages (:mod:`bridge.client.pages`).
+        internal_patience: seconds in a row a followed task's server may
+            answer ``-32603`` (its store away a while) and be asked again
+            before the error is raised (:mod:`bridge.client.tasks`); 0: not
+            asked again.
+
+    Raises:
+        ValueError: ``internal_patience`` is negative or not a number.
     """
 
     def __init__(
@@ -147,7 +155,13 @@ class Client:
         connect_timeout: float | None = 10.0,
         validate_output: bool = True,
         max_listing: int = MAX_LISTING,
+        internal_patience: float = INTERNAL_PATIENCE,
     ) -> None:
+        if not internal_patience >= 0:  # NaN too
+            raise ValueError(
+                f"internal_patience must be seconds >= 0, not {internal_patience!r}"
+            )
+        self.internal_patience = internal_patience
         self.answers = Answers(
             sampler=sampler,
             elicitation=elicitation,
@@ -333,6 +347,7 @@ class Client:
                 self._task_request, self.answers, result, gone=self._gone,
                 on_status=on_status, on_unreachable=on_unreachable,
                 max_rounds=self.max_rounds,
+                internal_patience=self.internal_patience,
             )  # fmt: skip
         decoded = mcp_decode.call_tool_result(result)
         if self.outputs is not None:
@@ -392,6 +407,7 @@ class Client:
             self._task_request, self.answers, task_id, gone=self._gone,
             on_status=on_status, on_unreachable=on_unreachable,
             cancel_on_exit=cancel_on_exit, max_rounds=self.max_rounds,
+            internal_patience=self.internal_patience,
         )  # fmt: skip
         return mcp_decode.call_tool_result(result)
 

@@ -24,7 +24,9 @@ answers ``resultType: "task"``, and :func:`follow` takes it from there:
   asked again;
 * a server that answers ``-32603`` (its store is away a while: the task goes
   on where the store is) is asked again the same way, for up to
-  :data:`INTERNAL_PATIENCE` seconds in a row, and then the error is raised.
+  ``internal_patience`` seconds in a row (:data:`INTERNAL_PATIENCE` by
+  default; ``Client(internal_patience=)``, ``yieldmcp call
+  --internal-patience``), and then the error is raised.
 
 :func:`follow_id` follows a task by its id alone (one this client did not
 start: ``yieldmcp tasks wait``), and :func:`task_info` reads a ``tasks/get``
@@ -59,6 +61,7 @@ from .answers import Answers
 __all__ = [
     "TASKS_EXTENSION",
     "ENDED",
+    "INTERNAL_PATIENCE",
     "MAX_ROUNDS",
     "StatusCallback",
     "TaskInfo",
@@ -79,7 +82,8 @@ FIRST_BACKOFF: Final = 0.1
 MAX_BACKOFF: Final = 2.0
 INTERNAL_PATIENCE: Final = 60.0
 """Seconds in a row a followed task's server may answer ``-32603`` (an
-internal error: its store away, say) before the client gives up."""
+internal error: its store away, say) before the client gives up, by default
+(``Client(internal_patience=)``, ``yieldmcp call --internal-patience``)."""
 ENDED: Final = frozenset({"completed", "failed", "cancelled"})
 """The statuses a task never leaves."""
 
@@ -111,14 +115,18 @@ async def follow(
     on_unreachable: UnreachableCallback | None = None,
     cancel_on_exit: bool = True,
     max_rounds: int = MAX_ROUNDS,
+    internal_patience: float = INTERNAL_PATIENCE,
 ) -> dict[str, Any]:
     """The result of the task ``created`` describes (see the module doc).
     At most ``max_rounds`` rounds of its questions are answered, as for a
-    call: each may be model calls the user pays for.
+    call: each may be model calls the user pays for. A server answering
+    ``-32603`` is asked again for ``internal_patience`` seconds in a row
+    (0: not at all).
 
     Raises:
         PeerError: the task failed (its error), or a task method was refused
-            (``-32602``: the server does not know the task).
+            (``-32602``: the server does not know the task; ``-32603`` for
+            longer than ``internal_patience``).
         TaskCancelled: the task was cancelled (by someone else).
         RemoteProtocolError: the server's answers are malformed, or the
             task asked more than ``max_rounds`` rounds.
@@ -128,7 +136,10 @@ async def follow(
     task_id: Any = created.get("taskId")
     if not isinstance(task_id, str):
         raise RemoteProtocolError("a CreateTaskResult must carry a string taskId")
-    poll = _Poll(request, answers, task_id, gone, on_status, on_unreachable, max_rounds)
+    poll = _Poll(
+        request, answers, task_id, gone, on_status, on_unreachable,
+        max_rounds, internal_patience,
+    )  # fmt: skip
     try:
         return await poll.run(created)
     except trio.Cancelled:
@@ -158,6 +169,7 @@ async def follow_id(
     on_unreachable: UnreachableCallback | None = None,
     cancel_on_exit: bool = False,
     max_rounds: int = MAX_ROUNDS,
+    internal_patience: float = INTERNAL_PATIENCE,
 ) -> dict[str, Any]:
     """The result of task ``task_id``, read first with ``tasks/get``, then
     followed as :func:`follow` does (the same errors). Leaving early leaves
@@ -167,6 +179,7 @@ async def follow_id(
         request, answers, {**first, "taskId": task_id}, gone=gone,
         on_status=on_status, on_unreachable=on_unreachable,
         cancel_on_exit=cancel_on_exit, max_rounds=max_rounds,
+        internal_patience=internal_patience,
     )  # fmt: skip
 
 
@@ -184,6 +197,7 @@ class _Poll:
         on_status: StatusCallback | None,
         on_unreachable: UnreachableCallback | None,
         max_rounds: int,
+        internal_patience: float = INTERNAL_PATIENCE,
     ) -> None:
         self.request = request
         self.answers = answers
@@ -195,6 +209,7 @@ class _Poll:
         self.answered: set[str] = set()  # the last round's question keys
         self.rounds = 0  # rounds of questions answered
         self.max_rounds = max_rounds
+        self.internal_patience = internal_patience
 
     async def run(self, task: Mapping[str, Any]) -> dict[str, Any]:
         shown: tuple[Any, Any] | None = None
@@ -250,7 +265,7 @@ class _Poll:
         reached, for as long as the task may live (its TTL). Sending
         ``tasks/update`` twice is harmless: answered keys are ignored."""
         give_up = trio.current_time() + self.patience
-        internal_until = trio.current_time() + INTERNAL_PATIENCE
+        internal_until = trio.current_time() + self.internal_patience
         pause = FIRST_BACKOFF
         while True:
             try:

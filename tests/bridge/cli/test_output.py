@@ -115,6 +115,24 @@ def test_a_link_planted_in_a_shared_media_folder_is_not_followed(
     assert (shared / "image-3.png").is_symlink()
 
 
+def test_a_hard_link_planted_in_a_shared_media_folder_is_not_written_through(
+    tmp_path: Path,
+) -> None:
+    """A hard link is a regular file, opened with ``O_NOFOLLOW`` all the
+    same: writing it wrote the file it links to, outside the folder."""
+    shared, victim = tmp_path / "shared", tmp_path / "victim.txt"
+    shared.mkdir()
+    victim.write_text("precious")
+    os.link(victim, shared / "image-3.png")
+    done = call(BLOCKS, "every_block", "--save-media", str(shared))
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[2] == (
+        f"[image image/png, 4.2 KB] not saved: {shared / 'image-3.png'} "
+        f"is a hard link (not written through)"
+    )
+    assert victim.read_text() == "precious"
+
+
 def test_a_media_folder_that_cannot_be_one_is_refused_before_the_call(
     tmp_path: Path,
 ) -> None:
@@ -124,7 +142,8 @@ def test_a_media_folder_that_cannot_be_one_is_refused_before_the_call(
     assert done.returncode == 1
     assert done.stdout == ""  # nothing was called
     assert done.stderr == (
-        f"yieldmcp: error: cannot use --save-media {a_file}: File exists\n"
+        f"yieldmcp: error: cannot use --save-media {a_file}: it is a file, "
+        f"not a folder\n"
     )
 
 

@@ -255,3 +255,59 @@ async def test_a_followed_task_outlasts_a_store_outage_on_its_server() -> None:
                     on_task_created=lambda task_id: nursery.start_soon(outage, task_id),
                 )  # fmt: skip
     assert result.text == "slept 0.5"
+
+
+class _StoreAway:
+    """A memory store whose reads fail from the moment it is told to."""
+
+    def __init__(self) -> None:
+        from bridge.stores import MemoryStore
+
+        self.inner = MemoryStore()
+        self.down = False
+
+    def get(self, namespace: str, id: str) -> Any:
+        from bridge.durable import StoreUnavailable
+
+        if self.down:
+            raise StoreUnavailable("memory: away for good")
+        return self.inner.get(namespace, id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("patience", [0.0, 1.0])
+async def test_internal_patience_bounds_how_long_a_failing_server_is_asked(
+    patience: float,
+) -> None:
+    # INTERNAL_PATIENCE (60 s) was a limit with no setting: a client whose
+    # task's server answers -32603 for good followed it for a minute,
+    # whatever the caller wanted.
+    store = _StoreAway()
+    server = Server(tools.ALL, store=store, limits=ServerLimits(task_lease=1.0))
+
+    def away(_task_id: str) -> None:
+        store.down = True
+
+    async with (
+        served(server) as url,
+        connect(url, era="2026-07-28", internal_patience=patience) as client,
+    ):
+        began = trio.current_time()
+        with trio.fail_after(15), pytest.raises(PeerError) as refused:
+            await client.call_tool(
+                "sleepy", {"seconds": 30}, task=True, on_task_created=away
+            )
+        took = trio.current_time() - began
+    assert refused.value.code == -32603
+    assert patience <= took < patience + 3  # then one last pause of 2 s at most
+
+
+def test_internal_patience_must_be_seconds() -> None:
+    from bridge.client.client import Client
+    from bridge.transports.memory import memory_pair
+
+    for wrong in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="internal_patience"):
+            Client(memory_pair()[0], internal_patience=wrong)
