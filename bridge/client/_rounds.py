@@ -67,9 +67,11 @@ async def retry_params(
     """The retry of ``params`` answering ``result``'s ``inputRequests``.
 
     Raises:
-        RemoteProtocolError: a malformed round, or one asking more than
+        RemoteProtocolError: a malformed round (an entry with no method, or
+            whose params are not an object), or one asking more than
             ``max_questions`` (each may cost a model call or the user's time:
-            none is answered): ``answers.max_questions``.
+            none is answered): ``answers.max_questions``. Every entry is
+            checked before any is answered.
     """
     requests: Any = result.get("inputRequests") or {}
     if not isinstance(requests, dict):
@@ -80,12 +82,12 @@ async def retry_params(
             f"the server asked {asked} questions in one round; the client "
             f"answers at most {answers.max_questions} (max_questions)"
         )
+    asking = [
+        _question(key, entry) for key, entry in cast(dict[str, Any], requests).items()
+    ]
     responses: dict[str, Any] = {}
-    for key, entry in cast(dict[str, Any], requests).items():
-        item = cast(dict[str, Any], entry) if isinstance(entry, dict) else {}
-        if not isinstance(item.get("method"), str):
-            raise RemoteProtocolError(f"inputRequests[{key!r}] is malformed")
-        responses[key] = await _answer(answers, key, item, gone)
+    for key, method, asked_params in asking:
+        responses[key] = await _answer(answers, key, method, asked_params, gone)
     retry = {
         k: v for k, v in params.items() if k not in ("inputResponses", "requestState")
     }
@@ -95,8 +97,36 @@ async def retry_params(
     return retry
 
 
+def _question(key: str, entry: Any) -> tuple[str, str, dict[str, Any]]:
+    """An ``inputRequests`` entry's key, method and params (none: ``{}``),
+    checked as a JSON-RPC request's are.
+
+    Raises:
+        RemoteProtocolError: it is not an object with a method, or its
+            params are not an object.
+    """
+    item = cast(dict[str, Any], entry) if isinstance(entry, dict) else {}
+    method: Any = item.get("method")
+    if not isinstance(method, str):
+        raise RemoteProtocolError(
+            f"inputRequests[{key!r}] is malformed: it names no method"
+        )
+    params: Any = item.get("params")
+    if params is None:
+        return key, method, {}
+    if not isinstance(params, dict):
+        raise RemoteProtocolError(
+            f"inputRequests[{key!r}] is malformed: params must be an object"
+        )
+    return key, method, cast(dict[str, Any], params)
+
+
 async def _answer(
-    answers: Answers, key: str, item: dict[str, Any], gone: trio.Event
+    answers: Answers,
+    key: str,
+    method: str,
+    params: dict[str, Any],
+    gone: trio.Event,
 ) -> Any:
     answered: list[Any] = []
     failure: Exception | None = None
@@ -110,11 +140,7 @@ async def _answer(
         try:
             # The entry's key names the question for scripted answers when the
             # server gives it no name of its own (a server not built on yieldmcp).
-            answered.append(
-                await answers.answer(
-                    item["method"], item.get("params") or {}, MODERN, key=key
-                )
-            )
+            answered.append(await answers.answer(method, params, MODERN, key=key))
         except RequestError as exc:
             cause = exc.__cause__
             failure = (

@@ -171,8 +171,15 @@ class Answers:
 
         ``key`` names an elicitation that carries no yieldmcp key of its own
         (the ``inputRequests`` key a foreign 2026 server chose).
+
+        Raises:
+            RequestError: ``-32602`` for params that are not an object or
+                not what ``method`` takes, ``-32601`` for a method the client
+                does not answer, ``-32603`` when the model failed.
         """
         wire: mcp_encode.Era = MODERN if era == MODERN else LEGACY
+        if not isinstance(params, Mapping):  # as a JSON-RPC request's must be
+            raise RequestError(INVALID_PARAMS, "params must be an object")
         try:
             if method == "sampling/createMessage":
                 return await self._sample(params, wire)

@@ -17,7 +17,8 @@ messages, so :class:`~bridge.client.Client` needs no extra coupling:
   stream that ended early by ``GET`` + ``Last-Event-ID`` after the server's
   ``retry:`` delay (while the server is unreachable or answers 502/503/504:
   it restarts, or a worker takes the call on), posts an answer to the
-  server's question again on the same terms, and ``DELETE``\\ s the session.
+  server's question again on the same terms, and ``DELETE``\\ s the session
+  on close (waiting :data:`CLOSE_TIMEOUT` at most).
 
 :meth:`HttpClientTransport.send` of a request does the whole exchange in the
 caller's task (post, read, resume) and returns once the response is in the
@@ -34,7 +35,10 @@ version, or a 404 while resuming, is a :class:`~runtime.errors.BrokenSessionErro
 Errors: an unreachable server, or a dropped connection that cannot be resumed,
 is :class:`~runtime.errors.BrokenSessionError`; an HTTP error whose body is a
 JSON-RPC error is that :class:`~runtime.errors.PeerError`; any other HTTP error
-is :class:`~runtime.errors.RemoteProtocolError` naming the status. With ``auth``
+is :class:`~runtime.errors.RemoteProtocolError` naming the status; so is a
+body in a content coding other than the ``gzip`` or ``deflate`` it asks for
+(:mod:`bridge.http_body` decodes them a piece at a time, so a compressed
+body is refused past ``max_message`` having held no more). With ``auth``
 (:class:`~bridge.client.oauth.OAuthSession`) each request carries the access
 token, and a 401 or 403 ``insufficient_scope`` runs the OAuth flow and sends it
 again (:class:`~runtime.errors.AuthorizationError` if that fails). It does not
@@ -66,6 +70,7 @@ from bridge.jsonrpc.messages import (
 )
 from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
 
+from ..http_body import ACCEPT_ENCODING, UnreadableEncoding
 from ._http_inbox import Cursor, Exchange, Inbox, private_answer, unreadable, why
 from ._http_state import ConnectionState, is_cancel, session_id_of
 from ._http_wire import (
@@ -85,6 +90,12 @@ __all__ = ["HttpClientTransport", "http_transport"]
 log = logging.getLogger("yieldmcp.http_client")
 
 _LISTEN_WAIT: Final = 2.0  # seconds to wait for the standalone stream to open
+
+CLOSE_TIMEOUT: Final = 2.0
+"""Seconds closing a 2025-11-25 connection waits for the server to take its
+``DELETE`` (as long as a stdio server is given to exit, before it is made
+to): past it the session is left to expire on the server, and the caller's
+``--timeout`` or Ctrl-C is not held up by a server that does not answer."""
 
 
 MAX_ANSWERS_POSTING: Final = 256
@@ -115,6 +126,7 @@ class HttpClientTransport:
         timeout: float,
         auth: OAuthSession | None = None,
         max_message: int = MAX_MESSAGE,
+        close_timeout: float = CLOSE_TIMEOUT,
     ) -> None:
         self.url = url
         self._auth = auth
@@ -125,6 +137,7 @@ class HttpClientTransport:
         self._retry = retry
         self._max_resumes = max_resumes
         self._timeout = timeout
+        self._close_timeout = close_timeout
         self._inbox = Inbox(url, self.state, max_message=max_message)
         self._closed = False
         self._handshake: Request | None = None  # to renew an expired session
@@ -385,11 +398,21 @@ class HttpClientTransport:
         finally:
             opened.set()
 
-    def _open(
+    @contextlib.asynccontextmanager
+    async def _open(
         self, verb: str, headers: Mapping[str, str], content: bytes | None = None
-    ) -> contextlib.AbstractAsyncContextManager[httpx.Response]:
+    ) -> AsyncGenerator[httpx.Response]:
+        """The response to one request, asking for the content codings the
+        body is read in (:mod:`bridge.http_body`), unless the caller's
+        headers say otherwise; a body in another one fails the request."""
         opener = open_response if self._auth is None else self._auth.open
-        return opener(self._http, verb, self.url, headers, content)
+        if not any(name.lower() == "accept-encoding" for name in headers):
+            headers = {**headers, "Accept-Encoding": ACCEPT_ENCODING}
+        try:
+            async with opener(self._http, verb, self.url, headers, content) as response:
+                yield response
+        except UnreadableEncoding as exc:
+            raise RemoteProtocolError(f"{verb} {self.url}: {exc}") from None
 
     def _http_error(
         self, verb: str, method: str, response: httpx.Response, body: bytes
@@ -405,7 +428,7 @@ class HttpClientTransport:
         self._inbox.send_channel.close()
         if self.session_id is None or self.modern:
             return
-        with trio.move_on_after(self._timeout):
+        with trio.move_on_after(self._close_timeout):
             try:
                 async with self._open("DELETE", self.state.get_headers()) as response:
                     log.debug("DELETE session: HTTP %d", response.status_code)
@@ -437,15 +460,16 @@ async def http_transport(
     client: httpx.AsyncClient | None = None,
     auth: OAuthSession | None = None,
     max_message: int = MAX_MESSAGE,
+    close_timeout: float = CLOSE_TIMEOUT,
 ) -> AsyncGenerator[HttpClientTransport]:
     """A Streamable HTTP transport to the MCP endpoint ``url``, for the block.
 
     Args:
         url: the endpoint, used exactly as given (e.g. ``http://127.0.0.1:8000/mcp``).
         headers: sent with every request (e.g. ``Authorization``).
-        timeout: seconds to connect and send a request, and to end the
-            session on close. Waiting for answers is unbounded: bound it with
-            ``Session`` timeouts or trio cancel scopes.
+        timeout: seconds to connect and send a request. Waiting for answers
+            is unbounded: bound it with ``Session`` timeouts or trio cancel
+            scopes.
         retry: seconds to wait before resuming a stream when the server gave
             no ``retry:``.
         max_resumes: consecutive resumptions without progress before a request
@@ -458,6 +482,9 @@ async def http_transport(
         max_message: the largest message read, in bytes: a JSON answer's
             body or one SSE event (16 MiB, as a stdio line); a longer one
             fails its request with ``RemoteProtocolError``.
+        close_timeout: seconds the 2025-11-25 session's ``DELETE`` may take
+            on close (:data:`CLOSE_TIMEOUT`); then it is given up, and the
+            session left to expire on the server.
     """
     failure: Exception | None = None
     async with contextlib.AsyncExitStack() as stack:
@@ -479,6 +506,7 @@ async def http_transport(
             timeout=timeout,
             auth=auth,
             max_message=max_message,
+            close_timeout=close_timeout,
         )
         try:
             yield transport

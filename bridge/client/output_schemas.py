@@ -9,6 +9,18 @@ tools, dropped on ``notifications/tools/list_changed``, and read again for a
 result that breaks one) and :meth:`check` says what is wrong with a result,
 naming the field (:class:`InvalidStructuredContent`). Sans-IO: fetching the list
 is the client's (:mod:`bridge.client.client`).
+
+The server picks both the schema and the value, and the check runs on the
+event loop, where no ``--timeout`` or Ctrl-C can end it: so only
+jsonschema-rs checks, in time linear in the value (its ``pattern`` engine
+needs no backtracking, or stops at a bound: a pattern that reaches it fails
+the check, naming the field). Python's ``jsonschema`` is no fallback: its
+``re`` took minutes on a 30-character string against ``^(a+)+$``. A schema
+jsonschema-rs cannot compile (a ``$ref`` to a document elsewhere, which is
+never fetched; a pattern that is not an ECMA-262 regex; an invalid schema)
+checks nothing: the result is accepted, with a warning. A value that breaks
+the schema somewhere nested too deep for jsonschema-rs to describe is
+refused at ``<root>``.
 """
 
 from __future__ import annotations
@@ -16,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, cast, final
+from typing import TYPE_CHECKING, Any, Final, cast, final
 
 import attrs
 
@@ -27,14 +39,11 @@ from runtime.errors import (
     RequestError,
     RequestTimeout,
 )
-from runtime.lowlevel import Unresolvable, offline_validator
 
 from .pages import MAX_LISTING, Request, pages
 
 if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError as SchemaMismatch
-    from jsonschema.protocols import Validator
-    from jsonschema_rs import Validator as FastValidator
+    from jsonschema_rs import Validator
 
 __all__ = [
     "InvalidStructuredContent",
@@ -64,9 +73,9 @@ class OutputSchemas:
     def __init__(self, max_listing: int = MAX_LISTING) -> None:
         self.max_listing = max_listing  # what one tools/list may take (.pages)
         self._schemas: dict[str, Mapping[str, Any] | None] = {}
-        # Each schema's validator, made at its first check (None: the schema
-        # itself is invalid, so it checks nothing).
-        self._validators: dict[str, _Check | None] = {}
+        # Each schema's validator, made at its first check (None: it cannot
+        # be compiled, so it checks nothing; said once, when it was made).
+        self._validators: dict[str, Validator | None] = {}
         self.complete = False  # every page of the last tools/list was seen
 
     def forget(self) -> None:
@@ -134,7 +143,8 @@ class OutputSchemas:
         """Raise if ``result`` breaks tool ``name``'s ``outputSchema``.
 
         An error result (``isError``) is not checked, nor is a tool with no
-        ``outputSchema`` or one the server never listed.
+        ``outputSchema`` or one the server never listed; nor, with a warning,
+        one whose schema or value cannot be checked (see the module doc).
 
         Raises:
             InvalidStructuredContent: it does (the message names the field).
@@ -151,10 +161,16 @@ class OutputSchemas:
         if name in self._validators:
             check = self._validators[name]
         else:
-            check = self._validators[name] = _validator_of(schema)
-        value = result.structured_content
-        found = None if check is None else _problem(check, value)
-        if found is not None:
+            check = self._validators[name] = _validator_of(schema, name)
+        found = None if check is None else _problem(check, result.structured_content)
+        if isinstance(found, _Unreadable):
+            log.warning(
+                "tool %r: the client cannot check this structuredContent "
+                "against its outputSchema (%.160r); it is accepted unchecked",
+                name,
+                found.why,
+            )
+        elif found is not None:
             field, what = found
             raise InvalidStructuredContent(
                 f"tool {name!r} sent structuredContent that does not match its "
@@ -166,70 +182,66 @@ class OutputSchemas:
 
 def structured_problem(schema: Mapping[str, Any], value: Any) -> tuple[str, str] | None:
     """The field (a ``/`` path) and what is wrong with it, or None if
-    ``value`` matches ``schema``. A schema that is itself invalid, or that
-    refers (``$ref``) to a document elsewhere, which is never fetched, checks
-    nothing: the server's mistake is not the result's."""
-    check = _validator_of(schema)
-    return None if check is None else _problem(check, value)
+    ``value`` matches ``schema``, or if either cannot be checked (see the
+    module doc: a schema that refers (``$ref``) to a document elsewhere,
+    which is never fetched, checks nothing: the server's mistake is not the
+    result's)."""
+    check = _validator_of(schema, None)
+    found = None if check is None else _problem(check, value)
+    return None if isinstance(found, _Unreadable) else found
+
+
+_TOO_DEEP: Final = "it breaks the schema somewhere nested too deep to name"
 
 
 @final
 @attrs.frozen
-class _Check:
-    """One schema's check: ``fast`` answers whether a value is valid (a
-    compiled validator, offline: it never fetches a ``$ref``); ``full``, the
-    reference implementation, decides whenever ``fast`` says no (or cannot
-    say), and names the field."""
+class _Unreadable:
+    """A value the validator cannot read, and why."""
 
-    full: Validator
-    fast: FastValidator | None
+    why: str
 
 
-def _problem(check: _Check, value: Any) -> tuple[str, str] | None:
+def _problem(check: Validator, value: Any) -> tuple[str, str] | _Unreadable | None:
     """Where ``value`` breaks the schema, and how; None if it does not.
 
-    jsonschema-rs says so whenever it can read both: in time linear in the
-    value (a server's ``pattern`` such as ``^(a+)+$``, or ``uniqueItems``
-    over thousands of objects, held Python's jsonschema for minutes, on the
-    event loop, where no ``--timeout`` could end it). Python's jsonschema
-    checks only what jsonschema-rs cannot read."""
-    if check.fast is not None:
+    jsonschema-rs decides, in time linear in the value: a server's
+    ``pattern`` such as ``^(a+)+$``, or ``uniqueItems`` over thousands of
+    objects, held Python's jsonschema for minutes, on the event loop."""
+    try:
+        first = next(iter(check.iter_errors(value)), None)
+    except ValueError:  # an error it cannot describe: nested too deep to print
         try:
-            first = next(iter(check.fast.iter_errors(value)), None)
-        except ValueError:  # a value it cannot read: the full check decides
-            pass
-        else:
-            if first is None:
-                return None
-            where = "/".join(str(part) for part in first.instance_path)
-            return where or "<root>", first.message
-    try:
-        errors = list(check.full.iter_errors(value))
-    except Unresolvable:  # a $ref elsewhere (never fetched): like an invalid schema
+            valid = check.is_valid(value)
+        except ValueError as exc:
+            return _Unreadable(_first_line(exc))
+        return None if valid else ("<root>", _TOO_DEEP)
+    if first is None:
         return None
-    from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
-
-    error = cast("SchemaMismatch | None", best_match(errors))
-    if error is None:
-        return None
-    where = "/".join(str(part) for part in error.absolute_path) or "<root>"
-    return where, error.message
+    where = "/".join(str(part) for part in first.instance_path)
+    return where or "<root>", first.message
 
 
-def _validator_of(schema: Mapping[str, Any]) -> _Check | None:
-    """The check of ``schema``, or None if the schema is invalid."""
+def _validator_of(schema: Mapping[str, Any], name: str | None) -> Validator | None:
+    """The check of ``schema`` (tool ``name``'s), or None, with a warning,
+    if jsonschema-rs cannot compile it."""
     # Imported by the first output schema checked, not by every client.
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
-    from jsonschema_rs import validator_for as fast_validator_for
+    from jsonschema_rs import validator_for
 
-    cls = validator_for(schema)
     try:
-        cls.check_schema(dict(schema))
-    except SchemaError:
+        return validator_for(dict(schema), validate_formats=False, offline=True)
+    except ValueError as exc:  # invalid, a $ref it may not fetch, a pattern
+        if name is not None:
+            log.warning(
+                "tool %r: the client cannot check results against its "
+                "outputSchema (%.160r); they are accepted unchecked",
+                name,
+                _first_line(exc),
+            )
         return None
-    try:
-        fast = fast_validator_for(dict(schema), validate_formats=False, offline=True)
-    except ValueError:  # e.g. a $ref it may not fetch: the full check only
-        fast = None
-    return _Check(full=offline_validator(schema), fast=fast)
+
+
+def _first_line(exc: Exception) -> str:
+    """jsonschema-rs's reason, without the schema and instance it adds."""
+    text = str(exc)
+    return text.split("\n", 1)[0] if text else type(exc).__name__

@@ -94,6 +94,27 @@ async def test_a_legacy_session_carries_its_id_and_version_and_is_deleted() -> N
     assert delete.verb == "DELETE"
 
 
+async def test_a_delete_the_server_never_answers_holds_the_close_briefly() -> None:
+    # Closing waited the transport's 30 s timeout, shielded: --timeout and
+    # Ctrl-C came 30 s late. It waits CLOSE_TIMEOUT (2 s), as stdio does.
+    async def route(hit: Hit, reply: Reply) -> None:
+        if hit.verb == "DELETE":
+            await trio.sleep_forever()
+        if not await lifecycle(hit, reply):
+            await reply.json(result(hit, {"tools": []}))
+
+    with trio.fail_after(10):
+        async with scripted(route) as (url, mock):
+            gives_up = trio.current_time() + 1
+            with trio.move_on_at(gives_up):  # the caller gives up on a call
+                async with connect(url, era="legacy") as client:
+                    await client.list_tools()
+                    await trio.sleep_forever()
+            closing = trio.current_time() - gives_up
+    assert [hit.verb for hit in mock.hits][-1] == "DELETE"
+    assert 1.5 < closing < 4
+
+
 async def test_a_stream_ended_early_is_resumed_after_the_servers_retry() -> None:
     ended: list[float] = []
     calls: list[Hit] = []

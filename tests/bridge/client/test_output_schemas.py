@@ -197,3 +197,26 @@ def test_a_servers_schema_cannot_hold_the_check_for_long(
     from bridge.client.output_schemas import structured_problem
 
     assert structured_problem(schema, value) == problem
+
+
+def test_a_value_too_deep_to_describe_is_judged_by_the_fast_validator() -> None:
+    # jsonschema-rs cannot describe an error in a value nested 300 deep; the
+    # client then checked with Python's jsonschema, whose re backtracks (40
+    # a's: for ever, on the event loop). Its answer now comes from
+    # jsonschema-rs, which says whether the value is valid, naming no field.
+    from bridge.client.output_schemas import structured_problem
+
+    deep: list[object] = []
+    for _ in range(300):
+        deep = [deep]
+    schema = {
+        "type": "object",
+        "properties": {"deep": {"type": "object"}, "s": {"pattern": "^(a+)+$"}},
+    }
+    problem = structured_problem(schema, {"deep": deep, "s": "a" * 12 + "!"})
+    assert problem == (
+        "<root>",
+        "it breaks the schema somewhere nested too deep to name",
+    )
+    schema["properties"]["deep"] = {"type": "array"}  # pyright: ignore[reportIndexIssue]
+    assert structured_problem(schema, {"deep": deep, "s": "aa"}) is None

@@ -1,0 +1,98 @@
+"""A stdio MCP server that abuses its client, one way per scenario.
+
+Raw JSON-RPC, no SDK, both eras: ``python hostile_stdio.py ERA SCENARIO [N]``
+with ERA ``legacy`` (``initialize``) or ``modern`` (``server/discover``).
+
+* ``redos N``: tool ``t``'s ``outputSchema`` has ``"pattern": "^(a+)+$"``
+  and a ``$ref`` to a document elsewhere; its result is ``N`` a's and a ``!``
+  there (exponential in a backtracking regex engine).
+* ``params``: (modern) tool ``t`` returns ``input_required`` with an
+  ``elicitation/create`` whose params are an array.
+* ``task-params``: (modern) tool ``t`` makes a task, which then asks the same.
+* ``cursors N``: ``tools/list`` answers no tools and a new cursor of ``N``
+  characters, without end; tool ``count`` says how many pages were read.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+MODERN = "2026-07-28"
+ERA, SCENARIO = sys.argv[1], sys.argv[2]
+N = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+TASKS = "io.modelcontextprotocol/tasks"
+TOOL: dict[str, Any] = {"name": "t", "inputSchema": {"type": "object"}}
+if SCENARIO == "redos":
+    TOOL["outputSchema"] = {
+        "type": "object",
+        "properties": {
+            "a": {"type": "string", "pattern": "^(a+)+$"},
+            "b": {"$ref": "https://example.invalid/schema.json"},
+        },
+    }
+ASK = {"k": {"method": "elicitation/create", "params": [1, 2]}}
+lists = 0
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request: dict[str, Any]) -> Any:
+    global lists
+    method = request.get("method")
+    capabilities = {"tools": {}, "extensions": {TASKS: {}}}
+    if method == "server/discover":
+        if ERA != "modern":
+            return None
+        info = {"name": "hostile", "version": "1"}
+        return {
+            "supportedVersions": [MODERN],
+            "capabilities": capabilities,
+            "_meta": {"io.modelcontextprotocol/serverInfo": info},
+        }
+    if method == "initialize":
+        return {
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "serverInfo": {"name": "hostile", "version": "1"},
+        }
+    if method == "tools/list":
+        lists += 1
+        if SCENARIO == "cursors":
+            return {"tools": [], "nextCursor": f"{lists:08d}" * (N // 8)}
+        return {"tools": [TOOL]}
+    if method == "tools/call":
+        if SCENARIO == "redos":
+            return {
+                "content": [{"type": "text", "text": "x"}],
+                "structuredContent": {"a": "a" * N + "!"},
+            }
+        if SCENARIO == "params":
+            return {"resultType": "input_required", "inputRequests": ASK}
+        if SCENARIO == "task-params":
+            return {
+                "resultType": "task",
+                "taskId": "t1",
+                "status": "working",
+                "pollIntervalMs": 0,
+            }
+        return {"content": [{"type": "text", "text": str(lists)}]}
+    if method == "tasks/get":
+        return {"taskId": "t1", "status": "input_required", "inputRequests": ASK}
+    return None
+
+
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    result = answer(request)
+    if result is None:
+        error = {"code": -32601, "message": "Method not found"}
+        send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+    else:
+        send({"jsonrpc": "2.0", "id": request["id"], "result": result})
