@@ -38,6 +38,7 @@ import attrs
 import httpx
 import trio
 
+from bridge.http_body import ACCEPT_ENCODING
 from bridge.transports.www_authenticate import bearer_params
 from runtime.errors import AuthorizationError
 
@@ -67,7 +68,10 @@ class _Attempt:
 async def oauth_session(config: OAuth, server_url: str) -> AsyncGenerator[OAuthSession]:
     """The flow for one server, for the block, with its own HTTP client for
     the authorization server."""
-    async with httpx.AsyncClient(timeout=config.timeout) as http:
+    # The codings bridge.http_body decodes, bounded, whatever httpx would
+    # ask for with brotli or zstandard installed (which it would refuse).
+    headers = {"Accept-Encoding": ACCEPT_ENCODING}
+    async with httpx.AsyncClient(timeout=config.timeout, headers=headers) as http:
         yield OAuthSession(config, server_url, http)
 
 
