@@ -8,8 +8,14 @@ exit codes; the protocol work is :mod:`bridge.client`'s.
 
 Every text a peer chose (results, logs, progress, listings, errors) is
 printed through :func:`~bridge.elicit.printable`, without its terminal
-control sequences; ``--json`` prints the exact JSON, every control character
-in it escaped.
+control sequences. What is one line (a log's level, a progress message, a
+structured field's name, an error's message) is shown on one line
+(:func:`~bridge.elicit.printable_line`) and cut: a line break in it would
+print a line of the server's as one of ours. A notice's text that keeps its
+lines (a log's data, a tool error) has every line after the first indented.
+``--json`` prints the exact JSON, every control character in it escaped, and
+only JSON: a ``NaN`` or ``Infinity`` the server sent (Python's parser reads
+them) is refused, in one line (:func:`json_text`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from bridge.client.client import connect
 from bridge.client.output_schemas import InvalidStructuredContent
 from bridge.client.tasks import TASKS_EXTENSION
 from bridge.elicit import (
+    MAX_LINE_SHOWN,
     ElicitationHandler,
     ScriptedAnswers,
     TerminalForm,
@@ -123,7 +130,7 @@ class _Scripted:
         try:
             return await self.script.handle(request)
         except ScriptExhausted:
-            key = printable(repr(request.key))
+            key = printable_line(repr(request.key), most=MAX_NAME_SHOWN)
             print(f"  (no scripted answer left for {key}: cancelling)", file=self.out)
             return ElicitReply(action="cancel")
 
@@ -259,9 +266,7 @@ async def _list(client: Any, out: TextIO, *, json_output: bool = False) -> int:
         prompts = await client.list_all("prompts/list", "prompts")
     tools: list[Any] = await client.list_tools() if "tools" in offered else []
     if json_output:
-        listing = offer_json(tools, resources, templates, prompts)
-        text = json.dumps(listing, ensure_ascii=False, indent=2)
-        print(text.translate(_JSON_ESCAPES), file=out)
+        print(json_text(offer_json(tools, resources, templates, prompts)), file=out)
         return 0
     for line in offer_lines(tools, resources, templates, prompts):
         print(printable(line), file=out)
@@ -308,7 +313,7 @@ def _check_argument_keys(
             continue
         close = difflib.get_close_matches(key, named, n=1)
         hint = (
-            f"did you mean {close[0]}?"
+            f"did you mean {some_names(close)}?"
             if close
             else f"its arguments: {some_names(named)}"
         )
@@ -359,7 +364,7 @@ def _report_unused(answers: ScriptedAnswers | None, told: Sequence[str]) -> None
             printable_line(
                 f"yieldmcp: warning: no form asked for answer key(s) "
                 f"{', '.join(map(shown, unused))} "
-                f"(keys asked: {', '.join(asked) or 'none'}); "
+                f"(keys asked: {some_names(asked)}); "
                 f'another server\'s forms go by the key it chose, and "*" '
                 f"answers any form with no key of its own"
             ),
@@ -397,7 +402,7 @@ async def _call_tool(
             unknown = _unknown_tool_text(result)
             if unknown is not None and not options.json_output:
                 text = await _with_suggestion(client, str(options.tool), unknown)
-                raise HostError(f"tool error: {printable(text)}")
+                raise HostError(f"tool error: {_said(text)}")
             return result
     raise HostError(
         f"the server still asked for URL steps after {MAX_URL_ROUNDS} rounds"
@@ -431,12 +436,13 @@ def did_you_mean(name: str, names: Sequence[str]) -> str:
     """``did you mean X?`` for the closest of ``names``, else what there is."""
     close = difflib.get_close_matches(name, names, n=1)
     if close:
-        return f"did you mean {close[0]}?"
+        return f"did you mean {some_names(close)}?"
     return f"its tools: {some_names(names)}"
 
 
 MAX_LOG_SHOWN = 4096
-"""Characters of one log notice a server sends that the terminal shows."""
+"""Characters of one log notice a server sends that the terminal shows (of
+its data; of a progress notice, its message)."""
 
 MAX_NAMES_SHOWN = 12
 MAX_NAME_SHOWN = 64
@@ -464,8 +470,13 @@ def _unanswered(exc: RequestTimeout, era: str) -> str:
     return text
 
 
+def _said(message: str) -> str:
+    """A server's message quoted in one of our lines: one line, cut."""
+    return printable_line(message, most=MAX_LINE_SHOWN)
+
+
 def _refused(exc: PeerError, era: str) -> str:
-    text = f"the server refused: {exc.message} ({exc.code})"
+    text = f"the server refused: {_said(exc.message)} ({exc.code})"
     if era != "legacy" and "back-channel" in exc.message:
         # An SDK or fastmcp tool asking the 2025-11-25 way, mid-call, which a
         # 2026-07-28 request has no channel for: the handshake era has one.
@@ -504,8 +515,9 @@ class Display:
         self.erase = ERASE_LINE if _is_terminal(out) else ""
 
     def line(self, text: str) -> None:
+        """One line: a line break in ``text`` is a space (see the module doc)."""
         if not self.quiet:
-            print(f"{self.erase}{printable(text)}", file=self.out, flush=True)
+            print(f"{self.erase}{printable_line(text)}", file=self.out, flush=True)
 
     def log(self, level: str, data: Any, logger: str | None) -> None:
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
@@ -514,12 +526,14 @@ class Display:
             text = f"{text[:MAX_LOG_SHOWN]}… ({cut:,} more characters)"
         # Cleaned before it is split: str.splitlines breaks at \r and \x1c too.
         first, *rest = printable(text).splitlines() or [""]
-        self.line(f"[{level}] {first}")
+        # The level is a name ("info"): one line, cut like one.
+        self.line(f"[{printable_line(level, most=MAX_NAME_SHOWN)}] {first}")
         for row in rest:
             self.line(f"    {row}")
 
     def progress(self, value: float, total: float | None, message: str | None) -> None:
-        self.line(progress_text(value, total, message, bar=_is_terminal(self.out)))
+        bar = _is_terminal(self.out)
+        self.line(progress_text(value, total, message, bar=bar, most=MAX_LOG_SHOWN))
 
     def result(
         self, result: Any, *, json_output: bool, save_media: MediaFolder | None = None
@@ -531,11 +545,13 @@ class Display:
                 "structuredContent": result.structured_content,
                 "isError": result.is_error,
             }
-            text = json.dumps(payload, ensure_ascii=False, indent=2)
-            print(text.translate(_JSON_ESCAPES), file=self.out)
+            print(json_text(payload), file=self.out)
         elif result.is_error:
-            lines = result_lines(result.content, save_media)
-            print(printable(f"tool error: {chr(10).join(lines)}"), file=sys.stderr)
+            # On stderr, where our own errors go: the first line after ours,
+            # the rest indented, so none can pass for a "yieldmcp: error:".
+            first, *rest = result_lines(result.content, save_media) or [""]
+            lines = [f"tool error: {first}", *(f"    {row}" for row in rest)]
+            print(printable("\n".join(lines)), file=sys.stderr)
         else:
             print(printable("\n".join(_readable(result, save_media))), file=self.out)
         if save_media is not None and save_media.failed:
@@ -564,8 +580,25 @@ order (it already escapes the C0 controls)."""
 
 
 def json_text(value: Any) -> str:
-    """``value`` as indented JSON, nothing in it a terminal would obey."""
-    return json.dumps(value, ensure_ascii=False, indent=2).translate(_JSON_ESCAPES)
+    """``value`` as indented JSON, nothing in it a terminal would obey.
+
+    Strict JSON only (RFC 8259), as the command line reads it
+    (:func:`~bridge.cli.host_options.strict_json`): a ``NaN``, ``Infinity``
+    or ``-Infinity`` the server sent (or ``1e400``, read as infinity) is the
+    server's mistake, refused rather than printed as text no JSON parser
+    reads.
+
+    Raises:
+        HostError: ``value`` holds such a number.
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError:  # out of range float values are not JSON compliant
+        raise HostError(
+            "the server broke the protocol: its answer holds NaN or Infinity, "
+            "which JSON has not (without --json it is shown)"
+        ) from None
+    return text.translate(_JSON_ESCAPES)
 
 
 def _block_json(block: Any) -> Any:
@@ -590,11 +623,13 @@ def _readable(result: Any, save_media: MediaFolder | None) -> list[str]:
         return result_lines(result.content, save_media)
     lines: list[str] = []
     for key, value in structured.items():  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(value, str) and "\n" in value:
-            lines.append(f"{key}:")
-            lines.extend(f"    {row}" for row in printable(value).splitlines())
-        else:
-            lines.append(f"{key}: {value}")
+        name = printable_line(str(key), most=MAX_LINE_SHOWN)  # pyright: ignore[reportUnknownArgumentType]
+        rows = printable(value).splitlines() if isinstance(value, str) else []
+        if len(rows) > 1:
+            lines.append(f"{name}:")
+            lines.extend(f"    {row}" for row in rows)
+        else:  # the result: shown whole, on one line
+            lines.append(f"{name}: {printable_line(str(value))}")  # pyright: ignore[reportUnknownArgumentType]
     # The text blocks repeat the structured content; other blocks do not.
     others = [b for b in result.content if not isinstance(b, Text)]
     return lines + result_lines(others, save_media)

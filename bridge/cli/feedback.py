@@ -7,8 +7,10 @@ Only when stderr is a terminal (never into a pipe or a file):
 * progress notifications as a bar, ``[progress ███░░░░░░ 3/9] move 3``.
 
 Piped, progress stays the plain ``[progress 3/9] move 3`` and nothing else is
-added. No terminal library: one line that rewrites itself needs only ``\\r``
-and the erase-line escape, which every terminal since the VT100 has.
+added. The message is the server's: one line (its line breaks are spaces,
+so it cannot print a line of its own), cut where the caller says. No
+terminal library: one line that rewrites itself needs only ``\\r`` and the
+erase-line escape, which every terminal since the VT100 has.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections.abc import Callable
 from typing import Any, TextIO, final
 
 import trio
+
+from bridge.elicit import printable_line
 
 __all__ = ["ERASE_LINE", "WaitingSampler", "progress_text"]
 
@@ -79,11 +83,18 @@ class WaitingSampler:
 
 
 def progress_text(
-    value: float, total: float | None, message: str | None, *, bar: bool
+    value: float,
+    total: float | None,
+    message: str | None,
+    *,
+    bar: bool,
+    most: int | None = None,
 ) -> str:
-    """A progress notification as a line; with ``bar``, drawn as a bar."""
+    """A progress notification as a line; with ``bar``, drawn as a bar. The
+    message on one line, its first ``most`` characters (None: all of it)."""
     amount = f"{value:g}/{total:g}" if total is not None else f"{value:g}"
     if bar and total:
         filled = round(_BAR * max(0.0, min(1.0, value / total)))
         amount = f"{'█' * filled}{'░' * (_BAR - filled)} {amount}"
-    return f"[progress {amount}] {message or ''}".rstrip()
+    said = printable_line(message or "", most=most)
+    return f"[progress {amount}] {said}".rstrip()

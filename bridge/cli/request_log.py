@@ -22,7 +22,7 @@ import time
 from collections.abc import Generator, Mapping
 from typing import Any, cast, final
 
-from bridge.elicit import printable
+from bridge.elicit import printable_line
 from bridge.jsonrpc import tap
 from bridge.jsonrpc.messages import ErrorResponse, Notification, Request, RequestId
 
@@ -54,7 +54,7 @@ def outcome(reply: object) -> str:
     if reply is None:
         return "cancelled"
     if isinstance(reply, ErrorResponse):
-        message = printable(reply.error.message).replace("\n", " ")
+        message = printable_line(reply.error.message)
         if len(message) > _MESSAGE_CHARS:
             message = message[: _MESSAGE_CHARS - 1] + "…"
         return f"error {reply.error.code} {message}"
@@ -65,7 +65,7 @@ def outcome(reply: object) -> str:
             return "tool error"
         kind = fields.get("resultType")
         if isinstance(kind, str) and kind != "complete":
-            return printable(kind)
+            return printable_line(kind)
     return "ok"
 
 
@@ -74,8 +74,8 @@ def request_line(
 ) -> str:
     """The line logged for one request."""
     name: Any = (params or {}).get("name") if method == "tools/call" else None
-    tool = f" {printable(name)}" if isinstance(name, str) else ""
-    return f"{printable(method)}{tool} {seconds * 1000:.1f} ms {ended}"
+    tool = f" {printable_line(name)}" if isinstance(name, str) else ""
+    return f"{printable_line(method)}{tool} {seconds * 1000:.1f} ms {ended}"
 
 
 @final

@@ -14,6 +14,14 @@
 A peer's text is split into lines only once it is
 :func:`~bridge.elicit.printable` (``str.splitlines`` also breaks at ``\r``
 and other controls), and the caller prints every line through it as well.
+What is one line is shown on one line, cut at
+:data:`~bridge.elicit.MAX_LINE_SHOWN` characters (:func:`_one`): a name, a
+title, a URI, a MIME type, a property's type or default. A line break in it
+would print a line the server wrote as one of ours (``yieldmcp: error:
+...``). Text that keeps its lines is indented under a line of ours (a
+description under ``--describe``, an embedded resource's text), except a
+result's text blocks: they are the output, printed as the tool wrote them,
+last, after every notice.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, cast
 
-from bridge.elicit import describe_form, printable
+from bridge.elicit import MAX_LINE_SHOWN, describe_form, printable, printable_line
 from runtime.messages import Audio, Image, Text
 
 __all__ = [
@@ -58,10 +66,10 @@ def offer_lines(
     )
     lines = [_named(tool_signature(tool), tool) for tool in tools]
     sections = (
-        ("resources", [_named(f"{_title(r)} <{r.get('uri')}>", r) for r in resources]),
+        ("resources", [_named(_located(r, "uri"), r) for r in resources]),
         (
             "resource templates",
-            [_named(f"{_title(t)} <{t.get('uriTemplate')}>", t) for t in templates],
+            [_named(_located(t, "uriTemplate"), t) for t in templates],
         ),
         ("prompts", [_named(_prompt_call(p), p) for p in prompts]),
     )
@@ -93,7 +101,8 @@ def offer_json(
 def tool_signature(tool: Mapping[str, Any]) -> str:
     """``name(a: int, b: str = "x", c?: bool)`` from the tool's input schema:
     each property with its type, its default when it has one, and ``?`` when
-    it is optional without one."""
+    it is optional without one. One line: each of the server's words in it
+    (:func:`_one`)."""
     schema = _mapping(tool.get("inputSchema"))
     properties = _mapping(schema.get("properties"))
     required = schema.get("required")
@@ -101,16 +110,22 @@ def tool_signature(tool: Mapping[str, Any]) -> str:
         cast(list[Any], required) if isinstance(required, list) else ()
     )
     shown: list[str] = []
-    for name, value in properties.items():
+    for key, value in properties.items():
         field = _mapping(value)
-        kind = _type_name(field)
+        name, kind = _one(key), _one(_type_name(field))
         if "default" in field:
-            shown.append(f"{name}: {kind} = {_python_literal(field['default'])}")
-        elif name in needed:
+            shown.append(f"{name}: {kind} = {_one(_python_literal(field['default']))}")
+        elif key in needed:
             shown.append(f"{name}: {kind}")
         else:
             shown.append(f"{name}?: {kind}")
-    return f"{tool.get('name')}({', '.join(shown)})"
+    return f"{_one(tool.get('name'))}({', '.join(shown)})"
+
+
+def _one(text: object) -> str:
+    """A server's word shown on one line: its line breaks are spaces, cut at
+    :data:`~bridge.elicit.MAX_LINE_SHOWN` characters."""
+    return printable_line(str(text), most=MAX_LINE_SHOWN)
 
 
 def _objects(items: Sequence[Any]) -> list[Mapping[str, Any]]:
@@ -170,7 +185,12 @@ def _python_literal(value: object) -> str:
 
 
 def _title(item: Mapping[str, Any]) -> str:
-    return str(item.get("title") or item.get("name") or "")
+    return _one(item.get("title") or item.get("name") or "")
+
+
+def _located(item: Mapping[str, Any], where: str) -> str:
+    """``title <uri>``: a resource or template in the listing."""
+    return f"{_title(item)} <{_one(item.get(where))}>"
 
 
 SUMMARY_MAX: Final = 200  # characters of a description the listing shows
@@ -197,13 +217,13 @@ def _prompt_call(prompt: Mapping[str, Any]) -> str:
         if isinstance(argument, dict):
             entry = cast(dict[str, Any], argument)
             optional = "" if entry.get("required") else "?"
-            shown.append(f"{entry.get('name')}{optional}")
-    return f"{prompt.get('name')}({', '.join(shown)})"
+            shown.append(f"{_one(entry.get('name'))}{optional}")
+    return f"{_one(prompt.get('name'))}({', '.join(shown)})"
 
 
 def describe_tool(tool: Mapping[str, Any]) -> list[str]:
     """A tool's description, its inputs as a form, and its output schema."""
-    lines = [str(tool["name"])]
+    lines = [_one(tool["name"])]
     description = printable(str(tool.get("description") or "")).strip()
     lines.extend(f"  {row}" for row in description.splitlines())
     inputs = describe_form(_mapping(tool.get("inputSchema")))
@@ -307,7 +327,7 @@ def _resource_lines(block: Any) -> list[str]:
     import mcp_types
 
     if isinstance(block, mcp_types.ResourceLink):
-        return [f"{block.title or block.name} <{block.uri}>"]
+        return [f"{_one(block.title or block.name)} <{_one(block.uri)}>"]
     if isinstance(block, mcp_types.EmbeddedResource):
         return _embedded(block.resource)
     return [f"[{type(block).__name__}]"]  # a newer server's block: said, not dropped
@@ -315,11 +335,12 @@ def _resource_lines(block: Any) -> list[str]:
 
 def _media(block: Image | Audio, index: int, folder: MediaFolder | None) -> str:
     kind = "image" if isinstance(block, Image) else "audio"
+    mime = _one(block.mime_type)
     try:
         data = base64.b64decode(block.data, validate=True)
     except (binascii.Error, ValueError):
-        return f"[{kind} {block.mime_type}, not valid base64]"
-    shown = f"[{kind} {block.mime_type}, {_size(len(data))}]"
+        return f"[{kind} {mime}, not valid base64]"
+    shown = f"[{kind} {mime}, {_size(len(data))}]"
     if folder is None:
         return shown
     extension = (
@@ -335,7 +356,7 @@ _EXTENSIONS = {"audio/wav": ".wav", "audio/mpeg": ".mp3", "audio/ogg": ".ogg"}
 
 
 def _embedded(resource: Any) -> list[str]:
-    uri = str(getattr(resource, "uri", ""))
+    uri = _one(getattr(resource, "uri", ""))
     # The models' own name when they have it: fastmcp, once imported, makes
     # the camelCase one a deprecated alias that warns.
     if hasattr(resource, "mime_type"):
@@ -348,7 +369,7 @@ def _embedded(resource: Any) -> list[str]:
         return [f"[resource {uri}]", *(f"  {row}" for row in rows)]
     blob = getattr(resource, "blob", "")
     size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
-    return [f"[resource {uri}, {mime or 'binary'}, {_size(size)}]"]
+    return [f"[resource {uri}, {_one(mime or 'binary')}, {_size(size)}]"]
 
 
 def _size(count: int) -> str:

@@ -52,9 +52,10 @@ def task_status_text(status: str, message: str | None) -> str:
     """A task's status as one line: ``[task working] message``. The server's
     line breaks are spaces: a status message could otherwise print a
     ``[task completed]`` line the task never reached."""
-    from bridge.elicit import printable_line
+    from bridge.elicit import MAX_LINE_SHOWN, printable_line
 
-    return printable_line(f"[task {status}] {message or ''}").rstrip()
+    line = f"[task {status}] {message or ''}"
+    return printable_line(line, most=MAX_LINE_SHOWN).rstrip()
 
 
 def status_printer(line: Callable[[str], None]) -> Callable[[str, str | None], None]:

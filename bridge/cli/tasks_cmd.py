@@ -166,7 +166,7 @@ async def _run(options: CallOptions, action: str, task_id: str, out: TextIO) -> 
 def _shown(task: Any, options: CallOptions, show: Display) -> int:
     """Print what ``get`` and ``cancel`` found: the status, then the result or
     the error (``--json``: the task as the server sent it). Exit 0."""
-    from bridge.elicit import printable, printable_line
+    from bridge.elicit import MAX_LINE_SHOWN, printable_line
 
     from .console import json_text
     from .task_options import task_status_text
@@ -174,11 +174,12 @@ def _shown(task: Any, options: CallOptions, show: Display) -> int:
     if options.json_output:
         print(json_text(dict(task.wire)))
         return 0
-    print(printable(task_status_text(task.status, task.status_message)))
+    print(task_status_text(task.status, task.status_message))
     if task.questions:
         print(printable_line(f"waiting on: {', '.join(task.questions)}"))
     if task.error is not None:
-        print(printable(f"error: {task.error.message} ({task.error.code})"))
+        error = f"error: {task.error.message} ({task.error.code})"
+        print(printable_line(error, most=MAX_LINE_SHOWN))
     if task.result is not None:
         show.result(task.result, json_output=False, save_media=options.save_media)
     return 0

@@ -18,9 +18,10 @@ yieldmcp, and compose:
 client and the in-process host (``bridge.host``) call ``handle``.
 
 :func:`printable` strips terminal control sequences from a peer's text (and
-:func:`printable_line` also puts it on one line): the terminal form shows
-every message, title and description through it, and ``bridge.cli`` prints
-every result, error and log through it.
+:func:`printable_line` also puts it on one line, and cuts it: a name, a
+title, a choice at :data:`MAX_LINE_SHOWN` characters): the terminal form
+shows every message, title and description through them, and ``bridge.cli``
+prints every result, error and log through them.
 """
 
 from ._fields import describe_form as describe_form
@@ -28,6 +29,7 @@ from ._handler import Always as Always
 from ._handler import ElicitationHandler as ElicitationHandler
 from ._handler import form_defaults as form_defaults
 from ._keyed import KeyedHandlers as KeyedHandlers
+from ._printable import MAX_LINE_SHOWN as MAX_LINE_SHOWN
 from ._printable import printable as printable
 from ._printable import printable_line as printable_line
 from ._scripted import ANY_KEY as ANY_KEY
@@ -47,6 +49,7 @@ __all__ = [
     "read_stdin_line",
     "describe_form",
     "ANY_KEY",
+    "MAX_LINE_SHOWN",
     "CANCEL",
     "DECLINE",
     "SKIP",

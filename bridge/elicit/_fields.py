@@ -8,6 +8,11 @@ value or title, a comma-separated multi-select, formats (``date``,
 field's own schema with ``jsonschema``; a failure is :class:`Invalid`, whose
 text says what to type instead.
 
+What a field shows is the server's words, each on one line
+(:func:`~bridge.elicit.printable_line`, cut at
+:data:`~bridge.elicit.MAX_LINE_SHOWN`): a title, a description, a choice, a
+bound or a default holding a line break cannot print a line of its own.
+
 Pure: no I/O and no trio. The terminal form asks; this module understands.
 Fields that are not MCP primitives (from a server that sends richer schemas)
 are read as JSON.
@@ -26,6 +31,8 @@ from urllib.parse import urlsplit
 import attrs
 
 from runtime.lowlevel import Unresolvable, offline_validator
+
+from ._printable import MAX_LINE_SHOWN, printable_line
 
 __all__ = ["Choice", "Field", "Invalid", "form_fields"]
 
@@ -71,7 +78,8 @@ class Field:
 
     @property
     def title(self) -> str:
-        return str(self.schema.get("title") or self.name)
+        """The field's title (else its name) as shown: one line, cut."""
+        return _line(self.schema.get("title") or self.name)
 
     @property
     def has_default(self) -> bool:
@@ -87,13 +95,13 @@ class Field:
         lines = [f"{self.title} ({need})"]
         description = self.schema.get("description")
         if description:
-            lines.append(f"  {description}")
-        lines.append(f"  {self.hint()}")
+            lines.append(f"  {_line(description)}")
+        lines.append(f"  {_line(self.hint())}")
         width = len(str(len(self.choices)))
         for number, choice in enumerate(self.choices, 1):
-            shown = choice.title
+            shown = _line(choice.title)
             if choice.title != str(choice.value):
-                shown = f"{choice.title} ({choice.value})"
+                shown = f"{shown} ({_line(choice.value)})"
             lines.append(f"  {number:>{width}}) {shown}")
         return lines
 
@@ -108,12 +116,12 @@ class Field:
         return _HINTS[self.kind](self)
 
     def show(self, value: Any) -> str:
-        """A value as the person would type it."""
+        """A value as the person would type it (one line, cut)."""
         if isinstance(value, bool):
             return "yes" if value else "no"
         if isinstance(value, list):
-            return ", ".join(str(v) for v in cast(list[Any], value))
-        return str(value)
+            return _line(", ".join(str(v) for v in cast(list[Any], value)))
+        return _line(value)
 
     def parse(self, text: str) -> Any:
         """The JSON value for ``text``, checked against this field's schema.
@@ -171,9 +179,14 @@ def describe_form(schema: Mapping[str, Any]) -> list[str]:
         first, *rest = field.describe()
         shown = "none" if field.default is None else field.show(field.default)
         default = f" [default {shown}]" if field.has_default else ""
-        lines.append(f"{field.name}: {first}{default}")
+        lines.append(f"{_line(field.name)}: {first}{default}")
         lines.extend(rest)
     return lines
+
+
+def _line(value: object) -> str:
+    """A server's word in a form, as shown: one line, cut."""
+    return printable_line(str(value), most=MAX_LINE_SHOWN)
 
 
 # --- kinds ------------------------------------------------------------------------

@@ -15,6 +15,14 @@ reads ("Trojan Source": ``invoice\u202egnp.exe`` shows as ``invoiceexe.png``).
 Everything else (any Unicode letter, symbol or emoji, and the directional
 marks U+200E, U+200F and U+061C that right-to-left text uses) is kept.
 
+A peer's text shown *on one line* (a name, a title, a choice, a URI, a
+MIME type, a progress message) goes through :func:`printable_line`: its line
+breaks become spaces, so one field can never print a line of its own (an
+unindented ``yieldmcp: error: ...``), and with ``most`` it is cut, the rest
+counted (:data:`MAX_LINE_SHOWN` characters where nothing says less). Text
+that keeps its lines (a result's text, a description shown as a paragraph)
+is shown with every line after the first indented by whoever lays it out.
+
 It lives here, not in ``bridge.cli``, because the terminal form
 (:class:`~bridge.elicit.TerminalForm`) prints peers' words too, and nothing
 may import the command line; ``bridge.cli`` uses this same function at
@@ -26,7 +34,12 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["printable", "printable_line"]
+__all__ = ["MAX_LINE_SHOWN", "printable", "printable_line"]
+
+MAX_LINE_SHOWN: Final = 4096
+"""Characters of one piece of a peer's text shown on one line (a name, a
+title, a choice, a URI, a MIME type, an error's message): the rest is
+counted, ``… (N more characters)``."""
 
 _CONTROL: Final = re.compile(
     r"""
@@ -46,7 +59,14 @@ def printable(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-def printable_line(text: str) -> str:
+def printable_line(text: str, *, most: int | None = None) -> str:
     """:func:`printable` ``text`` on one line: its line breaks are spaces, so
-    a peer's text cannot print a line of its own (a forged status, a row)."""
-    return " ".join(printable(text).splitlines())
+    a peer's text cannot print a line of its own (a forged status, a row).
+
+    With ``most``, only the first ``most`` characters of that line are kept,
+    and the rest counted (``… (N more characters)``): counted once cleaned,
+    so a control sequence neither takes a place nor is cut in two."""
+    line = " ".join(printable(text).splitlines())
+    if most is not None and len(line) > most:
+        return f"{line[:most]}… ({len(line) - most:,} more characters)"
+    return line

@@ -28,6 +28,11 @@ anything (the person does, if they agree).
 Everything shown (the message, titles, descriptions, choices, the URL, the
 prompts) goes through :func:`~bridge.elicit.printable` first: the server
 chose those words, and a terminal would obey control sequences in them.
+Each line written is one line (:func:`~bridge.elicit.printable_line`): a
+title, a key, the URL or a context value holding a line break cannot print
+a line of its own. The message and a multi-line context value keep their
+lines, each after the first indented, so none can pass for the form's own
+(a field's ``[1/2]``, a choice, a ``yieldmcp: error:``).
 
 Understanding answers is :mod:`._fields`'s job; this module only asks.
 """
@@ -47,7 +52,7 @@ from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
 from ._fields import Field, Invalid, form_fields
-from ._printable import printable
+from ._printable import MAX_LINE_SHOWN, printable, printable_line
 from ._stdin import read_stdin_line
 
 __all__ = [
@@ -114,12 +119,13 @@ class TerminalForm:
         self._helped = False
 
     # Everything shown passes through these two: a form's words are the
-    # server's, and a terminal would obey the control sequences in them.
+    # server's, and a terminal would obey the control sequences in them. One
+    # line each: a line break the server put in a word is a space.
     def _write(self, text: str) -> None:
-        self._writer(printable(text))
+        self._writer(printable_line(text))
 
     async def _read_line(self, prompt: str) -> str | None:
-        return await self._reader(printable(prompt))
+        return await self._reader(printable_line(prompt))
 
     async def handle(self, request: ElicitationRequest) -> ElicitReply:
         """Ask the person; their answer, or decline/cancel if they say so."""
@@ -163,14 +169,17 @@ class TerminalForm:
                 self._help()
             elif not isinstance(outcome, _Retry):
                 return outcome
-            else:
-                self._write(f"  ! {outcome.reason}")
+            else:  # the reason may quote the schema: the server's words
+                self._write(
+                    f"  ! {printable_line(outcome.reason, most=MAX_LINE_SHOWN)}"
+                )
 
     async def _consent(self, request: ElicitationRequest) -> ElicitReply:
         self._header(request, "Open a link")
         url = request.url or ""
-        self._write(f"  URL:  {url}")
-        self._write(f"  site: {urlsplit(url).netloc or '(none)'}")
+        self._write(f"  URL:  {printable_line(url, most=MAX_LINE_SHOWN)}")
+        site = printable_line(urlsplit(url).netloc, most=MAX_LINE_SHOWN)
+        self._write(f"  site: {site or '(none)'}")
         self._write("Nothing is opened for you; open the URL yourself if you agree.")
         while True:
             line = await self._read_line(f"Consent? yes / no ({CANCEL} to cancel): ")
@@ -186,8 +195,12 @@ class TerminalForm:
             self._write("  ! type yes or no")
 
     def _header(self, request: ElicitationRequest, title: str) -> None:
+        title = printable_line(title, most=MAX_LINE_SHOWN)  # a key is the server's
         self._write(f"── {title} " + "─" * max(3, 60 - len(title)))
-        self._write(request.message)
+        first, *rest = printable(request.message).splitlines() or [""]
+        self._write(first)
+        for line in rest:
+            self._write(f"  {line}")
         for line in render_context(request.context):
             self._write(line)
 
@@ -239,16 +252,20 @@ def _command(field: Field, word: str) -> Any:
 
 
 def render_context(context: Mapping[str, Any]) -> list[str]:
-    """The tool's context as indented lines; multi-line text stays multi-line."""
+    """The tool's context as indented lines; multi-line text stays multi-line,
+    under its name; a name, and any other value, is one line, cut."""
     lines: list[str] = []
-    for name, value in context.items():
-        if isinstance(value, str) and "\n" in value:
+    for key, value in context.items():
+        name = printable_line(str(key), most=MAX_LINE_SHOWN)
+        rows = printable(value).splitlines() if isinstance(value, str) else []
+        if len(rows) > 1:
             lines.append(f"  {name}:")
-            lines.extend(f"    {row}" for row in printable(value).splitlines())
+            lines.extend(f"    {row}" for row in rows)
         elif isinstance(value, str):
-            lines.append(f"  {name}: {value}")
+            lines.append(f"  {name}: {printable_line(value, most=MAX_LINE_SHOWN)}")
         else:
-            lines.append(f"  {name}: {json.dumps(value, ensure_ascii=False)}")
+            text = json.dumps(value, ensure_ascii=False)
+            lines.append(f"  {name}: {printable_line(text, most=MAX_LINE_SHOWN)}")
     return lines
 
 

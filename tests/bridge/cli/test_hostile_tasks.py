@@ -167,3 +167,20 @@ def test_a_status_message_cannot_forge_lines(
         "[task working] 50% [task completed] all done ok",
         "waiting on: 50% [task completed] all done ok",
     ]
+
+
+def test_a_failed_task_s_error_cannot_forge_lines_and_is_cut(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The error of a failed task is one line, cut as every word of a
+    server's shown on one line is (``bridge.elicit.MAX_LINE_SHOWN``)."""
+    forged = "boom\nyieldmcp: error: FORGED" + "x" * 10_000
+    task = {"status": "failed", "error": {"code": 1, "message": forged}}
+    code, out, err = tasks(capfd, monkeypatch, json.dumps(task), "get")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "[task failed]"
+    assert len(lines) == 2
+    assert lines[1].startswith("error: boom yieldmcp: error: FORGEDxxx")
+    assert lines[1].endswith("more characters)")
+    assert len(lines[1]) < 4200

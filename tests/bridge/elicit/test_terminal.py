@@ -370,3 +370,75 @@ async def test_concurrent_forms_are_asked_one_whole_form_at_a_time() -> None:
         "Rome",
         "Oslo",
     }
+
+
+# --- a server's words -----------------------------------------------------------------
+
+FORGED = "yieldmcp: error: FORGED"
+EVIL = f"\x1b[31mred\x1b[0m\n{FORGED}"
+ONE = f"red {FORGED}"  # EVIL, shown on one line
+
+
+async def test_a_servers_words_in_a_form_print_no_line_of_their_own() -> None:
+    # A title, a key, a description, a choice, a default, a bound or a context
+    # value holding a line break printed a line of the server's at the left
+    # edge; each is one line now, and the message keeps its lines indented.
+    schema = {
+        "type": "object",
+        "properties": {
+            "x" + EVIL: {
+                "type": "string",
+                "title": "T" + EVIL,
+                "description": "D" + EVIL,
+                "enum": ["a" + EVIL, "b"],
+                "enumNames": ["A" + EVIL, "B"],
+                "default": "a" + EVIL,
+            },
+            "n": {"type": "integer", "minimum": "0" + EVIL},
+        },
+        "required": ["n"],
+    }
+    request = ElicitationRequest(
+        message=f"M{EVIL}\nsecond",
+        requested_schema=schema,
+        key="k" + EVIL,
+        context={"c" + EVIL: "one", "board": "X|O\nO|X"},
+    )
+    reply, out = await fill(["", ":cancel"], request)
+    assert reply == ElicitReply(action="cancel")
+    assert [line for line in out if "\n" in line or line.startswith(FORGED)] == []
+    assert out[0].startswith(f"── Form: k{ONE} ─")
+    assert out[1:4] == ["Mred", f"  {FORGED}", "  second"]
+    assert out[4:8] == [f"  c{ONE}: one", "  board:", "    X|O", "    O|X"]
+    assert f"[1/2] T{ONE} (optional)" in out
+    assert f"  D{ONE}" in out
+    assert f"  1) A{ONE} (a{ONE})" in out
+    assert f"T{ONE} [a{ONE}]: " in out
+    assert f"  a whole number, at least 0{ONE}" in out
+
+
+async def test_a_servers_url_is_one_line() -> None:
+    request = ElicitationRequest(
+        message="Sign in",
+        mode="url",
+        url="https://a.example/" + EVIL,
+        elicitation_id="e",
+    )
+    _, out = await fill(["no"], request)
+    assert f"  URL:  https://a.example/{ONE}" in out
+    assert not any(line.startswith(FORGED) for line in out)
+
+
+async def test_a_servers_word_on_one_line_is_cut() -> None:
+    from bridge.elicit import MAX_LINE_SHOWN
+
+    big = 1_000_000
+    schema = {
+        "type": "object",
+        "properties": {"x": {"type": "string", "title": "T" * big}},
+    }
+    request = ElicitationRequest(message="m", requested_schema=schema)
+    _, out = await fill([":cancel"], request)
+    title = f"{'T' * MAX_LINE_SHOWN}… ({big - MAX_LINE_SHOWN:,} more characters)"
+    assert f"[1/1] {title} (optional)" in out
+    assert max(len(line) for line in out) < MAX_LINE_SHOWN + 100
