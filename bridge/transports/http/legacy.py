@@ -518,7 +518,15 @@ class LegacyEndpoint:
                 await sse.event("", id=priming, retry=self.limits.retry_ms)
         else:
             began = trio.current_time()
-            claimed = await self._claim(http, last)
+            try:
+                claimed = await self._claim(http, last)
+            except StoreError as exc:
+                # Not known here, and the store cannot say whose it is: the
+                # stream may well exist (a 400 would tell the client it is
+                # gone for good), so the client tries again.
+                log.warning("could not take a call on from the store: %s", exc)
+                await _store_failed(send, None)
+                return
             waited = trio.current_time() - began
             if waited > 1 or not claimed:
                 log.info(
@@ -548,19 +556,19 @@ class LegacyEndpoint:
 
     async def _claim(self, http: HttpSession, last: str) -> bool:
         """With a store, make a stream another process began servable here;
-        False if a live process holds it (the client resumes again later)."""
+        False if a live process holds it (the client resumes again later).
+
+        Raises:
+            StoreError: the stream is not known here, and the store failed.
+        """
         presence = self.presence
         if presence is None:
             return True
         with contextlib.suppress(UnknownEvent, EventsLost):
             http.store.locate(last)
             return True  # known here
-        try:
-            with self._store():
-                claim = await durable.claim_stream(http, presence, last)
-        except StoreError as exc:
-            log.warning("could not take a call on from the store: %s", exc)
-            return True
+        with self._store():
+            claim = await durable.claim_stream(http, presence, last)
         return claim != "elsewhere"
 
     # --- DELETE ----------------------------------------------------------------------

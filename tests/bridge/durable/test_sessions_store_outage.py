@@ -238,3 +238,24 @@ async def test_calls_go_on_once_the_store_is_back(
                 request_id += 1
                 await trio.sleep(0.2)
         assert answer["result"]["content"][0]["text"] == "slept then"
+
+
+async def test_a_resume_the_store_cannot_place_is_tried_again_not_refused(
+    stoppable_redis: RedisServer,
+) -> None:
+    # A stream this process does not know may be another's call: with the
+    # store away it was answered 400 "cannot resume", which tells a client
+    # the call is gone for good. 503: it resumes again later.
+    async with _client(stoppable_redis) as raw:
+        with trio.fail_after(WATCHDOG):
+            await raw.initialize(capabilities={})
+        with _stopped(stoppable_redis), trio.fail_after(WATCHDOG):
+            headers = {
+                **raw.headers(),
+                "accept": "text/event-stream",
+                "last-event-id": f"{(1 << 32) + 7}-3",
+            }
+            del headers["content-type"]
+            response = await raw.http.get(raw.url, headers=headers)
+        assert response.status_code == 503, response.text
+        assert "try again" in response.text
