@@ -199,7 +199,13 @@ class HttpProvider:
         self, client: httpx.AsyncClient, body: Any, structured: bool
     ) -> SampleReply:
         url = self.base_url.rstrip("/") + self.api.path(self.model, self.stream)
-        headers = {"Content-Type": "application/json", **self.api.headers(self.api_key)}
+        headers = {
+            "Content-Type": "application/json",
+            # Decoded by httpx after max_answer counts the raw bytes: a few
+            # KB of gzip can be a GB. An answer is small; none is asked for.
+            "Accept-Encoding": "identity",
+            **self.api.headers(self.api_key),
+        }
         logger.debug("%s: POST %s", self.api.name, self._redact(url))
         try:
             async with client.stream(
@@ -209,6 +215,13 @@ class HttpProvider:
                 # from this stream: the answer's size is bounded here once.
                 raw = cast("httpx.AsyncByteStream", response.stream)
                 response.stream = _Bounded(raw, self.max_answer)
+                coding = response.headers.get("content-encoding", "").strip()
+                if coding.lower() not in ("", "identity"):
+                    raise ProviderError(
+                        f"an answer in content coding {coding[:40]!r}, which was "
+                        f"not asked for, from {self._redact(url)}",
+                        provider=self.api.name,
+                    )
                 if response.status_code >= 400:
                     await response.aread()
                     raise self._status_error(response)

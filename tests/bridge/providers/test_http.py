@@ -247,6 +247,27 @@ async def test_an_answer_over_max_answer_is_refused_unread(
 
 
 @pytest.mark.parametrize("name", PROVIDERS)
+async def test_a_compressed_answer_is_refused_not_inflated(
+    name: str, fake: FakeProvider
+) -> None:
+    # max_answer counts the bytes read; httpx inflated them afterwards, so
+    # 1 MB of gzip made a GB in memory before anything counted it.
+    import gzip
+
+    bomb = gzip.compress(b" " * 50_000_000)
+    reply = Reply(body=bomb, headers=[("content-encoding", "gzip")])
+    fake.script += [reply, reply]
+    bounded = attrs.evolve(provider(name, fake, retries=1), max_answer=100_000)
+    with trio.fail_after(10), pytest.raises(ProviderError) as caught:
+        await bounded.complete(CASES["text"])
+    assert "an answer in content coding 'gzip', which was not asked for" in str(
+        caught.value
+    )
+    assert fake.seen[0].headers["accept-encoding"] == "identity"
+    assert len(fake.seen) == 1  # not retried
+
+
+@pytest.mark.parametrize("name", PROVIDERS)
 async def test_a_stream_that_ends_early_raises_remote_protocol_error(
     name: str, fake: FakeProvider
 ) -> None:
