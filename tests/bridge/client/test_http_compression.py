@@ -15,7 +15,7 @@ import json
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import pytest
@@ -23,6 +23,7 @@ import trio
 
 from bridge.client import connect
 from runtime.errors import RemoteProtocolError
+from tests.bridge.client.raw_requests import requests
 
 LEGACY = "2025-11-25"
 INIT: dict[str, Any] = {
@@ -62,26 +63,9 @@ class Endpoint:
         self.headers: list[dict[str, str]] = []
 
     async def serve(self, stream: trio.SocketStream) -> None:
-        buffer = b""
-        async with stream:
-            while True:
-                while b"\r\n\r\n" not in buffer:
-                    data = await stream.receive_some(65536)
-                    if not data:
-                        return
-                    buffer += data
-                head, buffer = buffer.split(b"\r\n\r\n", 1)
-                lines = head.decode().split("\r\n")
-                verb = lines[0].split(" ")[0]
-                fields = {
-                    k.strip().lower(): v.strip()
-                    for k, v in (line.split(":", 1) for line in lines[1:])
-                }
+        async with stream, aclosing(requests(stream)) as asked:
+            async for verb, fields, content in asked:
                 self.headers.append(fields)
-                size = int(fields.get("content-length", "0"))
-                while len(buffer) < size:
-                    buffer += await stream.receive_some(65536)
-                content, buffer = buffer[:size], buffer[size:]
                 request = json.loads(content) if verb == "POST" else {}
                 if verb != "POST" or "id" not in request:
                     status = 405 if verb == "GET" else 202 if verb == "POST" else 200

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+from contextlib import aclosing
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ import trio
 
 from bridge.client import connect
 from runtime.errors import BrokenSessionError, PeerUnreachable
+from tests.bridge.client.raw_requests import requests
 
 SESSION = "session-1"
 INIT: dict[str, Any] = {
@@ -37,25 +39,8 @@ class Endpoint:
         self.calls: list[dict[str, Any]] = []
 
     async def serve(self, stream: trio.SocketStream) -> None:
-        buffer = b""
-        async with stream:
-            while True:
-                while b"\r\n\r\n" not in buffer:
-                    data = await stream.receive_some(65536)
-                    if not data:
-                        return
-                    buffer += data
-                head, buffer = buffer.split(b"\r\n\r\n", 1)
-                lines = head.decode().split("\r\n")
-                verb = lines[0].split(" ")[0]
-                fields = {
-                    k.strip().lower(): v.strip()
-                    for k, v in (line.split(":", 1) for line in lines[1:])
-                }
-                size = int(fields.get("content-length", "0"))
-                while len(buffer) < size:
-                    buffer += await stream.receive_some(65536)
-                body, buffer = buffer[:size], buffer[size:]
+        async with stream, aclosing(requests(stream)) as asked:
+            async for verb, _fields, body in asked:
                 if verb != "POST":
                     await self._send(stream, 405 if verb == "GET" else 200, b"")
                     continue
