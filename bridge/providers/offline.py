@@ -18,6 +18,14 @@ repeat arguments that were already answered with an error tool result in the
 same conversation (it redraws a few times). Equal seeds and equal requests
 give equal replies; different requests give different ones.
 
+The schemas come from the peer, so what one reply may take is bounded (see
+:mod:`._jsongen`: 100,000 characters and 10,000 values of arguments, 32 levels
+deep, a million steps of work over all its redraws). A schema it cannot answer
+within them, or at all (malformed, contradictory, a ``$ref`` loop that must go
+on for ever), fails the request with one :class:`~runtime.errors.ProviderError`
+(``provider="offline"``, ``code="unsatisfiable_schema"``) whose one line names
+the tool, the place and the reason, as a provider refusing a request would.
+
 It does no I/O and owns no schema logic beyond calling :mod:`._jsongen`.
 """
 
@@ -33,7 +41,9 @@ from typing import Any, ClassVar, cast, final
 import attrs
 
 from runtime import codec
+from runtime.errors import ProviderError
 from runtime.messages import (
+    SCHEMA_TOOL_NAME,
     Message,
     NamedTool,
     Text,
@@ -45,7 +55,7 @@ from runtime.messages import (
 from runtime.replies import SampleReply
 from runtime.requests import SamplingRequest
 
-from ._jsongen import value_from_schema
+from ._jsongen import UNSATISFIABLE, SchemaValues
 
 __all__ = ["OfflineModel"]
 
@@ -86,11 +96,17 @@ class OfflineModel:
         return "offline" if self.seed == 0 else f"offline:{self.seed}"
 
     async def complete(self, request: SamplingRequest) -> SampleReply:
-        """The offline model's reply to ``request`` (never fails, never waits)."""
+        """The offline model's reply to ``request`` (never waits).
+
+        Raises:
+            ProviderError: ``code`` ``"unsatisfiable_schema"``: a tool's input
+                schema (or the output schema) cannot be answered within the
+                bounds, or at all.
+        """
         return self.reply(request)
 
     def reply(self, request: SamplingRequest) -> SampleReply:
-        """The reply to ``request``, synchronously."""
+        """The reply to ``request``, synchronously (raises as :meth:`complete`)."""
         fingerprint = _fingerprint(request)
         rng = random.Random(_digest(self.seed, fingerprint))
         tool = _tool_to_call(request, rng)
@@ -99,7 +115,7 @@ class OfflineModel:
             content: tuple[Text | ToolUse, ...] = (Text(text),)
             produced = text
         else:
-            use = _call(tool, request.messages, rng)
+            use = _call(tool, request, rng)
             content, stop_reason = (use,), "toolUse"
             produced = json.dumps(dict(use.input), sort_keys=True)
         usage = Usage(_tokens(fingerprint), _tokens(produced))
@@ -132,13 +148,22 @@ def _ends_with_tool_results(messages: Sequence[Message]) -> bool:
     return last is not None and any(isinstance(b, ToolResult) for b in last.content)
 
 
-def _call(tool: ToolSpec, messages: Sequence[Message], rng: random.Random) -> ToolUse:
+def _call(tool: ToolSpec, request: SamplingRequest, rng: random.Random) -> ToolUse:
+    messages = request.messages
     rejected = _rejected(messages)
-    arguments: Any = {}
-    for _ in range(_REDRAWS):
-        arguments = value_from_schema(tool.input_schema, rng)
+    if tool.name == SCHEMA_TOOL_NAME:
+        subject = "the output schema"
+    else:
+        subject = f"tool {json.dumps(tool.name[:64])}'s input schema"
+    values = SchemaValues(tool.input_schema, subject=subject)  # one work budget
+    arguments: Any = values.draw(rng)
+    for _ in range(_REDRAWS - 1):
         if (tool.name, _canonical(arguments)) not in rejected:
             break
+        try:
+            arguments = values.draw(rng)
+        except ProviderError:
+            break  # the budget is spent: answer the last draw again
     if not isinstance(arguments, dict):
         arguments = {"value": arguments}  # the root was not an object schema
     return ToolUse(_fresh_id(messages, rng), tool.name, cast(dict[str, Any], arguments))
@@ -192,9 +217,21 @@ def _gist(messages: Sequence[Message]) -> str:
 
 
 def _fingerprint(request: SamplingRequest) -> str:
+    try:
+        return _canonical(_request_json(request))
+    except (RecursionError, ValueError):  # nested past the stack; a huge number
+        raise ProviderError(
+            "the offline model cannot answer: the request cannot be written as "
+            "JSON (it nests too deeply, or holds a number too long)",
+            provider="offline",
+            code=UNSATISFIABLE,
+        ) from None
+
+
+def _request_json(request: SamplingRequest) -> dict[str, Any]:
     choice = request.tool_choice
     prefs = request.model_preferences
-    data = {
+    return {
         "messages": [codec.message_to_json(m) for m in request.messages],
         "systemPrompt": request.system_prompt,
         "maxTokens": request.max_tokens,
@@ -208,7 +245,6 @@ def _fingerprint(request: SamplingRequest) -> str:
         else choice,
         "metadata": None if request.metadata is None else dict(request.metadata),
     }
-    return _canonical(data)
 
 
 def _canonical(value: Any) -> str:

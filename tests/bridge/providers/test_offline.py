@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 import pytest
@@ -12,9 +14,10 @@ from pydantic import BaseModel, Field
 
 from bridge.providers import OfflineModel, provider_from_spec
 from runtime import Message, NamedTool, Text, ToolResult, ToolSpec, ToolUse
-from runtime.errors import ProviderConfigError
+from runtime.errors import ProviderConfigError, ProviderError
 from runtime.lowlevel import SamplingRequest
 from runtime.messages import SCHEMA_TOOL_NAME
+from tests.bridge.providers.hostile import within
 
 
 class Weather(BaseModel):
@@ -192,3 +195,86 @@ def test_a_bad_offline_seed_raises_a_one_line_config_error(spec: str) -> None:
     with pytest.raises(ProviderConfigError) as caught:
         provider_from_spec(spec, env={})
     assert "\n" not in str(caught.value)
+
+
+# --- schemas it cannot answer: what a hostile server may offer ----------------------
+
+
+def offering(schema: dict[str, Any], *messages: Message) -> SamplingRequest:
+    tool = ToolSpec(name="x", input_schema=schema)
+    conversation = messages or (Message.user("go"),)
+    return SamplingRequest(messages=conversation, tools=(tool,), tool_choice="required")
+
+
+def property_a(schema: Any) -> dict[str, Any]:
+    return {"type": "object", "required": ["a"], "properties": {"a": schema}}
+
+
+LOOP = {
+    "$defs": {"n": {"type": "array", "minItems": 40, "items": {"$ref": "#/$defs/n"}}},
+    **property_a({"$ref": "#/$defs/n"}),
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "words"),
+    [
+        (property_a({"type": "string", "minLength": 300_000_000}), "at /a, minLength"),
+        (property_a({"type": "array", "minItems": 1e300}), "at /a, minItems 1e+300"),
+        (property_a({"type": "array", "minItems": 1, "items": 5}), "items is 5"),
+        (property_a("x"), '#/properties/a is "x", not a schema'),
+        (property_a({"type": "integer", "minimum": math.inf}), "minimum is Inf"),
+        (LOOP, "at /a/0/0/"),
+    ],
+)
+def test_a_tool_schema_it_cannot_answer_fails_with_one_provider_error_line(
+    schema: dict[str, Any], words: str
+) -> None:
+    with within(15), pytest.raises(ProviderError) as caught:
+        OfflineModel().reply(offering(schema))
+    error = caught.value
+    assert (error.provider, error.code) == ("offline", "unsatisfiable_schema")
+    text = str(error)
+    assert text.isprintable()
+    assert text.startswith(
+        'offline: the offline model cannot answer from tool "x"\'s input schema: '
+    )
+    assert words in text
+
+
+def test_an_output_schema_it_cannot_answer_is_named_so() -> None:
+    schema = property_a({"type": "string", "minLength": 300_000_000})
+    tool = ToolSpec(name=SCHEMA_TOOL_NAME, input_schema=schema)
+    with within(15), pytest.raises(ProviderError, match="from the output schema: "):
+        OfflineModel().reply(ask("go", tools=(tool,), tool_choice="required"))
+
+
+async def test_complete_fails_the_same_way_without_holding_the_loop() -> None:
+    request = offering(property_a({"type": "array", "minItems": 1e300}))
+    with within(15), pytest.raises(ProviderError, match="minItems 1e\\+300"):
+        await OfflineModel().complete(request)
+
+
+def test_a_request_too_deep_to_write_is_one_provider_error() -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(5_000):  # built here: JSON off the wire is never this deep
+        deep = {"items": deep}
+    with within(15), pytest.raises(ProviderError, match="cannot be written as JSON"):
+        OfflineModel().reply(offering(property_a(deep)))
+
+
+def test_redraws_share_one_work_budget_and_keep_the_last_draw() -> None:
+    # Each draw tries thousands of options that cannot be met before the one
+    # that can; the answer was refused, so it redraws until the work is spent.
+    hopeless = [{"type": "string", "minLength": 200_000 + n} for n in range(12_000)]
+    schema = property_a({"anyOf": [*hopeless, {"const": 1}]})
+    refused = (
+        Message.user("go"),
+        Message.assistant(ToolUse("c1", "x", {"a": 1})),
+        Message("user", (ToolResult("c1", "no", is_error=True),)),
+    )
+    started = time.monotonic()
+    with within(15):
+        use = only_use(OfflineModel().reply(offering(schema, *refused)))
+    assert use.input == {"a": 1}
+    assert time.monotonic() - started < 10
