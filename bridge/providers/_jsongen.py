@@ -571,11 +571,19 @@ class _Draw:
         order = self.option_order(options, depth)
         if not order:
             raise self.fail(f"every {key} option is false: no value fits")
+        return self.first_met(
+            order,
+            lambda option: self.draw(self.merge(rest, self.flatten_any(option)), depth),
+        )
+
+    def first_met(self, options: Sequence[Any], attempt: Callable[[Any], Any]) -> Any:
+        """``attempt(option)`` for each of ``options`` in turn: the first value
+        one meets, what the others drew undone; else the first one's failure."""
         first: _Unmet | None = None
-        for option in order:
+        for option in options:
             mark = self.mark()
             try:
-                return self.draw(self.merge(rest, self.flatten_any(option)), depth)
+                return attempt(option)
             except _OutOfWork:
                 raise
             except _Unmet as unmet:
@@ -607,20 +615,8 @@ class _Draw:
             chosen = "null"
         else:
             chosen = self.rng.choice(kinds)
-        first: _Unmet | None = None
-        for option in [chosen, *(k for k in kinds if k != chosen)]:
-            mark = self.mark()
-            try:
-                return self.make(option, schema, depth)
-            except _OutOfWork:
-                raise
-            except _Unmet as unmet:
-                self.restore(mark)
-                first = first or unmet.with_traceback(None)
-        try:
-            raise cast(_Unmet, first)
-        finally:
-            first = None  # no cycle: error, traceback, this frame, error
+        order = [chosen, *(k for k in kinds if k != chosen)]
+        return self.first_met(order, lambda option: self.make(option, schema, depth))
 
     def make(self, kind: Any, schema: JSONObject, depth: int) -> Any:
         maker = _MAKERS.get(kind) if isinstance(kind, str) else None
