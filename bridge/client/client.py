@@ -58,7 +58,7 @@ from .answers import LogCallback as LogCallback
 from .answers import ProgressCallback as ProgressCallback
 from .answers import Sampler as Sampler
 from .handshake import Era as Era
-from .handshake import Hello, negotiate
+from .handshake import Hello, checked_era, negotiate
 from .headers import invalid_header_reason
 from .oauth.config import OAuth
 from .output_schemas import OutputSchemas
@@ -195,9 +195,11 @@ class Client:
         """Open a client over ``transport`` and negotiate the era.
 
         Raises:
+            ValueError: ``era`` names no era (:func:`checked_era`).
             PeerError: the server refused the handshake.
             BrokenSessionError: the connection ended first.
         """
+        era = checked_era(era)
         client = cls(transport, **options)
         failure: Exception | None = None
         async with trio.open_nursery() as nursery:
@@ -514,8 +516,10 @@ async def connect(
 
     Raises:
         ValueError: ``target`` is not a usable URL or command
-            (:func:`server_target`), before anything is started.
+            (:func:`server_target`), or ``era`` names no era, before
+            anything is started.
     """
+    era = checked_era(era)
     target = server_target(target)
     if isinstance(target, str):
         from .http import http_transport

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Final, Literal, cast, final
+from typing import Any, Final, Literal, cast, final, get_args
 
 import attrs
 
@@ -35,15 +35,38 @@ from runtime.errors import PeerError, RemoteProtocolError, RequestTimeout
 from .answers import LEGACY, MODERN
 from .headers import visible_ascii
 
-__all__ = ["DISCOVER", "UNSUPPORTED_VERSION", "Era", "Negotiated", "negotiate"]
+__all__ = [
+    "DISCOVER",
+    "UNSUPPORTED_VERSION",
+    "Era",
+    "Negotiated",
+    "checked_era",
+    "negotiate",
+]
 
 log = logging.getLogger("yieldmcp.client")
 
 Era = Literal["auto", "legacy", "2026-07-28"]
+ERAS: Final[tuple[Era, ...]] = get_args(Era)
 DISCOVER: Final = "server/discover"
 UNSUPPORTED_VERSION: Final = -32022
 UNKNOWN_METHOD: Final = frozenset({METHOD_NOT_FOUND, INVALID_PARAMS})
 """Answers to ``server/discover`` that mean the server does not know it."""
+
+
+def checked_era(era: object) -> Era:
+    """``era`` if it names one, before anything is started.
+
+    Raises:
+        ValueError: it names none (``"2025-11-25"`` is ``"legacy"``: every
+            version ``initialize`` negotiates).
+    """
+    if era in ERAS:
+        return era
+    raise ValueError(
+        f"era must be 'auto', 'legacy' (2025-11-25 and before, by initialize) "
+        f"or '2026-07-28', not {era!r}"
+    )
 
 
 @final

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 import pytest
 import trio
@@ -94,3 +95,17 @@ async def test_a_handshake_answer_of_the_wrong_shape_is_one_clear_error(
         async with connect(command, era="auto"):
             pass
     assert str(caught.value).startswith(said)
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "modern", "", None])
+async def test_an_era_that_names_none_is_refused_before_anything_starts(
+    era: object, tmp_path: Path
+) -> None:
+    # A version string is the natural guess for the older era: it must not
+    # quietly become "auto" (the server then picks, not the caller).
+    started = tmp_path / "started"
+    command = [sys.executable, "-c", f"open({str(started)!r}, 'w')"]
+    with pytest.raises(ValueError, match=r"era must be 'auto', 'legacy'.*not "):
+        async with connect(command, era=era):  # type: ignore[arg-type]
+            pass
+    assert not started.exists()
