@@ -66,6 +66,13 @@ class Served:
     def steps(self) -> list[str]:
         return self.log.read_text().split()
 
+    def said(self) -> str:
+        """What the servers logged (``-v``: their INFO lines), for a failure's
+        message: which process ran what, and what each read from the store."""
+        logs = sorted(self.tmp.glob("server-*.err"))
+        text = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')}" for p in logs)
+        return text[-6000:]
+
     @contextlib.contextmanager
     def process(self, port: int) -> Iterator[subprocess.Popen[bytes]]:
         env = {
@@ -76,7 +83,7 @@ class Served:
         }
         command = [sys.executable, "-m", "bridge.cli", "serve", SERVED]
         command += ["--http", f"127.0.0.1:{port}", "--store", self.store]
-        command += ["--round-claim-seconds", "1"]
+        command += ["--round-claim-seconds", "1", "-v"]
         with (self.tmp / f"server-{port}.err").open("ab") as err:
             process = subprocess.Popen(
                 command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err
@@ -145,7 +152,7 @@ async def test_a_different_process_on_the_store_finishes_a_parked_call(
             second, "book", requestState=two["requestState"], inputResponses=CONFIRM
         )
     assert done["result"]["content"][0]["text"] == "held 12A charged 120 True T-1"
-    assert served.steps() == ["reserve", "price", "charge", "ticket"]
+    assert served.steps() == ["reserve", "price", "charge", "ticket"], served.said()
     # The same request again, as after a lost reply: the result the call
     # ended with, and no step runs again.
     assert again["result"]["content"] == done["result"]["content"]
@@ -160,9 +167,10 @@ async def test_a_kill_during_a_sequence_of_steps_reruns_only_the_step_in_flight(
         retry = {"requestState": one["requestState"], "inputResponses": SEAT}
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_dies, call(first, "chain", **retry))
-            with trio.fail_after(60):
+            with trio.move_on_after(60):
                 while "slow-start" not in served.steps():
                     await trio.sleep(0.05)
+            assert "slow-start" in served.steps(), served.said()
             kill(process)  # the request in flight dies with it
     served.gate.touch()
     async with started(served) as (second, _process):
@@ -176,7 +184,7 @@ async def test_a_kill_during_a_sequence_of_steps_reruns_only_the_step_in_flight(
     assert done["result"]["content"][0]["text"] == "12A charged 120 slow done T-1"
     assert served.steps() == [
         "price", "charge", "slow-start", "slow-start", "slow-end", "ticket"
-    ]  # fmt: skip
+    ], served.said()  # fmt: skip
 
 
 async def _dies(request: Any) -> None:
@@ -211,7 +219,7 @@ async def test_our_client_finishes_a_call_across_a_restart(
                     await trio.sleep(0.05)
     assert outcome[0].text == "held 12A charged 120 True T-1"
     assert handler.asked == ["seat", "confirm"]
-    assert served.steps() == ["reserve", "price", "charge", "ticket"]
+    assert served.steps() == ["reserve", "price", "charge", "ticket"], served.said()
     [end] = finished_calls(store_url)
     assert (end["round"], end["done"]) == (2, True)
     assert end["value"]["content"][0]["text"] == "held 12A charged 120 True T-1"
@@ -256,7 +264,7 @@ async def test_the_official_client_finishes_a_call_across_a_restart(
                     await trio.sleep(0.05)
     assert outcome[0].content[0].text == "held 12A charged 120 True T-1"
     assert asked == ["Which seat?", "charged 120 for 12A: confirm?"]
-    assert served.steps() == ["reserve", "price", "charge", "ticket"]
+    assert served.steps() == ["reserve", "price", "charge", "ticket"], served.said()
     [end] = finished_calls(store_url)
     assert (end["round"], end["done"]) == (2, True)
     assert end["value"]["content"][0]["text"] == "held 12A charged 120 True T-1"
