@@ -1,8 +1,9 @@
 """A durable 2025-11-25 session whose store stops answering: one deadline, one error.
 
 A real Redis is stopped (SIGSTOP: what a partition that resets nothing looks
-like from our side) at each point a 2025-11-25 request needs the store: its
-``initialize`` (the session's document), a ``tools/call`` (whether the
+like from our side), or another process holds the SQLite file's write lock
+(a backup, a stuck writer), at each point a 2025-11-25 request needs the
+store: its ``initialize`` (the session's document), a ``tools/call`` (whether the
 request started a call before), and a call under way (its journal). Each
 store operation has ``--store-timeout``; a request makes several in turn,
 and each waited its own deadline: a ``yieldmcp call --era legacy`` took 35 s
@@ -18,9 +19,11 @@ import json
 import os
 import signal
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 import trio
@@ -30,7 +33,7 @@ from bridge.server.limits import ServerLimits
 from bridge.stores import open_store
 from runtime import Context, Op, tool
 from tests.bridge.http_kit import Raw, SseReader, served
-from tests.store_servers import RedisServer, redis_server
+from tests.store_servers import RedisServer, redis_server, sqlite_locked
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::ResourceWarning"),
@@ -78,6 +81,24 @@ def stoppable_redis() -> Iterator[RedisServer]:
         yield server
 
 
+@attrs.frozen
+class Stoppable:
+    """A store, and how to make it stop answering for a block."""
+
+    url: str
+    stopped: Callable[[], contextlib.AbstractContextManager[None]]
+
+
+@pytest.fixture(params=["redis", "sqlite"])
+def stoppable(
+    request: pytest.FixtureRequest, stoppable_redis: RedisServer, tmp_path: Path
+) -> Stoppable:
+    if request.param == "redis":
+        return Stoppable(stoppable_redis.url, lambda: _stopped(stoppable_redis))
+    path = tmp_path / "store.sqlite3"
+    return Stoppable(f"sqlite:{path}", lambda: sqlite_locked(path, watchdog=WATCHDOG))
+
+
 @contextlib.contextmanager
 def _stopped(server: RedisServer) -> Iterator[None]:
     """SIGSTOP the store for the block; SIGCONT after it, or after
@@ -98,8 +119,8 @@ def _stopped(server: RedisServer) -> Iterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def _client(server: RedisServer) -> AsyncIterator[Raw]:
-    store = open_store(server.url)
+async def _client(url: str) -> AsyncIterator[Raw]:
+    store = open_store(url)
     limits = ServerLimits(store_timeout=TIMEOUT)
     served_server = Server([steps], store=store, limits=limits)
     try:
@@ -150,12 +171,12 @@ async def _final(reader: SseReader) -> dict[str, Any]:
 
 
 async def test_an_initialize_the_store_fails_is_refused_and_leaves_no_session(
-    stoppable_redis: RedisServer,
+    stoppable: Stoppable,
 ) -> None:
     # It was answered (after a deadline) with a session that lived in this
     # process only, unknown to the others.
-    async with _client(stoppable_redis) as raw:
-        with _stopped(stoppable_redis):
+    async with _client(stoppable.url) as raw:
+        with stoppable.stopped():
             began = trio.current_time()
             with trio.fail_after(WATCHDOG):
                 refused = await _initialize(raw)
@@ -167,18 +188,18 @@ async def test_an_initialize_the_store_fails_is_refused_and_leaves_no_session(
 
 
 async def test_a_call_the_store_fails_is_refused_within_one_deadline(
-    stoppable_redis: RedisServer,
+    stoppable: Stoppable,
 ) -> None:
     # Whether the request started a call before, its document, its response:
     # each waited its own deadline (3 of them), and the client got a tool's
     # failure ("The server's store failed (error id ...)").
-    async with _client(stoppable_redis) as raw:
+    async with _client(stoppable.url) as raw:
         with trio.fail_after(WATCHDOG):
             await raw.initialize(capabilities={})
             assert (await _answer(raw, 1))["result"]["content"][0]["text"] == (
                 "slept then"
             )
-        with _stopped(stoppable_redis):
+        with stoppable.stopped():
             began = trio.current_time()
             with trio.fail_after(WATCHDOG):
                 refused = await _answer(raw, 2)
@@ -191,13 +212,13 @@ async def test_a_call_the_store_fails_is_refused_within_one_deadline(
 
 
 async def test_a_call_whose_record_the_store_fails_ends_within_one_deadline(
-    stoppable_redis: RedisServer,
+    stoppable: Stoppable,
 ) -> None:
     # The step's result could not be written: the call ended with a tool's
     # failure after that deadline and another for writing its response.
     _Step.started = trio.Event()
     try:
-        async with _client(stoppable_redis) as raw:
+        async with _client(stoppable.url) as raw:
             with trio.fail_after(WATCHDOG):
                 await raw.initialize(capabilities={})
             answers: list[dict[str, Any]] = []
@@ -209,7 +230,7 @@ async def test_a_call_whose_record_the_store_fails_ends_within_one_deadline(
                 nursery.start_soon(call)
                 with trio.fail_after(WATCHDOG):
                     await _Step.started.wait()
-                with _stopped(stoppable_redis):
+                with stoppable.stopped():
                     began = trio.current_time()
                     with trio.fail_after(WATCHDOG):
                         while not answers:
@@ -222,12 +243,12 @@ async def test_a_call_whose_record_the_store_fails_ends_within_one_deadline(
 
 
 async def test_calls_go_on_once_the_store_is_back(
-    stoppable_redis: RedisServer,
+    stoppable: Stoppable,
 ) -> None:
-    async with _client(stoppable_redis) as raw:
+    async with _client(stoppable.url) as raw:
         with trio.fail_after(WATCHDOG):
             await raw.initialize(capabilities={})
-        with _stopped(stoppable_redis), trio.fail_after(WATCHDOG):
+        with stoppable.stopped(), trio.fail_after(WATCHDOG):
             assert (await _answer(raw, 1))["error"] == STORE_FAILED
         # Until this process's beat (every second here) finds the store
         # back, its requests fail at once; then they go on.
@@ -245,8 +266,9 @@ async def test_a_resume_the_store_cannot_place_is_tried_again_not_refused(
 ) -> None:
     # A stream this process does not know may be another's call: with the
     # store away it was answered 400 "cannot resume", which tells a client
-    # the call is gone for good. 503: it resumes again later.
-    async with _client(stoppable_redis) as raw:
+    # the call is gone for good. 503: it resumes again later. (Redis only: a
+    # write lock on SQLite leaves reads be, and the store's answer is right.)
+    async with _client(stoppable_redis.url) as raw:
         with trio.fail_after(WATCHDOG):
             await raw.initialize(capabilities={})
         with _stopped(stoppable_redis), trio.fail_after(WATCHDOG):
