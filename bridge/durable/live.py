@@ -14,7 +14,8 @@ what was written:
   the call id: the same id in every process, so an answer to a question asked
   before a restart finds the call after it, and any process finds the call
   an answer is for). When the call ends, the document keeps its response
-  until it expires, so a client that resumes after the end still gets it;
+  for ``--finished-call-ttl``, so a client that resumes after the end still
+  gets it; its streams below expire with it;
 * the call's journal, the stream ``("call", call_id)``
   (:mod:`.call_records`): every answer and step result is appended *before*
   the stepper gets it (write-ahead), each notice key in order with them;
@@ -82,7 +83,6 @@ Then = Callable[[Any, BaseException | None], None]
 RequestId = str | int
 StartSoon = Callable[..., None]
 """Starts a task in a nursery its owner closes (the session's)."""
-_DONE_KEPT: Final = 600.0  # seconds a finished call's response is kept
 
 
 class Home(Protocol):
@@ -100,6 +100,12 @@ class Home(Protocol):
     @property
     def ttl(self) -> float:
         """Seconds a call's records outlive its last write."""
+        ...
+
+    @property
+    def finished_ttl(self) -> float:
+        """Seconds a finished call is kept (its response, params and
+        records), then expires whole."""
         ...
 
     @property
@@ -177,6 +183,7 @@ class LiveLog:
         self._doc_written = time.time()
         self.journal = CallLog(home.store, call_id, max_bytes=home.max_journal_bytes)
         self.failed: StoreError | None = None  # the first write the store failed
+        self._asked = revived is not None  # ("asked", id) may hold records
         # The writer lives in the session's nursery: when the session ends,
         # what it had not written is left (the lease lets another process
         # take the call on from what was written).
@@ -224,6 +231,7 @@ class LiveLog:
         def records() -> list[dict[str, Any]]:
             return [{"k": key, "e": home.position()}]
 
+        self._asked = True
         self._queue(self._appender(ASKED, records), then, arg)
 
     def seen(self, key: str) -> bool:
@@ -241,7 +249,13 @@ class LiveLog:
 
         async def end() -> None:
             done = {**self._doc, "done": dict(response)}
-            await store.put(CALLS, call_id, done, expires_at=time.time() + _DONE_KEPT)
+            expires = time.time() + self.home.finished_ttl
+            # The journal and the questions asked go with the document: left
+            # at the session's idle time, they outlived it (params and step
+            # results kept, with nothing in the store naming them).
+            await store.put_and_append(CALLS, call_id, done, [], expires_at=expires)
+            if self._asked:
+                await store.append(ASKED, call_id, [], expires_at=expires)
 
         self._queue(end, then, arg)
         self._send.close()

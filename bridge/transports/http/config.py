@@ -78,6 +78,10 @@ class HttpLimits:
         inbox_ttl: with a store, seconds this process's inbox (answers other
             processes route to the calls it holds) outlives its last beat; it
             is renewed every beat, so it lasts while the process does.
+        finished_call_ttl: with a store, seconds a finished 2025-11-25 call
+            is kept: its response (a client resuming after the end gets it,
+            on any process), with its params and journal (``yieldmcp
+            journal`` takes it out); then all of it expires.
         stream_responses: how a 2025-11-25 request is answered:
             ``"when-needed"`` as plain JSON when the response is the first
             thing the server sends for it (a call that asks the client nothing
@@ -122,6 +126,7 @@ class HttpLimits:
     retry_ms: int = attrs.field(default=1000, validator=positive)
     session_lease: float = attrs.field(default=3.0, validator=positive)
     inbox_ttl: float = attrs.field(default=3600.0, validator=positive)
+    finished_call_ttl: float = attrs.field(default=600.0, validator=positive)
     drain_seconds: float = attrs.field(default=30.0, validator=positive)
     stream_responses: Literal["always", "when-needed"] = attrs.field(
         default="when-needed",

@@ -73,6 +73,7 @@ class HttpHome:
         self.outage = outage
         self.session_id = http.id
         self.ttl = http.limits.session_idle_timeout
+        self.finished_ttl = http.limits.finished_call_ttl
         self.max_journal_bytes = http.connection.server.limits.max_journal_bytes
         self.records = SessionRecords(store, http.id, ttl=self.ttl)
         self.saved = 0.0  # when the session's document was last written

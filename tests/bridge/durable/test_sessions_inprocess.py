@@ -17,6 +17,7 @@ import httpx
 import pytest
 import trio
 
+from bridge.durable.live import ASKED
 from bridge.durable.log import CALLS
 from bridge.server import Server
 from bridge.stores import MemoryStore
@@ -267,3 +268,52 @@ async def test_a_session_ended_for_want_of_a_client_comes_back_with_its_call(
                 rest = [raw.check(message_of(e)) for e in await reader.rest()]
     assert rest[-1]["result"]["content"][0]["text"] == "hello Ed, who likes gold"
     assert _ran(counter) == ["greet Ed"]
+
+
+async def test_a_finished_call_is_kept_for_its_ttl_then_expires_whole(
+    http: httpx.AsyncClient, counter: Path
+) -> None:
+    # The finished call's document (its params, its response) was kept 10
+    # minutes, but its journal and its questions stayed a session's idle
+    # time after their last write (30 minutes): a client's arguments and
+    # step results in the store, with nothing naming them.
+    store = MemoryStore()
+    limits = HttpLimits(finished_call_ttl=1.0)
+    with trio.fail_after(30):
+        async with served(Server(TOOLS, store=store), limits=limits) as url:
+            raw = Raw(http, url)
+            await raw.initialize()
+            async with raw.stream("POST", _call(raw, 13, "interview")) as (_, reader):
+                priming = await reader.next()
+                assert priming is not None
+                _, ask_name = await _next_message(reader)
+                await raw.post(_accept(ask_name, name="Flo"))
+                _, _log = await _next_message(reader)
+                _, ask_colour = await _next_message(reader)
+                await raw.post(_accept(ask_colour, colour="jade"))
+                rest = [raw.check(message_of(e)) for e in await reader.rest()]
+        assert rest[-1]["result"]["content"][0]["text"] == "hello Flo, who likes jade"
+        (call_id,) = [call_id for call_id, _doc in store.scan(CALLS)]
+        assert store.read(CALLS, call_id)  # its journal, for `yieldmcp journal`
+        assert store.read(ASKED, call_id)  # its two questions
+        # Another process resumes the finished call's stream: its response.
+        async with served(Server(TOOLS, store=store), limits=limits) as second:
+            raw.url = second
+            async with raw.stream("GET", last_event_id=priming.id) as (
+                response,
+                reader,
+            ):
+                assert response.status_code == 200
+                again = [raw.check(message_of(e)) for e in await reader.rest()]
+            assert again[-1] == rest[-1]
+        await trio.sleep(1.2)
+        assert store.get(CALLS, call_id) is None
+        assert store.read(CALLS, call_id) == []
+        assert store.read(ASKED, call_id) == []
+        # A process that never held the session: the call is gone, said so.
+        async with served(Server(TOOLS, store=store), limits=limits) as third:
+            raw.url = third
+            async with raw.stream("GET", last_event_id=priming.id) as (response, _):
+                await response.aread()
+                assert response.status_code == 400, response.text
+    assert _ran(counter) == ["greet Flo"]

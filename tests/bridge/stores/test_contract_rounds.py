@@ -65,6 +65,15 @@ def test_the_expiry_is_the_documents_and_the_streams(store: JournalStore) -> Non
     assert store.read("call", "c") == []
 
 
+def test_an_empty_append_moves_a_streams_expiry_earlier(store: JournalStore) -> None:
+    # How a finished 2025-11-25 call's questions expire with its document.
+    store.append("asked", "c", [{"k": "a"}], expires_at=FUTURE)
+    assert store.append("asked", "c", [], expires_at=LATER) == 1
+    assert store.read("asked", "c") == [{"k": "a"}]
+    assert store.sweep(LATER + 1) == 1
+    assert store.read("asked", "c") == []
+
+
 def test_expired_reads_as_nothing(store: JournalStore) -> None:
     store.put_and_append("call", "c", {"round": 1}, [{"n": 1}], expires_at=1_000.0)
     assert store.get_and_read("call", "c") == (None, [])
