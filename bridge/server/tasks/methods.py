@@ -172,7 +172,7 @@ async def _rounds_then_task(
         return _modern.finished(server, _modern.tool_result(server, tool, scope, got))
     hold = round_.hold
     assert isinstance(hold, RoundHold)
-    _check_room(server, tasks, principal)
+    await _check_room(server, tasks, principal)
     ttl = server.limits.task_ttl
     try:
         task_id = await hold.to_task(ttl)  # the state is used up here, once
@@ -192,11 +192,14 @@ async def _made_before(
     return _doc.created(task_id, doc)
 
 
-def _check_room(server: Offer, tasks: Tasks, principal: Principal | None) -> None:
+async def _check_room(server: Offer, tasks: Tasks, principal: Principal | None) -> None:
     limits = server.limits
     if tasks.full:
         raise busy("too many tasks running", limits.max_tasks)
-    if tasks.full_for(principal_binding(principal)):
+    caller = principal_binding(principal)
+    if tasks.full_for(caller):
+        await tasks.forget_ended(caller)
+    if tasks.full_for(caller):
         whose = "this caller" if principal is not None else "all callers together"
         raise busy(
             f"too many unfinished tasks for {whose}", limits.max_tasks_per_caller
@@ -213,7 +216,7 @@ async def _create(
     """Make the task (``task_id``: the call's, whose journal it goes on from)."""
     tasks = tasks_of(server)
     limits = server.limits
-    _check_room(server, tasks, principal)
+    await _check_room(server, tasks, principal)
     caller = principal_binding(principal)
     doc = TaskDoc.new(
         tool=tool.name,

@@ -153,6 +153,20 @@ class Tasks:
         mine = sum(1 for c in self.callers.values() if c == key)
         return mine >= self.server.limits.max_tasks_per_caller
 
+    async def forget_ended(self, caller: str | None) -> None:
+        """Give ``caller`` back the places of its tasks parked here that
+        ended elsewhere (a ``tasks/cancel`` another process took): read from
+        the store now, not at the next recovery pass (half a lease later).
+        Only a caller at its bound pays for it, one read per parked task."""
+        key, now = _key(caller), time.time()
+        parked = [t for t, c in self.callers.items() if c == key]
+        for task_id in parked:
+            if task_id in self.running:
+                continue
+            doc = await self.docs.load(task_id)
+            if (doc is None or not doc.waits(now)) and task_id not in self.running:
+                self.callers.pop(task_id, None)
+
     def start(self, task_id: str, caller: str | None = None) -> None:
         """Run the task here, in the server's run scope, unless this process
         is full (the runner claims it first: :mod:`.runner`). If it runs

@@ -57,6 +57,29 @@ async def test_a_task_made_on_one_server_is_answered_and_polled_on_another() -> 
     assert done["result"]["content"][0]["text"] == "answer: decline"
 
 
+async def test_a_cancel_on_another_server_frees_the_place_at_once() -> None:
+    # The process that parked the task learned of the cancel only at its
+    # next recovery pass (half a lease: 15 s by default), and refused the
+    # caller -32000 until then.
+    store = MemoryStore()
+    limits = ServerLimits(max_tasks_per_caller=1)
+    one = Server(tools.ALL, name="one", store=store, limits=limits)
+    two = Server(tools.ALL, name="two", store=store, limits=limits)
+    async with (
+        served(one) as first,
+        served(two) as second,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        on_one, on_two = TaskWire(http, first), TaskWire(http, second)
+        with trio.fail_after(30):
+            task_id = (await on_one.call("ask_ok"))["taskId"]
+            await on_one.until(task_id, "input_required")
+            await on_two.cancel(task_id)
+            assert (await on_two.until(task_id))["status"] == "cancelled"
+            again = await on_one.call("ask_ok")
+    assert again["status"] == "working"
+
+
 class _Doomed:
     """A server in a ``trio.run`` of its own, in a thread, that can be ended."""
 
