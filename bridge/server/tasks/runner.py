@@ -97,12 +97,15 @@ async def run_task(tasks: Tasks, task_id: str) -> bool:
     if claimed is None:
         return False  # ended, or another process runs it
     lease.held_from(asked_at)
+    life = JournalLife(tasks.lease)
     parked = False
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(_keep_lease, tasks, task_id, nursery.cancel_scope, lease)
+        nursery.start_soon(
+            _keep_lease, tasks, task_id, nursery.cancel_scope, lease, life
+        )
         # Paused past its lease (LeaseLost): another process may run it now.
         with contextlib.suppress(LeaseLost):
-            parked = await _drive(tasks, task_id, lease)
+            parked = await _drive(tasks, task_id, lease, life)
         nursery.cancel_scope.cancel()
     return parked
 
@@ -137,8 +140,41 @@ class LeaseClock:
             raise LeaseLost
 
 
+class JournalLife:
+    """How long a task's journal must be kept: never less than its document.
+
+    The document is kept ``ttl`` after the later of its last change and its
+    lease, which is renewed while the task runs, so a running task is never
+    swept. Its journal was kept ``ttl`` after its last write only: a step
+    that outlasted the TTL had the journal swept under it, and the next
+    round (or the process taking the task on after a kill) replayed without
+    it and ran finished steps again. So every write and every lease renewal
+    keeps the journal a lease past now, and past the latest deadline it
+    records (a sleep's, a branch's); the expiry only moves forward.
+    """
+
+    def __init__(self, lease: float) -> None:
+        self.lease = lease
+        self.log: CallLog | None = None  # the journal, once a round has read it
+        self.ttl = 0.0  # the task's (ttlMs), from the same round
+        self.horizon = 0.0  # the latest deadline recorded, epoch seconds
+
+    def until(self, now: float) -> float:
+        """When the journal may go, written at ``now``."""
+        return max(now + self.lease, self.horizon) + self.ttl
+
+    async def keep(self) -> None:
+        """Keep the journal as long as a write now would (a lease renewed)."""
+        if self.log is not None:
+            await self.log.keep_until(self.until(time.time()))
+
+
 async def _keep_lease(
-    tasks: Tasks, task_id: str, run: trio.CancelScope, lease: LeaseClock
+    tasks: Tasks,
+    task_id: str,
+    run: trio.CancelScope,
+    lease: LeaseClock,
+    life: JournalLife,
 ) -> None:
     """Renew the lease every third of it; stop the run when the task is
     cancelled (here: at once; on another process: seen within a second) or
@@ -164,9 +200,12 @@ async def _keep_lease(
                 return
             lease.held_from(asked_at)
             renew_at = trio.current_time() + tasks.lease / 3
+            await life.keep()  # the journal goes no sooner than its task
 
 
-async def _drive(tasks: Tasks, task_id: str, lease: LeaseClock) -> bool:
+async def _drive(
+    tasks: Tasks, task_id: str, lease: LeaseClock, life: JournalLife
+) -> bool:
     while True:
         doc = await tasks.load(task_id)
         if doc is None or doc.status in TERMINAL:
@@ -186,7 +225,7 @@ async def _drive(tasks: Tasks, task_id: str, lease: LeaseClock) -> bool:
                 return True
             continue  # an answer came meanwhile, or it is time: go on
         try:
-            await _round(tasks, task_id, doc, responses, lease)
+            await _round(tasks, task_id, doc, responses, lease, life)
         except (StoreError, LeaseLost):
             raise  # the store's trouble: the task is resumed after its lease
         except Exception as exc:  # it cannot run here (its tool changed...)
@@ -199,6 +238,7 @@ async def _round(
     doc: TaskDoc,
     responses: dict[str, Any],
     lease: LeaseClock | None = None,
+    life: JournalLife | None = None,
 ) -> None:
     """One round of the task: replay, run what it reaches, record the outcome."""
     server = tasks.server
@@ -232,7 +272,7 @@ async def _round(
         await _progress(tasks, task_id, method, params)
 
     horizon = max(journal.deadlines().values(), default=0.0)
-    hold = TaskHold(log, doc.ttl_ms / 1000, horizon, lease)
+    hold = TaskHold(log, doc.ttl_ms / 1000, horizon, lease, life)
     round_ = Round(
         server,
         tool,
@@ -298,9 +338,10 @@ class TaskHold:
     (a :class:`~bridge.server.calls.rounds.Hold`). The task document is the
     runner's (:func:`_round`).
 
-    The journal lives as long as its task: ``ttl`` after its last write, or
-    after the latest deadline it records (``horizon``: a sleep's, a
-    branch's), so a task that sleeps past its TTL keeps its journal."""
+    The journal lives as long as its task (:class:`JournalLife`): ``ttl``
+    after its last write, a lease later, or after the latest deadline it
+    records (``horizon``: a sleep's, a branch's), so a task that sleeps past
+    its TTL keeps its journal."""
 
     def __init__(
         self,
@@ -308,12 +349,24 @@ class TaskHold:
         ttl: float,
         horizon: float = 0.0,
         lease: LeaseClock | None = None,
+        life: JournalLife | None = None,
     ) -> None:
         self.log = log
-        self.ttl = ttl
         self.lease = lease  # checked before each write (see LeaseClock)
-        self.horizon = horizon  # the latest deadline recorded, epoch seconds
+        if life is None:
+            life = JournalLife(0.0 if lease is None else lease.seconds)
+        life.log, life.ttl = log, ttl
+        life.horizon = max(life.horizon, horizon)
+        self.life = life
         self.kept: list[Mapping[str, Any]] = []
+
+    @property
+    def ttl(self) -> float:
+        return self.life.ttl
+
+    @property
+    def horizon(self) -> float:
+        return self.life.horizon
 
     @property
     def first(self) -> bool:
@@ -328,7 +381,7 @@ class TaskHold:
         self.kept.extend(records)
         for record in records:
             if "t" in record:  # a deadline (runtime.lowlevel.timer_record)
-                self.horizon = max(self.horizon, float(record["at"]))
+                self.life.horizon = max(self.life.horizon, float(record["at"]))
 
     async def flush(self) -> None:
         if not self.kept:
@@ -336,7 +389,7 @@ class TaskHold:
         if self.lease is not None:
             self.lease.check()
         records, self.kept = self.kept, []
-        expires_at = max(time.time(), self.horizon) + self.ttl
+        expires_at = self.life.until(time.time())
         await self.log.append(records, expires_at=expires_at, charged=True)
 
     async def park(self, asked: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -1,4 +1,4 @@
-"""A running task is never swept.
+"""A running task is never swept, nor is its journal.
 
 ``yieldmcp serve tests/fixtures/attack_tools.py --http ... --task-ttl 2`` runs
 as a real process; a task's one step runs 5 s, longer than the TTL. The task
@@ -55,3 +55,32 @@ async def test_a_task_running_past_its_ttl_completes_and_is_readable(
             result = (await wire.get(task_id))["result"] if final == "completed" else {}
     assert final == "completed", f"the running task went: {final}"
     assert result["content"][0]["text"] == f"slept {STEP:g}"
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+async def test_a_step_past_the_ttl_leaves_the_journal_and_runs_nothing_again(
+    tmp_path: Path, store: str
+) -> None:
+    # The lease kept the task's document, but its journal expired a TTL after
+    # its last write: swept during the long step, so the round after the
+    # question replayed without it and ran the first step again (and a
+    # process taking the task on after a kill would have too).
+    flags = ["--task-ttl", str(TTL), "--task-lease", "1"]  # a sweep every 0.5 s
+    if store == "sqlite":
+        flags += ["--store", f"sqlite:{tmp_path / 'store.sqlite3'}"]
+    ran = tmp_path / "ran"
+    with trio.fail_after(60):
+        async with (
+            serving(SERVED, tmp_path, *flags) as (server,),
+            httpx.AsyncClient(timeout=30) as http,
+        ):
+            wire = TaskWire(http, server.url)
+            made = await wire.call("long_then_ask", path=str(ran), seconds=STEP)
+            task_id = made["taskId"]
+            asked = await wire.until(task_id, "input_required")
+            assert asked["status"] == "input_required", asked
+            await wire.update(task_id, {"ok": {"action": "accept", "content": {}}})
+            done = await wire.until(task_id)
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == f"first slept {STEP:g} accept"
+    assert ran.read_text().split() == ["first"]
