@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import math
 import os
 import re
 import tomllib
@@ -310,7 +311,9 @@ def _one(action: argparse.Action, value: Any, wrong: Any) -> Any:
         converted: Any = str(value) if kind is None else kind(str(value))
     except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
         if isinstance(exc, argparse.ArgumentTypeError) and base is not kind:
-            raise wrong(f"{_described(expected)} above 0") from None
+            at_most: float = getattr(kind, "at_most", math.inf)
+            bound = "" if at_most == math.inf else f" and at most {at_most:.0f}"
+            raise wrong(f"{_described(expected)} above 0{bound}") from None
         if base in (int, float):
             raise wrong(_described(expected)) from None
         raise wrong(f"{_described(expected)} ({exc})") from None

@@ -11,6 +11,7 @@ value the served code chose (or the default).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,8 @@ def _flag(name: str) -> str:
 
 def add_limit_flags(command: argparse.ArgumentParser) -> None:
     """Add a flag for every limit, and the server's own settings, to ``serve``."""
+    from bridge.server.limits import MAX_SECONDS, duration
+
     group = command.add_argument_group(
         "limits", "what one client can make the server hold (docs/deploying.md)"
     )
@@ -59,8 +62,11 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
             kind: type[Any] = type(default)
             if default is None:  # a limit whose default is worked out
                 kind = float if "float" in str(field.type) else int
+            at_most = MAX_SECONDS if field.validator is duration else math.inf
             options: dict[str, Any] = {
-                "type": Positive(kind) if kind in (int, float) else kind,
+                "type": Positive(kind, at_most=at_most)
+                if kind in (int, float)
+                else kind,
                 "metavar": kind.__name__.upper(),
             }
             if kind is str:  # a choice
@@ -74,7 +80,7 @@ def add_limit_flags(command: argparse.ArgumentParser) -> None:
             )
     group.add_argument(
         "--state-ttl",
-        type=Positive(float),
+        type=Positive(float, at_most=MAX_SECONDS),
         metavar="SECONDS",
         help="seconds a 2026-07-28 requestState stays valid (default: 600)",
     )
@@ -144,14 +150,21 @@ class Positive:
     error (exit 2, naming the flag) rather than by the limit when the server
     is built. Every limit is positive (``bridge.server.limits.positive``)."""
 
-    def __init__(self, kind: type[int] | type[float]) -> None:
+    def __init__(
+        self, kind: type[int] | type[float], *, at_most: float = math.inf
+    ) -> None:
         self.kind = kind
+        self.at_most = at_most
         self.__name__ = kind.__name__  # argparse: "invalid int value: 'x'"
 
     def __call__(self, text: str) -> int | float:
         value = self.kind(text)
         if not value > 0:  # NaN too
             raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        if not value <= self.at_most:  # a time: ten years at most (inf too)
+            raise argparse.ArgumentTypeError(
+                f"must be at most {self.at_most:.0f} seconds (ten years), got {text}"
+            )
         return value
 
 

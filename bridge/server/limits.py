@@ -30,8 +30,10 @@ __all__ = [
     "CallSlots",
     "ServerLimits",
     "StepThreads",
+    "MAX_SECONDS",
     "busy",
     "check_size",
+    "duration",
     "positive",
 ]
 
@@ -46,6 +48,23 @@ def positive(instance: object, attribute: attrs.Attribute[Any], value: Any) -> N
         raise ValueError(
             f"{type(instance).__name__}.{attribute.name} must be positive, "
             f"got {value!r}"
+        )
+
+
+MAX_SECONDS: Final = 10 * 365 * 24 * 3600.0
+"""The longest a time limit may be: ten years. A time becomes an expiry in
+the store or a task's ``ttlMs``, which infinity cannot be (``--task-ttl inf``
+made every task fail with an OverflowError) and Redis refuses past its range."""
+
+
+def duration(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """An attrs validator for a time limit: positive, and at most
+    :data:`MAX_SECONDS` (``inf`` included: "no bound" is ten years)."""
+    positive(instance, attribute, value)
+    if not value <= MAX_SECONDS:
+        raise ValueError(
+            f"{type(instance).__name__}.{attribute.name} must be at most "
+            f"{MAX_SECONDS:.0f} seconds (ten years), got {value!r}"
         )
 
 
@@ -138,13 +157,13 @@ class ServerLimits:
         return max(1, self.step_threads // 2)
 
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
-    round_claim_seconds: float = attrs.field(default=60.0, validator=positive)
-    max_request_sleep: float = attrs.field(default=30.0, validator=positive)
-    task_ttl: float = attrs.field(default=3600.0, validator=positive)
-    task_poll_interval: float = attrs.field(default=0.5, validator=positive)
+    round_claim_seconds: float = attrs.field(default=60.0, validator=duration)
+    max_request_sleep: float = attrs.field(default=30.0, validator=duration)
+    task_ttl: float = attrs.field(default=3600.0, validator=duration)
+    task_poll_interval: float = attrs.field(default=0.5, validator=duration)
     max_tasks: int = attrs.field(default=1024, validator=positive)
     max_tasks_per_caller: int = attrs.field(default=64, validator=positive)
-    task_lease: float = attrs.field(default=30.0, validator=positive)
+    task_lease: float = attrs.field(default=30.0, validator=duration)
     max_kept_tasks: int = attrs.field(default=4096, validator=positive)
     max_kept_tasks_per_caller: int = attrs.field(default=256, validator=positive)
     max_kept_task_bytes: int = attrs.field(
@@ -154,7 +173,7 @@ class ServerLimits:
         default=32 * 1024 * 1024, validator=positive
     )
     store_timeout: float = attrs.field(default=5.0, validator=positive)
-    loop_stall_warning: float = attrs.field(default=2.0, validator=positive)
+    loop_stall_warning: float = attrs.field(default=2.0, validator=duration)
 
 
 def busy(what: str, limit: int) -> RequestError:

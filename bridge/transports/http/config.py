@@ -10,7 +10,7 @@ from typing import Literal, final
 
 import attrs
 
-from bridge.server.limits import positive
+from bridge.server.limits import duration, positive
 
 __all__ = ["HttpLimits"]
 
@@ -107,27 +107,27 @@ class HttpLimits:
             return self.bodies_bytes
         return max(64 * 1024 * 1024, 16 * self.max_body)
 
-    body_timeout: float = attrs.field(default=30.0, validator=positive)
-    header_timeout: float = attrs.field(default=10.0, validator=positive)
-    keepalive_timeout: float = attrs.field(default=10.0, validator=positive)
+    body_timeout: float = attrs.field(default=30.0, validator=duration)
+    header_timeout: float = attrs.field(default=10.0, validator=duration)
+    keepalive_timeout: float = attrs.field(default=10.0, validator=duration)
     max_header_bytes: int = attrs.field(default=16 * 1024, validator=positive)
     max_connections: int = attrs.field(default=4096, validator=positive)
     backlog: int = attrs.field(default=4096, validator=positive)
     max_sessions: int = attrs.field(default=256, validator=positive)
-    unused_session_timeout: float = attrs.field(default=30.0, validator=positive)
-    orphan_timeout: float = attrs.field(default=15.0, validator=positive)
-    session_idle_timeout: float = attrs.field(default=30 * 60.0, validator=positive)
+    unused_session_timeout: float = attrs.field(default=30.0, validator=duration)
+    orphan_timeout: float = attrs.field(default=15.0, validator=duration)
+    session_idle_timeout: float = attrs.field(default=30 * 60.0, validator=duration)
     session_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=positive)
     event_capacity: int = attrs.field(default=1024, validator=positive)
     event_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=positive)
-    heartbeat: float = attrs.field(default=15.0, validator=positive)
-    max_stream_seconds: float = attrs.field(default=30 * 60.0, validator=positive)
+    heartbeat: float = attrs.field(default=15.0, validator=duration)
+    max_stream_seconds: float = attrs.field(default=30 * 60.0, validator=duration)
     inbox_size: int = attrs.field(default=32, validator=positive)
     retry_ms: int = attrs.field(default=1000, validator=positive)
-    session_lease: float = attrs.field(default=3.0, validator=positive)
-    inbox_ttl: float = attrs.field(default=3600.0, validator=positive)
-    finished_call_ttl: float = attrs.field(default=600.0, validator=positive)
-    drain_seconds: float = attrs.field(default=30.0, validator=positive)
+    session_lease: float = attrs.field(default=3.0, validator=duration)
+    inbox_ttl: float = attrs.field(default=3600.0, validator=duration)
+    finished_call_ttl: float = attrs.field(default=600.0, validator=duration)
+    drain_seconds: float = attrs.field(default=30.0, validator=duration)
     stream_responses: Literal["always", "when-needed"] = attrs.field(
         default="when-needed",
         validator=attrs.validators.in_(("always", "when-needed")),

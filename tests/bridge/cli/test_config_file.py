@@ -117,7 +117,7 @@ BAD = {  # the file's table -> its error line, after the file's name
     "float-for-int": ("max-calls = 2.5\n", ":5: 'max-calls' must be an integer"),
     "not-positive": (
         "task-lease = 0\n",
-        ":5: 'task-lease' must be a number above 0, not 0",
+        ":5: 'task-lease' must be a number above 0 and at most 315360000, not 0",
     ),
     "int-for-switch": ("debug = 1\n", ":5: 'debug' must be true or false, not 1"),
     "choice": (

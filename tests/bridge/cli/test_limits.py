@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import attrs
 import httpx
+import pytest
 import trio
 
+from bridge.cli.commands import main
+from bridge.server.limits import MAX_SECONDS, ServerLimits, duration
+from bridge.transports.http import HttpLimits
 from tests.helpers import ROOT
 
 YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
@@ -96,3 +103,37 @@ def test_a_limit_that_is_not_positive_is_a_usage_error_naming_the_flag() -> None
             f"yieldmcp serve: error: argument {flag}: must be positive, "
             f"got {value} (see --help)"
         ]
+
+
+def _time_limits() -> list[tuple[type[Any], str]]:
+    return [
+        (cls, field.name)
+        for cls in (ServerLimits, HttpLimits)
+        for field in attrs.fields(cls)
+        if field.validator is duration
+    ]
+
+
+@pytest.mark.parametrize(("cls", "name"), _time_limits())
+@pytest.mark.parametrize("value", ["inf", "1e300"])
+def test_a_time_limit_past_ten_years_is_refused_naming_the_flag(
+    cls: type[Any], name: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --task-ttl inf was taken, and every task then failed with -32603 (an
+    # OverflowError making its ttlMs); a store cannot keep an expiry of inf.
+    flag = "--" + name.replace("_", "-")
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "examples/ttt.py", flag, value])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"yieldmcp serve: error: argument {flag}: must be at most 315360000 "
+        f"seconds (ten years), got {value} (see --help)"
+    ]
+    with pytest.raises(ValueError, match=f"{cls.__name__}.{name} must be at most"):
+        cls(**{name: float(value)})
+
+
+def test_the_store_timeout_alone_may_be_inf() -> None:
+    # Documented: no bound in practice (docs/deploying.md, --store-timeout).
+    assert ServerLimits(store_timeout=math.inf).store_timeout == math.inf
+    assert ServerLimits(task_ttl=MAX_SECONDS).task_ttl == MAX_SECONDS
