@@ -80,6 +80,10 @@ class Tasks:
         # principal binding; ANONYMOUS for a server without authorization.
         self.callers: dict[str, str] = {}
         self._changes: dict[str, trio.Event] = {}
+        # Tasks to run that found this process full, in order: id -> caller.
+        # Each starts when a place frees (an answered task waited for the
+        # next recovery pass, half a lease, and could be swept meanwhile).
+        self._queued: dict[str, str | None] = {}
         # Sleeping tasks this process knows of: id -> (wake-up time, caller).
         self._alarms: dict[str, tuple[float, str | None]] = {}
         self._alarms_changed = trio.Event()
@@ -181,7 +185,9 @@ class Tasks:
             self._again.add(task_id)
             return
         if self.full:
+            self._queued[task_id] = caller  # run when a place frees (_run)
             return
+        self._queued.pop(task_id, None)
         self.running.add(task_id)
         self.callers[task_id] = _key(caller)
         self.server.start_soon(self._run, task_id)
@@ -208,6 +214,14 @@ class Tasks:
             self._changes.pop(task_id, None)
             if task_id in self._alarms:  # due while it ran: the alarm looks
                 self._alarms_changed.set()
+            self._start_queued()
+
+    def _start_queued(self) -> None:
+        """Start the tasks that found this process full, while it has places
+        (a task that ended meanwhile: its runner finds it so, and goes)."""
+        while self._queued and not self.full:
+            task_id = next(iter(self._queued))
+            self.start(task_id, self._queued.pop(task_id))
 
     def set_alarm(self, task_id: str, at: float, caller: str | None) -> None:
         """Start the sleeping task's runner here at ``at`` (seconds since the
@@ -231,7 +245,7 @@ class Tasks:
                     next_at = min(next_at, at)
                     continue
                 del self._alarms[task_id]
-                self.start(task_id, caller)  # full: recovery takes it later
+                self.start(task_id, caller)  # full: it starts once a place frees
             with trio.move_on_after(next_at - now):
                 await changed.wait()
 

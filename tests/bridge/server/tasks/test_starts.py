@@ -11,10 +11,15 @@ failed on that in CI.
 
 from __future__ import annotations
 
+import httpx
 import trio
 
 from bridge.server import Server
+from bridge.server.limits import ServerLimits
 from bridge.server.tasks.service import Tasks
+from tests.bridge.http_kit import served
+from tests.bridge.server.tasks.kit import TaskWire
+from tests.fixtures import attack_tools as attack
 from tests.fixtures import task_tools as tools
 
 
@@ -69,3 +74,23 @@ async def test_starts_before_a_runner_reads_are_one_run_later_ones_another() -> 
             while "t1" in tasks.running:
                 await trio.sleep(0.01)
     assert runs == ["t1", "t1", "t1"]
+
+
+async def test_an_answer_to_a_full_process_runs_once_a_place_frees() -> None:
+    # Its tasks/update said "complete", but a full process started nothing,
+    # and nothing started it when a place freed: it sat "working" until the
+    # next recovery pass (half a lease, 15 s), or was swept first.
+    tools_used = [attack.ask_ok, attack.slow_step]
+    server = Server(tools_used, name="full", limits=ServerLimits(max_tasks=1))
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            asking = (await wire.call("ask_ok"))["taskId"]  # parks: no place
+            await wire.until(asking, "input_required")
+            running = (await wire.call("slow_step", seconds=1.0))["taskId"]
+            await wire.update(asking, {"ok": {"action": "accept", "content": {}}})
+            assert (await wire.until(running))["status"] == "completed"
+        with trio.fail_after(5):  # not half a lease (15 s) later
+            done = await wire.until(asking)
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "answer: accept"
