@@ -508,6 +508,7 @@ class _Kept:
     caller: str | None
     size: int
     at: float
+    expires: float  # when the task is swept (its document's expiry)
 
 
 _KEPT: Final = ("meta", "kept-tasks")
@@ -518,7 +519,9 @@ class KeptTasks:
     """The finished tasks a store keeps, bounded (:class:`KeptBounds`).
 
     An index document ``("meta", "kept-tasks")`` lists each finished task:
-    its caller, its bytes (its document and its journal) and when it ended.
+    its caller, its bytes (its document and its journal), when it ended and
+    when it is swept; the index goes with the last of them (it outlived
+    them, listing callers and task ids for nothing).
     When a task ends, it is added with compare-and-swap (processes sharing
     the store agree), and the oldest finished tasks are let go until the
     bounds hold: the caller's own first, then, past an overall bound, those
@@ -539,23 +542,32 @@ class KeptTasks:
         size = len(pydantic_core.to_json(doc.to_json())) + len(
             pydantic_core.to_json(journal)
         )
-        entry = _Kept(task_id, doc.principal, size, now)
         ttl = doc.ttl_ms / 1000
+        entry = _Kept(task_id, doc.principal, size, now, max(doc.expires_at, now))
         while True:
             found = await self.store.get(*_KEPT)
             listed: list[_Kept] = []
             if found is not None:
                 for raw in found.value.get("tasks", []):
-                    kept = _Kept(str(raw[0]), raw[1], int(raw[2]), float(raw[3]))
-                    if kept.at + ttl > now and kept.task_id != task_id:
+                    at = float(raw[3])
+                    # (an index written before entries had their expiry: the
+                    # task's TTL counted from its end, as it was read then)
+                    expires = float(raw[4]) if len(raw) > 4 else at + ttl
+                    kept = _Kept(str(raw[0]), raw[1], int(raw[2]), at, expires)
+                    if kept.expires > now and kept.task_id != task_id:
                         listed.append(kept)  # expired ones are swept anyway
             listed.append(entry)
             gone = self._over(listed, entry)
             left = [k for k in listed if k.task_id not in gone]
-            value = {"tasks": [[k.task_id, k.caller, k.size, k.at] for k in left]}
+            value = {
+                "tasks": [[k.task_id, k.caller, k.size, k.at, k.expires] for k in left]
+            }
             try:
                 await self.store.put(
-                    *_KEPT, value, expect=0 if found is None else found.version
+                    *_KEPT,
+                    value,
+                    expect=0 if found is None else found.version,
+                    expires_at=max(k.expires for k in left),
                 )
             except StoreConflict:
                 continue  # another process ended a task meanwhile: again

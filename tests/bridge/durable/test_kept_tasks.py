@@ -14,6 +14,7 @@ tasks with a 1 MiB argument took a server from 62 to 218 MiB.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -21,9 +22,13 @@ import pytest
 import trio
 
 from bridge.durable.tasks import TASKS
-from bridge.stores import open_store
+from bridge.server import Server
+from bridge.server.limits import ServerLimits
+from bridge.stores import MemoryStore, open_store
 from tests.bridge.auth_issuer import issuing
+from tests.bridge.http_kit import served
 from tests.bridge.server.tasks.kit import RpcError, TaskWire, auth_flags, callers
+from tests.fixtures import attack_tools as attack
 from tests.helpers import ROOT
 from tests.processes import Serving, serving, started
 
@@ -156,3 +161,20 @@ async def test_one_callers_finished_tasks_cannot_evict_anothers(
     assert alice_kept[-2:] == alices[-2:], "the newest tasks must be kept"
     assert len(alice_kept) <= 3, f"alice kept {len(alice_kept)} finished tasks"
     assert alices[0] not in alice_kept, "the oldest tasks must go first"
+
+
+async def test_the_index_of_finished_tasks_goes_with_the_last_of_them() -> None:
+    # It had no expiry: after every task had expired, the store still held
+    # their ids, their callers and their sizes, until the next task ended.
+    store = MemoryStore()
+    server = Server([attack.padded], store=store, limits=ServerLimits(task_ttl=1.0))
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        with trio.fail_after(30):
+            task_id = await _finished(TaskWire(http, url))
+        index = store.get("meta", "kept-tasks")
+        assert index is not None
+        assert [entry[0] for entry in index.value["tasks"]] == [task_id]
+        assert index.expires_at is not None
+        await trio.sleep(max(0.0, index.expires_at - time.time()) + 0.2)
+        assert store.get(TASKS, task_id) is None
+        assert store.get("meta", "kept-tasks") is None
