@@ -10,9 +10,11 @@ in the middle of a step (as a killed process stops, nothing is written after).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +40,25 @@ pytestmark = [
 QUICK = ServerLimits(task_lease=0.5)
 
 
-async def test_a_task_made_on_one_server_is_answered_and_polled_on_another() -> None:
-    store = MemoryStore()
-    one = Server(tools.ALL, name="one", store=store)
-    two = Server(tools.ALL, name="two", store=store)
+@contextlib.asynccontextmanager
+async def _two_servers(
+    limits: ServerLimits | None = None,
+) -> AsyncIterator[tuple[TaskWire, TaskWire]]:
+    """Two servers on one store (two processes, in this one), a client's
+    wire to each."""
+    store, limits = MemoryStore(), limits or ServerLimits()
+    one = Server(tools.ALL, name="one", store=store, limits=limits)
+    two = Server(tools.ALL, name="two", store=store, limits=limits)
     async with (
         served(one) as first,
         served(two) as second,
         httpx.AsyncClient(timeout=30) as http,
     ):
-        on_one, on_two = TaskWire(http, first), TaskWire(http, second)
+        yield TaskWire(http, first), TaskWire(http, second)
+
+
+async def test_a_task_made_on_one_server_is_answered_and_polled_on_another() -> None:
+    async with _two_servers() as (on_one, on_two):
         with trio.fail_after(30):
             task_id = (await on_one.call("ask_ok"))["taskId"]
             waiting = await on_two.until(task_id, "input_required")
@@ -61,16 +72,7 @@ async def test_a_cancel_on_another_server_frees_the_place_at_once() -> None:
     # The process that parked the task learned of the cancel only at its
     # next recovery pass (half a lease: 15 s by default), and refused the
     # caller -32000 until then.
-    store = MemoryStore()
-    limits = ServerLimits(max_tasks_per_caller=1)
-    one = Server(tools.ALL, name="one", store=store, limits=limits)
-    two = Server(tools.ALL, name="two", store=store, limits=limits)
-    async with (
-        served(one) as first,
-        served(two) as second,
-        httpx.AsyncClient(timeout=30) as http,
-    ):
-        on_one, on_two = TaskWire(http, first), TaskWire(http, second)
+    async with _two_servers(ServerLimits(max_tasks_per_caller=1)) as (on_one, on_two):
         with trio.fail_after(30):
             task_id = (await on_one.call("ask_ok"))["taskId"]
             await on_one.until(task_id, "input_required")
