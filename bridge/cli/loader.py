@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import sysconfig
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -45,7 +46,7 @@ def load_module(target: str) -> ModuleType:
         sys.path.insert(0, str(path.resolve().parent))
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a script's sys.exit too
             del sys.modules[name]
             raise LoadError(_failed(target, exc)) from exc
         return module
@@ -55,7 +56,7 @@ def load_module(target: str) -> ModuleType:
         if exc.name is not None and target.startswith(exc.name):
             raise LoadError(f"no file or module named {target!r} ({exc})") from None
         raise LoadError(_failed(target, exc)) from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise LoadError(_failed(target, exc)) from exc
 
 
@@ -67,9 +68,24 @@ def _failed(target: str, exc: BaseException) -> str:
     """
     here = served_place(exc)
     where = f" ({Path(here[0]).name}, line {here[1]})" if here else ""
+    if isinstance(exc, SystemExit):
+        return f"cannot load {target}{where}: {exits_at_import(exc)}"
     detail = str(exc).strip().splitlines()
     why = f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
     return f"cannot load {target}{where}: {why}"
+
+
+def exits_at_import(exc: SystemExit) -> str:
+    """Why a file that ends the process when imported cannot be served.
+
+    A script's own main code run at import (argparse's ``parse_args``, say)
+    raises SystemExit, which is no Exception: it ended ``serve`` silently
+    and ``dev`` with a traceback, the tools gone.
+    """
+    return (
+        f"it calls sys.exit({exc.code!r}) when imported (put a script's own "
+        f'code under `if __name__ == "__main__":`)'
+    )
 
 
 def served_place(exc: BaseException) -> tuple[str, int] | None:
@@ -107,13 +123,18 @@ def server_of(module: ModuleType, target: str, **options: Any) -> Server:
 
 
 _PACKAGES = Path(__file__).resolve().parents[2]  # the folder holding bridge/
+_STDLIB = Path(sysconfig.get_paths()["stdlib"]).resolve()
 
 
 def _ours(filename: str) -> bool:
-    """Whether ``filename`` is yieldmcp's own code or an installed library."""
+    """Whether ``filename`` is yieldmcp's own code, an installed library or
+    Python's standard library (argparse's ``sys.exit``: the served line is
+    the one that called it)."""
     resolved = Path(filename).resolve()
     inside = any(
         resolved.is_relative_to(_PACKAGES / package)
         for package in ("runtime", "bridge", "encoders", "decoders")
     )
-    return inside or "site-packages" in resolved.parts
+    return (
+        inside or "site-packages" in resolved.parts or resolved.is_relative_to(_STDLIB)
+    )

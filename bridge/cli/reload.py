@@ -27,7 +27,7 @@ import trio
 
 from bridge.server.server import Server
 
-from .loader import LoadError, load_module, served_place, server_of
+from .loader import LoadError, exits_at_import, load_module, served_place, server_of
 
 __all__ = ["DEBOUNCE_MS", "Reloader", "offered_by"]
 
@@ -93,6 +93,16 @@ class Reloader:
             return f"reload failed: {_one_line(exc)}"
         except (ValueError, TypeError) as exc:  # two tools of one name, say
             return f"reload failed: {self.target}: {_first_line(exc)}"
+
+    def _load_on_thread(self) -> tuple[ModuleType, Server] | str:
+        """:meth:`_load` on a worker thread, where no Ctrl-C is delivered (the
+        main thread gets those): a KeyboardInterrupt there is the file's own,
+        raised at import, and a failed reload like any other."""
+        try:
+            return self._load()
+        except KeyboardInterrupt:
+            why = "it raises KeyboardInterrupt when imported"
+            return f"reload failed: {self.target}: {why}"
 
     def _offer(self, loaded: tuple[ModuleType, Server] | str) -> bool:
         if isinstance(loaded, str):
@@ -165,7 +175,7 @@ class Reloader:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._tell_if_slow)
                     loaded = await trio.to_thread.run_sync(
-                        self._load, abandon_on_cancel=True
+                        self._load_on_thread, abandon_on_cancel=True
                     )
                     nursery.cancel_scope.cancel()
                 if not self._again:
@@ -227,6 +237,8 @@ def _one_line(error: LoadError) -> str:
     if cause is None:  # loaded, but offers nothing, or two tools of one name
         return _first_line(error).removeprefix("cannot load ")
     where = _where(cause)
+    if isinstance(cause, SystemExit):
+        return f"{where}: {exits_at_import(cause)}" if where else exits_at_import(cause)
     detail = _first_line(cause) if not isinstance(cause, SyntaxError) else cause.msg
     why = f"{type(cause).__name__}: {detail}" if detail else type(cause).__name__
     return f"{where}: {why}" if where else why

@@ -387,3 +387,67 @@ def test_a_reloaded_server_variable_is_the_served_server(
     assert server.name == "first"  # the running server's settings stay
     module = sys.modules["yieldmcp_served_growing"]
     assert module.server is server  # so `grow` adds to what clients see
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("import sys\nsys.exit(3)\n", "it calls sys.exit(3) when imported"),
+        (  # a script's own main code, run at import
+            "import argparse\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--db', required=True)\nparser.parse_args([])\n",
+            "it calls sys.exit(2) when imported",
+        ),
+    ],
+)
+def test_a_file_that_exits_at_import_is_a_failed_reload_not_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, said: str
+) -> None:
+    # SystemExit is no Exception: it ended `dev` and `serve --reload` with a
+    # 70-line traceback, the tools gone.
+    monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
+    served = _project(tmp_path)
+    from bridge.cli.loader import load_server
+
+    server = load_server(str(served))
+    lines: list[str] = []
+    reloader = Reloader(server, str(served), report=lines.append)
+    hello = server.tools["hello"]
+    _write(served, code)
+    assert not reloader.reload()
+    assert server.tools == {"hello": hello}
+    line = code.count("\n")  # the served line that exits, not argparse's
+    assert lines == [
+        f"reload failed: {served}:{line}: {said} (put a script's own code "
+        'under `if __name__ == "__main__":`)'
+    ]
+
+
+def test_a_keyboard_interrupt_raised_at_import_on_the_reload_thread_fails_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
+    served = _project(tmp_path)
+    from bridge.cli.loader import load_server
+
+    server = load_server(str(served))
+    reloader = Reloader(server, str(served), report=[].append)
+    _write(served, "raise KeyboardInterrupt\n")
+    assert reloader._load_on_thread() == (  # pyright: ignore[reportPrivateUsage]
+        f"reload failed: {served}: it raises KeyboardInterrupt when imported"
+    )
+
+
+def test_serving_a_file_that_exits_at_import_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = tmp_path / "script.py"
+    served.write_text("import sys\nsys.exit(3)\n")
+    from bridge.cli.commands import main
+
+    assert main(["serve", str(served)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"yieldmcp: error: cannot load {served} (script.py, line 2): it calls "
+        "sys.exit(3) when imported (put a script's own code under "
+        '`if __name__ == "__main__":`)'
+    ]
