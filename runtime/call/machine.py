@@ -164,6 +164,7 @@ class CallMachine:
     __slots__ = (
         "_barrier",
         "_ended",
+        "_held",
         "_out",
         "_sleeps",
         "_timers",
@@ -196,6 +197,7 @@ class CallMachine:
         self._timers: dict[str, float] | None = None  # running: key -> deadline
         self._sleeps: dict[str, float] | None = None  # sleeping: key -> deadline
         self._barrier = False  # a Persist is out, not yet acknowledged
+        self._held = False  # commands waited behind that Persist's write
         self._ended: Outcome | None = None  # set by cancel() or persist_failed()
         self._unasked: set[str] | None = None  # local questions closed unanswered
         self._pump()
@@ -240,19 +242,25 @@ class CallMachine:
         if self._barrier or not self._out:
             return []
         out = self._out
+        held, self._held = self._held, False
         for index, command in enumerate(out):
             if type(command) is Persist:
                 self._barrier = True
                 self._out = out[index + 1 :]
-                return self._timed(out[: index + 1])
+                batch = out[: index + 1]
+                return self._timed(batch) if held else batch
         self._out = []
-        return self._timed(out)
+        return self._timed(out) if held else out
 
     def _timed(self, batch: list[Command]) -> list[Command]:
-        """``batch`` with each timer's ``seconds`` counted from now: a timer
-        made before a Persist is handed out only once the write is done, and
-        a driver waiting on its own clock must not wait the write's time
-        again (at once, if the deadline passed meanwhile)."""
+        """``batch``, which waited behind a write, with each timer's
+        ``seconds`` counted from now: a timer made before a Persist is handed
+        out only once the write is done, and a driver waiting on its own clock
+        must not wait the write's time again (at once, if the deadline passed
+        meanwhile). A batch that waited for no write keeps its timers'
+        ``seconds``: the wall time spent making them (a loaded machine's
+        scheduling) is not the driver's to wait less by, and under a virtual
+        clock its timers fire exactly."""
         if not any(type(command) is SetTimer for command in batch):
             return batch
         now = self.clock()
@@ -320,6 +328,7 @@ class CallMachine:
         """The last :class:`~runtime.call.commands.Persist`'s records are
         durable: the commands after it may be carried out."""
         self._barrier = False
+        self._held = bool(self._out)  # these waited for the write
 
     def persist_failed(self, error: BaseException) -> None:
         """The last Persist's records could not be written: the call cannot go

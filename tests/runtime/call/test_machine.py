@@ -832,3 +832,37 @@ def test_7_a_failed_write_ends_the_call_with_the_stores_error(
     driver.run()
     if not driver.stopped:
         driver.check_finished()
+
+
+class SlowClock(FakeClock):
+    """A loaded machine: 50 ms of wall time pass at each reading."""
+
+    def __call__(self) -> float:
+        self.now += 0.05
+        return self.now
+
+
+def test_a_timer_that_waited_for_no_write_keeps_its_seconds() -> None:
+    # The wall time spent making a timer (a loaded machine's scheduling) was
+    # taken off it once past 10 ms: under a virtual clock, a branch of 5 s
+    # timed out after 4.98 s (a flaky property test of the testing kit).
+    machine = _open((BranchStep(((SampleStep("a"),),), 10.0),), clock=SlowClock())
+    timer, ask = machine.commands()
+    assert isinstance(timer, SetTimer)
+    assert isinstance(ask, AskPeer)
+    assert timer.seconds == 10.0
+
+
+def test_a_timer_that_waited_behind_a_write_does_not_wait_it_again() -> None:
+    # A log's record is written before the log is shown; the branch after it
+    # is made meanwhile, and its timer handed out once the write is done.
+    clock = FakeClock()
+    program: Program = (LogStep("a"), BranchStep(((SampleStep("b"),),), 10.0))
+    machine = _open(program, durable=True, clock=clock)
+    commands = machine.commands()
+    assert isinstance(commands[-1], Persist)
+    assert not any(isinstance(c, SetTimer) for c in commands)
+    clock.now += 2.0  # the write takes 2 s
+    machine.persisted()
+    [timer] = [c for c in machine.commands() if isinstance(c, SetTimer)]
+    assert timer.seconds == pytest.approx(10.0 - 2.0, abs=0.05)
