@@ -427,6 +427,13 @@ def _add_dev(verbs: Any) -> None:
         help="past calls the page keeps (50); the oldest is forgotten first",
     )
     dev.add_argument(
+        "--keep-logs",
+        type=_positive,
+        default=200,
+        metavar="N",
+        help="log lines a call keeps on the page (200): the last; the rest counted",
+    )
+    dev.add_argument(
         "--max-body",
         type=_positive,
         default=1024 * 1024,
@@ -687,7 +694,10 @@ def _dev(args: argparse.Namespace) -> int:
     try:
         run_trio(
             functools.partial(
-                serve_dev, keep_calls=args.keep_calls, max_body=args.max_body
+                serve_dev,
+                keep_calls=args.keep_calls,
+                keep_logs=args.keep_logs,
+                max_body=args.max_body,
             ),
             server,
             args.target,

@@ -29,10 +29,21 @@ keep their own cookies;
 Host and Origin must be this port on 127.0.0.1 or localhost; POST bodies must
 be JSON; the page is served under a CSP with no inline script or style, and
 builds its DOM with ``textContent`` only.
+
+Chatty or long runs: a run keeps its last ``keep_logs`` log lines (``dev
+--keep-logs``) and counts the earlier ones, and its picture the first
+:data:`MAX_NOTICES` log and progress notices of each side, so what a run
+holds is bounded. A change to a run costs the same however long the run: it
+only marks the run changed for each page, and each page's stream sends the
+runs it has not seen since its last event, at most every :data:`REFRESH`
+seconds, latest first; a busy run is never serialised once per log line.
+The page shows the first 4,096 characters of one text (a log's data, a
+result, a description), counts the rest, and offers the whole as a download.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hmac
 import importlib.resources
@@ -74,6 +85,15 @@ MAX_BODY = 1024 * 1024
 MAX_RUNS = 50
 """Past runs the page keeps by default, the oldest forgotten first
 (``dev --keep-calls``)."""
+MAX_LOGS = 200
+"""Log lines a run keeps by default, the last ones; the earlier are counted
+(``dev --keep-logs``)."""
+MAX_NOTICES: Final = 1000
+"""Log and progress notices each side of a run's picture keeps: the first
+ones; the last kept says that later ones are left out."""
+REFRESH = 0.1
+"""Seconds a page's stream waits after an event, so that the changes to a
+busy run go out together."""
 
 _ASSETS: Final = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -97,6 +117,33 @@ def _asset(name: str) -> bytes:
 
 
 @final
+class _Hearing:
+    """What one page's stream has yet to send: which runs changed, and
+    whether the listing did; each sent once, as it is when sent."""
+
+    def __init__(self) -> None:
+        self.listing = False
+        self.runs: dict[int, None] = {}  # run numbers, in the order changed
+        self._ready = trio.Event()
+
+    def listing_changed(self) -> None:
+        self.listing = True
+        self._ready.set()
+
+    def run_changed(self, number: int) -> None:
+        self.runs[number] = None
+        self._ready.set()
+
+    async def wait(self) -> None:
+        await self._ready.wait()
+
+    def take(self) -> tuple[bool, list[int]]:
+        taken = self.listing, list(self.runs)
+        self.listing, self.runs, self._ready = False, {}, trio.Event()
+        return taken
+
+
+@final
 class _Question:
     """A question of the tool's, waiting for the page's answer."""
 
@@ -112,18 +159,27 @@ class _Question:
 class _Run:
     """One call of a tool from the page: its questions, logs and picture."""
 
-    def __init__(self, number: int, tool: str, arguments: Any, era: str) -> None:
+    def __init__(
+        self,
+        number: int,
+        tool: str,
+        arguments: Any,
+        era: str,
+        keep_logs: int = MAX_LOGS,
+    ) -> None:
         self.number = number
         self.tool = tool
         self.arguments = arguments
         self.era = era
         self.status = "running"
         self.questions: dict[int, _Question] = {}
-        self.logs: list[dict[str, Any]] = []
+        self.logs = collections.deque[dict[str, Any]](maxlen=keep_logs)
+        self.logs_heard = 0
         self.progress: dict[str, Any] | None = None
         self.result: dict[str, Any] | None = None
         self.recorder = Recorder(tool)  # the server's side: its stepper
-        self.wire = WireRecorder(tool)  # the client's side: what crossed the wire
+        # the client's side: what crossed the wire
+        self.wire = WireRecorder(tool, max_notices=MAX_NOTICES)
         self.scope = trio.CancelScope()  # cancelled when the page drops the run
 
     def as_json(self) -> dict[str, Any]:
@@ -138,7 +194,8 @@ class _Run:
                 for q in self.questions.values()
                 if q.answer is None
             ],
-            "logs": self.logs[-200:],
+            "logs": list(self.logs),
+            "logsLeftOut": self.logs_heard - len(self.logs),
             "progress": self.progress,
             "result": self.result,
             "picture": _picture(self.recorder.timeline, self.wire.timeline),
@@ -181,9 +238,16 @@ class _LiveRecorder:
     """A :class:`Recorder` (an ``Observer``) that tells the page after each
     thing it records."""
 
-    def __init__(self, recorder: Recorder, changed: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        recorder: Recorder,
+        changed: Callable[[], None],
+        max_notices: int = MAX_NOTICES,
+    ) -> None:
         self._recorder = recorder
         self._changed = changed
+        self.max_notices = max_notices
+        self.notices = 0  # told: log and progress notices
 
     def began(self, call_id: str) -> None:
         self._recorder.began(call_id)
@@ -209,7 +273,13 @@ class _LiveRecorder:
         self._changed()
 
     def told(self, key: str, notice: Any, fresh: bool) -> None:
+        self.notices += 1
+        if self.notices > self.max_notices:
+            return  # a tool that logs without end grows no picture
         self._recorder.told(key, notice, fresh)
+        if self.notices == self.max_notices:  # the last one kept
+            bar = self._recorder.timeline.bars[-1]
+            bar.label = f"notices after this {self.max_notices:,} are left out"
         self._changed()
 
     def branched(self, key: str, limits: Any, children: int) -> None:
@@ -301,10 +371,12 @@ class DevApp:
         token: str | None = None,
         models: Mapping[str, Provider] | None = None,
         keep_calls: int = MAX_RUNS,
+        keep_logs: int = MAX_LOGS,
         max_body: int = MAX_BODY,
     ) -> None:
         self.server = server
         self.keep_calls = keep_calls
+        self.keep_logs = keep_logs
         self.max_body = max_body
         self.token = token or secrets.token_urlsafe(32)
         self.port = 0  # set once listening; Host and Origin must name it
@@ -315,16 +387,11 @@ class DevApp:
         self.runs: dict[int, _Run] = {}
         self.notices: list[str] = []
         self._numbers = itertools.count(1)
-        self._subscribers: set[trio.MemorySendChannel[dict[str, Any]]] = set()
+        self._hearings: set[_Hearing] = set()  # one per page's stream
         self._wires: dict[int, WireRecorder] = {}  # by id() of a client's transport
         self.nursery: trio.Nursery | None = None
 
     # --- what the page hears -----------------------------------------------------
-
-    def publish(self, event: dict[str, Any]) -> None:
-        for channel in list(self._subscribers):
-            with contextlib.suppress(trio.WouldBlock, trio.BrokenResourceError):
-                channel.send_nowait(event)
 
     def listing(self) -> dict[str, Any]:
         server = self.server
@@ -352,7 +419,8 @@ class DevApp:
     def reloaded(self, line: str) -> None:
         print(f"yieldmcp: {line}", file=sys.stderr, flush=True)
         self.notices.append(line)
-        self.publish(self.listing())
+        for hearing in self._hearings:
+            hearing.listing_changed()
 
     def tap(self, handler: object, transport: object) -> Tap | None:
         """A session's tap (:mod:`bridge.jsonrpc.tap`): the wire recorder of
@@ -361,16 +429,19 @@ class DevApp:
         return None if wire is None else wire.factory(handler, transport)
 
     def _run_changed(self, run: _Run) -> None:
-        self.publish({"type": "run", "run": run.as_json()})
+        # Called on every log line and effect: what it costs must not grow
+        # with the run (the streams serialise the run, at most every REFRESH).
+        for hearing in self._hearings:
+            hearing.run_changed(run.number)
 
     @contextlib.contextmanager
-    def _subscribed(self) -> Generator[trio.MemoryReceiveChannel[dict[str, Any]]]:
-        send, receive = trio.open_memory_channel[dict[str, Any]](256)
-        self._subscribers.add(send)
+    def _subscribed(self) -> Generator[_Hearing]:
+        hearing = _Hearing()
+        self._hearings.add(hearing)
         try:
-            yield receive
+            yield hearing
         finally:
-            self._subscribers.discard(send)
+            self._hearings.discard(hearing)
 
     # --- runs ------------------------------------------------------------------------
 
@@ -388,7 +459,7 @@ class DevApp:
 
     def start_run(self, tool: str, arguments: Any, era: str) -> _Run:
         assert self.nursery is not None
-        run = _Run(next(self._numbers), tool, arguments, era)
+        run = _Run(next(self._numbers), tool, arguments, era, self.keep_logs)
         self.runs[run.number] = run
         while len(self.runs) > self.keep_calls:
             # Dropped from the page, its questions could never be answered:
@@ -416,6 +487,7 @@ class DevApp:
 
         async def on_log(level: str, data: Any, logger: str | None) -> None:
             run.logs.append({"level": level, "data": data, "logger": logger})
+            run.logs_heard += 1
             self._run_changed(run)
 
         async def on_progress(
@@ -512,6 +584,8 @@ class DevApp:
                 return await _plain(
                     send, 400, f"a JSON object of at most {self.max_body} bytes"
                 )
+            except RecursionError:  # "[[[[…" a hundred thousand deep
+                return await _plain(send, 400, "a JSON object nested less deeply")
             if not isinstance(body, dict):
                 return await _plain(send, 400, "a JSON object")
             fields = cast("dict[str, Any]", body)
@@ -574,7 +648,7 @@ class DevApp:
                 ],
             }
         )
-        with self._subscribed() as events:
+        with self._subscribed() as hearing:
             async with trio.open_nursery() as nursery:
 
                 async def until_gone() -> None:
@@ -585,10 +659,9 @@ class DevApp:
                 nursery.start_soon(until_gone)
                 await _event(send, {"type": "state", **self._state()})
                 while True:
-                    event: dict[str, Any] | None = None
-                    with trio.move_on_after(KEEPALIVE):
-                        event = await events.receive()
-                    if event is None:
+                    with trio.move_on_after(KEEPALIVE) as quiet:
+                        await hearing.wait()
+                    if quiet.cancelled_caught:
                         await send(
                             {
                                 "type": "http.response.body",
@@ -596,8 +669,15 @@ class DevApp:
                                 "more_body": True,
                             }
                         )
-                    else:
-                        await _event(send, event)
+                        continue
+                    listing, numbers = hearing.take()
+                    if listing:
+                        await _event(send, self.listing())
+                    for number in numbers:
+                        run = self.runs.get(number)
+                        if run is not None:  # (else the page forgot it)
+                            await _event(send, {"type": "run", "run": run.as_json()})
+                    await trio.sleep(REFRESH)  # what changes meanwhile goes together
 
 
 class _TooLarge(Exception):
@@ -674,6 +754,7 @@ async def serve_dev(
     models: Mapping[str, Provider],
     *,
     keep_calls: int = MAX_RUNS,
+    keep_logs: int = MAX_LOGS,
     max_body: int = MAX_BODY,
     announce: Callable[[str], None] | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
@@ -682,7 +763,13 @@ async def serve_dev(
     its token goes to ``announce`` (stderr) and ``task_status``."""
     from bridge.transports.http.serving import serve_app
 
-    app = DevApp(server, models=models, keep_calls=keep_calls, max_body=max_body)
+    app = DevApp(
+        server,
+        models=models,
+        keep_calls=keep_calls,
+        keep_logs=keep_logs,
+        max_body=max_body,
+    )
     reloader = Reloader(server, target, report=app.reloaded)
     tap.install("dev-picture", app.tap)
     try:

@@ -3,15 +3,47 @@
 "use strict";
 
 const KINDS = ["sample", "elicit", "elicit_url", "step", "log", "progress"];
+// Characters of one text the page shows: the rest is counted, and the whole
+// is a download. A browser lays out a long word slowly (100 KB: seconds).
+const MAX_SHOWN = 4096;
 const state = { tools: [], runs: new Map(), selected: null, current: null, models: ["offline"] };
+
+function cut(text) {
+  const s = String(text);
+  if (s.length <= MAX_SHOWN) return s;
+  return `${s.slice(0, MAX_SHOWN)}… (${(s.length - MAX_SHOWN).toLocaleString("en-US")} more characters)`;
+}
+
+function download(text, name) {
+  const url = URL.createObjectURL(new Blob([text], { type: "text/plain;charset=utf-8" }));
+  const link = el("a", { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+// A button that downloads the whole of a text the page cut, else nothing.
+function whole(text, name) {
+  if (String(text).length <= MAX_SHOWN) return null;
+  return el("button", { class: "whole", testid: "whole", text: "download the whole", onclick: () => download(String(text), name) });
+}
+
+// Shows text in node after prefix (cut, with a button for the whole text
+// when it is long).
+function show(node, prefix, text, name) {
+  node.textContent = prefix + cut(text);
+  const button = whole(text, name);
+  if (button) node.append(" ", button);
+}
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs || {})) {
     if (name === "testid") node.dataset.testid = value;
-    else if (name === "text") node.textContent = value;
+    else if (name === "text") node.textContent = cut(value);
     else if (name === "onclick") node.addEventListener("click", value);
-    else node.setAttribute(name, value);
+    else node.setAttribute(name, name === "title" ? cut(value) : value);
   }
   for (const child of children) if (child) node.append(child);
   return node;
@@ -122,7 +154,7 @@ function showListing(listing) {
   for (const tool of listing.tools) {
     tools.append(el("li", {},
       el("button", { testid: `tool-${tool.name}`, text: tool.name, onclick: () => selectTool(tool.name) }),
-      el("div", { class: "description", text: tool.description || "" })));
+      el("div", { class: "description", text: tool.description || "" }, whole(tool.description || "", `${tool.name}.txt`))));
   }
   for (const [id, items] of [["resources", listing.resources], ["prompts", listing.prompts]]) {
     const list = $(id);
@@ -153,7 +185,8 @@ function selectTool(name) {
     try { args = form.read(); } catch (e) { error.textContent = String(e); return; }
     startRun(name, args, $("era").value).catch((e) => { error.textContent = String(e); });
   } });
-  area.append(el("h2", { text: tool.name }), el("p", { class: "description", text: tool.description || "" }), form.node, run, error);
+  const description = el("p", { class: "description", text: tool.description || "" }, whole(tool.description || "", `${tool.name}.txt`));
+  area.append(el("h2", { text: tool.name }), description, form.node, run, error);
 }
 
 async function startRun(tool, args, era) {
@@ -168,7 +201,7 @@ async function startRun(tool, args, era) {
 function showQuestion(run, q) {
   const box = el("div", { class: "question", testid: "question" });
   box.append(el("p", { text: q.kind === "sample" ? "The tool asks a model:" : "The tool asks:" }));
-  box.append(el("pre", { testid: "question-message", text: q.message || "" }));
+  box.append(el("pre", { testid: "question-message", text: q.message || "" }, whole(q.message || "", "message.txt")));
   const answer = (body) => post("api/answer", { question: q.id, ...body }).catch((e) => box.append(el("p", { class: "notice", text: String(e) })));
   if (q.kind === "elicit") {
     const schema = q.schema || {};
@@ -226,17 +259,20 @@ function showRun(run) {
   for (const q of run.questions) questions.append(showQuestion(run, q));
   const logs = $("logs");
   clear(logs);
+  if (run.logsLeftOut) logs.append(el("li", { class: "notice", testid: "logs-left-out", text: `… ${run.logsLeftOut.toLocaleString("en-US")} earlier lines not shown` }));
   for (const entry of run.logs) {
     const data = typeof entry.data === "string" ? entry.data : JSON.stringify(entry.data);
-    logs.append(el("li", { text: `${entry.level}${entry.logger ? " " + entry.logger : ""}: ${data}` }));
+    const line = el("li");
+    show(line, `${cut(entry.level)}${entry.logger ? " " + cut(entry.logger) : ""}: `, data, "log.txt");
+    logs.append(line);
   }
   const p = run.progress;
-  $("progress").textContent = p ? `${p.progress}${p.total != null ? " / " + p.total : ""}${p.message ? " " + p.message : ""}` : "";
+  $("progress").textContent = p ? `${p.progress}${p.total != null ? " / " + p.total : ""}${p.message ? " " + cut(p.message) : ""}` : "";
   const result = $("result");
   const structured = $("structured");
   if (run.result) {
-    result.textContent = (run.result.isError ? "error: " : "") + run.result.text;
-    structured.textContent = run.result.structured != null ? JSON.stringify(run.result.structured, null, 2) : "";
+    show(result, run.result.isError ? "error: " : "", run.result.text, `result-${run.id}.txt`);
+    show(structured, "", run.result.structured != null ? JSON.stringify(run.result.structured, null, 2) : "", `structured-${run.id}.json`);
   } else {
     result.textContent = run.status === "running" ? "running…" : "";
     structured.textContent = "";

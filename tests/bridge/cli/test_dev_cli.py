@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -52,9 +55,39 @@ def test_a_file_that_does_not_load_is_one_line(tmp_path: Path) -> None:
 _TRIP = {"traveller": "Ada", "budget": 1, "stay": {"city": "Faro"}}
 
 
+@contextlib.contextmanager
+def _running_dev(*args: str) -> Iterator[tuple[httpx.Client, list[str]]]:
+    """A ``yieldmcp dev`` process, a client holding its cookie, and (once
+    the process ended) the lines it wrote to stderr after its URL."""
+    process = subprocess.Popen([*DEV, *args], stderr=subprocess.PIPE, cwd=ROOT)
+    assert process.stderr is not None
+    logged: list[str] = []
+    try:
+        line = process.stderr.readline().decode()
+        found = re.search(r"open (http://127\.0\.0\.1:\d+/\S+)/\?token=(\S+)", line)
+        assert found, line
+        with httpx.Client(base_url=found[1], timeout=120) as http:
+            assert http.get(f"/?token={found[2]}").status_code == 303
+            yield http, logged
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        logged.extend(process.stderr.read().decode().splitlines()[1:])
+        process.stderr.close()
+
+
 def test_the_page_keeps_the_last_calls_and_bounds_a_body() -> None:
     process = subprocess.Popen(
-        [*DEV, str(TOOLS), "--keep-calls", "2", "--max-body", "200"],
+        [
+            *DEV,
+            str(TOOLS),
+            "--keep-calls",
+            "2",
+            "--max-body",
+            "200",
+            "--keep-logs",
+            "2",
+        ],
         stderr=subprocess.PIPE,
         cwd=ROOT,
     )
@@ -75,6 +108,14 @@ def test_the_page_keeps_the_last_calls_and_bounds_a_body() -> None:
             refused = http.post("/api/run", json=big)
             assert refused.status_code == 400
             assert refused.text == "a JSON object of at most 200 bytes"
+            made = http.post("/api/run", json={"tool": "flood", "arguments": {"n": 5}})
+            run_id = made.json()["id"]
+            while (run := http.get("/api/state").json()["runs"][-1])[
+                "id"
+            ] != run_id or run["status"] == "running":
+                time.sleep(0.05)
+            assert [entry["data"] for entry in run["logs"]] == ["line 3", "line 4"]
+            assert run["logsLeftOut"] == 3
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -105,3 +146,43 @@ async def test_a_run_the_page_drops_is_cancelled_not_left_waiting() -> None:
             assert len(nursery.child_tasks) == 2  # the dropped three ended
             assert all(run.scope.cancel_called for run in runs[:3])
             nursery.cancel_scope.cancel()
+
+
+def test_thousands_of_logs_keep_the_page_answering_and_keep_the_last() -> None:
+    # Each log serialised the whole run's picture, on the event loop: 6,000
+    # logs blocked the dev server for 166 s (quadratic in the logs).
+    with _running_dev(str(TOOLS)) as (http, _logged):
+        made = http.post("/api/run", json={"tool": "flood", "arguments": {"n": 5000}})
+        run_id = made.json()["id"]
+        deadline = time.monotonic() + 40  # a quadratic dev misses it by minutes
+        while True:
+            asked = time.monotonic()
+            state = http.get("/api/state").json()
+            assert time.monotonic() - asked < 10, "the event loop was blocked"
+            run = next(r for r in state["runs"] if r["id"] == run_id)
+            if run["status"] != "running":
+                break
+            assert time.monotonic() < deadline, "5,000 logs took too long"
+            time.sleep(0.2)
+        assert run["result"]["text"] == "done after 5000"
+        assert [entry["data"] for entry in run["logs"]] == [
+            f"line {i}"
+            for i in range(4800, 5000)  # the last 200, by default
+        ]
+        assert run["logsLeftOut"] == 4800
+        bars = run["picture"]["bars"]
+        assert len(bars) <= 1001  # the picture keeps the first effects
+        assert "left out" in bars[-2]["label"] or "left out" in bars[-1]["label"]
+
+
+def test_deeply_nested_json_is_a_400_in_one_line() -> None:
+    # It was a 500, and a RecursionError's traceback on stderr.
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with _running_dev(str(TOOLS)) as (http, logged):
+        json_body = {"content-type": "application/json"}
+        for path in ("/api/run", "/api/answer"):
+            refused = http.post(path, content=deep, headers=json_body)
+            assert refused.status_code == 400
+            assert refused.text == "a JSON object nested less deeply"
+        assert http.get("/api/state").status_code == 200
+    assert not any("Traceback" in line or "Error" in line for line in logged), logged

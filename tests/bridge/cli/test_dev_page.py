@@ -307,3 +307,59 @@ def test_a_form_keeps_property_names_with_dots_and_proto_as_spelled(
         "__proto__": "kept",
         "plain": {"a.b": 3},
     }
+
+
+def test_a_long_unbroken_text_shows_at_once_and_the_whole_downloads(
+    page: Page,
+) -> None:
+    # 100 KB without a space took 9 s to appear, 1 MB 203 s: laid out in
+    # system-ui, a long word is slow to break. The page shows the start of a
+    # long text, counts the rest, and offers the whole as a download.
+    page.get_by_test_id("tool-unbroken").click()
+    page.get_by_test_id("arg-n").fill("200000")
+    page.get_by_test_id("run").click()
+    logs, result = page.get_by_test_id("logs"), page.get_by_test_id("result")
+    expect(logs).to_contain_text(
+        "B" * 4096 + "… (195,904 more characters)", timeout=5000
+    )
+    expect(result).to_contain_text(
+        "A" * 4096 + "… (195,904 more characters)", timeout=5000
+    )
+    with page.expect_download() as downloading:
+        result.get_by_test_id("whole").click()
+    assert Path(downloading.value.path()).read_text() == "A" * 200_000
+    with page.expect_download() as downloading:
+        logs.get_by_test_id("whole").click()
+    assert Path(downloading.value.path()).read_text() == "B" * 200_000
+
+
+def test_a_long_unbroken_description_still_lists_the_tools(
+    page: Page, served: Path
+) -> None:
+    # With a 1 MB description the page never showed its tools.
+    expect(page.get_by_test_id("tool-book")).to_be_visible()
+    wide = (
+        '\n\n@tool(description="D" * 1_000_000)\ndef wide() -> str:\n    return "w"\n'
+    )
+    served.write_text(served.read_text() + wide)
+    expect(page.get_by_test_id("tool-wide")).to_be_visible(timeout=10_000)
+    expect(page.get_by_test_id("tools")).to_contain_text(
+        "D" * 4096 + "… (995,904 more characters)", timeout=5000
+    )
+    page.get_by_test_id("tool-wide").click()
+    page.get_by_test_id("run").click()
+    expect(page.get_by_test_id("result")).to_have_text("w", timeout=5000)
+
+
+def test_a_chatty_tool_shows_its_last_logs_and_its_result(page: Page) -> None:
+    # 3,000 logs: the page showed the result after more than a minute.
+    page.get_by_test_id("tool-flood").click()
+    page.get_by_test_id("arg-n").fill("3000")
+    page.get_by_test_id("run").click()
+    expect(page.get_by_test_id("result")).to_have_text(
+        "done after 3000", timeout=20_000
+    )
+    logs = page.get_by_test_id("logs")
+    expect(logs).to_contain_text("2,800 earlier lines not shown")
+    expect(logs.locator("li").last).to_have_text("info: line 2999")
+    expect(page.get_by_test_id("progress")).to_have_text("3000 / 3000 all logged")
