@@ -23,7 +23,9 @@ with no ``outputSchema`` (any JSON in 2026-07-28, objects only in 2025-11-25).
 A pydantic model's schema is its serialization schema (the SDK uses the
 validation one; they differ only for computed fields and custom serializers),
 as yieldmcp always did. The text block beside the structured content is
-yieldmcp's own (the value's JSON, or the string itself).
+yieldmcp's own (the value's JSON, or the string itself). A non-finite
+``default`` (``price: float = inf``) is left out of the schema, which JSON
+could not carry with it (``runtime.lowlevel.sendable_schema``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaWarningKind
 from typing_extensions import is_typeddict
 
+from runtime.lowlevel import sendable_schema
 from runtime.messages import Audio, Image, Text
 
 from ._mcp_wire import JSONObject
@@ -124,7 +127,7 @@ def _shape(tool_name: str, output: Any) -> OutputShape:
     bare = typing.get_args(output)[0] if _annotated(output) else output
     if isinstance(bare, type) and issubclass(bare, BaseModel):
         schema = bare.model_json_schema(mode="serialization")
-        return OutputShape(_inline_root_ref(schema))
+        return OutputShape(_inline_root_ref(sendable_schema(schema)))
     described = _described(tool_name, output, bare)
     if described is None:
         return DATA
@@ -135,7 +138,7 @@ def _shape(tool_name: str, output: Any) -> OutputShape:
         return DATA  # the SDK offers no structured output for it either
     except pydantic_core.SchemaError:
         return DATA
-    return OutputShape(_inline_root_ref(schema), wrapped=wrapped)
+    return OutputShape(_inline_root_ref(sendable_schema(schema)), wrapped=wrapped)
 
 
 def _described(tool_name: str, output: Any, bare: Any) -> tuple[Any, bool] | None:

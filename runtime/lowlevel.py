@@ -35,6 +35,7 @@ from the concept folders where they live:
   JSON Schemas that fetch no ``$ref`` (:func:`offline_validator`,
   :class:`Unresolvable`), an effect's digest
   (:func:`digest`), an elicitation form's schema (:func:`elicitation_schema`),
+  a JSON Schema with no non-finite ``default`` (:func:`sendable_schema`),
   and the problems of a model's tool calls (:func:`tool_call_problems`).
 
 No name is exported both here and from :mod:`runtime`.
@@ -144,6 +145,7 @@ from .wire.check import plain_form_properties as plain_form_properties
 from .wire.check import plain_requested_schema as plain_requested_schema
 from .wire.check import tagged_model as tagged_model
 from .wire.schemas import offline_validator as offline_validator
+from .wire.sendable import sendable_schema as sendable_schema
 
 if TYPE_CHECKING:
     from .wire.schemas import Unresolvable as Unresolvable
@@ -247,6 +249,7 @@ __all__ = [
     "plain_form_properties",
     "plain_requested_schema",
     "run",
+    "sendable_schema",
     "start",
     "step_key",
     "tagged_model",

@@ -6,8 +6,10 @@ enums (plain ``enum``, titled ``oneOf`` of ``const``/``title``, or the legacy
 ``enum`` + ``enumNames``) and multi-select arrays (``items.enum``, or titled
 ``items.anyOf``). Titled forms come from ``json_schema_extra`` on a ``str`` /
 ``list[str]`` field. This module maps a model's JSON Schema onto
-exactly those shapes (keeping only the keywords MCP defines) and refuses anything
-else with an error naming the field and why, at tool-definition time.
+exactly those shapes (keeping only the keywords MCP defines, and no non-finite
+``default``) and refuses anything else, and what JSON cannot carry (another
+non-finite number, a lone surrogate), with an error naming the field and why,
+at tool-definition time.
 
 It owns the mapping; it does not validate answers (the model itself does that).
 """
@@ -21,6 +23,7 @@ from typing import Any, cast
 from pydantic import BaseModel, SecretBytes, SecretStr
 
 from ..errors import InvalidTool
+from ..wire.sendable import sendable_schema, unsendable
 
 __all__ = ["elicitation_schema"]
 
@@ -32,7 +35,8 @@ _FORMATS = frozenset({"email", "uri", "date", "date-time"})
 
 @functools.cache
 def elicitation_schema(model: type[BaseModel]) -> Mapping[str, Any]:
-    """The MCP ``requestedSchema`` for ``model``, or InvalidTool if it is not flat."""
+    """The MCP ``requestedSchema`` for ``model``, or InvalidTool if it is not
+    flat or not JSON."""
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise InvalidTool(f"elicits expects pydantic model classes, got {model!r}")
     _refuse_secrets(model)
@@ -40,11 +44,30 @@ def elicitation_schema(model: type[BaseModel]) -> Mapping[str, Any]:
     defs: Mapping[str, Any] = schema.get("$defs", {})
     properties: dict[str, Any] = {}
     for name, prop in schema.get("properties", {}).items():
-        properties[name] = _property(model, name, _deref(prop, defs), defs)
+        properties[name] = _sendable(
+            model, name, _property(model, name, _deref(prop, defs), defs)
+        )
     out: dict[str, Any] = {"type": "object", "properties": properties}
     if schema.get("required"):
         out["required"] = list(schema["required"])
+    found = unsendable(out)  # a field's name, or its alias
+    if found is not None:
+        raise InvalidTool(f"{model.__name__}: {found.describe()}")
     return out
+
+
+def _sendable(
+    model: type[BaseModel], name: str, prop: dict[str, Any]
+) -> dict[str, Any]:
+    """``prop`` with no non-finite ``default`` (the model's applies to a field
+    left empty all the same), or InvalidTool naming the field, if it still
+    holds what JSON cannot carry: the form would fail at the write, or be
+    refused by a strict client (see :mod:`runtime.wire.sendable`)."""
+    prop = sendable_schema(prop)
+    found = unsendable(prop)
+    if found is not None:
+        raise InvalidTool(f"{model.__name__}.{name}: {found.describe()}")
+    return prop
 
 
 # MCP forbids asking for secrets in form mode (they would travel and be shown in

@@ -20,8 +20,11 @@ its result is journaled (so a replayed call sees the same value), the generator
 formats the final value.
 
 Everything checkable is checked here, when the tool is defined: the params
-model, every ``elicits`` model (flat MCP form schemas only), the name. A
-definition error raises :class:`~runtime.errors.InvalidTool` naming the problem.
+model, every ``elicits`` model (flat MCP form schemas only), the name, and that
+JSON can carry what ``tools/list`` says of the tool (no lone surrogate in its
+text, no non-finite number in its schemas but a ``default``, which is left
+out: :mod:`runtime.wire.sendable`). A definition error raises
+:class:`~runtime.errors.InvalidTool` naming the problem.
 
 What a definition makes, the :class:`Tool` value and its :class:`Program`, lives
 in ``runtime.tools.value`` and is re-exported here; this module does not parse a
@@ -33,12 +36,14 @@ from __future__ import annotations
 import collections.abc
 import copy
 import inspect
+import json
 import re
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter
 
 from ..context import Context, ElicitKey
 from ..effects.base import Op
@@ -48,6 +53,7 @@ from ..messages import boolean_property
 from ..principal import scope_set
 from ..steps.tools import as_program, before_program, code_version
 from ..wire.schemas import offline_validator
+from ..wire.sendable import Unsendable, sendable_schema, unsendable
 from .signature import arguments_of, hints_of
 from .value import Program as Program
 from .value import TaskFrom, TaskSupport
@@ -227,7 +233,7 @@ def _make(
         raise InvalidTool(
             f"tool name {name!r} must be 1-128 characters of [A-Za-z0-9_.-]"
         )
-    return Tool(
+    made = Tool(
         name=name,
         description=description,
         params=params,
@@ -244,6 +250,75 @@ def _make(
         task=task,
         task_from=task_from,
     )
+    _refuse_unsendable(made, input_schema)
+    return made
+
+
+def _refuse_unsendable(
+    made: Tool[Any, Any], explicit: Mapping[str, Any] | None
+) -> None:
+    """Refuse a tool whose definition JSON cannot carry: ``tools/list`` holds
+    every tool's, so one lone surrogate or ``Infinity`` in it would lose the
+    whole list (a strict host's parser refuses it, or the write fails).
+
+    A non-finite ``default`` of a generated schema is not refused: the schema
+    leaves it out (:attr:`Tool.input_schema`), and the default applies all
+    the same. An explicit ``input_schema`` is advertised verbatim, so nothing
+    in it is left out: it is refused.
+    """
+    name = made.name
+    texts = {
+        "description": made.description,
+        "title": made.title,
+        "annotations": made.annotations,
+        "elicits": list(made.elicits),  # the keys, in the definition's _meta
+    }
+    found = unsendable({key: text for key, text in texts.items() if text is not None})
+    if found is not None:
+        raise InvalidTool(f"tool {name!r}: {found.describe()}")
+    # The params model's schema, not yet as JSON (text JSON cannot carry
+    # would fail the conversion): made.input_schema once it passes.
+    arguments = (
+        explicit
+        if explicit is not None
+        else sendable_schema(made.params.model_json_schema())
+    )
+    found = unsendable(arguments)
+    if found is not None:
+        raise InvalidTool(f"tool {name!r}, {_in_arguments(found, arguments)}")
+    found = unsendable(_output_schema(made.output))
+    if found is not None:
+        raise InvalidTool(f"tool {name!r}, output schema: {found.describe()}")
+
+
+def _in_arguments(found: Unsendable, schema: Mapping[str, Any]) -> str:
+    """Where ``found`` is in the input ``schema``: the parameter it is in, or
+    whose type it is in (a definition in ``$defs`` that it refers to)."""
+    path = found.path
+    if len(path) > 2 and path[0] == "properties":
+        return f"parameter {path[1]!r}: {found.describe(skip=2)}"
+    if len(path) > 2 and path[0] == "$defs":
+        ref = f'"#/$defs/{path[1]}"'
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        for parameter, prop in properties.items():
+            if ref in json.dumps(prop, default=repr):
+                return f"parameter {parameter!r}: {found.describe()}"
+    return f"input schema: {found.describe()}"
+
+
+def _output_schema(output: Any) -> dict[str, Any] | None:
+    """The JSON Schema the ``outputSchema`` is made of (``encoders.mcp`` wraps
+    or copies it), without its non-finite defaults; None when pydantic has none
+    (then no ``outputSchema`` is advertised either)."""
+    if output is None:
+        return None
+    try:
+        with warnings.catch_warnings():  # a type with no JSON Schema: not ours to say
+            warnings.simplefilter("ignore")
+            schema = TypeAdapter(output).json_schema(mode="serialization")
+    except (PydanticUserError, TypeError, ValueError, NameError):
+        return None  # no JSON Schema for it (as the output type's own check)
+    return sendable_schema(schema)
 
 
 def _task_support(name: str, task: str) -> TaskSupport:

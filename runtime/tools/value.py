@@ -26,6 +26,7 @@ from ..context import Context
 from ..effects.base import AtOnce, Op
 from ..errors import InvalidArguments
 from ..principal import Principal
+from ..wire.sendable import sendable_schema
 
 __all__ = ["Program", "TaskFrom", "TaskSupport", "Tool"]
 
@@ -99,24 +100,29 @@ class Tool(Generic[P, R]):
     @property
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments (``inputSchema``): the explicit
-        ``input_schema`` verbatim, else the params model's; a fresh copy each
-        time (the model's is generated once: ``tools/list`` asks every time)."""
+        ``input_schema`` verbatim, else the params model's, with no non-finite
+        ``default`` (JSON has none; the default applies all the same: see
+        :mod:`runtime.wire.sendable`); a fresh copy each time (the model's is
+        generated once: ``tools/list`` asks every time)."""
         if self._schema_validator is not None:
             schema: dict[str, Any] = self._schema_validator.schema
             return copy.deepcopy(schema)
         if self._params_schema is None:
-            generated = pydantic_core.to_json(self.params.model_json_schema())
+            generated = pydantic_core.to_json(
+                sendable_schema(self.params.model_json_schema())
+            )
             object.__setattr__(self, "_params_schema", generated)
         assert self._params_schema is not None
         return pydantic_core.from_json(self._params_schema)
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
-        """The JSON Schema of a pydantic model result, if the output is one.
-        What MCP advertises as ``outputSchema`` covers other types too (wrapped
-        in ``result``, as the official SDK does): see ``encoders.mcp``."""
+        """The JSON Schema of a pydantic model result, if the output is one
+        (with no non-finite ``default``, as :attr:`input_schema`). What MCP
+        advertises as ``outputSchema`` covers other types too (wrapped in
+        ``result``, as the official SDK does): see ``encoders.mcp``."""
         if isinstance(self.output, type) and issubclass(self.output, BaseModel):
-            return self.output.model_json_schema()
+            return sendable_schema(self.output.model_json_schema())
         return None
 
     def parse_arguments(self, arguments: Mapping[str, Any] | P | None) -> P:

@@ -7,7 +7,10 @@ elicitation form's properties against the MCP wire schema),
 :func:`plain_form_content` (a form whose fields are each exactly one of
 MCP's shapes, and its plain answers, recognised without any era's models) and
 :func:`offline_validator` (a JSON Schema validator that fetches no
-``$ref``), which ``encoders``, ``decoders`` and ``bridge`` use through
+``$ref``), and what no JSON message can carry (:mod:`.sendable`:
+:func:`sendable_schema`, a schema with no non-finite ``default``, and
+:func:`unsendable`, the first non-finite number or lone surrogate in a value),
+which ``encoders``, ``decoders`` and ``bridge`` use through
 :mod:`runtime.lowlevel`.
 
 It does not know MCP's models (the caller passes them) or the JSON forms of

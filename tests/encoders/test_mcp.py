@@ -6,7 +6,10 @@ each era it is produced for (``tests/mcp_schema.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import json
+import math
 import re
 from enum import StrEnum
 from typing import Any, Literal
@@ -719,6 +722,55 @@ def test_a_definition_the_author_broke_is_refused_not_sent(
     # what the author wrote in (annotations, a title) still is.
     with pytest.raises(LocalProtocolError, match=f"tool '{broken.name}' definition"):
         enc.tool_definition(broken, era=era)
+
+
+class Quote(BaseModel):
+    price: float = math.inf
+    currency: str = "EUR"
+
+
+@dataclasses.dataclass
+class Range:
+    low: float = -math.inf
+    high: float = math.nan
+
+
+@tool
+def search(query: str, max_price: float = math.inf) -> Quote:
+    """Its limit's default is no limit, and so is its result's."""
+    return Quote()
+
+
+@tool
+def ranged(ctx: Context) -> Range:
+    return Range()
+
+
+@tool
+def ranges(ctx: Context) -> list[Range]:
+    return [Range()]
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("unbounded", [search, ranged, ranges])
+def test_a_non_finite_default_is_not_advertised_so_strict_json_reads_the_list(
+    era: enc.Era, unbounded: Any
+) -> None:
+    # NaN and Infinity are not JSON: one of them in tools/list makes a strict
+    # host (JSON.parse, the TypeScript SDK) drop every tool of the server.
+    out = enc.tool_definition(unbounded, era=era)
+    validate(era, "Tool", out)
+    json.dumps(out, allow_nan=False)  # raises on NaN and Infinity
+    if unbounded is search:
+        assert out["inputSchema"]["properties"]["max_price"] == {
+            "title": "Max Price",
+            "type": "number",
+        }
+        assert out["outputSchema"]["properties"]["price"] == {
+            "title": "Price",
+            "type": "number",
+        }
+        assert out["outputSchema"]["properties"]["currency"]["default"] == "EUR"
 
 
 _PROPERTY = st.one_of(

@@ -173,3 +173,34 @@ def test_forms_refuse_secret_types() -> None:
 
     with pytest.raises(InvalidTool, match="looks like a secret"):
         elicitation_schema(Login)
+
+
+def test_a_non_finite_default_is_left_out_of_a_form() -> None:
+    class Budget(BaseModel):
+        most: float = float("inf")
+        least: float = 0.0
+
+    properties = elicitation_schema(Budget)["properties"]
+    assert properties["most"] == {"type": "number", "title": "Most"}
+    assert properties["least"]["default"] == 0.0
+
+
+def test_other_non_finite_numbers_and_lone_surrogates_in_a_form_are_refused() -> None:
+    class Unbounded(BaseModel):
+        most: float = Field(json_schema_extra={"maximum": float("inf")})
+
+    class Garbled(BaseModel):
+        name: str = Field(description="x\udce9")
+
+    with pytest.raises(InvalidTool) as unbounded:
+
+        @tool(elicits={"budget": Unbounded})
+        def t(ctx: object) -> None:
+            return None
+
+    assert str(unbounded.value).startswith(
+        "tool 't', elicits['budget']: Unbounded.most: maximum is inf, which JSON "
+        "cannot carry"
+    )
+    with pytest.raises(InvalidTool, match=r"Garbled.name: description is not valid"):
+        elicitation_schema(Garbled)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import collections.abc
-from typing import Any
+import enum
+import json
+import math
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, Field, ValidationError
@@ -309,3 +313,152 @@ def test_elicits_of_bare_names_is_a_one_line_invalid_tool(elicits: object) -> No
         @tool(elicits=elicits)  # type: ignore[arg-type]
         def t(ctx: Context) -> None:
             return None
+
+
+def _strict_json(value: object) -> str:
+    # What node's JSON.parse and the TypeScript SDK accept: no NaN or Infinity.
+    return json.dumps(value, allow_nan=False)
+
+
+class Bounds(BaseModel):
+    tolerance: float = math.nan
+    steps: int = 3
+
+
+def test_a_non_finite_default_is_left_out_of_the_input_schema() -> None:
+    @tool
+    def search(
+        query: str, max_price: float = math.inf, min_price: float = -math.inf
+    ) -> str:
+        """A limit whose default is no limit."""
+        return f"{query} {min_price}..{max_price}"
+
+    @tool
+    def fit(params: Bounds, ctx: Context) -> str:
+        return str(params.tolerance)
+
+    properties = search.input_schema["properties"]
+    assert properties["max_price"] == {"title": "Max Price", "type": "number"}
+    assert properties["min_price"] == {"title": "Min Price", "type": "number"}
+    assert fit.input_schema["properties"]["steps"]["default"] == 3
+    assert "default" not in fit.input_schema["properties"]["tolerance"]
+    _strict_json(search.input_schema)
+    _strict_json(fit.input_schema)
+    # The default still applies to an argument left out.
+    assert run_scripted(search, {"query": "tea"}, ScriptedPeer()) == "tea -inf..inf"
+    assert run_scripted(fit, {}, ScriptedPeer()) == "nan"
+
+
+class Priced(BaseModel):
+    price: float = math.inf
+    currency: str = "EUR"
+
+
+def test_a_non_finite_default_is_left_out_of_the_output_schema() -> None:
+    @tool
+    def quote(ctx: Context) -> Priced:
+        return Priced()
+
+    schema = quote.output_schema
+    assert schema is not None
+    assert "default" not in schema["properties"]["price"]
+    assert schema["properties"]["currency"]["default"] == "EUR"
+    _strict_json(schema)
+
+
+class Examples(BaseModel):
+    limit: float = Field(default=1.0, examples=[math.inf])
+
+
+class InfiniteMember(float, enum.Enum):
+    NONE = 0.0
+    ALL = math.inf
+
+
+def _refused(define: Callable[[], object]) -> str:
+    with pytest.raises(InvalidTool) as refused:
+        define()
+    return str(refused.value)
+
+
+def test_a_non_finite_number_elsewhere_in_a_schema_is_refused_at_definition() -> None:
+    def examples() -> object:
+        @tool
+        def search(max_price: Annotated[float, Field(examples=[math.inf])]) -> str:
+            return ""
+
+        return search
+
+    def member() -> object:
+        @tool
+        def take(share: InfiniteMember) -> str:
+            return ""
+
+        return take
+
+    def explicit() -> object:
+        schema = {
+            "type": "object",
+            "properties": {"n": {"type": "number", "maximum": math.inf}},
+        }
+
+        @tool(input_schema=schema)
+        def raw(ctx: Context) -> str:
+            return ""
+
+        return raw
+
+    def output() -> object:
+        @tool
+        def sized(ctx: Context) -> Examples:
+            return Examples()
+
+        return sized
+
+    assert _refused(examples).startswith(
+        "tool 'search', parameter 'max_price': examples[0] is inf, which JSON "
+        "cannot carry"
+    )
+    assert "tool 'take', parameter 'share'" in _refused(member)
+    assert "is inf" in _refused(member)
+    assert _refused(explicit).startswith(
+        "tool 'raw', parameter 'n': maximum is inf, which JSON cannot carry"
+    )
+    assert _refused(output).startswith(
+        "tool 'sized', output schema: properties.limit.examples[0] is inf"
+    )
+
+
+def test_lone_surrogates_in_a_definition_s_text_are_refused_at_definition() -> None:
+    def description() -> object:
+        @tool(description="bad \ud800 text")
+        def a() -> str:
+            return "a"
+
+        return a
+
+    def title() -> object:
+        @tool(title="bad \udce9")
+        def b() -> str:
+            return "b"
+
+        return b
+
+    def parameter() -> object:
+        @tool
+        def c(q: Annotated[str, Field(description="x\ud800y")]) -> str:
+            return q
+
+        return c
+
+    assert _refused(description).startswith(
+        "tool 'a': description is not valid Unicode: '\\ud800' at index 4 is a "
+        "lone surrogate"
+    )
+    assert _refused(title).startswith(
+        "tool 'b': title is not valid Unicode: '\\udce9' at index 4"
+    )
+    assert _refused(parameter).startswith(
+        "tool 'c', parameter 'q': description is not valid Unicode: '\\ud800' "
+        "at index 1"
+    )
