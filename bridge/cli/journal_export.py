@@ -24,7 +24,12 @@ Every store operation has a deadline (``--store-timeout``, 5 s, as
 are parsed in :mod:`.commands`; this module is imported only to run it.
 What a user can get wrong (an unknown id, a store that cannot be opened, a
 state sealed under another key) is a :class:`JournalError`: one line, exit
-status 1.
+status 1. So is a call or task whose rows in the store cannot be read
+(written by a stranger, or damaged: :class:`~bridge.stores.StoreUnreadable`,
+or a task document of no task's shape), and a journal holding NaN or
+Infinity, which its JSON document cannot. The listing passes over a row
+that cannot be read, and the store names it in one warning line: one such
+row does not hide the others.
 """
 
 from __future__ import annotations
@@ -41,12 +46,12 @@ from bridge.durable.log import CALLS
 from bridge.durable.tasks import TASKS, TaskDoc
 from bridge.elicit import printable_line
 from bridge.server.state_token import KEY_ENV, Sealer, decode_key
-from bridge.stores import AsyncStore, JournalStore, StoreError
+from bridge.stores import AsyncStore, JournalStore, StoreError, StoreUnreadable
 from bridge.stores.url import sqlite_options
 from runtime.errors import RequestError
 from runtime.lowlevel import Journal, JournalDocument
 
-from .console import json_text
+from .console import HostError, json_text
 from .store_options import OpenTimedOut, open_within
 
 __all__ = ["JournalError", "export"]
@@ -54,6 +59,7 @@ __all__ = ["JournalError", "export"]
 _CLOSE_TIMEOUT: Final = 5.0
 _STATE_PREFIX: Final = "v1."
 _PURPOSES: Final = ("tools/call", "prompts/get")  # what a state may be sealed for
+_MOST_QUOTED: Final = 120  # characters of a decoder's words an error line keeps
 
 
 class JournalError(Exception):
@@ -93,12 +99,48 @@ async def _export(blocking: JournalStore, call_id: str | None, timeout: float) -
     try:
         if call_id is None:
             return "\n".join(await _listing(store))
-        document = await _document(store, call_id)
-        return json_text(document.to_json())  # its controls as JSON escapes
+        return _json_of(await _document(store, call_id))
+    except StoreUnreadable as exc:
+        raise _unreadable(exc.namespace, exc) from None
     except StoreError as exc:
         raise JournalError(f"the store failed: {exc}") from None
     finally:
         await _close(blocking)
+
+
+def _json_of(document: JournalDocument) -> str:
+    """The document as JSON text, its controls as JSON escapes.
+
+    Raises:
+        JournalError: the journal holds NaN or Infinity (the store's writer
+            keeps them, and gives them back), which JSON has not, or is
+            nested too deep to write.
+    """
+    named = f"{document.source} {document.id!r}"
+    try:
+        return json_text(document.to_json())
+    except HostError:  # its words are about a server's answer: none here
+        raise JournalError(
+            f"{named}: its journal holds NaN or Infinity, which JSON has not: "
+            f"it cannot be written as a journal document"
+        ) from None
+    except RecursionError:
+        raise JournalError(
+            f"{named}: its journal is nested too deep to write"
+        ) from None
+
+
+def _unreadable(kind: str, exc: StoreUnreadable) -> JournalError:
+    """The line for a row of ``kind``'s (``call``, ``task``) the store
+    cannot read: which row, and why in the store's few words."""
+    return JournalError(
+        f"{kind} {exc.id!r}: its {exc.part} in the store cannot be read ({exc.why})"
+    )
+
+
+def _quoted(exc: Exception) -> str:
+    """A decoder's words on one line, cut: they may quote a huge value."""
+    return printable_line(str(exc), most=_MOST_QUOTED)
 
 
 def _check_exists(url: str) -> None:
@@ -124,9 +166,18 @@ async def _document(store: AsyncStore, wanted: str) -> JournalDocument:
         return await _from_state(store, wanted)
     task = await store.get(TASKS, wanted)
     if task is not None:
-        doc = TaskDoc.from_json(task.value)
+        try:
+            doc = TaskDoc.from_json(task.value)
+        except ValueError as exc:  # JSON, but of no task's shape
+            raise JournalError(
+                f"task {wanted!r}: its document in the store cannot be read "
+                f"({_quoted(exc)})"
+            ) from None
         ended = _ended(doc.result, doc.error)
-        records = await store.read(CALLS, wanted)
+        try:
+            records = await store.read(CALLS, wanted)
+        except StoreUnreadable as exc:  # its rounds are under CALLS: a task's
+            raise _unreadable("task", exc) from None
         return _made(wanted, "task", doc.tool, doc.arguments, records, ended)
     return await _from_call(store, wanted, None)
 
@@ -219,8 +270,8 @@ def _made(
     )
     try:
         document.journal()
-    except ValueError as exc:
-        raise JournalError(f"{source} {call_id}: {exc}") from None
+    except ValueError as exc:  # a record of no journal's shape: it may be huge
+        raise JournalError(f"{source} {call_id!r}: {_quoted(exc)}") from None
     return document
 
 
@@ -245,7 +296,7 @@ async def _listing(store: AsyncStore) -> list[str]:
     """One line per task and call in the store: kind, id, tool, status."""
     lines: list[str] = []
     tasks = await store.scan(TASKS)
-    for task_id, found in sorted(tasks, key=lambda t: t[1].value.get("created", 0)):
+    for task_id, found in sorted(tasks, key=lambda t: _created(t[1].value)):
         tool, status = found.value.get("tool", "-"), found.value.get("status")
         lines.append(_row("task", task_id, tool, status))
     task_ids = {task_id for task_id, _found in tasks}
@@ -263,6 +314,14 @@ async def _listing(store: AsyncStore) -> list[str]:
                 status = f"round {value.get('round')}"
             lines.append(_row("round", call_id, "-", status))
     return lines
+
+
+def _created(task: Mapping[str, Any]) -> float:
+    """When the task was made, to sort by: 0 if the store says no number
+    (a string beside the numbers failed the sort, and the listing)."""
+    created: Any = task.get("created")
+    is_number = isinstance(created, int | float) and not isinstance(created, bool)
+    return float(created) if is_number else 0.0
 
 
 def _row(*fields: object) -> str:

@@ -18,6 +18,7 @@ from .base import JournalStore as JournalStore
 from .base import StoreConflict as StoreConflict
 from .base import StoreError as StoreError
 from .base import StoreUnavailable as StoreUnavailable
+from .base import StoreUnreadable as StoreUnreadable
 from .memory import MemoryStore as MemoryStore
 from .running import AsyncStore as AsyncStore
 from .url import open_store as open_store
@@ -30,5 +31,6 @@ __all__ = [
     "StoreConflict",
     "StoreError",
     "StoreUnavailable",
+    "StoreUnreadable",
     "open_store",
 ]

@@ -42,6 +42,7 @@ __all__ = [
     "StoreConflict",
     "StoreError",
     "StoreUnavailable",
+    "StoreUnreadable",
 ]
 
 
@@ -68,6 +69,29 @@ class StoreConflict(StoreError):
 
 class StoreUnavailable(StoreError):
     """The store cannot be reached or opened (bad URL, server down, no file)."""
+
+
+class StoreUnreadable(StoreError):
+    """A document or a record in the store cannot be read: not UTF-8, not
+    JSON, not a JSON object, nested past the parser, a number Python cannot
+    read. No writer of ours stores such text; a stranger, another program
+    or a damaged disk did.
+
+    One error every reader of a store already handles (a :class:`StoreError`),
+    rather than whatever the decoder raised (a ``JSONDecodeError``, a
+    ``RecursionError``, a ``TypeError`` further on). Its message names the
+    document or record and says why in a few words; it never quotes the
+    text, which may be huge or hold terminal controls.
+    """
+
+    def __init__(self, shown: str, namespace: str, id: str, part: str, why: str):
+        super().__init__(
+            f"{shown}: the {namespace} {id!r}: its {part} cannot be read ({why})"
+        )
+        self.namespace = namespace
+        self.id = id
+        self.part = part  # "document", or "record N" (from 1)
+        self.why = why
 
 
 @final

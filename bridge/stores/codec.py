@@ -1,23 +1,29 @@
 """What the durable backends share: records as compact JSON text (written by
-:func:`dumps`, a document read back by :func:`document_of`), and store URLs
-made safe to print (no password in an error message), and scans that pass
-over a document nobody can read (:class:`Unreadable`)."""
+:func:`dumps`, read back by :func:`document_of` and :func:`records_of`, which
+raise :class:`~.base.StoreUnreadable` for text no writer of ours stored),
+and store URLs made safe to print (no password in an error message), and
+scans that pass over a document nobody can read (:class:`Unreadable`)."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, TypeVar, final
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, TypeVar, cast, final
 from urllib.parse import urlsplit, urlunsplit
 
-from .base import Document
+from .base import Document, StoreUnreadable
 
-__all__ = ["Unreadable", "document_of", "dumps", "redact"]
+__all__ = ["Unreadable", "document_of", "dumps", "records_of", "redact"]
 
 log = logging.getLogger("yieldmcp.stores")
 _T = TypeVar("_T")
 _MOST_SAID: Final = 1024  # documents one store names as unreadable, at most
+# A surrogate escaped in JSON text: decoded alone it is no Unicode text (our
+# writers could not have stored it: UTF-8 has no surrogates). Looked for in
+# the text first, so the common record pays one search, not a second walk.
+_ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def dumps(value: Any) -> str:
@@ -26,9 +32,68 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def document_of(row: Sequence[Any]) -> Document:
-    """The document a SQL row ``(value text, version, expires_at)`` holds."""
-    return Document(json.loads(row[0]), row[1], row[2])
+def document_of(row: Sequence[Any], shown: str, namespace: str, id: str) -> Document:
+    """The document a SQL row ``(value text, version, expires_at)`` holds.
+
+    Raises:
+        StoreUnreadable: the value is not a JSON object (:func:`records_of`).
+    """
+    return Document(
+        _object_of(row[0], shown, namespace, id, "document"), row[1], row[2]
+    )
+
+
+def records_of(
+    texts: Iterable[str | bytes], shown: str, namespace: str, id: str, start: int = 0
+) -> list[Mapping[str, Any]]:
+    """The records of a stream from its JSON texts (index ``start`` on).
+
+    Raises:
+        StoreUnreadable: one is not UTF-8, not JSON, not an object, nested
+            past the parser, or holds a number Python cannot read or a lone
+            surrogate: what a stranger's or a damaged row holds, named by its
+            place (``record N``, from 1) in the stream.
+    """
+    return [
+        _object_of(text, shown, namespace, id, f"record {start + n + 1}")
+        for n, text in enumerate(texts)
+    ]
+
+
+def _object_of(
+    raw: str | bytes, shown: str, namespace: str, id: str, part: str
+) -> dict[str, Any]:
+    why = _unreadable(raw)
+    if isinstance(why, str):
+        raise StoreUnreadable(shown, namespace, id, part, why)
+    return why
+
+
+def _unreadable(raw: str | bytes) -> dict[str, Any] | str:
+    """The JSON object ``raw`` holds, or why it holds none (a few words:
+    never the text, which may be huge or hold terminal controls)."""
+    try:
+        text = raw.decode() if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    try:
+        value: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"not JSON: {exc.msg} at character {exc.pos:,}"
+    except RecursionError:
+        return "JSON nested too deep to read"
+    except ValueError:  # the only other: an integer past int's digit limit
+        return "a number of more digits than can be read"
+    if not isinstance(value, dict):
+        return f"JSON {type(value).__name__}, not an object"
+    if _ESCAPED_SURROGATE.search(text):
+        try:
+            dumps(value).encode()
+        except UnicodeEncodeError:
+            return "a lone surrogate, which is not Unicode text"
+        except RecursionError:
+            return "JSON nested too deep to read"
+    return cast("dict[str, Any]", value)
 
 
 def redact(url: str) -> str:
@@ -61,13 +126,16 @@ class Unreadable:
         self,
         namespace: str,
         rows: Iterable[tuple[str, _T]],
-        read: Callable[[_T], Document | None],
+        read: Callable[[str, _T], Document | None],
     ) -> list[tuple[str, Document]]:
-        """``(id, read(row))`` for each row that reads (and is not None)."""
+        """``(id, read(id, row))`` for each row that reads (and is not None)."""
         found: list[tuple[str, Document]] = []
         for id, row in rows:
             try:
-                document = read(row)
+                document = read(id, row)
+            except StoreUnreadable as exc:
+                self.say(namespace, id, exc.why)
+                continue
             except (ValueError, TypeError) as exc:
                 self.say(namespace, id, exc)
                 continue
@@ -75,7 +143,7 @@ class Unreadable:
                 found.append((id, document))
         return found
 
-    def say(self, namespace: str, id: str, why: BaseException) -> None:
+    def say(self, namespace: str, id: str, why: BaseException | str) -> None:
         if (namespace, id) in self._said or len(self._said) >= _MOST_SAID:
             return
         self._said.add((namespace, id))

@@ -47,7 +47,7 @@ from typing import Any, Final, final
 import psycopg
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import Unreadable, document_of, dumps, redact
+from .codec import Unreadable, document_of, dumps, records_of, redact
 from .postgres_connect import Connector, first_line
 from .postgres_schema import create_schema
 
@@ -101,7 +101,7 @@ class PostgresStore:
     def get(self, namespace: str, id: str) -> Document | None:
         with self._connection() as conn:
             row = conn.execute(_GET, (namespace, id, time.time())).fetchone()
-        return None if row is None else document_of(row)
+        return None if row is None else document_of(row, self._shown, namespace, id)
 
     def put(
         self,
@@ -125,8 +125,9 @@ class PostgresStore:
             doc = conn.execute(_GET, (namespace, id, now))
             lines = conn.execute(_READ, (namespace, id, 0, now))
         row = doc.fetchone()
-        found = None if row is None else document_of(row)
-        return found, [json.loads(line[0]) for line in lines.fetchall()]
+        found = None if row is None else document_of(row, self._shown, namespace, id)
+        texts = (line[0] for line in lines.fetchall())
+        return found, records_of(texts, self._shown, namespace, id)
 
     def put_and_append(
         self,
@@ -164,7 +165,11 @@ class PostgresStore:
                 (namespace, time.time()),
             ).fetchall()
         return iter(
-            self._unreadable.scan(namespace, ((r[0], r[1:]) for r in rows), document_of)
+            self._unreadable.scan(
+                namespace,
+                ((r[0], r[1:]) for r in rows),
+                lambda id, row: document_of(row, self._shown, namespace, id),
+            )
         )
 
     # -- streams -------------------------------------------------------------
@@ -213,7 +218,9 @@ class PostgresStore:
             rows = conn.execute(
                 _READ, (namespace, id, max(0, start), time.time())
             ).fetchall()
-        return [json.loads(row[0]) for row in rows]
+        return records_of(
+            (row[0] for row in rows), self._shown, namespace, id, max(0, start)
+        )
 
     def wait(
         self, namespace: str, id: str, start: int, timeout: float

@@ -41,7 +41,7 @@ import redis
 import redis.exceptions
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import Unreadable, dumps, redact
+from .codec import Unreadable, document_of, dumps, records_of, redact
 from .redis_scripts import APPEND, PUT, PUT_APPEND, READ, SWEEP_ONE
 
 __all__ = ["RedisStore"]
@@ -103,7 +103,7 @@ class RedisStore:
     def get(self, namespace: str, id: str) -> Document | None:
         with self._errors():
             found = self._client.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
-        return _document(found, time.time())
+        return self._document(found, time.time(), namespace, id)
 
     def put(
         self,
@@ -132,7 +132,8 @@ class RedisStore:
             pipe.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
             self._read(keys=keys, args=[repr(now), "0-1"], client=pipe)
             row, found = pipe.execute()
-        return _document(row, now), [json.loads(text) for text in found]
+        document = self._document(row, now, namespace, id)
+        return document, records_of(found, self._shown, namespace, id)
 
     def put_and_append(
         self,
@@ -178,7 +179,9 @@ class RedisStore:
         now = time.time()
         return iter(
             self._unreadable.scan(
-                namespace, zip(ids, rows, strict=True), lambda row: _document(row, now)
+                namespace,
+                zip(ids, rows, strict=True),
+                lambda id, row: self._document(row, now, namespace, id),
             )
         )
 
@@ -218,7 +221,7 @@ class RedisStore:
         args = [repr(time.time()), f"0-{max(0, start) + 1}"]
         with self._errors():
             found = self._read(keys=keys, args=args)
-        return [json.loads(text) for text in found]
+        return records_of(found, self._shown, namespace, id, max(0, start))
 
     def wait(
         self, namespace: str, id: str, start: int, timeout: float
@@ -287,6 +290,26 @@ class RedisStore:
             return 60.0
         return max(0.001, socket_timeout / 2)
 
+    def _document(
+        self, row: list[str | None], now: float, namespace: str, id: str
+    ) -> Document | None:
+        """The document a hash ``{v, ver, exp}`` holds, or None if it is
+        missing or expired.
+
+        Raises:
+            StoreUnreadable: ``v`` is not a JSON object.
+            ValueError: ``ver`` or ``exp`` is not a number.
+        """
+        value, version, expiry = row
+        if value is None or version is None:
+            return None
+        expires_at = float(expiry) if expiry else None
+        if expires_at is not None and expires_at <= now:
+            return None
+        return document_of(
+            (value, int(version), expires_at), self._shown, namespace, id
+        )
+
     def _names(self, key: str) -> tuple[str, str]:
         namespace, id = json.loads(key[len(self._prefix) + 2 :])
         return str(namespace), str(id)
@@ -315,16 +338,6 @@ class _Errors:
             raise StoreUnavailable(f"{self._shown}: {exc}") from exc
         if isinstance(exc, redis.exceptions.RedisError):
             raise StoreError(f"{self._shown}: {exc}") from exc
-
-
-def _document(row: list[str | None], now: float) -> Document | None:
-    value, version, expiry = row
-    if value is None or version is None:
-        return None
-    expires_at = float(expiry) if expiry else None
-    if expires_at is not None and expires_at <= now:
-        return None
-    return Document(json.loads(value), int(version), expires_at)
 
 
 def _put_args(

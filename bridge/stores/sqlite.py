@@ -21,7 +21,6 @@ while anyone waits: a cheap check, however many waiters.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -37,7 +36,7 @@ from typing import Any, final
 from bridge.trusted_file import untrusted
 
 from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import Unreadable, document_of, dumps
+from .codec import Unreadable, document_of, dumps, records_of
 from .sqlite_schema import SCHEMA_VERSION, append_one, check_ours, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -45,12 +44,16 @@ __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 log = logging.getLogger("yieldmcp.stores")
 
 _LIVE = "(expires_at IS NULL OR expires_at > ?)"
+# JSON text is read as its bytes (CAST AS BLOB) and decoded by the codec:
+# SQLite keeps any bytes as text, and sqlite3's own decoding of bytes that
+# are not UTF-8 is an OperationalError (a store that is down, to us) quoting
+# them, where the codec says StoreUnreadable, naming the row.
 _GET = (
-    "SELECT value, version, expires_at FROM docs"
+    "SELECT CAST(value AS BLOB), version, expires_at FROM docs"
     f" WHERE namespace = ? AND id = ? AND {_LIVE}"
 )
 _READ = (
-    "SELECT r.record FROM records r JOIN streams s"
+    "SELECT CAST(r.record AS BLOB) FROM records r JOIN streams s"
     " ON s.namespace = r.namespace AND s.id = r.id"
     " WHERE r.namespace = ? AND r.id = ? AND r.seq >= ?"
     " AND (s.expires_at IS NULL OR s.expires_at > ?) ORDER BY r.seq"
@@ -88,7 +91,8 @@ class SQLiteStore:
         # handler, which sleeps (1 ms, 2 ms, 5 ms...) between retries.
         self._writing = threading.Lock()
         self._closed = False
-        self._unreadable = Unreadable(f"sqlite:{self.path}")
+        self._shown = f"sqlite:{self.path}"
+        self._unreadable = Unreadable(self._shown)
         self._appended = threading.Condition()
         self._appends = 0  # appends heard (here, or by the watcher)
         self._waiters = 0
@@ -104,7 +108,7 @@ class SQLiteStore:
     def get(self, namespace: str, id: str) -> Document | None:
         with self._connection() as conn:
             row = conn.execute(_GET, (namespace, id, time.time())).fetchone()
-        return None if row is None else document_of(row)
+        return None if row is None else document_of(row, self._shown, namespace, id)
 
     def put(
         self,
@@ -130,12 +134,16 @@ class SQLiteStore:
     def scan(self, namespace: str) -> Iterator[tuple[str, Document]]:
         with self._connection() as conn:
             rows = conn.execute(
-                f"SELECT id, value, version, expires_at FROM docs"
+                f"SELECT id, CAST(value AS BLOB), version, expires_at FROM docs"
                 f" WHERE namespace = ? AND {_LIVE}",
                 (namespace, time.time()),
             ).fetchall()
         return iter(
-            self._unreadable.scan(namespace, ((r[0], r[1:]) for r in rows), document_of)
+            self._unreadable.scan(
+                namespace,
+                ((r[0], r[1:]) for r in rows),
+                lambda id, row: document_of(row, self._shown, namespace, id),
+            )
         )
 
     # -- streams -----------------------------------------------------------
@@ -183,8 +191,10 @@ class SQLiteStore:
                 lines = conn.execute(_READ, (namespace, id, 0, now)).fetchall()
             finally:
                 conn.commit()
-        found = None if row is None else document_of(row)
-        return found, [json.loads(line[0]) for line in lines]
+        found = None if row is None else document_of(row, self._shown, namespace, id)
+        return found, records_of(
+            (line[0] for line in lines), self._shown, namespace, id
+        )
 
     def put_and_append(
         self,
@@ -211,7 +221,9 @@ class SQLiteStore:
             rows = conn.execute(
                 _READ, (namespace, id, max(0, start), time.time())
             ).fetchall()
-        return [json.loads(row[0]) for row in rows]
+        return records_of(
+            (row[0] for row in rows), self._shown, namespace, id, max(0, start)
+        )
 
     def wait(
         self, namespace: str, id: str, start: int, timeout: float

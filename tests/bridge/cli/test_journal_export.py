@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import socket
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bridge.cli import main
 from bridge.server.state_token import Sealer, decode_key, new_key
 from bridge.stores import open_store
+from bridge.stores.codec import dumps
 
 
 def _run(capsys: pytest.CaptureFixture[str], *words: str) -> tuple[int, str, str]:
@@ -162,3 +167,216 @@ def test_a_document_on_a_terminal_carries_no_control_it_would_obey(
     document = json.loads(out)
     assert document["tool"] == hostile
     assert document["records"] == [record]
+
+
+# -- a store with rows that no writer of ours made --------------------------
+
+_TASK = {
+    "tool": "trip",
+    "arguments": {"city": "Rome"},
+    "status": "completed",
+    "created": 1.0,
+    "updated": 2.0,
+    "ttlMs": 60_000,
+    "pollIntervalMs": 500,
+    "result": {"content": []},
+}
+_RECORD = {"k": "0", "d": "x", "r": {"value": 1}, "l": "s"}
+
+# A record's text, as a stranger (or a damaged disk) left it.
+UNREADABLE_RECORDS = {
+    "not JSON": "not json",
+    "a raw control character": '{"k":"0","r":{"value":"\x1b[2J"}}',
+    "a JSON array": "[1,2]",
+    "nested 3,000 deep": '{"r":' + "[" * 3000 + "]" * 3000 + "}",
+    "a lone surrogate": '{"r":{"value":"\\ud800"}}',
+    "a 5,000-digit integer": '{"r":' + "9" * 5000 + "}",
+}
+# Python reads these as numbers JSON has not: the journal cannot be written.
+NOT_JSON_NUMBERS = {
+    "NaN": '{"k":"0","d":"x","r":{"value":NaN},"l":"s"}',
+    "1e400": '{"k":"0","d":"x","r":{"value":1e400},"l":"s"}',
+}
+
+
+def _store(tmp_path: Path) -> tuple[str, Path]:
+    """A SQLite store with a call ``c1`` and a task ``t1``, each two records."""
+    from bridge.durable.log import CALLS
+    from bridge.durable.tasks import TASKS
+
+    path = tmp_path / "store.db"
+    store = open_store(f"sqlite:{path}")
+    try:
+        store.put(CALLS, "c1", {"params": {"name": "trip", "arguments": {}}})
+        store.append(CALLS, "c1", [_RECORD, _RECORD])
+        store.put(TASKS, "t1", _TASK)
+        store.append(CALLS, "t1", [_RECORD, _RECORD])
+    finally:
+        store.close()
+    return f"sqlite:{path}", path
+
+
+def _corrupt(path: Path, sql: str, *args: object) -> None:
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute(sql, args)
+
+
+def _unreadable_line(err: str, named: str) -> str:
+    line = _one_line(err)
+    assert named in line, line
+    assert "cannot be read" in line, line
+    assert len(line) < 300, line  # the why in a few words, no record quoted
+    return line
+
+
+@pytest.mark.parametrize("case", sorted(UNREADABLE_RECORDS))
+@pytest.mark.parametrize(("id", "named"), [("c1", "call 'c1'"), ("t1", "task 't1'")])
+def test_an_unreadable_record_is_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, id: str, named: str
+) -> None:
+    url, path = _store(tmp_path)
+    _corrupt(
+        path,
+        "UPDATE records SET record = ? WHERE id = ? AND seq = 1",
+        UNREADABLE_RECORDS[case],
+        id,
+    )
+    code, out, err = _run(capsys, url, id)
+    assert (code, out) == (1, "")
+    assert "record 2" in _unreadable_line(err, named)
+    code, out, err = _run(capsys, url)  # the listing reads no record
+    assert (code, err) == (0, "")
+    assert len(out.splitlines()) == 2
+
+
+@pytest.mark.parametrize("case", sorted(NOT_JSON_NUMBERS))
+def test_a_journal_holding_nan_is_one_line_naming_the_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    """NaN and Infinity are what the store's writer can write (``json.dumps``
+    allows them) and give back: the store reads them, and the command, whose
+    document is JSON, says why it cannot write it. No server is involved:
+    the protocol's words ("the server broke the protocol") would mislead."""
+    url, path = _store(tmp_path)
+    _corrupt(
+        path, "UPDATE records SET record = ? WHERE id = 'c1'", NOT_JSON_NUMBERS[case]
+    )
+    code, out, err = _run(capsys, url, "c1")
+    assert (code, out) == (1, "")
+    line = _one_line(err)
+    assert "call 'c1'" in line, line
+    assert "NaN or Infinity" in line, line
+    assert "server" not in line
+
+
+_DEEP_ARGUMENTS = dumps({**_TASK, "arguments": {"x": 0}}).replace(
+    '"x":0', '"x":' + "[" * 3000 + "]" * 3000
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("garbage", False),
+        (dumps({**_TASK, "status": "\x1b[2J" + "x" * 5000}), True),
+        (_DEEP_ARGUMENTS, False),
+    ],
+    ids=["not JSON", "an unknown status", "arguments nested 3,000 deep"],
+)
+def test_an_unreadable_task_document_is_one_line_and_the_rest_are_listed(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+    text: str,
+    listed: bool,
+) -> None:
+    """A task document of no task's shape is still JSON: the listing shows
+    its words (it reads no more); one that is not JSON is passed over."""
+    url, path = _store(tmp_path)
+    _corrupt(path, "UPDATE docs SET value = ? WHERE id = 't1'", text)
+    code, out, err = _run(capsys, url, "t1")
+    assert (code, out) == (1, "")
+    _unreadable_line(err, "task 't1'")
+    with caplog.at_level(logging.WARNING, logger="yieldmcp.stores"):
+        code, out, _err = _run(capsys, url)
+    assert code == 0
+    assert "call\tc1\ttrip\trunning" in out.splitlines()
+    assert any(line.startswith("task\tt1\t") for line in out.splitlines()) == listed
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("'t1' cannot be read" in m for m in said) == (not listed), said
+
+
+def test_an_unreadable_call_document_is_passed_over_by_the_listing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    url, path = _store(tmp_path)
+    _corrupt(path, "UPDATE docs SET value = '[1]' WHERE id = 'c1'")
+    code, out, err = _run(capsys, url, "c1")
+    assert (code, out) == (1, "")
+    _unreadable_line(err, "call 'c1'")
+    with caplog.at_level(logging.WARNING, logger="yieldmcp.stores"):
+        code, out, _err = _run(capsys, url)
+    assert code == 0
+    assert out.splitlines() == ["task\tt1\ttrip\tcompleted"]
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("'c1' cannot be read" in m for m in said) == 1, said
+
+
+def test_tasks_whose_created_is_no_number_are_still_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The listing sorts tasks by ``created``: a string beside a number
+    there was a ``TypeError``."""
+    from bridge.durable.tasks import TASKS
+
+    url, _path = _store(tmp_path)
+    store = open_store(url)
+    try:
+        store.put(TASKS, "t2", {**_TASK, "created": "yesterday"})
+    finally:
+        store.close()
+    code, out, err = _run(capsys, url)
+    assert (code, err) == (0, "")
+    assert len(out.splitlines()) == 3
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    raw=st.one_of(
+        st.binary(max_size=64),
+        st.text(alphabet='{}[]":,0123456789eE.-+\\udNaIfity \x1b', max_size=64).map(
+            str.encode
+        ),
+        st.builds(
+            lambda inner: dumps({"r": inner}).encode(),
+            st.recursive(
+                st.none() | st.booleans() | st.floats() | st.text(max_size=8),
+                lambda more: (
+                    st.lists(more, max_size=3)
+                    | st.dictionaries(st.text(max_size=4), more, max_size=3)
+                ),
+                max_leaves=8,
+            ),
+        ),
+    )
+)
+def test_any_bytes_in_a_record_give_a_document_or_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], raw: bytes
+) -> None:
+    """Whatever a record's text: the journal as JSON and exit 0, or one
+    line and exit 1 with nothing on stdout; never a traceback."""
+    folder = tmp_path / str(time.monotonic_ns())  # a new store each example
+    folder.mkdir()
+    url, path = _store(folder)
+    _corrupt(path, "UPDATE records SET record = CAST(? AS TEXT) WHERE id = 'c1'", raw)
+    code, out, err = _run(capsys, url, "c1")
+    if code == 0:
+        assert json.loads(out)["id"] == "c1"
+        assert err == ""
+    else:
+        assert (code, out) == (1, "")
+        assert "call 'c1'" in _one_line(err)

@@ -8,6 +8,7 @@ the store and at each restart (found by a review that inserted one row).
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 
@@ -17,8 +18,9 @@ import redis
 import trio
 
 from bridge.durable import AsyncStore
+from bridge.durable.log import CALLS
 from bridge.durable.tasks import TASKS, TaskStore
-from bridge.stores import open_store
+from bridge.stores import StoreError, StoreUnavailable, StoreUnreadable, open_store
 from bridge.stores.codec import dumps
 
 NOT_JSON = '{"tool": "sleepy"'
@@ -71,3 +73,116 @@ async def test_scans_pass_over_what_cannot_be_read_and_say_so_once(
         assert sum("'fine' cannot be read" in m for m in said) == 1, said
     finally:
         blocking.close()
+
+
+# What no writer of ours stores: each makes a read fail in one documented
+# error (StoreUnreadable) rather than in whatever the decoder raised.
+UNREADABLE = {
+    "not JSON": "not json",
+    "a raw control": '{"v":"\x1b[2J"}',
+    "an array": "[1,2]",
+    "nested past the parser": '{"v":' + "[" * 3000 + "]" * 3000 + "}",
+    "a lone surrogate": '{"v":"\\ud800"}',
+    "a 5,000-digit number": '{"v":' + "9" * 5000 + "}",
+}
+
+
+def _plant_record(backend: str, url: str, id: str, text: str) -> None:
+    """Overwrite the first record of ``(CALLS, id)`` with ``text``."""
+    if backend == "sqlite":
+        with sqlite3.connect(url.removeprefix("sqlite:")) as conn:
+            conn.execute(
+                "UPDATE records SET record = ? WHERE namespace = ? AND id = ?",
+                (text, CALLS, id),
+            )
+    elif backend == "postgres":
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE yieldmcp_records SET record = %s"
+                " WHERE namespace = %s AND id = %s",
+                (text, CALLS, id),
+            )
+    else:
+        client = redis.Redis.from_url(url, decode_responses=True)
+        key = f"yieldmcp:s:{json.dumps([CALLS, id])}"
+        client.delete(key)
+        client.xadd(key, {"r": text}, id="0-1")
+        client.close()
+
+
+@pytest.mark.parametrize("case", sorted(UNREADABLE))
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+def test_a_record_nobody_can_read_is_one_store_error(
+    backend: str, case: str, request: pytest.FixtureRequest
+) -> None:
+    """``read`` and ``get_and_read`` raise :class:`StoreUnreadable`, a
+    :class:`StoreError` every caller of a store already handles, naming the
+    record in a few words: never the decoder's own exception, nor the
+    record's text."""
+    url = request.getfixturevalue(f"{backend}_url")
+    store = open_store(url)
+    try:
+        store.put(CALLS, "c1", {"params": {}})
+        store.append(CALLS, "c1", [{"k": "0"}])
+        _plant_record(backend, url, "c1", UNREADABLE[case])
+        for read in (store.read, store.get_and_read):
+            with pytest.raises(StoreUnreadable) as raised:
+                read(CALLS, "c1")
+            assert isinstance(raised.value, StoreError)
+            assert (raised.value.namespace, raised.value.id) == (CALLS, "c1")
+            assert raised.value.part == "record 1"
+            said = str(raised.value)
+            assert "'c1'" in said
+            assert "cannot be read" in said
+            assert "\n" not in said
+            assert len(said) < 300, said
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("case", sorted(UNREADABLE))
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+def test_a_document_nobody_can_read_is_one_store_error_and_passed_over(
+    backend: str,
+    case: str,
+    request: pytest.FixtureRequest,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``get`` raises :class:`StoreUnreadable`; a scan passes over the
+    document (one nested past the parser, a ``RecursionError``, failed it)."""
+    url = request.getfixturevalue(f"{backend}_url")
+    store = open_store(url)
+    try:
+        store.put(TASKS, "fine", {"kept": 1})
+        _plant(backend, url, "junk", UNREADABLE[case])
+        with pytest.raises(StoreUnreadable) as raised:
+            store.get(TASKS, "junk")
+        assert raised.value.part == "document"
+        assert len(str(raised.value)) < 300
+        with caplog.at_level(logging.WARNING, logger="yieldmcp.stores"):
+            assert [id for id, _ in store.scan(TASKS)] == ["fine"]
+        said = [r.getMessage() for r in caplog.records]
+        assert sum("'junk' cannot be read" in m for m in said) == 1, said
+    finally:
+        store.close()
+
+
+def test_a_record_of_bytes_not_utf8_is_unreadable_not_a_store_down(
+    sqlite_url: str,
+) -> None:
+    """SQLite keeps any bytes as text; they were an ``OperationalError``, a
+    :class:`StoreUnavailable` (a store that is down), quoting the bytes."""
+    store = open_store(sqlite_url)
+    try:
+        store.append(CALLS, "c1", [{"k": "0"}])
+        with sqlite3.connect(sqlite_url.removeprefix("sqlite:")) as conn:
+            conn.execute(
+                "UPDATE records SET record = CAST(? AS TEXT)",
+                (b'{"v":"\xff' + b"A" * 10_000 + b'"}',),
+            )
+        with pytest.raises(StoreUnreadable, match="not UTF-8") as raised:
+            store.read(CALLS, "c1")
+        assert not isinstance(raised.value, StoreUnavailable)
+        assert len(str(raised.value)) < 300
+    finally:
+        store.close()
