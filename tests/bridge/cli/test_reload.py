@@ -305,9 +305,10 @@ async def test_a_call_in_flight_finishes_on_the_code_it_started_with(
             assert await _text(client, "slow", {"go": str(go)}) == "second"
 
 
-def test_a_reload_that_fails_leaves_the_offer_as_it_was(
+def _reloading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Path, Server, Reloader, list[str]]:
+    """A served project, its server, its Reloader and the lines it reports."""
     # A Reloader stops Python writing compiled files: not for the other tests.
     monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
     served = _project(tmp_path)
@@ -315,7 +316,13 @@ def test_a_reload_that_fails_leaves_the_offer_as_it_was(
 
     server = load_server(str(served))
     lines: list[str] = []
-    reloader = Reloader(server, str(served), report=lines.append)
+    return served, server, Reloader(server, str(served), report=lines.append), lines
+
+
+def test_a_reload_that_fails_leaves_the_offer_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, server, reloader, lines = _reloading(tmp_path, monkeypatch)
     hello = server.tools["hello"]
     twice = "\n\n@tool(name='hello')\ndef again(ctx: Context) -> str:\n    return ''\n"
     served.write_text(textwrap.dedent(HELLO) + twice)
@@ -405,13 +412,7 @@ def test_a_file_that_exits_at_import_is_a_failed_reload_not_the_end(
 ) -> None:
     # SystemExit is no Exception: it ended `dev` and `serve --reload` with a
     # 70-line traceback, the tools gone.
-    monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
-    served = _project(tmp_path)
-    from bridge.cli.loader import load_server
-
-    server = load_server(str(served))
-    lines: list[str] = []
-    reloader = Reloader(server, str(served), report=lines.append)
+    served, server, reloader, lines = _reloading(tmp_path, monkeypatch)
     hello = server.tools["hello"]
     _write(served, code)
     assert not reloader.reload()
@@ -426,12 +427,7 @@ def test_a_file_that_exits_at_import_is_a_failed_reload_not_the_end(
 def test_a_keyboard_interrupt_raised_at_import_on_the_reload_thread_fails_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sys, "dont_write_bytecode", sys.dont_write_bytecode)
-    served = _project(tmp_path)
-    from bridge.cli.loader import load_server
-
-    server = load_server(str(served))
-    reloader = Reloader(server, str(served), report=[].append)
+    served, _server, reloader, _lines = _reloading(tmp_path, monkeypatch)
     _write(served, "raise KeyboardInterrupt\n")
     assert reloader._load_on_thread() == (  # pyright: ignore[reportPrivateUsage]
         f"reload failed: {served}: it raises KeyboardInterrupt when imported"
