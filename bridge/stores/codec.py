@@ -24,6 +24,9 @@ _MOST_SAID: Final = 1024  # documents one store names as unreadable, at most
 # writers could not have stored it: UTF-8 has no surrogates). Looked for in
 # the text first, so the common record pays one search, not a second walk.
 _ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+# A surrogate itself: what a backend that reads text with errors=
+# "surrogateescape" (Redis's client) makes of bytes that are not UTF-8.
+_RAW_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def dumps(value: Any) -> str:
@@ -75,6 +78,8 @@ def _unreadable(raw: str | bytes) -> dict[str, Any] | str:
     try:
         text = raw.decode() if isinstance(raw, bytes) else raw
     except UnicodeDecodeError:
+        return "not UTF-8 text"
+    if _RAW_SURROGATE.search(text):  # bytes decoded with surrogateescape
         return "not UTF-8 text"
     try:
         value: Any = json.loads(text)

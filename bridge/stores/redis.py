@@ -73,9 +73,14 @@ class RedisStore:
             # store runs in one (decode_responses) and converts each result.
             client: Any = redis.Redis
             # The URL's own socket_timeout (and the rest) wins over these.
+            # A value that is not UTF-8 (no writer of ours stores one) reads
+            # as text holding surrogates, which the codec names unreadable:
+            # decoding strictly raised inside redis-py, and one such value
+            # failed a whole scan (recovery's, the journal's listing).
             self._client: Any = client.from_url(
-                url, decode_responses=True, socket_connect_timeout=connect_timeout,
-                socket_timeout=timeout, socket_keepalive=True,
+                url, decode_responses=True, encoding_errors="surrogateescape",
+                socket_connect_timeout=connect_timeout, socket_timeout=timeout,
+                socket_keepalive=True,
             )  # fmt: skip
             self._client.ping()
         except (redis.exceptions.RedisError, ValueError) as exc:

@@ -186,3 +186,31 @@ def test_a_record_of_bytes_not_utf8_is_unreadable_not_a_store_down(
         assert len(str(raised.value)) < 300
     finally:
         store.close()
+
+
+def test_redis_values_not_utf8_are_unreadable_and_passed_over(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """redis-py decoded them strictly: its UnicodeDecodeError escaped every
+    reader, and one such document failed the whole scan (recovery's)."""
+    store = open_store(redis_url)
+    raw = redis.Redis.from_url(redis_url)  # bytes: as a stranger writes
+    try:
+        store.put(TASKS, "fine", {"kept": 1})
+        store.append(CALLS, "c1", [{"k": "0"}])
+        not_utf8 = b'{"v":"\xff' + b"A" * 10_000 + b'"}'
+        raw.hset(f'yieldmcp:d:["{TASKS}", "junk"]', mapping={"v": not_utf8, "ver": 1})
+        raw.sadd(f"yieldmcp:n:{TASKS}", "junk")
+        key = f"yieldmcp:s:{json.dumps([CALLS, 'c1'])}"
+        raw.delete(key)
+        raw.xadd(key, {"r": not_utf8}, id="0-1")
+        with pytest.raises(StoreUnreadable, match="not UTF-8") as raised:
+            store.get(TASKS, "junk")
+        assert len(str(raised.value)) < 300
+        with pytest.raises(StoreUnreadable, match="not UTF-8"):
+            store.read(CALLS, "c1")
+        with caplog.at_level(logging.WARNING, logger="yieldmcp.stores"):
+            assert [id for id, _ in store.scan(TASKS)] == ["fine"]
+    finally:
+        raw.close()
+        store.close()
