@@ -8,8 +8,13 @@ const KINDS = ["sample", "elicit", "elicit_url", "step", "log", "progress"];
 const MAX_SHOWN = 4096;
 const state = { tools: [], runs: new Map(), selected: null, current: null, models: ["offline"] };
 
+// Bidirectional embeddings, overrides and isolates draw text in another
+// order than it reads ("invoice\u202egnp.exe" as "invoiceexe.png"): not
+// drawn, as the terminal does not (bridge/elicit/_printable.py).
+const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
+
 function cut(text) {
-  const s = String(text);
+  const s = String(text).replace(BIDI, "");
   if (s.length <= MAX_SHOWN) return s;
   return `${s.slice(0, MAX_SHOWN)}… (${(s.length - MAX_SHOWN).toLocaleString("en-US")} more characters)`;
 }

@@ -212,6 +212,17 @@ def test_hostile_text_is_shown_as_text(page: Page) -> None:
     assert page.locator("section script, nav script").count() == 0
 
 
+def test_bidi_controls_are_not_drawn(page: Page) -> None:
+    # The terminal strips them (bridge.elicit's printable); the page drew
+    # them, so a description could read in another order than it is.
+    tools = page.get_by_test_id("tools")
+    expect(tools).to_contain_text("invoicegnp.exe")
+    assert "\u202e" not in tools.inner_text()
+    page.get_by_test_id("tool-spoof").click()
+    page.get_by_test_id("run").click()
+    expect(page.get_by_test_id("result")).to_have_text("invoicegnp.exe")
+
+
 def test_every_request_needs_the_token_host_and_origin(dev: str) -> None:
     base, _, token = dev.partition("/?token=")
     port = httpx.URL(base).port
