@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from importlib import metadata
 from pathlib import Path
@@ -78,6 +79,10 @@ def make_project(folder: Path, depends_on: str | None = None) -> list[Path]:
 
     name = shown(folder, cut=None)  # as typed, its controls escaped: one line
     try:
+        if folder.is_symlink() and not folder.exists():
+            raise InitError(
+                f"{name} is a symbolic link to nothing ({shown(os.readlink(folder))})"
+            )
         if folder.exists() and not folder.is_dir():
             raise InitError(f"{name} is a file, not a folder")
         if folder.is_dir() and any(folder.iterdir()):

@@ -121,6 +121,19 @@ def test_a_folder_with_something_in_it_is_refused_untouched(
         assert [p.name for p in target.iterdir()] == ["mine.txt"]
 
 
+def test_a_link_to_nothing_is_named_so(tmp_path: Path) -> None:
+    # It was "cannot write target: File exists", of a target that is not there.
+    target = tmp_path / "target"
+    target.symlink_to(tmp_path / "nowhere")
+    done = yieldmcp("init", str(target))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"yieldmcp: error: {target} is a symbolic link to nothing "
+        f"({tmp_path / 'nowhere'})"
+    ]
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_init_without_dir_fills_the_current_empty_folder(tmp_path: Path) -> None:
     done = subprocess.run(
         [YIELDMCP, "init"], capture_output=True, text=True, cwd=tmp_path, timeout=120
