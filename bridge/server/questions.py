@@ -33,6 +33,7 @@ prompt, and the answer is read back from JSON text.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any, cast, final
 
@@ -350,7 +351,9 @@ def _sendable(value: Any) -> Any:
 
     A log is for a person, and logging must not fail the call: what JSON has
     no form for (an exception, an object) is sent as its ``repr`` (a date,
-    a path, a model or a dataclass as pydantic writes it), and a lone
+    a path, a model or a dataclass as pydantic writes it), a number JSON has
+    no form for (NaN, an infinity) as its ``repr`` too (``"nan"``: written
+    as it is, a strict client cannot read the notification), and a lone
     surrogate (text decoded with ``errors="surrogateescape"``, which UTF-8
     cannot carry) as its escape, ``\\udce9``.
     """
@@ -360,6 +363,8 @@ def _sendable(value: Any) -> Any:
 def _escaped(value: Any) -> Any:
     if isinstance(value, str):
         return mcp_encode.escaped(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
     if isinstance(value, list):
         return [_escaped(item) for item in cast("list[Any]", value)]
     if isinstance(value, dict):

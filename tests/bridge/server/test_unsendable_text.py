@@ -12,7 +12,10 @@ an object as its ``repr``: logging never fails a call.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
+from typing import Any
 
 import pytest
 import trio
@@ -20,6 +23,7 @@ import trio
 from bridge.client import connect
 from runtime.errors import PeerError
 from tests.bridge.cli.inprocess import yieldmcp
+from tests.helpers import ROOT
 
 SERVED = "yieldmcp serve tests/fixtures/undecodable.py"
 ERAS = ["legacy", "2026-07-28"]
@@ -63,6 +67,40 @@ def test_logs_and_progress_never_fail_the_call(era: str) -> None:
         "[progress 1/2] caf\\udce9.txt",
         "done",
     ]
+
+
+def _strict(text: str) -> Any:
+    """JSON as a strict parser reads it (JavaScript's JSON.parse, the
+    TypeScript SDK's): NaN and Infinity are not JSON."""
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_log_of_numbers_json_has_no_form_for_is_json() -> None:
+    # {"ratio": NaN} went out as it is: not JSON, so a strict client could
+    # not read the notification (or the stream it came on).
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "strict", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel",
+         "params": {"level": "info"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "measures", "arguments": {}}},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "bridge.cli", "serve", "tests/fixtures/undecodable.py"],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    messages = [_strict(line) for line in done.stdout.splitlines()]
+    (log,) = [m for m in messages if m.get("method") == "notifications/message"]
+    assert log["params"]["data"] == {"ratio": "nan", "top": ["inf"]}
+    assert messages[-1]["result"]["content"][0]["text"] == "measured"
 
 
 @pytest.mark.parametrize("era", ERAS)
