@@ -579,7 +579,8 @@ class DevApp:
             if not headers.get("content-type", "").startswith("application/json"):
                 return await _plain(send, 415, "send JSON")
             try:
-                body: Any = json.loads(await _body(receive, self.max_body))
+                text = await _body(receive, self.max_body)
+                body: Any = json.loads(text, parse_constant=_not_json)
             except (ValueError, _TooLarge):
                 return await _plain(
                     send, 400, f"a JSON object of at most {self.max_body} bytes"
@@ -724,6 +725,12 @@ async def _plain(send: Send, status: int, text: str) -> None:
     await _respond(
         send, status, text.encode(), [(b"content-type", b"text/plain; charset=utf-8")]
     )
+
+
+def _not_json(constant: str) -> Any:
+    """NaN and Infinity, which Python's reader takes and the page's
+    JSON.parse does not: echoed in a run's arguments, they broke its stream."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 async def _json(send: Send, data: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.helpers import ROOT
 
@@ -186,3 +188,15 @@ def test_deeply_nested_json_is_a_400_in_one_line() -> None:
             assert refused.text == "a JSON object nested less deeply"
         assert http.get("/api/state").status_code == 200
     assert not any("Traceback" in line or "Error" in line for line in logged), logged
+
+
+def test_nan_in_a_post_is_a_400_and_the_stream_stays_json() -> None:
+    # Python's reader took NaN; echoed in the run's arguments, the page's
+    # JSON.parse could not read the state or the stream any more.
+    with _running_dev(str(TOOLS)) as (http, _logged):
+        json_body = {"content-type": "application/json"}
+        body = b'{"tool": "plan", "arguments": {"budget": NaN}}'
+        refused = http.post("/api/run", content=body, headers=json_body)
+        assert refused.status_code == 400
+        state = http.get("/api/state").text
+        json.loads(state, parse_constant=lambda c: pytest.fail(f"{c} in the state"))
