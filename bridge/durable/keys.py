@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Final
 
-from bridge.stores import JournalStore, StoreConflict, StoreError
+from bridge.stores import JournalStore, StoreConflict, StoreError, StoreUnreadable
 
 __all__ = ["store_state_key"]
 
@@ -32,18 +32,22 @@ def store_state_key(store: JournalStore, new_key: Callable[[], str]) -> str:
             line: it was a KeyError traceback, or a message about
             ``YIELDMCP_STATE_KEY``, which the user never set).
     """
-    found = store.get(NAMESPACE, ID)
-    if found is None:
-        # Another process may write it first: then use theirs.
-        with contextlib.suppress(StoreConflict):
-            store.put(NAMESPACE, ID, {"key": new_key()}, expect=0)
+    not_a_key = StoreError(
+        f"the store's {NAMESPACE}/{ID} document is not a request-state "
+        "key: remove it (a new one is made), or set YIELDMCP_STATE_KEY"
+    )
+    try:
         found = store.get(NAMESPACE, ID)
+        if found is None:
+            # Another process may write it first: then use theirs.
+            with contextlib.suppress(StoreConflict):
+                store.put(NAMESPACE, ID, {"key": new_key()}, expect=0)
+            found = store.get(NAMESPACE, ID)
+    except StoreUnreadable:  # not JSON, not an object: not a key either
+        raise not_a_key from None
     if found is None:  # pragma: no cover - written just above
         raise RuntimeError("the store lost the request-state key it was given")
-    key = found.value.get("key") if isinstance(found.value, dict) else None
+    key = found.value.get("key")
     if not isinstance(key, str):
-        raise StoreError(
-            f"the store's {NAMESPACE}/{ID} document is not a request-state "
-            "key: remove it (a new one is made), or set YIELDMCP_STATE_KEY"
-        )
+        raise not_a_key
     return key
