@@ -106,11 +106,6 @@ class CallLog:
             self.charge(records)
         await self.store.append(CALLS, self.call_id, records, expires_at=expires_at)
 
-    async def keep_until(self, expires_at: float) -> None:
-        """Keep the journal, whatever it holds, until ``expires_at`` (no
-        sooner: a stream's expiry is set by its last write, records or not)."""
-        await self.store.append(CALLS, self.call_id, [], expires_at=expires_at)
-
     async def read(self) -> Journal:
         """The journal as the store holds it (and its bytes, counted).
 

@@ -467,6 +467,15 @@ class TaskStore:
                 )
             except StoreConflict:
                 continue
+            moved = found.expires_at is None or new.expires_at > found.expires_at
+            if moved:
+                # The journal goes no sooner than its task. A runner's writes
+                # keep it a lease on, but a task with no runner (parked,
+                # answered and waiting for a place, or for recovery) kept
+                # its journal only its last write's time: an answer late in
+                # the TTL moved the document on, and the runner that came
+                # after the journal's expiry replayed without it.
+                await self.store.append(CALLS, task_id, [], expires_at=new.expires_at)
             return new
 
     async def delete(self, task_id: str) -> None:

@@ -148,25 +148,21 @@ class JournalLife:
     swept. Its journal was kept ``ttl`` after its last write only: a step
     that outlasted the TTL had the journal swept under it, and the next
     round (or the process taking the task on after a kill) replayed without
-    it and ran finished steps again. So every write and every lease renewal
-    keeps the journal a lease past now, and past the latest deadline it
-    records (a sleep's, a branch's); the expiry only moves forward.
+    it and ran finished steps again. So every write keeps the journal a
+    lease past now, and past the latest deadline it records (a sleep's, a
+    branch's); and every change that moves the document's expiry on (a
+    lease renewed, an answer) moves the journal's with it
+    (:meth:`~bridge.durable.tasks.TaskStore.change`).
     """
 
     def __init__(self, lease: float) -> None:
         self.lease = lease
-        self.log: CallLog | None = None  # the journal, once a round has read it
         self.ttl = 0.0  # the task's (ttlMs), from the same round
         self.horizon = 0.0  # the latest deadline recorded, epoch seconds
 
     def until(self, now: float) -> float:
         """When the journal may go, written at ``now``."""
         return max(now + self.lease, self.horizon) + self.ttl
-
-    async def keep(self) -> None:
-        """Keep the journal as long as a write now would (a lease renewed)."""
-        if self.log is not None:
-            await self.log.keep_until(self.until(time.time()))
 
 
 async def _keep_lease(
@@ -200,7 +196,6 @@ async def _keep_lease(
                 return
             lease.held_from(asked_at)
             renew_at = trio.current_time() + tasks.lease / 3
-            await life.keep()  # the journal goes no sooner than its task
 
 
 async def _drive(
@@ -355,7 +350,7 @@ class TaskHold:
         self.lease = lease  # checked before each write (see LeaseClock)
         if life is None:
             life = JournalLife(0.0 if lease is None else lease.seconds)
-        life.log, life.ttl = log, ttl
+        life.ttl = ttl
         life.horizon = max(life.horizon, horizon)
         self.life = life
         self.kept: list[Mapping[str, Any]] = []

@@ -84,3 +84,35 @@ async def test_a_step_past_the_ttl_leaves_the_journal_and_runs_nothing_again(
     assert done["status"] == "completed", done
     assert done["result"]["content"][0]["text"] == f"first slept {STEP:g} accept"
     assert ran.read_text().split() == ["first"]
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+async def test_a_task_answered_late_and_queued_still_has_its_journal(
+    tmp_path: Path, store: str
+) -> None:
+    # tasks/update moved the document's expiry (the answer's time + the TTL)
+    # but not the journal's (its last write + a lease + the TTL): a task
+    # answered late in its TTL that waited for a place (or for recovery)
+    # past the journal's expiry replayed without it and ran its finished
+    # step again (a reviewer's script: 4 of 4 runs).
+    flags = ["--max-tasks", "1", "--task-ttl", "6", "--task-lease", "1"]
+    if store == "sqlite":
+        flags += ["--store", f"sqlite:{tmp_path / 'store.sqlite3'}"]
+    ran = tmp_path / "ran"
+    with trio.fail_after(60):
+        async with (
+            serving(SERVED, tmp_path, *flags) as (server,),
+            httpx.AsyncClient(timeout=30) as http,
+        ):
+            wire = TaskWire(http, server.url)
+            made = await wire.call("long_then_ask", path=str(ran), seconds=0)
+            task_id = made["taskId"]
+            await wire.until(task_id, "input_required")
+            parked = trio.current_time()
+            await trio.sleep_until(parked + 4.5)
+            await wire.call("slow_step", seconds=4.0)  # takes the only place
+            await trio.sleep_until(parked + 5.0)
+            await wire.update(task_id, {"ok": {"action": "accept", "content": {}}})
+            done = await wire.until(task_id)  # once the place frees: parked + 8.5
+    assert done["status"] == "completed", done
+    assert ran.read_text().split() == ["first"]
