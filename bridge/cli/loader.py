@@ -46,8 +46,10 @@ def load_module(target: str) -> ModuleType:
         sys.path.insert(0, str(path.resolve().parent))
         try:
             spec.loader.exec_module(module)
-        except (Exception, SystemExit) as exc:  # a script's sys.exit too
+        except BaseException as exc:  # a script's sys.exit, GeneratorExit too
             del sys.modules[name]
+            if isinstance(exc, KeyboardInterrupt):
+                raise  # the user's Ctrl-C: it ends the command
             raise LoadError(_failed(target, exc)) from exc
         return module
     try:
@@ -56,7 +58,9 @@ def load_module(target: str) -> ModuleType:
         if exc.name is not None and target.startswith(exc.name):
             raise LoadError(f"no file or module named {target!r} ({exc})") from None
         raise LoadError(_failed(target, exc)) from exc
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         raise LoadError(_failed(target, exc)) from exc
 
 
@@ -70,8 +74,8 @@ def _failed(target: str, exc: BaseException) -> str:
     where = f" ({Path(here[0]).name}, line {here[1]})" if here else ""
     if isinstance(exc, SystemExit):
         return f"cannot load {target}{where}: {exits_at_import(exc)}"
-    detail = str(exc).strip().splitlines()
-    why = f"{type(exc).__name__}: {detail[0]}" if detail else type(exc).__name__
+    detail = quoted(exc, as_text=True)
+    why = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
     return f"cannot load {target}{where}: {why}"
 
 
@@ -83,9 +87,27 @@ def exits_at_import(exc: SystemExit) -> str:
     and ``dev`` with a traceback, the tools gone.
     """
     return (
-        f"it calls sys.exit({exc.code!r}) when imported (put a script's own "
-        f'code under `if __name__ == "__main__":`)'
+        f"it calls sys.exit({quoted(exc.code)}) when imported (put a script's "
+        f'own code under `if __name__ == "__main__":`)'
     )
+
+
+MOST_QUOTED = 200  # characters of a value from the served code a line quotes
+
+
+def quoted(value: object, *, as_text: bool = False) -> str:
+    """``value`` as one line quotes it (``repr``, or ``str`` with
+    ``as_text``), its first line, cut: the served code chose it (a 200 KB
+    exit message, a ``__repr__`` that raises)."""
+    try:
+        text = str(value) if as_text else repr(value)
+    except Exception as exc:  # its own __repr__ or __str__ failed: said so
+        return f"<{type(value).__name__}, whose {type(exc).__name__} hid it>"
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > MOST_QUOTED:
+        return f"{first[:MOST_QUOTED]}... ({len(first):,} characters)"
+    return first
 
 
 def served_place(exc: BaseException) -> tuple[str, int] | None:

@@ -27,7 +27,14 @@ import trio
 
 from bridge.server.server import Server
 
-from .loader import LoadError, exits_at_import, load_module, served_place, server_of
+from .loader import (
+    LoadError,
+    exits_at_import,
+    load_module,
+    quoted,
+    served_place,
+    server_of,
+)
 
 __all__ = ["DEBOUNCE_MS", "Reloader", "offered_by"]
 
@@ -227,8 +234,7 @@ def _to_stderr(line: str) -> None:
 
 
 def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+    return quoted(exc, as_text=True) or type(exc).__name__
 
 
 def _one_line(error: LoadError) -> str:

@@ -447,3 +447,46 @@ def test_serving_a_file_that_exits_at_import_is_one_line(
         "sys.exit(3) when imported (put a script's own code under "
         '`if __name__ == "__main__":`)'
     ]
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("raise GeneratorExit('bye')\n", "GeneratorExit: bye"),
+        (
+            "class Boom(BaseException):\n    pass\nraise Boom('custom')\n",
+            "Boom: custom",
+        ),
+        (  # the served code's own text, cut: not a 200 KB "line"
+            "raise SystemExit('x' * 200_000)\n",
+            f"it calls sys.exit('{'x' * 199}... (200,002 characters)) when imported",
+        ),
+        (
+            "class R:\n    def __repr__(self):\n        raise RuntimeError\n"
+            "raise SystemExit(R())\n",
+            "it calls sys.exit(<R, whose RuntimeError hid it>) when imported",
+        ),
+    ],
+)
+def test_any_exception_at_import_is_one_line_of_the_served_codes(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    code: str,
+    said: str,
+) -> None:
+    # A BaseException that is neither (GeneratorExit, the author's own) ended
+    # `dev` and `serve --reload` with a 95-line traceback.
+    served, server, reloader, lines = _reloading(tmp_path, monkeypatch)
+    hello = server.tools["hello"]
+    _write(served, code)
+    assert not reloader.reload()
+    assert server.tools == {"hello": hello}
+    (line,) = lines
+    assert said in line
+    assert len(line) < 500
+    from bridge.cli.commands import main
+
+    assert main(["serve", str(served)]) == 1
+    (error,) = capsys.readouterr().err.splitlines()
+    assert said in error
