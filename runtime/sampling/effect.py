@@ -33,6 +33,7 @@ from ..messages import (
 from ..replies import SampleReply
 from ..requests import SamplingRequest
 from ..results import SampleResult
+from ..wire.sendable import sendable_schema
 from .outcome import resolve_sample
 
 __all__ = ["Sample"]
@@ -197,7 +198,9 @@ def _schema_tool(model: type[BaseModel]) -> ToolSpec:
                 "Respond with structured data matching this schema by calling "
                 "this tool."
             ),
-            input_schema=model.model_json_schema(),
+            # No non-finite default (JSON has none: a strict client could
+            # not read the request); the model still applies it.
+            input_schema=sendable_schema(model.model_json_schema()),
         )
         _SCHEMA_TOOLS[model] = spec
     return spec

@@ -345,3 +345,26 @@ def test_text_and_failed_output_exchanges_have_no_parsed() -> None:
     failed = ctx.sample("move?", schema=Move).resolve(structured({"cell": 99}), "0")
     assert failed.parse_error is not None
     assert failed.exchange.parsed is None
+
+
+class Budget(BaseModel):
+    most: float = float("inf")
+
+
+@tool
+def budget(ctx: Context) -> Op[float]:
+    got = yield from ctx.sample_schema("your budget?", schema=Budget)
+    return got.parsed.most
+
+
+def test_a_schema_whose_default_json_cannot_carry_is_sent_without_it() -> None:
+    # The request's tool said "default": Infinity, which a strict client
+    # (the TypeScript SDK) cannot read: the call waited out its timeout.
+    peer = ScriptedPeer(samples=[structured({})])
+    assert run_scripted(budget, {}, peer) == float("inf")  # the model's default
+    (asked,) = peer.samples
+    (spec,) = asked.request().tools
+    assert spec.input_schema["properties"]["most"] == {
+        "title": "Most",
+        "type": "number",
+    }
