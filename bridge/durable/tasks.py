@@ -47,6 +47,7 @@ It does not run tasks or say what they look like on the wire
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast, final
 
@@ -73,6 +74,9 @@ __all__ = [
 ]
 
 TASKS: Final = "task"
+MAX_MS: Final = 10 * 365 * 24 * 3600 * 1000
+"""The longest ``ttlMs`` or poll interval a task document may hold: ten
+years, the longest time limit (``bridge.server.limits.MAX_SECONDS``)."""
 """The store namespace of task documents."""
 
 
@@ -414,8 +418,20 @@ class TaskDoc:
                 wake_at=None if wake_at is None else float(wake_at),
                 server_models=server_models({SERVER_MODELS_META_KEY: named}),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"malformed task document: {exc!r}") from None
+
+    def __attrs_post_init__(self) -> None:
+        # Written by something else (a stranger's row is valid JSON too):
+        # "ttlMs": 10**400 made expires_at an OverflowError, "created": NaN
+        # an error in iso(), and recovery's scan took the server down.
+        times = [self.created, self.updated, self.wake_at]
+        times += [] if self.lease is None else [self.lease.until]
+        if not all(t is None or math.isfinite(t) for t in times):
+            raise ValueError("a task's times must be finite numbers")
+        for name, ms in (("ttlMs", self.ttl_ms), ("pollIntervalMs", self.poll_ms)):
+            if not 0 < ms <= MAX_MS:
+                raise ValueError(f"{name} is out of range (1 ms to ten years)")
 
 
 def _unused(responses: Mapping[str, Any], used: Mapping[str, Any]) -> dict[str, Any]:

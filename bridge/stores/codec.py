@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast, final
@@ -39,10 +40,23 @@ def document_of(row: Sequence[Any], shown: str, namespace: str, id: str) -> Docu
     """The document a SQL row ``(value text, version, expires_at)`` holds.
 
     Raises:
-        StoreUnreadable: the value is not a JSON object (:func:`records_of`).
+        StoreUnreadable: the value is not a JSON object (:func:`records_of`),
+            or the version or expiry is not a number (SQLite keeps text in
+            an INTEGER column; a stranger's Redis hash holds what it likes).
     """
+    version, expires_at = row[1], row[2]
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise StoreUnreadable(
+            shown, namespace, id, "document", "its version is not a number"
+        )
+    if expires_at is not None and not (
+        isinstance(expires_at, int | float) and math.isfinite(expires_at)
+    ):
+        raise StoreUnreadable(
+            shown, namespace, id, "document", "its expiry is not a number"
+        )
     return Document(
-        _object_of(row[0], shown, namespace, id, "document"), row[1], row[2]
+        _object_of(row[0], shown, namespace, id, "document"), version, expires_at
     )
 
 

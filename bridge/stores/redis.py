@@ -40,7 +40,13 @@ from typing import Any, final
 import redis
 import redis.exceptions
 
-from .base import Document, StoreConflict, StoreError, StoreUnavailable
+from .base import (
+    Document,
+    StoreConflict,
+    StoreError,
+    StoreUnavailable,
+    StoreUnreadable,
+)
 from .codec import Unreadable, document_of, dumps, records_of, redact
 from .redis_scripts import APPEND, PUT, PUT_APPEND, READ, SWEEP_ONE
 
@@ -122,7 +128,8 @@ class RedisStore:
         args = _put_args(id, value, expect, expires_at)
         keys = [self._doc_key(namespace, id), self._index_key(namespace), self._expiry]
         with self._errors():
-            done, version = self._put(keys=keys, args=args)
+            reply = self._put(keys=keys, args=args)
+        done, version = self._checked(reply, namespace, id)
         if not done:
             raise StoreConflict(namespace, id, expect or 0, int(version))
         return int(version)
@@ -161,7 +168,9 @@ class RedisStore:
             *_append_args(records, expires_at),
         ]
         with self._errors():
-            done, version = self._put_append(keys=keys, args=args)
+            done, version = self._checked(
+                self._put_append(keys=keys, args=args), namespace, id
+            )
         if not done:
             raise StoreConflict(namespace, id, expect or 0, int(version))
         return int(version)
@@ -295,6 +304,16 @@ class RedisStore:
             return 60.0
         return max(0.001, socket_timeout / 2)
 
+    def _checked(self, reply: Any, namespace: str, id: str) -> tuple[Any, Any]:
+        """A put script's ``{done, version}``: the script reads the stored
+        version as a number, and a stranger's hash whose ``ver`` is none
+        leaves it out of the reply."""
+        if len(reply) != 2:
+            raise StoreUnreadable(
+                self._shown, namespace, id, "document", "its version is not a number"
+            )
+        return reply[0], reply[1]
+
     def _document(
         self, row: list[str | None], now: float, namespace: str, id: str
     ) -> Document | None:
@@ -302,18 +321,23 @@ class RedisStore:
         missing or expired.
 
         Raises:
-            StoreUnreadable: ``v`` is not a JSON object.
-            ValueError: ``ver`` or ``exp`` is not a number.
+            StoreUnreadable: ``v`` is not a JSON object, or ``ver`` or
+                ``exp`` is not a number.
         """
         value, version, expiry = row
         if value is None or version is None:
             return None
-        expires_at = float(expiry) if expiry else None
+        try:
+            expires_at = float(expiry) if expiry else None
+            number = int(version)
+        except ValueError:  # a stranger's hash: its ver or exp is no number
+            raise StoreUnreadable(
+                self._shown, namespace, id, "document", "its version or expiry "
+                "is not a number",
+            ) from None  # fmt: skip
         if expires_at is not None and expires_at <= now:
             return None
-        return document_of(
-            (value, int(version), expires_at), self._shown, namespace, id
-        )
+        return document_of((value, number, expires_at), self._shown, namespace, id)
 
     def _names(self, key: str) -> tuple[str, str]:
         namespace, id = json.loads(key[len(self._prefix) + 2 :])

@@ -35,7 +35,13 @@ from typing import Any, final
 
 from bridge.trusted_file import untrusted
 
-from .base import Document, StoreConflict, StoreError, StoreUnavailable
+from .base import (
+    Document,
+    StoreConflict,
+    StoreError,
+    StoreUnavailable,
+    StoreUnreadable,
+)
 from .codec import Unreadable, document_of, dumps, records_of
 from .sqlite_schema import SCHEMA_VERSION, append_one, check_ours, create_schema
 
@@ -121,7 +127,10 @@ class SQLiteStore:
     ) -> int:
         text = dumps(value)
         with self._write() as conn:
-            return _put_in(conn, namespace, id, text, expect, expires_at, time.time())
+            now = time.time()
+            return _put_in(
+                conn, self._shown, namespace, id, text, expect, expires_at, now
+            )
 
     def delete(self, namespace: str, id: str) -> None:
         with self._write() as conn:
@@ -209,7 +218,9 @@ class SQLiteStore:
         text, lines = dumps(value), [dumps(r) for r in records]
         with self._write() as conn:
             now = time.time()
-            version = _put_in(conn, namespace, id, text, expect, expires_at, now)
+            version = _put_in(
+                conn, self._shown, namespace, id, text, expect, expires_at, now
+            )
             append_one(conn, namespace, id, lines, expires_at, now)
         with self._appended:
             self._appends += 1
@@ -494,6 +505,7 @@ def _why(path: Path, exc: sqlite3.Error) -> str:
 
 def _put_in(
     conn: sqlite3.Connection,
+    shown: str,
     namespace: str,
     id: str,
     text: str,
@@ -506,7 +518,11 @@ def _put_in(
         f"SELECT version FROM docs WHERE namespace = ? AND id = ? AND {_LIVE}",
         (namespace, id, now),
     ).fetchone()
-    version = 0 if row is None else int(row[0])
+    version: Any = 0 if row is None else row[0]
+    if not isinstance(version, int):  # SQLite keeps text in an INTEGER column
+        raise StoreUnreadable(
+            shown, namespace, id, "document", "its version is not a number"
+        )
     if expect is not None and expect != version:
         raise StoreConflict(namespace, id, expect, version)
     conn.execute(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -175,3 +176,25 @@ def test_the_models_that_answered_here_are_kept_in_order_and_stored() -> None:
     assert second.input_requests == {"c": {}}  # answered ones leave the list
     assert second.answered_here({"zz": {}}, ["m4"], 5.0) is None  # nothing asked
     assert TaskDoc.from_json(second.to_json()) == second
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("ttlMs", 10**400),  # valid JSON: expires_at was an OverflowError
+        ("ttlMs", 0),
+        ("pollIntervalMs", -5),
+        ("created", float("nan")),  # iso() failed on it in tasks/get
+        ("updated", float("inf")),
+        ("wakeAt", float("-inf")),
+    ],
+)
+def test_a_stranger_s_task_document_of_numbers_out_of_range_is_malformed(
+    field: str, value: Any
+) -> None:
+    # Recovery's scan passes over a malformed document; an OverflowError
+    # went through it, and took the server down at every start.
+    data = {**_new().to_json(), field: value}
+    with pytest.raises(ValueError, match="malformed task document"):
+        TaskDoc.from_json(data)
+    assert TaskDoc.from_json(_new().to_json()) == _new()

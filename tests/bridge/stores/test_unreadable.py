@@ -214,3 +214,31 @@ def test_redis_values_not_utf8_are_unreadable_and_passed_over(
     finally:
         raw.close()
         store.close()
+
+
+def test_a_version_that_is_no_number_is_unreadable_not_a_crash(
+    sqlite_url: str, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite keeps text in an INTEGER column, and a stranger's Redis hash
+    holds what it likes: int('abc') in a write took a server's task runner,
+    and the server, down at every start."""
+    for url in (sqlite_url, redis_url):
+        store = open_store(url)
+        try:
+            store.put(TASKS, "fine", {"kept": 1})
+            store.put(TASKS, "odd", {"kept": 2})
+            if url.startswith("sqlite:"):
+                with sqlite3.connect(url.removeprefix("sqlite:")) as conn:
+                    conn.execute("UPDATE docs SET version = 'abc' WHERE id = 'odd'")
+            else:
+                raw = redis.Redis.from_url(url)
+                raw.hset(f'yieldmcp:d:["{TASKS}", "odd"]', "ver", "abc")
+                raw.close()
+            with pytest.raises(StoreUnreadable, match="not a number"):
+                store.get(TASKS, "odd")
+            with pytest.raises(StoreUnreadable, match="not a number"):
+                store.put(TASKS, "odd", {"kept": 3}, expect=1)
+            with caplog.at_level(logging.WARNING, logger="yieldmcp.stores"):
+                assert [id for id, _ in store.scan(TASKS)] == ["fine"]
+        finally:
+            store.close()
