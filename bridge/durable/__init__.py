@@ -22,6 +22,7 @@ from bridge.stores import MemoryStore as MemoryStore
 from bridge.stores import StoreConflict as StoreConflict
 from bridge.stores import StoreError as StoreError
 from bridge.stores import StoreUnavailable as StoreUnavailable
+from bridge.stores import StoreUnreadable as StoreUnreadable
 
 __all__ = [
     "AsyncStore",
@@ -31,4 +32,5 @@ __all__ = [
     "StoreConflict",
     "StoreError",
     "StoreUnavailable",
+    "StoreUnreadable",
 ]

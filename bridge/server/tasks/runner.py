@@ -45,6 +45,7 @@ answer the task methods (:mod:`.methods`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -52,11 +53,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import trio
 
-from bridge.durable import StoreError
+from bridge.durable import StoreError, StoreUnreadable
 from bridge.durable.log import CallLog
 from bridge.durable.tasks import TERMINAL, TaskDoc, TaskStatus
 from bridge.jsonrpc.errors import error_data
-from bridge.jsonrpc.messages import INVALID_PARAMS
+from bridge.jsonrpc.messages import INTERNAL_ERROR, INVALID_PARAMS
 from bridge.server import modern as _modern
 from bridge.server.calls.rounds import Parked, Round
 from bridge.server.fallback import answer_requests, round_capabilities
@@ -74,6 +75,9 @@ if TYPE_CHECKING:
 __all__ = ["LeaseClock", "LeaseLost", "TaskHold", "run_task", "tasks_of"]
 
 _ERA = "2026-07-28"
+_UNREADABLE = "Internal error: the task's journal in the store cannot be read"
+
+log = logging.getLogger("yieldmcp.tasks")
 
 
 def tasks_of(server: Offer) -> Tasks:
@@ -221,6 +225,12 @@ async def _drive(
             continue  # an answer came meanwhile, or it is time: go on
         try:
             await _round(tasks, task_id, doc, responses, lease, life)
+        except StoreUnreadable:
+            # A record no writer of ours stored: reading it again will not
+            # help (it was tried again every second, for ever).
+            log.warning("task %s: its journal cannot be read; it fails", task_id)
+            unreadable = {"code": INTERNAL_ERROR, "message": _UNREADABLE}
+            await _end(tasks, task_id, error=unreadable)
         except (StoreError, LeaseLost):
             raise  # the store's trouble: the task is resumed after its lease
         except Exception as exc:  # it cannot run here (its tool changed...)

@@ -178,3 +178,34 @@ async def test_a_cancel_on_another_server_stops_the_run() -> None:
         with trio.fail_after(5):
             while tasks_of(one).running:
                 await trio.sleep(0.02)
+
+
+async def test_a_task_whose_journal_cannot_be_read_fails_once(
+    tmp_path: Path,
+) -> None:
+    # StoreUnreadable is a StoreError, so a record no writer of ours stored
+    # was taken for an outage: the task was tried again every second, for
+    # ever, "working" to its client.
+    import sqlite3
+
+    from bridge.stores import open_store
+    from tests.fixtures import attack_tools
+
+    path = tmp_path / "store.sqlite3"
+    store = open_store(f"sqlite:{path}")
+    server = Server([attack_tools.long_then_ask], name="one", store=store)
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            ran = str(tmp_path / "ran")
+            made = await wire.call("long_then_ask", path=ran, seconds=0)
+            task_id = made["taskId"]
+            await wire.until(task_id, "input_required")
+            with sqlite3.connect(path) as conn:
+                conn.execute("UPDATE records SET record = 'not json'")
+            await wire.update(task_id, {"ok": {"action": "accept"}})
+            done = await wire.until(task_id)
+    assert done["status"] == "failed", done
+    assert done["error"]["message"] == (
+        "Internal error: the task's journal in the store cannot be read"
+    )
