@@ -102,6 +102,15 @@ class Home(Protocol):
         """Seconds a call's records outlive its last write."""
         ...
 
+    async def keep_alive(self) -> None:
+        """Renew the session's records (its document, and its index of
+        calls): a call runs long with nothing to write.
+
+        Raises:
+            StoreError: the store failed.
+        """
+        ...
+
     @property
     def finished_ttl(self) -> float:
         """Seconds a finished call is kept (its response, params and
@@ -297,6 +306,23 @@ class LiveLog:
                 CALLS, self.call_id, self._doc, expires_at=expires
             )
 
+    async def _keep_alive(self) -> None:
+        """Renew what the store keeps of the session and of this call (its
+        document, journal and questions), a call running long with nothing
+        to write; a store that fails is tried again at the next turn."""
+        home, call_id = self.home, self.call_id
+        expires = time.time() + home.ttl
+        try:
+            with home.outage.watching():
+                await home.keep_alive()
+                self._doc_written = time.time()
+                await home.store.put(CALLS, call_id, self._doc, expires_at=expires)
+                await home.store.append(CALLS, call_id, [], expires_at=expires)
+                if self._asked:
+                    await home.store.append(ASKED, call_id, [], expires_at=expires)
+        except (StoreError, OSError) as exc:
+            log.warning("durable call %s: not kept alive: %s", call_id, exc)
+
     def _queue(self, write: Callable[[], Any], then: Then | None, arg: Any) -> None:
         with contextlib.suppress(trio.ClosedResourceError):
             self._send.send_nowait((write, then, arg))
@@ -305,7 +331,21 @@ class LiveLog:
         self, receive: trio.MemoryReceiveChannel[tuple[Callable[[], Any], Any, Any]]
     ) -> None:
         async with receive:
-            async for write, then, arg in receive:
+            while True:
+                # A step may outlast the session's idle time: with nothing
+                # written, the session's and the call's records expired in
+                # the store under a running call, and no other process could
+                # take it on after a kill. Kept every third of that time.
+                item: tuple[Callable[[], Any], Any, Any] | None = None
+                with trio.move_on_after(self.home.ttl / 3):
+                    try:
+                        item = await receive.receive()
+                    except trio.EndOfChannel:
+                        return
+                if item is None:
+                    await self._keep_alive()
+                    continue
+                write, then, arg = item
                 error: BaseException | None = None
                 try:
                     with self.home.outage.watching():

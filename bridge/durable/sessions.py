@@ -55,10 +55,13 @@ class SessionRecords:
             value = {**state, "gen": generation}
             expect = 0 if doc is None else doc.version
             try:
-                await store.put(
+                # The session's index of its calls (the stream of the same
+                # name) expires with the document, in the same write.
+                await store.put_and_append(
                     SESSIONS,
                     session_id,
                     value,
+                    [],
                     expect=expect,
                     expires_at=now + self.ttl,
                 )

@@ -78,6 +78,9 @@ class HttpHome:
         self.records = SessionRecords(store, http.id, ttl=self.ttl)
         self.saved = 0.0  # when the session's document was last written
 
+    async def keep_alive(self) -> None:
+        await save(self.http)  # the document and its index of calls
+
     def stream_of(self, request_id: RequestId) -> int | None:
         return self.http.stream_of(request_id)
 

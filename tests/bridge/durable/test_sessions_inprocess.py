@@ -17,7 +17,7 @@ import httpx
 import pytest
 import trio
 
-from bridge.durable.live import ASKED
+from bridge.durable.live import ASKED, SESSIONS
 from bridge.durable.log import CALLS
 from bridge.server import Server
 from bridge.stores import MemoryStore
@@ -317,3 +317,39 @@ async def test_a_finished_call_is_kept_for_its_ttl_then_expires_whole(
                 await response.aread()
                 assert response.status_code == 400, response.text
     assert _ran(counter) == ["greet Flo"]
+
+
+async def test_a_step_longer_than_the_idle_time_keeps_the_session_in_the_store(
+    http: httpx.AsyncClient, counter: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Requests and writes renewed the session's and the call's records;
+    # a step that outlasted --session-idle-timeout had them expire under the
+    # running call, so after a kill no other process could take it on
+    # ("404 unknown or terminated session"), and without one the next
+    # request routed to another process got the same 404.
+    monkeypatch.setenv("SESSION_TOOLS_SLOW", "2.5")
+    store = MemoryStore()
+    limits = HttpLimits(session_idle_timeout=1.5)
+    with trio.fail_after(30):
+        async with (
+            served(Server(TOOLS, store=store), limits=limits) as url,
+            trio.open_nursery() as nursery,
+        ):
+            raw = Raw(http, url)
+            await raw.initialize()
+            session_id = raw.session_id
+            assert session_id is not None
+
+            async def call() -> None:
+                await raw.post(_call(raw, 14, "sequence"))
+
+            nursery.start_soon(call)
+            while "start 0" not in _ran(counter):
+                await trio.sleep(0.05)
+            await trio.sleep(2.2)  # in the first step: past the idle time
+            assert "end 0" not in _ran(counter)
+            assert store.get(SESSIONS, session_id) is not None
+            (call_id,) = [call_id for call_id, _doc in store.scan(CALLS)]
+            assert store.get(CALLS, call_id) is not None
+            assert [e["c"] for e in store.read(SESSIONS, session_id)] == [call_id]
+            nursery.cancel_scope.cancel()
