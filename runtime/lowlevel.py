@@ -146,6 +146,7 @@ from .wire.check import plain_requested_schema as plain_requested_schema
 from .wire.check import tagged_model as tagged_model
 from .wire.schemas import offline_validator as offline_validator
 from .wire.sendable import sendable_schema as sendable_schema
+from .wire.sendable import unsendable as unsendable
 
 if TYPE_CHECKING:
     from .wire.schemas import Unresolvable as Unresolvable
@@ -250,6 +251,7 @@ __all__ = [
     "plain_requested_schema",
     "run",
     "sendable_schema",
+    "unsendable",
     "start",
     "step_key",
     "tagged_model",

@@ -116,7 +116,8 @@ def served_place(exc: BaseException) -> tuple[str, int] | None:
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith("<frozen") and not _ours(f.filename)
+        # (not "<frozen ...>" nor "<attrs generated ...>": no file of theirs)
+        if not f.filename.startswith("<") and not _ours(f.filename)
     ]
     if not frames:
         return None

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from runtime import Tool, tool
 from runtime.errors import InvalidTool
+from runtime.lowlevel import unsendable
 
 __all__ = [
     "Completer",
@@ -54,6 +55,9 @@ class Resource:
     description: str | None = None
     mime_type: str | None = None
 
+    def __attrs_post_init__(self) -> None:
+        _refuse_unsendable("resource", self.uri, self)
+
 
 @final
 @attrs.frozen(kw_only=True)
@@ -67,6 +71,9 @@ class ResourceTemplate:
     description: str | None = None
     mime_type: str | None = None
     complete: Mapping[str, Completer] = attrs.field(factory=dict[str, Completer])
+
+    def __attrs_post_init__(self) -> None:
+        _refuse_unsendable("resource template", self.uri_template, self)
 
     def match(self, uri: str) -> dict[str, str] | None:
         """The template variables if ``uri`` matches, else None."""
@@ -108,6 +115,23 @@ class Prompt:
                 argument["description"] = field.description
             out.append(argument)
         return out
+
+
+def _refuse_unsendable(
+    kind: str, named: str, item: Resource | ResourceTemplate
+) -> None:
+    """Refuse a definition whose text UTF-8 cannot carry (a lone surrogate):
+    the list that holds it could not be written, for every item in it (as a
+    tool's, ``runtime.tools.define``).
+
+    Raises:
+        InvalidTool: naming the definition and the field.
+    """
+    fields = ("uri", "uri_template", "name", "title", "description", "mime_type")
+    texts = {f: getattr(item, f) for f in fields if getattr(item, f, None) is not None}
+    found = unsendable(texts)
+    if found is not None:
+        raise InvalidTool(f"{kind} {named!r}: {found.describe()}")
 
 
 def resource(

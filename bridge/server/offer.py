@@ -21,6 +21,7 @@ from bridge.durable import AsyncStore, JournalStore, StoreError
 from bridge.durable.keys import store_state_key
 from runtime import Tool
 from runtime.errors import InvalidTool
+from runtime.lowlevel import unsendable
 
 from .catalog import Prompt, Resource, ResourceTemplate
 from .changes import Change, ListKind, ResourceUpdated
@@ -76,6 +77,9 @@ class Offer:
         self.auth = auth
         self.version = version or __version__
         self.title = title
+        found = None if instructions is None else unsendable(instructions)
+        if found is not None:  # initialize could not be answered at all
+            raise InvalidTool(f"the server's instructions: {found.describe()}")
         self.instructions = instructions
         self.sampling_timeout = sampling_timeout
         self.elicitation_timeout = elicitation_timeout

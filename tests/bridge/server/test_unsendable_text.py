@@ -145,3 +145,25 @@ async def test_a_reply_that_cannot_be_written_is_an_error_not_the_servers_end(
             assert refused.value.code == -32603
             assert "the reply could not be written" in str(refused.value)
             assert (await client.call_tool("refuses")).is_error  # still serving
+
+
+@pytest.mark.parametrize("where", ["resource", "template", "instructions"])
+def test_a_definition_utf8_cannot_carry_is_refused_when_made(where: str) -> None:
+    # resources/list (or resources/templates/list) answered -32603 for every
+    # resource, with a logged traceback; instructions made initialize fail,
+    # so no client could connect. Tools and prompts were refused already.
+    from bridge.server import Server, resource, resource_template
+    from runtime.errors import InvalidTool
+
+    bad = b"caf\xe9".decode("utf-8", "surrogateescape")
+
+    def define() -> object:
+        if where == "resource":
+            return resource("notes://today", description=bad)(lambda: "notes")
+        if where == "template":
+            return resource_template("notes://{day}", title=bad)(lambda day: "")
+        return Server([], instructions=f"Use {bad} first")
+
+    with pytest.raises(InvalidTool, match="lone surrogate") as refused:
+        define()
+    assert "\n" not in str(refused.value)
