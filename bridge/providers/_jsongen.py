@@ -641,16 +641,25 @@ class _Draw:
         self.charge(1, 5)
         return value
 
-    def string(self, schema: JSONObject, depth: int) -> Any:
-        low = _count(schema.get("minLength", 0)) or 0
-        high = _count(schema.get("maxLength"))
+    def sizes(
+        self, schema: JSONObject, what: str, most: int, bound: str
+    ) -> tuple[int, int | None]:
+        """``min<what>`` and ``max<what>`` (``Length``, ``Items``): the least
+        and the most, if any; unmet when the least is past the most, or past
+        ``most`` (``bound`` says what that is)."""
+        low = _count(schema.get(f"min{what}", 0)) or 0
+        high = _count(schema.get(f"max{what}"))
         if high is not None and low > high:
-            raise self.fail(_more("minLength", schema, "maxLength"))
-        if low > MAX_CHARS - 2:
-            raise self.fail(
-                _more("minLength", schema, f"the {MAX_CHARS:,} characters one answer")
-                + " may take"
-            )
+            raise self.fail(_more(f"min{what}", schema, f"max{what}"))
+        if low > most:
+            raise self.fail(_more(f"min{what}", schema, bound))
+        return low, high
+
+    def string(self, schema: JSONObject, depth: int) -> Any:
+        low, high = self.sizes(
+            schema, "Length", MAX_CHARS - 2, f"the {MAX_CHARS:,} characters "
+            "one answer may take",
+        )  # fmt: skip
         self.need(1, low + 2)  # before the letters are drawn: fail fast
         fmt: Any = schema.get("format")
         maker = _FORMATS.get(fmt) if isinstance(fmt, str) else None
@@ -766,15 +775,10 @@ class _Draw:
         prefix = cast(list[Any], schema.get("prefixItems") or [])
         if isinstance(items, list):  # draft 4 to 2019-09: a tuple
             prefix, items = cast(list[Any], items), schema.get("additionalItems", True)
-        low = _count(schema.get("minItems", 0)) or 0
-        high = _count(schema.get("maxItems"))
-        if high is not None and low > high:
-            raise self.fail(_more("minItems", schema, "maxItems"))
-        if low > MAX_VALUES - 1:
-            raise self.fail(
-                _more("minItems", schema, f"the {MAX_VALUES:,} values one answer")
-                + " may hold"
-            )
+        low, high = self.sizes(
+            schema, "Items", MAX_VALUES - 1, f"the {MAX_VALUES:,} values "
+            "one answer may hold",
+        )  # fmt: skip
         self.need(low + 1, 2 * low + 1)  # fail fast when the rest cannot hold them
         if high is None:
             high = low + (0 if depth >= self.max_depth else _EXTRA_ITEMS)
