@@ -10,6 +10,8 @@ the result was lost.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import httpx
@@ -30,20 +32,26 @@ TTL = 2.0
 STEP = 5.0
 
 
+@contextlib.asynccontextmanager
+async def _wire(tmp_path: Path, store: str, *flags: str) -> AsyncGenerator[TaskWire]:
+    """A ``yieldmcp serve`` of the attack tools with ``flags`` (and a SQLite
+    store for ``store="sqlite"``), and a wire to it."""
+    if store == "sqlite":
+        flags = (*flags, "--store", f"sqlite:{tmp_path / 'store.sqlite3'}")
+    async with (
+        serving(SERVED, tmp_path, *flags) as (server,),
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        yield TaskWire(http, server.url)
+
+
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 async def test_a_task_running_past_its_ttl_completes_and_is_readable(
     tmp_path: Path, store: str
 ) -> None:
-    flags = ["--task-ttl", str(TTL)]
-    if store == "sqlite":
-        flags += ["--store", f"sqlite:{tmp_path / 'store.sqlite3'}"]
     seen: list[str] = []
     with trio.fail_after(60):
-        async with (
-            serving(SERVED, tmp_path, *flags) as (server,),
-            httpx.AsyncClient(timeout=30) as http,
-        ):
-            wire = TaskWire(http, server.url)
+        async with _wire(tmp_path, store, "--task-ttl", str(TTL)) as wire:
             task_id = (await wire.call("slow_step", seconds=STEP))["taskId"]
             try:
                 while not seen or seen[-1] not in ("completed", "failed"):
@@ -66,15 +74,9 @@ async def test_a_step_past_the_ttl_leaves_the_journal_and_runs_nothing_again(
     # question replayed without it and ran the first step again (and a
     # process taking the task on after a kill would have too).
     flags = ["--task-ttl", str(TTL), "--task-lease", "1"]  # a sweep every 0.5 s
-    if store == "sqlite":
-        flags += ["--store", f"sqlite:{tmp_path / 'store.sqlite3'}"]
     ran = tmp_path / "ran"
     with trio.fail_after(60):
-        async with (
-            serving(SERVED, tmp_path, *flags) as (server,),
-            httpx.AsyncClient(timeout=30) as http,
-        ):
-            wire = TaskWire(http, server.url)
+        async with _wire(tmp_path, store, *flags) as wire:
             made = await wire.call("long_then_ask", path=str(ran), seconds=STEP)
             task_id = made["taskId"]
             asked = await wire.until(task_id, "input_required")
@@ -96,15 +98,9 @@ async def test_a_task_answered_late_and_queued_still_has_its_journal(
     # past the journal's expiry replayed without it and ran its finished
     # step again (a reviewer's script: 4 of 4 runs).
     flags = ["--max-tasks", "1", "--task-ttl", "6", "--task-lease", "1"]
-    if store == "sqlite":
-        flags += ["--store", f"sqlite:{tmp_path / 'store.sqlite3'}"]
     ran = tmp_path / "ran"
     with trio.fail_after(60):
-        async with (
-            serving(SERVED, tmp_path, *flags) as (server,),
-            httpx.AsyncClient(timeout=30) as http,
-        ):
-            wire = TaskWire(http, server.url)
+        async with _wire(tmp_path, store, *flags) as wire:
             made = await wire.call("long_then_ask", path=str(ran), seconds=0)
             task_id = made["taskId"]
             await wire.until(task_id, "input_required")
