@@ -81,7 +81,7 @@ def add_serve_options(serve: argparse.ArgumentParser) -> None:
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="clock skew allowed on token expiry (default 60)",
+        help="clock skew allowed on token expiry, at most 3600 (default 60)",
     )
     group.add_argument(
         "--auth-jwks-ttl",
@@ -168,15 +168,20 @@ def serve_auth(args: argparse.Namespace, http: tuple[str, int] | None) -> Any:
 
 
 def _check_times(args: argparse.Namespace) -> None:
-    """Refuse a negative time, or a timeout that is not positive."""
+    """Refuse a time out of its range (``seconds_problem``), naming the flag."""
+    from bridge.server.auth.verifiers import MAX_LEEWAY, seconds_problem
+    from bridge.server.limits import MAX_SECONDS
+
     for name in ("leeway", "jwks_ttl", "jwks_refresh", "unknown_kid_ttl",
-                 "inactive_ttl"):  # fmt: skip
+                 "inactive_ttl", "timeout"):  # fmt: skip
         value: float = getattr(args, f"auth_{name}")
-        if not value >= 0:
-            flag = "--auth-" + name.replace("_", "-")
-            raise ValueError(f"{flag} must not be negative, got {value}")
-    if not args.auth_timeout > 0:
-        raise ValueError(f"--auth-timeout must be positive, got {args.auth_timeout}")
+        problem = seconds_problem(
+            value,
+            at_most=MAX_LEEWAY if name == "leeway" else MAX_SECONDS,
+            zero=name != "timeout",
+        )
+        if problem is not None:
+            raise ValueError(f"--auth-{name.replace('_', '-')} {problem}")
 
 
 def _default_resource(host: str, port: int) -> str:

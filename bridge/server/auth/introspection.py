@@ -41,7 +41,12 @@ from runtime.errors import InvalidToken
 from runtime.principal import Principal
 
 from ._http import IssuerClient, IssuerError, fetch
-from .verifiers import check_audience, check_times, principal_from_claims
+from .verifiers import (
+    check_audience,
+    check_seconds,
+    check_times,
+    principal_from_claims,
+)
 
 __all__ = ["IntrospectionVerifier"]
 
@@ -88,6 +93,7 @@ class IntrospectionVerifier:
         http: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        check_seconds(leeway=leeway, inactive_ttl=inactive_ttl, timeout=timeout)
         self.endpoint = endpoint
         self.client_id = client_id
         self._secret = client_secret

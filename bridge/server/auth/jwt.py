@@ -68,6 +68,7 @@ from runtime.principal import Principal
 from ._http import IssuerClient, IssuerError, fetch
 from .verifiers import (
     check_audience,
+    check_seconds,
     check_times,
     principal_from_claims,
 )
@@ -149,6 +150,13 @@ class JwtVerifier:
     ) -> None:
         if "none" in algorithms:
             raise ValueError("JwtVerifier never accepts alg 'none'")
+        check_seconds(
+            leeway=leeway,
+            jwks_ttl=jwks_ttl,
+            jwks_refresh=jwks_refresh,
+            unknown_kid_ttl=unknown_kid_ttl,
+            timeout=timeout,
+        )
         self.issuer = issuer
         self.jwks_url = jwks_url
         self.audience = (audience,) if isinstance(audience, str) else audience

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
+from bridge.server.limits import MAX_SECONDS
 from runtime.errors import InvalidToken
 from runtime.principal import Principal
 
@@ -28,15 +29,60 @@ if TYPE_CHECKING:
     import trio
 
 __all__ = [
+    "MAX_LEEWAY",
     "KeepsClient",
     "RefreshesKeys",
     "TokenVerifier",
     "audiences",
     "check_audience",
+    "check_seconds",
     "check_times",
     "principal_from_claims",
     "scopes_of",
+    "seconds_problem",
 ]
+
+MAX_LEEWAY: Final = 3600.0
+"""The most clock skew a verifier allows on ``exp`` and ``nbf``: an hour.
+Skew is seconds or minutes; a larger leeway would keep expired tokens
+working (``inf``: for ever), so it is refused when the verifier is made."""
+
+
+def seconds_problem(
+    value: float, *, at_most: float = MAX_SECONDS, zero: bool = True
+) -> str | None:
+    """What is wrong with ``value`` as a verifier's time setting, or None.
+
+    A time is a number of seconds from 0 (or above 0 when ``zero`` is
+    false) to ``at_most`` (ten years, :data:`bridge.server.limits.MAX_SECONDS`,
+    unless said). ``inf`` and NaN are refused: "never" is not a setting of a
+    check that guards access. The caller names the setting."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"must be a number of seconds, got {value!r}"
+    if zero and not value >= 0:
+        return f"must not be negative, got {value}"
+    if not zero and not value > 0:
+        return f"must be positive, got {value}"
+    if not value <= at_most:
+        return f"must be at most {at_most:.0f} seconds, got {value}"
+    return None
+
+
+def check_seconds(**settings: float) -> None:
+    """Raise if a verifier's time setting is out of range (:func:`seconds_problem`;
+    ``leeway`` at most :data:`MAX_LEEWAY`, ``timeout`` above 0).
+
+    Raises:
+        ValueError: names the first setting out of range.
+    """
+    for name, value in settings.items():
+        problem = seconds_problem(
+            value,
+            at_most=MAX_LEEWAY if name == "leeway" else MAX_SECONDS,
+            zero=name != "timeout",
+        )
+        if problem is not None:
+            raise ValueError(f"{name} {problem}")
 
 
 @runtime_checkable

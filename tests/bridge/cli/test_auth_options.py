@@ -64,6 +64,39 @@ pytestmark = [
             ],
             "--auth-timeout must be positive",
         ),
+        (
+            [
+                "--http",
+                "127.0.0.1:8123",
+                "--auth",
+                "https://as.example",
+                "--auth-leeway",
+                "inf",
+            ],
+            "--auth-leeway must be at most 3600 seconds, got inf",
+        ),
+        (
+            [
+                "--http",
+                "127.0.0.1:8123",
+                "--auth",
+                "https://as.example",
+                "--auth-jwks-ttl",
+                "1e300",
+            ],
+            "--auth-jwks-ttl must be at most 315360000 seconds",
+        ),
+        (
+            [
+                "--http",
+                "127.0.0.1:8123",
+                "--auth",
+                "https://as.example",
+                "--auth-timeout",
+                "nan",
+            ],
+            "--auth-timeout must be positive, got nan",
+        ),
     ],
     ids=[
         "no-http",
@@ -72,6 +105,9 @@ pytestmark = [
         "scope-without-auth",
         "negative-ttl",
         "zero-timeout",
+        "inf-leeway",
+        "huge-jwks-ttl",
+        "nan-timeout",
     ],
 )
 def test_bad_auth_options_are_one_line_and_exit_1(

@@ -384,3 +384,42 @@ async def test_keys_already_fetched_serve_while_the_issuer_is_down() -> None:
             for used in (verifier, fresh):
                 if used is not None:
                     await used.aclose()
+
+
+@pytest.mark.parametrize(
+    ("made", "message"),
+    [
+        (lambda: JwtVerifier(issuer="https://as.example", leeway=float("inf")),
+         "leeway must be at most 3600 seconds"),
+        (lambda: JwtVerifier(issuer="https://as.example", leeway=3601),
+         "leeway must be at most 3600 seconds"),
+        (lambda: JwtVerifier(issuer="https://as.example", jwks_ttl=1e300),
+         "jwks_ttl must be at most 315360000 seconds"),
+        (lambda: JwtVerifier(issuer="https://as.example", jwks_refresh=float("nan")),
+         "jwks_refresh must not be negative, got nan"),
+        (lambda: JwtVerifier(issuer="https://as.example", timeout=0),
+         "timeout must be positive"),
+        (lambda: IntrospectionVerifier("https://as.example/i", leeway=-1),
+         "leeway must not be negative"),
+        (lambda: IntrospectionVerifier("https://as.example/i",
+                                       inactive_ttl=float("inf")),
+         "inactive_ttl must be at most"),
+    ],
+    ids=["inf-leeway", "hour-leeway", "huge-ttl", "nan", "zero-timeout",
+         "negative", "inf-inactive"],
+)  # fmt: skip
+def test_a_verifier_refuses_a_time_that_would_turn_a_check_off(
+    made: Any, message: str
+) -> None:
+    # An infinite leeway would accept a token expired years ago: the settings
+    # that guard access are refused when the verifier is made, never at a request.
+    with pytest.raises(ValueError, match=message):
+        made()
+
+
+def test_a_verifier_accepts_the_edges_of_its_times() -> None:
+    jwt = JwtVerifier(issuer="https://as.example", leeway=3600, jwks_ttl=0)
+    assert (jwt.leeway, jwt.jwks_ttl) == (3600, 0)
+    assert (
+        IntrospectionVerifier("https://as.example/i", inactive_ttl=0).inactive_ttl == 0
+    )
