@@ -54,9 +54,10 @@ from typing import Any, Final, cast, final
 import attrs
 import pydantic_core
 
-from bridge.stores import AsyncStore, StoreConflict
+from bridge.stores import AsyncStore, StoreConflict, StoreUnreadable
 from bridge.stores.codec import Unreadable
 from runtime.codec import SERVER_MODELS_META_KEY, server_models, with_model_names
+from runtime.principal import Principal
 
 from .log import CALLS
 from .recovery import Lease
@@ -382,7 +383,8 @@ class TaskDoc:
         """A document :meth:`to_json` wrote.
 
         Raises:
-            ValueError: it is malformed (written by something else).
+            ValueError: it is malformed (written by something else); the
+                message says which field in a few words, never quoting it.
         """
         try:
             held = _mapping(data.get("lease"))
@@ -396,8 +398,11 @@ class TaskDoc:
             version: Any = data.get("version")
             wake_at: Any = data.get("wakeAt")
             named: Any = data.get("serverModels")
+            caller = _mapping(data.get("caller"))
+            if caller is not None:
+                Principal(**caller)  # it runs as them: they must be someone
             return cls(
-                tool=str(data["tool"]),
+                tool=_text(data["tool"], "tool"),
                 arguments=_dict(data.get("arguments")),
                 capabilities=_dict(data.get("capabilities")),
                 status=TaskStatus(data["status"]),
@@ -409,17 +414,21 @@ class TaskDoc:
                 input_requests=_dict(data.get("inputRequests")),
                 responses=_dict(data.get("responses")),
                 principal=principal if isinstance(principal, str) else None,
-                caller=_mapping(data.get("caller")),
+                caller=caller,
                 status_message=message if isinstance(message, str) else None,
-                result=_mapping(data.get("result")),
-                error=_mapping(data.get("error")),
+                result=_result(data.get("result")),
+                error=_error(data.get("error")),
                 lease=lease,
                 version=version if isinstance(version, str) else None,
                 wake_at=None if wake_at is None else float(wake_at),
                 server_models=server_models({SERVER_MODELS_META_KEY: named}),
             )
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:
-            raise ValueError(f"malformed task document: {exc!r}") from None
+        except _Malformed:
+            raise
+        except KeyError as exc:
+            raise _Malformed(f"it has no {exc.args[0]!r}") from None
+        except (TypeError, ValueError, OverflowError):
+            raise _Malformed("a field is not of its type") from None
 
     def __attrs_post_init__(self) -> None:
         # Written by something else (a stranger's row is valid JSON too):
@@ -428,10 +437,55 @@ class TaskDoc:
         times = [self.created, self.updated, self.wake_at]
         times += [] if self.lease is None else [self.lease.until]
         if not all(t is None or math.isfinite(t) for t in times):
-            raise ValueError("a task's times must be finite numbers")
+            raise _Malformed("a task's times must be finite numbers")
         for name, ms in (("ttlMs", self.ttl_ms), ("pollIntervalMs", self.poll_ms)):
             if not 0 < ms <= MAX_MS:
-                raise ValueError(f"{name} is out of range (1 ms to ten years)")
+                raise _Malformed(f"{name} is out of range (1 ms to ten years)")
+
+
+class _Malformed(ValueError):
+    """A task document no writer of ours made; the message names the field."""
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise _Malformed(f"its {name} is not text")
+    return value
+
+
+def _result(value: Any) -> dict[str, Any] | None:
+    """A stored ``CallToolResult``'s shape: an object whose ``content`` is a
+    list of typed blocks (the client is given it as it is)."""
+    if value is None:
+        return None
+    result = _mapping(value)
+    content: Any = None if result is None else result.get("content", [])
+    if (
+        result is None
+        or not isinstance(content, list)
+        or not all(
+            isinstance(block, Mapping)
+            and isinstance(cast("Mapping[str, Any]", block).get("type"), str)
+            for block in cast("list[Any]", content)
+        )
+    ):
+        raise _Malformed("its result is not a tool's result")
+    return result
+
+
+def _error(value: Any) -> dict[str, Any] | None:
+    """A stored JSON-RPC error's shape: an integer ``code``, a text ``message``."""
+    if value is None:
+        return None
+    error = _mapping(value)
+    if (
+        error is None
+        or isinstance(error.get("code"), bool)
+        or not isinstance(error.get("code"), int)
+        or not isinstance(error.get("message"), str)
+    ):
+        raise _Malformed("its error is not a JSON-RPC error")
+    return error
 
 
 def _unused(responses: Mapping[str, Any], used: Mapping[str, Any]) -> dict[str, Any]:
@@ -454,7 +508,17 @@ class TaskStore:
 
     async def load(self, task_id: str) -> TaskDoc | None:
         found = await self.store.get(TASKS, task_id)
-        return None if found is None else TaskDoc.from_json(found.value)
+        return None if found is None else self._read(task_id, found.value)
+
+    def _read(self, task_id: str, value: Mapping[str, Any]) -> TaskDoc:
+        """The task document ``value``, or the store's error for a document
+        none of our writers made (one the requests already handle, logged
+        as one line; never a traceback)."""
+        try:
+            return TaskDoc.from_json(value)
+        except ValueError as exc:
+            shown = self._unreadable.shown
+            raise StoreUnreadable(shown, TASKS, task_id, "document", str(exc)) from None
 
     async def create(self, task_id: str, doc: TaskDoc) -> None:
         """Store the new task (it must not exist: StoreConflict if it does),
@@ -470,7 +534,7 @@ class TaskStore:
             found = await self.store.get(TASKS, task_id)
             if found is None:
                 return None
-            new = fn(TaskDoc.from_json(found.value))
+            new = fn(self._read(task_id, found.value))
             if new is None:
                 return None
             try:

@@ -195,6 +195,6 @@ def test_a_stranger_s_task_document_of_numbers_out_of_range_is_malformed(
     # Recovery's scan passes over a malformed document; an OverflowError
     # went through it, and took the server down at every start.
     data = {**_new().to_json(), field: value}
-    with pytest.raises(ValueError, match="malformed task document"):
+    with pytest.raises(ValueError, match=r"out of range|finite|not of its type"):
         TaskDoc.from_json(data)
     assert TaskDoc.from_json(_new().to_json()) == _new()

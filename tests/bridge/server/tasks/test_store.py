@@ -209,3 +209,61 @@ async def test_a_task_whose_journal_cannot_be_read_fails_once(
     assert done["error"]["message"] == (
         "Internal error: the task's journal in the store cannot be read"
     )
+
+
+ODD_TASK_DOCUMENTS = {
+    # JSON objects, so the store reads them: only their shape is not a task's.
+    "string-time": ({"created": "yesterday"}, "a field is not of its type"),
+    "no-tool": ({"tool": None}, "its tool is not text"),
+    "token-claims-as-caller": ({"caller": {"sub": "eve"}}, "not of its type"),
+    "error-of-words": (
+        {"status": "failed", "error": {"code": "x", "message": 5}},
+        "its error is not a JSON-RPC error",
+    ),
+    "result-not-content": (
+        {"status": "completed", "result": {"content": "\x1b[2Jnot a list"}},
+        "its result is not a tool's result",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD_TASK_DOCUMENTS))
+async def test_tasks_get_of_a_task_document_no_writer_of_ours_made_is_one_line(
+    case: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # It logged "internal error while handling a request" with a traceback,
+    # and an odd result or error went to the client as it was stored.
+    import json
+    import logging
+    import sqlite3
+
+    from bridge.jsonrpc.errors import STORE_FAILED
+    from bridge.stores import open_store
+    from tests.bridge.server.tasks.kit import RpcError
+
+    change, why = ODD_TASK_DOCUMENTS[case]
+    path = tmp_path / "store.sqlite3"
+    server = Server([tools.sleepy], name="one", store=open_store(f"sqlite:{path}"))
+    caplog.set_level(logging.WARNING)
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            task_id = (await wire.call("sleepy", seconds=0))["taskId"]
+            await wire.until(task_id, "completed")
+            with sqlite3.connect(path) as conn:
+                ((text,),) = conn.execute(
+                    "SELECT value FROM docs WHERE id = ?", (task_id,)
+                ).fetchall()
+                odd = {**json.loads(text), **change}
+                conn.execute(
+                    "UPDATE docs SET value = ? WHERE id = ?", (json.dumps(odd), task_id)
+                )
+            with pytest.raises(RpcError) as refused:
+                await wire.get(task_id)
+    assert (refused.value.code, refused.value.message) == (-32603, STORE_FAILED)
+    said = [r for r in caplog.records if task_id in r.getMessage()]
+    assert said, caplog.text
+    assert all(r.exc_info is None for r in caplog.records), caplog.text
+    assert why in said[0].getMessage()
+    assert "\x1b" not in caplog.text
+    assert "yesterday" not in caplog.text
