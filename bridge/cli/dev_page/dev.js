@@ -13,10 +13,31 @@ const state = { tools: [], runs: new Map(), selected: null, current: null, model
 // drawn, as the terminal does not (bridge/elicit/_printable.py).
 const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
 
+// Characters are counted as the terminal counts them (code points, not
+// UTF-16 units), so a cut never splits an emoji into a lone surrogate.
+function characters(s) {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++; }
+    }
+  }
+  return n;
+}
+
+function tooLong(text) {
+  const s = String(text).replace(BIDI, "");
+  return s.length > MAX_SHOWN && characters(s) > MAX_SHOWN;
+}
+
 function cut(text) {
   const s = String(text).replace(BIDI, "");
-  if (s.length <= MAX_SHOWN) return s;
-  return `${s.slice(0, MAX_SHOWN)}… (${(s.length - MAX_SHOWN).toLocaleString("en-US")} more characters)`;
+  if (!tooLong(s)) return s;
+  // MAX_SHOWN characters lie within the first 2 * MAX_SHOWN units.
+  const head = Array.from(s.slice(0, 2 * MAX_SHOWN)).slice(0, MAX_SHOWN).join("");
+  return `${head}… (${(characters(s) - MAX_SHOWN).toLocaleString("en-US")} more characters)`;
 }
 
 function download(text, name) {
@@ -30,7 +51,7 @@ function download(text, name) {
 
 // A button that downloads the whole of a text the page cut, else nothing.
 function whole(text, name) {
-  if (String(text).length <= MAX_SHOWN) return null;
+  if (!tooLong(text)) return null;
   return el("button", { class: "whole", testid: "whole", text: "download the whole", onclick: () => download(String(text), name) });
 }
 
@@ -109,8 +130,11 @@ function field(prefix, name, schema, root, depth) {
     read = () => (input.value === "" ? undefined : Number(input.value));
   } else if (s.type === "string") {
     input = el("input", { type: "text", testid: id });
-    if (s.default !== undefined) input.value = String(s.default);
-    read = () => (input.value === "" ? undefined : input.value);
+    // A default is shown without its bidi controls, as every text is, and
+    // sent as it was given while it is left as shown.
+    const shown = s.default === undefined ? undefined : String(s.default).replace(BIDI, "");
+    if (shown !== undefined) input.value = shown;
+    read = () => (input.value === "" ? undefined : input.value === shown ? String(s.default) : input.value);
   } else if (s.type === "array" && primitive(resolve(s.items, root).type)) {
     const itemType = resolve(s.items, root).type;
     input = el("textarea", { testid: id, rows: "3", placeholder: "one item per line" });

@@ -219,8 +219,10 @@ def test_bidi_controls_are_not_drawn(page: Page) -> None:
     expect(tools).to_contain_text("invoicegnp.exe")
     assert "\u202e" not in tools.inner_text()
     page.get_by_test_id("tool-spoof").click()
+    # A default is shown without them too, and sent whole while left as shown.
+    assert page.get_by_test_id("arg-name").input_value() == "invoicegnp.exe"
     page.get_by_test_id("run").click()
-    expect(page.get_by_test_id("result")).to_have_text("invoicegnp.exe")
+    expect(page.get_by_test_id("result")).to_have_text("invoicegnp.exe (15 characters)")
 
 
 def test_every_request_needs_the_token_host_and_origin(dev: str) -> None:
@@ -342,6 +344,22 @@ def test_a_long_unbroken_text_shows_at_once_and_the_whole_downloads(
     with page.expect_download() as downloading:
         logs.get_by_test_id("whole").click()
     assert Path(downloading.value.path()).read_text() == "B" * 200_000
+
+
+def test_a_long_text_is_cut_between_characters_and_counted_in_them(
+    page: Page,
+) -> None:
+    # Cut at 4,096 UTF-16 units, an emoji across the cut became a lone
+    # surrogate (drawn as U+FFFD), and the rest was counted in units.
+    page.get_by_test_id("tool-unbroken").click()
+    page.get_by_test_id("arg-n").fill("5000")
+    page.get_by_test_id("arg-lead").fill("x")
+    page.get_by_test_id("arg-char").fill("\N{GRINNING FACE}")
+    page.get_by_test_id("run").click()
+    shown = "x" + "\N{GRINNING FACE}" * 4095 + "… (905 more characters)"
+    result = page.get_by_test_id("result")
+    expect(result).to_contain_text(shown, timeout=5000)
+    assert "\ufffd" not in result.inner_text()
 
 
 def test_a_long_unbroken_description_still_lists_the_tools(
