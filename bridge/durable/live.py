@@ -316,8 +316,10 @@ class LiveLog:
             with home.outage.watching():
                 await home.keep_alive()
                 self._doc_written = time.time()
-                await home.store.put(CALLS, call_id, self._doc, expires_at=expires)
-                await home.store.append(CALLS, call_id, [], expires_at=expires)
+                # The document and its journal in one write: they expire together.
+                await home.store.put_and_append(
+                    CALLS, call_id, self._doc, [], expires_at=expires
+                )
                 if self._asked:
                     await home.store.append(ASKED, call_id, [], expires_at=expires)
         except (StoreError, OSError) as exc:
