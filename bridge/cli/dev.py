@@ -56,6 +56,7 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any, Final, cast, final
 
+import pydantic_core
 import trio
 
 from bridge.client import Client
@@ -733,13 +734,20 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")
 
 
+def _page_json(data: Any) -> bytes:
+    """``data`` as JSON the page's ``JSON.parse`` reads: a NaN or an infinity
+    (which Python's ``json`` writes bare) becomes the string ``"NaN"`` or
+    ``"Infinity"``, and anything that is not JSON its ``repr``."""
+    return pydantic_core.to_json(data, inf_nan_mode="strings", fallback=repr)
+
+
 async def _json(send: Send, data: Any) -> None:
-    body = json.dumps(data, default=repr).encode()
+    body = _page_json(data)
     await _respond(send, 200, body, [(b"content-type", b"application/json")])
 
 
 async def _event(send: Send, data: Any) -> None:
-    body = b"data: " + json.dumps(data, default=repr).encode() + b"\n\n"
+    body = b"data: " + _page_json(data) + b"\n\n"
     await send({"type": "http.response.body", "body": body, "more_body": True})
 
 

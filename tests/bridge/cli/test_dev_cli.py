@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import socket
 import subprocess
@@ -200,3 +201,25 @@ def test_nan_in_a_post_is_a_400_and_the_stream_stays_json() -> None:
         assert refused.status_code == 400
         state = http.get("/api/state").text
         json.loads(state, parse_constant=lambda c: pytest.fail(f"{c} in the state"))
+
+
+def test_what_the_page_is_sent_is_json_its_javascript_reads() -> None:
+    # Python's json writes NaN and Infinity bare; one in a run's state made
+    # the page's JSON.parse fail, and with it every later event of the stream.
+    import json
+
+    from bridge.cli.dev import _page_json  # pyright: ignore[reportPrivateUsage]
+
+    class Odd:
+        def __repr__(self) -> str:
+            return "Odd()"
+
+    sent = _page_json({"x": [math.nan, math.inf, -math.inf], "odd": Odd()})
+
+    def strict(constant: str) -> None:
+        raise AssertionError(f"JSON.parse refuses {constant}")
+
+    assert json.loads(sent, parse_constant=strict) == {
+        "x": ["NaN", "Infinity", "-Infinity"],
+        "odd": "Odd()",
+    }
