@@ -260,7 +260,12 @@ async def test_tasks_get_of_a_task_document_no_writer_of_ours_made_is_one_line(
                 )
             with pytest.raises(RpcError) as refused:
                 await wire.get(task_id)
-    assert (refused.value.code, refused.value.message) == (-32603, STORE_FAILED)
+            with pytest.raises(RpcError) as cancelled:
+                await wire.cancel(task_id)
+            with pytest.raises(RpcError) as updated:
+                await wire.update(task_id, {"ok": {"action": "accept"}})
+    for error in (refused, cancelled, updated):
+        assert (error.value.code, error.value.message) == (-32603, STORE_FAILED)
     said = [r for r in caplog.records if task_id in r.getMessage()]
     assert said, caplog.text
     assert all(r.exc_info is None for r in caplog.records), caplog.text
