@@ -47,7 +47,6 @@ It does not run tasks or say what they look like on the wire
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast, final
 
@@ -436,11 +435,16 @@ class TaskDoc:
         # an error in iso(), and recovery's scan took the server down.
         times = [self.created, self.updated, self.wake_at]
         times += [] if self.lease is None else [self.lease.until]
-        if not all(t is None or math.isfinite(t) for t in times):
-            raise _Malformed("a task's times must be finite numbers")
+        if not all(t is None or 0 <= t < _YEAR_10000 for t in times):  # NaN too
+            raise _Malformed("a task's times must be from 1970 to 9999")
         for name, ms in (("ttlMs", self.ttl_ms), ("pollIntervalMs", self.poll_ms)):
             if not 0 < ms <= MAX_MS:
                 raise _Malformed(f"{name} is out of range (1 ms to ten years)")
+
+
+_YEAR_10000: Final = 253402300800.0
+"""Seconds since the epoch of 10000-01-01: the wire's ISO 8601 times (and
+Python's ``datetime``) end before it."""
 
 
 class _Malformed(ValueError):
