@@ -168,20 +168,16 @@ def serve_auth(args: argparse.Namespace, http: tuple[str, int] | None) -> Any:
 
 
 def _check_times(args: argparse.Namespace) -> None:
-    """Refuse a time out of its range (``seconds_problem``), naming the flag."""
-    from bridge.server.auth.verifiers import MAX_LEEWAY, seconds_problem
-    from bridge.server.limits import MAX_SECONDS
+    """Refuse a time out of its range, naming the flag (the verifiers'
+    own check: ``check_seconds``)."""
+    from bridge.server.auth.verifiers import check_seconds
 
-    for name in ("leeway", "jwks_ttl", "jwks_refresh", "unknown_kid_ttl",
-                 "inactive_ttl", "timeout"):  # fmt: skip
-        value: float = getattr(args, f"auth_{name}")
-        problem = seconds_problem(
-            value,
-            at_most=MAX_LEEWAY if name == "leeway" else MAX_SECONDS,
-            zero=name != "timeout",
-        )
-        if problem is not None:
-            raise ValueError(f"--auth-{name.replace('_', '-')} {problem}")
+    names = ("leeway", "jwks_ttl", "jwks_refresh", "unknown_kid_ttl",
+             "inactive_ttl", "timeout")  # fmt: skip
+    check_seconds(
+        {name: getattr(args, f"auth_{name}") for name in names},
+        named=lambda name: "--auth-" + name.replace("_", "-"),
+    )
 
 
 def _default_resource(host: str, port: int) -> str:

@@ -93,7 +93,9 @@ class IntrospectionVerifier:
         http: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        check_seconds(leeway=leeway, inactive_ttl=inactive_ttl, timeout=timeout)
+        check_seconds(
+            {"leeway": leeway, "inactive_ttl": inactive_ttl, "timeout": timeout}
+        )
         self.endpoint = endpoint
         self.client_id = client_id
         self._secret = client_secret

@@ -151,11 +151,13 @@ class JwtVerifier:
         if "none" in algorithms:
             raise ValueError("JwtVerifier never accepts alg 'none'")
         check_seconds(
-            leeway=leeway,
-            jwks_ttl=jwks_ttl,
-            jwks_refresh=jwks_refresh,
-            unknown_kid_ttl=unknown_kid_ttl,
-            timeout=timeout,
+            {
+                "leeway": leeway,
+                "jwks_ttl": jwks_ttl,
+                "jwks_refresh": jwks_refresh,
+                "unknown_kid_ttl": unknown_kid_ttl,
+                "timeout": timeout,
+            }
         )
         self.issuer = issuer
         self.jwks_url = jwks_url

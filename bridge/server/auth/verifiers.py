@@ -18,7 +18,7 @@ the times ``exp``/``nbf`` with a leeway.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
 from bridge.server.limits import MAX_SECONDS
@@ -39,7 +39,6 @@ __all__ = [
     "check_times",
     "principal_from_claims",
     "scopes_of",
-    "seconds_problem",
 ]
 
 MAX_LEEWAY: Final = 3600.0
@@ -48,7 +47,7 @@ Skew is seconds or minutes; a larger leeway would keep expired tokens
 working (``inf``: for ever), so it is refused when the verifier is made."""
 
 
-def seconds_problem(
+def _seconds_problem(
     value: float, *, at_most: float = MAX_SECONDS, zero: bool = True
 ) -> str | None:
     """What is wrong with ``value`` as a verifier's time setting, or None.
@@ -68,21 +67,25 @@ def seconds_problem(
     return None
 
 
-def check_seconds(**settings: float) -> None:
-    """Raise if a verifier's time setting is out of range (:func:`seconds_problem`;
-    ``leeway`` at most :data:`MAX_LEEWAY`, ``timeout`` above 0).
+def check_seconds(
+    settings: Mapping[str, float], named: Callable[[str], str] = str
+) -> None:
+    """Raise if one of a verifier's time ``settings`` is out of range
+    (:func:`_seconds_problem`; ``leeway`` at most :data:`MAX_LEEWAY`,
+    ``timeout`` above 0). ``named`` gives the name a setting has in the
+    message (the CLI's flag).
 
     Raises:
         ValueError: names the first setting out of range.
     """
     for name, value in settings.items():
-        problem = seconds_problem(
+        problem = _seconds_problem(
             value,
             at_most=MAX_LEEWAY if name == "leeway" else MAX_SECONDS,
             zero=name != "timeout",
         )
         if problem is not None:
-            raise ValueError(f"{name} {problem}")
+            raise ValueError(f"{named(name)} {problem}")
 
 
 @runtime_checkable
