@@ -176,6 +176,14 @@ def _hold_port(host: str, port: int) -> socket.socket:
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )
     family, kind, proto, _, address = infos[0]
+    if port != 0:
+        # SO_REUSEPORT would join a port another server of this user already
+        # serves with it (another --workers group): the kernel would then
+        # share its connections between the two servers. A socket without
+        # it cannot bind a port anyone listens on, so it finds that first.
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -204,6 +212,7 @@ class _Supervisor:
         self._lifeline = -1
         self.share_key = True  # generate the workers' key unless one is set
         self.drain_seconds = 30.0  # how long a SIGTERM lets the workers drain
+        self._killed: set[int] = set()  # pids this parent killed, said already
 
     async def run(self, port: int) -> int:
         ready_r, ready_w = os.pipe()
@@ -244,14 +253,22 @@ class _Supervisor:
             # It drained (a SIGTERM of its own): the group is being stopped.
             self._drain(nursery)
         elif not self.stopping:
-            how = f"signal {-status}" if status < 0 else f"code {status}"
             print(
                 f"yieldmcp: error: worker {index} (pid {process.pid}) exited with "
-                f"{how}; stopping the other workers",
+                f"{_how(status)}; stopping the other workers",
                 file=sys.stderr,
             )
             self.code = EXIT_FAILURE
             self._stop(nursery, STOP_GRACE)
+        elif status != 0 and process.pid not in self._killed:
+            # Stopping, it did not drain (killed by someone else, or it
+            # crashed): its calls in flight were cut, and the exit says so.
+            print(
+                f"yieldmcp: error: worker {index} (pid {process.pid}) exited with "
+                f"{_how(status)} while stopping; its calls in flight were cut",
+                file=sys.stderr,
+            )
+            self.code = self.code or EXIT_FAILURE
         if all(p.returncode is not None for p in self.processes):
             nursery.cancel_scope.cancel()
 
@@ -272,9 +289,11 @@ class _Supervisor:
         async for signum in signals:
             if signum == signal.SIGTERM:
                 self._drain(nursery)  # (again: nothing more)
-            elif self.stopping:  # a second Ctrl-C: do not wait for the calls
+            elif self.stopping:  # Ctrl-C while stopping: do not wait for the calls
+                self.code = EXIT_INTERRUPTED
                 for process in self.processes:
                     if process.returncode is None:
+                        self._killed.add(process.pid)
                         process.kill()
             else:
                 self.code = EXIT_INTERRUPTED
@@ -298,17 +317,24 @@ class _Supervisor:
         self.stopping = True
         os.close(self._lifeline)
         self._lifeline = -1
-        self.share_key = True  # generate the workers' key unless one is set
         nursery.start_soon(self._kill_after_grace, grace)
 
     async def _kill_after_grace(self, grace: float) -> None:
         await trio.sleep(grace)
         for process in self.processes:
             if process.returncode is None:
-                log.warning(
-                    "worker pid %d did not stop in time; killing it", process.pid
+                print(
+                    f"yieldmcp: error: worker pid {process.pid} did not stop in "
+                    "time; killing it (its calls in flight are cut)",
+                    file=sys.stderr,
                 )
+                self.code = self.code or EXIT_FAILURE
+                self._killed.add(process.pid)
                 process.kill()
+
+
+def _how(status: int) -> str:
+    return f"signal {-status}" if status < 0 else f"code {status}"
 
 
 # --- in a worker -------------------------------------------------------------------

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -167,6 +168,57 @@ async def test_a_worker_that_dies_is_reported_and_stops_the_rest() -> None:
     assert b"Traceback" not in running.log
 
 
+async def _in_flight(running: Logged, started: Path, nursery: trio.Nursery) -> None:
+    """A call of ``held`` running on a worker (it touched ``started``)."""
+    arguments = {"started": str(started), "seconds": 60}
+    params = {"name": "held", "_meta": META, "arguments": arguments}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+
+    async def call() -> None:
+        with contextlib.suppress(httpx.HTTPError):  # cut: the point of the test
+            await _post(running.url, body, "2026-07-28")
+
+    nursery.start_soon(call)
+    with trio.fail_after(30):
+        while not started.exists():
+            await trio.sleep(0.02)
+
+
+async def test_ctrl_c_during_a_drain_stops_at_once_and_exits_130(
+    tmp_path: Path,
+) -> None:
+    # It killed the workers and exited 0, as if the drain had completed.
+    async with workers(2) as running, trio.open_nursery() as nursery:
+        await _in_flight(running, tmp_path / "started", nursery)
+        running.process.send_signal(signal.SIGTERM)  # a 30 s drain begins
+        await trio.sleep(0.5)
+        running.process.send_signal(signal.SIGINT)
+        with trio.fail_after(20):
+            assert await running.finish() == 130
+        await _gone(running.pids)
+        nursery.cancel_scope.cancel()
+    assert b"Traceback" not in running.log
+
+
+async def test_a_worker_killed_during_a_drain_is_reported_and_the_exit_is_1(
+    tmp_path: Path,
+) -> None:
+    # Its calls were cut; the parent said nothing and exited 0, so a deploy
+    # script saw a clean drain.
+    async with workers(2) as running, trio.open_nursery() as nursery:
+        await _in_flight(running, tmp_path / "started", nursery)
+        running.process.send_signal(signal.SIGTERM)
+        await trio.sleep(0.5)
+        for pid in running.pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with trio.fail_after(20):
+            assert await running.finish() == 1
+        nursery.cancel_scope.cancel()
+    assert b"exited with signal 9 while stopping" in running.log, running.log
+    assert b"Traceback" not in running.log
+
+
 def test_workers_without_http_is_one_line_and_exit_1() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bridge.cli", "serve", SERVED, "--workers", "2"],
@@ -178,10 +230,16 @@ def test_workers_without_http_is_one_line_and_exit_1() -> None:
     )
 
 
-def test_a_port_in_use_is_one_line_and_exit_1() -> None:
+@pytest.mark.parametrize("reuse_port", [False, True], ids=["plain", "reuse-port"])
+def test_a_port_in_use_is_one_line_and_exit_1(reuse_port: bool) -> None:
+    # With SO_REUSEPORT (as another --workers group listens) the parent's
+    # bind succeeded: both groups served the port, the kernel sharing the
+    # connections between two different servers.
     import socket
 
     with socket.socket() as taken:
+        if reuse_port:
+            taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
