@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final, cast
 
 import trio
@@ -154,6 +155,28 @@ def _check_exists(url: str) -> None:
         raise JournalError(str(exc)) from None
     if not path.is_file():
         raise JournalError(f"no SQLite store at {path} (check the path)")
+    if not _sqlite_file(path):
+        # An empty file is an empty database to SQLite: opened as a store,
+        # it was given the store's tables.
+        raise JournalError(f"no SQLite store at {path} (the file is not a database)")
+
+
+_SQLITE_HEADER: Final = b"SQLite format 3\x00"
+
+
+def _sqlite_file(path: Path) -> bool:
+    """Whether ``path`` holds an SQLite database: its header, or (a store
+    created a moment ago, its first pages still in its write-ahead log) an
+    empty file beside a log that is not."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(_SQLITE_HEADER))
+        if head == _SQLITE_HEADER:
+            return True
+        wal = path.with_name(path.name + "-wal")
+        return head == b"" and wal.is_file() and wal.stat().st_size > 0
+    except OSError:
+        return True  # unreadable: opening it says why, in one line
 
 
 async def _close(store: JournalStore) -> None:

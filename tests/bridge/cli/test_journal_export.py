@@ -71,6 +71,24 @@ def test_a_mistyped_sqlite_path_makes_no_store(
     assert list(tmp_path.iterdir()) == []  # nothing was created
 
 
+@pytest.mark.parametrize("held", [b"", b"notes, not a database"], ids=["empty", "text"])
+def test_a_file_that_is_not_a_store_is_left_as_it_was(
+    held: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An empty file is an empty database to SQLite: the reader gave it the
+    # store's tables (28 KB) and listed nothing, exit 0.
+    path = tmp_path / "notes.db"
+    path.write_bytes(held)
+    for words in ([f"sqlite:{path}"], [f"sqlite:{path}", "x"]):
+        code, out, err = _run(capsys, *words)
+        assert (code, out) == (1, "")
+        assert f"no SQLite store at {path} (the file is not a database)" in (
+            _one_line(err)
+        )
+    assert path.read_bytes() == held
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.db"]
+
+
 @contextlib.contextmanager
 def _silent_server() -> Iterator[int]:
     """A port that takes connections and never answers (a hung store)."""
