@@ -273,12 +273,13 @@ class FileTokenStore:
             raise AuthorizationError(
                 f"cannot read tokens from {self.path}: {exc.strerror or exc}"
             ) from None
+        found = os.fstat(fd)  # before fdopen, which refuses a folder itself
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+            os.close(fd)
+            raise AuthorizationError(
+                f"{self.path} is not a file of yours; refusing to use it for tokens"
+            )
         with os.fdopen(fd, "rb") as file:
-            found = os.fstat(file.fileno())
-            if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
-                raise AuthorizationError(
-                    f"{self.path} is not a file of yours; refusing to use it for tokens"
-                )
             if found.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
                 mode = stat.S_IMODE(found.st_mode)
                 raise AuthorizationError(

@@ -108,3 +108,15 @@ def test_a_fifo_in_the_files_place_is_refused_not_waited_on(tmp_path: Path) -> N
     assert isinstance(raised[0], AuthorizationError)
     assert str(path) in str(raised[0])
     assert "\n" not in str(raised[0])
+
+
+def test_a_folder_in_the_files_place_is_refused_in_one_line(tmp_path: Path) -> None:
+    # os.fdopen raised IsADirectoryError before the file's kind was looked
+    # at: yieldmcp call --oauth-tokens DIR ended in a traceback.
+    folder = tmp_path / "tokens"
+    folder.mkdir(mode=0o700)
+    path = folder / "tokens.json"
+    path.mkdir(mode=0o700)
+    with pytest.raises(AuthorizationError, match="is not a file of yours") as refused:
+        FileTokenStore(path).check()
+    assert "\n" not in str(refused.value)
