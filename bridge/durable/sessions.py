@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, final
 
-from bridge.stores import AsyncStore, Document, StoreConflict
+from bridge.stores import AsyncStore, Document, StoreConflict, StoreUnreadable
 
 from .live import ASKED, SESSIONS
 from .log import CALLS
@@ -31,6 +31,23 @@ from .log import CALLS
 __all__ = ["SessionRecords"]
 
 _TRIES: Final = 5  # compare-and-swap attempts when processes take a session on
+_MOST_GENERATIONS: Final = 1 << 31  # event ids are generation << 32: JSON-safe
+
+
+def _generation(session_id: str, doc: Document) -> int:
+    """The generation ``doc`` holds.
+
+    Raises:
+        StoreUnreadable: it is not one (no writer of ours wrote it).
+    """
+    found: Any = doc.value.get("gen", 0)
+    if isinstance(found, bool) or not isinstance(found, int):
+        why = "its generation is not a whole number"
+    elif not 0 <= found < _MOST_GENERATIONS:
+        why = "its generation is out of range"
+    else:
+        return found
+    raise StoreUnreadable("the store", SESSIONS, session_id, "document", why)
 
 
 @final
@@ -51,7 +68,7 @@ class SessionRecords:
         store, session_id = self.store, self.session_id
         for _ in range(_TRIES):
             doc = await store.get(SESSIONS, session_id)
-            generation = 0 if doc is None else int(doc.value.get("gen", 0))
+            generation = 0 if doc is None else _generation(session_id, doc)
             value = {**state, "gen": generation}
             expect = 0 if doc is None else doc.version
             try:
@@ -81,7 +98,7 @@ class SessionRecords:
             doc = await store.get(SESSIONS, session_id)
             if doc is None or doc.value.get("owner") != who:
                 return None
-            generation = int(doc.value.get("gen", 0)) + 1
+            generation = _generation(session_id, doc) + 1
             state = {**doc.value, "gen": generation}
             try:
                 await store.put(
@@ -99,7 +116,7 @@ class SessionRecords:
     async def generation(self) -> int | None:
         """The session's generation in the store (None: gone)."""
         doc = await self.store.get(SESSIONS, self.session_id)
-        return None if doc is None else int(doc.value.get("gen", 0))
+        return None if doc is None else _generation(self.session_id, doc)
 
     async def calls(self) -> list[tuple[str, Any]]:
         """The session's calls, as ``(call id, stream number)``, oldest first."""
@@ -132,9 +149,29 @@ class SessionRecords:
         except StoreConflict:
             return None
         records = await store.read(CALLS, call_id)
-        asked = {str(r["k"]): int(r["e"]) for r in await store.read(ASKED, call_id)}
+        asked = _asked(call_id, await store.read(ASKED, call_id))
         return mine, records, asked
 
     async def forget_call(self, call_id: str) -> None:
         """Forget a call no process will take on (the client cancelled it)."""
         await self.store.delete(CALLS, call_id)
+
+
+def _asked(call_id: str, records: list[Mapping[str, Any]]) -> dict[str, int]:
+    """Effect key -> position of the event that asked it, from the call's
+    questions stream.
+
+    Raises:
+        StoreUnreadable: a record is not ``{"k": key, "e": position}``.
+    """
+    asked: dict[str, int] = {}
+    for number, record in enumerate(records, 1):
+        key: Any = record.get("k")
+        position: Any = record.get("e")
+        if not isinstance(key, str) or isinstance(position, bool) or not isinstance(
+            position, int
+        ):
+            why = "not a question's key and position"
+            raise StoreUnreadable("the store", ASKED, call_id, f"record {number}", why)
+        asked[key] = position
+    return asked

@@ -353,3 +353,36 @@ async def test_a_step_longer_than_the_idle_time_keeps_the_session_in_the_store(
             assert store.get(CALLS, call_id) is not None
             assert [e["c"] for e in store.read(SESSIONS, session_id)] == [call_id]
             nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(
+    "generation",
+    ["two", 10**400, [1], True, -1],
+    ids=["text", "huge", "list", "bool", "negative"],
+)
+async def test_a_session_document_of_no_writers_shape_is_one_line_not_a_500(
+    generation: Any, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    # "gen": "two" (or 10**400) made every request of the session an HTTP
+    # 500 with a 20-line traceback, on every process taking it on.
+    import logging
+
+    from bridge.jsonrpc.errors import STORE_FAILED
+
+    store = MemoryStore()
+    caplog.set_level(logging.WARNING)
+    with trio.fail_after(30):
+        async with served(Server(TOOLS, store=store)) as first_url:
+            raw = Raw(http, first_url)
+            await raw.initialize()
+        assert raw.session_id is not None
+        found = store.get(SESSIONS, raw.session_id)
+        assert found is not None
+        store.put(SESSIONS, raw.session_id, {**found.value, "gen": generation})
+        async with served(Server(TOOLS, store=store)) as second_url:
+            raw.url = second_url
+            answered = await raw.post(raw.request(2, "tools/list", {}))
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["error"] == {"code": -32603, "message": STORE_FAILED}
+    assert all(r.exc_info is None for r in caplog.records), caplog.text
+    assert "its generation is" in caplog.text
