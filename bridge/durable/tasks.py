@@ -46,7 +46,10 @@ It does not run tasks or say what they look like on the wire
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast, final
 
@@ -60,6 +63,8 @@ from runtime.principal import Principal
 
 from .log import CALLS
 from .recovery import Lease
+
+log = logging.getLogger("yieldmcp.tasks")
 
 __all__ = [
     "TASKS",
@@ -607,6 +612,50 @@ class _Kept:
 _KEPT: Final = ("meta", "kept-tasks")
 
 
+def _kept_of(index: Mapping[str, Any], ttl: float) -> list[_Kept]:
+    """The entries of the index document ``index``. An entry no writer of
+    ours made (written by hand, by another program) is left out, and the
+    index is written again without it, so the bounds hold for the rest;
+    one warning says how many."""
+    raw: Any = index.get("tasks", [])
+    entries: list[Any] = cast("list[Any]", raw) if isinstance(raw, list) else [raw]
+    kept: list[_Kept] = []
+    for entry in entries:
+        with contextlib.suppress(ValueError, OverflowError):
+            kept.append(_kept_entry(entry, ttl))
+    if len(kept) < len(entries):
+        log.warning(
+            "the index of finished tasks holds %d entries no writer of ours "
+            "made; written again without them",
+            len(entries) - len(kept),
+        )
+    return kept
+
+
+def _kept_entry(entry: Any, ttl: float) -> _Kept:
+    """One index entry: ``[task id, caller, bytes, ended at, swept at]``."""
+    if not isinstance(entry, list) or len(cast("list[Any]", entry)) < 4:
+        raise ValueError("not an entry")
+    task_id, caller, size, at, *rest = cast("list[Any]", entry)
+    # (an index written before entries had their expiry: the task's TTL
+    # counted from its end, as it was read then)
+    expires: Any = rest[0] if rest else None
+    if not (
+        isinstance(task_id, str)
+        and (caller is None or isinstance(caller, str))
+        and type(size) is int
+        and size >= 0
+        and type(at) in (int, float)
+        and (expires is None or type(expires) in (int, float))
+    ):
+        raise ValueError("not an entry")
+    end = float(at)
+    swept = end + ttl if expires is None else float(expires)
+    if not (math.isfinite(end) and math.isfinite(swept)):
+        raise ValueError("not an entry")
+    return _Kept(task_id, caller, size, end, swept)
+
+
 @final
 class KeptTasks:
     """The finished tasks a store keeps, bounded (:class:`KeptBounds`).
@@ -639,16 +688,12 @@ class KeptTasks:
         entry = _Kept(task_id, doc.principal, size, now, max(doc.expires_at, now))
         while True:
             found = await self.store.get(*_KEPT)
-            listed: list[_Kept] = []
-            if found is not None:
-                for raw in found.value.get("tasks", []):
-                    at = float(raw[3])
-                    # (an index written before entries had their expiry: the
-                    # task's TTL counted from its end, as it was read then)
-                    expires = float(raw[4]) if len(raw) > 4 else at + ttl
-                    kept = _Kept(str(raw[0]), raw[1], int(raw[2]), at, expires)
-                    if kept.expires > now and kept.task_id != task_id:
-                        listed.append(kept)  # expired ones are swept anyway
+            listed = [
+                kept
+                for kept in ([] if found is None else _kept_of(found.value, ttl))
+                # expired ones are swept anyway
+                if kept.expires > now and kept.task_id != task_id
+            ]
             listed.append(entry)
             gone = self._over(listed, entry)
             left = [k for k in listed if k.task_id not in gone]

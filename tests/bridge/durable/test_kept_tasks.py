@@ -178,3 +178,37 @@ async def test_the_index_of_finished_tasks_goes_with_the_last_of_them() -> None:
         await trio.sleep(max(0.0, index.expires_at - time.time()) + 0.2)
         assert store.get(TASKS, task_id) is None
         assert store.get("meta", "kept-tasks") is None
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        {"tasks": 7},
+        {"tasks": [["a", None, "big", 1.0, 2.0]]},
+        {"tasks": [["a"]]},
+        {"tasks": [[1, {"sub": "x"}, 10, 1.0, 2e400]]},
+        {"tasks": [["a", None, 10, "yesterday", 2.0]]},
+    ],
+    ids=["not-a-list", "text-size", "short", "odd-caller", "text-time"],
+)
+async def test_an_index_of_no_writers_shape_keeps_the_bounds_in_one_line(
+    planted: dict[str, object], caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every task that ended logged a traceback and left the index as it
+    # was: the bounds on finished tasks no longer held (5 of 5 kept with
+    # --max-kept-tasks 2).
+    import logging
+
+    store = MemoryStore()
+    store.put("meta", "kept-tasks", planted)
+    limits = ServerLimits(max_kept_tasks=2)
+    server = Server([attack.padded], store=store, limits=limits)
+    caplog.set_level(logging.WARNING)
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(60):
+            made = [await _finished(wire) for _ in range(5)]
+            kept = await _readable(wire, made)
+    assert kept == made[-2:]
+    assert all(r.exc_info is None for r in caplog.records), caplog.text
+    assert "no writer of ours made" in caplog.text
