@@ -26,7 +26,7 @@ from typing import Any, Final, final
 
 import pydantic_core
 
-from bridge.stores import AsyncStore
+from bridge.stores import AsyncStore, StoreUnreadable
 from runtime.errors import JournalTooLarge
 from runtime.lowlevel import Journal
 
@@ -110,8 +110,13 @@ class CallLog:
         """The journal as the store holds it (and its bytes, counted).
 
         Raises:
-            ValueError: a record is malformed.
+            StoreUnreadable: a record is malformed (no writer of ours wrote it).
         """
         records = await self.store.read(CALLS, self.call_id)
         self.written = size_of(records)
-        return Journal.from_records(records, self.call_id)
+        try:
+            return Journal.from_records(records, self.call_id)
+        except ValueError as exc:
+            why = str(exc).removeprefix("malformed journal ")
+            call_id = self.call_id
+            raise StoreUnreadable("the store", CALLS, call_id, "journal", why) from None

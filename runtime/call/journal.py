@@ -324,7 +324,7 @@ class Journal:
         journal = cls()
         journal._call_id = call_id
         entries = journal._entries
-        for record in records:
+        for number, record in enumerate(records, 1):
             try:
                 if "n" in record:
                     journal._notices.add(str(record["n"]))
@@ -337,9 +337,15 @@ class Journal:
                     label: Any = record.get("l")
                     entries.pop(key, None)  # a later record moves to the end
                     entries[key] = (digest, record["r"], label)
-            except (KeyError, TypeError, ValueError) as exc:
+            except KeyError as exc:
                 raise ValueError(
-                    f"malformed journal record {dict(record)!r}: {exc}"
+                    f"malformed journal record {number}: it has no {exc.args[0]!r}"
+                ) from None
+            except (TypeError, ValueError):
+                # Never the record: a stranger's may be megabytes, or hold
+                # terminal controls, and this message is logged.
+                raise ValueError(
+                    f"malformed journal record {number}: a field is not of its kind"
                 ) from None
         return journal
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -180,12 +181,19 @@ async def test_a_cancel_on_another_server_stops_the_run() -> None:
                 await trio.sleep(0.02)
 
 
+@pytest.mark.parametrize(
+    "record",
+    ["not json", json.dumps({"k": "x", "d": "\x1b[2J" + "z" * 1_000_000})],
+    ids=["not-json", "no-result"],
+)
 async def test_a_task_whose_journal_cannot_be_read_fails_once(
-    tmp_path: Path,
+    record: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # StoreUnreadable is a StoreError, so a record no writer of ours stored
     # was taken for an outage: the task was tried again every second, for
-    # ever, "working" to its client.
+    # ever, "working" to its client. One that read as JSON but was not a
+    # record was logged whole, at ERROR with a traceback (a 5 MB line).
+    import logging
     import sqlite3
 
     from bridge.stores import open_store
@@ -202,13 +210,16 @@ async def test_a_task_whose_journal_cannot_be_read_fails_once(
             task_id = made["taskId"]
             await wire.until(task_id, "input_required")
             with sqlite3.connect(path) as conn:
-                conn.execute("UPDATE records SET record = 'not json'")
+                conn.execute("UPDATE records SET record = ?", (record,))
+            caplog.set_level(logging.WARNING)
             await wire.update(task_id, {"ok": {"action": "accept"}})
             done = await wire.until(task_id)
     assert done["status"] == "failed", done
     assert done["error"]["message"] == (
         "Internal error: the task's journal in the store cannot be read"
     )
+    assert all(r.exc_info is None for r in caplog.records), caplog.text[:2000]
+    assert len(caplog.text) < 2000, caplog.text[:2000]
 
 
 ODD_TASK_DOCUMENTS = {
