@@ -769,17 +769,20 @@ def _install(args: argparse.Namespace) -> int:
     )
 
     host = HOSTS[args.host]
-    name: str = args.name or default_name(args.target)
-    config = Path(args.config) if args.config else default_config(host.name)
     try:
+        name: str = args.name or default_name(args.target)
         entry = server_entry(host, args.target)
         if args.dry_run:
             print(json.dumps({host.servers_key: {name: entry}}, indent=2))
             return 0
+        config = Path(args.config) if args.config else default_config(host.name)
         install(host, config, name, entry, force=args.force)
     except InstallError as exc:
         raise CliError(str(exc)) from None
-    print(f"added {name!r} to {config}: restart {host.title} to load it")
+    # The path as given: a line break or an escape sequence in it is shown
+    # escaped, never obeyed by the terminal.
+    where = printable_line(str(config))
+    print(f"added {name!r} to {where}: restart {host.title} to load it")
     return 0
 
 

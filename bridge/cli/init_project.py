@@ -12,7 +12,10 @@ It writes, into an empty (or new) DIR:
 * ``README.md``: how to test it, serve it, call it and install it in a host.
 
 A DIR with anything in it is refused (:class:`InitError`), so nothing of the
-user's is ever overwritten.
+user's is ever overwritten; so is a DIR of another user's, or one everyone may
+write to (without the sticky bit), where a link could be swapped in while
+init writes. Files are created new (``O_EXCL``), relative to DIR opened
+once, following no link.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import contextlib
 import json
 import os
 import re
+import stat
+from collections.abc import Generator
 from importlib import metadata
 from pathlib import Path
 from typing import Any, cast
@@ -72,8 +77,15 @@ def _project_name(folder: Path) -> str:
 def make_project(folder: Path, depends_on: str | None = None) -> list[Path]:
     """Write the project into ``folder`` (made if missing); the files written.
 
+    ``folder``, when it is there, must be yours and not writable by everyone
+    (a sticky folder such as ``/tmp`` aside): another user could otherwise
+    swap a symbolic link in for ``tests`` between the check that it is empty
+    and the writes. The files and ``tests`` are made relative to the folder
+    opened once, exclusively and without following links.
+
     Raises:
-        InitError: ``folder`` is a file, is not empty, or cannot be written.
+        InitError: ``folder`` is a file, is not empty, is another user's or
+            writable by everyone, or cannot be written.
     """
     from .host_options import shown
 
@@ -85,50 +97,138 @@ def make_project(folder: Path, depends_on: str | None = None) -> list[Path]:
             )
         if folder.exists() and not folder.is_dir():
             raise InitError(f"{name} is a file, not a folder")
-        if folder.is_dir() and any(folder.iterdir()):
-            raise InitError(
-                f"{name} is not empty: init writes into a new or empty folder"
-            )
     except OSError as exc:  # too long a name, a folder that cannot be read
         raise InitError(f"cannot use {name}: {exc.strerror or exc}") from None
     requirement = dependency() if depends_on is None else depends_on
     extra = requirement.replace("yieldmcp", "yieldmcp[test]", 1)
-    files = {
-        "pyproject.toml": _PYPROJECT.format(
-            name=_project_name(folder.resolve()),
-            dependency=json.dumps(requirement),
-            test_dependency=json.dumps(extra),
-        ),
-        "tools.py": _TOOLS,
-        "tests/test_tools.py": _TESTS,
-        "README.md": _README.format(name=_project_name(folder.resolve())),
-    }
-    written: list[Path] = []
-    made: list[Path] = []  # files and folders this call made, in order
+    made: list[Path] = []  # DIR and the folders above it made here, in order
     try:
-        for relative, text in files.items():
-            path = folder / relative
-            for parent in reversed((path.parent, *path.parent.parents)):
-                if not parent.exists():
-                    parent.mkdir()
-                    made.append(parent)
-            with path.open("x", encoding="utf-8") as out:  # never over a file
-                made.append(path)
-                out.write(text)
-            written.append(path)
-    except OSError as exc:
-        # A full disk, say: what was written goes, so that init can be run
-        # again (it refuses a folder that is not empty).
-        for path in reversed(made):
-            with contextlib.suppress(OSError):
-                if path.is_dir():
-                    path.rmdir()
-                else:
-                    path.unlink()
+        for parent in reversed((folder, *folder.parents)):
+            if not (parent.is_symlink() or parent.exists()):
+                parent.mkdir()  # never one someone made meanwhile
+                made.append(parent)
+        project = _project_name(Path(os.path.realpath(folder)))
+        files = {
+            "pyproject.toml": _PYPROJECT.format(
+                name=project,
+                dependency=json.dumps(requirement),
+                test_dependency=json.dumps(extra),
+            ),
+            "tools.py": _TOOLS,
+            "tests/test_tools.py": _TESTS,
+            "README.md": _README.format(name=project),
+        }
+        with _opened(folder, made=bool(made) and made[-1] == folder) as at:
+            _refuse_others(name, os.fstat(at))
+            _refuse_not_empty(name, at)
+            return [folder / relative for relative in _write(at, files)]
+    except _Failed as failed:
+        exc, where = failed.args
+        _remove(made)
+        shown_where = "" if where is None else f" ({shown(folder / where)})"
+        raise InitError(
+            f"cannot write {name}: {exc.strerror or exc}{shown_where}"
+        ) from None
+    except OSError as exc:  # DIR, or a folder above it, cannot be made
+        _remove(made)
         failed = exc.filename  # the file or folder of the failure, if said
         where = "" if failed in (None, str(folder)) else f" ({shown(failed)})"
         raise InitError(f"cannot write {name}: {exc.strerror or exc}{where}") from None
+    except InitError:
+        _remove(made)
+        raise
+
+
+class _Failed(Exception):
+    """An ``OSError`` writing one of the files (``args``: it, and the file or
+    folder, relative to DIR), all that was made of them already removed."""
+
+
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NEW_FILE = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+@contextlib.contextmanager
+def _opened(folder: Path, *, made: bool) -> Generator[int]:
+    """DIR open: through a link the user named, but not through one put in
+    place of a folder made here."""
+    handle = os.open(folder, _FOLDER | (_NOFOLLOW if made else 0))
+    try:
+        yield handle
+    finally:
+        os.close(handle)
+
+
+def _refuse_others(name: str, found: os.stat_result) -> None:
+    """Refuse a DIR another user could change under init: not this user's,
+    or writable by everyone without the sticky bit (which keeps
+    others from renaming what init makes there). The rule ``--oauth-tokens``
+    applies to its folder (:mod:`bridge.client.oauth.store`), whose check is
+    private to that store: the idea is the same, not the code."""
+    if found.st_uid != os.geteuid():
+        raise InitError(
+            f"{name} belongs to another user (uid {found.st_uid}): init writes "
+            "only into a folder of yours"
+        )
+    # Its group may write it: with a umask of 002, every folder a user makes
+    # is (their own group's, on systems with a group per user).
+    if found.st_mode & stat.S_IWOTH and not found.st_mode & stat.S_ISVTX:
+        mode = stat.S_IMODE(found.st_mode)
+        raise InitError(
+            f"{name} is writable by everyone (mode {mode:o}): chmod o-w it, or "
+            "init a folder of its own"
+        )
+
+
+def _refuse_not_empty(name: str, at: int) -> None:
+    if os.listdir(at):
+        raise InitError(f"{name} is not empty: init writes into a new or empty folder")
+
+
+def _write(at: int, files: dict[str, str]) -> list[str]:
+    """Each file made new under the folder open as ``at`` (``tests`` made
+    too), none over anything there and no link followed; on a failure, what
+    was made goes (:class:`_Failed`)."""
+    made: list[tuple[int, str, bool]] = []  # (folder, name, is a folder)
+    folders: dict[str, int] = {"": at}
+    written: list[str] = []
+    relative = ""
+    try:
+        for relative, text in files.items():
+            parent, _, leaf = relative.rpartition("/")
+            if parent not in folders:
+                os.mkdir(parent, 0o777, dir_fd=at)
+                made.append((at, parent, True))
+                folders[parent] = os.open(parent, _FOLDER | _NOFOLLOW, dir_fd=at)
+            handle = os.open(leaf, _NEW_FILE, 0o666, dir_fd=folders[parent])
+            made.append((folders[parent], leaf, False))
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            written.append(relative)
+    except OSError as exc:
+        # A full disk, say: what was written goes, so that init can be run
+        # again (it refuses a folder that is not empty).
+        for where, entry, is_folder in reversed(made):
+            with contextlib.suppress(OSError):
+                if is_folder:
+                    os.rmdir(entry, dir_fd=where)
+                else:
+                    os.unlink(entry, dir_fd=where)
+        raise _Failed(exc, relative) from None
+    finally:
+        for handle in list(folders.values())[1:]:
+            os.close(handle)
     return written
+
+
+def _remove(made: list[Path]) -> None:
+    """The folders made for DIR, if still empty."""
+    for path in reversed(made):
+        with contextlib.suppress(OSError):
+            path.rmdir()
 
 
 _PYPROJECT = """\

@@ -6,12 +6,17 @@ script beside this interpreter, else ``python -m bridge.cli``) with
 ``serve FILE`` (FILE's absolute path), so the host needs no PATH and no
 virtualenv of its own. It is merged into the host's JSON file: every other
 key and server is kept as it was; a server of the same name is refused
-unless ``force``; a file that is not JSON (or not the shape the host reads)
-is refused, never rewritten. The file is written whole to a temporary file
+unless ``force``; a file that is not JSON (or not the shape the host reads:
+its servers key ``null`` included) is refused, never rewritten. Every number
+is written back as the file spelled it (``1.50``, ``1E5``, ``-0``, digits
+past a float's), and a string holding a lone surrogate (``"\\ud800"``) as
+the same escape. The file is written whole to a temporary file
 beside it and moved over it (``os.replace``), so the host never reads half of
 it; a symbolic link, FIFO or folder there is refused before anything is read.
 The file is locked from the read to the rename, so installs at once each keep
-their entry, and it keeps its mode and (when root rewrites it) its owner.
+their entry, and it keeps its mode and (when root rewrites it) its owner; a
+lock another process keeps longer than :data:`LOCK_WAIT` is one line, never a
+hang.
 
 Where each host reads its configuration by default, from its documentation:
 
@@ -28,6 +33,10 @@ Where each host reads its configuration by default, from its documentation:
   ``~/.config`` on Linux; a workspace's is ``.vscode/mcp.json``), per
   https://code.visualstudio.com/docs/copilot/reference/mcp-configuration.
   Servers under ``servers``, each with ``"type": "stdio"``.
+
+``HOME`` must be an absolute path (an empty or relative one would put the
+file under ``/`` or the current folder): otherwise ``--config`` is needed. A
+relative ``XDG_CONFIG_HOME`` is ignored, as the XDG specification says.
 """
 
 from __future__ import annotations
@@ -36,15 +45,17 @@ import contextlib
 import errno
 import json
 import os
+import re
 import stat
 import sys
+import time
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
 import attrs
 
-from .host_options import finite, no_constant
+from .host_options import no_constant, shown
 from .whole_file import write_whole
 
 if sys.platform != "win32":
@@ -53,6 +64,7 @@ if sys.platform != "win32":
 __all__ = [
     "HOSTS",
     "Host",
+    "LOCK_WAIT",
     "InstallError",
     "default_config",
     "install",
@@ -84,6 +96,11 @@ HOSTS = {
     )
 }
 
+LOCK_WAIT = 10.0
+"""Seconds ``install`` waits for another process's lock on the host's file
+(another install, or any process that can read it and keeps it locked);
+then it stops with one line naming the file, the file unchanged."""
+
 _GENERIC_STEMS = frozenset({"tools", "server", "main", "app", "__main__"})
 
 
@@ -95,8 +112,12 @@ def default_config(
     environ: Mapping[str, str] = os.environ,
 ) -> Path:
     """Where ``host`` reads its MCP configuration on this machine (see the
-    module docstring for the sources)."""
-    base = Path.home() if home is None else home
+    module docstring for the sources).
+
+    Raises:
+        InstallError: ``HOME`` is empty or relative (not on Windows).
+    """
+    base = _home(platform, environ) if home is None else home
     if host == "cursor":
         return base / ".cursor" / "mcp.json"
     if platform == "darwin":
@@ -104,22 +125,60 @@ def default_config(
     elif platform == "win32":
         support = Path(environ.get("APPDATA") or base / "AppData" / "Roaming")
     else:
-        support = Path(environ.get("XDG_CONFIG_HOME") or base / ".config")
+        xdg = environ.get("XDG_CONFIG_HOME", "")
+        # The XDG specification: a relative path there is invalid, ignored.
+        support = Path(xdg) if os.path.isabs(xdg) else base / ".config"
     if host == "vscode":
         return support / "Code" / "User" / "mcp.json"
     return support / "Claude" / "claude_desktop_config.json"
 
 
+def _home(platform: str, environ: Mapping[str, str]) -> Path:
+    """The user's home folder: ``HOME`` when set (an absolute path), else
+    the password database's (``Path.home()``)."""
+    if platform == "win32" or "HOME" not in environ:
+        return Path.home()
+    home = environ["HOME"]
+    if not os.path.isabs(home):
+        raise InstallError(
+            f"HOME is not an absolute path ({shown(home, quote=True)}); "
+            "give --config FILE"
+        )
+    return Path(home)
+
+
 def default_name(target: str) -> str:
     """The server's name: FILE's stem, or its folder's name when the stem
-    says nothing (``tools.py``, ``server.py``); a module's last part."""
+    says nothing (``tools.py``, ``server.py``); a module's last part.
+
+    Raises:
+        InstallError: FILE cannot be looked at (a name too long, a loop of
+            symbolic links on its way).
+    """
     path = Path(target)
-    if path.suffix == ".py" or path.exists():
-        stem = path.stem
-        if stem in _GENERIC_STEMS:
-            return path.resolve().parent.name or stem
-        return stem
+    with _looking_at(target):
+        if path.suffix == ".py" or path.exists():
+            stem = path.stem
+            if stem in _GENERIC_STEMS:
+                return path.resolve().parent.name or stem
+            return stem
     return target.rsplit(".", 1)[-1]
+
+
+@contextlib.contextmanager
+def _looking_at(target: str) -> Generator[None]:
+    """Looking FILE up on disk: what the system refuses is one line
+    (``Path.resolve`` raises RuntimeError on a loop of links on 3.11)."""
+    try:
+        yield
+    except OSError as exc:
+        raise InstallError(
+            f"cannot use {shown(target)}: {exc.strerror or exc}"
+        ) from None
+    except RuntimeError:
+        raise InstallError(
+            f"cannot use {shown(target)}: a loop of symbolic links on its way"
+        ) from None
 
 
 def _command() -> list[str]:
@@ -138,8 +197,9 @@ def served(target: str) -> str:
         InstallError: a path that does not exist.
     """
     path = Path(target)
-    if path.is_file():
-        return str(path.resolve())
+    with _looking_at(target):
+        if path.is_file():
+            return str(path.resolve())
     if path.suffix == ".py" or os.sep in target or "/" in target:
         raise InstallError(f"no such file: {target}")
     return target  # a module, found on the interpreter's path
@@ -166,8 +226,10 @@ def install(
     Raises:
         InstallError: ``config`` is a symbolic link or not a regular file, is
             not JSON or not an object of servers, already has ``name``
-            (without ``force``), or cannot be written.
+            (without ``force``), stays locked by another process longer than
+            :data:`LOCK_WAIT`, or cannot be written.
     """
+    _refuse_unwritable(name, entry)
     with _held(config) as (handle, status):
         document = _parse(config, _read(config, handle), host)
         servers = cast("dict[str, Any]", document.setdefault(host.servers_key, {}))
@@ -258,17 +320,34 @@ def _open(config: Path) -> tuple[int, bool] | None:
 
 
 def _lock(config: Path, handle: int) -> None:
-    """Wait for the exclusive lock on the open file. Where the file system
-    has no such locks (``flock`` on some network file systems), go on
-    without: the rename is still atomic, as it was before locking."""
+    """Wait for the exclusive lock on the open file, at most
+    :data:`LOCK_WAIT` seconds (anyone who can read the file can lock it).
+    Where the file system has no such locks (``flock`` on some network file
+    systems), go on without: the rename is still atomic, as it was before
+    locking."""
     if sys.platform == "win32":
         return
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-    except OSError as exc:
-        if exc.errno in (errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+    deadline = time.monotonic() + LOCK_WAIT
+    pause = 0.01
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # held: wait a little and try again
+        except OSError as exc:
+            if exc.errno in (errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                return
+            raise InstallError(f"cannot lock {config}: {exc}") from None
+        else:
             return
-        raise InstallError(f"cannot lock {config}: {exc}") from None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise InstallError(
+                f"another process holds a lock on {config} (waited "
+                f"{LOCK_WAIT:g} s); not changing it: try again when it is done"
+            )
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.1)
 
 
 def _names(config: Path, status: os.stat_result) -> bool:
@@ -296,6 +375,16 @@ class _NotWritableBack(ValueError):
     """JSON's parser takes it, but writing it back would change it."""
 
 
+@attrs.frozen
+class _Number:
+    """A number of the file, as the file spells it: written back verbatim
+    (read as a float, ``0.123456789012345678901234567890``, ``1e-400``,
+    ``1E5``, ``1.50`` or ``-0`` would come back as another spelling or
+    another number)."""
+
+    text: str
+
+
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for key, value in pairs:
@@ -312,7 +401,8 @@ def _parse(config: Path, text: str, host: Host) -> dict[str, Any]:
         document: Any = json.loads(
             text,
             parse_constant=no_constant,  # (NotAJsonNumber: a ValueError)
-            parse_float=finite,
+            parse_float=_Number,
+            parse_int=_Number,
             object_pairs_hook=_unique,
         )
     except json.JSONDecodeError as exc:
@@ -324,27 +414,94 @@ def _parse(config: Path, text: str, host: Host) -> dict[str, Any]:
             f"by hand"
         ) from None
     except (ValueError, RecursionError) as exc:
-        # NaN, Infinity, 1e400, a key twice, an integer too long to read, or
-        # nesting deeper than the parser goes: written back, it would not be
-        # what the file said (or not JSON at all).
+        # NaN, Infinity (not JSON), a key twice, or nesting deeper than the
+        # parser goes: written back, it would not be what the file said (or
+        # not JSON at all).
         raise _not_plain(config, exc) from None
     if not isinstance(document, dict):
         raise InstallError(f"{config} is not a JSON object; not changing it")
     fields = cast("dict[str, Any]", document)
-    servers = fields.get(host.servers_key)
-    if servers is not None and not isinstance(servers, dict):
-        raise InstallError(
-            f"{config}: {host.servers_key!r} is not an object; not changing it"
-        )
+    if host.servers_key in fields:
+        servers = fields[host.servers_key]
+        if servers is None:
+            # What the host makes of null is its own; the entry is not
+            # added over it: the user says which servers there should be.
+            raise InstallError(
+                f"{config}: {host.servers_key!r} is null, not an object of "
+                "servers; not changing it"
+            )
+        if not isinstance(servers, dict):
+            raise InstallError(
+                f"{config}: {host.servers_key!r} is not an object; not changing it"
+            )
     return fields
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _dump(config: Path, document: dict[str, Any]) -> str:
+    """``document`` as ``json.dumps(indent=2, ensure_ascii=False)`` writes
+    it, but each number as the file spelled it (:class:`_Number`), and a
+    lone surrogate (only a ``\\uXXXX`` escape of the file can hold one: the
+    file is read as UTF-8) as that escape again, not as bytes UTF-8 has not."""
+    out: list[str] = []
     try:
-        text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
-    except (ValueError, RecursionError) as exc:
+        _encode(document, "", out)
+    except RecursionError as exc:
         raise _not_plain(config, exc) from None
-    return text + "\n"
+    return "".join(out) + "\n"
+
+
+def _encode(value: Any, indent: str, out: list[str]) -> None:
+    if isinstance(value, _Number):
+        out.append(value.text)
+    elif isinstance(value, str):
+        out.append(_string(value))
+    elif isinstance(value, dict) and value:
+        inner = indent + "  "
+        out.append("{")
+        for index, (key, item) in enumerate(cast("dict[str, Any]", value).items()):
+            out.append(f"{',' if index else ''}\n{inner}{_string(key)}: ")
+            _encode(item, inner, out)
+        out.append(f"\n{indent}}}")
+    elif isinstance(value, list) and value:
+        inner = indent + "  "
+        out.append("[")
+        for index, item in enumerate(cast("list[Any]", value)):
+            out.append(f"{',' if index else ''}\n{inner}")
+            _encode(item, inner, out)
+        out.append(f"\n{indent}]")
+    else:  # true, false, null, {}, []
+        out.append(json.dumps(value))
+
+
+def _string(text: str) -> str:
+    encoded = json.dumps(text, ensure_ascii=False)
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", encoded)
+
+
+def _refuse_unwritable(name: str, entry: Mapping[str, Any]) -> None:
+    """A name or path of the new entry that UTF-8 cannot hold (a file name
+    of bytes that are not UTF-8, read with ``surrogateescape``): a host
+    could not find what the file would say."""
+    for text in (name, *_strings(entry)):
+        if _SURROGATE.search(text):
+            raise InstallError(
+                f"{shown(text)} is not UTF-8 text: a host's configuration "
+                "cannot name it"
+            )
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        items = cast("Mapping[str, Any]", value).values()
+        return [text for item in items for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in cast("list[Any]", value) for text in _strings(item)]
+    return []
 
 
 def _not_plain(config: Path, exc: ValueError | RecursionError) -> InstallError:

@@ -3,6 +3,7 @@ serves as made."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -178,3 +179,55 @@ def test_a_write_that_fails_midway_leaves_nothing_and_init_runs_again(
     assert sorted(str(p.relative_to(target)) for p in target.rglob("*.*")) == sorted(
         FILES
     )
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o1777], ids=oct)
+def test_a_folder_everyone_may_write_is_refused_unless_sticky(
+    mode: int, tmp_path: Path
+) -> None:
+    # Another user could swap a link in for tests/ while init writes.
+    target = tmp_path / "target"
+    target.mkdir()
+    target.chmod(mode)
+    done = yieldmcp("init", str(target))
+    # The sticky bit: others cannot rename what init makes. A group that may
+    # write is the user's own with a umask of 002.
+    if mode & 0o1000 or not mode & 0o002:
+        assert done.returncode == 0, done.stderr
+        assert sorted(str(p.relative_to(target)) for p in target.rglob("*.*")) == (
+            sorted(FILES)
+        )
+        return
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"yieldmcp: error: {target} is writable by everyone (mode {mode:o}): "
+        "chmod o-w it, or init a folder of its own"
+    ]
+    assert list(target.iterdir()) == []
+
+
+def test_another_users_folder_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        reason = "needs root: only root can give a folder to another user"
+        print(f"skipped: {reason}")
+        pytest.skip(reason)
+    target = tmp_path / "target"
+    target.mkdir()
+    os.chown(target, 65534, 65534)
+    done = yieldmcp("init", str(target))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"yieldmcp: error: {target} belongs to another user (uid 65534): init "
+        "writes only into a folder of yours"
+    ]
+    assert list(target.iterdir()) == []
+
+
+def test_a_loop_of_links_on_the_way_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    done = yieldmcp("init", "loop/proj", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "yieldmcp: error: cannot write loop/proj: Too many levels of symbolic links"
+    ]
+    assert [p.name for p in tmp_path.iterdir()] == ["loop"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.cli.install_host import default_config
+from bridge.cli.install_host import InstallError, default_config
 from bridge.client import connect
 from tests.bridge.cli.inprocess import yieldmcp
 from tests.helpers import ROOT, STARTUP
@@ -91,9 +91,11 @@ def test_a_server_of_the_same_name_is_refused_unless_forced(
         "// a comment\n{}",
         "[1, 2]",
         '{"servers": [], "mcpServers": []}',
+        '{"servers": null, "mcpServers": null}',
     ],
-    ids=["broken", "comments", "not-an-object", "servers-not-an-object"],
-)
+    ids=["broken", "comments", "not-an-object", "servers-not-an-object",
+         "servers-null"],
+)  # fmt: skip
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_config_that_is_not_what_the_host_reads_is_refused_untouched(
     host: str, text: str, tmp_path: Path
@@ -206,3 +208,103 @@ def test_each_hosts_documented_place_per_os(
     found = default_config(host, platform=platform, home=tmp_path, environ=environ)
     assert found == tmp_path / expected
     assert os.path.isabs(found)
+
+
+def test_null_servers_are_named_in_the_refusal(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": null}')
+    code, _, err = install("cursor", str(SERVED), "--config", str(config))
+    assert code == 1
+    assert err.splitlines() == [
+        f"yieldmcp: error: {config}: 'mcpServers' is null, not an object of "
+        "servers; not changing it"
+    ]
+    assert config.read_text() == '{"mcpServers": null}'
+
+
+@pytest.mark.parametrize("kind", ["module", "file"])
+def test_a_name_too_long_for_the_file_system_is_one_line(
+    kind: str, tmp_path: Path
+) -> None:
+    long = "a" * 300
+    target = long if kind == "module" else str(tmp_path / f"{long}.py")
+    config = tmp_path / "c.json"
+    code, _, err = install("cursor", target, "--config", str(config))
+    assert code == 1
+    (line,) = err.splitlines()
+    assert line.startswith("yieldmcp: error: cannot use ")
+    assert line.endswith(": File name too long")
+    assert not config.exists()
+
+
+def test_a_loop_of_links_on_the_files_way_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    config = tmp_path / "c.json"
+    args = ["install", "cursor", "loop/tools.py", "--config", str(config)]
+    done = yieldmcp(*args, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "yieldmcp: error: cannot use loop/tools.py: a loop of symbolic links on its way"
+    ]
+    assert not config.exists()
+
+
+def test_a_name_utf8_cannot_hold_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "c.json"
+    code, _, err = install(
+        "cursor", str(SERVED), "--name", "a\udcffb", "--config", str(config)
+    )
+    assert code == 1
+    assert err.splitlines() == [
+        "yieldmcp: error: 'a\\udcffb' is not UTF-8 text: a host's "
+        "configuration cannot name it"
+    ]
+    assert not config.exists()
+
+
+@pytest.mark.parametrize("host", ["vscode", "claude-desktop"])
+def test_a_relative_xdg_config_home_is_ignored(host: str, tmp_path: Path) -> None:
+    # The XDG specification: a relative XDG_CONFIG_HOME is invalid, ignored.
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": "rel"}
+    done = yieldmcp("install", host, str(SERVED), env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = default_config(host, platform="linux", home=home, environ={})
+    assert str(expected).startswith(f"{home}/.config/")
+    assert KEYS[host] in json.loads(expected.read_text())
+    assert not (tmp_path / "rel").exists()
+
+
+def test_a_relative_home_needs_config(tmp_path: Path) -> None:
+    # HOME=relhome put the file under the current folder.
+    env = {**os.environ, "HOME": "relhome"}
+    done = yieldmcp("install", "cursor", str(SERVED), env=env, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "yieldmcp: error: HOME is not an absolute path ('relhome'); give --config FILE"
+    ]
+    assert list(tmp_path.iterdir()) == []
+    config = tmp_path / "mcp.json"
+    args = ["install", "cursor", str(SERVED), "--config", str(config)]
+    given = yieldmcp(*args, env=env, cwd=tmp_path)
+    assert given.returncode == 0, given.stderr
+    assert "book_flight" in json.loads(config.read_text())["mcpServers"]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_an_empty_home_is_refused_not_taken_for_the_root(host: str) -> None:
+    # HOME= was read as "/": the file went to /.cursor/mcp.json. Asked of
+    # the lookup, not the command, so that a regression writes nothing there.
+    with pytest.raises(InstallError, match=r"^HOME is not an absolute path \(''\)"):
+        default_config(host, platform="linux", environ={"HOME": ""})
+
+
+def test_the_success_line_shows_the_config_without_controls(tmp_path: Path) -> None:
+    # A path holding an escape sequence or a line break reached the terminal.
+    config = tmp_path / "a\x1b[31mb\nc\x07.json"
+    code, out, err = install("cursor", str(SERVED), "--config", str(config))
+    assert code == 0, err
+    (line,) = out.splitlines()
+    assert line.startswith("added 'book_flight' to ")
+    assert line.isprintable()
+    assert "book_flight" in json.loads(config.read_text())["mcpServers"]
