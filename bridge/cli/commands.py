@@ -1004,11 +1004,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     from .interrupt import EXIT_INTERRUPTED, Interrupted
+    from .output import OutputFailed, ReaderGone, guarded
 
     try:
-        return _traced(args, run)
+        with guarded():
+            return _traced(args, run)
     except CliError as exc:
         _print_error(exc)
         return exc.code
+    except ReaderGone:  # `| head`: nothing more to tell it, or anyone
+        return EXIT_FAILURE
+    except OutputFailed as exc:
+        print(f"yieldmcp: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     except (Interrupted, KeyboardInterrupt):
         return EXIT_INTERRUPTED

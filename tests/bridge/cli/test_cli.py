@@ -450,3 +450,43 @@ async def test_serve_http_with_a_port_alone_listens_on_loopback_only() -> None:
 async def _drain(stream: trio.abc.ReceiveStream) -> None:
     while await stream.receive_some():
         pass
+
+
+def _output_to(where: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``yieldmcp ARGS`` with its standard output on a full disk, closed, or
+    a pipe whose reader has gone (as ``| head -c0`` leaves it)."""
+    line = ["/bin/sh", "-c", 'exec "$0" "$@" >&-', YIELDMCP, *args]
+    if where != "closed":
+        line = [YIELDMCP, *args]
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before anything is written
+    try:
+        with open("/dev/full", "w") as full:
+            out = {"full": full, "closed": None, "gone": write}[where]
+            return subprocess.run(
+                line, stdout=out, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                timeout=120,
+            )  # fmt: skip
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("full", "yieldmcp: error: cannot write to standard output: "
+                 "No space left on device"),
+        ("closed", "yieldmcp: error: cannot write to standard output: it is closed"),
+        ("gone", ""),  # `| head`: nothing to tell anyone
+    ],
+)  # fmt: skip
+def test_output_that_cannot_be_written_is_one_line_and_exit_1(
+    where: str, said: str
+) -> None:
+    # Each was a traceback (OSError, AttributeError, BrokenPipeError), and
+    # `call` said "cannot start the server" of its own full disk.
+    done = _output_to(where, "completion", "bash")
+    assert (done.returncode, done.stderr.strip()) == (1, said)
+    if where == "full":
+        called = _output_to(where, "call", "yieldmcp serve examples/book_flight.py")
+        assert (called.returncode, called.stderr.strip()) == (1, said)

@@ -169,6 +169,8 @@ def test_serve_and_journal_open_a_store_within_the_one_deadline(
 ) -> None:
     # Each command had its own deadline around opening (journal's a trio
     # scope of its own): both open through store_options.open_within now.
+    import contextlib
+    import sqlite3
     import threading
     import time
 
@@ -185,7 +187,9 @@ def test_serve_and_journal_open_a_store_within_the_one_deadline(
     monkeypatch.setattr(store_options, "open_store", hung)
     monkeypatch.setattr(store_options, "OPEN_GRACE", 0.0)
     path = tmp_path / "store.sqlite3"
-    path.write_bytes(b"")  # journal opens only a store that is there
+    # journal opens only an SQLite database that is there
+    with contextlib.closing(sqlite3.connect(path)) as database:
+        database.execute("CREATE TABLE other (x)")
     try:
         started = time.monotonic()
         served = _serve("--store", f"sqlite:{path}", "--store-timeout", "0.3")
