@@ -13,7 +13,8 @@ every limit (:mod:`.limits`), ``serve --http --workers N`` (:mod:`.workers`: N
 processes on one port, their start and stop), finding what to serve in a file
 or module (:mod:`.loader`), loading it again when it changes (``serve
 --reload``: :mod:`.reload`), and the terminal host that shows a call's logs,
-progress and result (:mod:`.console`): presentation and exit codes; and the
+progress and result (:mod:`.console`), standard output that fails as one
+line (:mod:`.output`): presentation and exit codes; and the
 demo's game, ``play_ttt`` (:mod:`.ttt`), shipped in the package so ``yieldmcp
 demo`` runs from any install.
 
