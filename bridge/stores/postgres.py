@@ -46,8 +46,14 @@ from typing import Any, Final, final
 
 import psycopg
 
-from .base import Document, StoreConflict, StoreError, StoreUnavailable
-from .codec import Unreadable, document_of, dumps, records_of, redact
+from .base import (
+    Document,
+    StoreConflict,
+    StoreError,
+    StoreUnavailable,
+    StoreUnreadable,
+)
+from .codec import VERSION_BELOW_1, Unreadable, document_of, dumps, records_of, redact
 from .postgres_connect import Connector, first_line
 from .postgres_schema import create_schema
 
@@ -93,8 +99,12 @@ class PostgresStore:
         self._appends: dict[tuple[str, str], int] = {}
         self._listener: threading.Thread | None = None
         self._listening = threading.Event()
-        with self._connection() as conn:
-            create_schema(conn)
+        try:
+            with self._connection() as conn:
+                create_schema(conn, self._shown)
+        except BaseException:
+            self.close()  # a store refused leaves no connection open
+            raise
 
     # -- documents -----------------------------------------------------------
 
@@ -114,7 +124,9 @@ class PostgresStore:
     ) -> int:
         text, now = dumps(value), time.time()
         with self._connection() as conn:
-            return _put_in(conn, namespace, id, text, expect, expires_at, now)
+            return _put_in(
+                conn, self._shown, namespace, id, text, expect, expires_at, now
+            )
 
     def get_and_read(
         self, namespace: str, id: str
@@ -142,11 +154,10 @@ class PostgresStore:
         text, now = dumps(value), time.time()
         lines = [dumps(record) for record in records]
         with self._connection() as conn, conn.transaction():
-            version = _put_in(conn, namespace, id, text, expect, expires_at, now)
-            conn.execute(
-                "SELECT yieldmcp_append(%s, %s, %s::text[], %s, %s)",
-                (namespace, id, lines, expires_at, now),
+            version = _put_in(
+                conn, self._shown, namespace, id, text, expect, expires_at, now
             )
+            self._append_in(conn, namespace, id, lines, expires_at, now)
         return version
 
     def delete(self, namespace: str, id: str) -> None:
@@ -184,10 +195,35 @@ class PostgresStore:
     ) -> int:
         lines = [dumps(record) for record in records]
         with self._connection() as conn:
+            return self._append_in(conn, namespace, id, lines, expires_at, time.time())
+
+    def _append_in(
+        self,
+        conn: psycopg.Connection[Any],
+        namespace: str,
+        id: str,
+        lines: list[str],
+        expires_at: float | None,
+        now: float,
+    ) -> int:
+        """One append in the caller's connection (and transaction).
+
+        Raises:
+            StoreUnreadable: the stream's row says fewer records than it
+                holds (its length lowered, or the row deleted while its
+                records remain): every append would meet a record already
+                there, for ever, so this is a damaged stream, not an outage.
+        """
+        try:
             row = conn.execute(
                 "SELECT yieldmcp_append(%s, %s, %s::text[], %s, %s)",
-                (namespace, id, lines, expires_at, time.time()),
+                (namespace, id, lines, expires_at, now),
             ).fetchone()
+        except psycopg.errors.UniqueViolation:
+            raise StoreUnreadable(
+                self._shown, namespace, id, "stream",
+                "its length is below the records it holds",
+            ) from None  # fmt: skip
         assert row is not None
         return int(row[0])
 
@@ -361,6 +397,7 @@ class PostgresStore:
 
 def _put_in(
     conn: psycopg.Connection[Any],
+    shown: str,
     namespace: str,
     id: str,
     text: str,
@@ -368,9 +405,12 @@ def _put_in(
     expires_at: float | None,
     now: float,
 ) -> int:
-    # The compare-and-swap, in the caller's connection (and transaction).
+    # The compare-and-swap, in the caller's connection (and transaction). A
+    # live row whose version is below 1 (no writer of ours makes one) is
+    # never written over: it is unreadable, as reads say, not a conflict
+    # (callers retry a conflict, and expect=0 never matches it: for ever).
     if expect is None or expect == 0:
-        # Insert, or overwrite: any row (expect None) or only an
+        # Insert, or overwrite: any readable row (expect None) or only an
         # expired one (expect 0), whose version then starts again.
         row = conn.execute(
             "INSERT INTO yieldmcp_docs AS d VALUES (%s, %s, %s, 1, %s)"
@@ -378,15 +418,16 @@ def _put_in(
             " value = excluded.value, expires_at = excluded.expires_at,"
             " version = CASE WHEN d.expires_at <= %s THEN 1"
             " ELSE d.version + 1 END"
-            " WHERE %s OR d.expires_at <= %s RETURNING version",
-            (namespace, id, text, expires_at, now, expect is None, now),
+            " WHERE d.expires_at <= %s OR (%s AND d.version >= 1)"
+            " RETURNING version",
+            (namespace, id, text, expires_at, now, now, expect is None),
         ).fetchone()
     else:
         row = conn.execute(
             "UPDATE yieldmcp_docs SET value = %s, expires_at = %s,"
             " version = version + 1"
-            f" WHERE namespace = %s AND id = %s AND version = %s AND {_LIVE}"
-            " RETURNING version",
+            " WHERE namespace = %s AND id = %s AND version = %s AND version >= 1"
+            f" AND {_LIVE} RETURNING version",
             (text, expires_at, namespace, id, expect, now),
         ).fetchone()
     if row is None:
@@ -395,6 +436,8 @@ def _put_in(
             f" WHERE namespace = %s AND id = %s AND {_LIVE}",
             (namespace, id, now),
         ).fetchone()
+        if found is not None and found[0] < 1:
+            raise StoreUnreadable(shown, namespace, id, "document", VERSION_BELOW_1)
         raise StoreConflict(
             namespace, id, expect or 0, 0 if found is None else found[0]
         )

@@ -72,28 +72,107 @@ END $$
 """
 
 
-def create_schema(conn: Any) -> None:
+# Each table's first columns (in order: rows are written positionally), as
+# ``format_type`` names their types.
+_COLUMNS: Final = {
+    "yieldmcp_meta": (("key", "text"), ("value", "text")),
+    "yieldmcp_docs": (
+        ("namespace", "text"),
+        ("id", "text"),
+        ("value", "text"),
+        ("version", "bigint"),
+        ("expires_at", "double precision"),
+    ),
+    "yieldmcp_streams": (
+        ("namespace", "text"),
+        ("id", "text"),
+        ("length", "bigint"),
+        ("expires_at", "double precision"),
+    ),
+    "yieldmcp_records": (
+        ("namespace", "text"),
+        ("id", "text"),
+        ("seq", "bigint"),
+        ("record", "text"),
+    ),
+}
+
+
+def create_schema(conn: Any, shown: str) -> None:
     """Create (or check) the tables and function on a psycopg connection.
 
+    ``shown`` is the store's URL as errors name it (no password).
+
     Raises:
-        StoreUnavailable: the database holds a newer layout than this code.
+        StoreUnavailable: the database holds a newer layout than this code,
+            a layout version that is no number, or tables of ours whose
+            columns are not the layout's (altered by hand, another program):
+            one line naming the store and the problem, rather than a
+            traceback from the first row read.
     """
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         for statement in _TABLES:
             conn.execute(statement)
+        _check_columns(conn, shown)
         row = conn.execute(
             "SELECT value FROM yieldmcp_meta WHERE key = 'schema_version'"
         ).fetchone()
-        found = 0 if row is None else int(row[0])
+        found = 0 if row is None else _layout(row[0], shown)
         if found > SCHEMA_VERSION:
             raise StoreUnavailable(
-                f"the database has store layout {found}; this yieldmcp reads"
-                f" layout {SCHEMA_VERSION} (upgrade yieldmcp)"
+                f"{shown}: the database has store layout {found}; this yieldmcp"
+                f" reads layout {SCHEMA_VERSION} (upgrade yieldmcp)"
             )
         conn.execute(_APPEND)
         conn.execute(
             "INSERT INTO yieldmcp_meta VALUES ('schema_version', %s)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (str(SCHEMA_VERSION),),
+        )
+
+
+def _layout(text: str, shown: str) -> int:
+    """The layout version ``yieldmcp_meta`` holds, which our writers store
+    as a number's digits."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+        raise StoreUnavailable(
+            f"{shown}: the database's store layout version (yieldmcp_meta"
+            " 'schema_version') is not a number: not a store this yieldmcp can"
+            " use (was it changed by hand, or by another program?)"
+        )
+    return int(text)
+
+
+def _check_columns(conn: Any, shown: str) -> None:
+    """Refuse tables of ours whose columns are not the layout's."""
+    rows = conn.execute(
+        "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod)"
+        " FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+        " WHERE a.attrelid = ANY (%s::regclass[]) AND a.attnum > 0"
+        " AND NOT a.attisdropped ORDER BY c.relname, a.attnum",
+        (list(_COLUMNS),),
+    ).fetchall()
+    found: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind in rows:
+        found.setdefault(str(table), []).append((str(column), str(kind)))
+    for table, want in _COLUMNS.items():
+        have = found.get(table, [])
+        if have[: len(want)] == list(want):
+            continue  # (a column added after ours does no harm)
+        names = dict(have)
+        why = next(
+            (
+                f"its column {column} is {names[column][:40]!r}, not {kind}"
+                if column in names
+                else f"it has no column {column}"
+                for column, kind in want
+                if names.get(column) != kind
+            ),
+            "its columns are not the layout's",
+        )
+        raise StoreUnavailable(
+            f"{shown}: the table {table} is not a yieldmcp store's ({why}):"
+            " not a store this yieldmcp can use (was it changed by hand, or by"
+            " another program?)"
         )

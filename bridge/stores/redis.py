@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, final
 
 import redis
@@ -112,7 +112,7 @@ class RedisStore:
     # -- documents -----------------------------------------------------------
 
     def get(self, namespace: str, id: str) -> Document | None:
-        with self._errors():
+        with self._errors(self._kinds(namespace, id, "document")):
             found = self._client.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
         return self._document(found, time.time(), namespace, id)
 
@@ -127,7 +127,7 @@ class RedisStore:
     ) -> int:
         args = _put_args(id, value, expect, expires_at)
         keys = [self._doc_key(namespace, id), self._index_key(namespace), self._expiry]
-        with self._errors():
+        with self._errors(self._kinds(namespace, id, "document")):
             reply = self._put(keys=keys, args=args)
         done, version = self._checked(reply, namespace, id)
         if not done:
@@ -140,7 +140,8 @@ class RedisStore:
         keys = [self._stream_key(namespace, id), self._expiry]
         now = time.time()
         # One round trip, in order (MULTI): the document, then the stream.
-        with self._errors(), self._client.pipeline(transaction=True) as pipe:
+        kinds = self._kinds(namespace, id, "document", "stream")
+        with self._errors(kinds), self._client.pipeline(transaction=True) as pipe:
             pipe.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
             self._read(keys=keys, args=[repr(now), "0-1"], client=pipe)
             row, found = pipe.execute()
@@ -167,7 +168,7 @@ class RedisStore:
             *_put_args(id, value, expect, expires_at),
             *_append_args(records, expires_at),
         ]
-        with self._errors():
+        with self._errors(self._kinds(namespace, id, "document", "stream")):
             done, version = self._checked(
                 self._put_append(keys=keys, args=args), namespace, id
             )
@@ -189,13 +190,19 @@ class RedisStore:
             with self._client.pipeline(transaction=False) as pipe:
                 for id in ids:
                     pipe.hmget(self._doc_key(namespace, id), "v", "ver", "exp")
-                rows = pipe.execute()
+                # Each key's error its own: one key of another type (a list
+                # where a hash belongs) failed the whole scan, and recovery
+                # and the journal's listing with it, for every document.
+                rows = pipe.execute(raise_on_error=False)
+            for row in rows:
+                if isinstance(row, Exception) and not _wrong_type(row):
+                    raise row
         now = time.time()
         return iter(
             self._unreadable.scan(
                 namespace,
                 zip(ids, rows, strict=True),
-                lambda id, row: self._document(row, now, namespace, id),
+                lambda id, row: self._scanned(row, now, namespace, id),
             )
         )
 
@@ -211,7 +218,7 @@ class RedisStore:
     ) -> int:
         args = _append_args(records, expires_at)
         keys = [self._stream_key(namespace, id), self._expiry]
-        with self._errors():
+        with self._errors(self._kinds(namespace, id, "stream")):
             return int(self._append(keys=keys, args=args))
 
     def append_many(
@@ -233,7 +240,7 @@ class RedisStore:
     def read(self, namespace: str, id: str, start: int = 0) -> list[Mapping[str, Any]]:
         keys = [self._stream_key(namespace, id), self._expiry]
         args = [repr(time.time()), f"0-{max(0, start) + 1}"]
-        with self._errors():
+        with self._errors(self._kinds(namespace, id, "stream")):
             found = self._read(keys=keys, args=args)
         return records_of(found, self._shown, namespace, id, max(0, start))
 
@@ -305,9 +312,11 @@ class RedisStore:
         return max(0.001, socket_timeout / 2)
 
     def _checked(self, reply: Any, namespace: str, id: str) -> tuple[Any, Any]:
-        """A put script's ``{done, version}``: the script reads the stored
-        version as a number, and a stranger's hash whose ``ver`` is none
-        leaves it out of the reply."""
+        """A put script's ``{done, version}``, or ``{0, 0, why}`` for a live
+        hash it would not write over (its ``ver`` or ``exp`` no number, or
+        ``ver`` below 1: no writer of ours made it)."""
+        if len(reply) == 3:
+            raise StoreUnreadable(self._shown, namespace, id, "document", str(reply[2]))
         if len(reply) != 2:
             raise StoreUnreadable(
                 self._shown, namespace, id, "document", "its version is not a number"
@@ -339,21 +348,73 @@ class RedisStore:
             return None
         return document_of((value, number, expires_at), self._shown, namespace, id)
 
+    def _scanned(
+        self, row: list[str | None] | Exception, now: float, namespace: str, id: str
+    ) -> Document | None:
+        if isinstance(row, Exception):  # a key of another type (scan kept it)
+            raise StoreUnreadable(
+                self._shown,
+                namespace,
+                id,
+                "document",
+                "a Redis key of another type, not a hash",
+            )
+        return self._document(row, now, namespace, id)
+
+    def _kinds(
+        self, namespace: str, id: str, *parts: str
+    ) -> Callable[[], StoreUnreadable | None]:
+        """What says, after a ``WRONGTYPE`` error, whether the document's
+        hash or the stream's key (``parts``) holds a key of another type: a
+        damaged or a stranger's key, which no retry mends (it was taken for
+        an outage, and the write retried for ever)."""
+        keys = {
+            "document": (self._doc_key(namespace, id), "hash"),
+            "stream": (self._stream_key(namespace, id), "stream"),
+        }
+
+        def damaged() -> StoreUnreadable | None:
+            try:
+                with self._client.pipeline(transaction=False) as pipe:
+                    for part in parts:
+                        pipe.type(keys[part][0])
+                    found = pipe.execute()
+            except redis.exceptions.RedisError:
+                return None  # the first error stands
+            for part, kind in zip(parts, found, strict=True):
+                want = keys[part][1]
+                if kind not in (want, "none"):
+                    why = f"a Redis {_kind(kind)}, not a {want}"
+                    return StoreUnreadable(self._shown, namespace, id, part, why)
+            return None
+
+        return damaged
+
     def _names(self, key: str) -> tuple[str, str]:
         namespace, id = json.loads(key[len(self._prefix) + 2 :])
         return str(namespace), str(id)
 
-    def _errors(self) -> _Errors:
+    def _errors(
+        self, damaged: Callable[[], StoreUnreadable | None] | None = None
+    ) -> _Errors:
         if self._closed:
             raise StoreUnavailable(f"{self._shown}: the store is closed")
-        return _Errors(self._shown)
+        return _Errors(self._shown, damaged)
 
 
 class _Errors:
-    """Turn the client's exceptions into the store's, each one line."""
+    """Turn the client's exceptions into the store's, each one line.
 
-    def __init__(self, shown: str) -> None:
+    ``damaged`` (after a ``WRONGTYPE`` error) names the key of another type
+    where the operation's document or stream belongs: that is
+    :class:`~.base.StoreUnreadable`, not a store failing.
+    """
+
+    def __init__(
+        self, shown: str, damaged: Callable[[], StoreUnreadable | None] | None
+    ) -> None:
         self._shown = shown
+        self._damaged = damaged
 
     def __enter__(self) -> None:
         return None
@@ -365,8 +426,25 @@ class _Errors:
             exc, redis.exceptions.ConnectionError | redis.exceptions.TimeoutError
         ):
             raise StoreUnavailable(f"{self._shown}: {exc}") from exc
+        if self._damaged is not None and _wrong_type(exc):
+            unreadable = self._damaged()
+            if unreadable is not None:
+                raise unreadable from None
         if isinstance(exc, redis.exceptions.RedisError):
             raise StoreError(f"{self._shown}: {exc}") from exc
+
+
+def _wrong_type(exc: BaseException) -> bool:
+    """Whether Redis refused a command on a key of another type (the reply
+    starts ``WRONGTYPE``; from a script, it follows the script's name)."""
+    return isinstance(exc, redis.exceptions.ResponseError) and "WRONGTYPE" in str(exc)
+
+
+def _kind(kind: Any) -> str:
+    """A key's type as ``TYPE`` says it, safe to print (a module's type
+    name is the module's to choose)."""
+    text = str(kind)
+    return text if text.isalnum() and len(text) <= 20 else "key of another type"
 
 
 def _put_args(

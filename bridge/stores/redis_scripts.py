@@ -9,12 +9,26 @@ __all__ = ["APPEND", "PUT", "PUT_APPEND", "READ", "SWEEP_ONE"]
 
 # The scripts' bodies as Lua functions, so one script can run both (put_and_append).
 # put(doc, index, expiry, a): a = value, expect, expiry, now, id, expiry in ms.
+# Returns {done, version}, or {0, 0, why} for a live hash no writer of ours
+# made (its ver or exp no number, or ver below 1): never written over, and
+# no conflict (a caller retries a conflict; expect=0 never matches ver 0).
 _PUT_FN = """
 local function put(dk, nk, xk, a)
   local cur = redis.call('HMGET', dk, 'ver', 'exp')
   local ver = 0
-  if cur[1] and (cur[2] == '' or tonumber(cur[2]) > tonumber(a[4])) then
-    ver = tonumber(cur[1])
+  if cur[1] and redis.call('HEXISTS', dk, 'v') == 1 then
+    local exp = false
+    if cur[2] and cur[2] ~= '' then
+      exp = tonumber(cur[2])
+      if not exp then return {0, 0, 'its expiry is not a number'} end
+    end
+    if not exp or exp > tonumber(a[4]) then
+      ver = tonumber(cur[1])
+      if not ver or ver ~= math.floor(ver) then
+        return {0, 0, 'its version is not a number'}
+      end
+      if ver < 1 then return {0, 0, 'its version is below 1'} end
+    end
   end
   if a[2] ~= '' and tonumber(a[2]) ~= ver then return {0, ver} end
   redis.call('DEL', dk)
@@ -62,6 +76,9 @@ PUT_APPEND: Final = (
     _PUT_FN
     + _APPEND_FN
     + """
+-- A stream key of another type fails here, before anything is written
+-- (a script's writes before an error stay: the document moved on alone).
+redis.call('XLEN', KEYS[4])
 local done = put(KEYS[1], KEYS[2], KEYS[3], ARGV)
 if done[1] == 1 then append(KEYS[4], KEYS[3], ARGV, 7) end
 return done

@@ -42,7 +42,7 @@ from .base import (
     StoreUnavailable,
     StoreUnreadable,
 )
-from .codec import Unreadable, document_of, dumps, records_of
+from .codec import VERSION_BELOW_1, Unreadable, document_of, dumps, records_of
 from .sqlite_schema import SCHEMA_VERSION, append_one, check_ours, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -523,6 +523,8 @@ def _put_in(
         raise StoreUnreadable(
             shown, namespace, id, "document", "its version is not a number"
         )
+    if row is not None and version < 1:  # no writer of ours: see VERSION_BELOW_1
+        raise StoreUnreadable(shown, namespace, id, "document", VERSION_BELOW_1)
     if expect is not None and expect != version:
         raise StoreConflict(namespace, id, expect, version)
     conn.execute(

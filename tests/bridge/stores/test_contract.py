@@ -4,13 +4,24 @@ in a store."""
 
 from __future__ import annotations
 
+import json
+import logging
+import sqlite3
 import threading
 import time
 from typing import Any
 
+import psycopg
 import pytest
+import redis
 
-from bridge.stores import JournalStore, StoreConflict, StoreError, open_store
+from bridge.stores import (
+    JournalStore,
+    StoreConflict,
+    StoreError,
+    StoreUnreadable,
+    open_store,
+)
 from tests.bridge.stores.helpers import finish, start_python
 
 PAST = 1_000.0  # long expired
@@ -180,6 +191,89 @@ def test_wait_wakes_on_another_processs_append(durable_url: str) -> None:
         # Woken by the append, not found by the read at the timeout (a
         # generous bound: the writer starts Python and appends after 0.3 s).
         assert waited < 120
+    finally:
+        store.close()
+
+
+def _set_version(
+    url: str, namespace: str, id: str, version: int, expires_at: float | None = None
+) -> None:
+    """Write a document's version (and expiry) straight into the backend, as
+    a stranger (or a damaged restore) would: no writer of ours writes a
+    version below 1."""
+    if url.startswith("sqlite:"):
+        with sqlite3.connect(url.removeprefix("sqlite:")) as conn:
+            conn.execute(
+                "UPDATE docs SET version = ?, expires_at = ?"
+                " WHERE namespace = ? AND id = ?",
+                (version, expires_at, namespace, id),
+            )
+    elif url.startswith("postgresql:"):
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE yieldmcp_docs SET version = %s, expires_at = %s"
+                " WHERE namespace = %s AND id = %s",
+                (version, expires_at, namespace, id),
+            )
+    else:
+        with redis.Redis.from_url(url) as client:
+            key = f"yieldmcp:d:{json.dumps([namespace, id])}"
+            exp = "" if expires_at is None else repr(expires_at)
+            client.hset(key, mapping={"ver": str(version), "exp": exp})
+
+
+@pytest.mark.parametrize("version", [0, -7])
+def test_a_version_below_1_is_unreadable_never_a_conflict(
+    durable_url: str, version: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A live row at version 0 never matched ``expect=0`` ("absent") nor
+    any version a reader was given: PostgreSQL raised StoreConflict for
+    ever, and the callers, which retry a conflict with the version they
+    read, spun hundreds of transactions a second, never answering. Such a
+    row is unreadable, as the other damaged rows are: every read and every
+    write that meets it says so in one line, and scans pass over it."""
+    store = open_store(durable_url)
+    try:
+        store.put("task", "fine", {"n": 1})
+        store.put("task", "odd", {"n": 1})
+        _set_version(durable_url, "task", "odd", version)
+        writes = [
+            lambda: store.put("task", "odd", {"n": 2}, expect=0),
+            lambda: store.put("task", "odd", {"n": 2}, expect=1),
+            lambda: store.put("task", "odd", {"n": 2}),
+            lambda: store.put_and_append("task", "odd", {"n": 2}, [{"k": 1}], expect=0),
+        ]
+        for call in [
+            lambda: store.get("task", "odd"),
+            lambda: store.get_and_read("task", "odd"),
+            *writes,
+        ]:
+            with pytest.raises(StoreUnreadable) as raised:
+                call()
+            assert not isinstance(raised.value, StoreConflict)
+            assert raised.value.part == "document"
+            assert "'odd'" in str(raised.value)
+            assert "below 1" in str(raised.value)
+        assert store.read("task", "odd") == []  # put_and_append appended nothing
+        with caplog.at_level(logging.WARNING, logger="yieldmcp.stores"):
+            assert [id for id, _ in store.scan("task")] == ["fine"]
+        said = [r.getMessage() for r in caplog.records]
+        assert sum("'odd' cannot be read" in m for m in said) == 1, said
+        store.delete("task", "odd")  # a damaged row can be removed, and made again
+        assert store.put("task", "odd", {"n": 3}, expect=0) == 1
+    finally:
+        store.close()
+
+
+def test_an_expired_row_below_version_1_is_gone_and_made_again(
+    durable_url: str,
+) -> None:
+    store = open_store(durable_url)
+    try:
+        store.put("task", "old", {"n": 1})
+        _set_version(durable_url, "task", "old", 0, expires_at=PAST)
+        assert store.get("task", "old") is None
+        assert store.put("task", "old", {"n": 2}, expect=0) == 1
     finally:
         store.close()
 
