@@ -680,7 +680,10 @@ class KeptTasks:
     async def add(self, task_id: str, doc: TaskDoc, now: float) -> list[str]:
         """Keep the finished task ``task_id``, letting the oldest go past the
         bounds; the tasks let go (deleted, with their journals)."""
-        journal = await self.store.read(CALLS, task_id)
+        try:
+            journal = await self.store.read(CALLS, task_id)
+        except StoreUnreadable:  # the task ended failing on it: not counted
+            journal = []
         size = len(pydantic_core.to_json(doc.to_json())) + len(
             pydantic_core.to_json(journal)
         )

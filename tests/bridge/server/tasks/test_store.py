@@ -220,6 +220,11 @@ async def test_a_task_whose_journal_cannot_be_read_fails_once(
     )
     assert all(r.exc_info is None for r in caplog.records), caplog.text[:2000]
     assert len(caplog.text) < 2000, caplog.text[:2000]
+    said = [r.getMessage() for r in caplog.records]
+    assert [m for m in said if "its journal cannot be read" in m] == [
+        f"task {task_id}: its journal cannot be read; it fails"
+    ]
+    assert not [m for m in said if "the store failed" in m], said  # no retries
 
 
 ODD_TASK_DOCUMENTS = {
