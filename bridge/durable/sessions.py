@@ -168,8 +168,10 @@ def _asked(call_id: str, records: list[Mapping[str, Any]]) -> dict[str, int]:
     for number, record in enumerate(records, 1):
         key: Any = record.get("k")
         position: Any = record.get("e")
-        if not isinstance(key, str) or isinstance(position, bool) or not isinstance(
-            position, int
+        if (
+            not isinstance(key, str)
+            or isinstance(position, bool)
+            or not isinstance(position, int)
         ):
             why = "not a question's key and position"
             raise StoreUnreadable("the store", ASKED, call_id, f"record {number}", why)

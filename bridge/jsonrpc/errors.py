@@ -15,7 +15,7 @@ import logging
 
 import pydantic
 
-from bridge.durable import StoreError
+from bridge.durable import StoreError, StoreUnreadable
 from runtime.errors import (
     CapabilityError,
     InvalidAnswer,
@@ -26,7 +26,13 @@ from runtime.errors import (
 
 from .messages import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
 
-__all__ = ["STORE_FAILED", "URL_ELICITATION_REQUIRED", "error_data", "store_failed"]
+__all__ = [
+    "STORE_FAILED",
+    "STORE_UNREADABLE",
+    "URL_ELICITATION_REQUIRED",
+    "error_data",
+    "store_failed",
+]
 
 URL_ELICITATION_REQUIRED = -32042
 
@@ -50,7 +56,7 @@ def error_data(exc: BaseException) -> ErrorData:
             return ErrorData(INVALID_PARAMS, str(exc))
         case StoreError():
             log.warning("the store failed while handling a request: %s", exc)
-            return store_failed()
+            return store_failed(exc)
         case _:
             log.error("internal error while handling a request", exc_info=exc)
             return ErrorData(INTERNAL_ERROR, "Internal error")
@@ -59,10 +65,21 @@ def error_data(exc: BaseException) -> ErrorData:
 STORE_FAILED = "Internal error: the server's store failed; try again"
 """What a client is told of a store's failure (never where the store is)."""
 
+STORE_UNREADABLE = (
+    "Internal error: the server's store holds a record this server did not "
+    "write and cannot read; asking again will not help"
+)
+"""What a client is told of a record no writer of ours made
+(``StoreUnreadable``): unlike an outage, trying again reads it again."""
 
-def store_failed() -> ErrorData:
-    """The error of a request the store failed, the store's failure logged
-    already (:func:`error_data` logs it, and says the same)."""
+
+def store_failed(exc: BaseException | None = None) -> ErrorData:
+    """The error of a request the store failed with ``exc`` (if known), the
+    store's failure logged already (:func:`error_data` logs it, and says the
+    same): :data:`STORE_UNREADABLE` for a record that cannot be read,
+    :data:`STORE_FAILED` otherwise."""
+    if isinstance(exc, StoreUnreadable):
+        return ErrorData(INTERNAL_ERROR, STORE_UNREADABLE)
     return ErrorData(INTERNAL_ERROR, STORE_FAILED)
 
 

@@ -573,7 +573,8 @@ class LiveCall:
         ):
             # Its record could not be written (the log said why): not the
             # tool's failure, and no tool text for its model to read.
-            response: dict[str, Any] = {"error": store_failed().to_json()}
+            failed = store_failed(outcome.error)
+            response: dict[str, Any] = {"error": failed.to_json()}
         else:
             response = outcome_json(self._server, scope, self._program, outcome)
         if "result" in response:

@@ -112,14 +112,16 @@ async def _json_error(
     await _asgi.respond(send, status, body, content_type=_asgi.JSON)
 
 
-async def _store_failed(send: Send, request_id: RequestId | None) -> None:
-    """Answer a request the store failed, as a 2026-07-28 round is answered
-    (``-32603``); anything else (a GET, an answer, a notification) gets 503,
-    which a client tries again later."""
+async def _store_failed(
+    send: Send, request_id: RequestId | None, exc: BaseException | None = None
+) -> None:
+    """Answer a request the store failed (with ``exc``), as a 2026-07-28
+    round is answered (``-32603``); anything else (a GET, an answer, a
+    notification) gets 503, which a client tries again later."""
     if request_id is None:
         await plain(send, 503, "Service Unavailable: the store failed; try again")
         return
-    body = _asgi.error_body(request_id, store_failed())
+    body = _asgi.error_body(request_id, store_failed(exc))
     await _asgi.respond(send, 200, body, content_type=_asgi.JSON)
 
 
@@ -288,8 +290,9 @@ class LegacyEndpoint:
                 http = await self._current(http, principal, last)
             if http is None or http.closed:
                 http = await self._revive(session_id, principal, last, posted)
-        except StoreError:
-            await _store_failed(send, posted)  # not 404: the session may be there
+        except StoreError as exc:
+            # not 404: the session may be there
+            await _store_failed(send, posted, exc)
             return None
         who = None if principal is None else principal.identity
         if http is None or http.closed or http.owner != who:
@@ -353,7 +356,7 @@ class LegacyEndpoint:
             follower = await self._posted_again(http, message, data)
         except StoreError as exc:
             log.warning("could not look for a request in the store: %s", exc)
-            await _store_failed(send, message.id)
+            await _store_failed(send, message.id, exc)
             return
         if follower is False:
             await _json_error(

@@ -367,7 +367,7 @@ async def test_a_session_document_of_no_writers_shape_is_one_line_not_a_500(
     # 500 with a 20-line traceback, on every process taking it on.
     import logging
 
-    from bridge.jsonrpc.errors import STORE_FAILED
+    from bridge.jsonrpc.errors import STORE_UNREADABLE
 
     store = MemoryStore()
     caplog.set_level(logging.WARNING)
@@ -383,6 +383,6 @@ async def test_a_session_document_of_no_writers_shape_is_one_line_not_a_500(
             raw.url = second_url
             answered = await raw.post(raw.request(2, "tools/list", {}))
     assert answered.status_code == 200, answered.text
-    assert answered.json()["error"] == {"code": -32603, "message": STORE_FAILED}
+    assert answered.json()["error"] == {"code": -32603, "message": STORE_UNREADABLE}
     assert all(r.exc_info is None for r in caplog.records), caplog.text
     assert "its generation is" in caplog.text

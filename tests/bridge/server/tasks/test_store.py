@@ -253,7 +253,7 @@ async def test_tasks_get_of_a_task_document_no_writer_of_ours_made_is_one_line(
     import logging
     import sqlite3
 
-    from bridge.jsonrpc.errors import STORE_FAILED
+    from bridge.jsonrpc.errors import STORE_UNREADABLE
     from bridge.stores import open_store
     from tests.bridge.server.tasks.kit import RpcError
 
@@ -281,7 +281,7 @@ async def test_tasks_get_of_a_task_document_no_writer_of_ours_made_is_one_line(
             with pytest.raises(RpcError) as updated:
                 await wire.update(task_id, {"ok": {"action": "accept"}})
     for error in (refused, cancelled, updated):
-        assert (error.value.code, error.value.message) == (-32603, STORE_FAILED)
+        assert (error.value.code, error.value.message) == (-32603, STORE_UNREADABLE)
     said = [r for r in caplog.records if task_id in r.getMessage()]
     assert said, caplog.text
     assert all(r.exc_info is None for r in caplog.records), caplog.text
