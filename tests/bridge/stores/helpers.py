@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
+from typing import Any
 
+import pytest
+
+from bridge.stores import StoreError, StoreUnavailable, StoreUnreadable
 from tests.helpers import ROOT
 
 
@@ -27,3 +32,18 @@ def finish(process: subprocess.Popen[str], timeout: float = 120) -> str:
     out, err = process.communicate(timeout=timeout)
     assert process.returncode == 0, err
     return out
+
+
+def assert_stream_unreadable(calls: Iterable[Callable[[], Any]], said: str) -> None:
+    """Each of ``calls`` raises StoreUnreadable of a stream (a damaged one,
+    never taken for an outage), in one short line holding ``said``."""
+    for call in calls:
+        with pytest.raises(StoreUnreadable) as raised:
+            call()
+        assert isinstance(raised.value, StoreError)
+        assert not isinstance(raised.value, StoreUnavailable)
+        assert raised.value.part == "stream"
+        text = str(raised.value)
+        assert said in text
+        assert "\n" not in text
+        assert len(text) < 200, text
