@@ -343,7 +343,18 @@ def _how(status: int) -> str:
 def _work(
     server: Server, args: argparse.Namespace, options: dict[str, Any], spec: str
 ) -> int:
-    index, port, ready_fd, lifeline_fd = (int(part) for part in spec.split(":"))
+    try:
+        index, port, ready_fd, lifeline_fd = (int(part) for part in spec.split(":"))
+        os.fstat(ready_fd)
+        os.fstat(lifeline_fd)
+    except (ValueError, OSError):
+        # Set by hand, or inherited by a process the parent did not start.
+        print(
+            f"yieldmcp: error: {WORKER_ENV} is set, and only a --workers parent "
+            "sets it for its workers: unset it",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
     host, _ = args.http
     from .serving import serve_until_drained
 

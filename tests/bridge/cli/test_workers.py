@@ -264,3 +264,15 @@ def test_more_workers_than_the_machine_can_run_is_one_line_and_exit_1() -> None:
         f"yieldmcp: error: --workers 99999 is more than 8 per CPU ({cpus} here: "
         f"at most {8 * cpus}); each worker serves many clients at once"
     )
+
+
+@pytest.mark.parametrize("spec", ["x", "0:1:900:901"], ids=["text", "no-such-fds"])
+def test_a_worker_variable_set_by_hand_is_one_line_and_exit_1(spec: str) -> None:
+    # It was a traceback (a ValueError unpacking it, or a bad descriptor).
+    env = {**os.environ, "YIELDMCP_WORKER": spec}
+    done = yieldmcp("serve", SERVED, "--http", "127.0.0.1:0", "--workers", "2", env=env)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "yieldmcp: error: YIELDMCP_WORKER is set, and only a --workers parent "
+        "sets it for its workers: unset it"
+    ]
