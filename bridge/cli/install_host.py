@@ -65,6 +65,7 @@ __all__ = [
     "HOSTS",
     "Host",
     "LOCK_WAIT",
+    "MAX_CONFIG_BYTES",
     "InstallError",
     "default_config",
     "install",
@@ -95,6 +96,10 @@ HOSTS = {
         Host("vscode", "VS Code", "servers", typed=True),
     )
 }
+
+MAX_CONFIG_BYTES = 16 << 20
+"""The largest host configuration ``install`` reads (a gigabyte took 34 s
+and 2.9 GB of memory to refuse or rewrite; a host's is a few kilobytes)."""
 
 LOCK_WAIT = 10.0
 """Seconds ``install`` waits for another process's lock on the host's file
@@ -363,8 +368,15 @@ def _names(config: Path, status: os.stat_result) -> bool:
 
 def _read(config: Path, handle: int) -> str:
     chunks: list[bytes] = []
+    read = 0
     try:
         while chunk := os.read(handle, 1 << 16):
+            read += len(chunk)
+            if read > MAX_CONFIG_BYTES:
+                raise InstallError(
+                    f"{config} is larger than {MAX_CONFIG_BYTES // (1 << 20)} MiB: "
+                    "not a host's configuration; not changing it"
+                )
             chunks.append(chunk)
         return b"".join(chunks).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -244,3 +244,20 @@ def test_a_lock_held_by_another_process_is_one_line_not_a_hang(
     assert config.read_text() == text
     code, _, err = install("cursor", str(SERVED), "--config", str(config))
     assert code == 0, err
+
+
+def test_a_config_larger_than_a_hosts_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A gigabyte was read whole: 34 s and 2.9 GB of memory.
+    monkeypatch.setattr("bridge.cli.install_host.MAX_CONFIG_BYTES", 1 << 20)
+    config = tmp_path / "mcp.json"
+    text = '{"mcpServers": {}, "pad": "' + "x" * (1 << 20) + '"}'
+    config.write_text(text)
+    code, _, err = install("cursor", str(SERVED), "--config", str(config))
+    assert code == 1
+    assert err.splitlines() == [
+        f"yieldmcp: error: {config} is larger than 1 MiB: not a host's "
+        "configuration; not changing it"
+    ]
+    assert config.read_text() == text
