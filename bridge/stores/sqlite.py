@@ -91,7 +91,6 @@ class SQLiteStore:
         # must not be used by two threads at once, and a pool (unlike one per
         # thread) does not leak when worker threads come and go.
         self._idle: list[sqlite3.Connection] = []
-        self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         # Writers in this process queue here rather than in SQLite's busy
         # handler, which sleeps (1 ms, 2 ms, 5 ms...) between retries.
@@ -320,10 +319,14 @@ class SQLiteStore:
             return gone + len(ended)
 
     def close(self) -> None:
+        # Only the idle connections: one in use by another thread is closed
+        # by that thread when it is done (_connection). Closing it under a
+        # running statement freed what the statement was using, and a
+        # process crashed (a segmentation fault in the full suite).
         with self._lock:
             self._closed = True
-            conns, self._all, self._idle = self._all, [], []
-        for conn in conns:
+            idle, self._idle = self._idle, []
+        for conn in idle:
             conn.close()
         with self._appended:
             self._appended.notify_all()
@@ -372,10 +375,7 @@ class SQLiteStore:
                 raise StoreUnavailable(f"sqlite:{self.path}: the store is closed")
             if self._idle:
                 return self._idle.pop()
-        conn = self._connect()
-        with self._lock:
-            self._all.append(conn)
-        return conn
+        return self._connect()
 
     def _check_ours(self) -> None:
         """Refuse another application's database before changing anything in

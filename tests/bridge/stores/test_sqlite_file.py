@@ -95,3 +95,38 @@ def test_a_store_file_every_user_can_write_is_refused(tmp_path: Path) -> None:
         f"journal and the request-state key: not used (chmod o-w {path})"
     )
     assert _mode(path) == 0o666  # refused, not changed
+
+
+_CLOSE_UNDER_READERS = """
+import sys, threading
+from bridge.stores import open_store
+for round_ in range(100):
+    store = open_store(f"sqlite:{sys.argv[1]}/s{round_}.db")
+    store.append("call", "c", [{"k": str(i), "d": "x" * 100} for i in range(200)])
+    stop = threading.Event()
+    def reader():
+        while not stop.is_set():
+            try:
+                store.read("call", "c")
+            except Exception:  # the store is closed: what a reader then gets
+                return
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    store.close()
+    stop.set()
+    for thread in threads:
+        thread.join()
+print("ok")
+"""
+
+
+def test_closing_the_store_under_its_readers_never_crashes_the_process(
+    tmp_path: Path,
+) -> None:
+    # close() closed every connection, those in use by other threads too:
+    # a statement running on one read freed memory, and the process died
+    # of a segmentation fault (a pytest worker, once, in the full suite).
+    from tests.bridge.stores.helpers import finish, start_python
+
+    assert finish(start_python(_CLOSE_UNDER_READERS, str(tmp_path))) == "ok\n"
