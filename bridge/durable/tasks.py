@@ -564,7 +564,13 @@ class TaskStore:
                 # its journal only its last write's time: an answer late in
                 # the TTL moved the document on, and the runner that came
                 # after the journal's expiry replayed without it.
-                await self.store.append(CALLS, task_id, [], expires_at=new.expires_at)
+                # A journal no writer of ours made (a key of another type):
+                # the task fails on it once when it runs; its document must
+                # still change (ended, cancelled), or every change failed.
+                with contextlib.suppress(StoreUnreadable):
+                    await self.store.append(
+                        CALLS, task_id, [], expires_at=new.expires_at
+                    )
             return new
 
     async def delete(self, task_id: str) -> None:

@@ -288,3 +288,41 @@ async def test_tasks_get_of_a_task_document_no_writer_of_ours_made_is_one_line(
     assert why in said[0].getMessage()
     assert "\x1b" not in caplog.text
     assert "yesterday" not in caplog.text
+
+
+async def test_a_task_whose_journal_is_a_redis_key_of_another_type_fails_once(
+    redis_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every change of the task moves its journal's expiry on: with the
+    # journal a string, each change failed, and the task was neither ended
+    # nor cancellable (tried again every 1.5 s, answered "try again").
+    import logging
+
+    import redis
+
+    from bridge.stores import open_store
+    from tests.fixtures import attack_tools
+
+    store = open_store(redis_url)
+    server = Server([attack_tools.long_then_ask], name="one", store=store)
+    caplog.set_level(logging.WARNING)
+    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+        wire = TaskWire(http, url)
+        with trio.fail_after(30):
+            ran = str(tmp_path / "ran")
+            made = await wire.call("long_then_ask", path=ran, seconds=0)
+            task_id = made["taskId"]
+            await wire.until(task_id, "input_required")
+            with redis.Redis.from_url(redis_url) as raw:
+                key = f"yieldmcp:s:{json.dumps(['call', task_id])}"
+                raw.delete(key)
+                raw.set(key, "not a stream")
+            await wire.update(task_id, {"ok": {"action": "accept"}})
+            done = await wire.until(task_id)
+            await trio.sleep(2)  # past a retry, had there been one
+    assert done["status"] == "failed", done
+    said = [r.getMessage() for r in caplog.records]
+    assert [m for m in said if "its journal cannot be read" in m] == [
+        f"task {task_id}: its journal cannot be read; it fails"
+    ]
+    assert not [m for m in said if "the store failed" in m], said
