@@ -181,27 +181,50 @@ async def test_a_cancel_on_another_server_stops_the_run() -> None:
                 await trio.sleep(0.02)
 
 
-@pytest.mark.parametrize(
-    "record",
-    ["not json", json.dumps({"k": "x", "d": "\x1b[2J" + "z" * 1_000_000})],
-    ids=["not-json", "no-result"],
-)
+_HUGE_NO_RESULT = json.dumps({"k": "x", "d": "\x1b[2J" + "z" * 1_000_000})
+
+
+def _damage_journal(damage: str, where: str, task_id: str) -> None:
+    """Put in the task's journal what no writer of ours writes."""
+    if damage == "redis-string":
+        import redis
+
+        with redis.Redis.from_url(where) as raw:
+            key = f"yieldmcp:s:{json.dumps(['call', task_id])}"
+            raw.delete(key)
+            raw.set(key, "not a stream")
+        return
+    import sqlite3
+
+    record = "not json" if damage == "not-json" else _HUGE_NO_RESULT
+    with sqlite3.connect(where.removeprefix("sqlite:")) as conn:
+        conn.execute("UPDATE records SET record = ?", (record,))
+
+
+@pytest.mark.parametrize("damage", ["not-json", "no-result", "redis-string"])
 async def test_a_task_whose_journal_cannot_be_read_fails_once(
-    record: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    damage: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    request: pytest.FixtureRequest,
 ) -> None:
     # StoreUnreadable is a StoreError, so a record no writer of ours stored
     # was taken for an outage: the task was tried again every second, for
     # ever, "working" to its client. One that read as JSON but was not a
-    # record was logged whole, at ERROR with a traceback (a 5 MB line).
+    # record was logged whole, at ERROR with a traceback (a 5 MB line). A
+    # journal that is a Redis string failed every change of the task (each
+    # moves the journal's expiry on): it was neither ended nor cancellable.
     import logging
-    import sqlite3
 
     from bridge.stores import open_store
     from tests.fixtures import attack_tools
 
-    path = tmp_path / "store.sqlite3"
-    store = open_store(f"sqlite:{path}")
-    server = Server([attack_tools.long_then_ask], name="one", store=store)
+    where = (
+        request.getfixturevalue("redis_url")
+        if damage.startswith("redis")
+        else f"sqlite:{tmp_path / 'store.sqlite3'}"
+    )
+    server = Server([attack_tools.long_then_ask], name="one", store=open_store(where))
     async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
         wire = TaskWire(http, url)
         with trio.fail_after(30):
@@ -209,11 +232,12 @@ async def test_a_task_whose_journal_cannot_be_read_fails_once(
             made = await wire.call("long_then_ask", path=ran, seconds=0)
             task_id = made["taskId"]
             await wire.until(task_id, "input_required")
-            with sqlite3.connect(path) as conn:
-                conn.execute("UPDATE records SET record = ?", (record,))
+            _damage_journal(damage, where, task_id)
             caplog.set_level(logging.WARNING)
             await wire.update(task_id, {"ok": {"action": "accept"}})
             done = await wire.until(task_id)
+            await trio.sleep(2)  # past a retry, had there been one
+            await wire.cancel(task_id)  # answered: the task can change
     assert done["status"] == "failed", done
     assert done["error"]["message"] == (
         "Internal error: the task's journal in the store cannot be read"
@@ -288,41 +312,3 @@ async def test_tasks_get_of_a_task_document_no_writer_of_ours_made_is_one_line(
     assert why in said[0].getMessage()
     assert "\x1b" not in caplog.text
     assert "yesterday" not in caplog.text
-
-
-async def test_a_task_whose_journal_is_a_redis_key_of_another_type_fails_once(
-    redis_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    # Every change of the task moves its journal's expiry on: with the
-    # journal a string, each change failed, and the task was neither ended
-    # nor cancellable (tried again every 1.5 s, answered "try again").
-    import logging
-
-    import redis
-
-    from bridge.stores import open_store
-    from tests.fixtures import attack_tools
-
-    store = open_store(redis_url)
-    server = Server([attack_tools.long_then_ask], name="one", store=store)
-    caplog.set_level(logging.WARNING)
-    async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
-        wire = TaskWire(http, url)
-        with trio.fail_after(30):
-            ran = str(tmp_path / "ran")
-            made = await wire.call("long_then_ask", path=ran, seconds=0)
-            task_id = made["taskId"]
-            await wire.until(task_id, "input_required")
-            with redis.Redis.from_url(redis_url) as raw:
-                key = f"yieldmcp:s:{json.dumps(['call', task_id])}"
-                raw.delete(key)
-                raw.set(key, "not a stream")
-            await wire.update(task_id, {"ok": {"action": "accept"}})
-            done = await wire.until(task_id)
-            await trio.sleep(2)  # past a retry, had there been one
-    assert done["status"] == "failed", done
-    said = [r.getMessage() for r in caplog.records]
-    assert [m for m in said if "its journal cannot be read" in m] == [
-        f"task {task_id}: its journal cannot be read; it fails"
-    ]
-    assert not [m for m in said if "the store failed" in m], said
