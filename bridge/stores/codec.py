@@ -17,21 +17,16 @@ from urllib.parse import urlsplit, urlunsplit
 from .base import Document, StoreUnreadable
 
 __all__ = [
-    "VERSION_BELOW_1",
     "Unreadable",
     "document_of",
     "dumps",
     "records_of",
     "redact",
+    "version_of",
 ]
 
 log = logging.getLogger("yieldmcp.stores")
 _T = TypeVar("_T")
-#: Why a document whose version is 0 or negative cannot be read: no writer
-#: of ours writes one (versions start at 1), and a compare-and-swap on it
-#: could never succeed (``expect=0`` means "absent"), so callers that retry
-#: on a conflict would retry for ever.
-VERSION_BELOW_1: Final = "its version is below 1"
 _MOST_SAID: Final = 1024  # documents one store names as unreadable, at most
 # A surrogate escaped in JSON text: decoded alone it is no Unicode text (our
 # writers could not have stored it: UTF-8 has no surrogates). Looked for in
@@ -59,13 +54,7 @@ def document_of(row: Sequence[Any], shown: str, namespace: str, id: str) -> Docu
             compare-and-swap on version 0 could never succeed, and
             ``expect=0`` means "absent").
     """
-    version, expires_at = row[1], row[2]
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise StoreUnreadable(
-            shown, namespace, id, "document", "its version is not a number"
-        )
-    if version < 1:
-        raise StoreUnreadable(shown, namespace, id, "document", VERSION_BELOW_1)
+    version, expires_at = version_of(row[1], shown, namespace, id), row[2]
     if expires_at is not None and not (
         isinstance(expires_at, int | float) and math.isfinite(expires_at)
     ):
@@ -75,6 +64,27 @@ def document_of(row: Sequence[Any], shown: str, namespace: str, id: str) -> Docu
     return Document(
         _object_of(row[0], shown, namespace, id, "document"), version, expires_at
     )
+
+
+def version_of(version: Any, shown: str, namespace: str, id: str) -> int:
+    """A stored document's version, which every writer of ours starts at 1
+    (reads and compare-and-swaps check it alike).
+
+    Raises:
+        StoreUnreadable: it is not a number (SQLite keeps text in an INTEGER
+            column), or it is below 1: a compare-and-swap on it could never
+            succeed (``expect=0`` means "absent"), so callers that retry on
+            a conflict would retry for ever.
+    """
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise StoreUnreadable(
+            shown, namespace, id, "document", "its version is not a number"
+        )
+    if version < 1:
+        raise StoreUnreadable(
+            shown, namespace, id, "document", "its version is below 1"
+        )
+    return version
 
 
 def records_of(

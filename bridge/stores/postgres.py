@@ -53,7 +53,14 @@ from .base import (
     StoreUnavailable,
     StoreUnreadable,
 )
-from .codec import VERSION_BELOW_1, Unreadable, document_of, dumps, records_of, redact
+from .codec import (
+    Unreadable,
+    document_of,
+    dumps,
+    records_of,
+    redact,
+    version_of,
+)
 from .postgres_connect import Connector, first_line
 from .postgres_schema import create_schema
 
@@ -436,8 +443,8 @@ def _put_in(
             f" WHERE namespace = %s AND id = %s AND {_LIVE}",
             (namespace, id, now),
         ).fetchone()
-        if found is not None and found[0] < 1:
-            raise StoreUnreadable(shown, namespace, id, "document", VERSION_BELOW_1)
+        if found is not None:
+            version_of(found[0], shown, namespace, id)  # below 1: unreadable
         raise StoreConflict(
             namespace, id, expect or 0, 0 if found is None else found[0]
         )

@@ -40,9 +40,8 @@ from .base import (
     StoreConflict,
     StoreError,
     StoreUnavailable,
-    StoreUnreadable,
 )
-from .codec import VERSION_BELOW_1, Unreadable, document_of, dumps, records_of
+from .codec import Unreadable, document_of, dumps, records_of, version_of
 from .sqlite_schema import SCHEMA_VERSION, append_one, check_ours, create_schema
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
@@ -518,13 +517,7 @@ def _put_in(
         f"SELECT version FROM docs WHERE namespace = ? AND id = ? AND {_LIVE}",
         (namespace, id, now),
     ).fetchone()
-    version: Any = 0 if row is None else row[0]
-    if not isinstance(version, int):  # SQLite keeps text in an INTEGER column
-        raise StoreUnreadable(
-            shown, namespace, id, "document", "its version is not a number"
-        )
-    if row is not None and version < 1:  # no writer of ours: see VERSION_BELOW_1
-        raise StoreUnreadable(shown, namespace, id, "document", VERSION_BELOW_1)
+    version = 0 if row is None else version_of(row[0], shown, namespace, id)
     if expect is not None and expect != version:
         raise StoreConflict(namespace, id, expect, version)
     conn.execute(
