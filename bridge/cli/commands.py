@@ -980,7 +980,7 @@ def _log_to_stderr(level: int) -> None:
     logging.basicConfig(level=level, handlers=[handler])
 
 
-def _print_error(exc: CliError) -> None:
+def _print_error(exc: Exception) -> None:
     """The one line of a failure: its words quote users and peers, so a line
     break in them is a space, and a control sequence is not printed."""
     print(f"yieldmcp: error: {printable_line(str(exc))}", file=sys.stderr)
@@ -1015,7 +1015,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ReaderGone:  # `| head`: nothing more to tell it, or anyone
         return EXIT_FAILURE
     except OutputFailed as exc:
-        print(f"yieldmcp: error: {exc}", file=sys.stderr)
+        _print_error(exc)
         return EXIT_FAILURE
     except (Interrupted, KeyboardInterrupt):
         return EXIT_INTERRUPTED
