@@ -396,6 +396,19 @@ def test_a_reloaded_server_variable_is_the_served_server(
     assert module.server is server  # so `grow` adds to what clients see
 
 
+def _failed_reload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str
+) -> tuple[Path, list[str]]:
+    """The served file made ``code``, reloaded: the reload failed and the
+    old tools stayed. The file, and the lines the reloader reported."""
+    served, server, reloader, lines = _reloading(tmp_path, monkeypatch)
+    hello = server.tools["hello"]
+    _write(served, code)
+    assert not reloader.reload()
+    assert server.tools == {"hello": hello}
+    return served, lines
+
+
 @pytest.mark.parametrize(
     ("code", "said"),
     [
@@ -412,11 +425,7 @@ def test_a_file_that_exits_at_import_is_a_failed_reload_not_the_end(
 ) -> None:
     # SystemExit is no Exception: it ended `dev` and `serve --reload` with a
     # 70-line traceback, the tools gone.
-    served, server, reloader, lines = _reloading(tmp_path, monkeypatch)
-    hello = server.tools["hello"]
-    _write(served, code)
-    assert not reloader.reload()
-    assert server.tools == {"hello": hello}
+    served, lines = _failed_reload(tmp_path, monkeypatch, code)
     line = code.count("\n")  # the served line that exits, not argparse's
     assert lines == [
         f"reload failed: {served}:{line}: {said} (put a script's own code "
@@ -477,11 +486,7 @@ def test_any_exception_at_import_is_one_line_of_the_served_codes(
 ) -> None:
     # A BaseException that is neither (GeneratorExit, the author's own) ended
     # `dev` and `serve --reload` with a 95-line traceback.
-    served, server, reloader, lines = _reloading(tmp_path, monkeypatch)
-    hello = server.tools["hello"]
-    _write(served, code)
-    assert not reloader.reload()
-    assert server.tools == {"hello": hello}
+    served, lines = _failed_reload(tmp_path, monkeypatch, code)
     (line,) = lines
     assert said in line
     assert len(line) < 500
