@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from .base import Document, StoreUnreadable
 
 __all__ = [
+    "LAST_VERSION",
     "Unreadable",
     "document_of",
     "dumps",
@@ -24,6 +25,13 @@ __all__ = [
     "redact",
     "version_of",
 ]
+
+# The largest version a store holds: every writer of ours counts from 1 by
+# one, so none gets near it; a row past it is a stranger's. One below 2**53,
+# so the next version is exact in Redis's Lua (whose numbers are doubles)
+# and far inside SQLite's and PostgreSQL's 64-bit integers (a put on a
+# version of 2**63 - 1 overflowed them: a plain error, or an OverflowError).
+LAST_VERSION: Final = 2**53 - 2
 
 log = logging.getLogger("yieldmcp.stores")
 _T = TypeVar("_T")
@@ -74,7 +82,9 @@ def version_of(version: Any, shown: str, namespace: str, id: str) -> int:
         StoreUnreadable: it is not a number (SQLite keeps text in an INTEGER
             column), or it is below 1: a compare-and-swap on it could never
             succeed (``expect=0`` means "absent"), so callers that retry on
-            a conflict would retry for ever.
+            a conflict would retry for ever; or it is past
+            :data:`LAST_VERSION`, where the next version would overflow or
+            round.
     """
     if isinstance(version, bool) or not isinstance(version, int):
         raise StoreUnreadable(
@@ -83,6 +93,10 @@ def version_of(version: Any, shown: str, namespace: str, id: str) -> int:
     if version < 1:
         raise StoreUnreadable(
             shown, namespace, id, "document", "its version is below 1"
+        )
+    if version > LAST_VERSION:
+        raise StoreUnreadable(
+            shown, namespace, id, "document", "its version is too large to count on"
         )
     return version
 

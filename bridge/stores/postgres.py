@@ -54,6 +54,7 @@ from .base import (
     StoreUnreadable,
 )
 from .codec import (
+    LAST_VERSION,
     Unreadable,
     document_of,
     dumps,
@@ -413,9 +414,10 @@ def _put_in(
     now: float,
 ) -> int:
     # The compare-and-swap, in the caller's connection (and transaction). A
-    # live row whose version is below 1 (no writer of ours makes one) is
-    # never written over: it is unreadable, as reads say, not a conflict
-    # (callers retry a conflict, and expect=0 never matches it: for ever).
+    # live row whose version is below 1 or past LAST_VERSION (no writer of
+    # ours makes one; past it, version + 1 could overflow BIGINT) is never
+    # written over: it is unreadable, as reads say, not a conflict (callers
+    # retry a conflict, and expect=0 never matches it: for ever).
     if expect is None or expect == 0:
         # Insert, or overwrite: any readable row (expect None) or only an
         # expired one (expect 0), whose version then starts again.
@@ -425,17 +427,18 @@ def _put_in(
             " value = excluded.value, expires_at = excluded.expires_at,"
             " version = CASE WHEN d.expires_at <= %s THEN 1"
             " ELSE d.version + 1 END"
-            " WHERE d.expires_at <= %s OR (%s AND d.version >= 1)"
+            " WHERE d.expires_at <= %s"
+            " OR (%s AND d.version BETWEEN 1 AND %s)"
             " RETURNING version",
-            (namespace, id, text, expires_at, now, now, expect is None),
+            (namespace, id, text, expires_at, now, now, expect is None, LAST_VERSION),
         ).fetchone()
     else:
         row = conn.execute(
             "UPDATE yieldmcp_docs SET value = %s, expires_at = %s,"
             " version = version + 1"
-            " WHERE namespace = %s AND id = %s AND version = %s AND version >= 1"
-            f" AND {_LIVE} RETURNING version",
-            (text, expires_at, namespace, id, expect, now),
+            " WHERE namespace = %s AND id = %s AND version = %s"
+            f" AND version BETWEEN 1 AND %s AND {_LIVE} RETURNING version",
+            (text, expires_at, namespace, id, expect, LAST_VERSION, now),
         ).fetchone()
     if row is None:
         found = conn.execute(
@@ -444,7 +447,7 @@ def _put_in(
             (namespace, id, now),
         ).fetchone()
         if found is not None:
-            version_of(found[0], shown, namespace, id)  # below 1: unreadable
+            version_of(found[0], shown, namespace, id)  # out of range: unreadable
         raise StoreConflict(
             namespace, id, expect or 0, 0 if found is None else found[0]
         )

@@ -5,14 +5,18 @@ Used by :mod:`.redis` only; what each does is said beside it.
 
 from typing import Final
 
+from .codec import LAST_VERSION
+
 __all__ = ["APPEND", "PUT", "PUT_APPEND", "READ", "SWEEP_ONE"]
 
 # The scripts' bodies as Lua functions, so one script can run both (put_and_append).
 # put(doc, index, expiry, a): a = value, expect, expiry, now, id, expiry in ms.
 # Returns {done, version}, or {0, 0, why} for a live hash no writer of ours
-# made (its ver or exp no number, or ver below 1): never written over, and
-# no conflict (a caller retries a conflict; expect=0 never matches ver 0).
-_PUT_FN = """
+# made (its ver or exp no number, ver below 1 or past LAST_VERSION): never
+# written over, and no conflict (a caller retries a conflict; expect=0 never
+# matches ver 0).
+_PUT_FN = (
+    """
 local function put(dk, nk, xk, a)
   local cur = redis.call('HMGET', dk, 'ver', 'exp')
   local ver = 0
@@ -28,6 +32,11 @@ local function put(dk, nk, xk, a)
         return {0, 0, 'its version is not a number'}
       end
       if ver < 1 then return {0, 0, 'its version is below 1'} end
+      if ver > """
+    + str(LAST_VERSION)
+    + """ then
+        return {0, 0, 'its version is too large to count on'}
+      end
     end
   end
   if a[2] ~= '' and tonumber(a[2]) ~= ver then return {0, ver} end
@@ -43,6 +52,7 @@ local function put(dk, nk, xk, a)
   return {1, ver + 1}
 end
 """
+)
 
 # append(stream, expiry, a, from): a[from..] = now, expiry, expiry in ms,
 # then the records.

@@ -22,6 +22,7 @@ from bridge.stores import (
     StoreUnreadable,
     open_store,
 )
+from bridge.stores.codec import LAST_VERSION
 from tests.bridge.stores.helpers import finish, start_python
 
 PAST = 1_000.0  # long expired
@@ -222,14 +223,24 @@ def _set_version(
             client.hset(key, mapping={"ver": str(version), "exp": exp})
 
 
-@pytest.mark.parametrize("version", [0, -7])
-def test_a_version_below_1_is_unreadable_never_a_conflict(
-    durable_url: str, version: int, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("version", "said"),
+    [
+        (0, "below 1"),
+        (-7, "below 1"),
+        (LAST_VERSION + 1, "too large"),
+        (2**63 - 1, "too large"),  # SQLite's and PostgreSQL's largest
+    ],
+)
+def test_a_version_out_of_range_is_unreadable_never_a_conflict(
+    durable_url: str, version: int, said: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A live row at version 0 never matched ``expect=0`` ("absent") nor
     any version a reader was given: PostgreSQL raised StoreConflict for
     ever, and the callers, which retry a conflict with the version they
-    read, spun hundreds of transactions a second, never answering. Such a
+    read, spun hundreds of transactions a second, never answering. A row at
+    2**63 - 1 read, and the next put overflowed (PostgreSQL: a plain
+    StoreError; SQLite: an OverflowError; Redis wrote a float back). Such a
     row is unreadable, as the other damaged rows are: every read and every
     write that meets it says so in one line, and scans pass over it."""
     store = open_store(durable_url)
@@ -253,7 +264,7 @@ def test_a_version_below_1_is_unreadable_never_a_conflict(
             assert not isinstance(raised.value, StoreConflict)
             assert raised.value.part == "document"
             assert "'odd'" in str(raised.value)
-            assert "below 1" in str(raised.value)
+            assert said in str(raised.value)
         assert store.read("task", "odd") == []  # put_and_append appended nothing
         with caplog.at_level(logging.WARNING, logger="yieldmcp.stores"):
             assert [id for id, _ in store.scan("task")] == ["fine"]
