@@ -58,9 +58,9 @@ from typing import TYPE_CHECKING, Final, Literal, final
 
 import trio
 
-from bridge.durable import StoreError
+from bridge.durable import StoreError, StoreUnreadable
 from bridge.durable.presence import Presence
-from bridge.jsonrpc.errors import store_failed
+from bridge.jsonrpc.errors import STORE_UNREADABLE, store_failed
 from bridge.jsonrpc.messages import (
     INVALID_REQUEST,
     ErrorData,
@@ -99,6 +99,9 @@ __all__ = ["DEFAULT_VERSION", "LegacyEndpoint"]
 log = logging.getLogger("yieldmcp.http")
 
 _CANCELLED: Final = "notifications/cancelled"
+# A plain answer's words for a record the store cannot read (a JSON-RPC
+# answer says STORE_UNREADABLE itself).
+_UNREADABLE_WHY: Final = STORE_UNREADABLE.removeprefix("Internal error: ")
 DEFAULT_VERSION: Final = "2025-03-26"
 """Assumed when a request has no ``MCP-Protocol-Version`` and no session that
 negotiated one (PROTOCOL.md §5.2)."""
@@ -117,9 +120,14 @@ async def _store_failed(
 ) -> None:
     """Answer a request the store failed (with ``exc``), as a 2026-07-28
     round is answered (``-32603``); anything else (a GET, an answer, a
-    notification) gets 503, which a client tries again later."""
+    notification) gets 503, which a client tries again later, or, for a
+    record the store holds that cannot be read (asking again will not help),
+    500."""
     if request_id is None:
-        await plain(send, 503, "Service Unavailable: the store failed; try again")
+        if isinstance(exc, StoreUnreadable):
+            await plain(send, 500, f"Internal Server Error: {_UNREADABLE_WHY}")
+        else:
+            await plain(send, 503, "Service Unavailable: the store failed; try again")
         return
     body = _asgi.error_body(request_id, store_failed(exc))
     await _asgi.respond(send, 200, body, content_type=_asgi.JSON)
@@ -528,7 +536,7 @@ class LegacyEndpoint:
                 # stream may well exist (a 400 would tell the client it is
                 # gone for good), so the client tries again.
                 log.warning("could not take a call on from the store: %s", exc)
-                await _store_failed(send, None)
+                await _store_failed(send, None, exc)
                 return
             waited = trio.current_time() - began
             if waited > 1 or not claimed:

@@ -386,3 +386,49 @@ async def test_a_session_document_of_no_writers_shape_is_one_line_not_a_500(
     assert answered.json()["error"] == {"code": -32603, "message": STORE_UNREADABLE}
     assert all(r.exc_info is None for r in caplog.records), caplog.text
     assert "its generation is" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "record",
+    [{"k": 7, "e": 1}, {"k": "name", "e": "1"}, {"k": "name", "e": True}, {"e": 1}],
+    ids=["key-number", "position-text", "position-bool", "no-key"],
+)
+async def test_a_questions_record_of_no_writers_shape_is_one_line_not_a_traceback(
+    record: dict[str, Any],
+    http: httpx.AsyncClient,
+    counter: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The questions a parked call asked are read when another process takes
+    # the call on; a record no writer of ours wrote is the store's one line.
+    import logging
+
+    store = MemoryStore()
+    caplog.set_level(logging.WARNING)
+    with trio.fail_after(30):
+        async with served(Server(TOOLS, store=store)) as first_url:
+            raw = Raw(http, first_url)
+            await raw.initialize()
+            async with raw.stream("POST", _call(raw, 8, "interview")) as (_, reader):
+                priming = await reader.next()
+                assert priming is not None
+                await _next_message(reader)
+        [(call_id, _doc)] = store.scan(CALLS)
+        assert store.read(ASKED, call_id)  # the name question
+        store.append(ASKED, call_id, [record])
+        async with served(Server(TOOLS, store=store)) as second_url:
+            raw.url = second_url
+            async with raw.stream("GET", last_event_id=str(priming.id)) as (
+                response,
+                reader,
+            ):
+                status, text = response.status_code, (await response.aread()).decode()
+    # Not 503: a client tries that again, and asking again will not help.
+    assert (status, text) == (
+        500,
+        "Internal Server Error: the server's store holds a record this server "
+        "did not write and cannot read; asking again will not help",
+    )
+    assert all(r.exc_info is None for r in caplog.records), caplog.text
+    assert "not a question's key and position" in caplog.text
+    assert _ran(counter) == []
