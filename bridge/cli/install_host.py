@@ -236,7 +236,10 @@ def install(
     """
     _refuse_unwritable(name, entry)
     with _held(config) as (handle, status):
-        document = _parse(config, _read(config, handle), host)
+        text = _read(config, handle)
+        # A byte-order mark (Notepad writes one) is no JSON: kept as found.
+        mark = "\ufeff" if text.startswith("\ufeff") else ""
+        document = _parse(config, text.removeprefix(mark), host)
         servers = cast("dict[str, Any]", document.setdefault(host.servers_key, {}))
         if name in servers and not force:
             raise InstallError(
@@ -244,7 +247,7 @@ def install(
                 "(--force replaces it, --name NAME adds another)"
             )
         servers[name] = dict(entry)
-        _write(config, _dump(config, document), status)
+        _write(config, mark + _dump(config, document), status)
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

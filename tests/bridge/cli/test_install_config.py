@@ -222,6 +222,22 @@ def test_a_lone_surrogate_is_written_back_as_its_escape(tmp_path: Path) -> None:
     assert "book_flight" in after["mcpServers"]
 
 
+def test_a_byte_order_mark_is_kept_and_the_entry_added(tmp_path: Path) -> None:
+    # Notepad starts a UTF-8 file with one: it was refused as "not plain
+    # JSON (...; comments and trailing commas cannot be kept)".
+    config = tmp_path / "mcp.json"
+    config.write_bytes(b'\xef\xbb\xbf{"mcpServers": {"mine": {"command": "x"}}}')
+    code, out, err = install("cursor", str(SERVED), "--config", str(config))
+    assert (code, err) == (0, "")
+    assert out.startswith("added 'book_flight' to ")
+    raw = config.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf{")
+    assert set(json.loads(raw.decode("utf-8-sig"))["mcpServers"]) == {
+        "mine",
+        "book_flight",
+    }
+
+
 def test_a_lock_held_by_another_process_is_one_line_not_a_hang(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
