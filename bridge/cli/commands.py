@@ -762,6 +762,7 @@ def _install(args: argparse.Namespace) -> int:
     from .install_host import (
         HOSTS,
         InstallError,
+        check_entry,
         default_config,
         default_name,
         install,
@@ -772,6 +773,7 @@ def _install(args: argparse.Namespace) -> int:
     try:
         name: str = args.name or default_name(args.target)
         entry = server_entry(host, args.target)
+        check_entry(name, entry)  # --dry-run prints only what install writes
         if args.dry_run:
             print(json.dumps({host.servers_key: {name: entry}}, indent=2))
             return 0

@@ -55,6 +55,8 @@ from typing import Any, cast
 
 import attrs
 
+from bridge.elicit import printable_line
+
 from .host_options import no_constant, shown
 from .whole_file import write_whole
 
@@ -67,6 +69,7 @@ __all__ = [
     "LOCK_WAIT",
     "MAX_CONFIG_BYTES",
     "InstallError",
+    "check_entry",
     "default_config",
     "install",
     "server_entry",
@@ -234,7 +237,7 @@ def install(
             (without ``force``), stays locked by another process longer than
             :data:`LOCK_WAIT`, or cannot be written.
     """
-    _refuse_unwritable(name, entry)
+    check_entry(name, entry)
     with _held(config) as (handle, status):
         text = _read(config, handle)
         # A byte-order mark (Notepad writes one) is no JSON: kept as found.
@@ -496,10 +499,19 @@ def _string(text: str) -> str:
     return _SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", encoded)
 
 
-def _refuse_unwritable(name: str, entry: Mapping[str, Any]) -> None:
-    """A name or path of the new entry that UTF-8 cannot hold (a file name
-    of bytes that are not UTF-8, read with ``surrogateescape``): a host
-    could not find what the file would say."""
+def check_entry(name: str, entry: Mapping[str, Any]) -> None:
+    """Refuse, with :class:`InstallError`, an entry a host could not use: a
+    name or path that UTF-8 cannot hold (a file name of bytes that are not
+    UTF-8, read with ``surrogateescape``), which a host could not find, and
+    a name with control characters or line breaks, which a host would show
+    as they are."""
+    if printable_line(name) != name:
+        # A host lists its servers by name: a terminal's control sequence
+        # or a bidi override there would be drawn, or obeyed, as it is.
+        raise InstallError(
+            f"the server name {shown(name)} has control characters or line "
+            "breaks: give --name NAME"
+        )
     for text in (name, *_strings(entry)):
         if _SURROGATE.search(text):
             raise InstallError(

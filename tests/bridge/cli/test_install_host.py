@@ -262,6 +262,44 @@ def test_a_name_utf8_cannot_hold_is_refused(tmp_path: Path) -> None:
     assert not config.exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("red\x1b[31m", "'red\\x1b[31m'"),
+        ("two\nlines", "'two\\nlines'"),
+        ("invoice\u202egnp", "'invoice\\u202egnp'"),
+    ],
+    ids=["escape", "newline", "bidi"],
+)
+def test_a_name_with_control_characters_is_refused(
+    name: str, said: str, tmp_path: Path
+) -> None:
+    # A host lists its servers by name, as the name is: it went into the
+    # configuration (JSON-escaped), and the host drew or obeyed it.
+    config = tmp_path / "c.json"
+    code, _, err = install(
+        "cursor", str(SERVED), "--name", name, "--config", str(config)
+    )
+    assert code == 1
+    assert err.splitlines() == [
+        f"yieldmcp: error: the server name {said} has control characters or "
+        "line breaks: give --name NAME"
+    ]
+    assert not config.exists()
+    done = install("cursor", str(SERVED), "--name", name, "--dry-run")
+    assert (done[0], done[1], "has control characters" in done[2]) == (1, "", True)
+    # FILE's own name is checked the same way, and --name is the way out.
+    served = tmp_path / f"{name}.py"
+    served.write_text(SERVED.read_text())
+    code, _, err = install("cursor", str(served), "--config", str(config))
+    assert (code, "has control characters" in err) == (1, True)
+    code, _, err = install(
+        "cursor", str(served), "--name", "plain", "--config", str(config)
+    )
+    assert (code, err) == (0, "")
+    assert list(json.loads(config.read_text())["mcpServers"]) == ["plain"]
+
+
 @pytest.mark.parametrize("host", ["vscode", "claude-desktop"])
 def test_a_relative_xdg_config_home_is_ignored(host: str, tmp_path: Path) -> None:
     # The XDG specification: a relative XDG_CONFIG_HOME is invalid, ignored.
