@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import secrets
@@ -30,12 +31,14 @@ from pathlib import Path
 from typing import Any, Final, Literal, Protocol, TypeVar, cast, final
 
 import attrs
+import trio
 
 from runtime.errors import AuthorizationError
 
 __all__ = [
     "ClientInfo",
     "FileTokenStore",
+    "LOCK_WAIT",
     "MemoryTokenStore",
     "TokenStore",
     "Tokens",
@@ -155,6 +158,9 @@ _FIELD_KINDS: Final[dict[str, tuple[type, ...]]] = {
 """What each field of a :class:`Tokens` or :class:`ClientInfo` read from a
 file may hold (``Tokens.issuer`` is required by its class, not here)."""
 
+LOCK_WAIT: Final = 10.0
+"""Seconds a save waits for another process saving to the same file."""
+
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -169,7 +175,9 @@ class FileTokenStore:
     name swapped meanwhile leads nowhere else. The file is never followed
     either: a link in its place is refused. Every save writes a new file
     (``O_CREAT|O_EXCL|O_NOFOLLOW``, mode 0600) under a random name beside it
-    and renames it over the old one. A file others can read or write is
+    and renames it over the old one, holding the directory locked
+    (``flock``) from its read to the rename, so processes saving at once
+    each keep their entry. A file others can read or write is
     refused too, as ssh refuses a readable key: fix it with ``chmod 600
     FILE``. Each refusal is an :class:`~runtime.errors.AuthorizationError`
     of one line.
@@ -186,14 +194,15 @@ class FileTokenStore:
         return None if entry is None else self._entry(Tokens, entry)
 
     async def save_tokens(self, resource: str, tokens: Tokens | None) -> None:
-        self._update("tokens", resource, tokens)
+        # In a thread: a save may wait for another process's (LOCK_WAIT).
+        await trio.to_thread.run_sync(self._update, "tokens", resource, tokens)
 
     async def load_client(self, issuer: str) -> ClientInfo | None:
         entry = self._read()["clients"].get(issuer)
         return None if entry is None else self._entry(ClientInfo, entry)
 
     async def save_client(self, issuer: str, client: ClientInfo | None) -> None:
-        self._update("clients", issuer, client)
+        await trio.to_thread.run_sync(self._update, "clients", issuer, client)
 
     def _entry(self, cls: type[_Entry], entry: dict[str, Any]) -> _Entry:
         """One entry of the file as ``cls``; one line naming the file if its
@@ -307,9 +316,34 @@ class FileTokenStore:
 
     def _update(self, table: str, key: str, value: Tokens | ClientInfo | None) -> None:
         with self._directory() as folder:
+            self._lock(folder)  # released when the folder is closed
             data = self._read_in(folder)
             _put(data[table], key, None if value is None else attrs.asdict(value))
             self._write_in(folder, data)
+
+    def _lock(self, folder: int) -> None:
+        """Hold the file's directory (``flock``) from a save's read to its
+        rename: two processes saving at once (two ``yieldmcp call``s) each
+        wrote back what it had read, without the other's new entry. Reads
+        need no lock: a save replaces the file whole.
+
+        Raises:
+            AuthorizationError: another process held it for
+                :data:`LOCK_WAIT` seconds.
+        """
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise AuthorizationError(
+                        f"another process kept {self.path.parent} locked for "
+                        f"{LOCK_WAIT:g} s; tokens not saved"
+                    ) from None
+                time.sleep(0.01)
+            else:
+                return
 
     def _write_in(self, folder: int, data: Mapping[str, Any]) -> None:
         """A new file under a name no one could have guessed, then renamed over

@@ -8,10 +8,12 @@ owner with ``os.chown``.
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -163,3 +165,69 @@ def test_call_refuses_a_shared_token_directory_before_connecting(
         "to keep tokens there: use a directory only you can write to (the "
         "default is in ~/.local/state)"
     )
+
+
+_SAVER = """
+import sys, trio
+from bridge.client.oauth import FileTokenStore, Tokens
+
+async def main(path: str, me: str, rounds: int) -> None:
+    store = FileTokenStore(path)
+    for n in range(rounds):
+        tokens = Tokens(access_token=f"{me}-{n}", issuer="https://as")
+        await store.save_tokens(f"https://mcp/{me}/{n}", tokens)
+
+trio.run(main, sys.argv[1], sys.argv[2], int(sys.argv[3]))
+"""
+
+
+def test_saves_of_processes_at_once_each_keep_their_tokens(tmp_path: Path) -> None:
+    # Each save reads the file, changes its entry and writes it back: two
+    # `yieldmcp call`s saving at once each wrote back what it had read,
+    # without the other's new tokens.
+    path = tmp_path / "tokens.json"
+    savers, rounds = 4, 40
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SAVER, str(path), f"p{i}", str(rounds)],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(savers)
+    ]
+    for run in runs:
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+    kept = json.loads(path.read_text())["tokens"]
+    assert len(kept) == savers * rounds
+    assert {kept[f"https://mcp/p1/{n}"]["access_token"] for n in range(rounds)} == {
+        f"p1-{n}" for n in range(rounds)
+    }
+    assert [p.name for p in tmp_path.iterdir()] == ["tokens.json"]
+
+
+async def test_a_save_waits_for_a_lock_held_elsewhere_then_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    from bridge.client.oauth import store as token_store
+
+    monkeypatch.setattr(token_store, "LOCK_WAIT", 0.3)
+    path = tmp_path / "tokens.json"
+    store = FileTokenStore(path)
+    await store.save_tokens("https://mcp/a", TOKENS)
+    held = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as another process saving would
+        with pytest.raises(AuthorizationError) as refused:
+            await store.save_tokens("https://mcp/b", TOKENS)
+        assert str(refused.value) == (
+            f"another process kept {tmp_path} locked for 0.3 s; tokens not saved"
+        )
+        assert await store.load_tokens("https://mcp/a") == TOKENS  # reads go on
+    finally:
+        os.close(held)
+    await store.save_tokens("https://mcp/b", TOKENS)
+    assert await store.load_tokens("https://mcp/b") == TOKENS
