@@ -626,6 +626,8 @@ def _serve_loaded(args: argparse.Namespace) -> int:
         from bridge.transports.stdio import reserve_stdout_for_mcp
 
         reserve_stdout_for_mcp()  # before the served code runs and prints
+    if workers.in_worker():
+        workers.exit_with_the_parent_while_starting()  # the served code may hang
     try:
         server = load_server(args.target)
         server.auth = auth_options.serve_auth(args, args.http) or server.auth

@@ -38,7 +38,9 @@ timeouts) unchanged.
 * Ctrl-C (SIGINT) stops every worker at once: the parent closes the
   *lifeline* (a pipe every worker watches), each worker cancels its calls and
   exits, and the parent exits 130. If the parent dies any other way, the
-  lifeline closes as well, so no worker outlives it. The workers run in their
+  lifeline closes as well, so no worker outlives it: not even one still
+  loading the served code (which may take long, or hang), which exits at
+  once (:func:`exit_with_the_parent_while_starting`). The workers run in their
   own session, so a terminal's Ctrl-C reaches only the parent. A second
   Ctrl-C, or workers still running after :data:`STOP_GRACE` seconds, kills
   them.
@@ -54,10 +56,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
+import threading
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -67,7 +71,14 @@ from bridge.server.state_token import KEY_ENV, new_key
 if TYPE_CHECKING:
     from bridge.server.server import Server
 
-__all__ = ["WORKER_ENV", "add_workers_flag", "check_workers", "in_worker", "serve"]
+__all__ = [
+    "WORKER_ENV",
+    "add_workers_flag",
+    "check_workers",
+    "exit_with_the_parent_while_starting",
+    "in_worker",
+    "serve",
+]
 
 log = logging.getLogger("yieldmcp.workers")
 
@@ -139,6 +150,35 @@ def usable_cpus() -> int:
 def in_worker() -> bool:
     """Whether this process is one of the workers of a ``--workers`` parent."""
     return WORKER_ENV in os.environ
+
+
+_serving = threading.Event()  # set once this worker watches its lifeline in trio
+
+
+def exit_with_the_parent_while_starting() -> None:
+    """In a worker, before the served code is loaded: exit at once if the
+    lifeline closes (the parent is gone, or was interrupted) before the
+    worker serves and watches it in trio itself.
+
+    The served code runs at import, and may take long or never end: such a
+    worker survived a kill -9 of its parent, holding whatever it held. The
+    watch is a daemon thread, not a trio task: trio does not run yet. It
+    ends once the worker serves (or at exit); nothing else is done in it.
+    """
+    try:
+        lifeline_fd = int(os.environ[WORKER_ENV].split(":")[3])
+        os.fstat(lifeline_fd)
+    except (KeyError, IndexError, ValueError, OSError):
+        return  # not a worker, or set by hand: _work says so in one line
+
+    def watch() -> None:
+        poller = select.poll()
+        poller.register(lifeline_fd, select.POLLIN)  # POLLHUP comes anyway
+        while not _serving.is_set():
+            if poller.poll(100) and not _serving.is_set():
+                os._exit(EXIT_FAILURE)  # nothing is ever written: EOF
+
+    threading.Thread(target=watch, name="yieldmcp-lifeline", daemon=True).start()
 
 
 def serve(server: Server, args: argparse.Namespace, options: dict[str, Any]) -> int:
@@ -374,6 +414,7 @@ def _work(
             await nursery.start(serve)
             os.write(ready_fd, f"{index}\n".encode())
             os.close(ready_fd)
+            _serving.set()  # the lifeline is watched below from now on
             log.info("worker %d (pid %d) is serving", index, os.getpid())
             async with trio.lowlevel.FdStream(lifeline_fd) as lifeline:
                 while await lifeline.receive_some():

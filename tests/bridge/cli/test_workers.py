@@ -276,3 +276,57 @@ def test_a_worker_variable_set_by_hand_is_one_line_and_exit_1(spec: str) -> None
         "yieldmcp: error: YIELDMCP_WORKER is set, and only a --workers parent "
         "sets it for its workers: unset it"
     ]
+
+
+_HANGS_IN_WORKERS = """
+import os, time
+from runtime import tool
+
+if "YIELDMCP_WORKER" in os.environ:
+    time.sleep(600)  # the served code, loading for ever in each worker
+
+
+@tool
+def hello() -> str:
+    return "hi"
+"""
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started, from any of its threads."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+async def test_workers_still_loading_the_served_code_exit_with_their_parent(
+    tmp_path: Path,
+) -> None:
+    # The lifeline was watched only once a worker served: one whose served
+    # code never finished loading outlived a kill -9 of its parent.
+    served = tmp_path / "hangs_in_workers.py"
+    served.write_text(_HANGS_IN_WORKERS)
+    command = [sys.executable, "-m", "bridge.cli", "serve", str(served)]
+    parent = subprocess.Popen(
+        [*command, "--http", "127.0.0.1:0", "--workers", "2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    kids: list[int] = []
+    try:
+        with trio.fail_after(60):
+            while len(kids := _children(parent.pid)) < 2:
+                await trio.sleep(0.05)
+            await trio.sleep(2)  # both in the served code's sleep by now
+        assert all(_alive(pid) for pid in kids)
+        parent.kill()
+        parent.wait()
+        await _gone(kids)
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in kids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
