@@ -5,8 +5,8 @@ a hint naming its type, format and bounds, numbered choices, the default) and
 how a typed line becomes a JSON value: numbers, yes/no, a choice by number,
 value or title, a comma-separated multi-select, formats (``date``,
 ``date-time``, ``email``, ``uri``). Every value is then checked against the
-field's own schema with ``jsonschema``; a failure is :class:`Invalid`, whose
-text says what to type instead.
+field's own schema with jsonschema-rs (:func:`_check`); a failure is
+:class:`Invalid`, whose text says what to type instead.
 
 What a field shows is the server's words, each on one line
 (:func:`~bridge.elicit.printable_line`, cut at
@@ -29,8 +29,6 @@ from typing import Any, Literal, TypeAlias, cast, final
 from urllib.parse import urlsplit
 
 import attrs
-
-from runtime.lowlevel import Unresolvable, offline_validator
 
 from ._printable import MAX_LINE_SHOWN, printable_line
 
@@ -398,14 +396,23 @@ _FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
 
 
 def _check(schema: Mapping[str, Any], value: Any) -> None:
-    from jsonschema import Draft202012Validator  # see offline_validator
+    """Raise :class:`Invalid` if ``value`` breaks the field's ``schema``.
 
-    validator = offline_validator(
-        schema, format_checker=Draft202012Validator.FORMAT_CHECKER
-    )
+    The server picks the schema, and the check runs on the event loop, where
+    no ``--timeout`` or Ctrl-C can end it: so jsonschema-rs checks, as a
+    result's ``outputSchema`` is checked (:mod:`bridge.client.output_schemas`),
+    in time linear in the answer (a ``pattern`` that needs backtracking stops
+    at its bound and fails). Python's ``jsonschema`` is no fallback: its ``re``
+    took minutes on a typed name against ``^(\\w+\\s?)*$``, and a ``$ref`` to
+    the field itself recursed until Python's limit. A schema jsonschema-rs
+    cannot compile (a ``$ref`` elsewhere, never fetched; a pattern that is not
+    ECMA-262) checks nothing here: the server checks what it is sent."""
+    from jsonschema_rs import validator_for
+
     try:
-        error: Any = next(iter(validator.iter_errors(value)), None)  # pyright: ignore[reportUnknownMemberType]
-    except Unresolvable:  # a $ref elsewhere, never fetched: nothing to check
+        validator = validator_for(dict(schema), validate_formats=True, offline=True)
+    except ValueError:
         return
+    error = next(iter(validator.iter_errors(value)), None)
     if error is not None:
         raise Invalid(str(error.message))

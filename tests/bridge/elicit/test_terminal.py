@@ -442,3 +442,37 @@ async def test_a_servers_word_on_one_line_is_cut() -> None:
     title = f"{'T' * MAX_LINE_SHOWN}… ({big - MAX_LINE_SHOWN:,} more characters)"
     assert f"[1/1] {title} (optional)" in out
     assert max(len(line) for line in out) < MAX_LINE_SHOWN + 100
+
+
+def _one_field(field: dict[str, Any]) -> ElicitationRequest:
+    schema = {"type": "object", "properties": {"a": field}, "required": ["a"]}
+    return ElicitationRequest(message="m", requested_schema=schema, key="k")
+
+
+async def test_a_servers_backtracking_pattern_is_checked_in_linear_time() -> None:
+    # Python's re took minutes on this typed name against the server's
+    # pattern, on the event loop: --timeout could not end it.
+    field = {"type": "string", "title": "Full name", "pattern": r"^(\w+\s?)*$"}
+    name = "Jonathan Alexander Smithson the Third"
+    reply, out = await fill([f"{name}!", name], _one_field(field))
+    assert reply.content == {"a": name}
+    assert [e.startswith("! ") and "does not match" in e for e in errors(out)] == [True]
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"$ref": "#"},
+        {"type": "string", "allOf": [{"$ref": "#"}]},
+        {"type": "string", "$ref": "https://example.invalid/name.json"},
+        {"type": "string", "pattern": "(?<=a"},  # no regex at all
+    ],
+    ids=["ref-itself", "ref-itself-nested", "ref-elsewhere", "bad-pattern"],
+)
+async def test_a_field_whose_schema_cannot_be_checked_takes_the_answer(
+    field: dict[str, Any],
+) -> None:
+    # {"$ref": "#"} recursed until Python's limit: a RecursionError and a
+    # 2,000-line traceback. What cannot be checked here, the server checks.
+    reply, _ = await fill(["hello"], _one_field({"title": "A", **field}))
+    assert reply.content == {"a": "hello"}
