@@ -225,13 +225,11 @@ class Answers:
             if callback is not None and (shown := _progress(params)) is not None:
                 await _maybe(callback(*shown))
         elif method == "notifications/message" and self.on_log is not None:
-            await _maybe(
-                self.on_log(
-                    params.get("level", "info"),
-                    params.get("data"),
-                    params.get("logger"),
-                )
-            )
+            level: Any = params.get("level", "info")
+            logger: Any = params.get("logger")
+            if not isinstance(level, str) or not isinstance(logger, str | None):
+                return  # not the spec's notice: not shown (as for progress)
+            await _maybe(self.on_log(level, params.get("data"), logger))
 
 
 def _progress(

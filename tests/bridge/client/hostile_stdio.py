@@ -11,6 +11,8 @@ with ERA ``legacy`` (``initialize``) or ``modern`` (``server/discover``).
 * ``task-params``: (modern) tool ``t`` makes a task, which then asks the same.
 * ``cursors N``: ``tools/list`` answers no tools and a new cursor of ``N``
   characters, without end; tool ``count`` says how many pages were read.
+* ``loglevels``: tool ``t`` sends log notices whose ``level`` or ``logger``
+  is not a string, then one that is, then its result.
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ def answer(request: dict[str, Any]) -> Any:
                 "content": [{"type": "text", "text": "x"}],
                 "structuredContent": {"a": "a" * N + "!"},
             }
+        if SCENARIO == "loglevels":
+            odd = [{"level": 5}, {"level": {"a": 1}}, {"level": None}]
+            odd += [{"level": ["x"]}, {"level": "info", "logger": 7}]
+            for params in [*odd, {"level": "warning", "logger": "l"}]:
+                log = {"method": "notifications/message", "params": params}
+                send({"jsonrpc": "2.0", **log, "params": {**params, "data": "d"}})
         if SCENARIO == "params":
             return {"resultType": "input_required", "inputRequests": ASK}
         if SCENARIO == "task-params":

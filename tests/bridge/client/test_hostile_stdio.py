@@ -7,7 +7,8 @@ or the client's memory filled.
 * ``tools/list`` pages whose cursors are as large as a message, without end
   (:mod:`bridge.client.pages`);
 * an ``outputSchema`` jsonschema-rs cannot compile, with a ``pattern`` that
-  is exponential in a backtracking engine (:mod:`bridge.client.output_schemas`).
+  is exponential in a backtracking engine (:mod:`bridge.client.output_schemas`);
+* log notices whose ``level`` is not a string (:mod:`bridge.client.answers`).
 """
 
 from __future__ import annotations
@@ -85,3 +86,21 @@ async def test_a_schema_the_fast_validator_cannot_compile_is_not_checked(
         "(\"Resource 'https://example.invalid/schema.json' is not present"
     )
     assert warned[0].endswith("; they are accepted unchecked")
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_log_notices_not_of_the_specs_shape_are_not_shown(era: str) -> None:
+    # A level of 5 (or null, an object, a list) reached the CLI's display,
+    # whose printable_line raised TypeError: the call failed with an
+    # 83-line traceback, on one notification.
+    wire = "modern" if era != "legacy" else "legacy"
+    logged: list[tuple[str, object, str | None]] = []
+    with trio.fail_after(30):
+        async with connect(
+            [*HOSTILE, wire, "loglevels"],
+            era=era,  # type: ignore[arg-type]
+            on_log=lambda level, data, logger: logged.append((level, data, logger)),
+        ) as client:
+            result = await client.call_tool("t")
+    assert not result.is_error
+    assert logged == [("warning", "d", "l")]
