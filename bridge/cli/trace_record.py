@@ -10,12 +10,18 @@ progress notification is an instant bar.
 A picture keeps at most ``max_notices`` log and progress notices (2,000 by
 default; ``call --trace-max-notices``): a server that logs without end would
 otherwise grow the client, and the page, without bound. The last notice kept
-says that later ones are left out.
+says that later ones are left out. Each notice is kept in part: the first
+:data:`MAX_NOTICE_KEPT` characters of its JSON (a server's 4 MB log lines
+made a 400 MB page).
 
 Lanes come from the effect key a yieldmcp server puts in ``_meta``
 (``io.yieldmcp/effect``) when the client declares that experimental
 capability, which the recorder does on ``initialize`` and on each 2026-07-28
-request. Another server's questions all go in the root lane. Replays never
+request. Another server's questions all go in the root lane, as does a key
+longer than :data:`MAX_KEY` characters or :data:`MAX_KEY_LEVELS` branches
+deep: each enclosing branch is a lane of the page, so one crafted key of
+32 KB drew 8,000 lanes (27 s and 1.3 GB to write the page, after the call
+and outside ``--timeout``). Replays never
 cross the wire, so nothing here is dimmed.
 """
 
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import time
 from collections.abc import Generator, Mapping
 from typing import Any, Final, cast, final
@@ -37,7 +44,7 @@ from bridge.jsonrpc.messages import (
 from bridge.telemetry.attributes import EFFECT_META
 from runtime.picture import Bar, Timeline
 
-__all__ = ["WireRecorder"]
+__all__ = ["MAX_KEY", "MAX_KEY_LEVELS", "MAX_NOTICE_KEPT", "WireRecorder"]
 
 _KINDS = {
     "sampling/createMessage": "sample",
@@ -48,6 +55,26 @@ _NOTICES = {"notifications/message": "log", "notifications/progress": "progress"
 _CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 MAX_NOTICES: Final = 2000
 """Log and progress notices a picture keeps (see the module's doc)."""
+MAX_NOTICE_KEPT: Final = 16384
+"""Characters of one notice's params (as JSON) a picture keeps."""
+MAX_KEY: Final = 512
+"""Characters of an effect key from the wire that a picture draws as lanes."""
+MAX_KEY_LEVELS: Final = 16
+"""Branches an effect key from the wire may be nested in to be drawn so."""
+
+
+def _drawable(key: str) -> bool:
+    return len(key) <= MAX_KEY and key.count("/") <= MAX_KEY_LEVELS
+
+
+def _kept(params: Mapping[str, Any]) -> Any:
+    """A notice's params as the picture keeps them: whole, or their JSON
+    text cut at :data:`MAX_NOTICE_KEPT` characters, the rest counted."""
+    text = json.dumps(params, ensure_ascii=False, default=str)
+    if len(text) <= MAX_NOTICE_KEPT:
+        return dict(params)
+    more = len(text) - MAX_NOTICE_KEPT
+    return {"cut": f"{text[:MAX_NOTICE_KEPT]}… ({more:,} more characters)"}
 
 
 def _fields(value: Any) -> dict[str, Any]:
@@ -86,10 +113,14 @@ class WireRecorder:
         in the root lane (``?3``); a 2026 ``inputRequests`` key names the
         branch after ``@``."""
         key = _fields(params.get("_meta")).get(EFFECT_META)
-        if isinstance(key, str):
+        if isinstance(key, str) and _drawable(key):
             return key
-        if wire is not None and "@" in wire:
-            return wire.rpartition("@")[2]
+        if (
+            wire is not None
+            and "@" in wire
+            and _drawable(found := wire.rpartition("@")[2])
+        ):
+            return found
         return f"?{next(self._numbers)}"
 
     def ask(self, key: str, method: str, params: Mapping[str, Any]) -> None:
@@ -183,11 +214,12 @@ class _WireTap:
             return
         params = notification.params or {}
         key, now = recorder.key(params), time.monotonic()
+        kept = _kept(params)
         if recorder.notices == recorder.max_notices:  # the last one kept
             label = f"notices after this {recorder.max_notices:,} are left out"
-            bar = Bar(key, kind, label, now, now, question=dict(params))
+            bar = Bar(key, kind, label, now, now, question=kept)
         else:
-            bar = Bar(key, kind, kind, now, now, question=dict(params))
+            bar = Bar(key, kind, kind, now, now, question=kept)
         recorder.timeline.open(bar)
 
     def closed(self) -> None:

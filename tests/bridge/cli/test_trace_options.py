@@ -100,3 +100,45 @@ def test_trace_max_notices_bounds_a_traced_calls_picture(tmp_path: Path) -> None
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "notices after this 1 are left out" in (tmp_path / "call.html").read_text()
+
+
+def test_a_notice_is_kept_in_part() -> None:
+    # Each of 2,000 notices was kept whole: 100 log lines of 4 MB made a
+    # 400 MB page and 1.2 GB of memory.
+    from bridge.cli.trace_record import MAX_NOTICE_KEPT, WireRecorder
+    from bridge.jsonrpc import Notification
+
+    recorder = WireRecorder("call chatty")
+    tap = recorder.factory(None, None)
+    small = {"level": "info", "data": "short"}
+    tap.notified(Notification("notifications/message", small))
+    tap.notified(Notification("notifications/message", {"data": "x" * 4_000_000}))
+    kept, cut = (bar.question for bar in recorder.timeline.bars)
+    assert kept == small
+    assert list(cut) == ["cut"]
+    assert cut["cut"].startswith('{"data": "xxx')
+    more = 4_000_000 + len('{"data": ""}') - MAX_NOTICE_KEPT
+    assert cut["cut"].endswith(f"x… ({more:,} more characters)")
+    assert len(cut["cut"]) < MAX_NOTICE_KEPT + 40
+
+
+def test_a_key_from_the_wire_too_long_or_deep_to_draw_is_the_root_lanes() -> None:
+    # One notice whose effect key was "1.0/" * 8000 + "1" (32 KB) drew 8,000
+    # lanes, each nearly as long: 27 s and 1.3 GB to write the page, after
+    # the call and outside --timeout.
+    from bridge.cli.trace_record import MAX_KEY, MAX_KEY_LEVELS, WireRecorder
+    from bridge.jsonrpc import Notification
+    from runtime.picture import page
+
+    recorder = WireRecorder("call deep")
+    tap = recorder.factory(None, None)
+    keys = ["1.0/" * 8000 + "1", "1.0/" * (MAX_KEY_LEVELS + 1) + "1"]
+    keys += ["7" * (MAX_KEY + 1), "1.0/" * MAX_KEY_LEVELS + "2", "0"]
+    for key in keys:
+        meta = {"io.yieldmcp/effect": key}
+        tap.notified(Notification("notifications/message", {"_meta": meta}))
+    drawn = [bar.key for bar in recorder.timeline.bars]
+    assert drawn == ["?0", "?1", "?2", keys[3], "0"]
+    lanes = recorder.timeline.lanes()
+    assert len(lanes) == MAX_KEY_LEVELS + 1  # the root and the deepest key's
+    assert len(page(recorder.timeline)) < 200_000

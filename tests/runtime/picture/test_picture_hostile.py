@@ -11,6 +11,7 @@ injected nodes and for the hostile text, shown as text.
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge.cli.trace_record import MAX_KEY
 from runtime.picture import Bar, Timeline, page
 from tests.bridge.cli.inprocess import yieldmcp
 
@@ -154,12 +156,16 @@ def test_call_trace_of_a_hostile_server_is_inert(
     an ``inputRequests`` method (2026-07-28: the bar's kind)."""
     with Listener() as listener:
         text = "".join(PAYLOADS.values()).format(url=listener.url)
+        # Each payload an effect key (a lane); the whole text is one too long
+        # to draw as lanes, which goes in the root lane.
+        keys = [payload.format(url=listener.url) for payload in PAYLOADS.values()]
         path = tmp_path / "trace.html"
         # In this process (an uncaught exception fails the test itself);
         # the hostile server is a real process.
         done = yieldmcp(
             "call", HOSTILE_SERVER, tool, "--era", era, "--trace", str(path),
             env={**os.environ, "YIELDMCP_HOSTILE_TEXT": text,
+                 "YIELDMCP_HOSTILE_KEYS": json.dumps(keys),
                  "OTEL_TRACES_EXPORTER": ""},
         )  # fmt: skip
         assert "Traceback" not in done.stderr, done.stderr
@@ -169,5 +175,13 @@ def test_call_trace_of_a_hostile_server_is_inert(
     if tool == "method":
         assert [bar["data-kind"] for bar in bars] == [text]  # the method, verbatim
     else:
-        assert {bar["data-key"] for bar in bars} >= {text}
-    assert text in "".join(dom.tip)
+        # A key too long or deep to draw as lanes (a URL's slashes count)
+        # is in the root lane; its text is still in the bar's question.
+        drawable = {k for k in keys if len(k) <= MAX_KEY and k.count("/") <= 16}
+        assert len(drawable) >= 7
+        assert {bar["data-key"] for bar in bars} >= drawable
+    # The first bar: the question's method as it is; or the log's, whose key
+    # is the whole text, too long to draw, and whose question the page
+    # writes as JSON.stringify does (its quotes escaped).
+    shown = text if tool == "method" else json.dumps(text, ensure_ascii=False)[1:-1]
+    assert shown in "".join(dom.tip)
