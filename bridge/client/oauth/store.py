@@ -243,7 +243,12 @@ class FileTokenStore:
         """The file's directory, open, once it is checked (created if missing)."""
         folder = self.path.parent
         try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # Each folder made here is 0700, not only the last (mkdir's
+            # parents=True makes the others as the umask says).
+            missing = [p for p in [*reversed(folder.parents), folder] if not p.exists()]
+            for made in missing:
+                with contextlib.suppress(FileExistsError):  # made meanwhile
+                    made.mkdir(mode=0o700)
             fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR) and folder.is_symlink():

@@ -54,6 +54,8 @@ async def test_tokens_and_clients_round_trip_in_a_private_file(tmp_path: Path) -
     assert await again.load_tokens("https://mcp/mcp") == TOKENS
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    # every folder made for it, not only the last (whatever the umask)
+    assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
     assert sorted(p.name for p in path.parent.iterdir()) == ["tokens.json"]
     await again.save_tokens("https://mcp/mcp", None)
     assert await FileTokenStore(path).load_tokens("https://mcp/mcp") is None
