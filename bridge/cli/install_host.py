@@ -322,12 +322,46 @@ def _open(config: Path) -> tuple[int, bool] | None:
             _refuse_unusual(config, stat.S_IFLNK)
         raise InstallError(f"cannot read {config}: {exc}") from None
     try:
-        config.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(config, _CREATE, 0o600), True
+        made = _make_folders(config.parent)
+        handle = os.open(config, _CREATE, 0o600)
     except FileExistsError:
         return None
     except OSError as exc:
         raise InstallError(f"cannot write {config}: {exc}") from None
+    _give_to_the_folders_owner(config, handle, made)
+    return handle, True
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make ``folder`` and the folders above it that are missing; the ones
+    made here, outermost first."""
+    missing = [p for p in [*reversed(folder.parents), folder] if not p.exists()]
+    for made in missing:
+        with contextlib.suppress(FileExistsError):  # made meanwhile
+            made.mkdir()
+    return missing
+
+
+def _give_to_the_folders_owner(config: Path, handle: int, made: list[Path]) -> None:
+    """As root (``sudo yieldmcp install`` into a user's home), give a new
+    configuration file, and the folders made for it, to the owner of the
+    folder they were made in: root's 0600 file was one the user's host
+    could not read."""
+    if sys.platform == "win32" or os.geteuid() != 0:
+        return
+    above = made[0].parent if made else config.parent
+    try:
+        owner = os.stat(above)
+        if owner.st_uid == 0:
+            return
+        for folder in made:
+            os.chown(folder, owner.st_uid, owner.st_gid, follow_symlinks=False)
+        os.fchown(handle, owner.st_uid, owner.st_gid)
+    except OSError as exc:
+        os.close(handle)
+        raise InstallError(
+            f"cannot give {config} to its folder's owner: {exc}"
+        ) from None
 
 
 def _lock(config: Path, handle: int) -> None:

@@ -101,6 +101,32 @@ def test_the_owner_and_mode_are_kept_when_root_rewrites(tmp_path: Path) -> None:
     assert "book_flight" in json.loads(config.read_text())["mcpServers"]
 
 
+def test_a_new_config_made_by_root_belongs_to_the_folders_owner(
+    tmp_path: Path,
+) -> None:
+    # sudo yieldmcp install into a user's home made a root-owned 0600 file
+    # (and folders) the user's host could not read.
+    if os.geteuid() != 0:
+        reason = "needs root: only root can give a file to another user"
+        print(f"skipped: {reason}")
+        pytest.skip(reason)
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, 65534, 65534)
+    config = home / ".cursor" / "deeper" / "mcp.json"
+    code, _, err = install("cursor", str(SERVED), "--config", str(config))
+    assert code == 0, err
+    for made in (config, config.parent, config.parent.parent):
+        found = made.stat()
+        assert (found.st_uid, found.st_gid) == (65534, 65534), made
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert "book_flight" in json.loads(config.read_text())["mcpServers"]
+    # root's own folder keeps root's files
+    mine = tmp_path / "root-owned" / "mcp.json"
+    code, _, err = install("cursor", str(SERVED), "--config", str(mine))
+    assert (code, mine.stat().st_uid) == (0, 0), err
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [
