@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -44,3 +45,13 @@ def load_example(name: str) -> ModuleType:
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def needs_root(what: str) -> None:
+    """Skip, saying why, unless this runs as root (CI does): ``what`` is what
+    only root can do here, e.g. "giving a file to another user"."""
+    if os.geteuid() != 0:
+        import pytest
+
+        print(f"skipped: {what} needs root (CI runs as root)")
+        pytest.skip(f"{what} needs root")

@@ -12,7 +12,7 @@ import pytest
 
 from bridge.client import connect
 from tests.bridge.cli.inprocess import Done, yieldmcp
-from tests.helpers import ROOT
+from tests.helpers import ROOT, needs_root
 from tests.processes import free_port, kill, ready, url_of
 
 YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
@@ -191,11 +191,9 @@ def test_a_file_another_user_could_have_written_is_refused(
 ) -> None:
     # The search climbs into shared folders: a yieldmcp.toml planted in /tmp
     # by another user chose how every server below it listened and stored.
-    import os
 
-    if shared == "owner" and os.getuid() != 0:
-        print("skipped: giving a file to another user needs root (CI runs as root)")
-        pytest.skip("giving a file to another user needs root")
+    if shared == "owner":
+        needs_root("giving a file to another user")
     planted = tmp_path / "yieldmcp.toml"
     served = project(tmp_path / "below" / "project", "", own_file=False)
     (served.parent / "pyproject.toml").write_text('[project]\nname = "p"\n')

@@ -17,7 +17,7 @@ from bridge.cli.init_project import dependency, make_project
 from bridge.client import connect
 from bridge.elicit import ScriptedAnswers
 from tests.bridge.cli.inprocess import yieldmcp
-from tests.helpers import ROOT, STARTUP
+from tests.helpers import ROOT, STARTUP, needs_root
 
 YIELDMCP = str(Path(sys.executable).parent / "yieldmcp")
 FILES = ["pyproject.toml", "tools.py", "tests/test_tools.py", "README.md"]
@@ -207,10 +207,7 @@ def test_a_folder_everyone_may_write_is_refused_unless_sticky(
 
 
 def test_another_users_folder_is_refused(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        reason = "needs root: only root can give a folder to another user"
-        print(f"skipped: {reason}")
-        pytest.skip(reason)
+    needs_root("giving a folder to another user")
     target = tmp_path / "target"
     target.mkdir()
     os.chown(target, 65534, 65534)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.bridge.cli.inprocess import yieldmcp
-from tests.helpers import ROOT
+from tests.helpers import ROOT, needs_root
 
 SERVED = ROOT / "examples" / "book_flight.py"
 CLI = [sys.executable, "-m", "bridge.cli", "install"]
@@ -85,10 +85,7 @@ def test_a_folder_config_is_refused_in_one_line(tmp_path: Path) -> None:
 
 
 def test_the_owner_and_mode_are_kept_when_root_rewrites(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        reason = "needs root: only root can give a file to another user"
-        print(f"skipped: {reason}")
-        pytest.skip(reason)
+    needs_root("giving a file to another user")
     config = tmp_path / "mcp.json"
     config.write_text('{"mcpServers": {}}')
     os.chown(config, 65534, 65534)
@@ -106,10 +103,7 @@ def test_a_new_config_made_by_root_belongs_to_the_folders_owner(
 ) -> None:
     # sudo yieldmcp install into a user's home made a root-owned 0600 file
     # (and folders) the user's host could not read.
-    if os.geteuid() != 0:
-        reason = "needs root: only root can give a file to another user"
-        print(f"skipped: {reason}")
-        pytest.skip(reason)
+    needs_root("giving a file to another user")
     home = tmp_path / "home"
     home.mkdir()
     os.chown(home, 65534, 65534)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bridge.stores import open_store
+from tests.helpers import needs_root
 
 
 def _mode(path: Path) -> int:
@@ -67,9 +68,7 @@ def test_a_link_planted_at_the_store_path_is_not_followed(tmp_path: Path) -> Non
 def test_another_users_file_at_the_store_path_is_refused(tmp_path: Path) -> None:
     from bridge.stores import StoreUnavailable
 
-    if os.getuid() != 0:
-        print("skipped: giving a file to another user needs root (CI runs as root)")
-        pytest.skip("giving a file to another user needs root")
+    needs_root("giving a file to another user")
     planted = tmp_path / "store.sqlite3"
     planted.write_bytes(b"")
     os.chown(planted, 65534, 65534)

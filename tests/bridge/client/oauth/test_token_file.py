@@ -22,7 +22,7 @@ from bridge.client.oauth import ClientInfo, FileTokenStore, Tokens
 from bridge.client.oauth.store import default_token_path
 from runtime.errors import AuthorizationError
 from tests.bridge.cli.test_cli import YIELDMCP
-from tests.helpers import ROOT
+from tests.helpers import ROOT, needs_root
 
 SECRET = ClientInfo(client_id="client-7", client_secret="s3cret", issuer="https://as")
 TOKENS = Tokens(access_token="at-1", issuer="https://as", refresh_token="rt-1")
@@ -115,8 +115,7 @@ async def test_a_directory_others_may_write_is_refused(
 
 
 async def test_a_directory_of_another_user_is_refused(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("making a directory another user's needs root (CI runs as root)")
+    needs_root("giving a folder to another user")
     folder = tmp_path / "theirs"
     folder.mkdir(mode=0o700)
     nobody = pwd.getpwnam("nobody")
