@@ -65,8 +65,9 @@ class UnreadableEncoding(httpx.DecodingError):
     many of them, or not in the coding it claims."""
 
 
-async def unwind(pieces: AsyncIterator[bytes]) -> None:
-    """Let ``pieces``, an httpx byte iterator read no further, unwind now.
+async def unwind(pieces: AsyncIterator[object]) -> None:
+    """Let ``pieces``, an httpx byte iterator (or lines, or events, read from
+    one) read no further, unwind now.
 
     One read under a cancelled scope runs every generator in the chain to
     its end; what the transport says then (the connection is being closed

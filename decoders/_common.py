@@ -39,6 +39,8 @@ from runtime.messages import RAW_ARGUMENTS_KEY as RAW_ARGUMENTS_KEY
 from runtime.messages import SCHEMA_TOOL_NAME, Block, Text, ToolUse, Usage
 from runtime.replies import SampleReply
 
+from .peer_json import loads
+
 __all__ = [
     "Continuity",
     "JSONObject",
@@ -56,6 +58,7 @@ __all__ = [
 ]
 
 JSONObject = dict[str, Any]
+_MOST_SAID = 300  # characters of an error's own words a malformed response keeps
 
 
 def parse_arguments(raw: str | None) -> JSONObject:
@@ -63,8 +66,8 @@ def parse_arguments(raw: str | None) -> JSONObject:
     if not raw:
         return {}
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = loads(raw)
+    except ValueError:  # not JSON, or none an MCP message carries
         return {RAW_ARGUMENTS_KEY: raw}
     if isinstance(value, dict):
         return cast(JSONObject, value)
@@ -116,8 +119,13 @@ def malformed(provider: str) -> Generator[None, None, None]:
     try:
         yield
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        # Cut: the error may quote the value, which the provider chose (a
+        # 20 MB list made a 40 MB line, twice over).
+        said = str(exc)
+        if len(said) > _MOST_SAID:
+            said = f"{said[:_MOST_SAID]}… ({len(said) - _MOST_SAID:,} more characters)"
         raise RemoteProtocolError(
-            f"{provider}: malformed response ({type(exc).__name__}: {exc})"
+            f"{provider}: malformed response ({type(exc).__name__}: {said})"
         ) from None
 
 
@@ -182,7 +190,7 @@ def _fold_structured(blocks: Sequence[Block]) -> list[Block]:
         return list(blocks)
     texts = [b for b in blocks if isinstance(b, Text)]
     try:
-        data = json.loads("".join(t.text for t in texts))
+        data = loads("".join(t.text for t in texts))
     except ValueError:
         return list(blocks)
     if not isinstance(data, dict):

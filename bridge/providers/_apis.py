@@ -8,7 +8,6 @@ of wire JSON beyond calling ``encoders``/``decoders``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol, final
 from urllib.parse import quote
@@ -25,6 +24,7 @@ import encoders.gemini
 import encoders.ollama
 import encoders.openai
 import encoders.openai_responses
+from decoders.peer_json import loads
 from runtime.replies import SampleReply
 from runtime.requests import SamplingRequest
 
@@ -54,7 +54,7 @@ class Accumulator(Protocol):
 
 
 def _feed_json(accumulator: Accumulator, data: str) -> None:
-    accumulator.feed(json.loads(data))
+    accumulator.feed(loads(data))
 
 
 @final
@@ -86,7 +86,7 @@ def _feed_chat(accumulator: decoders.openai.StreamAccumulator, data: str) -> Non
     if data.strip() == "[DONE]":
         accumulator.feed_done()
     else:
-        accumulator.feed(json.loads(data))
+        accumulator.feed(loads(data))
 
 
 def openai_chat_api(

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import email.utils
 import html
-import json
 import logging
 import math
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import aclosing, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any, ClassVar, Protocol, cast, final
+from urllib.parse import urlsplit
 
 import attrs
 import httpx
@@ -29,6 +29,7 @@ import trio
 
 from bridge.http_body import unwind
 from bridge.telemetry import span_event
+from decoders.peer_json import loads
 from runtime.errors import ProviderError, ProviderTimeout, RemoteProtocolError
 from runtime.replies import SampleReply
 from runtime.requests import SamplingRequest
@@ -228,7 +229,7 @@ class HttpProvider:
                 if self.stream:
                     return await self._read_stream(response, structured)
                 await response.aread()
-                return self.api.decode(self._json(response.content), structured)
+                return self._decoded(response.content, structured)
         except _TooLarge:
             raise ProviderError(
                 f"an answer over {self.max_answer:,} bytes from {self._redact(url)}",
@@ -266,46 +267,86 @@ class HttpProvider:
         self, response: httpx.Response, structured: bool
     ) -> SampleReply:
         accumulator = self.api.accumulator(structured)
-        # aclosing: a bad line or event raises out of the loop, and the
-        # iterator must not be left for the garbage collector to close.
+        # unwind: a bad line or event raises out of the loop, and neither the
+        # iterator nor the chain of httpx's below it may be left for the
+        # garbage collector (closing the outer one leaves the others open).
         if self.api.framing == "ndjson":
-            # httpx types it an iterator; it is a generator (it has aclose).
-            lines = cast("AsyncGenerator[str, None]", response.aiter_lines())
-            async with aclosing(lines):
+            lines = response.aiter_lines()
+            try:
                 async for line in lines:
                     if line.strip():
                         self._feed(accumulator, line)
-            return accumulator.finish()
+            finally:
+                await unwind(lines)
+            return self._finished(accumulator)
         try:
             events = httpx_sse.EventSource(response).aiter_sse()
-            async with aclosing(events):
+            try:
                 async for event in events:
                     if event.data:
                         self._feed(accumulator, event.data)
+            finally:
+                await unwind(events)
         except httpx_sse.SSEError as exc:
             raise RemoteProtocolError(f"{self.api.name}: {exc}") from None
-        return accumulator.finish()
+        return self._finished(accumulator)
+
+    def _finished(self, accumulator: Accumulator) -> SampleReply:
+        try:
+            return accumulator.finish()
+        except (ProviderError, RemoteProtocolError) as exc:
+            scrubbed = self._scrubbed(exc)
+        raise scrubbed  # outside the handler: not chained to the key's words
 
     def _feed(self, accumulator: Accumulator, data: str) -> None:
         try:
             self.api.feed(accumulator, data)
-        except json.JSONDecodeError:
+        except (ProviderError, RemoteProtocolError) as exc:
+            scrubbed = self._scrubbed(exc)
+        except ValueError as exc:  # decoders.peer_json.loads's
             raise RemoteProtocolError(
-                f"{self.api.name}: a stream event is not JSON: "
+                f"{self.api.name}: a stream event cannot be read ({exc}): "
                 f"{self._redact(data[:200])}"
             ) from None
+        else:
+            return
+        raise scrubbed  # outside the handler: not chained to the key's words
 
-    def _json(self, content: bytes) -> Mapping[str, Any]:
+    def _decoded(self, content: bytes, structured: bool) -> SampleReply:
         try:
-            value = json.loads(content)
-        except ValueError:
-            value = None
+            value = loads(content)
+        except ValueError as exc:
+            raise RemoteProtocolError(
+                f"{self.api.name}: the response cannot be read ({exc}): "
+                f"{self._redact(content[:200].decode(errors='replace'))}"
+            ) from None
         if not isinstance(value, dict):
             raise RemoteProtocolError(
                 f"{self.api.name}: the response is not a JSON object: "
                 f"{self._redact(content[:200].decode(errors='replace'))}"
             )
-        return value  # pyright: ignore[reportUnknownVariableType]
+        try:
+            return self.api.decode(cast("Mapping[str, Any]", value), structured)
+        except (ProviderError, RemoteProtocolError) as exc:
+            scrubbed = self._scrubbed(exc)
+        raise scrubbed  # outside the handler: not chained to the key's words
+
+    def _scrubbed(self, exc: ProviderError | RemoteProtocolError) -> Exception:
+        """``exc`` again, in words without the API key (a provider's error
+        may quote what it was sent) and cut to :data:`_ERROR_CHARS`."""
+        said = self._redact(str(exc))
+        if len(said) > _ERROR_CHARS:
+            said = (
+                f"{said[:_ERROR_CHARS]}… ({len(said) - _ERROR_CHARS:,} more characters)"
+            )
+        if isinstance(exc, ProviderError):
+            return ProviderError(
+                said.removeprefix(f"{exc.provider}: "),
+                provider=exc.provider,
+                status=exc.status,
+                code=exc.code,
+            )
+        return RemoteProtocolError(said)
 
     def _status_error(self, response: httpx.Response) -> Exception:
         message, code = _error_fields(response)
@@ -320,8 +361,18 @@ class HttpProvider:
         return error
 
     def _redact(self, text: str) -> str:
+        """``text`` without the API key, nor the base URL's user, password
+        and query (a proxy's credentials: ``http://user:secret@proxy/v1``)."""
         if self.api_key:
             text = text.replace(self.api_key, "[REDACTED]")
+        parts = urlsplit(self.base_url)
+        if "@" in parts.netloc:
+            user = parts.netloc.rpartition("@")[0]
+            text = text.replace(f"{user}@", "[REDACTED]@")
+            if parts.password:
+                text = text.replace(parts.password, "[REDACTED]")
+        if parts.query:
+            text = text.replace(f"?{parts.query}", "?[REDACTED]")
         return text
 
 
@@ -342,6 +393,7 @@ def _retry_reason(error: Exception, name: str) -> str:
 
 
 _BODY_CHARS = 200  # of an error body that is not the provider's JSON
+_ERROR_CHARS = 500  # of an error raised reading an answer
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _HIDDEN = re.compile(
     r"<(script|style|head)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL
@@ -365,7 +417,7 @@ def _short_body(text: str) -> str:
 
 def _error_fields(response: httpx.Response) -> tuple[str, str | None]:
     try:
-        body: Any = response.json()
+        body: Any = loads(response.content)
     except ValueError:
         return _short_body(response.text) or response.reason_phrase, None
     error: Any = (
