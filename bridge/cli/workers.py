@@ -176,7 +176,9 @@ def exit_with_the_parent_while_starting() -> None:
         poller.register(lifeline_fd, select.POLLIN)  # POLLHUP comes anyway
         while not _serving.is_set():
             if poller.poll(100) and not _serving.is_set():
-                os._exit(EXIT_FAILURE)  # nothing is ever written: EOF
+                # Nothing is ever written: EOF. Stopped as told (Ctrl-C), as
+                # a serving worker stops: 0 (a parent killed reads nothing).
+                os._exit(0)
 
     threading.Thread(target=watch, name="yieldmcp-lifeline", daemon=True).start()
 

@@ -300,11 +300,13 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.parametrize("how", ["kill", "interrupt"])
 async def test_workers_still_loading_the_served_code_exit_with_their_parent(
-    tmp_path: Path,
+    how: str, tmp_path: Path
 ) -> None:
     # The lifeline was watched only once a worker served: one whose served
-    # code never finished loading outlived a kill -9 of its parent.
+    # code never finished loading outlived a kill -9 of its parent. Ctrl-C
+    # then stops them as quietly as serving workers: exit 130, nothing said.
     served = tmp_path / "hangs_in_workers.py"
     served.write_text(_HANGS_IN_WORKERS)
     command = [sys.executable, "-m", "bridge.cli", "serve", str(served)]
@@ -312,7 +314,7 @@ async def test_workers_still_loading_the_served_code_exit_with_their_parent(
         [*command, "--http", "127.0.0.1:0", "--workers", "2"],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     kids: list[int] = []
     try:
@@ -321,8 +323,13 @@ async def test_workers_still_loading_the_served_code_exit_with_their_parent(
                 await trio.sleep(0.05)
             await trio.sleep(2)  # both in the served code's sleep by now
         assert all(_alive(pid) for pid in kids)
-        parent.kill()
-        parent.wait()
+        if how == "kill":
+            parent.kill()
+            parent.wait()
+        else:
+            parent.send_signal(signal.SIGINT)
+            _, err = parent.communicate(timeout=30)
+            assert (parent.returncode, err) == (130, b"")
         await _gone(kids)
     finally:
         parent.kill()
