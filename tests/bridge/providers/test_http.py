@@ -368,9 +368,17 @@ async def test_the_api_key_never_leaks_into_errors_or_logs(
     assert caplog.records  # the retry was logged, without the key
 
 
+@pytest.mark.parametrize(
+    ("userinfo", "query"),
+    [("", ""), ("proxyuser:PROXYSECRET@", "?token=QSECRET")],
+    ids=["plain", "credentials-in-the-url"],
+)
 async def test_an_unreachable_provider_fails_without_leaking_the_key(
-    caplog: pytest.LogCaptureFixture,
+    userinfo: str, query: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # A proxy's user and password in OPENAI_BASE_URL were printed whole in
+    # "cannot reach openai at http://user:secret@...", and sent to the MCP
+    # server with the error.
     caplog.set_level(logging.DEBUG)
     listener = trio.socket.socket()
     await listener.bind(("127.0.0.1", 0))
@@ -379,7 +387,7 @@ async def test_an_unreachable_provider_fails_without_leaking_the_key(
     p = HttpProvider(
         api=APIS["openai"],
         model="gpt-4o-mini",
-        base_url=f"http://127.0.0.1:{port}/v1",
+        base_url=f"http://{userinfo}127.0.0.1:{port}/v1{query}",
         api_key=KEY,
         retry=Retry(max_retries=1),
         sleep=Sleeps(),
@@ -387,5 +395,8 @@ async def test_an_unreachable_provider_fails_without_leaking_the_key(
     with trio.fail_after(5), pytest.raises(ProviderError) as caught:
         await p.complete(CASES["text"])
     assert caught.value.status is None
-    assert KEY not in _texts(caught.value)
-    assert all(KEY not in r.getMessage() for r in caplog.records)
+    said = [_texts(caught.value), *(r.getMessage() for r in caplog.records)]
+    for secret in (KEY, "PROXYSECRET", "proxyuser", "QSECRET"):
+        assert all(secret not in text for text in said), secret
+    shown = "[REDACTED]@" if userinfo else ""
+    assert f"cannot reach openai at http://{shown}127.0.0.1:{port}" in str(caught.value)
