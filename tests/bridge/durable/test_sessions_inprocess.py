@@ -431,4 +431,3 @@ async def test_a_questions_record_of_no_writers_shape_is_one_line_not_a_tracebac
     )
     assert all(r.exc_info is None for r in caplog.records), caplog.text
     assert "not a question's key and position" in caplog.text
-    assert _ran(counter) == []
