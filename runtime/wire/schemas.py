@@ -1,4 +1,4 @@
-"""Validators of JSON Schemas that never fetch anything.
+"""Validators of JSON Schemas that never fetch anything, nor backtrack.
 
 A schema can ``$ref`` a document by URL. Given no registry, ``jsonschema``
 fetches such a document with a blocking ``urlopen`` (with no timeout) while it
@@ -10,6 +10,11 @@ resolves, one elsewhere raises :class:`~referencing.exceptions.Unresolvable`
 (a ``jsonschema`` error too), which the caller handles as a schema it cannot
 use.
 
+Nor does a validator here backtrack: its ``pattern`` and
+``patternProperties`` search with jsonschema-rs's engine, in time linear in
+the text (:func:`_search`), since the text is often a peer's and the check
+runs on the event loop.
+
 ``referencing`` is imported by the first validator made, not by importing
 yieldmcp: most processes never check a schema.
 """
@@ -17,8 +22,9 @@ yieldmcp: most processes never check a schema.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, cast
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -58,6 +64,75 @@ def offline_validator(
     from jsonschema import Draft202012Validator
     from jsonschema.validators import validator_for
 
-    cls = validator_for(schema, default=default or Draft202012Validator)
+    cls = _linear(validator_for(schema, default=default or Draft202012Validator))
     registry = nothing_elsewhere()
     return cls(dict(schema), registry=registry, format_checker=format_checker)
+
+
+@functools.cache
+def _linear(cls: type[Validator]) -> type[Validator]:
+    """``cls`` whose ``pattern`` and ``patternProperties`` search in time
+    linear in the text (:func:`_search`), with jsonschema's own words."""
+    from jsonschema.validators import extend  # pyright: ignore[reportUnknownVariableType]
+
+    mine = {"pattern": _pattern, "patternProperties": _pattern_properties}
+    kept = {k: v for k, v in mine.items() if k in cls.VALIDATORS}
+    return cast("type[Validator]", extend(cls, kept))
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Any:
+    # jsonschema's own "pattern", but for the search (and its message)
+    from jsonschema import ValidationError
+
+    if validator.is_type(instance, "string") and not _search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(
+    validator: Any, properties: Any, instance: Any, schema: Any
+) -> Any:
+    # jsonschema's own "patternProperties", but for the search
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in properties.items():
+        for key, value in instance.items():
+            if _search(pattern, key):
+                yield from validator.descend(
+                    value, subschema, path=key, schema_path=pattern
+                )
+
+
+def _search(pattern: str, text: str) -> bool:
+    r"""Whether ``pattern`` (ECMA-262, as JSON Schema says) matches somewhere
+    in ``text``.
+
+    A schema's author picks the pattern, a peer the text (a client's
+    arguments or answers, a model's output), and the check runs on the event
+    loop. Python's ``re`` backtracks: 30 characters against ``^(\w+\s?)*$``,
+    an ordinary "a name" pattern, took minutes, and every other call waited.
+    jsonschema-rs's engine needs no backtracking for such a pattern, and
+    stops at a bound for one that does (lookarounds, backreferences): the
+    text then does not match. Only a pattern jsonschema-rs cannot compile
+    (no ECMA-262 regex) is searched with ``re``, as jsonschema did.
+    """
+    matches = _matcher(pattern)
+    if matches is None:
+        return re.search(pattern, text) is not None
+    try:
+        return matches(text)
+    except ValueError:  # a lone surrogate, which no UTF-8 text holds
+        return matches(_LONE_SURROGATE.sub("\ufffd", text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _matcher(pattern: str) -> Callable[[str], bool] | None:
+    from jsonschema_rs import validator_for
+
+    try:
+        check = validator_for({"pattern": pattern}, offline=True)
+    except ValueError:
+        return None
+    return check.is_valid
+
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
