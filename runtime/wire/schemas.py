@@ -10,10 +10,12 @@ resolves, one elsewhere raises :class:`~referencing.exceptions.Unresolvable`
 (a ``jsonschema`` error too), which the caller handles as a schema it cannot
 use.
 
-Nor does a validator here backtrack: its ``pattern`` and
-``patternProperties`` search with jsonschema-rs's engine, in time linear in
-the text (:func:`_search`), since the text is often a peer's and the check
-runs on the event loop.
+Nor does a validator here backtrack: its ``pattern``,
+``patternProperties`` and ``additionalProperties`` search with jsonschema-rs's
+engine, in time linear in the text (:func:`_search`), since the text is
+often a peer's and the check runs on the event loop. (``unevaluatedProperties``
+beside ``patternProperties`` still searches keys with ``re``, inside
+``jsonschema``.)
 
 ``referencing`` is imported by the first validator made, not by importing
 yieldmcp: most processes never check a schema.
@@ -71,11 +73,18 @@ def offline_validator(
 
 @functools.cache
 def _linear(cls: type[Validator]) -> type[Validator]:
-    """``cls`` whose ``pattern`` and ``patternProperties`` search in time
-    linear in the text (:func:`_search`), with jsonschema's own words."""
+    """``cls`` whose ``pattern``, ``patternProperties`` and (beside those)
+    ``additionalProperties`` search in time linear in the text
+    (:func:`_search`), with jsonschema's own words."""
     from jsonschema.validators import extend  # pyright: ignore[reportUnknownVariableType]
 
-    mine = {"pattern": _pattern, "patternProperties": _pattern_properties}
+    mine: dict[str, Any] = {
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+    }
+    theirs = cls.VALIDATORS.get("additionalProperties")
+    if theirs is not None:
+        mine["additionalProperties"] = functools.partial(_additional_properties, theirs)
     kept = {k: v for k, v in mine.items() if k in cls.VALIDATORS}
     return cast("type[Validator]", extend(cls, kept))
 
@@ -100,6 +109,33 @@ def _pattern_properties(
                 yield from validator.descend(
                     value, subschema, path=key, schema_path=pattern
                 )
+
+
+def _additional_properties(
+    theirs: Any, validator: Any, allowed: Any, instance: Any, schema: Any
+) -> Any:
+    # jsonschema's own "additionalProperties" (``theirs``, which searches
+    # keys only beside patternProperties), but for that search, and its words
+    from jsonschema import ValidationError
+
+    patterns: Any = schema.get("patternProperties")
+    if not patterns or not validator.is_type(instance, "object"):
+        yield from theirs(validator, allowed, instance, schema)
+        return
+    properties = schema.get("properties", {})
+    extras = {
+        key
+        for key in instance
+        if key not in properties and not any(_search(p, key) for p in patterns)
+    }
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif not allowed and extras:
+        verb = "does" if len(extras) == 1 else "do"
+        joined = ", ".join(repr(each) for each in sorted(extras))
+        shown = ", ".join(repr(each) for each in sorted(patterns))
+        yield ValidationError(f"{joined} {verb} not match any of the regexes: {shown}")
 
 
 def _search(pattern: str, text: str) -> bool:
