@@ -48,7 +48,6 @@ import os
 import re
 import stat
 import sys
-import time
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -56,12 +55,10 @@ from typing import Any, cast
 import attrs
 
 from bridge.elicit import printable_line
+from bridge.user_files import lock_within, make_folders
 
 from .host_options import no_constant, shown
 from .whole_file import write_whole
-
-if sys.platform != "win32":
-    import fcntl
 
 __all__ = [
     "HOSTS",
@@ -322,7 +319,7 @@ def _open(config: Path) -> tuple[int, bool] | None:
             _refuse_unusual(config, stat.S_IFLNK)
         raise InstallError(f"cannot read {config}: {exc}") from None
     try:
-        made = _make_folders(config.parent)
+        made = make_folders(config.parent)
         handle = os.open(config, _CREATE, 0o600)
     except FileExistsError:
         return None
@@ -330,16 +327,6 @@ def _open(config: Path) -> tuple[int, bool] | None:
         raise InstallError(f"cannot write {config}: {exc}") from None
     _give_to_the_folders_owner(config, handle, made)
     return handle, True
-
-
-def _make_folders(folder: Path) -> list[Path]:
-    """Make ``folder`` and the folders above it that are missing; the ones
-    made here, outermost first."""
-    missing = [p for p in [*reversed(folder.parents), folder] if not p.exists()]
-    for made in missing:
-        with contextlib.suppress(FileExistsError):  # made meanwhile
-            made.mkdir()
-    return missing
 
 
 def _give_to_the_folders_owner(config: Path, handle: int, made: list[Path]) -> None:
@@ -366,33 +353,18 @@ def _give_to_the_folders_owner(config: Path, handle: int, made: list[Path]) -> N
 
 def _lock(config: Path, handle: int) -> None:
     """Wait for the exclusive lock on the open file, at most
-    :data:`LOCK_WAIT` seconds (anyone who can read the file can lock it).
-    Where the file system has no such locks (``flock`` on some network file
-    systems), go on without: the rename is still atomic, as it was before
-    locking."""
-    if sys.platform == "win32":
-        return
-    deadline = time.monotonic() + LOCK_WAIT
-    pause = 0.01
-    while True:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # held: wait a little and try again
-        except OSError as exc:
-            if exc.errno in (errno.EBADF, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
-                return
-            raise InstallError(f"cannot lock {config}: {exc}") from None
-        else:
-            return
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise InstallError(
-                f"another process holds a lock on {config} (waited "
-                f"{LOCK_WAIT:g} s); not changing it: try again when it is done"
-            )
-        time.sleep(min(pause, left))
-        pause = min(pause * 2, 0.1)
+    :data:`LOCK_WAIT` seconds (anyone who can read the file can lock it);
+    without, where the file system has no such locks
+    (:func:`bridge.user_files.lock_within`)."""
+    try:
+        locked = lock_within(handle, LOCK_WAIT)
+    except OSError as exc:
+        raise InstallError(f"cannot lock {config}: {exc}") from None
+    if not locked:
+        raise InstallError(
+            f"another process holds a lock on {config} (waited "
+            f"{LOCK_WAIT:g} s); not changing it: try again when it is done"
+        )
 
 
 def _names(config: Path, status: os.stat_result) -> bool:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import os
 import secrets
@@ -33,6 +32,7 @@ from typing import Any, Final, Literal, Protocol, TypeVar, cast, final
 import attrs
 import trio
 
+from bridge.user_files import lock_within, make_folders
 from runtime.errors import AuthorizationError
 
 __all__ = [
@@ -243,12 +243,7 @@ class FileTokenStore:
         """The file's directory, open, once it is checked (created if missing)."""
         folder = self.path.parent
         try:
-            # Each folder made here is 0700, not only the last (mkdir's
-            # parents=True makes the others as the umask says).
-            missing = [p for p in [*reversed(folder.parents), folder] if not p.exists()]
-            for made in missing:
-                with contextlib.suppress(FileExistsError):  # made meanwhile
-                    made.mkdir(mode=0o700)
+            make_folders(folder, 0o700)  # each one made 0700, not only the last
             fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR) and folder.is_symlink():
@@ -334,21 +329,20 @@ class FileTokenStore:
 
         Raises:
             AuthorizationError: another process held it for
-                :data:`LOCK_WAIT` seconds.
+                :data:`LOCK_WAIT` seconds, or the lock failed (where the file
+                system has no locks, the save goes on without).
         """
-        deadline = time.monotonic() + LOCK_WAIT
-        while True:
-            try:
-                fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise AuthorizationError(
-                        f"another process kept {self.path.parent} locked for "
-                        f"{LOCK_WAIT:g} s; tokens not saved"
-                    ) from None
-                time.sleep(0.01)
-            else:
-                return
+        try:
+            locked = lock_within(folder, LOCK_WAIT)
+        except OSError as exc:
+            raise AuthorizationError(
+                f"cannot lock {self.path.parent} for tokens: {exc.strerror or exc}"
+            ) from None
+        if not locked:
+            raise AuthorizationError(
+                f"another process kept {self.path.parent} locked for "
+                f"{LOCK_WAIT:g} s; tokens not saved"
+            )
 
     def _write_in(self, folder: int, data: Mapping[str, Any]) -> None:
         """A new file under a name no one could have guessed, then renamed over
