@@ -37,6 +37,7 @@ from bridge.elicit import (
     ElicitationHandler,
     ScriptedAnswers,
     TerminalForm,
+    cut,
     printable,
     printable_line,
 )
@@ -521,9 +522,7 @@ class Display:
 
     def log(self, level: str, data: Any, logger: str | None) -> None:
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        if len(text) > MAX_LOG_SHOWN:  # a notice, not the result: shown in part
-            cut = len(text) - MAX_LOG_SHOWN
-            text = f"{text[:MAX_LOG_SHOWN]}… ({cut:,} more characters)"
+        text = cut(text, MAX_LOG_SHOWN)  # a notice, not the result: shown in part
         # Cleaned before it is split: str.splitlines breaks at \r and \x1c too.
         first, *rest = printable(text).splitlines() or [""]
         # The level is a name ("info"): one line, cut like one.

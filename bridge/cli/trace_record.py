@@ -34,6 +34,7 @@ import time
 from collections.abc import Generator, Mapping
 from typing import Any, Final, cast, final
 
+from bridge.elicit import cut
 from bridge.jsonrpc.messages import (
     ErrorResponse,
     Notification,
@@ -73,8 +74,7 @@ def _kept(params: Mapping[str, Any]) -> Any:
     text = json.dumps(params, ensure_ascii=False, default=str)
     if len(text) <= MAX_NOTICE_KEPT:
         return dict(params)
-    more = len(text) - MAX_NOTICE_KEPT
-    return {"cut": f"{text[:MAX_NOTICE_KEPT]}… ({more:,} more characters)"}
+    return {"cut": cut(text, MAX_NOTICE_KEPT)}
 
 
 def _fields(value: Any) -> dict[str, Any]:

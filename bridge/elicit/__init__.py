@@ -30,6 +30,7 @@ from ._handler import ElicitationHandler as ElicitationHandler
 from ._handler import form_defaults as form_defaults
 from ._keyed import KeyedHandlers as KeyedHandlers
 from ._printable import MAX_LINE_SHOWN as MAX_LINE_SHOWN
+from ._printable import cut as cut
 from ._printable import printable as printable
 from ._printable import printable_line as printable_line
 from ._scripted import ANY_KEY as ANY_KEY
@@ -61,6 +62,7 @@ __all__ = [
     "ScriptedAnswers",
     "TerminalForm",
     "Write",
+    "cut",
     "form_defaults",
     "line_reader",
     "printable",

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["MAX_LINE_SHOWN", "printable", "printable_line"]
+__all__ = ["MAX_LINE_SHOWN", "cut", "printable", "printable_line"]
 
 MAX_LINE_SHOWN: Final = 4096
 """Characters of one piece of a peer's text shown on one line (a name, a
@@ -67,6 +67,12 @@ def printable_line(text: str, *, most: int | None = None) -> str:
     and the rest counted (``… (N more characters)``): counted once cleaned,
     so a control sequence neither takes a place nor is cut in two."""
     line = " ".join(printable(text).splitlines())
-    if most is not None and len(line) > most:
-        return f"{line[:most]}… ({len(line) - most:,} more characters)"
-    return line
+    return line if most is None else cut(line, most)
+
+
+def cut(text: str, most: int) -> str:
+    """``text``, or its first ``most`` characters and the rest counted
+    (``… (N more characters)``): how a peer's long text is shown in part."""
+    if len(text) <= most:
+        return text
+    return f"{text[:most]}… ({len(text) - most:,} more characters)"
