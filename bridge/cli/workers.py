@@ -165,11 +165,10 @@ def exit_with_the_parent_while_starting() -> None:
     watch is a daemon thread, not a trio task: trio does not run yet. It
     ends once the worker serves (or at exit); nothing else is done in it.
     """
-    try:
-        lifeline_fd = int(os.environ[WORKER_ENV].split(":")[3])
-        os.fstat(lifeline_fd)
-    except (KeyError, IndexError, ValueError, OSError):
+    spec = _worker_spec(os.environ.get(WORKER_ENV, ""))
+    if spec is None:
         return  # not a worker, or set by hand: _work says so in one line
+    lifeline_fd = spec[3]
 
     def watch() -> None:
         poller = select.poll()
@@ -382,14 +381,23 @@ def _how(status: int) -> str:
 # --- in a worker -------------------------------------------------------------------
 
 
-def _work(
-    server: Server, args: argparse.Namespace, options: dict[str, Any], spec: str
-) -> int:
+def _worker_spec(spec: str) -> tuple[int, int, int, int] | None:
+    """``INDEX:PORT:READY_FD:LIFELINE_FD`` (:data:`WORKER_ENV`), or None if
+    it is not that, or names descriptors this process does not have."""
     try:
         index, port, ready_fd, lifeline_fd = (int(part) for part in spec.split(":"))
         os.fstat(ready_fd)
         os.fstat(lifeline_fd)
     except (ValueError, OSError):
+        return None
+    return index, port, ready_fd, lifeline_fd
+
+
+def _work(
+    server: Server, args: argparse.Namespace, options: dict[str, Any], spec: str
+) -> int:
+    parts = _worker_spec(spec)
+    if parts is None:
         # Set by hand, or inherited by a process the parent did not start.
         print(
             f"yieldmcp: error: {WORKER_ENV} is set, and only a --workers parent "
@@ -397,6 +405,7 @@ def _work(
             file=sys.stderr,
         )
         return EXIT_FAILURE
+    index, port, ready_fd, lifeline_fd = parts
     host, _ = args.http
     from .serving import serve_until_drained
 
