@@ -20,8 +20,14 @@ from typing import Final
 import httpx
 import trio
 
+from bridge.jsonrpc.messages import INVALID_REQUEST
 from bridge.transports.framing import MAX_MESSAGE as MAX_MESSAGE
-from runtime.errors import BrokenSessionError, PeerUnreachable, RemoteProtocolError
+from runtime.errors import (
+    BrokenSessionError,
+    PeerError,
+    PeerUnreachable,
+    RemoteProtocolError,
+)
 
 from ..http_body import read_up_to
 
@@ -127,13 +133,25 @@ def status_error(
 ) -> Exception:
     """The exception for an HTTP error answering ``what`` (e.g. ``POST url (m)``).
 
-    A 404 while we hold a 2025-11-25 session means the server ended it.
+    A 404 while we hold a 2025-11-25 session means the server ended it. A
+    413 is the server's refusal of a request too large for it (a
+    :class:`~runtime.errors.PeerError`, ``-32600``, as its JSON-RPC refusal
+    would be), not a broken protocol.
     """
     status = response.status_code
     if status == 404 and session_id is not None:
         return BrokenSessionError(
             f"{what}: the server no longer knows session {session_id} "
             f"(HTTP 404): it expired or was ended; connect again"
+        )
+    if status == 413:
+        size = response.request.headers.get("content-length", "?")
+        if size.isdecimal():
+            size = f"{int(size):,}"
+        return PeerError(
+            INVALID_REQUEST,
+            f"{what}: the request is {size} bytes, more than the server takes "
+            f"(HTTP 413)",
         )
     text = body.decode(errors="replace").strip()[:200]
     reason = f" {response.reason_phrase}" if response.reason_phrase else ""

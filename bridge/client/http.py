@@ -57,6 +57,8 @@ import httpx
 import trio
 
 from bridge.jsonrpc.messages import (
+    INTERNAL_ERROR,
+    ErrorData,
     ErrorResponse,
     Ignored,
     Invalid,
@@ -355,12 +357,24 @@ class HttpClientTransport:
 
     async def _post_one_way(self, message: Message) -> None:
         headers = self.state.post_headers(message)
-        async with self._open("POST", headers, dumps(message)) as response:
+        content = dumps(message)
+        async with self._open("POST", headers, content) as response:
             body = b"" if response.is_success else await read_body(response)
         if not response.is_success:
             answer = isinstance(message, Response | ErrorResponse)
             if answer and response.status_code in TRANSIENT:
                 raise BrokenSessionError(f"HTTP {response.status_code}: try again")
+            if isinstance(message, Response) and response.status_code == 413:
+                # Too large (a model's answer of 20 MB): the server's request
+                # fails at once, saying so, rather than wait out its timeout.
+                text = (
+                    f"the client's answer is {len(content):,} bytes, more than "
+                    f"the server takes (HTTP 413)"
+                )
+                log.warning("not taken: %s", text)
+                refusal = ErrorData(INTERNAL_ERROR, text)
+                await self._post_one_way(ErrorResponse(message.id, refusal))
+                return
             if answer or is_cancel(message):
                 # No one to tell: the server refused what it no longer wants.
                 log.warning(

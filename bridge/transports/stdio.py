@@ -26,7 +26,11 @@ frame thus costs no scheduling of its own; other streams go through their
 The client side (``client=True``) does not wait for room: a server
 that asks more than it reads (more than ``max_queued`` bytes of answers wait
 for it) ends the session with a :class:`~runtime.errors.RemoteProtocolError`,
-since waiting could hold both sides, each for the other to read.
+since waiting could hold both sides, each for the other to read. An answer
+of its own over ``max_queued`` bytes (a model's answer of 20 MB) is not sent:
+the server's request gets a ``-32603`` that says how large it was, which
+the tool that asked can report, rather than the session ending as if the
+server did not read.
 
 A line longer than ``max_message`` is never buffered whole. The server side
 answers it with ``-32600`` and reads on; the client side
@@ -38,6 +42,7 @@ request waiting on the server fails with it rather than wait for ever.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -46,14 +51,16 @@ from typing import Final, final
 import trio
 
 from bridge.jsonrpc.messages import (
+    INTERNAL_ERROR,
     ErrorData,
     ErrorResponse,
     Message,
+    Request,
     RequestId,
     Response,
     dumps,
 )
-from runtime.errors import RemoteProtocolError
+from runtime.errors import LocalProtocolError, RemoteProtocolError
 
 from .framing import MAX_MESSAGE, OVERSIZED, LineBuffer
 
@@ -64,8 +71,11 @@ __all__ = [
     "stdio_transport",
 ]
 
-_OVERSIZED_ERROR = dumps(
-    ErrorResponse(None, ErrorData(-32600, "Invalid request: message too large"))
+log = logging.getLogger("yieldmcp.stdio")
+
+_OVERSIZED_ERROR = (
+    dumps(ErrorResponse(None, ErrorData(-32600, "Invalid request: message too large")))
+    + b"\n"
 )
 _CHUNK = 65536
 REPLY_FLOOR: Final = 4096
@@ -205,23 +215,38 @@ class StreamTransport:
     ) -> None:
         """Write ``message`` now if the pipe takes it, else queue it for
         :meth:`pump` (raises once the stream is closed or broken)."""
-        data = dumps(message) + b"\n"
-        if isinstance(message, Response | ErrorResponse):
-            self._reply_bytes += len(data)
-            self._replies += 1
-        if self._send_or_queue(data):
+        if self._send_or_queue(self._frame(message)):
             self._queued.set()
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
         await trio.lowlevel.checkpoint_if_cancelled()
+        await self._write(self._frame(message))
+
+    def _frame(self, message: Message) -> bytes:
+        """``message``'s line, counting replies (an oversized answer of the
+        client's own becomes an error for its request: see the module doc)."""
         data = dumps(message)
-        if isinstance(message, Response | ErrorResponse):
-            self._reply_bytes += len(data) + 1
-            self._replies += 1
-        await self._write(data)
+        limit = self._max_queued if self._client else None
+        if isinstance(message, Request) and limit is not None and len(data) > limit:
+            raise LocalProtocolError(
+                f"the {message.method} request is {len(data):,} bytes, more "
+                f"than the client sends ({limit:,}, its max_message)"
+            )
+        if not isinstance(message, Response | ErrorResponse):
+            return data + b"\n"
+        if limit is not None and len(data) > limit:
+            text = (
+                f"the client's answer is {len(data):,} bytes, more than it "
+                f"sends ({limit:,}, its max_message)"
+            )
+            log.warning("not sent: %s", text)
+            data = dumps(ErrorResponse(message.id, ErrorData(INTERNAL_ERROR, text)))
+        self._reply_bytes += len(data) + 1
+        self._replies += 1
+        return data + b"\n"
 
     async def _write(self, data: bytes) -> None:
-        if self._send_or_queue(data + b"\n"):
+        if self._send_or_queue(data):
             await self.flush()
 
     def _send_or_queue(self, data: bytes) -> bool:
