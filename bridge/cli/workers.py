@@ -49,11 +49,21 @@ timeouts) unchanged.
   the others and exits 1: it does not restart workers. A crash is a bug to
   see, and restarting belongs to what runs the server (systemd, a container
   runtime), which restarts the whole group.
+* A worker that is alive and does not serve (stopped with SIGSTOP or a
+  frozen cgroup, or its event loop blocked by a tool's code) still gets its
+  share of new connections from the kernel, and they would wait for ever.
+  So each serving worker's event loop says it runs, on a pipe to the
+  parent, several times per ``--worker-timeout``; one not heard from for
+  that long is killed and reported, as one that died is (a worker still
+  loading the served code is not timed: that may take long, and the
+  lifeline covers it). Gunicorn's arbiter does the same, with the same
+  default of 30 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import select
@@ -83,7 +93,13 @@ __all__ = [
 log = logging.getLogger("yieldmcp.workers")
 
 WORKER_ENV: Final = "YIELDMCP_WORKER"
-"""Set in a worker's environment (``INDEX:PORT:READY_FD:LIFELINE_FD``); internal."""
+"""Set in a worker's environment (``INDEX:PORT:READY_FD:LIFELINE_FD``); internal.
+A worker writes ``rINDEX`` lines on READY_FD once it serves, then ``bINDEX``
+lines while its event loop runs (:data:`BEATS_PER_TIMEOUT`)."""
+WORKER_TIMEOUT: Final = 30.0
+"""Default ``--worker-timeout``: seconds a serving worker may go unheard."""
+BEATS_PER_TIMEOUT: Final = 6
+"""How often a worker says it runs, per ``--worker-timeout``."""
 STOP_GRACE: Final = 10.0
 """Seconds workers get to finish once told to stop, before they are killed."""
 EXIT_FAILURE: Final = 1
@@ -104,6 +120,18 @@ def add_workers_flag(command: argparse.ArgumentParser) -> None:
             "(default: 1)"
         ),
     )
+    command.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=WORKER_TIMEOUT,
+        metavar="SECONDS",
+        help=(
+            "with --workers: kill (and report, and stop the group, as for a "
+            "worker that dies) a serving worker whose event loop has not run "
+            "for SECONDS (stopped, or blocked by a tool's code); 0: never "
+            f"(default: {WORKER_TIMEOUT:g})"
+        ),
+    )
 
 
 def check_workers(args: argparse.Namespace) -> None:
@@ -115,6 +143,11 @@ def check_workers(args: argparse.Namespace) -> None:
             one process can see (``--store memory:``).
     """
     workers: int = args.workers
+    timeout: float = getattr(args, "worker_timeout", WORKER_TIMEOUT)
+    if not (timeout == 0 or 1 <= timeout < 1e9):  # NaN too
+        raise ValueError(
+            f"--worker-timeout must be 0 (never) or at least 1 second, got {timeout:g}"
+        )
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, got {workers}")
     cpus = usable_cpus()
@@ -206,6 +239,7 @@ def serve(server: Server, args: argparse.Namespace, options: dict[str, Any]) -> 
         command = [sys.executable, "-m", "bridge.cli", *argv]
         supervisor = _Supervisor(command, args.workers, _url(host, bound))
         supervisor.drain_seconds = options["limits"].drain_seconds
+        supervisor.timeout = getattr(args, "worker_timeout", WORKER_TIMEOUT)
         # With a store, the workers take the key kept in it, which outlives
         # this parent: a restarted group still opens the states in flight.
         supervisor.share_key = server.store is None
@@ -254,6 +288,8 @@ class _Supervisor:
         self.share_key = True  # generate the workers' key unless one is set
         self.drain_seconds = 30.0  # how long a SIGTERM lets the workers drain
         self._killed: set[int] = set()  # pids this parent killed, said already
+        self.timeout = WORKER_TIMEOUT  # a serving worker unheard this long is killed
+        self._heard: dict[int, float] = {}  # index: when it last said it runs
 
     async def run(self, port: int) -> int:
         ready_r, ready_w = os.pipe()
@@ -278,8 +314,10 @@ class _Supervisor:
                     os.close(ready_w)
                     os.close(lifeline_r)
                     ready_w = lifeline_r = -1
-                    nursery.start_soon(self._announce, ready_r)
+                    nursery.start_soon(self._listen, ready_r)
                     nursery.start_soon(self._on_signals, signals, nursery)
+                    if self.timeout:
+                        nursery.start_soon(self._kill_the_silent, nursery)
         finally:
             for fd in (ready_w, lifeline_r, self._lifeline):
                 if fd >= 0:
@@ -313,18 +351,53 @@ class _Supervisor:
         if all(p.returncode is not None for p in self.processes):
             nursery.cancel_scope.cancel()
 
-    async def _announce(self, ready_fd: int) -> None:
-        ready = 0
+    async def _listen(self, ready_fd: int) -> None:
+        """Read the workers' lines: says when all serve, and when each was
+        last heard from (until every worker has closed the pipe)."""
+        pending = b""
         async with trio.lowlevel.FdStream(ready_fd) as stream:
-            while ready < self.count and (data := await stream.receive_some()):
-                ready += data.count(b"\n")
-        if ready == self.count:  # said on stderr, as one process says it
+            while data := await stream.receive_some():
+                *lines, pending = (pending + data).split(b"\n")
+                for line in lines:
+                    self._heard_from(line)
+
+    def _heard_from(self, line: bytes) -> None:
+        kind, index = line[:1], line[1:]
+        if not index.isdigit() or int(index) >= self.count:
+            return  # not one of ours: written by the served code, say
+        first = int(index) not in self._heard
+        self._heard[int(index)] = trio.current_time()
+        if kind == b"r" and first and len(self._heard) == self.count:
+            # Said on stderr, as one process says it.
             pids = ", ".join(str(p.pid) for p in self.processes)
             print(
-                f"serving MCP at {self.url} with {ready} workers (pids {pids})",
+                f"serving MCP at {self.url} with {self.count} workers (pids {pids})",
                 file=sys.stderr,
                 flush=True,
             )
+
+    async def _kill_the_silent(self, nursery: trio.Nursery) -> None:
+        """Kill a serving worker not heard from for :attr:`timeout` seconds."""
+        while not self.stopping:
+            await trio.sleep(self.timeout / BEATS_PER_TIMEOUT)
+            now = trio.current_time()
+            for index, heard in self._heard.items():
+                process = self.processes[index]
+                if now - heard <= self.timeout or process.returncode is not None:
+                    continue
+                if self.stopping:
+                    return
+                print(
+                    f"yieldmcp: error: worker {index} (pid {process.pid}) has not "
+                    f"run for {now - heard:.0f} s (stopped, or its event loop "
+                    f"blocked; --worker-timeout {self.timeout:g}); killing it "
+                    f"and stopping the other workers",
+                    file=sys.stderr,
+                )
+                self.code = EXIT_FAILURE
+                self._killed.add(process.pid)
+                process.kill()
+                self._stop(nursery, STOP_GRACE)
 
     async def _on_signals(self, signals: Any, nursery: trio.Nursery) -> None:
         async for signum in signals:
@@ -413,6 +486,8 @@ def _work(
     sessions = server.store is not None
     options = {**options, "reuse_port": True, "sessions": sessions}
 
+    timeout: float = getattr(args, "worker_timeout", WORKER_TIMEOUT)
+
     async def main() -> None:
         async with trio.open_nursery() as nursery:
 
@@ -423,8 +498,10 @@ def _work(
                 nursery.cancel_scope.cancel()  # drained (SIGTERM): exit now
 
             await nursery.start(serve)
-            os.write(ready_fd, f"{index}\n".encode())
-            os.close(ready_fd)
+            os.set_blocking(ready_fd, False)
+            _say(ready_fd, f"r{index}\n".encode())
+            if timeout:
+                nursery.start_soon(_beat, ready_fd, f"b{index}\n".encode(), timeout)
             _serving.set()  # the lifeline is watched below from now on
             log.info("worker %d (pid %d) is serving", index, os.getpid())
             async with trio.lowlevel.FdStream(lifeline_fd) as lifeline:
@@ -440,3 +517,17 @@ def _work(
             raise
         return EXIT_INTERRUPTED
     return 0
+
+
+async def _beat(fd: int, line: bytes, timeout: float) -> None:
+    """Say on ``fd`` that this worker's event loop runs, for as long as it does."""
+    while True:
+        await trio.sleep(timeout / BEATS_PER_TIMEOUT)
+        _say(fd, line)
+
+
+def _say(fd: int, line: bytes) -> None:
+    # Lines shorter than PIPE_BUF do not interleave with other workers'. A
+    # parent that does not read (stopped itself) must not block this loop.
+    with contextlib.suppress(BlockingIOError, BrokenPipeError):
+        os.write(fd, line)

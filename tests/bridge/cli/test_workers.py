@@ -168,6 +168,50 @@ async def test_a_worker_that_dies_is_reported_and_stops_the_rest() -> None:
     assert b"Traceback" not in running.log
 
 
+async def test_a_stopped_worker_is_killed_reported_and_stops_the_rest() -> None:
+    # SIGSTOPped, it still got its share of new connections from the kernel,
+    # and their calls hung for ever: nothing watched it but its exit.
+    async with workers(2, "--worker-timeout", "1") as running:
+        stopped, other = running.pids
+        os.kill(stopped, signal.SIGSTOP)
+        with trio.fail_after(30):
+            assert await running.finish() == 1
+        await _gone([stopped, other])
+    line = f"yieldmcp: error: worker 0 (pid {stopped}) has not run for "
+    [said] = [t for t in running.log.decode().splitlines() if t.startswith(line)]
+    assert said.endswith(
+        "(stopped, or its event loop blocked; --worker-timeout 1); killing it "
+        "and stopping the other workers"
+    )
+    assert b"exited with" not in running.log  # its kill is not told twice
+    assert b"Traceback" not in running.log
+
+
+async def test_idle_workers_are_heard_and_not_killed() -> None:
+    async with workers(2, "--worker-timeout", "1") as running:
+        await trio.sleep(3)  # three timeouts with nothing to do
+        assert all(_alive(pid) for pid in running.pids)
+        rounds = [await _elicited_call(running.url, n) for n in range(4)]
+        running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(30):
+            assert await running.finish() == 0
+    assert {pid for pair in rounds for pid in pair} <= set(running.pids)
+    assert b"has not run" not in running.log
+
+
+@pytest.mark.parametrize("value", ["0.5", "-1", "nan"])
+def test_a_worker_timeout_under_a_second_is_one_line_and_exit_1(value: str) -> None:
+    done = yieldmcp(
+        "serve", SERVED, "--http", "127.0.0.1:0", "--workers", "2",
+        "--worker-timeout", value,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "yieldmcp: error: --worker-timeout must be 0 (never) or at least 1 "
+        f"second, got {float(value):g}"
+    ]
+
+
 async def _in_flight(running: Logged, started: Path, nursery: trio.Nursery) -> None:
     """A call of ``held`` running on a worker (it touched ``started``)."""
     arguments = {"started": str(started), "seconds": 60}
