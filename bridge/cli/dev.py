@@ -36,7 +36,10 @@ Chatty or long runs: a run keeps its last ``keep_logs`` log lines (``dev
 holds is bounded. A change to a run costs the same however long the run: it
 only marks the run changed for each page, and each page's stream sends the
 runs it has not seen since its last event, at most every :data:`REFRESH`
-seconds, latest first; a busy run is never serialised once per log line.
+seconds, latest first; a busy run is never serialised once per log line. A
+large run is sent less often: after sending N bytes a stream waits N /
+:data:`PACE` seconds, so a run whose picture is a megabyte, changing all the
+time, costs the server and the browser 2 MiB a second, not ten times its size.
 The page shows the first 4,096 characters of one text (a log's data, a
 result, a description), counts the rest, and offers the whole as a download.
 """
@@ -95,6 +98,9 @@ ones; the last kept says that later ones are left out."""
 REFRESH = 0.1
 """Seconds a page's stream waits after an event, so that the changes to a
 busy run go out together."""
+PACE: Final = 2 << 20
+"""Bytes a second a page's stream sends, at most, on average (it waits
+longer than :data:`REFRESH` after sending more than a fifth of this)."""
 
 _ASSETS: Final = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -673,13 +679,14 @@ class DevApp:
                         )
                         continue
                     listing, numbers = hearing.take()
-                    if listing:
-                        await _event(send, self.listing())
+                    sent = await _event(send, self.listing()) if listing else 0
                     for number in numbers:
                         run = self.runs.get(number)
                         if run is not None:  # (else the page forgot it)
-                            await _event(send, {"type": "run", "run": run.as_json()})
-                    await trio.sleep(REFRESH)  # what changes meanwhile goes together
+                            event = {"type": "run", "run": run.as_json()}
+                            sent += await _event(send, event)
+                    # What changes meanwhile goes together.
+                    await trio.sleep(max(REFRESH, sent / PACE))
 
 
 class _TooLarge(Exception):
@@ -746,9 +753,11 @@ async def _json(send: Send, data: Any) -> None:
     await _respond(send, 200, body, [(b"content-type", b"application/json")])
 
 
-async def _event(send: Send, data: Any) -> None:
+async def _event(send: Send, data: Any) -> int:
+    """Send ``data`` as one event; the bytes it took."""
     body = b"data: " + _page_json(data) + b"\n\n"
     await send({"type": "http.response.body", "body": body, "more_body": True})
+    return len(body)
 
 
 # --- the command ---------------------------------------------------------------------

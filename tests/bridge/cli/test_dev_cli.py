@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,6 +177,47 @@ def test_thousands_of_logs_keep_the_page_answering_and_keep_the_last() -> None:
         bars = run["picture"]["bars"]
         assert len(bars) <= 1001  # the picture keeps the first effects
         assert "left out" in bars[-2]["label"] or "left out" in bars[-1]["label"]
+
+
+def test_a_busy_large_run_is_sent_at_the_pace_not_every_refresh() -> None:
+    # Its picture (200 logs of 4 KB, and the effects) was sent whole every
+    # 0.1 s while it ran: 51 MB in 8 s to a page, for one run.
+    from bridge.cli.dev import PACE
+
+    with _running_dev(str(TOOLS)) as (http, _logged):
+        received: list[int] = []
+        listening = threading.Event()
+
+        def listen() -> None:
+            with (
+                contextlib.suppress(httpx.HTTPError),
+                http.stream("GET", "/api/events") as events,
+            ):
+                listening.set()
+                for chunk in events.iter_raw():
+                    received.append(len(chunk))
+
+        threading.Thread(target=listen, daemon=True).start()
+        assert listening.wait(30)
+        made = http.post(
+            "/api/run", json={"tool": "busy", "arguments": {"n": 1500, "size": 4000}}
+        )
+        assert made.status_code == 200
+        began = time.monotonic()
+        time.sleep(6)
+        seconds = time.monotonic() - began
+        run = next(
+            r
+            for r in http.get("/api/state").json()["runs"]
+            if r["id"] == made.json()["id"]
+        )
+        size = len(json.dumps(run))
+        sent = sum(received)
+    assert run["status"] == "running"  # busy all along (15 s of logs)
+    assert size > 500_000  # each event of it is large
+    # At most what the pace allows, and the one large event sent before the wait.
+    assert sent <= PACE * seconds + 2 * size, (sent, seconds, size)
+    assert sent >= 2 * size  # and the page was kept up to date
 
 
 def test_deeply_nested_json_is_a_400_in_one_line() -> None:
