@@ -11,11 +11,10 @@ resolves, one elsewhere raises :class:`~referencing.exceptions.Unresolvable`
 use.
 
 Nor does a validator here backtrack: its ``pattern``,
-``patternProperties`` and ``additionalProperties`` search with jsonschema-rs's
-engine, in time linear in the text (:func:`_search`), since the text is
-often a peer's and the check runs on the event loop. (``unevaluatedProperties``
-beside ``patternProperties`` still searches keys with ``re``, inside
-``jsonschema``.)
+``patternProperties``, ``additionalProperties`` and ``unevaluatedProperties``
+search with jsonschema-rs's engine, in time linear in the text
+(:func:`_search`), since the text is often a peer's and the check runs on the
+event loop.
 
 ``referencing`` is imported by the first validator made, not by importing
 yieldmcp: most processes never check a schema.
@@ -85,6 +84,8 @@ def _linear(cls: type[Validator]) -> type[Validator]:
     theirs = cls.VALIDATORS.get("additionalProperties")
     if theirs is not None:
         mine["additionalProperties"] = functools.partial(_additional_properties, theirs)
+    if "unevaluatedProperties" in cls.VALIDATORS:
+        mine["unevaluatedProperties"] = _unevaluated_properties
     kept = {k: v for k, v in mine.items() if k in cls.VALIDATORS}
     return cast("type[Validator]", extend(cls, kept))
 
@@ -136,6 +137,89 @@ def _additional_properties(
         joined = ", ".join(repr(each) for each in sorted(extras))
         shown = ", ".join(repr(each) for each in sorted(patterns))
         yield ValidationError(f"{joined} {verb} not match any of the regexes: {shown}")
+
+
+def _unevaluated_properties(
+    validator: Any, unevaluated: Any, instance: Any, schema: Any
+) -> Any:
+    # jsonschema's own "unevaluatedProperties" (4.26), with its words, but
+    # for the search of the keys that patternProperties evaluate
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = _evaluated_keys(validator, instance, schema)
+    failed = [
+        key
+        for key in instance
+        if key not in evaluated
+        and next(validator.descend(instance[key], unevaluated, path=key), None)
+    ]
+    if not failed:
+        return
+    verb = "was" if len(failed) == 1 else "were"
+    if unevaluated is False:
+        joined = ", ".join(repr(key) for key in sorted(failed, key=str))
+        yield ValidationError(
+            f"Unevaluated properties are not allowed ({joined} {verb} unexpected)"
+        )
+    else:
+        joined = ", ".join(repr(key) for key in failed)
+        yield ValidationError(
+            "Unevaluated properties are not valid under the given schema "
+            f"({joined} {verb} unevaluated and invalid)"
+        )
+
+
+def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
+    """The keys of ``instance`` that ``schema`` evaluates: jsonschema's
+    ``find_evaluated_property_keys_by_schema`` (4.26), but for the search."""
+    if validator.is_type(schema, "boolean"):
+        return set()
+    keys: set[str] = set()
+
+    def within(subschema: Any, by: Any = validator) -> None:
+        keys.update(_evaluated_keys(by, instance, subschema))
+
+    def valid(subschema: Any) -> bool:
+        return next(validator.descend(instance, subschema), None) is None
+
+    for keyword in ("$ref", "$dynamicRef"):
+        if (reference := schema.get(keyword)) is not None:
+            # jsonschema keeps the resolver private; its own function uses it too
+            resolved = validator._resolver.lookup(reference)
+            by = validator.evolve(
+                schema=resolved.contents,
+                _resolver=resolved.resolver,
+            )
+            within(resolved.contents, by)
+    properties = schema.get("properties")
+    if validator.is_type(properties, "object"):
+        keys.update(properties.keys() & instance.keys())
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        if (subschema := schema.get(keyword)) is not None:
+            keys.update(
+                key
+                for key, value in instance.items()
+                if next(validator.descend(value, subschema), None) is None
+            )
+    for pattern in schema.get("patternProperties", ()):
+        keys.update(key for key in instance if _search(pattern, key))
+    for name, subschema in schema.get("dependentSchemas", {}).items():
+        if name in instance:
+            within(subschema)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for subschema in schema.get(keyword, []):
+            if valid(subschema):
+                within(subschema)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            within(schema["if"])
+            if "then" in schema:
+                within(schema["then"])
+        elif "else" in schema:
+            within(schema["else"])
+    return keys
 
 
 def _search(pattern: str, text: str) -> bool:

@@ -36,6 +36,11 @@ name = {{"type": "string", "pattern": {NAME!r}}}
 schema = {{"type": "object", "properties": {{"name": name}}}}
 typed = {{"^(a+)+$": {{"type": "integer"}}}}
 keyed = {{"type": "object", "patternProperties": typed, "additionalProperties": False}}
+# unevaluatedProperties finds the keys patternProperties evaluate, beneath
+# an allOf and a $ref as well
+defs = {{"t": {{"patternProperties": typed}}}}
+inner = {{"$defs": defs, "allOf": [{{"$ref": "#/$defs/t"}}]}}
+unevaluated = {{**inner, "type": "object", "unevaluatedProperties": False}}
 
 @tool(input_schema=schema)
 def named(ctx) -> str:
@@ -45,7 +50,15 @@ def named(ctx) -> str:
 def keys(ctx) -> str:
     return "ok"
 
-calls = [(named, {{"name": {HOSTILE!r}}}), (keys, {{{HOSTILE!r}: "x"}})]
+@tool(input_schema=unevaluated)
+def left(ctx) -> str:
+    return "ok"
+
+calls = [
+    (named, {{"name": {HOSTILE!r}}}),
+    (keys, {{{HOSTILE!r}: "x"}}),
+    (left, {{{HOSTILE!r}: "x"}}),
+]
 for checked, arguments in calls:
     try:
         checked.check_arguments(arguments)
@@ -75,6 +88,8 @@ def test_a_backtracking_pattern_is_searched_in_linear_time_on_every_path() -> No
     assert done.stdout.splitlines() == [
         f"arguments: name: '{HOSTILE}' does not match '^(\\\\w+\\\\s?)*$'",
         f"arguments: <root>: '{HOSTILE}' does not match any of the regexes: '^(a+)+$'",
+        f"arguments: <root>: Unevaluated properties are not allowed ('{HOSTILE}' "
+        "was unexpected)",
         "answer: the accepted elicitation content does not match the requested "
         "schema: field 'name' breaks pattern: \"^(\\\\w+\\\\s?)*$\"",
         f"model: name: '{HOSTILE}' does not match '^(\\\\w+\\\\s?)*$'",
@@ -110,6 +125,37 @@ def test_what_it_finds_is_what_jsonschema_finds_with_re(
             False if closed else {"type": "string", "pattern": pattern}
         ),
         "patternProperties": {p: {"type": "integer"} for p in key_patterns},
+    }
+    ours = offline_validator(schema).iter_errors(value)
+    theirs = jsonschema.Draft202012Validator(schema).iter_errors(value)
+    shown = [(list(e.absolute_path), e.message) for e in ours]  # same words
+    assert sorted(shown) == sorted((list(e.absolute_path), e.message) for e in theirs)
+
+
+@given(
+    st.lists(KEY_PATTERNS, max_size=2, unique=True),
+    st.sampled_from(["direct", "allOf", "ref", "if", "dependent"]),
+    st.booleans(),
+    st.dictionaries(TEXTS, TEXTS | st.integers(), max_size=4),
+)
+def test_unevaluated_properties_find_what_jsonschema_finds_with_re(
+    key_patterns: list[str], where: str, closed: bool, value: dict[str, Any]
+) -> None:
+    evaluating: dict[str, Any] = {
+        "properties": {"a": {"type": "string"}},
+        "patternProperties": {p: {"type": "integer"} for p in key_patterns},
+    }
+    placed: dict[str, Any] = {
+        "direct": evaluating,
+        "allOf": {"allOf": [evaluating]},
+        "ref": {"$defs": {"e": evaluating}, "$ref": "#/$defs/e"},
+        "if": {"if": {"required": ["a"]}, "then": evaluating, "else": evaluating},
+        "dependent": {"dependentSchemas": {"a": evaluating}},
+    }[where]
+    schema = {
+        **placed,
+        "type": "object",
+        "unevaluatedProperties": False if closed else {"type": "string"},
     }
     ours = offline_validator(schema).iter_errors(value)
     theirs = jsonschema.Draft202012Validator(schema).iter_errors(value)
