@@ -11,11 +11,13 @@ fails with that, before anything is sent.
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 import trio
 
-from bridge.client import connect
+from bridge.client import Client, connect
+from bridge.client.client import Era
 from bridge.server import Server
 from bridge.transports.http import HttpLimits
 from runtime import Text
@@ -41,17 +43,23 @@ class Verbose:
         return SampleReply(content=(Text("x" * self.size),), model="verbose")
 
 
+def _verbose_over_stdio(era: Era) -> AbstractAsyncContextManager[Client]:
+    """A client of our stdio server whose model answers 300,000 characters,
+    and which sends at most 200,000 bytes."""
+    return connect(
+        SERVER,
+        era=era,
+        sampler=Verbose(300_000),
+        max_message=200_000,
+        connect_timeout=STARTUP,
+    )
+
+
 async def test_a_stdio_answer_over_max_message_fails_the_question_not_the_session(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with trio.fail_after(60):
-        async with connect(
-            SERVER,
-            era="legacy",
-            sampler=Verbose(300_000),
-            max_message=200_000,
-            connect_timeout=STARTUP,
-        ) as client:
+        async with _verbose_over_stdio("legacy") as client:
             result = await client.call_tool("ask", {"prompt": "hi"})
             # The session lives on: the next call is answered.
             after = await client.call_tool("add", {"a": 1, "b": 2})
@@ -65,13 +73,7 @@ async def test_a_stdio_answer_over_max_message_fails_the_question_not_the_sessio
 
 async def test_a_stdio_round_over_max_message_is_not_sent() -> None:
     with trio.fail_after(60):
-        async with connect(
-            SERVER,
-            era="2026-07-28",
-            sampler=Verbose(300_000),
-            max_message=200_000,
-            connect_timeout=STARTUP,
-        ) as client:
+        async with _verbose_over_stdio("2026-07-28") as client:
             with pytest.raises(LocalProtocolError) as caught:
                 await client.call_tool("ask", {"prompt": "hi"})
             small = await client.list_tools()
