@@ -15,8 +15,8 @@ An open stream keeps a session alive: its heartbeats and maximum lifetime
 (``legacy``) notice a dead peer. So does a POST waiting for its answer on
 its open connection (:meth:`HttpSession.followed`): a client need not hold
 a GET stream for a call that is quiet for long. Which session to *evict*
-when the table is full is :func:`evictable`'s answer: idle ones, unused
-first, oldest first.
+when the table is full is :func:`evictable`'s answer: one with no call in
+flight, the longest idle first.
 """
 
 from __future__ import annotations
@@ -42,6 +42,11 @@ class Expiring(Protocol):
     @property
     def used(self) -> bool:
         """Whether it made a request besides the handshake, or opened a GET."""
+        ...
+
+    @property
+    def opening(self) -> bool:
+        """Whether its ``initialize`` is still being answered."""
         ...
 
     @property
@@ -102,14 +107,20 @@ async def expire(http: Expiring) -> None:
 
 def evictable(sessions: Iterable[S]) -> S | None:
     """The session to end to make room for a new one: one with no call in
-    flight, preferring those with no open stream, then those that made no
-    request, then the longest idle. None when every session has calls."""
+    flight and not being opened, preferring those with no open stream, then
+    the longest idle. None when every session has calls.
+
+    Not unused sessions first: a client opening sessions and making one
+    request in each would then evict every session another client opened,
+    before its first request. The newest session is the last to go, and a
+    session opened and left is the longest idle soon enough (and expires
+    after ``unused_session_timeout`` anyway)."""
     best: S | None = None
-    best_key = (True, True, 0.0)
+    best_key = (True, 0.0)
     for http in sessions:
-        if http.closed or http.calls:
+        if http.closed or http.calls or http.opening:
             continue
-        key = (http.streaming, http.used, http.last_seen)
+        key = (http.streaming, http.last_seen)
         if best is None or key < best_key:
             best, best_key = http, key
     return best

@@ -185,6 +185,7 @@ class LegacyEndpoint:
             presence = self.presence
             home = HttpHome(http, self.server.store, presence.id, presence.outage)
             http.connection.home = home
+        http.opening = True  # not evictable before it has answered
         self._sessions[http.id] = http
         await self._nursery.start(self._run, http)
         return http
@@ -304,7 +305,7 @@ class LegacyEndpoint:
             return None
         who = None if principal is None else principal.identity
         if http is None or http.closed or http.owner != who:
-            await plain(send, 404, "Not Found: unknown or terminated session")
+            await _unknown_session(send)
             return None
         http.connection.principal = principal
         return http
@@ -341,11 +342,33 @@ class LegacyEndpoint:
         if opening:
             http = await self._open(principal)
             http.connection.principal = principal
-        else:
-            posted = message.id if isinstance(message, Request) else None
-            http = await self._find(headers, principal, send, posted)
+            try:
+                await self._post_to(
+                    http, True, principal, message, data, version, receive, send
+                )
+            finally:
+                http.opening = False
+            return
+        posted = message.id if isinstance(message, Request) else None
+        http = await self._find(headers, principal, send, posted)
         if http is None:
             return
+        await self._post_to(
+            http, False, principal, message, data, version, receive, send
+        )
+
+    async def _post_to(
+        self,
+        http: HttpSession,
+        opening: bool,
+        principal: Principal | None,
+        message: Message,
+        data: bytes,
+        version: str,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Answer a POST to ``http`` (``opening``: its ``initialize``)."""
         if isinstance(message, Request) and not opening:
             http.used = True
         if not isinstance(message, Request):
@@ -357,7 +380,11 @@ class LegacyEndpoint:
                 # It may take a call on here: not from an outranked copy.
                 http = await self._current(http, principal, None) or http
             if not await self._routed(http, message, data):
-                await http.deliver(data)
+                try:
+                    await http.deliver(data)
+                except trio.ClosedResourceError:  # ended since it was found
+                    await _unknown_session(send)
+                    return
             await _asgi.respond(send, 202, headers=[(SESSION_HEADER, http.id)])
             return
         try:
@@ -379,7 +406,11 @@ class LegacyEndpoint:
                     f"(limit {self.limits.session_bytes} bytes); try again later",
                 )  # fmt: skip
                 return
-            follower = await http.deliver_request(message.id, data, version)
+            try:
+                follower = await http.deliver_request(message.id, data, version)
+            except trio.ClosedResourceError:  # ended since it was found
+                await _unknown_session(send)
+                return
             if not await self._remember(http, message.method, opening):
                 if opening:
                     http.close()  # a failed initialize leaves no session behind
@@ -602,3 +633,7 @@ class LegacyEndpoint:
 
 def _accepts_sse(headers: Mapping[str, str]) -> bool:
     return "accept" in headers and accepts(headers, "text/event-stream")
+
+
+async def _unknown_session(send: Send) -> None:
+    await plain(send, 404, "Not Found: unknown or terminated session")

@@ -103,6 +103,7 @@ class HttpSession:
         self.generation = 0  # processes that took it on before (with a store)
         self.last_seen = trio.current_time()
         self.used = False  # a request besides the handshake, or a GET
+        self.opening = False  # its initialize is being answered (never evicted)
         # Requests answered (here, or in an earlier process): their streams,
         # while the store keeps them, for a client that posts one again.
         self._ended: dict[RequestId, int] = {}

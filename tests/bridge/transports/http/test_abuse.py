@@ -37,6 +37,13 @@ TOOLS = [
 ]
 
 
+INITIALIZE = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "racer", "version": "1"},
+}
+
+
 def _limits(**options: Any) -> HttpLimits:
     # Answers that come first as plain JSON, as Raw.initialize expects.
     return HttpLimits(stream_responses="when-needed", **options)
@@ -80,6 +87,57 @@ async def test_many_initializes_cannot_lock_a_well_behaved_client_out() -> None:
             response = await client.post(_call(client, 1, "echo", text="hi"))
     assert response.status_code == 200
     assert '"hi"' in response.text
+
+
+async def test_initializes_racing_at_the_cap_get_a_session_or_a_503(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A session being opened was in the table before it ran, and another
+    # initialize evicted it: 500 and a traceback, for two in three requests.
+    limits = _limits(max_sessions=4)
+    statuses: list[int] = []
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+
+        async def opener() -> None:
+            for _ in range(25):
+                raw = Raw(http, url)
+                answer = await raw.post(raw.request(1, "initialize", INITIALIZE))
+                statuses.append(answer.status_code)
+                if answer.status_code == 200:
+                    raw.session_id = answer.headers["mcp-session-id"]
+                    ping = await raw.post(raw.request(2, "ping"))
+                    statuses.append(ping.status_code)
+
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                for _ in range(8):
+                    nursery.start_soon(opener)
+    # An evicted session's ping is a 404: it was ended, as the docs say.
+    assert set(statuses) <= {200, 404, 503}, sorted(set(statuses))
+    assert statuses.count(200) >= 100
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_a_new_session_is_not_the_next_evicted() -> None:
+    # Unused sessions went first: an attacker whose sessions had each made one
+    # request evicted every session a client opened, before its first call.
+    limits = _limits(max_sessions=4)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        attacker = [Raw(http, url) for _ in range(4)]
+        with trio.fail_after(30):
+            for raw in attacker:
+                await raw.initialize()
+                assert (await raw.post(raw.request(2, "ping"))).is_success
+            answered = 0
+            for turn in range(10):
+                client = Raw(http, url)
+                await client.initialize()
+                again = Raw(http, url)  # the attacker's next session
+                await again.initialize()
+                assert (await again.post(again.request(2, "ping"))).is_success
+                call = await client.post(_call(client, turn, "echo", text="hi"))
+                answered += call.status_code == 200
+    assert answered == 10
 
 
 async def test_a_session_that_makes_no_request_expires_in_seconds() -> None:
