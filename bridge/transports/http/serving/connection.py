@@ -168,6 +168,16 @@ class _Connection:
             # h11 bounds only a head still arriving; this one came whole.
             await self.refuse(431, "Request Header Fields Too Large")
             return None
+        names = {name for name, _ in event.headers}
+        if b"content-length" in names and b"transfer-encoding" in names:
+            # h11 frames such a request by Transfer-Encoding; a proxy in front
+            # may frame it by Content-Length, and then the two disagree on
+            # where the next request starts (request smuggling). RFC 9112
+            # 6.3 lets a server refuse it, and says to close after it.
+            await self.refuse(
+                400, "Bad Request: both Content-Length and Transfer-Encoding"
+            )
+            return None
         return event
 
     async def refuse(self, status: int, text: str) -> None:

@@ -190,6 +190,26 @@ async def test_a_malformed_chunked_body_gets_400_not_a_silent_close() -> None:
     assert reply.startswith(b"HTTP/1.1 400"), reply
 
 
+async def test_content_length_and_chunked_together_get_400_and_a_close() -> None:
+    # h11 framed it by Transfer-Encoding and kept the connection: a proxy in
+    # front framing by Content-Length would see another request boundary.
+    async with served(_server()) as url:
+        with trio.fail_after(10):
+            stream = await trio.open_tcp_stream("127.0.0.1", _port(url))
+            body = _list().split(b"\r\n\r\n", 1)[1]
+            chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+            head = _list().split(b"\r\n\r\n")[0]
+            smuggled = b"GET /smuggled HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            await stream.send_all(
+                head + b"\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked + smuggled
+            )
+            reply = await _until_closed(stream)
+    assert reply.startswith(b"HTTP/1.1 400"), reply
+    assert b"connection: close" in reply.lower()
+    assert reply.count(b"HTTP/1.1") == 1  # nothing more was answered
+    assert reply.endswith(b"both Content-Length and Transfer-Encoding")
+
+
 async def test_keep_alive_serves_several_requests_then_closes_when_idle() -> None:
     limits = HttpLimits(keepalive_timeout=0.3)
     async with served(_server(), limits=limits) as url:
