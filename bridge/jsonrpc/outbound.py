@@ -27,9 +27,11 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
+import math
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeVar, final
 
 import trio
@@ -55,7 +57,43 @@ from .tap import Tap
 from .timers import Timer
 from .transport import ReleasingTransport, Transport
 
-__all__ = ["CANCELLED", "CLOSED_ERRORS", "Outbound"]
+__all__ = ["CANCELLED", "CLOSED_ERRORS", "Outbound", "waiting_for_a_person"]
+
+_timing: contextvars.ContextVar[tuple[trio.CancelScope, ...]] = contextvars.ContextVar(
+    "yieldmcp_request_timers", default=()
+)
+
+
+@contextlib.contextmanager
+def waiting_for_a_person() -> Generator[None]:
+    """Time spent inside is not counted by the timeouts of the requests
+    being sent around it (in this task): a person is acting (logging in to
+    an authorization server on the way of a request), not the peer.
+
+    Without it a server's first request, bounded by ``connect_timeout``
+    (10 s), left a user 10 s to log in, and failed blaming the server.
+    """
+    scopes = _timing.get()
+    deadlines = [scope.deadline for scope in scopes]
+    began = trio.current_time()
+    for scope in scopes:
+        scope.deadline = math.inf
+    try:
+        yield
+    finally:
+        spent = trio.current_time() - began
+        for scope, deadline in zip(scopes, deadlines, strict=True):
+            scope.deadline = deadline + spent
+
+
+@contextlib.contextmanager
+def _timed(scope: trio.CancelScope) -> Generator[None]:
+    token = _timing.set((*_timing.get(), scope))
+    try:
+        yield
+    finally:
+        _timing.reset(token)
+
 
 CANCELLED = "notifications/cancelled"
 CLOSED_ERRORS = (
@@ -320,7 +358,7 @@ class Outbound:
                 await self.transport.send(message, related=related)
                 await slot.wait()
             else:
-                with trio.move_on_after(limit) as timer:
+                with trio.move_on_after(limit) as timer, _timed(timer):
                     await self.transport.send(message, related=related)
                     await slot.wait()
                 if timer.cancelled_caught:

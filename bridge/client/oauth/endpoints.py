@@ -7,7 +7,8 @@ request. Over plain ``http`` anyone on the path can read the code, the PKCE
 verifier, the client secret and the tokens, or rewrite the metadata; so it is
 allowed only on loopback (``127.0.0.0/8``, ``::1``, ``localhost``), where the
 path is this machine: development servers, tests, the conformance suite. A
-URL with spaces or control characters is refused as well: it is printed for
+URL with spaces, control or invisible characters (bidi overrides, zero-width
+characters, line separators) is refused as well: it is printed for
 the user to open, and no server needs one.
 
 Pure: no I/O. Refusals are :class:`~runtime.errors.AuthorizationError`, one
@@ -17,7 +18,7 @@ line naming what was refused and why.
 from __future__ import annotations
 
 import ipaddress
-import re
+import unicodedata
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -25,7 +26,14 @@ from runtime.errors import AuthorizationError
 
 __all__ = ["check_endpoint", "is_loopback"]
 
-_UNPRINTABLE: Final = re.compile(r"[\x00-\x20\x7f-\x9f]")
+_UNSEEN: Final = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+"""Unicode categories of characters a URL shown to the user must not hold:
+controls, spaces, and the invisible ones (bidi overrides, zero-width
+characters, line separators) that would make one URL look like another."""
+
+
+def _unseen(url: str) -> bool:
+    return any(unicodedata.category(char) in _UNSEEN for char in url)
 
 
 def is_loopback(host: str) -> bool:
@@ -45,9 +53,10 @@ def check_endpoint(url: str, what: str) -> None:
         AuthorizationError: e.g. ``refusing the token endpoint http://as/token:
             plain http is allowed only on loopback ...; use https``.
     """
-    if _UNPRINTABLE.search(url):
+    if _unseen(url):
         raise AuthorizationError(
-            f"refusing {what} {url!r}: it contains spaces or control characters"
+            f"refusing {what} {url!r}: it contains spaces, control or "
+            f"invisible characters"
         )
     try:
         parts = urlsplit(url)

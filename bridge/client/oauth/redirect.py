@@ -39,6 +39,7 @@ import attrs
 import httpx
 import trio
 
+from bridge.jsonrpc.outbound import waiting_for_a_person
 from runtime.errors import AuthorizationError
 
 from .bounded import fetch
@@ -244,7 +245,8 @@ class _Browser:
         print(f"Authorize in your browser: {url}", file=settings.out, flush=True)
         if settings.open_browser and _graphical():
             await trio.to_thread.run_sync(functools.partial(webbrowser.open, url))
-        with trio.move_on_after(settings.timeout):
+        # The user's time: not the server's (a request's timeout waits on).
+        with waiting_for_a_person(), trio.move_on_after(settings.timeout):
             return await self._callback.wait()
         raise AuthorizationError(
             f"no authorization came back within {settings.timeout:g} s"

@@ -28,6 +28,7 @@ import pytest
 import trio
 
 from bridge.client import connect
+from bridge.client.client import Era
 from bridge.client.oauth import BrowserRedirect, HeadlessRedirect, OAuth
 from bridge.client.oauth.endpoints import check_endpoint
 from bridge.server import Server
@@ -131,8 +132,13 @@ def test_https_and_loopback_http_are_accepted(url: str) -> None:
         ("ftp://as.example.com/token", "is not https"),
         ("javascript:alert(1)", "is not https"),
         ("https:///token", "has no host"),
-        ("https://as.example.com/\x1b[2Jtoken", "control characters"),
-        ("https://as.example.com/a b", "control characters"),
+        ("https://as.example.com/\x1b[2Jtoken", "control"),
+        ("https://as.example.com/a b", "control"),
+        # invisible: the URL printed for the user would look like another
+        ("https://login.example.com/x\u202e/moc.elgoog//:sptth", "invisible"),
+        ("https://login.example.com/\u200b", "invisible"),
+        ("https://login.example.com/\u2028x", "invisible"),
+        ("https://login.example.com/\u00a0", "invisible"),
     ],
 )
 def test_other_endpoints_are_refused(url: str, why: str) -> None:
@@ -233,6 +239,30 @@ async def test_a_callback_with_the_wrong_state_is_ignored_until_the_right_one() 
     assert all("not the answer" in r.text for r in intruders)
     (exchange,) = issuer.token_requests
     assert exchange["code"] != "stolen"
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "legacy"])
+async def test_the_time_a_user_takes_to_log_in_is_not_the_servers(era: Era) -> None:
+    # The first request is bounded by connect_timeout (10 s by default), and
+    # the login on its way counted: a user had 10 s, not BrowserRedirect's
+    # 300, and the failure blamed the server ("got no reply within 10 s").
+    screen = _Screen()
+    oauth = OAuth(redirect=BrowserRedirect(open_browser=False, out=screen))
+
+    async def slow_user() -> None:
+        await screen.printed.wait()
+        await trio.sleep(2.5)  # longer than the connect timeout below
+        async with httpx.AsyncClient() as browser:
+            page = await browser.get(screen.authorization_url(), follow_redirects=True)
+        assert "You can close this window" in page.text
+
+    async with protected() as (_issuer, url), trio.open_nursery() as nursery:
+        nursery.start_soon(slow_user)
+        with trio.fail_after(60):
+            async with connect(url, era=era, auth=oauth, connect_timeout=1) as client:
+                result = await client.call_tool("whoami")
+    assert result.text.startswith("alice via client-1")
+    assert screen.getvalue().count("Authorize in your browser") == 1
 
 
 async def test_only_wrong_states_end_in_the_login_timeout() -> None:
