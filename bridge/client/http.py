@@ -70,7 +70,12 @@ from bridge.jsonrpc.messages import (
     dumps,
     parse,
 )
-from runtime.errors import BrokenSessionError, PeerError, RemoteProtocolError
+from runtime.errors import (
+    AuthorizationError,
+    BrokenSessionError,
+    PeerError,
+    RemoteProtocolError,
+)
 
 from ..http_body import ACCEPT_ENCODING, UnreadableEncoding
 from ._http_inbox import Cursor, Exchange, Inbox, private_answer, unreadable, why
@@ -401,7 +406,8 @@ class HttpClientTransport:
 
     async def _listen(self, opened: trio.Event) -> None:
         try:
-            async with self._open("GET", self.state.get_headers()) as response:
+            headers = self.state.get_headers()
+            async with self._open("GET", headers, optional=True) as response:
                 if response.status_code != 200 or not is_sse(response):
                     log.debug("no standalone stream (HTTP %d)", response.status_code)
                     return
@@ -409,21 +415,37 @@ class HttpClientTransport:
                 await self._inbox.read(response, None, Cursor())
         except (BrokenSessionError, trio.ClosedResourceError) as exc:
             log.debug("the standalone stream ended: %s", exc)  # it is optional
+        except AuthorizationError as exc:
+            # Refused while the requests are not: the calls go on without it.
+            log.warning("no standalone stream: %s", exc)
         finally:
             opened.set()
 
     @contextlib.asynccontextmanager
     async def _open(
-        self, verb: str, headers: Mapping[str, str], content: bytes | None = None
+        self,
+        verb: str,
+        headers: Mapping[str, str],
+        content: bytes | None = None,
+        *,
+        optional: bool = False,
     ) -> AsyncGenerator[httpx.Response]:
         """The response to one request, asking for the content codings the
         body is read in (:mod:`bridge.http_body`), unless the caller's
-        headers say otherwise; a body in another one fails the request."""
-        opener = open_response if self._auth is None else self._auth.open
+        headers say otherwise; a body in another one fails the request.
+        ``optional``: a request the client can do without (the standalone
+        stream), which never asks the user to log in."""
         if not any(name.lower() == "accept-encoding" for name in headers):
             headers = {**headers, "Accept-Encoding": ACCEPT_ENCODING}
+        opened = (
+            open_response(self._http, verb, self.url, headers, content)
+            if self._auth is None
+            else self._auth.open(
+                self._http, verb, self.url, headers, content, interactive=not optional
+            )
+        )
         try:
-            async with opener(self._http, verb, self.url, headers, content) as response:
+            async with opened as response:
                 yield response
         except UnreadableEncoding as exc:
             raise RemoteProtocolError(f"{verb} {self.url}: {exc}") from None

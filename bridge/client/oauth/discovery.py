@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from typing import Final, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -56,8 +56,20 @@ _MAX_DOCUMENT: Final = 256 * 1024
 M = TypeVar("M", bound=BaseModel)
 
 
+def _split(url: str) -> SplitResult:
+    """``url``'s parts (one named in a server's metadata, say).
+
+    Raises:
+        AuthorizationError: it is no URL (``http://[::1``).
+    """
+    try:
+        return urlsplit(url)
+    except ValueError:
+        raise AuthorizationError(f"refusing {url!r}: it is not a URL") from None
+
+
 def _origin(url: str) -> tuple[str, str]:
-    parts = urlsplit(url)
+    parts = _split(url)
     return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
 
 
@@ -101,7 +113,7 @@ def check_resource(resource: str, server_url: str) -> None:
     Raises:
         AuthorizationError: the metadata is for another resource.
     """
-    wanted, given = urlsplit(server_url), urlsplit(resource)
+    wanted, given = _split(server_url), _split(resource)
     same_origin = (
         wanted.scheme.lower() == given.scheme.lower()
         and wanted.netloc.lower() == given.netloc.lower()

@@ -103,14 +103,19 @@ class OAuthSession:
         url: str,
         headers: Mapping[str, str],
         content: bytes | None = None,
+        *,
+        interactive: bool = True,
     ) -> AsyncGenerator[httpx.Response]:
         """A streamed response to the request, authorized (see the module doc).
+        Not ``interactive`` (a request the client can do without: the
+        standalone stream), a refusal may refresh the token, and never asks
+        the user to log in or to grant more scopes.
 
         Raises:
             AuthorizationError: the flow failed, or the server still refuses.
             BrokenSessionError: the server could not be reached.
         """
-        attempt = _Attempt()
+        attempt = _Attempt(authorized=not interactive, stepped_up=not interactive)
         while True:
             generation, authorization = await self._authorization()
             sent = {**headers, **authorization}

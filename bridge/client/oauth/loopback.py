@@ -18,12 +18,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import secrets
+import socket
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Final, final
 from urllib.parse import parse_qsl
 
 import trio
+
+from runtime.errors import AuthorizationError
 
 __all__ = ["Callback", "listen"]
 
@@ -95,7 +99,13 @@ async def _respond(
 
 @contextlib.asynccontextmanager
 async def listen(port: int = 0) -> AsyncGenerator[Callback]:
-    """Listen on 127.0.0.1:``port`` (0: any free port) for the block."""
+    """Listen on 127.0.0.1:``port`` (0: any free port) for the block.
+
+    Raises:
+        AuthorizationError: ``port`` cannot be listened on (in use, say).
+    """
+    if port:
+        _check_free(port)
     import hypercorn.trio
     from hypercorn.config import Config
 
@@ -122,3 +132,17 @@ async def listen(port: int = 0) -> AsyncGenerator[Callback]:
             nursery.cancel_scope.deadline = trio.current_time() + _GRACE
     if failure is not None:
         raise failure
+
+
+def _check_free(port: int) -> None:
+    """Raise in one line if 127.0.0.1:``port`` cannot be listened on: the
+    server started below would raise it inside its nursery, a traceback."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            reason = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+            raise AuthorizationError(
+                f"cannot listen on 127.0.0.1:{port} for the login's redirect: {reason}"
+            ) from None

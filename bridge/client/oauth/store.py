@@ -22,6 +22,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import secrets
 import stat
 import time
@@ -158,6 +159,9 @@ _FIELD_KINDS: Final[dict[str, tuple[type, ...]]] = {
 """What each field of a :class:`Tokens` or :class:`ClientInfo` read from a
 file may hold (``Tokens.issuer`` is required by its class, not here)."""
 
+_LONG_AGO: Final = 1e12  # seconds since 1970: some 30,000 years
+_HEADER_VALUE: Final = re.compile(r"[\x21-\x7e]+")
+
 LOCK_WAIT: Final = 10.0
 """Seconds a save waits for another process saving to the same file."""
 
@@ -215,6 +219,12 @@ class FileTokenStore:
                 raise self._bad()
         if entry.get("auth_method", "none") not in _AUTH_METHODS:
             raise self._bad()
+        expires = entry.get("expires_at")
+        if expires is not None and not -_LONG_AGO < expires < _LONG_AGO:
+            raise self._bad()  # NaN, or past what a clock can add (10**400)
+        token = entry.get("access_token")
+        if token is not None and not _HEADER_VALUE.fullmatch(token):
+            raise self._bad()  # it could not be sent as a header
         try:
             return cls(**entry)
         except TypeError:  # a field cls has not, or a missing one

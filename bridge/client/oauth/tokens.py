@@ -71,7 +71,7 @@ async def _post(
     if response.status_code != 200:
         try:
             error: Any = response.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # no JSON, or nested too deep
             error = {}
         return response.status_code, cast(dict[str, Any], error) if isinstance(
             error, dict

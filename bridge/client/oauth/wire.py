@@ -54,9 +54,14 @@ class Registered(_Document):
 class TokenAnswer(_Document):
     """RFC 6749 §5.1: a successful token answer."""
 
-    access_token: str = Field(min_length=1)
+    # Sent as ``Authorization: Bearer TOKEN``: only what a header value can
+    # carry (RFC 6750's b64token is narrower still). A token with a line
+    # break or a non-ASCII letter failed every later request, and was
+    # kept in the token file, which then failed every later call.
+    access_token: str = Field(min_length=1, pattern=r"^[\x21-\x7e]+$")
     token_type: str
-    expires_in: int | None = None
+    # Ten years at most: 10**400 is a JSON number no clock can add.
+    expires_in: int | None = Field(default=None, le=315_360_000)
     refresh_token: str | None = None
     scope: str | None = None
 
@@ -64,6 +69,6 @@ class TokenAnswer(_Document):
     @classmethod
     def _lenient_number(cls, value: Any) -> Any:
         # Some servers send "3600"; a number is what RFC 6749 means.
-        if isinstance(value, str) and value.isdigit():
-            return int(value)
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            return int(value) if len(value) < 20 else value
         return value

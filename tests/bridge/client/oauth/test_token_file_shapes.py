@@ -50,6 +50,15 @@ async def load_all(store: FileTokenStore) -> None:
                 RESOURCE: {"access_token": "a", "issuer": ISSUER, "expires_at": "soon"}
             }
         },
+        # past what a clock can add: an OverflowError traceback, every call
+        {
+            "tokens": {
+                RESOURCE: {"access_token": "a", "issuer": ISSUER, "expires_at": 10**400}
+            }
+        },
+        # not a header value: every request failed, and no 401 came to mend it
+        {"tokens": {RESOURCE: {"access_token": "a\r\nX: 1", "issuer": ISSUER}}},
+        {"tokens": {RESOURCE: {"access_token": "tok-\u00e9", "issuer": ISSUER}}},
         {"clients": {ISSUER: {"client_id": "c", "auth_method": "magic"}}},
         {"clients": {ISSUER: {"client_id": "c", "portable": "yes"}}},
         [],
