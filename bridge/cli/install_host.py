@@ -18,6 +18,15 @@ their entry, and it keeps its mode and (when root rewrites it) its owner; a
 lock another process keeps longer than :data:`LOCK_WAIT` is one line, never a
 hang.
 
+As root (``sudo yieldmcp install`` into a user's HOME) the install runs as
+the owner of the deepest folder on the file's path that root does not own,
+in a child process that takes that user's identity (:func:`_as_owner`): the
+user can move and link what is in their folders at any time, and root
+following them (a folder swapped for a link to a root-only folder while the
+install waited for the lock) wrote the user's file, owned by the user, where
+only root may write. As the user it can write only where the user can, and
+what it makes is the user's, as their host needs.
+
 Where each host reads its configuration by default, from its documentation:
 
 * Claude Desktop: ``claude_desktop_config.json`` under
@@ -48,7 +57,8 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Generator, Mapping
+import unicodedata
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -235,6 +245,16 @@ def install(
             :data:`LOCK_WAIT`, or cannot be written.
     """
     check_entry(name, entry)
+    owner = _owner_to_act_as(config)
+    if owner is not None:
+        _as_owner(owner, lambda: _merge(host, config, name, entry, force=force))
+    else:
+        _merge(host, config, name, entry, force=force)
+
+
+def _merge(
+    host: Host, config: Path, name: str, entry: Mapping[str, Any], *, force: bool
+) -> None:
     with _held(config) as (handle, status):
         text = _read(config, handle)
         # A byte-order mark (Notepad writes one) is no JSON: kept as found.
@@ -319,36 +339,76 @@ def _open(config: Path) -> tuple[int, bool] | None:
             _refuse_unusual(config, stat.S_IFLNK)
         raise InstallError(f"cannot read {config}: {exc}") from None
     try:
-        made = make_folders(config.parent)
+        make_folders(config.parent)
         handle = os.open(config, _CREATE, 0o600)
     except FileExistsError:
         return None
     except OSError as exc:
         raise InstallError(f"cannot write {config}: {exc}") from None
-    _give_to_the_folders_owner(config, handle, made)
     return handle, True
 
 
-def _give_to_the_folders_owner(config: Path, handle: int, made: list[Path]) -> None:
-    """As root (``sudo yieldmcp install`` into a user's home), give a new
-    configuration file, and the folders made for it, to the owner of the
-    folder they were made in: root's 0600 file was one the user's host
-    could not read."""
+def _owner_to_act_as(config: Path) -> tuple[int, int] | None:
+    """As root: the user and group owning the deepest existing folder on
+    ``config``'s path that root does not own (a link counts as its own
+    owner's, not followed); None when root owns them all, or is not us."""
     if sys.platform == "win32" or os.geteuid() != 0:
-        return
-    above = made[0].parent if made else config.parent
+        return None
+    found = None
+    for folder in [*reversed(config.absolute().parents)]:
+        try:
+            status = folder.lstat()
+        except FileNotFoundError:
+            break
+        except OSError as exc:
+            raise InstallError(f"cannot read {folder}: {exc}") from None
+        if status.st_uid != 0:
+            found = (status.st_uid, status.st_gid)
+    return found
+
+
+def _as_owner(owner: tuple[int, int], work: Callable[[], None]) -> None:
+    """Do ``work`` in a child process with ``owner``'s identity (its user's
+    groups too), as root: see the module doc. Its :class:`InstallError`
+    is raised here, with its words."""
+    uid, gid = owner
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's own exit is its report
+        os.close(read_end)
+        code, said = 0, b""
+        try:
+            _become(uid, gid)
+            work()
+        except InstallError as exc:
+            code, said = 1, str(exc).encode()
+        except BaseException as exc:
+            code, said = 1, f"cannot install as uid {uid}: {exc}".encode()
+        os.write(write_end, said)
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as report:
+        said = report.read()
+    _, status = os.waitpid(child, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise InstallError(said.decode(errors="replace") or "the install failed")
+
+
+def _become(uid: int, gid: int) -> None:
+    """Take ``uid``'s identity for good: its groups, then ``gid``, then it."""
+    import pwd
+
     try:
-        owner = os.stat(above)
-        if owner.st_uid == 0:
-            return
-        for folder in made:
-            os.chown(folder, owner.st_uid, owner.st_gid, follow_symlinks=False)
-        os.fchown(handle, owner.st_uid, owner.st_gid)
-    except OSError as exc:
-        os.close(handle)
-        raise InstallError(
-            f"cannot give {config} to its folder's owner: {exc}"
-        ) from None
+        user = pwd.getpwuid(uid)
+    except KeyError:  # a uid with no name: its folder's group, no others
+        os.setgroups([])
+    else:
+        os.initgroups(user.pw_name, user.pw_gid)
+        gid = user.pw_gid
+    os.setgid(gid)
+    os.setuid(uid)
 
 
 def _lock(config: Path, handle: int) -> None:
@@ -505,18 +565,24 @@ def _string(text: str) -> str:
     return _SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", encoded)
 
 
+_UNSEEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
+"""Unicode categories a server's name may not hold (a plain space it may)."""
+
+
 def check_entry(name: str, entry: Mapping[str, Any]) -> None:
     """Refuse, with :class:`InstallError`, an entry a host could not use: a
     name or path that UTF-8 cannot hold (a file name of bytes that are not
     UTF-8, read with ``surrogateescape``), which a host could not find, and
-    a name with control characters or line breaks, which a host would show
-    as they are."""
-    if printable_line(name) != name:
+    a name with control characters (a tab too), line breaks or invisible
+    characters (zero-width, bidi), which a host would show as they are."""
+    if printable_line(name) != name or any(
+        unicodedata.category(char) in _UNSEEN for char in name
+    ):
         # A host lists its servers by name: a terminal's control sequence
         # or a bidi override there would be drawn, or obeyed, as it is.
         raise InstallError(
-            f"the server name {shown(name)} has control characters or line "
-            "breaks: give --name NAME"
+            f"the server name {shown(name)} has control characters, line "
+            "breaks or invisible characters: give --name NAME"
         )
     for text in (name, *_strings(entry)):
         if _SURROGATE.search(text):

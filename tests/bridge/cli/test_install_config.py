@@ -7,9 +7,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,18 +101,38 @@ def test_the_owner_and_mode_are_kept_when_root_rewrites(tmp_path: Path) -> None:
     assert "book_flight" in json.loads(config.read_text())["mcpServers"]
 
 
+@pytest.fixture
+def users_home() -> Iterator[Path]:
+    """A HOME of user nobody's, where nobody can reach it (/tmp/X/home: a
+    pytest folder of root's is 0700), as a home is."""
+    outer = Path(tempfile.mkdtemp(prefix="yieldmcp-install-", dir="/tmp"))
+    try:
+        outer.chmod(0o755)
+        home = outer / "home"
+        home.mkdir()
+        os.chown(home, 65534, 65534)
+        yield home
+    finally:
+        shutil.rmtree(outer)
+
+
+def _installed_as_root(*args: str) -> subprocess.CompletedProcess[str]:
+    # In a process of its own: root installs in a fork that becomes the user.
+    return subprocess.run(
+        [*CLI, "cursor", str(SERVED), *args],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )  # fmt: skip
+
+
 def test_a_new_config_made_by_root_belongs_to_the_folders_owner(
-    tmp_path: Path,
+    users_home: Path, tmp_path: Path
 ) -> None:
     # sudo yieldmcp install into a user's home made a root-owned 0600 file
     # (and folders) the user's host could not read.
     needs_root("giving a file to another user")
-    home = tmp_path / "home"
-    home.mkdir()
-    os.chown(home, 65534, 65534)
-    config = home / ".cursor" / "deeper" / "mcp.json"
-    code, _, err = install("cursor", str(SERVED), "--config", str(config))
-    assert code == 0, err
+    config = users_home / ".cursor" / "deeper" / "mcp.json"
+    done = _installed_as_root("--config", str(config))
+    assert done.returncode == 0, done.stderr
     for made in (config, config.parent, config.parent.parent):
         found = made.stat()
         assert (found.st_uid, found.st_gid) == (65534, 65534), made
@@ -117,8 +140,30 @@ def test_a_new_config_made_by_root_belongs_to_the_folders_owner(
     assert "book_flight" in json.loads(config.read_text())["mcpServers"]
     # root's own folder keeps root's files
     mine = tmp_path / "root-owned" / "mcp.json"
-    code, _, err = install("cursor", str(SERVED), "--config", str(mine))
-    assert (code, mine.stat().st_uid) == (0, 0), err
+    done = _installed_as_root("--config", str(mine))
+    assert (done.returncode, mine.stat().st_uid) == (0, 0), done.stderr
+
+
+def test_root_does_not_follow_a_users_link_to_a_root_only_folder(
+    users_home: Path, tmp_path: Path
+) -> None:
+    # The user made ~/.cursor a link to a folder only root may write, and
+    # sudo yieldmcp install edited root's file there; swapped in while the
+    # install waited for the lock, the user's own file (the user's, 0666)
+    # replaced root's. As the user, the install cannot write there.
+    needs_root("acting as another user")
+    secret = tmp_path / "root-only"
+    secret.mkdir(mode=0o700)
+    roots = secret / "mcp.json"
+    roots.write_text('{"mcpServers": {}}')
+    os.symlink(secret, users_home / ".cursor")
+    os.chown(users_home / ".cursor", 65534, 65534, follow_symlinks=False)
+    done = _installed_as_root("--config", str(users_home / ".cursor" / "mcp.json"))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("yieldmcp: error: cannot read "), line
+    assert "Permission denied" in line
+    assert roots.read_text() == '{"mcpServers": {}}'
 
 
 @pytest.mark.parametrize(

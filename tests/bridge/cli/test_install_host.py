@@ -268,8 +268,11 @@ def test_a_name_utf8_cannot_hold_is_refused(tmp_path: Path) -> None:
         ("red\x1b[31m", "'red\\x1b[31m'"),
         ("two\nlines", "'two\\nlines'"),
         ("invoice\u202egnp", "'invoice\\u202egnp'"),
+        ("evil\tname", "'evil\\tname'"),
+        ("zero\u200bwidth", "'zero\\u200bwidth'"),
+        ("soft\u00adhyphen", "'soft\\xadhyphen'"),
     ],
-    ids=["escape", "newline", "bidi"],
+    ids=["escape", "newline", "bidi", "tab", "zero-width", "soft-hyphen"],
 )
 def test_a_name_with_control_characters_is_refused(
     name: str, said: str, tmp_path: Path
@@ -282,8 +285,8 @@ def test_a_name_with_control_characters_is_refused(
     )
     assert code == 1
     assert err.splitlines() == [
-        f"yieldmcp: error: the server name {said} has control characters or "
-        "line breaks: give --name NAME"
+        f"yieldmcp: error: the server name {said} has control characters, "
+        "line breaks or invisible characters: give --name NAME"
     ]
     assert not config.exists()
     done = install("cursor", str(SERVED), "--name", name, "--dry-run")
