@@ -24,15 +24,16 @@ shows every message, title and description through them, and ``bridge.cli``
 prints every result, error and log through them.
 """
 
+from bridge.printable import MAX_LINE_SHOWN as MAX_LINE_SHOWN
+from bridge.printable import cut as cut
+from bridge.printable import printable as printable
+from bridge.printable import printable_line as printable_line
+
 from ._fields import describe_form as describe_form
 from ._handler import Always as Always
 from ._handler import ElicitationHandler as ElicitationHandler
 from ._handler import form_defaults as form_defaults
 from ._keyed import KeyedHandlers as KeyedHandlers
-from ._printable import MAX_LINE_SHOWN as MAX_LINE_SHOWN
-from ._printable import cut as cut
-from ._printable import printable as printable
-from ._printable import printable_line as printable_line
 from ._scripted import ANY_KEY as ANY_KEY
 from ._scripted import URL_KEY as URL_KEY
 from ._scripted import ScriptedAnswers as ScriptedAnswers

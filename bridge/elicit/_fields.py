@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ._printable import MAX_LINE_SHOWN, printable_line
+from bridge.printable import MAX_LINE_SHOWN, printable_line
 
 __all__ = ["Choice", "Field", "Invalid", "form_fields"]
 

@@ -48,11 +48,11 @@ from urllib.parse import urlsplit
 import attrs
 import trio
 
+from bridge.printable import MAX_LINE_SHOWN, printable, printable_line
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
 
 from ._fields import Field, Invalid, form_fields
-from ._printable import MAX_LINE_SHOWN, printable, printable_line
 from ._stdin import read_stdin_line
 
 __all__ = [

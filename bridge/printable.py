@@ -23,10 +23,12 @@ counted (:data:`MAX_LINE_SHOWN` characters where nothing says less). Text
 that keeps its lines (a result's text, a description shown as a paragraph)
 is shown with every line after the first indented by whoever lays it out.
 
-It lives here, not in ``bridge.cli``, because the terminal form
-(:class:`~bridge.elicit.TerminalForm`) prints peers' words too, and nothing
-may import the command line; ``bridge.cli`` uses this same function at
-every print of a peer's text.
+It lives at the top of ``bridge``, not in ``bridge.cli`` nor
+``bridge.elicit``, because the terminal form
+(:class:`~bridge.elicit.TerminalForm`), the command line and the model
+providers (whose errors quote a provider's words) all clean peers' text,
+and none of them may import another; ``bridge.elicit`` re-exports it. It
+imports nothing of ``bridge``.
 """
 
 from __future__ import annotations
