@@ -982,6 +982,10 @@ def _log_to_stderr(level: int) -> None:
         _PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     )
     logging.basicConfig(level=level, handlers=[handler])
+    # httpx logs each request's URL at INFO: a model's base URL may hold a
+    # proxy's password, or a key in its query. Its warnings still show.
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
 
 
 def _print_error(exc: Exception) -> None:

@@ -74,10 +74,12 @@ from runtime.errors import (
     AuthorizationError,
     BrokenSessionError,
     PeerError,
+    PeerUnreachable,
     RemoteProtocolError,
 )
 
 from ..http_body import ACCEPT_ENCODING, UnreadableEncoding
+from ..http_clients import new_client
 from ._http_inbox import Cursor, Exchange, Inbox, private_answer, unreadable, why
 from ._http_state import ConnectionState, is_cancel, session_id_of
 from ._http_wire import (
@@ -526,7 +528,8 @@ async def http_transport(
     async with contextlib.AsyncExitStack() as stack:
         if client is None:
             client = await stack.enter_async_context(
-                httpx.AsyncClient(
+                new_client(
+                    PeerUnreachable,
                     timeout=httpx.Timeout(timeout, read=None, pool=None),
                     limits=httpx.Limits(max_connections=None),
                 )

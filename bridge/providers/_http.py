@@ -11,7 +11,9 @@ do) and does not choose a provider (``_spec`` does).
 
 from __future__ import annotations
 
+import base64
 import email.utils
+import functools
 import html
 import logging
 import math
@@ -19,8 +21,8 @@ import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, ClassVar, Protocol, cast, final
-from urllib.parse import urlsplit
+from typing import Any, ClassVar, Final, Protocol, cast, final
+from urllib.parse import unquote, urlsplit
 
 import attrs
 import httpx
@@ -28,6 +30,8 @@ import httpx_sse
 import trio
 
 from bridge.http_body import unwind
+from bridge.http_clients import new_client
+from bridge.printable import printable
 from bridge.telemetry import span_event
 from decoders.peer_json import loads
 from runtime.errors import ProviderError, ProviderTimeout, RemoteProtocolError
@@ -193,7 +197,9 @@ class HttpProvider:
         if self.client is not None:
             yield self.client
             return
-        async with httpx.AsyncClient() as client:
+        name = self.api.name
+        made = new_client(lambda why: ProviderError(why, provider=name))
+        async with made as client:
             yield client
 
     async def _attempt(
@@ -362,17 +368,21 @@ class HttpProvider:
 
     def _redact(self, text: str) -> str:
         """``text`` without the API key, nor the base URL's user, password
-        and query (a proxy's credentials: ``http://user:secret@proxy/v1``)."""
-        if self.api_key:
-            text = text.replace(self.api_key, "[REDACTED]")
-        parts = urlsplit(self.base_url)
-        if "@" in parts.netloc:
-            user = parts.netloc.rpartition("@")[0]
-            text = text.replace(f"{user}@", "[REDACTED]@")
-            if parts.password:
-                text = text.replace(parts.password, "[REDACTED]")
-        if parts.query:
-            text = text.replace(f"?{parts.query}", "?[REDACTED]")
+        and query (a proxy's credentials: ``http://user:secret@proxy/v1``),
+        nor the ``Basic`` credentials httpx makes of them; each also when
+        control sequences or invisible characters were put between its
+        characters (a provider echoing the key mangled: the terminal's
+        cleaning, after this, joined it up again). The text comes back
+        without control sequences (:func:`~bridge.elicit.printable`)."""
+        secrets = _secrets(self.api_key, self.base_url)
+        # Twice: a control sequence between two characters is taken out by
+        # the cleaning (which joins the key up), a lone ESC may take the
+        # character after it with it (so the raw text is looked at first).
+        for secret, shown in secrets:
+            text = secret.sub(shown, text)
+        text = printable(text)
+        for secret, shown in secrets:
+            text = secret.sub(shown, text)
         return text
 
 
@@ -452,3 +462,39 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     except (TypeError, ValueError):
         return None
     return when.timestamp() - time.time()
+
+
+@functools.lru_cache(maxsize=16)
+def _secrets(api_key: str | None, base_url: str) -> list[tuple[re.Pattern[str], str]]:
+    """What :meth:`HttpProvider._redact` takes out of a text, and puts in."""
+    found: list[tuple[str, str]] = [(api_key, "")] if api_key else []
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:  # no URL (a provider refuses it): nothing in it
+        parts = None
+    if parts is not None and "@" in parts.netloc:
+        found.append((parts.netloc.rpartition("@")[0], "@"))  # user:password@
+        if parts.password:
+            found.append((parts.password, ""))
+            plain = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
+            found.append((base64.b64encode(plain.encode()).decode(), ""))
+    if parts is not None and parts.query:
+        found.append((parts.query, ""))
+    found.sort(key=lambda pair: len(pair[0]), reverse=True)  # the longest first
+    return [
+        (re.compile(_spread(secret) + re.escape(after)), f"[REDACTED]{after}")
+        for secret, after in found
+    ]
+
+
+_BETWEEN: Final = (
+    "[\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2069\\ufeff]*"
+)
+"""What may stand between a secret's characters and go unseen on a
+terminal (controls, zero-width and bidi characters)."""
+
+
+def _spread(secret: str) -> str:
+    """A pattern of ``secret`` in a text, also with :data:`_BETWEEN`
+    between its characters."""
+    return _BETWEEN.join(re.escape(char) for char in secret)

@@ -132,6 +132,10 @@ def provider_from_spec(
     base = environ.get(entry.base_env) or entry.base_default
     if prefix == "ollama":
         base = ollama_base_url(base)
+    elif not _is_http_url(base):
+        # Not shown: it may hold a proxy's password, and no error redacts
+        # what it cannot read as a URL.
+        raise ProviderConfigError(f"{entry.base_env} is not an http:// or https:// URL")
     return HttpProvider(
         api=entry.api(),
         model=model,
@@ -163,10 +167,23 @@ def ollama_base_url(host: str) -> str:
     """
     host = host.strip().rstrip("/")
     has_scheme = "://" in host
-    parts = urlsplit(host if has_scheme else f"http://{host}")
+    try:
+        parts = urlsplit(host if has_scheme else f"http://{host}")
+        parts.port  # noqa: B018 - raises for a port that is no number
+    except ValueError:
+        raise ProviderConfigError("OLLAMA_HOST is not a host[:port] or a URL") from None
     name = parts.hostname or "127.0.0.1"
     if ":" in name:
         name = f"[{name}]"
     port = parts.port or (None if has_scheme else 11434)
     netloc = name if port is None else f"{name}:{port}"
     return f"{parts.scheme}://{netloc}{parts.path}"
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a port that is no number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)

@@ -39,6 +39,7 @@ import httpx
 import trio
 
 from bridge.http_body import ACCEPT_ENCODING
+from bridge.http_clients import new_client
 from bridge.transports.www_authenticate import bearer_params
 from runtime.errors import AuthorizationError
 
@@ -71,7 +72,8 @@ async def oauth_session(config: OAuth, server_url: str) -> AsyncGenerator[OAuthS
     # The codings bridge.http_body decodes, bounded, whatever httpx would
     # ask for with brotli or zstandard installed (which it would refuse).
     headers = {"Accept-Encoding": ACCEPT_ENCODING}
-    async with httpx.AsyncClient(timeout=config.timeout, headers=headers) as http:
+    made = new_client(AuthorizationError, timeout=config.timeout, headers=headers)
+    async with made as http:
         yield OAuthSession(config, server_url, http)
 
 

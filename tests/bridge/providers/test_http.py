@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 import traceback
 from typing import Any
@@ -10,8 +11,14 @@ import attrs
 import pytest
 import trio
 
-from bridge.providers import HttpProvider, Retry
-from runtime.errors import ProviderError, RemoteProtocolError, RequestTimeout
+from bridge.elicit import printable
+from bridge.providers import HttpProvider, Retry, provider_from_spec
+from runtime.errors import (
+    ProviderConfigError,
+    ProviderError,
+    RemoteProtocolError,
+    RequestTimeout,
+)
 from tests.bridge.providers.cases import CASES, MODELS, encode, load
 from tests.bridge.providers.fake_server import CONTENT_TYPES, FakeProvider, Reply
 from tests.bridge.providers.recordings import (
@@ -366,6 +373,61 @@ async def test_the_api_key_never_leaks_into_errors_or_logs(
     assert KEY not in repr(p)
     assert all(KEY not in r.getMessage() for r in caplog.records)
     assert caplog.records  # the retry was logged, without the key
+
+
+@pytest.mark.parametrize("between", ["\x1b", "\x00", "\u202e", "\u200b", "\x1b[2J"])
+async def test_a_key_echoed_with_characters_between_is_redacted_too(
+    between: str, fake: FakeProvider
+) -> None:
+    # Redacted before the terminal's cleaning, which then took the inserted
+    # character out: the whole key was shown, and sent to the MCP server.
+    mangled = KEY[:6] + between + KEY[6:]
+    echo: dict[str, Any] = {"error": {"message": f"Incorrect API key: {mangled}."}}
+    fake.script.append(Reply.json(echo, 401))
+    with trio.fail_after(5), pytest.raises(ProviderError) as caught:
+        await provider("openai", fake, retries=0).complete(CASES["text"])
+    assert KEY not in printable(str(caught.value))
+    assert str(caught.value).endswith("Incorrect API key: [REDACTED].")
+
+
+async def test_the_basic_credentials_of_a_base_url_are_redacted(
+    fake: FakeProvider,
+) -> None:
+    # httpx sends a base URL's user:password as Authorization: Basic ...; a
+    # provider echoing its headers showed them, base64 but readable.
+    basic = base64.b64encode(b"proxyuser:PROXYSECRET").decode()
+    echo: dict[str, Any] = {"error": {"message": f"headers: Basic {basic}"}}
+    fake.script.append(Reply.json(echo, 400))
+    plain = provider("openai", fake, retries=0)
+    p = attrs.evolve(
+        plain,
+        base_url=plain.base_url.replace("http://", "http://proxyuser:PROXYSECRET@"),
+    )
+    with trio.fail_after(5), pytest.raises(ProviderError) as caught:
+        await p.complete(CASES["text"])
+    assert basic not in str(caught.value)
+    assert str(caught.value).endswith("headers: Basic [REDACTED]")
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"OPENAI_BASE_URL": "puser:PSECRET@127.0.0.1:1"}, "OPENAI_BASE_URL is not"),
+        ({"OPENAI_BASE_URL": "http://puser:PSECRET@[::1/v1"}, "OPENAI_BASE_URL is not"),
+        ({"OPENAI_BASE_URL": "ftp://127.0.0.1/v1"}, "OPENAI_BASE_URL is not"),
+        ({"OLLAMA_HOST": "[::1"}, "OLLAMA_HOST is not"),
+    ],
+)
+def test_a_base_url_that_is_no_http_url_is_refused_unshown(
+    env: dict[str, str], said: str
+) -> None:
+    # Without a scheme it was not redacted at all ("connection to
+    # puser:PSECRET@... failed", sent to the server too); [::1 was a traceback.
+    spec = "ollama:m" if "OLLAMA_HOST" in env else "openai:m"
+    with pytest.raises(ProviderConfigError) as caught:
+        provider_from_spec(spec, env={**env, "OPENAI_API_KEY": KEY})
+    assert str(caught.value).startswith(said)
+    assert "PSECRET" not in str(caught.value)
 
 
 @pytest.mark.parametrize(
