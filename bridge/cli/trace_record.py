@@ -12,7 +12,11 @@ default; ``call --trace-max-notices``): a server that logs without end would
 otherwise grow the client, and the page, without bound. The last notice kept
 says that later ones are left out. Each notice is kept in part: the first
 :data:`MAX_NOTICE_KEPT` characters of its JSON (a server's 4 MB log lines
-made a 400 MB page).
+made a 400 MB page). So is each question the server asked, and each
+answer, and a picture draws at most :data:`MAX_QUESTIONS` questions: a
+2026-07-28 server's rounds, each of up to 64 questions of 16 MiB, made a
+600 MB page from 40 rounds, and 6,336 tiny questions each in lanes of its
+own a page that took 20 s and 2 GB to open.
 
 Lanes come from the effect key a yieldmcp server puts in ``_meta``
 (``io.yieldmcp/effect``) when the client declares that experimental
@@ -45,7 +49,13 @@ from bridge.jsonrpc.messages import (
 from bridge.telemetry.attributes import EFFECT_META
 from runtime.picture import Bar, Timeline
 
-__all__ = ["MAX_KEY", "MAX_KEY_LEVELS", "MAX_NOTICE_KEPT", "WireRecorder"]
+__all__ = [
+    "MAX_KEY",
+    "MAX_KEY_LEVELS",
+    "MAX_NOTICE_KEPT",
+    "MAX_QUESTIONS",
+    "WireRecorder",
+]
 
 _KINDS = {
     "sampling/createMessage": "sample",
@@ -57,7 +67,11 @@ _CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 MAX_NOTICES: Final = 2000
 """Log and progress notices a picture keeps (see the module's doc)."""
 MAX_NOTICE_KEPT: Final = 16384
-"""Characters of one notice's params (as JSON) a picture keeps."""
+"""Characters of one notice's params, a question's or an answer (as JSON)
+a picture keeps."""
+MAX_QUESTIONS: Final = 500
+"""Questions a picture draws (a call's, every round's); later ones are left
+out, and the last one drawn says so."""
 MAX_KEY: Final = 512
 """Characters of an effect key from the wire that a picture draws as lanes."""
 MAX_KEY_LEVELS: Final = 16
@@ -68,12 +82,17 @@ def _drawable(key: str) -> bool:
     return len(key) <= MAX_KEY and key.count("/") <= MAX_KEY_LEVELS
 
 
-def _kept(params: Mapping[str, Any]) -> Any:
-    """A notice's params as the picture keeps them: whole, or their JSON
-    text cut at :data:`MAX_NOTICE_KEPT` characters, the rest counted."""
+def _kept(params: Any) -> Any:
+    """A notice's params (a question's, an answer) as the picture keeps
+    them: whole, or their JSON text cut at :data:`MAX_NOTICE_KEPT`
+    characters, the rest counted."""
     text = json.dumps(params, ensure_ascii=False, default=str)
     if len(text) <= MAX_NOTICE_KEPT:
-        return dict(params)
+        return (
+            dict(cast("Mapping[str, Any]", params))
+            if isinstance(params, Mapping)
+            else params
+        )
     return {"cut": cut(text, MAX_NOTICE_KEPT)}
 
 
@@ -104,6 +123,7 @@ class WireRecorder:
         self._numbers = itertools.count()
         self.max_notices = max_notices
         self.notices = 0  # log and progress notices heard
+        self.questions = 0  # questions heard
 
     def factory(self, handler: object, transport: object) -> _WireTap:
         return _WireTap(self)
@@ -123,11 +143,18 @@ class WireRecorder:
             return found
         return f"?{next(self._numbers)}"
 
-    def ask(self, key: str, method: str, params: Mapping[str, Any]) -> None:
+    def ask(self, key: str, method: str, params: Mapping[str, Any]) -> bool:
+        """Draw a question (False: past :data:`MAX_QUESTIONS`, it is not)."""
+        self.questions += 1
+        if self.questions > MAX_QUESTIONS:
+            return False
         kind = _kind(method, params)
         label = kind if key.startswith("?") else f"{kind} {key}"
-        bar = Bar(key, kind, label, time.monotonic(), question=dict(params))
+        if self.questions == MAX_QUESTIONS:
+            label = f"{label}: questions after this {MAX_QUESTIONS:,} are left out"
+        bar = Bar(key, kind, label, time.monotonic(), question=_kept(params))
         self.timeline.open(bar)
+        return True
 
 
 @final
@@ -145,8 +172,8 @@ class _WireTap:
         params = request.params or {}
         if request.method in _KINDS:
             key = self._recorder.key(params)
-            self._asked[request.id] = key
-            self._recorder.ask(key, request.method, params)
+            if self._recorder.ask(key, request.method, params):
+                self._asked[request.id] = key
         yield None
 
     def answered(
@@ -157,7 +184,7 @@ class _WireTap:
             return
         now, timeline = time.monotonic(), self._recorder.timeline
         if isinstance(reply, Response):
-            timeline.close(key, now, answer=reply.result)
+            timeline.close(key, now, answer=_kept(reply.result))
         else:
             error = "cancelled" if reply is None else reply.error.message
             timeline.close(key, now, error=error)
@@ -181,7 +208,7 @@ class _WireTap:
             for wire, answer in answers.items():
                 key = self._waiting.pop(wire, None)
                 if key is not None:
-                    self._recorder.timeline.close(key, now, answer=answer)
+                    self._recorder.timeline.close(key, now, answer=_kept(answer))
         return fields
 
     def settled(
@@ -196,8 +223,8 @@ class _WireTap:
                 item = _fields(entry)
                 params = _fields(item.get("params"))
                 key = self._recorder.key(params, wire)
-                self._waiting[wire] = key
-                self._recorder.ask(key, str(item.get("method")), params)
+                if self._recorder.ask(key, str(item.get("method")), params):
+                    self._waiting[wire] = key
             return
         failure = None if error is None else str(error)
         if fields.get("isError") is True:

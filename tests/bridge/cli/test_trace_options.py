@@ -142,3 +142,32 @@ def test_a_key_from_the_wire_too_long_or_deep_to_draw_is_the_root_lanes() -> Non
     lanes = recorder.timeline.lanes()
     assert len(lanes) == MAX_KEY_LEVELS + 1  # the root and the deepest key's
     assert len(page(recorder.timeline)) < 200_000
+
+
+def test_the_questions_of_many_rounds_are_bounded_and_kept_in_part() -> None:
+    # A 2026-07-28 server's rounds were kept whole and drawn each: 40 rounds
+    # of 15 questions of 1 MB made a 600 MB page (1.8 GB of memory), and
+    # 6,336 small questions, each in lanes of its own, a page that took 20 s
+    # and 2 GB of Chromium to open.
+    from bridge.cli.trace_record import MAX_NOTICE_KEPT, MAX_QUESTIONS, WireRecorder
+
+    recorder = WireRecorder("call asking")
+    tap = recorder.factory(None, None)
+    rounds = MAX_QUESTIONS // 10 + 5
+    for number in range(rounds):
+        tap.outgoing(number, "tools/call", {"name": "t"})
+        asked = {
+            f"q{number}.{n}": {
+                "method": "elicitation/create",
+                "params": {"message": "m" * 100_000, "requestedSchema": {}},
+            }
+            for n in range(10)
+        }
+        result = {"resultType": "input_required", "inputRequests": asked}
+        tap.settled(number, result, None)
+    bars = recorder.timeline.bars
+    assert len(bars) == MAX_QUESTIONS
+    assert bars[-1].label.endswith(f"questions after this {MAX_QUESTIONS} are left out")
+    assert recorder.questions == rounds * 10
+    assert all(list(bar.question) == ["cut"] for bar in bars)
+    assert all(len(bar.question["cut"]) < MAX_NOTICE_KEPT + 40 for bar in bars)
