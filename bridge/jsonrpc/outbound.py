@@ -57,7 +57,7 @@ from .tap import Tap
 from .timers import Timer
 from .transport import ReleasingTransport, Transport
 
-__all__ = ["CANCELLED", "CLOSED_ERRORS", "Outbound", "waiting_for_a_person"]
+__all__ = ["CANCELLED", "CLOSED_ERRORS", "Outbound", "waiting_on_this_side"]
 
 _timing: contextvars.ContextVar[tuple[trio.CancelScope, ...]] = contextvars.ContextVar(
     "yieldmcp_request_timers", default=()
@@ -65,10 +65,11 @@ _timing: contextvars.ContextVar[tuple[trio.CancelScope, ...]] = contextvars.Cont
 
 
 @contextlib.contextmanager
-def waiting_for_a_person() -> Generator[None]:
+def waiting_on_this_side() -> Generator[None]:
     """Time spent inside is not counted by the timeouts of the requests
-    being sent around it (in this task): a person is acting (logging in to
-    an authorization server on the way of a request), not the peer.
+    being sent around it (in this task): what is waited for is on this side,
+    not the peer (a person logging in to an authorization server on the way
+    of a request, another process's lock on the token file).
 
     Without it a server's first request, bounded by ``connect_timeout``
     (10 s), left a user 10 s to log in, and failed blaming the server.

@@ -39,7 +39,7 @@ import attrs
 import httpx
 import trio
 
-from bridge.jsonrpc.outbound import waiting_for_a_person
+from bridge.jsonrpc.outbound import waiting_on_this_side
 from runtime.errors import AuthorizationError
 
 from .bounded import fetch
@@ -246,7 +246,7 @@ class _Browser:
         if settings.open_browser and _graphical():
             await trio.to_thread.run_sync(functools.partial(webbrowser.open, url))
         # The user's time: not the server's (a request's timeout waits on).
-        with waiting_for_a_person(), trio.move_on_after(settings.timeout):
+        with waiting_on_this_side(), trio.move_on_after(settings.timeout):
             return await self._callback.wait()
         raise AuthorizationError(
             f"no authorization came back within {settings.timeout:g} s"

@@ -33,6 +33,7 @@ from typing import Any, Final, Literal, Protocol, TypeVar, cast, final
 import attrs
 import trio
 
+from bridge.jsonrpc.outbound import waiting_on_this_side
 from bridge.user_files import lock_within, make_folders
 from runtime.errors import AuthorizationError
 
@@ -198,15 +199,26 @@ class FileTokenStore:
         return None if entry is None else self._entry(Tokens, entry)
 
     async def save_tokens(self, resource: str, tokens: Tokens | None) -> None:
-        # In a thread: a save may wait for another process's (LOCK_WAIT).
-        await trio.to_thread.run_sync(self._update, "tokens", resource, tokens)
+        await self._saved("tokens", resource, tokens)
 
     async def load_client(self, issuer: str) -> ClientInfo | None:
         entry = self._read()["clients"].get(issuer)
         return None if entry is None else self._entry(ClientInfo, entry)
 
     async def save_client(self, issuer: str, client: ClientInfo | None) -> None:
-        await trio.to_thread.run_sync(self._update, "clients", issuer, client)
+        await self._saved("clients", issuer, client)
+
+    async def _saved(
+        self, kind: str, key: str, value: Tokens | ClientInfo | None
+    ) -> None:
+        # In a thread: a save may wait for another process's (LOCK_WAIT).
+        # That wait is not the server's: the request the save is on the way
+        # of (the first, bounded by --connect-timeout, also 10 s) failed
+        # blaming the server. Ctrl-C leaves the thread to finish alone.
+        with waiting_on_this_side():
+            await trio.to_thread.run_sync(
+                self._update, kind, key, value, abandon_on_cancel=True
+            )
 
     def _entry(self, cls: type[_Entry], entry: dict[str, Any]) -> _Entry:
         """One entry of the file as ``cls``; one line naming the file if its

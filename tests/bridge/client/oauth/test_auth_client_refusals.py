@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -263,6 +265,36 @@ async def test_the_time_a_user_takes_to_log_in_is_not_the_servers(era: Era) -> N
                 result = await client.call_tool("whoami")
     assert result.text.startswith("alice via client-1")
     assert screen.getvalue().count("Authorize in your browser") == 1
+
+
+async def test_a_wait_for_the_token_files_lock_is_not_the_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The save of the registered client waits for another process's lock on
+    # the token file, on the way of the first request: it counted against
+    # connect_timeout, and the call failed blaming the server.
+    import fcntl
+
+    from bridge.client.oauth import FileTokenStore
+    from bridge.client.oauth import store as token_store
+
+    monkeypatch.setattr(token_store, "LOCK_WAIT", 10.0)
+    folder = tmp_path / "tokens"
+    folder.mkdir(mode=0o700)
+    oauth = OAuth(redirect=HeadlessRedirect(), store=FileTokenStore(folder / "t.json"))
+    held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)  # as another process saving would
+
+    async def let_go() -> None:
+        await trio.sleep(2)  # longer than the connect timeout below
+        os.close(held)
+
+    async with protected() as (_issuer, url), trio.open_nursery() as nursery:
+        nursery.start_soon(let_go)
+        with trio.fail_after(60):
+            async with connect(url, auth=oauth, connect_timeout=1) as client:
+                result = await client.call_tool("whoami")
+    assert result.text.startswith("alice via client-1")
 
 
 async def test_only_wrong_states_end_in_the_login_timeout() -> None:
