@@ -23,9 +23,9 @@ class HttpLimits:
     Attributes:
         max_body: largest request body in bytes (larger: 413).
         bodies_bytes: bytes of request bodies being received at once, on all
-            connections of the process together (a body counts its declared
-            ``Content-Length`` from its first byte; one sent in chunks, what
-            has come): a body that would pass it is answered 503 with
+            connections of the process together (a body counts the bytes
+            that have come, not its declared ``Content-Length``, which a
+            client need not send): a body that would pass it is answered 503 with
             ``Retry-After``. Bodies are read before their session is known,
             so ``session_bytes`` cannot count them. Default: 64 MiB, and at
             least 16 times ``max_body``; never less than ``max_body``.

@@ -7,6 +7,7 @@ limits so that the behaviour shows in well under a second.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -358,6 +359,22 @@ async def test_a_stalled_request_body_times_out() -> None:
     assert reply.startswith(b"HTTP/1.1 408")
 
 
+def _post_head(length: int, sent: str) -> bytes:
+    return (
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/json\r\nAccept: application/json\r\n"
+        f"Connection: close\r\nContent-Length: {length}\r\n\r\n{sent}"
+    ).encode()
+
+
+async def _until_closed(stream: trio.SocketStream) -> bytes:
+    out = b""
+    with contextlib.suppress(trio.BrokenResourceError):
+        while chunk := await stream.receive_some(65536):
+            out += chunk
+    return out
+
+
 async def test_bodies_arriving_at_once_are_bounded_on_all_connections() -> None:
     # A body is read before its session is known, so session_bytes could not
     # count it: a thousand connections each declaring 4 MiB and sending all
@@ -366,44 +383,53 @@ async def test_bodies_arriving_at_once_are_bounded_on_all_connections() -> None:
     async with served(server(), limits=limits) as url:
         port = httpx.URL(url).port
         assert port is not None
-
-        def post(length: int, sent: str) -> bytes:
-            return (
-                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                "Content-Type: application/json\r\nAccept: application/json\r\n"
-                f"Connection: close\r\nContent-Length: {length}\r\n\r\n{sent}"
-            ).encode()
-
-        async def until_closed(stream: trio.SocketStream) -> bytes:
-            out = b""
-            while chunk := await stream.receive_some(65536):
-                out += chunk
-            return out
-
         with trio.fail_after(10):
             slow = []
-            for _ in range(2):  # 2 x 1000 declared: within the 2500
+            for _ in range(2):  # 2 x 999 held: within the 2500
                 stream = await trio.open_tcp_stream("127.0.0.1", port)
-                await stream.send_all(post(1000, "{"))
+                await stream.send_all(_post_head(1000, "{" + " " * 998))
                 slow.append(stream)
-            await trio.sleep(0.2)  # (their heads are read)
+            await trio.sleep(0.2)  # (their bytes are read)
             third = await trio.open_tcp_stream("127.0.0.1", port)
-            await third.send_all(post(1000, "{"))
-            refused = await until_closed(third)
+            await third.send_all(_post_head(1000, "{" + " " * 998))
+            refused = await _until_closed(third)  # 2,997 held: past it
             small = await trio.open_tcp_stream("127.0.0.1", port)
-            await small.send_all(post(400, "{" + " " * 398 + "}"))
-            answered = await until_closed(small)  # 2400: it still fits
+            await small.send_all(_post_head(400, "{" + " " * 398 + "}"))
+            answered = await _until_closed(small)  # 2,398: it still fits
             for stream in slow:
                 await stream.aclose()
             await trio.sleep(0.2)  # (their reads end)
             again = await trio.open_tcp_stream("127.0.0.1", port)
-            await again.send_all(post(1000, "{" + " " * 998 + "}"))
-            after = await until_closed(again)
+            await again.send_all(_post_head(1000, "{" + " " * 998 + "}"))
+            after = await _until_closed(again)
     assert refused.startswith(b"HTTP/1.1 503"), refused
     assert b"\r\nretry-after: 1\r\n" in refused.lower()
     assert refused.endswith(b"too many request bodies arriving at once")
     assert answered.startswith(b"HTTP/1.1 400"), answered  # read: not JSON-RPC
     assert after.startswith(b"HTTP/1.1 400"), after  # the budget came back
+
+
+async def test_bodies_declared_large_and_not_sent_lock_no_one_out() -> None:
+    # 16 connections declaring 4 MiB and sending a byte each (3 KB in all)
+    # took the whole budget at once: every other POST got 503 for the body
+    # timeout, and the attacker could start again.
+    limits = _limits(max_body=1000, bodies_bytes=2500)
+    async with served(server(), limits=limits) as url:
+        port = httpx.URL(url).port
+        assert port is not None
+        with trio.fail_after(10):
+            idle = []
+            for _ in range(16):
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+                await stream.send_all(_post_head(1000, "{"))
+                idle.append(stream)
+            await trio.sleep(0.2)  # (their heads and bytes are read)
+            other = await trio.open_tcp_stream("127.0.0.1", port)
+            await other.send_all(_post_head(1000, "{" + " " * 998 + "}"))
+            answered = await _until_closed(other)
+            for stream in idle:
+                await stream.aclose()
+    assert answered.startswith(b"HTTP/1.1 400"), answered  # read: not JSON-RPC
 
 
 async def _raw_lines(response: httpx.Response) -> bytes:
