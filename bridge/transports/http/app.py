@@ -48,7 +48,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Any, final
 
 import trio
 
@@ -79,7 +79,7 @@ from .eras import (
     unsupported_version,
 )
 from .eras import refuse_version as _refuse_version
-from .guard import Guard, accepts, json_content_type
+from .guard import Guard, accepts, cors_headers, json_content_type
 from .legacy import DEFAULT_VERSION, LegacyEndpoint
 from .mount import hypercorn_config as hypercorn_config
 from .mount import lifespan
@@ -107,6 +107,18 @@ async def _plain(send: Send, status: int, text: str, **headers: str) -> None:
     await _asgi.respond(
         send, status, text.encode(), content_type="text/plain", headers=extra
     )
+
+
+def _with_headers(send: Send, extra: list[tuple[str, str]]) -> Send:
+    """``send``, adding ``extra`` to the response's head."""
+    encoded = [(name.encode(), value.encode("latin-1")) for name, value in extra]
+
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *encoded]}
+        await send(message)
+
+    return sending
 
 
 @final
@@ -164,6 +176,13 @@ class McpHttpApp:
         if rejection is not None:
             await _plain(send, rejection.status, rejection.reason)
             return
+        origin = self.guard.cross_origin(headers)
+        if origin is not None:
+            if scope["method"] == "OPTIONS":  # a browser's preflight
+                preflight = cors_headers(origin, preflight=True)
+                await _asgi.respond(send, 204, b"", headers=preflight)
+                return
+            send = _with_headers(send, cors_headers(origin))
         auth = self.server.auth
         if _protect.is_metadata(auth, scope["path"]):
             assert auth is not None

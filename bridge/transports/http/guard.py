@@ -14,6 +14,14 @@ Two checks stop that (PROTOCOL.md §5.2; conformance ``dns-rebinding-protection`
   it cannot drive the server from the user's browser. Until the guard knows
   its port (:meth:`Guard.serve_at`), only allowed origins pass.
 
+An origin the operator allowed is one whose pages may use the server from a
+browser, which asks first (a *preflight*: ``OPTIONS`` with
+``Access-Control-Request-Method``) and reads an answer only if it names the
+origin: :meth:`Guard.cross_origin` is that origin, and :func:`cors_headers`
+what each answer to it carries (the ``Mcp-Session-Id`` a 2025-11-25 client
+must read back, among them). Without them, ``--allow-origin`` let a page
+send nothing a browser sends (a JSON POST always asks first).
+
 Also here: the ``Content-Type`` and ``Accept`` checks of a POST. Every function
 is pure: headers in, a :class:`Rejection` (or ``None``) out. Nothing here reads
 bodies, sessions or MCP messages.
@@ -92,8 +100,16 @@ class Guard:
             return Rejection(403, "Invalid Origin header")
         return None
 
+    def cross_origin(self, headers: Mapping[str, str]) -> str | None:
+        """The request's ``Origin`` if the operator allowed it (for CORS),
+        as the browser sent it; None otherwise."""
+        origin = headers.get("origin")
+        if origin is None:
+            return None
+        return origin if _normalised(origin) in self.allowed_origins else None
+
     def _origin_ok(self, origin: str) -> bool:
-        normalised = origin.strip().lower().rstrip("/")
+        normalised = _normalised(origin)
         if normalised in self.allowed_origins:
             return True
         try:
@@ -110,6 +126,38 @@ class Guard:
             self.port is not None
             and (port or _DEFAULT_PORTS[parts.scheme]) == self.port
         )
+
+
+def _normalised(origin: str) -> str:
+    return origin.strip().lower().rstrip("/")
+
+
+CORS_METHODS: Final = "GET, POST, DELETE"
+CORS_HEADERS: Final = (
+    "Accept, Authorization, Content-Type, Last-Event-ID, Mcp-Method, Mcp-Name, "
+    "Mcp-Protocol-Version, Mcp-Session-Id"
+)
+"""The request headers an allowed page may send (MCP's and HTTP's own)."""
+CORS_EXPOSED: Final = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate"
+"""The response headers a page reads: the session, its version, a challenge."""
+CORS_MAX_AGE: Final = "600"
+
+
+def cors_headers(origin: str, *, preflight: bool = False) -> list[tuple[str, str]]:
+    """The headers an answer to allowed ``origin`` carries; a preflight's
+    also say what the page may send."""
+    headers = [
+        ("access-control-allow-origin", origin),
+        ("vary", "Origin"),
+    ]
+    if preflight:
+        return [
+            *headers,
+            ("access-control-allow-methods", CORS_METHODS),
+            ("access-control-allow-headers", CORS_HEADERS),
+            ("access-control-max-age", CORS_MAX_AGE),
+        ]
+    return [*headers, ("access-control-expose-headers", CORS_EXPOSED)]
 
 
 def json_content_type(headers: Mapping[str, str]) -> bool:
