@@ -40,8 +40,15 @@ timeouts) unchanged.
   exits, and the parent exits 130. If the parent dies any other way, the
   lifeline closes as well, so no worker outlives it: not even one still
   loading the served code (which may take long, or hang), which exits at
-  once (:func:`exit_with_the_parent_while_starting`). The workers run in their
-  own session, so a terminal's Ctrl-C reaches only the parent. A second
+  once (:func:`exit_with_the_parent_while_starting`). On Linux the kernel
+  also kills a worker whose parent died (``PR_SET_PDEATHSIG``): a thread
+  watching the lifeline cannot run in a worker that is stopped (SIGSTOP),
+  nor in one whose served code holds the GIL at import (a long C call),
+  and such workers outlived a kill -9 of their parent, one of them keeping
+  its share of the port. (The parent starts its workers from its main
+  thread, which the kernel's signal is tied to, not from one of trio's.)
+  The workers run in their own session, so a terminal's Ctrl-C reaches
+  only the parent. A second
   Ctrl-C, or workers still running after :data:`STOP_GRACE` seconds, kills
   them.
 * A worker that exits on its own (a crash, a kill, the OOM killer) is
@@ -202,6 +209,7 @@ def exit_with_the_parent_while_starting() -> None:
     if spec is None:
         return  # not a worker, or set by hand: _work says so in one line
     lifeline_fd = spec[3]
+    _killed_with_the_parent()
 
     def watch() -> None:
         poller = select.poll()
@@ -283,7 +291,7 @@ class _Supervisor:
         self.url = url
         self.code = 0
         self.stopping = False
-        self.processes: list[trio.Process] = []
+        self.processes: list[_Worker] = []
         self._lifeline = -1
         self.share_key = True  # generate the workers' key unless one is set
         self.drain_seconds = 30.0  # how long a SIGTERM lets the workers drain
@@ -302,12 +310,14 @@ class _Supervisor:
                 async with trio.open_nursery() as nursery:
                     for index in range(self.count):
                         env[WORKER_ENV] = f"{index}:{port}:{ready_w}:{lifeline_r}"
-                        process = await trio.lowlevel.open_process(
-                            self.command,
-                            env=env,
-                            stdin=subprocess.DEVNULL,
-                            pass_fds=(ready_w, lifeline_r),
-                            start_new_session=True,
+                        process = _Worker(
+                            subprocess.Popen(
+                                self.command,
+                                env=env,
+                                stdin=subprocess.DEVNULL,
+                                pass_fds=(ready_w, lifeline_r),
+                                start_new_session=True,
+                            )
                         )
                         self.processes.append(process)
                         nursery.start_soon(self._watch, index, process, nursery)
@@ -324,9 +334,7 @@ class _Supervisor:
                     os.close(fd)
         return self.code
 
-    async def _watch(
-        self, index: int, process: trio.Process, nursery: trio.Nursery
-    ) -> None:
+    async def _watch(self, index: int, process: _Worker, nursery: trio.Nursery) -> None:
         status = await process.wait()
         if not self.stopping and status == 0:
             # It drained (a SIGTERM of its own): the group is being stopped.
@@ -445,6 +453,51 @@ class _Supervisor:
                 self.code = self.code or EXIT_FAILURE
                 self._killed.add(process.pid)
                 process.kill()
+
+
+class _Worker:
+    """A worker process, started from the parent's main thread (so that the
+    kernel's parent-death signal is tied to the thread that lives as long
+    as the parent: trio's ``open_process`` forks in a thread of its own,
+    which may end first), and waited for without a thread where Linux can."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> int:
+        if hasattr(os, "pidfd_open"):
+            pidfd = os.pidfd_open(self.pid)
+            try:
+                await trio.lowlevel.wait_readable(pidfd)
+            finally:
+                os.close(pidfd)
+        else:
+            await trio.to_thread.run_sync(self._popen.wait, abandon_on_cancel=True)
+        return self._popen.wait()
+
+    def send_signal(self, signum: int) -> None:
+        if self._popen.returncode is None:
+            self._popen.send_signal(signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def _killed_with_the_parent() -> None:
+    """Linux: ask the kernel to SIGKILL this worker when its parent dies."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
 
 
 def _how(status: int) -> str:

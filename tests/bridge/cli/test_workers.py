@@ -381,3 +381,58 @@ async def test_workers_still_loading_the_served_code_exit_with_their_parent(
         for pid in kids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+_HOLDS_THE_GIL_IN_WORKERS = """
+import os
+from runtime import tool
+
+if "YIELDMCP_WORKER" in os.environ:
+    sum(range(10**13))  # one C call, the GIL held: no thread of ours can run
+
+
+@tool
+def hello() -> str:
+    return "hi"
+"""
+
+
+@pytest.mark.parametrize("how", ["holding-the-gil", "stopped"])
+async def test_workers_no_thread_can_run_in_die_with_their_parent(
+    how: str, tmp_path: Path
+) -> None:
+    # The lifeline is watched by a thread: one cannot run in a worker whose
+    # served code holds the GIL at import, nor in a stopped one, and both
+    # outlived a kill -9 of their parent (the stopped one keeping its share
+    # of the port). The kernel now kills a worker whose parent died.
+    if how == "holding-the-gil":
+        served = tmp_path / "holds_the_gil.py"
+        served.write_text(_HOLDS_THE_GIL_IN_WORKERS)
+    else:
+        served = Path(SERVED)
+    command = [sys.executable, "-m", "bridge.cli", "serve", str(served)]
+    parent = subprocess.Popen(
+        [*command, "--http", "127.0.0.1:0", "--workers", "2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    kids: list[int] = []
+    try:
+        with trio.fail_after(60):
+            while len(kids := _children(parent.pid)) < 2:
+                await trio.sleep(0.05)
+            await trio.sleep(3)  # in the served code's C call, or serving
+        if how == "stopped":
+            for pid in kids:
+                os.kill(pid, signal.SIGSTOP)
+        assert all(_alive(pid) for pid in kids)
+        parent.kill()
+        parent.wait()
+        await _gone(kids)
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in kids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
