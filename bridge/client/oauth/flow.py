@@ -168,7 +168,8 @@ class OAuthSession:
             if await self._refresh():
                 return True
         if attempt.authorized:
-            why = params.get("error_description") or "HTTP 401"
+            # The server's words, cut as a token endpoint's are.
+            why = (params.get("error_description") or "")[:300] or "HTTP 401"
             raise AuthorizationError(
                 f"{self.server_url} refused the token it was just given ({why})"
             )
@@ -204,7 +205,7 @@ class OAuthSession:
         if attempt.stepped_up or (needed and scopes.covers(granted, needed)):
             raise AuthorizationError(
                 f"{self.server_url} still refuses with insufficient_scope "
-                f"(it asks for {needed!r}; the token grants {granted!r})"
+                f"(it asks for {_shown(needed)}; the token grants {_shown(granted)})"
             )
         attempt.stepped_up = True
         if self.metadata is None:
@@ -330,3 +331,10 @@ class OAuthSession:
         self.tokens = None
         self.generation += 1
         await self.config.store.save_tokens(self.key, None)
+
+
+def _shown(scope: str | None) -> str:
+    """A scope a server named, quoted, cut at 300 characters."""
+    return (
+        repr(scope) if scope is None or len(scope) <= 300 else repr(scope[:300]) + "…"
+    )
