@@ -131,3 +131,20 @@ def postgres_url(postgres_server: str) -> str:
     with psycopg.connect(postgres_server, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     return postgres_server.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """The system's headless Chromium, driven by Playwright (its own
+    browser download is unreachable here), for a module's tests."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=chromium, headless=True, args=["--no-sandbox"]
+        )
+        yield launched
+        launched.close()

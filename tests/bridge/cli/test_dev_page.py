@@ -23,11 +23,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Dialog, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Dialog, Page, expect
 
 from tests.helpers import ROOT
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 TIMEOUT_MS = 60_000
 expect.set_options(timeout=TIMEOUT_MS)  # CI's two cores are busy
@@ -66,16 +65,6 @@ def dev(served: Path) -> Iterator[str]:
         process.terminate()
         process.wait(timeout=30)
         process.stderr.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -344,6 +344,33 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+@contextlib.asynccontextmanager
+async def _group(
+    served: Path | str, **streams: Any
+) -> AsyncIterator[tuple[subprocess.Popen[bytes], list[int]]]:
+    """A --workers 2 parent serving ``served``, once both workers have
+    started, and their pids; whatever is left of them is killed after."""
+    command = [sys.executable, "-m", "bridge.cli", "serve", str(served)]
+    parent = subprocess.Popen(
+        [*command, "--http", "127.0.0.1:0", "--workers", "2"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        **{"stderr": subprocess.DEVNULL, **streams},
+    )
+    kids: list[int] = []
+    try:
+        with trio.fail_after(60):
+            while len(kids := _children(parent.pid)) < 2:
+                await trio.sleep(0.05)
+        yield parent, kids
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in kids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.parametrize("how", ["kill", "interrupt"])
 async def test_workers_still_loading_the_served_code_exit_with_their_parent(
     how: str, tmp_path: Path
@@ -353,19 +380,8 @@ async def test_workers_still_loading_the_served_code_exit_with_their_parent(
     # then stops them as quietly as serving workers: exit 130, nothing said.
     served = tmp_path / "hangs_in_workers.py"
     served.write_text(_HANGS_IN_WORKERS)
-    command = [sys.executable, "-m", "bridge.cli", "serve", str(served)]
-    parent = subprocess.Popen(
-        [*command, "--http", "127.0.0.1:0", "--workers", "2"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    kids: list[int] = []
-    try:
-        with trio.fail_after(60):
-            while len(kids := _children(parent.pid)) < 2:
-                await trio.sleep(0.05)
-            await trio.sleep(2)  # both in the served code's sleep by now
+    async with _group(served, stderr=subprocess.PIPE) as (parent, kids):
+        await trio.sleep(2)  # both in the served code's sleep by now
         assert all(_alive(pid) for pid in kids)
         if how == "kill":
             parent.kill()
@@ -375,12 +391,6 @@ async def test_workers_still_loading_the_served_code_exit_with_their_parent(
             _, err = parent.communicate(timeout=30)
             assert (parent.returncode, err) == (130, b"")
         await _gone(kids)
-    finally:
-        parent.kill()
-        parent.wait()
-        for pid in kids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
 
 
 _HOLDS_THE_GIL_IN_WORKERS = """
@@ -410,19 +420,8 @@ async def test_workers_no_thread_can_run_in_die_with_their_parent(
         served.write_text(_HOLDS_THE_GIL_IN_WORKERS)
     else:
         served = Path(SERVED)
-    command = [sys.executable, "-m", "bridge.cli", "serve", str(served)]
-    parent = subprocess.Popen(
-        [*command, "--http", "127.0.0.1:0", "--workers", "2"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    kids: list[int] = []
-    try:
-        with trio.fail_after(60):
-            while len(kids := _children(parent.pid)) < 2:
-                await trio.sleep(0.05)
-            await trio.sleep(3)  # in the served code's C call, or serving
+    async with _group(served) as (parent, kids):
+        await trio.sleep(3)  # in the served code's C call, or serving
         if how == "stopped":
             for pid in kids:
                 os.kill(pid, signal.SIGSTOP)
@@ -430,9 +429,3 @@ async def test_workers_no_thread_can_run_in_die_with_their_parent(
         parent.kill()
         parent.wait()
         await _gone(kids)
-    finally:
-        parent.kill()
-        parent.wait()
-        for pid in kids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)

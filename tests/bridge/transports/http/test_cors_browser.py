@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,14 +20,13 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from tests.helpers import ROOT
 from tests.threaded_http import QuietHandler, serving
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 # What the page runs: initialize (2025-11-25, reading Mcp-Session-Id back) and
 # tools/list; or one 2026-07-28 tools/list. Its result, or the error, is its
@@ -106,16 +104,6 @@ def _server(*flags: str) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
-        )
-        yield chromium
-        chromium.close()
 
 
 @pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
