@@ -487,14 +487,18 @@ def _secrets(api_key: str | None, base_url: str) -> list[tuple[re.Pattern[str], 
     ]
 
 
-_BETWEEN: Final = (
-    "[\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2069\\ufeff]*"
+_UNSEEN: Final = (
+    "[\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2069\\ufeff]"
 )
 """What may stand between a secret's characters and go unseen on a
 terminal (controls, zero-width and bidi characters)."""
+_BETWEEN: Final = _UNSEEN + "*+"  # possessive: a failed match never backtracks
 
 
 def _spread(secret: str) -> str:
     """A pattern of ``secret`` in a text, also with :data:`_BETWEEN`
-    between its characters."""
-    return _BETWEEN.join(re.escape(char) for char in secret)
+    between its characters. Its own unseen characters are left to
+    :data:`_BETWEEN` (which takes them, and never gives back: a key of
+    tabs, read against a text of tabs, took hours backtracking)."""
+    seen = re.sub(_UNSEEN, "", secret)
+    return _BETWEEN.join(re.escape(char) for char in seen or secret)

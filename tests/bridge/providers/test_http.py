@@ -462,3 +462,29 @@ async def test_an_unreachable_provider_fails_without_leaking_the_key(
         assert all(secret not in text for text in said), secret
     shown = "[REDACTED]@" if userinfo else ""
     assert f"cannot reach openai at http://{shown}127.0.0.1:{port}" in str(caught.value)
+
+
+_REDACT_TABS = """
+from bridge.providers import HttpProvider
+from tests.bridge.providers.test_http import APIS
+key = "sk-\\t\\t\\tZ"
+p = HttpProvider(api=APIS["openai"], model="m", base_url="http://x", api_key=key)
+print(p._redact("sk-" + "\\t" * 5000).count("\\t"), p._redact("a sk-\\t\\t\\tZ b"))
+"""
+
+
+def test_redacting_a_key_of_unseen_characters_never_backtracks() -> None:
+    # Each secret's pattern lets unseen characters sit between its own: a
+    # key with several (tabs) against a text of them backtracked for hours
+    # (500 tabs: 9 s; 5,000: past any timeout). In a process of its own.
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    done = subprocess.run(
+        [sys.executable, "-c", _REDACT_TABS],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["5000", "a", "[REDACTED]", "b"]  # no key: kept
