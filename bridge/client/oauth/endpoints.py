@@ -33,7 +33,12 @@ characters, line separators) that would make one URL look like another."""
 
 
 def _unseen(url: str) -> bool:
-    return any(unicodedata.category(char) in _UNSEEN for char in url)
+    # Not ASCII at all: a URL is (RFC 3986; an IRI's letters are
+    # percent-encoded), and blank-looking letters (U+3164, U+2800) are in
+    # no category of their own.
+    return not url.isascii() or any(
+        unicodedata.category(char) in _UNSEEN for char in url
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -55,8 +60,8 @@ def check_endpoint(url: str, what: str) -> None:
     """
     if _unseen(url):
         raise AuthorizationError(
-            f"refusing {what} {url!r}: it contains spaces, control or "
-            f"invisible characters"
+            f"refusing {what} {url!r}: it contains spaces, control, invisible "
+            f"or non-ASCII characters"
         )
     try:
         parts = urlsplit(url)
@@ -67,6 +72,10 @@ def check_endpoint(url: str, what: str) -> None:
         raise AuthorizationError(f"refusing {what} {url}: it is not https")
     if not host:
         raise AuthorizationError(f"refusing {what} {url}: it has no host")
+    if "@" in parts.netloc:
+        # https://accounts.example...@evil.example/: printed for the user,
+        # the host they would read is not the one it names.
+        raise AuthorizationError(f"refusing {what} {url}: it names a user (user@)")
     if parts.scheme == "http" and not is_loopback(host):
         raise AuthorizationError(
             f"refusing {what} {url}: plain http is allowed only on loopback "

@@ -141,6 +141,11 @@ def test_https_and_loopback_http_are_accepted(url: str) -> None:
         ("https://login.example.com/\u200b", "invisible"),
         ("https://login.example.com/\u2028x", "invisible"),
         ("https://login.example.com/\u00a0", "invisible"),
+        # blank-looking letters, pushing the host behind "@" out of sight
+        ("https://accounts.example" + "\u3164" * 8 + "@evil.example/a", "non-ASCII"),
+        ("https://login.example.com/\u2800", "non-ASCII"),
+        ("https://login.example.com/\u034f", "non-ASCII"),
+        ("https://accounts.example.com@evil.example/authorize", "names a user"),
     ],
 )
 def test_other_endpoints_are_refused(url: str, why: str) -> None:
