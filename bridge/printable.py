@@ -34,9 +34,10 @@ imports nothing of ``bridge``.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Final
 
-__all__ = ["MAX_LINE_SHOWN", "cut", "printable", "printable_line"]
+__all__ = ["MAX_LINE_SHOWN", "cut", "has_unseen", "printable", "printable_line"]
 
 MAX_LINE_SHOWN: Final = 4096
 """Characters of one piece of a peer's text shown on one line (a name, a
@@ -78,3 +79,25 @@ def cut(text: str, most: int) -> str:
     if len(text) <= most:
         return text
     return f"{text[:most]}… ({len(text) - most:,} more characters)"
+
+
+_UNSEEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
+_BLANK: Final = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f"
+    "\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
+"""Unicode's default-ignorable code points, which show as nothing, and the
+letters and symbols that show as a blank (Hangul fillers, the braille
+blank)."""
+
+
+def has_unseen(text: str) -> bool:
+    """Whether ``text`` holds a character a reader cannot see: a control
+    (a tab too), a line or paragraph separator, a format character, a
+    default-ignorable one, or a letter that shows as a blank; a plain
+    space is seen."""
+    return bool(_BLANK.search(text)) or any(
+        unicodedata.category(char) in _UNSEEN_CATEGORIES for char in text
+    )

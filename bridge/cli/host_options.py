@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Any, Final, cast
 
+from bridge.printable import has_unseen
 from bridge.transports.framing import MAX_MESSAGE as MAX_MESSAGE
 
 __all__ = [
@@ -55,6 +56,12 @@ SHOWN_CHARACTERS: Final = 200
 """The most of a value the user gave that a one-line message quotes back."""
 
 
+def _escaped(text: str) -> str:
+    """``text`` with each character no one sees (which ``repr`` keeps: a
+    Hangul filler, a combining grapheme joiner) as its escape."""
+    return "".join(f"\\u{ord(c):04x}" if has_unseen(c) else c for c in text)
+
+
 def shown(
     value: str | Path, *, cut: int | None = SHOWN_CHARACTERS, quote: bool = False
 ) -> str:
@@ -66,7 +73,8 @@ def shown(
     ``cut`` characters (None: whole), saying how long it is."""
     text = str(value)
     kept = text if cut is None else text[:cut]
-    quoted = kept if kept.isprintable() and not quote else repr(kept)
+    seen = kept.isprintable() and not has_unseen(kept)
+    quoted = kept if seen and not quote else _escaped(repr(kept))
     if len(kept) == len(text):
         return quoted
     return f"{quoted}... ({len(text):,} characters)"

@@ -19,13 +19,16 @@ lock another process keeps longer than :data:`LOCK_WAIT` is one line, never a
 hang.
 
 As root (``sudo yieldmcp install`` into a user's HOME) the install runs as
-the owner of the deepest folder on the file's path that root does not own,
-in a child process that takes that user's identity (:func:`_as_owner`): the
-user can move and link what is in their folders at any time, and root
-following them (a folder swapped for a link to a root-only folder while the
-install waited for the lock) wrote the user's file, owned by the user, where
-only root may write. As the user it can write only where the user can, and
-what it makes is the user's, as their host needs.
+the one user other than root who owns folders the file is reached through
+(as written, and where its links lead), in a child process that takes that
+user's identity (:func:`_as_owner`): the user can move and link what is in
+their folders at any time, and root following them (a folder swapped for a
+link to a root-only folder while the install waited for the lock) wrote the
+user's file, owned by the user, where only root may write. As the user it
+can write only where the user can, and what it makes is the user's, as their
+host needs. Folders of several users, or root's folders others may change
+anyway (group- or world-writable, or a world-writable one a folder must be
+made in), are refused (:func:`_owner_to_act_as`).
 
 Where each host reads its configuration by default, from its documentation:
 
@@ -57,14 +60,14 @@ import os
 import re
 import stat
 import sys
-import unicodedata
 from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import attrs
 
 from bridge.elicit import printable_line
+from bridge.printable import has_unseen
 from bridge.user_files import lock_within, make_folders
 
 from .host_options import no_constant, shown
@@ -348,30 +351,81 @@ def _open(config: Path) -> tuple[int, bool] | None:
     return handle, True
 
 
-def _owner_to_act_as(config: Path) -> tuple[int, int] | None:
-    """As root: the user and group owning the deepest existing folder on
-    ``config``'s path that root does not own (a link counts as its own
-    owner's, not followed); None when root owns them all, or is not us."""
+def _owner_to_act_as(config: Path) -> int | None:
+    """As root: the user to act as, the one owner other than root of the
+    folders ``config`` is reached through (a link and what it leads to
+    alike); None to act as root, where only root may change them.
+
+    Raises:
+        InstallError: they belong to several users; or root owns them all,
+            and one is a folder other users may change anyway (group- or
+            world-writable), or a folder to make is in a world-writable one:
+            a user could move a link in while the install waits for the
+            lock, and root would follow it.
+    """
     if sys.platform == "win32" or os.geteuid() != 0:
         return None
-    found = None
-    for folder in [*reversed(config.absolute().parents)]:
-        try:
-            status = folder.lstat()
-        except FileNotFoundError:
-            break
-        except OSError as exc:
-            raise InstallError(f"cannot read {folder}: {exc}") from None
+    owners: set[int] = set()
+    shared: Path | None = None
+    for folder, status, missing_below in _folders_on_the_way(config):
         if status.st_uid != 0:
-            found = (status.st_uid, status.st_gid)
+            owners.add(status.st_uid)
+        elif _others_may_change(status) or (missing_below and status.st_mode & 0o002):
+            shared = shared or folder
+    if len(owners) > 1:
+        raise InstallError(
+            f"the folders {config} is reached through belong to several users; "
+            f"run install as the user whose host reads it"
+        )
+    if owners:
+        return owners.pop()
+    if shared is not None:
+        raise InstallError(
+            f"as root, not writing below {shared}, which other users may change: "
+            f"run install as the user whose host reads {config}, or give a "
+            f"--config in folders only root may change"
+        )
+    return None
+
+
+def _folders_on_the_way(config: Path) -> list[tuple[Path, os.stat_result, bool]]:
+    """Each existing folder on ``config``'s path as written (a link as
+    itself) and as resolved (where its links lead), with its status, and
+    whether a folder below it is still to be made."""
+    written = [*reversed(config.absolute().parents)]
+    resolved = [*reversed(Path(os.path.realpath(config.parent)).parents)]
+    resolved.append(Path(os.path.realpath(config.parent)))
+    found: list[tuple[Path, os.stat_result, bool]] = []
+    for chain in (written, resolved):
+        for number, folder in enumerate(chain):
+            try:
+                status = folder.lstat()
+            except FileNotFoundError:
+                break
+            except OSError as exc:
+                raise InstallError(f"cannot read {folder}: {exc}") from None
+            below = chain[number + 1] if number + 1 < len(chain) else None
+            missing = below is not None and not os.path.lexists(below)
+            found.append((folder, status, missing))
     return found
 
 
-def _as_owner(owner: tuple[int, int], work: Callable[[], None]) -> None:
-    """Do ``work`` in a child process with ``owner``'s identity (its user's
+def _others_may_change(status: os.stat_result) -> bool:
+    """Whether users other than the owner (root) may rename what is in this
+    folder: group-writable for a group not root's, or world-writable without
+    the sticky bit (``/tmp`` has it: only an entry's owner renames it)."""
+    if not stat.S_ISDIR(status.st_mode):
+        return False
+    mode = status.st_mode
+    group = bool(mode & 0o020) and status.st_gid != 0
+    world = bool(mode & 0o002) and not mode & stat.S_ISVTX
+    return group or world
+
+
+def _as_owner(uid: int, work: Callable[[], None]) -> None:
+    """Do ``work`` in a child process with ``uid``'s identity (its user's
     groups too), as root: see the module doc. Its :class:`InstallError`
     is raised here, with its words."""
-    uid, gid = owner
     sys.stdout.flush()
     sys.stderr.flush()
     read_end, write_end = os.pipe()
@@ -380,7 +434,7 @@ def _as_owner(owner: tuple[int, int], work: Callable[[], None]) -> None:
         os.close(read_end)
         code, said = 0, b""
         try:
-            _become(uid, gid)
+            _become(uid)
             work()
         except InstallError as exc:
             code, said = 1, str(exc).encode()
@@ -396,14 +450,20 @@ def _as_owner(owner: tuple[int, int], work: Callable[[], None]) -> None:
         raise InstallError(said.decode(errors="replace") or "the install failed")
 
 
-def _become(uid: int, gid: int) -> None:
-    """Take ``uid``'s identity for good: its groups, then ``gid``, then it."""
+NO_GROUP: Final = 65534
+"""The group of a user the system has no entry for (``nogroup``): never
+the folder's, which may be root's (what ``chown UID`` leaves)."""
+
+
+def _become(uid: int) -> None:
+    """Take ``uid``'s identity for good: its groups, then it."""
     import pwd
 
     try:
         user = pwd.getpwuid(uid)
-    except KeyError:  # a uid with no name: its folder's group, no others
+    except KeyError:  # a uid with no name: no groups of its own
         os.setgroups([])
+        gid = NO_GROUP
     else:
         os.initgroups(user.pw_name, user.pw_gid)
         gid = user.pw_gid
@@ -565,19 +625,13 @@ def _string(text: str) -> str:
     return _SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", encoded)
 
 
-_UNSEEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
-"""Unicode categories a server's name may not hold (a plain space it may)."""
-
-
 def check_entry(name: str, entry: Mapping[str, Any]) -> None:
     """Refuse, with :class:`InstallError`, an entry a host could not use: a
     name or path that UTF-8 cannot hold (a file name of bytes that are not
     UTF-8, read with ``surrogateescape``), which a host could not find, and
     a name with control characters (a tab too), line breaks or invisible
     characters (zero-width, bidi), which a host would show as they are."""
-    if printable_line(name) != name or any(
-        unicodedata.category(char) in _UNSEEN for char in name
-    ):
+    if printable_line(name) != name or has_unseen(name):
         # A host lists its servers by name: a terminal's control sequence
         # or a bidi override there would be drawn, or obeyed, as it is.
         raise InstallError(

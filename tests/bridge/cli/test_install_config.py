@@ -166,6 +166,54 @@ def test_root_does_not_follow_a_users_link_to_a_root_only_folder(
     assert roots.read_text() == '{"mcpServers": {}}'
 
 
+def test_root_refuses_a_root_folder_other_users_may_change(tmp_path: Path) -> None:
+    # root:nogroup 0775: the group may rename .cursor, and swapped a link to
+    # a root-only folder in while the install waited for the lock.
+    needs_root("a folder of root's others may change")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chown(shared, 0, 65534)
+    shared.chmod(0o775)
+    done = _installed_as_root("--config", str(shared / ".cursor" / "mcp.json"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"yieldmcp: error: as root, not writing below {shared}, which other "
+        f"users may change: run install as the user whose host reads "
+        f"{shared / '.cursor' / 'mcp.json'}, or give a --config in folders only "
+        f"root may change"
+    ]
+    assert not (shared / ".cursor").exists()
+
+
+def test_root_acts_as_the_owner_of_where_its_own_link_leads(
+    users_home: Path,
+) -> None:
+    # A link of root's into a user's folder: the user's folder was not
+    # looked at (a link counted as its owner's), and the user swapped it.
+    needs_root("acting as another user")
+    (users_home / ".cursor").mkdir()
+    os.chown(users_home / ".cursor", 65534, 65534)
+    link = users_home.parent / "link"  # root's, where the user can reach it
+    link.symlink_to(users_home / ".cursor")
+    done = _installed_as_root("--config", str(link / "mcp.json"))
+    assert done.returncode == 0, done.stderr
+    made = (users_home / ".cursor" / "mcp.json").stat()
+    assert (made.st_uid, made.st_gid) == (65534, 65534)
+
+
+def test_a_user_with_no_name_acts_in_no_group_of_roots(users_home: Path) -> None:
+    # What root's `chown UID folder` leaves: UID:0. The install took the
+    # folder's group, root's, and could write where root's group may.
+    needs_root("acting as another user")
+    nameless = users_home.parent / "nameless"
+    nameless.mkdir()
+    os.chown(nameless, 54321, 0)
+    done = _installed_as_root("--config", str(nameless / "mcp.json"))
+    assert done.returncode == 0, done.stderr
+    made = (nameless / "mcp.json").stat()
+    assert (made.st_uid, made.st_gid) == (54321, 65534)
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [

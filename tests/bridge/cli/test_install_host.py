@@ -271,8 +271,19 @@ def test_a_name_utf8_cannot_hold_is_refused(tmp_path: Path) -> None:
         ("evil\tname", "'evil\\tname'"),
         ("zero\u200bwidth", "'zero\\u200bwidth'"),
         ("soft\u00adhyphen", "'soft\\xadhyphen'"),
+        ("weather\u3164", "'weather\\u3164'"),
+        ("wea\u034fther", "'wea\\u034fther'"),
     ],
-    ids=["escape", "newline", "bidi", "tab", "zero-width", "soft-hyphen"],
+    ids=[
+        "escape",
+        "newline",
+        "bidi",
+        "tab",
+        "zero-width",
+        "soft-hyphen",
+        "hangul-filler",
+        "grapheme-joiner",
+    ],
 )
 def test_a_name_with_control_characters_is_refused(
     name: str, said: str, tmp_path: Path
