@@ -73,19 +73,18 @@ def offline_validator(
 @functools.cache
 def _linear(cls: type[Validator]) -> type[Validator]:
     """``cls`` whose ``pattern``, ``patternProperties`` and (beside those)
-    ``additionalProperties`` search in time linear in the text
-    (:func:`_search`), with jsonschema's own words."""
+    ``additionalProperties`` and ``unevaluatedProperties`` search in time
+    linear in the text (:func:`_search`), with jsonschema's own words."""
     from jsonschema.validators import extend  # pyright: ignore[reportUnknownVariableType]
 
     mine: dict[str, Any] = {
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
+        "unevaluatedProperties": _unevaluated_properties,
     }
     theirs = cls.VALIDATORS.get("additionalProperties")
     if theirs is not None:
         mine["additionalProperties"] = functools.partial(_additional_properties, theirs)
-    if "unevaluatedProperties" in cls.VALIDATORS:
-        mine["unevaluatedProperties"] = _unevaluated_properties
     kept = {k: v for k, v in mine.items() if k in cls.VALIDATORS}
     return cast("type[Validator]", extend(cls, kept))
 
@@ -133,10 +132,9 @@ def _additional_properties(
         for extra in extras:
             yield from validator.descend(instance[extra], allowed, path=extra)
     elif not allowed and extras:
-        verb = "does" if len(extras) == 1 else "do"
-        joined = ", ".join(repr(each) for each in sorted(extras))
+        listed = _listed(sorted(extras), "does", "do")
         shown = ", ".join(repr(each) for each in sorted(patterns))
-        yield ValidationError(f"{joined} {verb} not match any of the regexes: {shown}")
+        yield ValidationError(f"{listed} not match any of the regexes: {shown}")
 
 
 def _unevaluated_properties(
@@ -152,23 +150,33 @@ def _unevaluated_properties(
     failed = [
         key
         for key in instance
-        if key not in evaluated
-        and next(validator.descend(instance[key], unevaluated, path=key), None)
+        if key not in evaluated and not _valid(validator, instance[key], unevaluated)
     ]
     if not failed:
         return
-    verb = "was" if len(failed) == 1 else "were"
     if unevaluated is False:
-        joined = ", ".join(repr(key) for key in sorted(failed, key=str))
+        listed = _listed(sorted(failed, key=str), "was", "were")
         yield ValidationError(
-            f"Unevaluated properties are not allowed ({joined} {verb} unexpected)"
+            f"Unevaluated properties are not allowed ({listed} unexpected)"
         )
     else:
-        joined = ", ".join(repr(key) for key in failed)
+        listed = _listed(failed, "was", "were")
         yield ValidationError(
             "Unevaluated properties are not valid under the given schema "
-            f"({joined} {verb} unevaluated and invalid)"
+            f"({listed} unevaluated and invalid)"
         )
+
+
+def _listed(keys: list[str], one: str, many: str) -> str:
+    """``'a', 'b' were``: keys quoted, and the verb that agrees with them
+    (jsonschema's ``extras_msg``)."""
+    joined = ", ".join(repr(key) for key in keys)
+    return f"{joined} {one if len(keys) == 1 else many}"
+
+
+def _valid(validator: Any, instance: Any, schema: Any) -> bool:
+    """Whether ``instance`` is valid under the subschema ``schema``."""
+    return next(validator.descend(instance, schema), None) is None
 
 
 def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
@@ -180,9 +188,6 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
 
     def within(subschema: Any, by: Any = validator) -> None:
         keys.update(_evaluated_keys(by, instance, subschema))
-
-    def valid(subschema: Any) -> bool:
-        return next(validator.descend(instance, subschema), None) is None
 
     for keyword in ("$ref", "$dynamicRef"):
         if (reference := schema.get(keyword)) is not None:
@@ -201,7 +206,7 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
             keys.update(
                 key
                 for key, value in instance.items()
-                if next(validator.descend(value, subschema), None) is None
+                if _valid(validator, value, subschema)
             )
     for pattern in schema.get("patternProperties", ()):
         keys.update(key for key in instance if _search(pattern, key))
@@ -210,7 +215,7 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
             within(subschema)
     for keyword in ("allOf", "oneOf", "anyOf"):
         for subschema in schema.get(keyword, []):
-            if valid(subschema):
+            if _valid(validator, instance, subschema):
                 within(subschema)
     if "if" in schema:
         if validator.evolve(schema=schema["if"]).is_valid(instance):
