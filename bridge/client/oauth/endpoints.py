@@ -18,7 +18,7 @@ line naming what was refused and why.
 from __future__ import annotations
 
 import ipaddress
-import unicodedata
+import re
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -26,19 +26,15 @@ from runtime.errors import AuthorizationError
 
 __all__ = ["check_endpoint", "is_loopback"]
 
-_UNSEEN: Final = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
-"""Unicode categories of characters a URL shown to the user must not hold:
-controls, spaces, and the invisible ones (bidi overrides, zero-width
-characters, line separators) that would make one URL look like another."""
+_SPACE_OR_CONTROL: Final = re.compile(r"[\x00-\x20\x7f]")
 
 
 def _unseen(url: str) -> bool:
-    # Not ASCII at all: a URL is (RFC 3986; an IRI's letters are
-    # percent-encoded), and blank-looking letters (U+3164, U+2800) are in
-    # no category of their own.
-    return not url.isascii() or any(
-        unicodedata.category(char) in _UNSEEN for char in url
-    )
+    """Whether the URL holds what the user it is shown to would not see as
+    it is: a space, a control, or anything not ASCII (a URL is ASCII, RFC
+    3986, an IRI's letters percent-encoded; so bidi overrides, zero-width
+    characters and blank-looking letters such as U+3164 are refused)."""
+    return not url.isascii() or bool(_SPACE_OR_CONTROL.search(url))
 
 
 def is_loopback(host: str) -> bool:

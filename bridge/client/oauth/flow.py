@@ -49,7 +49,7 @@ from .config import OAuth
 from .redirect import Pkce, authorization_url, check_callback
 from .store import ClientInfo, Tokens
 from .tokens import exchange_code, refresh
-from .wire import AuthServerMetadata, ResourceMetadata
+from .wire import SAID_CHARS, AuthServerMetadata, ResourceMetadata
 
 __all__ = ["OAuthSession", "oauth_session"]
 
@@ -169,7 +169,7 @@ class OAuthSession:
                 return True
         if attempt.authorized:
             # The server's words, cut as a token endpoint's are.
-            why = (params.get("error_description") or "")[:300] or "HTTP 401"
+            why = (params.get("error_description") or "")[:SAID_CHARS] or "HTTP 401"
             raise AuthorizationError(
                 f"{self.server_url} refused the token it was just given ({why})"
             )
@@ -334,7 +334,7 @@ class OAuthSession:
 
 
 def _shown(scope: str | None) -> str:
-    """A scope a server named, quoted, cut at 300 characters."""
-    return (
-        repr(scope) if scope is None or len(scope) <= 300 else repr(scope[:300]) + "…"
-    )
+    """A scope a server named, quoted, cut at :data:`SAID_CHARS`."""
+    if scope is None or len(scope) <= SAID_CHARS:
+        return repr(scope)
+    return repr(scope[:SAID_CHARS]) + "…"

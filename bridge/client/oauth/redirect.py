@@ -43,7 +43,7 @@ from bridge.jsonrpc.outbound import waiting_on_this_side
 from runtime.errors import AuthorizationError
 
 from .bounded import fetch
-from .wire import AuthServerMetadata
+from .wire import SAID_CHARS, AuthServerMetadata
 
 _MAX_PAGE = 64 * 1024  # an authorization endpoint's page, read at most
 
@@ -123,7 +123,7 @@ def check_callback(
             "the authorization answer lacks the iss its server promised (RFC 9207)"
         )
     if "error" in params:
-        description = params.get("error_description", "")[:300]
+        description = params.get("error_description", "")[:SAID_CHARS]
         raise AuthorizationError(
             f"authorization was refused: {params['error'][:100]}"
             + (f" ({description})" if description else "")

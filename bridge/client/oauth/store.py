@@ -37,6 +37,8 @@ from bridge.jsonrpc.outbound import waiting_on_this_side
 from bridge.user_files import lock_within, make_folders
 from runtime.errors import AuthorizationError
 
+from .wire import TOKEN_CHARACTERS
+
 __all__ = [
     "ClientInfo",
     "FileTokenStore",
@@ -161,7 +163,7 @@ _FIELD_KINDS: Final[dict[str, tuple[type, ...]]] = {
 file may hold (``Tokens.issuer`` is required by its class, not here)."""
 
 _LONG_AGO: Final = 1e12  # seconds since 1970: some 30,000 years
-_HEADER_VALUE: Final = re.compile(r"[\x21-\x7e]+")
+_TOKEN: Final = re.compile(TOKEN_CHARACTERS)
 
 LOCK_WAIT: Final = 10.0
 """Seconds a save waits for another process saving to the same file."""
@@ -235,7 +237,7 @@ class FileTokenStore:
         if expires is not None and not -_LONG_AGO < expires < _LONG_AGO:
             raise self._bad()  # NaN, or past what a clock can add (10**400)
         token = entry.get("access_token")
-        if token is not None and not _HEADER_VALUE.fullmatch(token):
+        if token is not None and not _TOKEN.fullmatch(token):
             raise self._bad()  # it could not be sent as a header
         try:
             return cls(**entry)

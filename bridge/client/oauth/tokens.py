@@ -28,7 +28,7 @@ from runtime.errors import AuthorizationError
 
 from .bounded import fetch
 from .store import ClientInfo, Tokens
-from .wire import AuthServerMetadata, TokenAnswer
+from .wire import SAID_CHARS, AuthServerMetadata, TokenAnswer
 
 __all__ = ["authenticate_client", "exchange_code", "refresh"]
 
@@ -106,7 +106,7 @@ def _tokens(
 
 def _refused(what: str, status: int, error: dict[str, Any]) -> AuthorizationError:
     code = str(error.get("error") or f"HTTP {status}")[:100]
-    description = str(error.get("error_description") or "")[:300]
+    description = str(error.get("error_description") or "")[:SAID_CHARS]
     return AuthorizationError(
         f"the token endpoint refused {what}: {code}"
         + (f" ({description})" if description else "")

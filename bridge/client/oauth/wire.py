@@ -10,7 +10,7 @@ the flow treats it as absent (or fails, where the spec says so). No I/O here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -51,14 +51,20 @@ class Registered(_Document):
     token_endpoint_auth_method: str | None = None
 
 
+TOKEN_CHARACTERS: Final = r"[\x21-\x7e]+"
+"""What a token may be: it is sent as ``Authorization: Bearer TOKEN``, so only
+what a header value can carry (RFC 6750's b64token is narrower still). A
+token with a line break or a non-ASCII letter failed every later request,
+and was kept in the token file, which then failed every later call."""
+SAID_CHARS: Final = 300
+"""Characters of a server's own words (an ``error_description``, a scope) an
+error quotes."""
+
+
 class TokenAnswer(_Document):
     """RFC 6749 §5.1: a successful token answer."""
 
-    # Sent as ``Authorization: Bearer TOKEN``: only what a header value can
-    # carry (RFC 6750's b64token is narrower still). A token with a line
-    # break or a non-ASCII letter failed every later request, and was
-    # kept in the token file, which then failed every later call.
-    access_token: str = Field(min_length=1, pattern=r"^[\x21-\x7e]+$")
+    access_token: str = Field(min_length=1, pattern=f"^{TOKEN_CHARACTERS}$")
     token_type: str
     # Ten years at most: 10**400 is a JSON number no clock can add.
     expires_in: int | None = Field(default=None, le=315_360_000)
