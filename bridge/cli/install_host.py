@@ -392,11 +392,10 @@ def _folders_on_the_way(config: Path) -> list[tuple[Path, os.stat_result, bool]]
     """Each existing folder on ``config``'s path as written (a link as
     itself) and as resolved (where its links lead), with its status, and
     whether a folder below it is still to be made."""
-    written = [*reversed(config.absolute().parents)]
-    resolved = [*reversed(Path(os.path.realpath(config.parent)).parents)]
-    resolved.append(Path(os.path.realpath(config.parent)))
+    resolved = Path(os.path.realpath(config.parent)) / config.name
     found: list[tuple[Path, os.stat_result, bool]] = []
-    for chain in (written, resolved):
+    for path in (config.absolute(), resolved):
+        chain = [*reversed(path.parents)]
         for number, folder in enumerate(chain):
             try:
                 status = folder.lstat()

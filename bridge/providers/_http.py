@@ -373,7 +373,7 @@ class HttpProvider:
         control sequences or invisible characters were put between its
         characters (a provider echoing the key mangled: the terminal's
         cleaning, after this, joined it up again). The text comes back
-        without control sequences (:func:`~bridge.elicit.printable`)."""
+        without control sequences (:func:`bridge.printable.printable`)."""
         secrets = _secrets(self.api_key, self.base_url)
         # Twice: a control sequence between two characters is taken out by
         # the cleaning (which joins the key up), a lone ESC may take the

@@ -375,6 +375,17 @@ async def _until_closed(stream: trio.SocketStream) -> bytes:
     return out
 
 
+async def _holding(port: int, count: int, sent: bytes) -> list[trio.SocketStream]:
+    """``count`` connections that each sent ``sent`` (a body's start) and
+    hold it."""
+    streams = []
+    for _ in range(count):
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        await stream.send_all(sent)
+        streams.append(stream)
+    return streams
+
+
 async def test_bodies_arriving_at_once_are_bounded_on_all_connections() -> None:
     # A body is read before its session is known, so session_bytes could not
     # count it: a thousand connections each declaring 4 MiB and sending all
@@ -384,11 +395,8 @@ async def test_bodies_arriving_at_once_are_bounded_on_all_connections() -> None:
         port = httpx.URL(url).port
         assert port is not None
         with trio.fail_after(10):
-            slow = []
-            for _ in range(2):  # 2 x 999 held: within the 2500
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-                await stream.send_all(_post_head(1000, "{" + " " * 998))
-                slow.append(stream)
+            # 2 x 999 held: within the 2500
+            slow = await _holding(port, 2, _post_head(1000, "{" + " " * 998))
             await trio.sleep(0.2)  # (their bytes are read)
             third = await trio.open_tcp_stream("127.0.0.1", port)
             await third.send_all(_post_head(1000, "{" + " " * 998))
@@ -418,11 +426,7 @@ async def test_bodies_declared_large_and_not_sent_lock_no_one_out() -> None:
         port = httpx.URL(url).port
         assert port is not None
         with trio.fail_after(10):
-            idle = []
-            for _ in range(16):
-                stream = await trio.open_tcp_stream("127.0.0.1", port)
-                await stream.send_all(_post_head(1000, "{"))
-                idle.append(stream)
+            idle = await _holding(port, 16, _post_head(1000, "{"))
             await trio.sleep(0.2)  # (their heads and bytes are read)
             other = await trio.open_tcp_stream("127.0.0.1", port)
             await other.send_all(_post_head(1000, "{" + " " * 998 + "}"))
