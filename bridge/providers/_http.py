@@ -21,7 +21,7 @@ import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, ClassVar, Final, Protocol, cast, final
+from typing import Any, ClassVar, Protocol, cast, final
 from urllib.parse import unquote, urlsplit
 
 import attrs
@@ -31,7 +31,7 @@ import trio
 
 from bridge.http_body import unwind
 from bridge.http_clients import new_client
-from bridge.printable import printable
+from bridge.printable import printable, unseen_class
 from bridge.telemetry import span_event
 from decoders.peer_json import loads
 from runtime.errors import ProviderError, ProviderTimeout, RemoteProtocolError
@@ -487,18 +487,17 @@ def _secrets(api_key: str | None, base_url: str) -> list[tuple[re.Pattern[str], 
     ]
 
 
-_UNSEEN: Final = (
-    "[\\x00-\\x1f\\x7f-\\x9f\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2069\\ufeff]"
-)
-"""What may stand between a secret's characters and go unseen on a
-terminal (controls, zero-width and bidi characters)."""
-_BETWEEN: Final = _UNSEEN + "*+"  # possessive: a failed match never backtracks
+def _between() -> str:
+    """What may stand between a secret's characters and go unseen on a
+    terminal: any character :func:`bridge.printable.has_unseen` looks for,
+    however many (possessive: a failed match never backtracks)."""
+    return unseen_class() + "*+"
 
 
 def _spread(secret: str) -> str:
-    """A pattern of ``secret`` in a text, also with :data:`_BETWEEN`
+    """A pattern of ``secret`` in a text, also with :func:`_between`
     between its characters. Its own unseen characters are left to
-    :data:`_BETWEEN` (which takes them, and never gives back: a key of
+    :func:`_between` (which takes them, and never gives back: a key of
     tabs, read against a text of tabs, took hours backtracking)."""
-    seen = re.sub(_UNSEEN, "", secret)
-    return _BETWEEN.join(re.escape(char) for char in seen or secret)
+    seen = re.sub(unseen_class(), "", secret)
+    return _between().join(re.escape(char) for char in seen or secret)

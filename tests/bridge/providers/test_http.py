@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
+import sys
 import traceback
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 import trio
 
 from bridge.elicit import printable
+from bridge.printable import has_unseen, unseen_class
 from bridge.providers import HttpProvider, Retry, provider_from_spec
 from runtime.errors import (
     ProviderConfigError,
@@ -375,7 +378,12 @@ async def test_the_api_key_never_leaks_into_errors_or_logs(
     assert caplog.records  # the retry was logged, without the key
 
 
-@pytest.mark.parametrize("between", ["\x1b", "\x00", "\u202e", "\u200b", "\x1b[2J"])
+@pytest.mark.parametrize(
+    "between",
+    # The last four show as nothing too, though they are no control: a soft
+    # hyphen, a variation selector, a tag character and a Hangul filler.
+    ["\x1b", "\x00", "\u202e", "\u200b", "\x1b[2J", *"\u00ad\ufe0f\U000e0041\u3164"],
+)
 async def test_a_key_echoed_with_characters_between_is_redacted_too(
     between: str, fake: FakeProvider
 ) -> None:
@@ -388,6 +396,14 @@ async def test_a_key_echoed_with_characters_between_is_redacted_too(
         await provider("openai", fake, retries=0).complete(CASES["text"])
     assert KEY not in printable(str(caught.value))
     assert str(caught.value).endswith("Incorrect API key: [REDACTED].")
+
+
+def test_what_may_stand_between_a_secrets_characters_is_all_that_is_unseen() -> None:
+    # One list of what a reader cannot see: the redaction's is made from it.
+    between = re.compile(unseen_class())
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        assert bool(between.fullmatch(char)) == has_unseen(char), hex(code)
 
 
 async def test_the_basic_credentials_of_a_base_url_are_redacted(
