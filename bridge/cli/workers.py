@@ -73,6 +73,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 import select
 import signal
 import socket
@@ -361,20 +362,26 @@ class _Supervisor:
 
     async def _listen(self, ready_fd: int) -> None:
         """Read the workers' lines: says when all serve, and when each was
-        last heard from (until every worker has closed the pipe)."""
+        last heard from (until every worker has closed the pipe).
+
+        The served code runs in the workers and may write to the pipe too
+        (by mistake, a child it started without closing its descriptors):
+        a worker's own lines are written whole (shorter than ``PIPE_BUF``),
+        so they are found wherever they land in what else is written, and
+        no more than the end of a line is kept in between."""
         pending = b""
         async with trio.lowlevel.FdStream(ready_fd) as stream:
             while data := await stream.receive_some():
-                *lines, pending = (pending + data).split(b"\n")
-                for line in lines:
-                    self._heard_from(line)
+                pending += data
+                for line in _WORKER_LINE.finditer(pending):
+                    self._heard_from(line[1], int(line[2]))
+                pending = pending[-_LONGEST_LINE:].rpartition(b"\n")[2]
 
-    def _heard_from(self, line: bytes) -> None:
-        kind, index = line[:1], line[1:]
-        if not index.isdigit() or int(index) >= self.count:
+    def _heard_from(self, kind: bytes, index: int) -> None:
+        if index >= self.count:
             return  # not one of ours: written by the served code, say
-        first = int(index) not in self._heard
-        self._heard[int(index)] = trio.current_time()
+        first = index not in self._heard
+        self._heard[index] = trio.current_time()
         if kind == b"r" and first and len(self._heard) == self.count:
             # Said on stderr, as one process says it.
             pids = ", ".join(str(p.pid) for p in self.processes)
@@ -504,6 +511,12 @@ def _how(status: int) -> str:
     return f"signal {-status}" if status < 0 else f"code {status}"
 
 
+_WORKER_LINE: Final = re.compile(rb"([rb])(\d{1,6})\n")
+"""A worker's line on the ready pipe: ``r`` (it serves) or ``b`` (it still
+runs), and its index."""
+_LONGEST_LINE: Final = 8  # bytes of a worker's line, its newline included
+
+
 # --- in a worker -------------------------------------------------------------------
 
 
@@ -532,6 +545,11 @@ def _work(
         )
         return EXIT_FAILURE
     index, port, ready_fd, lifeline_fd = parts
+    # Inherited on purpose from the parent; not to be passed on to a program
+    # the served code runs (os.system, a subprocess without close_fds), which
+    # would hold the ready pipe and the lifeline for as long as it lives.
+    os.set_inheritable(ready_fd, False)
+    os.set_inheritable(lifeline_fd, False)
     host, _ = args.http
     from .serving import serve_until_drained
 

@@ -24,7 +24,7 @@ import httpx
 import pytest
 import trio
 
-from bridge.cli.workers import usable_cpus
+from bridge.cli.workers import _Supervisor, usable_cpus
 from bridge.client import connect
 from bridge.elicit import ScriptedAnswers
 from bridge.providers import OfflineModel
@@ -197,6 +197,32 @@ async def test_idle_workers_are_heard_and_not_killed() -> None:
             assert await running.finish() == 0
     assert {pid for pair in rounds for pid in pair} <= set(running.pids)
     assert b"has not run" not in running.log
+
+
+async def test_programs_the_served_code_runs_get_no_pipe_of_the_workers() -> None:
+    # A program run without close_fds (os.system, say) held the ready pipe and
+    # the lifeline for as long as it lived.
+    async with workers(2) as running:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        params = {"name": "inherited", "arguments": {}, "_meta": META}
+        answer = await _post(running.url, {**body, "params": params}, "2026-07-28")
+        fds = json.loads(answer.json()["result"]["content"][0]["text"])
+        running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(30):
+            assert await running.finish() == 0
+    assert fds == [0, 1, 2, 3]  # stdio, and the descriptor listdir read
+
+
+async def test_a_workers_lines_are_heard_among_what_else_is_written() -> None:
+    # What the served code writes to the ready pipe (by mistake) must neither
+    # hide a worker's lines nor be kept without bound.
+    supervisor = _Supervisor(["true"], 2, "http://127.0.0.1:1/mcp")
+    read, write = os.pipe()
+    os.write(write, b"x" * 10_000 + b"r0\n" + b"7b" * 1_000 + b"r1\nb1")
+    os.close(write)
+    with trio.fail_after(5):
+        await supervisor._listen(read)  # pyright: ignore[reportPrivateUsage]
+    assert set(supervisor._heard) == {0, 1}  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.mark.parametrize("value", ["0.5", "-1", "nan"])
