@@ -35,7 +35,7 @@ from bridge.client.oauth import (
 )
 from bridge.server import Server
 from bridge.server.auth import Auth, JwtVerifier
-from runtime.errors import AuthorizationError
+from runtime.errors import AuthorizationError, InvalidToken
 from tests.bridge.auth_issuer import Issuer, issuing
 from tests.bridge.http_kit import served
 from tests.bridge.server.auth.test_auth_server import USE, whoami, write_note
@@ -179,6 +179,32 @@ async def test_a_refusal_after_authorizing_is_an_error_not_a_loop() -> None:
                 await client.list_tools()
         assert len(issuer.authorizations) == 1
         assert len(issuer.token_requests) == 2  # one code, one refresh
+
+
+class _RefusesAtLength:
+    """A verifier refusing every token with a 20 KB reason."""
+
+    async def verify(self, token: str, *, resource: str) -> Any:
+        raise InvalidToken("no, " + "because " * 2_500)
+
+
+async def test_a_refusals_long_description_is_cut_in_the_one_line() -> None:
+    # The server's 20 KB error_description was printed whole in the error.
+    async with issuing() as issuer:
+        server = Server([whoami], name="guarded")
+        async with served(server) as url:
+            server.auth = Auth(
+                resource=url,
+                authorization_servers=[issuer.url],
+                verifier=_RefusesAtLength(),
+                scopes=[USE],
+            )
+            with pytest.raises(AuthorizationError) as refused:
+                async with connect(url, era="2026-07-28", auth=headless()) as client:
+                    await client.list_tools()
+    said = str(refused.value)
+    assert "refused the token it was just given (no, because because" in said
+    assert len(said) < 500, len(said)
 
 
 class _Screen(io.StringIO):
