@@ -42,7 +42,7 @@ from bridge.elicit import (
     printable_line,
 )
 from bridge.jsonrpc.messages import INVALID_PARAMS
-from bridge.providers import DEFAULT_DEADLINE, provider_from_spec
+from bridge.providers import DEFAULT_DEADLINE, MAX_ANSWER, provider_from_spec
 from bridge.transports.headers import MISSING_CAPABILITY
 from runtime.codec import ELICITS_META_KEY, server_models
 from runtime.errors import (
@@ -103,6 +103,7 @@ class CallOptions:
     arguments: Mapping[str, Any] = attrs.field(factory=dict[str, Any])
     model: str = "offline"
     model_timeout: float | None = DEFAULT_DEADLINE  # one answer, retries included
+    model_max_answer: int = MAX_ANSWER  # bytes of one answer of the model
     answers: ScriptedAnswers | None = None
     json_output: bool = False
     era: str = "auto"
@@ -160,7 +161,11 @@ def host_parts(
     """Who answers forms (the terminal, or the scripted answers), who answers
     sampling (the model, behind a spinner), and what shows the call."""
     try:
-        provider = provider_from_spec(options.model, deadline=options.model_timeout)
+        provider = provider_from_spec(
+            options.model,
+            deadline=options.model_timeout,
+            max_answer=options.model_max_answer,
+        )
     except ProviderConfigError as exc:
         raise HostError(str(exc)) from None
     handler: ElicitationHandler = (

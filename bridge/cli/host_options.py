@@ -20,6 +20,7 @@ from bridge.printable import has_unseen
 from bridge.transports.framing import MAX_MESSAGE as MAX_MESSAGE
 
 __all__ = [
+    "MAX_ANSWER",
     "MODEL_TIMEOUT",
     "add_host_options",
     "is_port",
@@ -37,6 +38,10 @@ __all__ = [
 MODEL_TIMEOUT = 600.0
 """``--model-timeout``'s default: ``bridge.providers.DEFAULT_DEADLINE``,
 written here so that building the parser imports no provider code."""
+
+MAX_ANSWER = 32 * 1024 * 1024
+"""``--model-max-answer``'s default: ``bridge.providers.MAX_ANSWER``, written
+here for the same reason (a test keeps them equal)."""
 
 
 MAX_QUESTIONS = 64
@@ -181,6 +186,16 @@ def add_host_options(command: argparse.ArgumentParser, *, era: bool = True) -> N
         help=(
             "how long --model may take over one answer, retries included "
             "(default 600); each network step also gets 60"
+        ),
+    )
+    command.add_argument(
+        "--model-max-answer",
+        type=positive_int,
+        default=MAX_ANSWER,
+        metavar="BYTES",
+        help=(
+            "the largest answer read from --model, whole or streamed "
+            f"(default {MAX_ANSWER}, {MAX_ANSWER // 2**20} MiB)"
         ),
     )
     command.add_argument(

@@ -4,8 +4,9 @@
 waits for a client's answer (``Server(sampling_timeout=,
 elicitation_timeout=)``). ``--model PROVIDER:MODEL`` gives the server its own
 model, answering samples for clients that cannot (``Server(sampler=)``;
-``--model-always``: for every client); its key comes from the server's
-environment and is never logged. What a flag does not set keeps the value the
+``--model-always``: for every client; ``--model-max-answer``: the largest
+answer read from it); its key comes from the server's environment and is
+never logged. What a flag does not set keeps the value the
 served code chose (or the default).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from bridge.cli.host_options import MAX_ANSWER, positive_int
 from bridge.server.offer import DEFAULT_ELICITATION_TIMEOUT, DEFAULT_SAMPLING_TIMEOUT
 from bridge.server.server import Server
 
@@ -65,6 +67,15 @@ def _add_model_flags(group: Any) -> None:  # an argparse argument group
         action="store_true",
         help="answer every sample with --model, even for clients that can sample",
     )
+    group.add_argument(
+        "--model-max-answer",
+        type=positive_int,
+        metavar="BYTES",
+        help=(
+            "the largest answer read from --model, whole or streamed "
+            f"(default {MAX_ANSWER}, {MAX_ANSWER // 2**20} MiB)"
+        ),
+    )
 
 
 def apply_server_options(server: Server, args: argparse.Namespace) -> None:
@@ -72,7 +83,8 @@ def apply_server_options(server: Server, args: argparse.Namespace) -> None:
 
     Raises:
         ValueError: a timeout that is not positive, a bad ``--model`` (an
-            unknown provider, a missing key), or ``--model-always`` alone.
+            unknown provider, a missing key), or ``--model-always`` or
+            ``--model-max-answer`` alone.
     """
     _apply_model(server, args)
     for name in ("sampling_timeout", "elicitation_timeout"):
@@ -88,13 +100,16 @@ def apply_server_options(server: Server, args: argparse.Namespace) -> None:
 def _apply_model(server: Server, args: argparse.Namespace) -> None:
     spec: str | None = getattr(args, "model", None)
     always: bool = getattr(args, "model_always", False)
+    largest: int | None = getattr(args, "model_max_answer", None)
     if spec is None:
         if always:
             raise ValueError("--model-always needs --model PROVIDER:MODEL")
+        if largest is not None:
+            raise ValueError("--model-max-answer needs --model PROVIDER:MODEL")
         return
     from bridge.providers import provider_from_spec
 
     # ProviderConfigError is a ValueError; its message names the variable to
     # set, never a key's value.
-    server.sampler = provider_from_spec(spec)
+    server.sampler = provider_from_spec(spec, max_answer=largest or MAX_ANSWER)
     server.sample_always = always

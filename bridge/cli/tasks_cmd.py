@@ -30,7 +30,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from .host_options import INTERNAL_PATIENCE, MODEL_TIMEOUT, add_host_options
+from .host_options import (
+    INTERNAL_PATIENCE,
+    MAX_ANSWER,
+    MODEL_TIMEOUT,
+    add_host_options,
+)
 
 if TYPE_CHECKING:  # the parser imports this module: the host only to run
     from .console import CallOptions, Display
@@ -44,6 +49,7 @@ ERA: Final = "2026-07-28"
 _WAIT_ONLY: Final[dict[str, tuple[str, object]]] = {
     "model": ("--model", "offline"),
     "model_timeout": ("--model-timeout", MODEL_TIMEOUT),
+    "model_max_answer": ("--model-max-answer", MAX_ANSWER),
     "answers": ("--answers", None),
     "answer": ("--answer", list[object]()),
     "timeout": ("--timeout", None),

@@ -238,7 +238,8 @@ class HttpProvider:
                 return self._decoded(response.content, structured)
         except _TooLarge:
             raise ProviderError(
-                f"an answer over {self.max_answer:,} bytes from {self._redact(url)}",
+                f"an answer over {self.max_answer:,} bytes (its max_answer) from "
+                f"{self._redact(url)}",
                 provider=self.api.name,
             ) from None
         except httpx.TimeoutException:

@@ -41,7 +41,7 @@ from ._apis import (
     openai_chat_api,
     openai_responses_api,
 )
-from ._http import DEFAULT_DEADLINE, HttpProvider, Retry
+from ._http import DEFAULT_DEADLINE, MAX_ANSWER, HttpProvider, Retry
 from .offline import OfflineModel
 
 __all__ = ["PREFIXES", "provider_from_spec"]
@@ -94,6 +94,7 @@ def provider_from_spec(
     stream: bool = False,
     timeout: float = 60.0,
     deadline: float | None = DEFAULT_DEADLINE,
+    max_answer: int = MAX_ANSWER,
     retry: Retry | None = None,
     client: httpx.AsyncClient | None = None,
 ) -> HttpProvider | OfflineModel:
@@ -108,6 +109,8 @@ def provider_from_spec(
         timeout: seconds to wait for each network step.
         deadline: seconds for a sample's whole answer, every try included
             (None: no bound).
+        max_answer: bytes of one answer read (whole, streamed, or an error
+            page); past it, a ``ProviderError``.
         retry: the retry policy (default :class:`Retry`).
         client: a shared ``httpx.AsyncClient`` (the caller closes it).
 
@@ -144,6 +147,7 @@ def provider_from_spec(
         stream=stream,
         timeout=timeout,
         deadline=deadline,
+        max_answer=max_answer,
         retry=retry or Retry(),
         client=client,
     )

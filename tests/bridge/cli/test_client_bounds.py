@@ -16,7 +16,7 @@ import pytest
 from tests.bridge.cli.inprocess import Done, yieldmcp
 from tests.bridge.cli.terminal import YIELDMCP
 from tests.helpers import ROOT, STARTUP
-from tests.threaded_http import QuietHandler, serving
+from tests.threaded_http import QuietHandler, serving, wordy_openai
 
 INTEROP = "tests/fixtures/interop_server.py"
 SILENT = f"{sys.executable} -c 'import sys; sys.stdin.read()'"
@@ -275,3 +275,24 @@ def test_the_bounds_defaults_are_the_clients() -> None:
     )
     assert inspect.signature(Client).parameters["max_listing"].default == (MAX_LISTING)
     assert pages.MAX_LISTING == MAX_LISTING
+
+
+def test_model_max_answer_bounds_what_is_read_from_the_model() -> None:
+    with wordy_openai(5_000) as base:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base}
+        ask = (f"yieldmcp serve {INTEROP}", "ask", "--arg", "prompt=hi")
+        model = ("--era", "2026-07-28", "--model", "openai:gpt-test")
+        assert call(*ask, *model, env=env).returncode == 0  # under the default
+        done = call(*ask, *model, "--model-max-answer", "1000", env=env)
+    assert one_error_line(done) == (
+        "yieldmcp: error: openai: an answer over 1,000 bytes (its max_answer) "
+        f"from {base}/chat/completions"
+    )
+
+
+def test_model_max_answers_default_is_the_providers() -> None:
+    # Written twice on purpose (the parser imports no provider code): kept equal.
+    from bridge.cli.host_options import MAX_ANSWER as FLAGS_DEFAULT
+    from bridge.providers import MAX_ANSWER
+
+    assert FLAGS_DEFAULT == MAX_ANSWER

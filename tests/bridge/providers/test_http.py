@@ -252,7 +252,7 @@ async def test_an_answer_over_max_answer_is_refused_unread(
     )
     with trio.fail_after(10), pytest.raises(ProviderError) as caught:
         await bounded.complete(CASES["text"])
-    assert "an answer over 100,000 bytes from " in str(caught.value)
+    assert "an answer over 100,000 bytes (its max_answer) from " in str(caught.value)
     assert len(fake.seen) == 1  # not retried
 
 

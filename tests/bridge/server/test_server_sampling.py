@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from tests.bridge.cli.inprocess import yieldmcp
 from tests.helpers import ROOT
 from tests.interop.test_sdk_stdio import sampling, text_of
+from tests.threaded_http import wordy_openai
 
 FIXTURE = str(ROOT / "tests/fixtures/interop_server.py")
 
@@ -130,6 +131,25 @@ async def test_the_key_comes_from_the_environment_and_is_never_logged(
     assert secret not in logged
 
 
+async def test_the_servers_model_reads_at_most_model_max_answer() -> None:
+    with wordy_openai(5_000) as base:
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": base}
+        command = [sys.executable, "-m", "bridge.cli", "serve", FIXTURE]
+        command += ["--model", "openai:gpt-test", "--model-max-answer", "1000"]
+        server = StdioServerParameters(
+            command=command[0], args=command[1:], cwd=str(ROOT), env=env
+        )
+        with trio.fail_after(60):
+            async with Client(server, mode="legacy") as client:
+                result = await client.call_tool("ask", {"prompt": "hi"})
+    assert result.is_error
+    said: Any = result.content[0]
+    assert said.text == (
+        "openai: an answer over 1,000 bytes (its max_answer) from "
+        f"{base}/chat/completions"
+    )
+
+
 def _serve_fails(*flags: str) -> list[str]:
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     done = yieldmcp("serve", FIXTURE, *flags, env=env)  # in-process: it exits
@@ -143,6 +163,9 @@ def test_a_bad_model_flag_is_a_one_line_error() -> None:
     assert "ANTHROPIC_API_KEY" in missing_key
     assert _serve_fails("--model-always") == [
         "yieldmcp: error: --model-always needs --model PROVIDER:MODEL"
+    ]
+    assert _serve_fails("--model-max-answer", "1000") == [
+        "yieldmcp: error: --model-max-answer needs --model PROVIDER:MODEL"
     ]
 
 
