@@ -175,7 +175,7 @@ class Context(StepMethods):
                 system_prompt=system_prompt,
                 max_tokens=max_tokens,
                 temperature=temperature,
-                stop_sequences=tuple(stop_sequences),
+                stop_sequences=stop_sequences,
                 model_preferences=model_preferences,
                 include_context=include_context,
                 metadata=metadata,

@@ -325,6 +325,12 @@ def validate_messages(messages: Sequence[Message]) -> None:
     """
     if not messages:
         raise InvalidMessages("a sample needs at least one message")
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise InvalidMessages(
+                f"message {index} is a {type(message).__name__}, not a Message: "
+                f"write Message.user('...') or Message.assistant('...')"
+            )
     seen: set[str] = set()
     open_ids: list[str] = []
     for index, message in enumerate(messages):

@@ -36,6 +36,23 @@ LOG_LEVELS: tuple[LogLevel, ...] = (
 )
 
 
+def _log_level(instance: Any, attribute: Any, value: object) -> None:
+    if value not in LOG_LEVELS:
+        raise InvalidEffect(
+            f"log: level must be one of {', '.join(LOG_LEVELS)} (MCP's, in lower "
+            f"case), got {str(value)[:40]!r}"
+        )
+
+
+def _text_or_none(instance: Any, attribute: Any, value: object) -> None:
+    # The wire takes a string here: a number was sent, and peers dropped it.
+    if value is not None and not isinstance(value, str):
+        raise InvalidEffect(
+            f"{type(instance).__name__.lower()}: {attribute.name} must be a str or "
+            f"None, got {type(value).__name__}"
+        )
+
+
 @final
 @attrs.frozen(kw_only=True)
 class Log(Notice):
@@ -44,9 +61,9 @@ class Log(Notice):
     Messages below the client's chosen level are dropped by the server layer.
     """
 
-    level: LogLevel = attrs.field(validator=attrs.validators.in_(LOG_LEVELS))
+    level: LogLevel = attrs.field(validator=_log_level)
     data: Any
-    logger: str | None = None
+    logger: str | None = attrs.field(default=None, validator=_text_or_none)
 
 
 def _finite(instance: Any, attribute: Any, value: float | None) -> None:
@@ -63,7 +80,7 @@ class Progress(Notice):
 
     progress: float = attrs.field(validator=_finite)
     total: float | None = attrs.field(default=None, validator=_finite)
-    message: str | None = None
+    message: str | None = attrs.field(default=None, validator=_text_or_none)
 
 
 @final

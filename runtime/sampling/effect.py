@@ -12,7 +12,7 @@ MCP and provider spellings belong to ``encoders`` and ``decoders``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Generic, Literal, TypeVar, cast, final
 
 import attrs
@@ -39,6 +39,23 @@ from .outcome import resolve_sample
 __all__ = ["Sample"]
 
 P = TypeVar("P")
+
+
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    """``stop_sequences`` as a tuple: a list of strings, not a string (whose
+    every character would stop the model: OpenAI's ``stop="..."`` habit)."""
+    if isinstance(value, str):
+        raise InvalidEffect(
+            f"sample: stop_sequences is a list of strings, got the string "
+            f"{value[:60]!r}: write stop_sequences=[{value[:60]!r}]"
+        )
+    sequences = tuple(value)
+    for sequence in sequences:
+        if not isinstance(sequence, str):
+            raise InvalidEffect(
+                f"sample: stop_sequences holds strings, got {type(sequence).__name__}"
+            )
+    return sequences
 
 
 def _check_sample(s: Sample[Any]) -> None:
@@ -108,7 +125,7 @@ class Sample(PeerQuestion[SampleResult[P]], Generic[P]):
     system_prompt: str | None = None
     max_tokens: int = 1024
     temperature: float | None = None
-    stop_sequences: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    stop_sequences: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     model_preferences: ModelPreferences | None = None
     include_context: Literal["none", "thisServer", "allServers"] | None = None
     tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=tuple)

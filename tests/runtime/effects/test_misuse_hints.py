@@ -19,7 +19,7 @@ import trio
 from pydantic import BaseModel
 
 from runtime import Context, ElicitKey, Op, tool
-from runtime.errors import StepFailed
+from runtime.errors import StepFailed, YieldMCPError
 from runtime.lowlevel import run
 from runtime.testing import ScriptedPeer, run_scripted
 
@@ -113,3 +113,41 @@ def test_a_patch_point_tested_without_yield_from_names_the_fix() -> None:
 
     with pytest.raises(StepFailed, match=r"yield from ctx\.patched"):
         run_scripted(steps, {}, ScriptedPeer())
+
+
+def test_habits_of_other_apis_are_one_typed_line_naming_the_fix() -> None:
+    # Before: a stop string became one stop sequence per character (the
+    # model stopped at the first space), 'warn' raised attrs' ValueError
+    # with its whole Attribute dump, a dict message an AttributeError, and
+    # a number as a log's logger or progress's message went on the wire.
+    ctx = Context()
+    cases: list[tuple[Any, str]] = [
+        (
+            lambda: ctx.sample("hi", stop_sequences="THE END"),
+            "sample: stop_sequences is a list of strings, got the string 'THE END': "
+            "write stop_sequences=['THE END']",
+        ),
+        (
+            lambda: ctx.log("warn", "x"),  # type: ignore[arg-type]
+            "log: level must be one of debug, info, notice, warning, error, "
+            "critical, alert, emergency (MCP's, in lower case), got 'warn'",
+        ),
+        (
+            lambda: ctx.log("info", "x", logger=5),  # type: ignore[arg-type]
+            "log: logger must be a str or None, got int",
+        ),
+        (
+            lambda: ctx.progress(1, message=123),  # type: ignore[arg-type]
+            "progress: message must be a str or None, got int",
+        ),
+        (
+            lambda: ctx.sample(messages=[{"role": "user", "content": "hi"}]),  # type: ignore[list-item]
+            "message 0 is a dict, not a Message: write Message.user('...') or "
+            "Message.assistant('...')",
+        ),
+    ]
+    for make, said in cases:
+        with pytest.raises(YieldMCPError) as raised:  # InvalidEffect, InvalidMessages
+            make()
+        assert str(raised.value) == said
+    assert ctx.sample("hi", stop_sequences=["THE END"]).stop_sequences == ("THE END",)
