@@ -62,6 +62,8 @@ __all__ = [
     "TaskCancelled",
     "TokenBudgetExceeded",
     "ToolError",
+    "ToolExited",
+    "exits_the_call_only",
     "UrlElicitationRequired",
     "YieldMCPError",
 ]
@@ -104,6 +106,29 @@ class ToolError(YieldMCPError):
     Any exception escaping a tool fails the call; this one says the message is
     meant for the caller (it becomes the text of an ``isError`` result verbatim).
     """
+
+
+class ToolExited(YieldMCPError):
+    """A tool, or one of its steps, raised a ``BaseException`` that is no
+    ``Exception``: ``SystemExit`` (``sys.exit()`` in a library it calls),
+    ``GeneratorExit``, ``asyncio.CancelledError``, or one of its own. It fails
+    that call, as any exception does; the server goes on serving the others.
+    The exception raised is its ``__cause__``."""
+
+    @classmethod
+    def of(cls, raised: BaseException) -> ToolExited:
+        exited = cls(f"the tool raised {type(raised).__name__}: {raised}".rstrip(": "))
+        exited.__cause__ = raised
+        return exited
+
+
+def exits_the_call_only(raised: BaseException) -> bool:
+    """Whether ``raised``, from a tool's code, fails only its call
+    (:class:`ToolExited`): a ``BaseException`` that is no ``Exception``, no
+    ``KeyboardInterrupt`` (Ctrl-C, raised in whatever code runs when it
+    comes: it stops the process) and no exception group (whose members say
+    what they are). Trio's ``Cancelled`` is left to whoever can see it."""
+    return not isinstance(raised, Exception | KeyboardInterrupt | BaseExceptionGroup)
 
 
 # --- steps and replay ---------------------------------------------------------------

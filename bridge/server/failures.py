@@ -15,7 +15,8 @@ failure is a JSON-RPC error with the same text: :func:`prompt_failure`):
 * a pydantic validation error inside the tool names the fields that failed,
   not the values;
 * any other exception (``RuntimeError("db connect failed: password=...")``,
-  and a step's ``StepFailed``, which repeats such an exception's message),
+  a step's ``StepFailed``, which repeats such an exception's message, and
+  ``ToolExited``, a ``SystemExit`` or the like the tool raised),
   an ``OSError`` naming a file) may carry secrets or internals: the client
   gets a generic message with an *error id*, and the traceback is logged on
   the server under the same id, so an operator can find it. A store's
@@ -52,6 +53,7 @@ from runtime.errors import (
     RequestTimeout,
     StepFailed,
     ToolError,
+    ToolExited,
     YieldMCPError,
 )
 
@@ -100,7 +102,7 @@ def _expected(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         group = cast("BaseExceptionGroup[BaseException]", exc)
         return all(_expected(e) for e in group.exceptions)
-    if isinstance(exc, InternalError | StepFailed):
+    if isinstance(exc, InternalError | StepFailed | ToolExited):
         return False  # a step's own exception may say anything: as unexpected
     return isinstance(exc, YieldMCPError | pydantic.ValidationError)
 

@@ -96,6 +96,8 @@ from ..errors import (
     ProgressNotIncreasing,
     ReplayDivergence,
     TokenBudgetExceeded,
+    ToolExited,
+    exits_the_call_only,
 )
 from ..replies import SampleReply
 from ..sampling.effect import Sample
@@ -416,6 +418,10 @@ class Stepper:
                     self._returned(frame, stop.value)
                 except Exception as exc:
                     self._raised(frame, exc)
+                except BaseException as exc:
+                    if not exits_the_call_only(exc):
+                        raise
+                    self._raised(frame, ToolExited.of(exc))
                 else:
                     self._dispatch(frame, effect)
 
@@ -570,6 +576,11 @@ class Stepper:
             except Exception as exc:
                 self._raised(frame, exc)
                 return
+            except BaseException as exc:
+                if not exits_the_call_only(exc):
+                    raise
+                self._raised(frame, ToolExited.of(exc))
+                return
             if not isinstance(effect, Question):
                 self._dispatch(frame, effect)
                 return
@@ -659,8 +670,13 @@ class Stepper:
         branch = RunningBranch(key, frame, effect, bound)
         try:
             gens = self._start_children(effect)
-        except Exception as exc:
-            self._work.append((frame, THROW, ExceptionGroup(f"branch {key!r}", [exc])))
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not exits_the_call_only(exc):
+                raise
+            failed = exc if isinstance(exc, Exception) else ToolExited.of(exc)
+            self._work.append(
+                (frame, THROW, ExceptionGroup(f"branch {key!r}", [failed]))
+            )
             return
         frame.waiting = key
         if self.observer is not None:
@@ -875,6 +891,10 @@ def _make(
         gen = program(context)
     except Exception as exc:
         return _ended(Raised(exc), notes), []
+    except BaseException as exc:
+        if not exits_the_call_only(exc):
+            raise
+        return _ended(Raised(ToolExited.of(exc)), notes), []
     finally:
         MADE.reset(token)
     if type(gen) is AtOnce:  # a plain function's value: nothing to step

@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 
-from ..errors import InvalidEffect, ScriptExhausted
+from ..errors import InvalidEffect, ScriptExhausted, exits_the_call_only
 from .effect import Step, StepReply, record_value
 
 __all__ = ["idempotency_key", "perform_step", "perform_step_now", "step_key"]
@@ -60,11 +60,18 @@ def _failed(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _retry(step: Step, exc: Exception, attempt: int) -> bool:
+def _fails_the_step(raised: BaseException) -> bool:
+    """Whether ``raised`` fails the step (recorded, as any exception is):
+    ``SystemExit`` from a library's ``sys.exit()`` too, which took the whole
+    server down with it; not Ctrl-C, nor an exception group."""
+    return isinstance(raised, Exception) or exits_the_call_only(raised)
+
+
+def _retry(step: Step, exc: BaseException, attempt: int) -> bool:
     return attempt <= step.retries and isinstance(exc, step.retry_on)
 
 
-def _failure(exc: Exception, attempts: list[str]) -> StepReply:
+def _failure(exc: BaseException, attempts: list[str]) -> StepReply:
     return StepReply(
         error=(type(exc).__qualname__, str(exc)),
         attempts=tuple(attempts[:-1]),
@@ -99,7 +106,11 @@ async def perform_step(
                     value = await trio.to_thread.run_sync(
                         call, limiter=limiter, abandon_on_cancel=True
                     )
-            except Exception as exc:
+            except trio.Cancelled:
+                raise
+            except BaseException as exc:
+                if not _fails_the_step(exc):
+                    raise
                 attempts.append(_failed(exc))
                 if not _retry(step, exc, len(attempts)):
                     return _failure(exc, attempts)
@@ -132,7 +143,9 @@ def perform_step_now(step: Step, key: str, stub: Stub | None = None) -> StepRepl
         while True:
             try:
                 value = fn(*step.args, **step.kwargs)
-            except Exception as exc:
+            except BaseException as exc:
+                if not _fails_the_step(exc):
+                    raise
                 attempts.append(_failed(exc))
                 if not _retry(step, exc, len(attempts)):
                     return _failure(exc, attempts)

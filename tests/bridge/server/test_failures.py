@@ -8,10 +8,12 @@ prompt's failure is a JSON-RPC error with the same text
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import contextlib
 import inspect
 import re
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,7 +26,7 @@ from bridge.client import Client
 from bridge.server import Server
 from bridge.transports.memory import memory_pair
 from runtime import Context, Op, Text, ToolSpec, tool
-from runtime.errors import PeerError
+from runtime.errors import PeerError, exits_the_call_only
 from runtime.lowlevel import SampleReply, SamplingRequest
 
 ERAS = ["legacy", "2026-07-28"]
@@ -87,6 +89,59 @@ def elicits_a_dict(ctx: Context) -> Op[str]:
     return str(answer)
 
 
+class OwnBase(BaseException):
+    """A tool's own BaseException (not an Exception)."""
+
+
+@tool
+def exits(how: str, ctx: Context) -> Op[str]:
+    """Raises a BaseException that is no Exception, as a library may."""
+    yield ctx.log("info", "about to go")
+    if how == "exit":
+        sys.exit(3)
+    if how == "generator-exit":
+        raise GeneratorExit("closed")
+    if how == "asyncio":
+        raise asyncio.CancelledError()
+    raise OwnBase("own")
+
+
+@tool
+def exits_at_once() -> str:
+    """A plain tool calling sys.exit."""
+    sys.exit("bye")
+
+
+@tool
+def exits_in_a_step(ctx: Context) -> Op[str]:
+    """A step calling sys.exit."""
+
+    def leave() -> str:
+        sys.exit(4)
+
+    return (yield from ctx.step(leave))
+
+
+@tool
+async def exits_async() -> str:
+    """An async tool calling sys.exit."""
+    sys.exit(5)
+
+
+@tool
+def exits_in_a_branch(ctx: Context) -> Op[list[str]]:
+    """A branch child calling sys.exit."""
+
+    def child(c: Context) -> Op[str]:
+        yield c.log("info", "child")
+        sys.exit(6)
+
+    return (yield from ctx.branch(child))
+
+
+EXITING = [exits, exits_at_once, exits_in_a_step, exits_async, exits_in_a_branch]
+
+
 def _exception_names() -> set[str]:
     found = {
         name
@@ -111,7 +166,7 @@ async def in_memory(
 ) -> AsyncIterator[Client]:
     server_end, client_end = memory_pair()
     tools = [asks, with_context, misuses, validates, crashes]
-    serving = Server([*tools, returns_a_thing, elicits_a_dict], **server)
+    serving = Server([*tools, returns_a_thing, elicits_a_dict, *EXITING], **server)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(serving.serve, server_end)
         async with Client.connect(client_end, era=era, sampler=sampler) as client:  # type: ignore[arg-type]
@@ -174,6 +229,32 @@ async def test_eliciting_with_a_dict_says_what_elicit_takes(era: str) -> None:
     assert result.is_error
     assert result.text.startswith("elicit: takes an ElicitKey")
     assert "elicits=" in result.text
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_raising_system_exit_fails_its_call_and_the_server_goes_on(
+    era: str,
+) -> None:
+    # SystemExit (a library's sys.exit()), GeneratorExit, asyncio's
+    # CancelledError or a tool's own BaseException ended the whole server:
+    # every client's calls with it.
+    calls = [("exits", {"how": how}) for how in ("exit", "generator-exit")]
+    calls += [("exits", {"how": "asyncio"}), ("exits", {"how": "own"})]
+    calls += [(t.name, {}) for t in EXITING[1:]]
+    async with in_memory(era) as client:
+        for name, arguments in calls:
+            result = await client.call_tool(name, arguments)
+            assert result.is_error, (name, arguments)
+            assert result.text.startswith("The tool failed with an internal error")
+        assert (await client.call_tool("validates")).text == (
+            "Validation failed for Tip: tip"
+        )
+
+
+def test_ctrl_c_in_a_tool_still_stops_what_it_stops() -> None:
+    assert not exits_the_call_only(KeyboardInterrupt())
+    assert exits_the_call_only(SystemExit(1))
+    assert not exits_the_call_only(BaseExceptionGroup("g", [SystemExit(1)]))
 
 
 class Echo:
