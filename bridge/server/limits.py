@@ -95,6 +95,11 @@ class ServerLimits:
             and step results its ``requestState`` carries in every round); a
             warning is logged at 80 percent, and past it the call fails with a tool
             error.
+        max_questions_per_round: questions (``inputRequests``) one 2026-07-28
+            round asks, a call's or a task's; a call waiting on more (a
+            branch of many samples) asks the rest in its next rounds, as the
+            first are answered. Our client answers at most 64 a round
+            (``--max-questions``) and refuses a round asking more.
         round_claim_seconds: with a store, how long a 2026-07-28 round holds
             its requestState: another retry with the same state is refused as
             used meanwhile; after it (the process running the round died), a
@@ -157,6 +162,7 @@ class ServerLimits:
         return max(1, self.step_threads // 2)
 
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
+    max_questions_per_round: int = attrs.field(default=64, validator=positive)
     round_claim_seconds: float = attrs.field(default=60.0, validator=duration)
     max_request_sleep: float = attrs.field(default=30.0, validator=duration)
     task_ttl: float = attrs.field(default=3600.0, validator=duration)

@@ -6,7 +6,8 @@ A round restores the call's machine from the journal of answers so far
 reaches, and stops when nothing more can move without the client. If the call
 finished, that is the result. Otherwise the round returns ``input_required``
 with one ``inputRequests`` entry per waiting question (all concurrent branch
-questions at once) and a new sealed state.
+questions at once, up to a bound: rule "Questions per round") and a new sealed
+state.
 
 The same driver runs a task (:mod:`bridge.server.tasks`): the task's runner
 sits in the client's seat, its answers come from ``tasks/update`` instead of
@@ -32,6 +33,12 @@ Rules:
   retry (README, "What a stateless server cannot prevent"). With a store,
   the journal is kept there and the state is a one-time reference to it
   (:mod:`bridge.durable.rounds`).
+* **Questions per round.** A round asks at most
+  ``ServerLimits.max_questions_per_round`` questions (64, what our client
+  answers in one round), the first the call reached; the others wait, unasked
+  and unpinned, and the next rounds ask them (they are reached again by the
+  replay) once the first are answered. Tool code is the same in both eras: a
+  branch of 65 samples, asked live in 2025-11-25, takes two rounds here.
 * **Tolerance.** A missing response leaves its question in ``inputRequests``
   (a new ``input_required``, not an error); extra keys are ignored. A response
   that is not a valid answer (wrong shape, content outside the schema) is
@@ -75,6 +82,7 @@ arrived, with no task: :meth:`Round.now`. The rest is :meth:`Round.rest`'s.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import time
@@ -820,9 +828,16 @@ class Round:
         state = self.server.sealer.seal(sealed, purpose=self.purpose)
         return InputRequired(self.input_requests(), state)
 
+    def _asking(self) -> list[tuple[str, tuple[str, PeerQuestion[Any]]]]:
+        """The waiting questions this round asks, by wire key: the first the
+        call reached, at most ``max_questions_per_round`` (rule "Questions per
+        round"); the rest are asked by a later round."""
+        bound = self.server.limits.max_questions_per_round
+        return list(itertools.islice(self.pending.items(), bound))
+
     def input_requests(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
-        for wire, (key, question) in self.pending.items():
+        for wire, (key, question) in self._asking():
             method, params = question_request(question, self.scope, key)
             entry: dict[str, Any] = {"method": method}
             if params is not None:
@@ -836,5 +851,5 @@ class Round:
         assert machine is not None
         return {
             wire: [key, machine.digest(key)]
-            for wire, (key, _question) in self.pending.items()
+            for wire, (key, _question) in self._asking()
         }
