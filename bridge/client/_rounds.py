@@ -70,8 +70,8 @@ async def retry_params(
         RemoteProtocolError: a malformed round (an entry with no method, or
             whose params are not an object), or one asking more than
             ``max_questions`` (each may cost a model call or the user's time:
-            none is answered): ``answers.max_questions``. Every entry is
-            checked before any is answered.
+            none is answered): ``answers.max_questions``, named as the
+            caller sets it. Every entry is checked before any is answered.
     """
     requests: Any = result.get("inputRequests") or {}
     if not isinstance(requests, dict):
@@ -80,7 +80,8 @@ async def retry_params(
     if asked > answers.max_questions:
         raise RemoteProtocolError(
             f"the server asked {asked} questions in one round; the client "
-            f"answers at most {answers.max_questions} (max_questions)"
+            f"answers at most {answers.max_questions} (--max-questions, or "
+            f"connect(max_questions=))"
         )
     asking = [
         _question(key, entry) for key, entry in cast(dict[str, Any], requests).items()

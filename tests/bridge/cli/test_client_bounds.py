@@ -244,7 +244,8 @@ def test_max_questions_is_the_callers_to_set() -> None:
     done = call(HOSTILE, "flood", "--era", "2026-07-28", "--max-questions", "2")
     assert one_error_line(done) == (
         "yieldmcp: error: the server broke the protocol: the server asked 1000 "
-        "questions in one round; the client answers at most 2 (max_questions)"
+        "questions in one round; the client answers at most 2 (--max-questions, "
+        "or connect(max_questions=))"
     )
 
 

@@ -373,7 +373,7 @@ async def test_a_round_of_a_thousand_questions_is_refused_unanswered() -> None:
                 await client.call_tool("flood")
     assert str(caught.value) == (
         "the server asked 1000 questions in one round; the client answers at most "
-        "64 (max_questions)"
+        "64 (--max-questions, or connect(max_questions=))"
     )
     assert Counting.asked == 0
 
