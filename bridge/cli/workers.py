@@ -392,10 +392,21 @@ class _Supervisor:
             )
 
     async def _kill_the_silent(self, nursery: trio.Nursery) -> None:
-        """Kill a serving worker not heard from for :attr:`timeout` seconds."""
+        """Kill a serving worker not heard from for :attr:`timeout` seconds.
+
+        A parent that did not run itself for a while (stopped: Ctrl-Z, a
+        debugger, ``docker pause``) has the workers' lines of that time
+        still unread in the pipe, and judged them silent: it gives every
+        worker a whole timeout again from its own waking instead."""
+        interval = self.timeout / BEATS_PER_TIMEOUT
+        woke = trio.current_time()
         while not self.stopping:
-            await trio.sleep(self.timeout / BEATS_PER_TIMEOUT)
-            now = trio.current_time()
+            await trio.sleep(interval)
+            now, slept = trio.current_time(), trio.current_time() - woke
+            woke = now
+            if slept > interval + self.timeout / 2:
+                self._heard = dict.fromkeys(self._heard, now)
+                continue
             for index, heard in self._heard.items():
                 process = self.processes[index]
                 if now - heard <= self.timeout or process.returncode is not None:

@@ -187,6 +187,22 @@ async def test_a_stopped_worker_is_killed_reported_and_stops_the_rest() -> None:
     assert b"Traceback" not in running.log
 
 
+async def test_a_parent_stopped_a_while_does_not_kill_its_workers() -> None:
+    # Resumed (Ctrl-Z then fg, a debugger), it judged the workers before it
+    # read what they had said meanwhile, and killed one most times.
+    async with workers(2, "--worker-timeout", "1") as running:
+        running.process.send_signal(signal.SIGSTOP)
+        await trio.sleep(3)
+        running.process.send_signal(signal.SIGCONT)
+        await trio.sleep(2)
+        assert all(_alive(pid) for pid in running.pids)
+        assert running.process.returncode is None
+        running.process.send_signal(signal.SIGTERM)
+        with trio.fail_after(30):
+            assert await running.finish() == 0
+    assert b"has not run" not in running.log
+
+
 async def test_idle_workers_are_heard_and_not_killed() -> None:
     async with workers(2, "--worker-timeout", "1") as running:
         await trio.sleep(3)  # three timeouts with nothing to do
