@@ -178,8 +178,7 @@ class TerminalForm:
         self._header(request, "Open a link")
         url = request.url or ""
         self._write(f"  URL:  {printable_line(url, most=MAX_LINE_SHOWN)}")
-        site = printable_line(urlsplit(url).netloc, most=MAX_LINE_SHOWN)
-        self._write(f"  site: {site or '(none)'}")
+        self._write(f"  site: {_site(url)}")
         self._write("Nothing is opened for you; open the URL yourself if you agree.")
         while True:
             line = await self._read_line(f"Consent? yes / no ({CANCEL} to cancel): ")
@@ -311,3 +310,31 @@ def line_reader(lines: Iterable[str], *, echo: Write | None = None) -> ReadLine:
         return line
 
     return read_line
+
+
+def _site(url: str) -> str:
+    """The host a consent URL takes the person to, as they must read it: not
+    what stands before an ``@`` (``https://accounts.google.com@evil.example``
+    goes to evil.example), and a name in letters other than ASCII in the
+    ASCII form a browser's address bar may show (``\\u0430pple.com``, its first
+    letter Cyrillic, is ``xn--pple-43d.com``)."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:  # an unclosed IPv6 bracket, a port that is no number
+        return "(none: the URL cannot be read)"
+    if not host:
+        return "(none)"
+    shown = host
+    if not host.isascii():
+        try:
+            ascii_name = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            ascii_name = "(no ASCII form)"
+        shown = f"{ascii_name} (written {host!r}: not only ASCII letters)"
+    if port is not None:
+        shown = f"{shown}, port {port}"
+    if "@" in parts.netloc:
+        before = parts.netloc.rpartition("@")[0]
+        shown += f" (not {before!r}: that is written before its @)"
+    return printable_line(shown, most=MAX_LINE_SHOWN)

@@ -259,6 +259,32 @@ async def test_url_mode_shows_the_full_url_and_its_site() -> None:
     assert any("Nothing is opened for you" in line for line in out)
 
 
+@pytest.mark.parametrize(
+    ("url", "site"),
+    [
+        # What stands before an @ is no site: the browser goes to evil.example.
+        (
+            "https://accounts.google.com@evil.example/login",
+            "evil.example (not 'accounts.google.com': that is written before its @)",
+        ),
+        # A Cyrillic first letter: the ASCII form a browser may show instead.
+        (
+            "https://\u0430pple.com/",
+            "xn--pple-43d.com (written '\u0430pple.com': not only ASCII letters)",
+        ),
+        ("https://Auth.Example.com:8443/x", "auth.example.com, port 8443"),
+        ("https://[::1/", "(none: the URL cannot be read)"),
+        ("mailto:someone", "(none)"),
+    ],
+)
+async def test_url_mode_shows_the_host_the_url_really_goes_to(
+    url: str, site: str
+) -> None:
+    request = ElicitationRequest(message="Sign in", mode="url", url=url)
+    _, out = await fill(["no"], request)
+    assert f"  site: {site}" in out
+
+
 # --- stdin ----------------------------------------------------------------------------
 
 
