@@ -152,6 +152,7 @@ class McpHttpApp:
         self.guard = guard or Guard()
         self.limits = limits or HttpLimits()
         self._bodies = _asgi.BodyBudget(self.limits.body_budget)
+        self._memory = _asgi.BodyBudget(self.limits.requests_memory)
         self.legacy = LegacyEndpoint(server, self.limits, nursery)
         self._nursery = nursery
         self._attended: object = None  # the verifier given the nursery
@@ -251,7 +252,24 @@ class McpHttpApp:
         parsed = await self._read_message(scope, headers, receive, send)
         if parsed is None:
             return
-        message, data = parsed
+        message, data, held = parsed
+        try:
+            await self._answer_post(
+                headers, era, principal, message, data, receive, send
+            )
+        finally:
+            self._memory.give(held)
+
+    async def _answer_post(
+        self,
+        headers: Mapping[str, str],
+        era: Era | None,
+        principal: Principal | None,
+        message: Message,
+        data: bytes,
+        receive: Receive,
+        send: Send,
+    ) -> None:
         if principal is not None and not await _protect.check_scopes(
             self.server, principal, message, send
         ):
@@ -297,8 +315,10 @@ class McpHttpApp:
 
     async def _read_message(
         self, scope: Scope, headers: Mapping[str, str], receive: Receive, send: Send
-    ) -> tuple[Message, bytes] | None:
-        """The POSTed JSON-RPC message, or None after answering an error."""
+    ) -> tuple[Message, bytes, int] | None:
+        """The POSTed JSON-RPC message, and the memory it holds of
+        ``requests_memory`` (given back by the caller once it is answered),
+        or None after answering an error."""
         if not json_content_type(headers):
             await _plain(send, 415, "Unsupported Media Type: use application/json")
             return None
@@ -332,16 +352,37 @@ class McpHttpApp:
             return None
         except _asgi.Disconnected:
             return None
+        held = _asgi.estimated_memory(data)  # reckoned before it is read
+        if held > self._memory.limit:
+            await _plain(
+                send,
+                413,
+                f"Payload Too Large: read, this request would take about "
+                f"{held / 2**20:.0f} MiB of memory, more than the server's "
+                f"requests_memory ({self._memory.limit / 2**20:.0f} MiB)",
+            )
+            return None
+        try:
+            self._memory.take(held)
+        except _asgi.BodiesBusy:
+            await _plain(
+                send,
+                503,
+                "Service Unavailable: the requests being answered take the "
+                "memory set for them",
+                retry_after="1",
+            )
+            return None
         message = parse(data)
+        if isinstance(message, Request | Notification | Response | ErrorResponse):
+            return message, data, held
+        self._memory.give(held)
         if isinstance(message, Invalid):
             body = _asgi.error_body(message.id, message.error)
             await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
-            return None
-        if not isinstance(message, Request | Notification | Response | ErrorResponse):
-            # A response we cannot use (parse says: do not answer it in JSON-RPC).
+        else:  # a response we cannot use (parse says: do not answer it in JSON-RPC)
             await _plain(send, 400, "Bad Request: unusable JSON-RPC response")
-            return None
-        return message, data
+        return None
 
 
 def _offered_version(message: Message) -> str | None:

@@ -29,6 +29,13 @@ class HttpLimits:
             ``Retry-After``. Bodies are read before their session is known,
             so ``session_bytes`` cannot count them. Default: 64 MiB, and at
             least 16 times ``max_body``; never less than ``max_body``.
+        requests_memory: bytes of memory the requests being answered may
+            take once read, on all connections together, as estimated from
+            their JSON before it is read (a small value takes many times its
+            bytes: 4 MiB of ``{},`` took 100 MiB), held from the read until
+            the request is answered (a 2025-11-25 call: until its POST's
+            response ends). A request whose estimate alone is over it: 413;
+            one that does not fit beside the others: 503 with ``Retry-After``.
         body_timeout: seconds a request body may take to arrive (then 408),
             and a response write may stall (a peer that stopped reading: the
             connection closes).
@@ -98,6 +105,8 @@ class HttpLimits:
     bodies_bytes: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(positive)
     )
+
+    requests_memory: int = attrs.field(default=256 * 1024 * 1024, validator=positive)
 
     @property
     def body_budget(self) -> int:

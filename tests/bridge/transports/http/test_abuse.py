@@ -436,6 +436,60 @@ async def test_bodies_declared_large_and_not_sent_lock_no_one_out() -> None:
     assert answered.startswith(b"HTTP/1.1 400"), answered  # read: not JSON-RPC
 
 
+def _quiet_call(raw: Raw, seconds: float, junk: int) -> tuple[str, dict[str, str]]:
+    """A 2026-07-28 ``quiet`` call carrying ``junk`` empty objects: about 99
+    bytes of memory each once read, 3 on the wire."""
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "junk": [{}] * junk,
+    }
+    params = {"name": "quiet", "arguments": {"seconds": seconds}, "_meta": envelope}
+    body = json.dumps(raw.request(1, "tools/call", params), separators=(",", ":"))
+    return body, raw.headers(mcp_method="tools/call", mcp_name="quiet")
+
+
+async def test_the_memory_of_requests_being_answered_is_bounded() -> None:
+    # bodies_bytes counted bytes while they came, and gave them back once
+    # read: 10 calls of 4 MiB of {}, each holding its parsed message while it
+    # ran, took the server from 44 to 1,172 MiB, any client, no token.
+    limits = _limits(requests_memory=2 * 1024 * 1024)
+    async with served(server(), limits=limits) as url, httpx.AsyncClient() as http:
+        raw = Raw(http, url, era=MODERN)
+        held, headers = _quiet_call(raw, 1.5, 20_000)  # ~1.9 MiB once read
+        brief, _ = _quiet_call(raw, 0.01, 20_000)
+        huge, _ = _quiet_call(raw, 0.01, 30_000)  # ~2.8 MiB: never fits
+        junk = held.replace('"jsonrpc"', '"jsonrpx"')  # refused once read
+        with trio.fail_after(20):
+            async with trio.open_nursery() as nursery:
+
+                async def hold() -> None:
+                    answer = await http.post(url, content=held, headers=headers)
+                    assert b"rested" in answer.content
+
+                nursery.start_soon(hold)
+                await trio.sleep(0.7)  # (read, and its step running)
+                beside = await http.post(url, content=brief, headers=headers)
+                too_big = await http.post(url, content=huge, headers=headers)
+            refused = [await http.post(url, content=junk, headers=headers)]
+            refused += [await http.post(url, content=junk, headers=headers)]
+            after = await http.post(url, content=brief, headers=headers)
+    assert beside.status_code == 503, beside.text
+    assert beside.headers["retry-after"] == "1"
+    assert beside.text.endswith(
+        "the requests being answered take the memory set for them"
+    )
+    assert too_big.status_code == 413, too_big.text
+    assert re.fullmatch(
+        r"Payload Too Large: read, this request would take about 3 MiB of memory, "
+        r"more than the server's requests_memory \(2 MiB\)",
+        too_big.text,
+    ), too_big.text
+    assert [r.status_code for r in refused] == [400, 400]
+    assert after.status_code == 200  # all was given back
+    assert b"rested" in after.content
+
+
 async def _raw_lines(response: httpx.Response) -> bytes:
     """Everything the stream sends until it ends."""
     return b"".join([chunk async for chunk in response.aiter_raw()])

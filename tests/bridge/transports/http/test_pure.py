@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import itertools
+import tracemalloc
 from typing import Any
 
+import pydantic_core
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -27,7 +29,7 @@ from bridge.transports.headers import (
     header_params,
     http_status,
 )
-from bridge.transports.http.asgi import SseResponse
+from bridge.transports.http.asgi import SseResponse, estimated_memory
 from bridge.transports.http.events import (
     STANDALONE,
     EventsLost,
@@ -576,3 +578,33 @@ def test_a_bodies_budget_below_the_largest_body_is_refused() -> None:
     # A larger max_body alone raises the default with it.
     assert HttpLimits().body_budget == 64 * 1024 * 1024
     assert HttpLimits(max_body=100 << 20).body_budget == 1600 << 20
+
+
+_SHAPES = {
+    "empty objects": "{}",
+    "empty arrays": "[]",
+    "small ints": "1",
+    "large ints": "123456789",
+    "floats": "1.5",
+    "nulls": "null",
+    "one-letter strings": '"a"',
+    "one-member objects": '{"a":1}',
+    "two-member objects": '{"a":1,"b":"x"}',
+    "arrays of one": "[1]",
+}
+
+
+@pytest.mark.parametrize("item", _SHAPES.values(), ids=list(_SHAPES))
+def test_a_requests_memory_is_reckoned_near_what_reading_it_takes(item: str) -> None:
+    # The budget of requests_memory counts this, before the JSON is read:
+    # never much below what reading it takes (a shape it undercounts a lot
+    # would let a client past the bound), never absurdly above.
+    data = ("[" + ",".join([item] * 50_000) + "]").encode()
+    tracemalloc.start()
+    try:
+        value = pydantic_core.from_json(data)
+        taken, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del value
+    assert 0.8 * taken <= estimated_memory(data) <= 10 * taken + 64 * 1024
