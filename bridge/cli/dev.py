@@ -38,8 +38,10 @@ only marks the run changed for each page, and each page's stream sends the
 runs it has not seen since its last event, at most every :data:`REFRESH`
 seconds, latest first; a busy run is never serialised once per log line. A
 large run is sent less often: after sending N bytes a stream waits N /
-:data:`PACE` seconds, so a run whose picture is a megabyte, changing all the
-time, costs the server and the browser 2 MiB a second, not ten times its size.
+:data:`PACE` seconds times the pages open, so a run whose picture is a
+megabyte, changing all the time, costs the server 2 MiB a second however
+many pages show it, not ten times its size per page; at most
+:data:`MAX_PAGES` pages are open at once.
 The page shows the first 4,096 characters of one text (a log's data, a
 result, a description), counts the rest, and offers the whole as a download.
 """
@@ -99,8 +101,12 @@ REFRESH = 0.1
 """Seconds a page's stream waits after an event, so that the changes to a
 busy run go out together."""
 PACE: Final = 2 << 20
-"""Bytes a second a page's stream sends, at most, on average (it waits
-longer than :data:`REFRESH` after sending more than a fifth of this)."""
+"""Bytes a second the pages' streams send together, at most, on average
+(each waits longer than :data:`REFRESH` after sending more than a fifth of
+this, shared among the pages open)."""
+MAX_PAGES: Final = 8
+"""Pages (event streams) open at once; one more is refused (503). Each holds
+what it is sending, the whole state when it opens, until it is read."""
 
 _ASSETS: Final = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -646,6 +652,10 @@ class DevApp:
         return await _plain(send, 404, "no such question (answered already?)")
 
     async def _events(self, receive: Receive, send: Send) -> None:
+        if len(self._hearings) >= MAX_PAGES:
+            return await _plain(
+                send, 503, f"{MAX_PAGES} pages are open already: close one"
+            )
         await send(
             {
                 "type": "http.response.start",
@@ -685,8 +695,8 @@ class DevApp:
                         if run is not None:  # (else the page forgot it)
                             event = {"type": "run", "run": run.as_json()}
                             sent += await _event(send, event)
-                    # What changes meanwhile goes together.
-                    await trio.sleep(max(REFRESH, sent / PACE))
+                    # What changes meanwhile goes together; the pages share PACE.
+                    await trio.sleep(max(REFRESH, sent * len(self._hearings) / PACE))
 
 
 class _TooLarge(Exception):

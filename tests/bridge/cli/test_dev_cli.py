@@ -220,6 +220,50 @@ def test_a_busy_large_run_is_sent_at_the_pace_not_every_refresh() -> None:
     assert sent >= 2 * size  # and the page was kept up to date
 
 
+def test_pages_share_the_pace_and_their_number_is_bounded() -> None:
+    # The pace was per page: 40 pages of one busy run took 54 MiB/s, and
+    # 40 stalled ones 2.3 GB, each holding a copy of the whole state.
+    from bridge.cli.dev import MAX_PAGES, PACE
+
+    with _running_dev(str(TOOLS)) as (http, _logged):
+        received: list[int] = []
+        opened = threading.Semaphore(0)
+
+        def listen() -> None:
+            with (
+                contextlib.suppress(httpx.HTTPError),
+                http.stream("GET", "/api/events") as events,
+            ):
+                opened.release()
+                for chunk in events.iter_raw():
+                    received.append(len(chunk))
+
+        for _ in range(MAX_PAGES):
+            threading.Thread(target=listen, daemon=True).start()
+        for _ in range(MAX_PAGES):
+            assert opened.acquire(timeout=30)
+        one_more = http.get("/api/events", timeout=10)  # (was a stream: read timeout)
+        made = http.post(
+            "/api/run", json={"tool": "busy", "arguments": {"n": 1500, "size": 4000}}
+        )
+        assert made.status_code == 200
+        began = time.monotonic()
+        time.sleep(6)
+        seconds = time.monotonic() - began
+        run = next(
+            r
+            for r in http.get("/api/state").json()["runs"]
+            if r["id"] == made.json()["id"]
+        )
+        size = len(json.dumps(run))
+        sent = sum(received)
+    assert one_more.status_code == 503
+    assert one_more.text == f"{MAX_PAGES} pages are open already: close one"
+    # At most what the pace allows all pages together, and each page's one
+    # large event sent before its first wait.
+    assert sent <= PACE * seconds + 2 * MAX_PAGES * size, (sent, seconds, size)
+
+
 def test_deeply_nested_json_is_a_400_in_one_line() -> None:
     # It was a 500, and a RecursionError's traceback on stderr.
     deep = b"[" * 100_000 + b"]" * 100_000
