@@ -36,6 +36,8 @@ from the concept folders where they live:
   :class:`Unresolvable`), an effect's digest
   (:func:`digest`), an elicitation form's schema (:func:`elicitation_schema`),
   a JSON Schema with no non-finite ``default`` (:func:`sendable_schema`),
+  how deep a JSON-RPC message may nest and still be read
+  (:data:`MAX_MESSAGE_DEPTH`, :func:`nesting`, :func:`nested_too_deep`),
   and the problems of a model's tool calls (:func:`tool_call_problems`).
 
 No name is exported both here and from :mod:`runtime`.
@@ -144,6 +146,9 @@ from .wire.check import plain_form_content as plain_form_content
 from .wire.check import plain_form_properties as plain_form_properties
 from .wire.check import plain_requested_schema as plain_requested_schema
 from .wire.check import tagged_model as tagged_model
+from .wire.depth import MAX_MESSAGE_DEPTH as MAX_MESSAGE_DEPTH
+from .wire.depth import nested_too_deep as nested_too_deep
+from .wire.depth import nesting as nesting
 from .wire.schemas import offline_validator as offline_validator
 from .wire.sendable import sendable_schema as sendable_schema
 from .wire.sendable import unsendable as unsendable
@@ -153,6 +158,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JOURNAL_FORMAT",
+    "MAX_MESSAGE_DEPTH",
     "Ask",
     "AskPeer",
     "AtOnce",
@@ -240,6 +246,8 @@ __all__ = [
     "drive",
     "effect_kind",
     "elicitation_schema",
+    "nested_too_deep",
+    "nesting",
     "notice_record",
     "patch_record",
     "offline_validator",

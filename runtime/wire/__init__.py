@@ -9,7 +9,9 @@ MCP's shapes, and its plain answers, recognised without any era's models) and
 :func:`offline_validator` (a JSON Schema validator that fetches no
 ``$ref``), and what no JSON message can carry (:mod:`.sendable`:
 :func:`sendable_schema`, a schema with no non-finite ``default``, and
-:func:`unsendable`, the first non-finite number or lone surrogate in a value),
+:func:`unsendable`, the first non-finite number or lone surrogate in a value)
+and how deep a JSON-RPC message may nest and still be read (:mod:`.depth`:
+:data:`MAX_MESSAGE_DEPTH`, :func:`nesting`, :func:`nested_too_deep`),
 which ``encoders``, ``decoders`` and ``bridge`` use through
 :mod:`runtime.lowlevel`.
 
