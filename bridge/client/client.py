@@ -173,7 +173,8 @@ class Client:
         self.outputs = OutputSchemas(max_listing) if validate_output else None
         if self.outputs is not None:
             self.answers.on_tools_changed = self.outputs.forget
-        self.session = Session(transport, self.answers)
+        # Our calls wait: a reply it cannot match fails them, not hangs them.
+        self.session = Session(transport, self.answers, fail_unmatched=True)
         self.log_level = log_level
         self.client_info = dict(client_info or {"name": "yieldmcp", "version": "0"})
         self.max_rounds = max_rounds

@@ -15,6 +15,7 @@ Batches are refused: MCP since 2025-06-18 sends one message per frame.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Mapping
@@ -24,12 +25,14 @@ import attrs
 import pydantic_core
 
 from runtime.errors import LocalProtocolError
+from runtime.lowlevel import MAX_MESSAGE_DEPTH
 
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
+    "NESTED_TOO_DEEP",
     "PARSE_ERROR",
     "ErrorData",
     "ErrorResponse",
@@ -104,18 +107,31 @@ class ErrorResponse:
 @final
 @attrs.frozen
 class Invalid:
-    """Input we must answer with ``error`` (echoing ``id`` when we could read it)."""
+    """Input we must answer with ``error`` (echoing ``id`` when we could read it).
+
+    ``lost``: it is JSON nested too deep to read, and whether it was a reply,
+    and to which request, could not be found either; a request it may have
+    answered would wait for ever, so the session fails those it waits on.
+    """
 
     id: RequestId | None
     error: ErrorData
+    lost: bool = False
 
 
 @final
 @attrs.frozen
 class Ignored:
-    """A response-shaped message we cannot use and must not answer."""
+    """A message we cannot use and must not answer: a response (or a
+    notification nested too deep to read).
+
+    ``answers``: the id of the request it is the response to, when that could
+    be read though the rest could not (JSON nested too deep): that request
+    fails, saying ``reason``, rather than waits for a reply that has come.
+    """
 
     reason: str
+    answers: RequestId | None = None
 
 
 Message: TypeAlias = Request | Notification | Response | ErrorResponse
@@ -141,16 +157,29 @@ def parse(data: bytes | str) -> Message | Invalid | Ignored:
     ``JSON.stringify`` writes for a broken string) is read as U+FFFD: the JSON
     grammar allows it, Unicode text cannot hold it, and refusing the whole
     message would leave the request it answers waiting for ever.
+
+    JSON nested deeper than :data:`~runtime.lowlevel.MAX_MESSAGE_DEPTH` levels
+    (the parser's limit) is refused saying so, and, for the same reason, its
+    id is looked for with Python's ``json``, which reads deeper (up to its
+    recursion limit; the transport has bounded the message's size already):
+    a request is answered ``-32700`` with its id, a response is
+    :class:`Ignored` naming the request it answers, a notification is
+    :class:`Ignored`; one whose id cannot be found is :class:`Invalid` and
+    ``lost``.
     """
     try:
         value: Any = pydantic_core.from_json(data)
-    except ValueError:
+    except ValueError as exc:
         raw = data.encode() if isinstance(data, str) else data
+        if _TOO_DEEP in str(exc):
+            return _too_deep(raw)
         if b"\\ud" not in raw.lower():
             return Invalid(None, ErrorData(PARSE_ERROR, "Parse error: not valid JSON"))
         try:
             value = pydantic_core.from_json(_SURROGATE_ESCAPE.sub(_lone_to_fffd, raw))
-        except ValueError:
+        except ValueError as again:
+            if _TOO_DEEP in str(again):
+                return _too_deep(raw)
             return Invalid(None, ErrorData(PARSE_ERROR, "Parse error: not valid JSON"))
     if not isinstance(value, dict):
         kind = (
@@ -158,6 +187,41 @@ def parse(data: bytes | str) -> Message | Invalid | Ignored:
         )
         return Invalid(None, ErrorData(INVALID_REQUEST, f"Invalid request: {kind}"))
     return _classify(cast("dict[str, Any]", value))
+
+
+_TOO_DEEP: Final = "recursion limit exceeded"  # pydantic_core's (jiter's) words
+
+_DEEPER: Final = (
+    f"nested deeper than {MAX_MESSAGE_DEPTH} levels, the most a message may"
+)
+
+NESTED_TOO_DEEP: Final = f"Parse error: JSON {_DEEPER}"
+"""Why a message nested past the parser's depth was refused."""
+
+
+def _too_deep(raw: bytes) -> Invalid | Ignored:
+    """A message ``pydantic_core`` refused as nested too deep: what its
+    envelope says, read by ``json`` (see :func:`parse`)."""
+    error = ErrorData(PARSE_ERROR, NESTED_TOO_DEEP)
+    try:
+        value: Any = json.loads(raw)
+    except (ValueError, RecursionError):
+        return Invalid(None, error, lost=True)
+    if not isinstance(value, dict):
+        return Invalid(None, error)  # not a message: a batch, say
+    envelope = cast("dict[str, Any]", value)
+    raw_id = envelope.get("id")
+    if isinstance(envelope.get("method"), str):
+        if "id" not in envelope:
+            return Ignored(f"a notification {_DEEPER}")
+        return Invalid(raw_id if _is_id(raw_id) else None, error)
+    if "result" in envelope or "error" in envelope:
+        reason = f"a response {_DEEPER}"
+        request_id = coerce_id(raw_id)
+        if request_id is None:
+            return Invalid(None, error, lost=True)
+        return Ignored(reason, answers=request_id)
+    return Invalid(raw_id if _is_id(raw_id) else None, error)
 
 
 _SURROGATE_ESCAPE: Final = re.compile(

@@ -31,6 +31,21 @@ answered with an error (JSON-RPC says so) and the session goes on: a stray
 line (a ``print`` in a stdio server) must not end it. Whose reply it was, if
 it was one, is unknown, so while we wait for replies it is logged (once a
 session); a request that then fails because the peer left says it came.
+
+JSON nested past the parser's depth is no stray line: it is a message, and
+no request it answers may wait for ever (:func:`~bridge.jsonrpc.messages.parse`
+looks for its id). A reply to one of our requests fails that request at once
+(:class:`~runtime.errors.RemoteProtocolError`); a request is answered
+``-32700`` with its id. Two messages name no request we can find: one nested
+too deep whose id cannot be found either, and an error reply with no id (the
+peer could not read a message of ours, nor its id). With ``fail_unmatched``
+(the MCP client's sessions: what waits is the user's call, and our own
+messages are valid JSON a reader takes, so such a message is the peer's
+trouble with one of them) each fails every request we wait on, saying why,
+and the session goes on. Without it (the server's: a client may send junk,
+and junk must not fail a call of its that runs) the first is logged as any
+unreadable message, the second at debug level, and the server's questions to
+the client stay bounded by their own timeouts.
 """
 
 from __future__ import annotations
@@ -137,6 +152,9 @@ class Session:
         cancel_grace: seconds allowed for sending ``notifications/cancelled``.
         drain_timeout: after the transport ends, seconds to let incoming
             requests that do not need the peer finish.
+        fail_unmatched: a message that may answer a request of ours but
+            names none we can find fails every request we wait on (see the
+            module doc).
     """
 
     def __init__(
@@ -147,6 +165,7 @@ class Session:
         request_timeout: float | None = None,
         cancel_grace: float = 1.0,
         drain_timeout: float = 5.0,
+        fail_unmatched: bool = False,
     ) -> None:
         if (
             getattr(handler, "begin_request", None) is not None
@@ -156,6 +175,7 @@ class Session:
         self.transport = transport
         self.handler = handler
         self.drain_timeout = drain_timeout
+        self.fail_unmatched = fail_unmatched
         self._feed = feed = Feed(self._dispatch_now)
         self._out = out = Outbound(
             transport,
@@ -286,8 +306,16 @@ class Session:
                 if self.tap is not None:
                     self.tap.notified(message)
                 await self.handler.handle_notification(message, self)
-            case Invalid(id=request_id, error=error):
-                if request_id is None:
+            case Invalid(id=request_id, error=error, lost=lost):
+                if lost and self.fail_unmatched and self._out.pending:
+                    self._out.fail_all(
+                        RemoteProtocolError(
+                            f"the peer sent a message that cannot be read, "
+                            f"perhaps the reply ({error.message}; its id "
+                            f"cannot be found either)"
+                        )
+                    )
+                elif request_id is None:
                     self._unreadable = self._unreadable or error.message
                     if self._out.pending:
                         self._say_unreadable(error)
@@ -335,11 +363,38 @@ class Session:
                     self._out.settle(
                         raw_id, error=PeerError(error.code, error.message, error.data)
                     )
-            case Ignored(reason=reason):
-                log.debug("ignored a message from the peer: %s", reason)
+                elif self.fail_unmatched and self._out.pending:
+                    self._fail_unnamed(error)
+                else:
+                    log.debug("an error naming no request: %s", error.message)
+            case Ignored(reason=reason, answers=request_id):
+                if request_id is None:
+                    log.debug("ignored a message from the peer: %s", reason)
+                else:  # a reply we cannot read: its request fails, not waits
+                    why = f"the reply cannot be read: {reason}"
+                    self._out.settle(request_id, error=RemoteProtocolError(why))
             case _:
                 return False
         return True
+
+    def _fail_unnamed(self, error: ErrorData) -> None:
+        """An error reply with no id: the peer could not read a message we
+        sent. Every request we wait on fails with it (see the module doc)."""
+        log.warning(
+            "the peer answered with an error naming no request (%s %s); the "
+            "%d request(s) waiting on it fail",
+            error.code,
+            error.message,
+            len(self._out.pending),
+        )
+        self._out.fail_all(
+            PeerError(
+                error.code,
+                f"{error.message} (an error naming no request: the peer could "
+                f"not read a message sent to it, perhaps this request)",
+                error.data,
+            )
+        )
 
     def _start_request(self, request: Request) -> None:
         assert self._nursery is not None

@@ -13,6 +13,10 @@ with ERA ``legacy`` (``initialize``) or ``modern`` (``server/discover``).
   characters, without end; tool ``count`` says how many pages were read.
 * ``loglevels``: tool ``t`` sends log notices whose ``level`` or ``logger``
   is not a string, then one that is, then its result.
+* ``deep N``: tool ``t``'s result holds JSON nested ``N`` levels deep (valid
+  JSON, past what the client's parser reads).
+* ``unnamed``: tool ``t`` is answered with ``-32700`` naming no id, as a
+  server that could not read the request says.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ if SCENARIO == "redos":
     }
 ASK = {"k": {"method": "elicitation/create", "params": [1, 2]}}
 lists = 0
+NO_ANSWER = object()
 
 
 def send(message: dict[str, Any]) -> None:
@@ -79,6 +84,17 @@ def answer(request: dict[str, Any]) -> Any:
             for params in [*odd, {"level": "warning", "logger": "l"}]:
                 log = {"method": "notifications/message", "params": params}
                 send({"jsonrpc": "2.0", **log, "params": {**params, "data": "d"}})
+        if SCENARIO == "deep":  # written by hand: json.dumps stops at ~1000
+            nested = "[" * N + "1" + "]" * N
+            result = f'{{"content":[],"structuredContent":{{"n":{nested}}}}}'
+            head = f'{{"jsonrpc":"2.0","id":{json.dumps(request["id"])},"result":'
+            sys.stdout.write(head + result + "}\n")
+            sys.stdout.flush()
+            return NO_ANSWER
+        if SCENARIO == "unnamed":
+            error = {"code": -32700, "message": "Parse error"}
+            send({"jsonrpc": "2.0", "id": None, "error": error})
+            return NO_ANSWER
         if SCENARIO == "params":
             return {"resultType": "input_required", "inputRequests": ASK}
         if SCENARIO == "task-params":
@@ -99,6 +115,8 @@ for line in sys.stdin:
     if "id" not in request:
         continue
     result = answer(request)
+    if result is NO_ANSWER:
+        continue
     if result is None:
         error = {"code": -32601, "message": "Method not found"}
         send({"jsonrpc": "2.0", "id": request["id"], "error": error})

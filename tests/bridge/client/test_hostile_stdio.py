@@ -21,7 +21,7 @@ import trio
 
 from bridge.client import connect
 from bridge.elicit import Always
-from runtime.errors import RemoteProtocolError
+from runtime.errors import PeerError, RemoteProtocolError
 from tests.helpers import ROOT
 
 HOSTILE = [sys.executable, str(ROOT / "tests/bridge/client/hostile_stdio.py")]
@@ -104,3 +104,45 @@ async def test_log_notices_not_of_the_specs_shape_are_not_shown(era: str) -> Non
             result = await client.call_tool("t")
     assert not result.is_error
     assert logged == [("warning", "d", "l")]
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("depth", [300, 5000], ids=["id-read", "id-lost"])
+async def test_a_reply_nested_past_the_parser_fails_its_call_at_once(
+    era: str, depth: int
+) -> None:
+    # Valid JSON past pydantic_core's 200 levels: the client warned "not
+    # valid JSON" and the call waited for ever. Python's json finds the id
+    # (300); past its reach too (5000), every request waiting fails.
+    wire = "modern" if era != "legacy" else "legacy"
+    with trio.fail_after(20):
+        async with connect([*HOSTILE, wire, "deep", str(depth)], era=era) as client:
+            with pytest.raises(RemoteProtocolError) as caught:
+                await client.call_tool("t")
+    if depth == 300:
+        assert str(caught.value) == (
+            "the reply cannot be read: a response nested deeper than 200 "
+            "levels, the most a message may"
+        )
+    else:
+        assert str(caught.value) == (
+            "the peer sent a message that cannot be read, perhaps the reply "
+            "(Parse error: JSON nested deeper than 200 levels, the most a "
+            "message may; its id cannot be found either)"
+        )
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_an_error_naming_no_request_fails_the_call_waiting(era: str) -> None:
+    # -32700 with no id: the server could not read the request, nor its id.
+    # The call waited for ever.
+    wire = "modern" if era != "legacy" else "legacy"
+    with trio.fail_after(20):
+        async with connect([*HOSTILE, wire, "unnamed"], era=era) as client:
+            with pytest.raises(PeerError) as caught:
+                await client.call_tool("t")
+    assert caught.value.code == -32700
+    assert caught.value.message == (
+        "Parse error (an error naming no request: the peer could not read a "
+        "message sent to it, perhaps this request)"
+    )
