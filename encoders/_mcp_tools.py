@@ -5,9 +5,11 @@ the ``outputSchema`` the tool's return annotation gives, as the official SDK's
 ``MCPServer`` makes it: :mod:`encoders._mcp_output`) and what a call returns:
 :func:`tool_result` (text, content blocks including MCP resources, and
 structured data beside a text block, as the era allows) and
-:func:`tool_error`. Every payload passes :func:`~encoders._mcp_wire.checked`
-before it is returned: what is not valid by construction is validated
-against the era's official model.
+:func:`tool_error`; a result nested deeper than its place in a message
+leaves (:data:`RESULT_DEPTH`), which the client could not read, is refused.
+Every payload passes :func:`~encoders._mcp_wire.checked` before it is
+returned: what is not valid by construction is validated against the era's
+official model.
 
 Tool results may contain MCP resources. Rather than inventing a second type, a
 tool returns the official public models ``mcp_types.ResourceLink`` or
@@ -23,12 +25,13 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from runtime.codec import ELICITS_META_KEY, block_to_json
 from runtime.errors import LocalProtocolError
+from runtime.lowlevel import MAX_MESSAGE_DEPTH, nested_too_deep, nesting
 from runtime.messages import Audio, Image, Text, ToolResult, ToolUse
 from runtime.tools import Tool
 
@@ -129,7 +132,8 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
 
     Raises:
         LocalProtocolError: the value cannot be sent (not JSON-serialisable,
-            content mixed with data, sampling-only blocks such as ``ToolUse``).
+            content mixed with data, sampling-only blocks such as ``ToolUse``,
+            nested deeper than :data:`RESULT_DEPTH`).
     """
     content, data, plain = _result_parts(value, tool.name)
     shape = output_shape(tool.name, tool.output)
@@ -157,7 +161,20 @@ def tool_result(value: Any, tool: Tool[Any, Any], *, era: Era) -> JSONObject:
             era, "CallToolResult", out, f"tool {tool.name!r} result",
             trusted=["structuredContent", "resultType"],
         )  # fmt: skip
+    if nesting(out, RESULT_DEPTH + 1) > RESULT_DEPTH:
+        raise LocalProtocolError(_too_deep(tool.name))
     return out
+
+
+RESULT_DEPTH: Final = MAX_MESSAGE_DEPTH - 2
+"""Levels a ``CallToolResult`` may nest, itself the first: it travels in a
+JSON-RPC message's ``result``, or one level further down in a task's
+(``tasks/get``), and a message nested past ``MAX_MESSAGE_DEPTH`` cannot be
+read by the client, whose request for it would wait for ever."""
+
+
+def _too_deep(tool_name: str) -> str:
+    return nested_too_deep(f"the result of tool {tool_name!r}", RESULT_DEPTH)
 
 
 def tool_error(message: str, *, era: Era) -> JSONObject:
@@ -199,6 +216,10 @@ def _result_parts(value: Any, tool_name: str) -> tuple[list[JSONObject], Any, bo
             data, ensure_ascii=False, separators=(",", ":"), allow_nan=False
         )
     except (PydanticSerializationError, ValueError) as exc:
+        if nesting(value, RESULT_DEPTH + 1) > RESULT_DEPTH:
+            # pydantic's serialiser stops deeper still: "Maximum
+            # serialization depth exceeded".
+            raise LocalProtocolError(_too_deep(tool_name)) from None
         raise LocalProtocolError(
             f"tool {tool_name!r} returned a {type(value).__name__}, which has no "
             f"JSON form ({exc}); return a str, JSON data (dict, list, numbers), "

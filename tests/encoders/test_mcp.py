@@ -974,6 +974,29 @@ def test_values_a_tool_result_cannot_carry_are_refused(value: Any, match: str) -
         enc.tool_result(value, anything, era=MODERN)
 
 
+def _nested(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_result_nested_past_what_a_message_carries_is_refused(era: enc.Era) -> None:
+    # The result's own level and {"a": …}'s, then the arrays: 198 is what a
+    # result may nest (a message may 200, and a task's result is one level
+    # further down). Deeper, the client dropped the reply unread and waited.
+    enc.tool_result({"a": _nested(196)}, anything, era=era)
+    for levels in (197, 5000):  # 5000: past pydantic's serialiser too
+        with pytest.raises(LocalProtocolError) as caught:
+            enc.tool_result({"a": _nested(levels)}, anything, era=era)
+        assert str(caught.value) == (
+            "the result of tool 'anything': JSON nested deeper than the 198 "
+            "levels its place in an MCP message leaves (a whole message may "
+            "nest 200, the most an MCP reader takes; deeper, it cannot be read)"
+        )
+
+
 def test_a_declared_output_schema_requires_structured_content() -> None:
     with pytest.raises(LocalProtocolError, match="outputSchema"):
         enc.tool_result("not a Weather", forecast, era=LEGACY)
