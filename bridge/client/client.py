@@ -21,6 +21,10 @@ request id) until the result is complete.
 Progress and log notifications reach the caller through ``on_progress`` (per
 call) and ``on_log``.
 
+Arguments nested deeper than a server can read (:data:`ARGUMENTS_DEPTH`) are
+refused before they are sent: the server could not say which request it
+could not read.
+
 Tasks (2026-07-28 tasks extension): ``call_tool(task=True)`` follows the task
 the server makes, telling ``on_task_created`` its id as soon as the server
 has stored it; :meth:`Client.get_task`, :meth:`Client.follow_task` and
@@ -47,8 +51,10 @@ from bridge.transports.framing import MAX_MESSAGE
 from decoders import mcp as mcp_decode
 from runtime.errors import (
     CapabilityError,
+    LocalProtocolError,
     RemoteProtocolError,
 )
+from runtime.lowlevel import MAX_MESSAGE_DEPTH, nested_too_deep, nesting
 from runtime.replies import Root
 
 from ._rounds import gather_server_models, retry_params, with_server_models
@@ -90,6 +96,9 @@ log = logging.getLogger("yieldmcp.client")
 
 PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+ARGUMENTS_DEPTH: Final = MAX_MESSAGE_DEPTH - 2
+"""Levels a call's ``arguments`` may nest, the object itself the first: they
+travel two levels down in a ``tools/call`` message (``params.arguments``)."""
 CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 
@@ -333,8 +342,15 @@ class Client:
                 ``structuredContent`` breaks the tool's ``outputSchema``, or
                 2026 rounds ran out.
             BrokenSessionError: the server went away (e.g. its process exited).
+            LocalProtocolError: ``arguments`` nest deeper than
+                :data:`ARGUMENTS_DEPTH`: the server could not read the call,
+                nor say which request it could not read; it is not sent.
         """
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        if nesting(params["arguments"], ARGUMENTS_DEPTH + 1) > ARGUMENTS_DEPTH:
+            raise LocalProtocolError(
+                nested_too_deep(f"the arguments of tool {name!r}", ARGUMENTS_DEPTH)
+            )
         if self.outputs is not None:
             await self.outputs.fetch(name, self.request)
         if task and self.modern:
