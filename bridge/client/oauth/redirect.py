@@ -27,6 +27,7 @@ import base64
 import contextlib
 import functools
 import hashlib
+import logging
 import os
 import secrets
 import sys
@@ -46,6 +47,7 @@ from .bounded import fetch
 from .wire import SAID_CHARS, AuthServerMetadata
 
 _MAX_PAGE = 64 * 1024  # an authorization endpoint's page, read at most
+log = logging.getLogger("yieldmcp.oauth")
 
 __all__ = [
     "Authorizing",
@@ -243,11 +245,32 @@ class _Browser:
         sent = dict(parse_qsl(urlsplit(url).query))
         self._callback.expect(sent.get("state", ""))
         print(f"Authorize in your browser: {url}", file=settings.out, flush=True)
-        if settings.open_browser and _graphical():
-            await trio.to_thread.run_sync(functools.partial(webbrowser.open, url))
         # The user's time: not the server's (a request's timeout waits on).
         with waiting_on_this_side(), trio.move_on_after(settings.timeout):
-            return await self._callback.wait()
+            async with trio.open_nursery() as nursery:
+                if settings.open_browser and _graphical():
+                    nursery.start_soon(_open_browser, url)
+                answer = await self._callback.wait()
+                nursery.cancel_scope.cancel()  # the browser's command, if still on
+            return answer
         raise AuthorizationError(
             f"no authorization came back within {settings.timeout:g} s"
         )
+
+
+async def _open_browser(url: str) -> None:
+    """Open ``url`` in the user's browser, beside the wait for its answer.
+
+    :func:`webbrowser.open` may not return: for a ``$BROWSER`` it does not
+    know (a browser run in the foreground) it waits for the command to exit.
+    Waited for before listening, it held the login, ``call --timeout`` and
+    Ctrl-C until the user closed the browser. Now the answer is awaited at
+    once, and a cancellation abandons the thread: the browser's process is
+    left to itself, as a browser the user opened would be.
+    """
+    try:
+        await trio.to_thread.run_sync(
+            functools.partial(webbrowser.open, url), abandon_on_cancel=True
+        )
+    except Exception as exc:  # the URL is printed: the user can open it
+        log.info("could not open a browser: %s", type(exc).__name__)
