@@ -69,7 +69,8 @@ def waiting_on_this_side() -> Generator[None]:
     """Time spent inside is not counted by the timeouts of the requests
     being sent around it (in this task): what is waited for is on this side,
     not the peer (a person logging in to an authorization server on the way
-    of a request, another process's lock on the token file).
+    of a request, that server's answers, another process's lock on the
+    token file).
 
     Without it a server's first request, bounded by ``connect_timeout``
     (10 s), left a user 10 s to log in, and failed blaming the server.

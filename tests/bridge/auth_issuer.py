@@ -50,6 +50,7 @@ class Issuer:
         self.lifetime = 300  # expires_in of issued access tokens
         self.auth_methods = ["none", "client_secret_basic"]  # at the token endpoint
         self.bonus = ""  # a scope granted beyond those asked
+        self.token_delay = 0.0  # seconds the token endpoint waits before answering
         self.registrations: list[dict[str, Any]] = []
         self.clients: dict[str, dict[str, Any]] = {}
         self.authorizations: list[dict[str, str]] = []
@@ -112,6 +113,8 @@ class Issuer:
             body += event.get("body", b"")
             if not event.get("more_body"):
                 break
+        if scope["path"] == "/token" and self.token_delay:
+            await trio.sleep(self.token_delay)
         headers = [(b"content-type", b"application/json")]
         if scope["path"] == "/authorize" and not self.down:
             status, answer = 302, {}

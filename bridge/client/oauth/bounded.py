@@ -8,6 +8,14 @@ metadata URL, the issuer it lists), so a hostile server could do either.
 :func:`fetch` gives the whole exchange the client's timeout (``OAuth(timeout=)``,
 the same number httpx gets per step) and stops reading past ``limit`` bytes.
 Every GET and POST of this package goes through it.
+
+That time is not the MCP server's: the request a flow is on the way of (the
+first, bounded by ``--connect-timeout``, 10 s) does not count it
+(:func:`~bridge.jsonrpc.outbound.waiting_on_this_side`). It counted, and a
+token endpoint slower than that failed the call blaming the MCP server
+("initialize got no reply within 10 s"; with ``--era auto``, advice to use
+``--era legacy``), the user's login thrown away. A whole call's
+``--timeout`` still counts it.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import httpx
 import trio
 
 from ...http_body import read_up_to
+from ...jsonrpc.outbound import waiting_on_this_side
 
 __all__ = ["AnswerTooLarge", "fetch"]
 
@@ -49,7 +58,7 @@ async def fetch(
     timeouts = (http.timeout.connect, http.timeout.read, http.timeout.write)
     deadline = max((t for t in timeouts if t is not None), default=math.inf)
     request = http.build_request(method, url, **options)
-    with trio.move_on_after(deadline):
+    with waiting_on_this_side(), trio.move_on_after(deadline):
         response = await http.send(
             request, stream=True, follow_redirects=follow_redirects
         )

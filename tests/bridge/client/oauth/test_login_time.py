@@ -4,6 +4,10 @@
   ``$BROWSER`` it does not know to exit) does not hold the login: the user
   can answer through the printed URL meanwhile, and ``call --timeout`` and
   Ctrl-C stop the call at once, the browser's process left to itself.
+* The authorization server's time (its metadata, registration, the token
+  endpoint) is not the MCP server's: it is not counted by the request it is
+  on the way of (``connect_timeout``), and a slow one fails naming its
+  endpoint, bounded by ``OAuth(timeout=)``.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import pytest
 import trio
 
 from bridge.client import connect
-from bridge.client.oauth import BrowserRedirect, OAuth
+from bridge.client.client import Era
+from bridge.client.oauth import BrowserRedirect, HeadlessRedirect, OAuth
+from runtime.errors import AuthorizationError
 from tests.bridge.cli.test_cli import YIELDMCP
 from tests.bridge.client.oauth.test_auth_client_refusals import _Screen, protected
 from tests.helpers import ROOT
@@ -188,3 +194,41 @@ async def test_ctrl_c_stops_a_call_whose_browser_does_not_return(
             )
     assert code == 130, err
     assert ran < 10
+
+
+# --- the authorization server's time --------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "legacy"])
+async def test_a_slow_token_endpoint_is_not_the_servers_time(era: Era) -> None:
+    # Only the user's wait was not counted: a token endpoint slower than
+    # connect_timeout failed the first request blaming the server, and the
+    # login was thrown away.
+    oauth = OAuth(redirect=HeadlessRedirect())
+    async with protected() as (issuer, url):
+        issuer.token_delay = 2.5  # longer than the connect timeout below
+        with trio.fail_after(60):
+            async with connect(url, era=era, auth=oauth, connect_timeout=1) as client:
+                result = await client.call_tool("whoami")
+    assert result.text.startswith("alice via client-1")
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "legacy"])
+async def test_a_token_endpoint_that_hangs_is_named_after_oauth_timeout(
+    era: Era,
+) -> None:
+    # It was "initialize got no reply within 1 s" (--connect-timeout), or
+    # for server/discover, advice to use --era legacy.
+    oauth = OAuth(redirect=HeadlessRedirect(), timeout=2)
+    async with protected() as (issuer, url):
+        issuer.token_delay = 30
+        began = time.monotonic()
+        with pytest.raises(AuthorizationError) as caught, trio.fail_after(20):
+            async with connect(url, era=era, auth=oauth, connect_timeout=1) as client:
+                await client.call_tool("whoami")
+        waited = time.monotonic() - began
+    assert str(caught.value) == (
+        f"cannot reach the token endpoint {issuer.url}/token: "
+        "no whole answer within 2 s"
+    )
+    assert waited < 10
