@@ -169,6 +169,10 @@ LOCK_WAIT: Final = 10.0
 """Seconds a save waits for another process saving to the same file."""
 
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO in the lock's place opens at once, to be refused.
+_LOCK_FILE: Final = (
+    os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+)
 
 
 @final
@@ -182,9 +186,10 @@ class FileTokenStore:
     name swapped meanwhile leads nowhere else. The file is never followed
     either: a link in its place is refused. Every save writes a new file
     (``O_CREAT|O_EXCL|O_NOFOLLOW``, mode 0600) under a random name beside it
-    and renames it over the old one, holding the directory locked
-    (``flock``) from its read to the rename, so processes saving at once
-    each keep their entry. A file others can read or write is
+    and renames it over the old one, holding a lock file beside it
+    (``.NAME.lock``, mode 0600, never followed, kept) locked (``flock``)
+    from its read to the rename, so processes saving at once each keep their
+    entry. A file others can read or write is
     refused too, as ssh refuses a readable key: fix it with ``chmod 600
     FILE``. Each refusal is an :class:`~runtime.errors.AuthorizationError`
     of one line.
@@ -339,34 +344,73 @@ class FileTokenStore:
         return tables
 
     def _update(self, table: str, key: str, value: Tokens | ClientInfo | None) -> None:
-        with self._directory() as folder:
-            self._lock(folder)  # released when the folder is closed
+        with self._directory() as folder, self._locked(folder):
             data = self._read_in(folder)
             _put(data[table], key, None if value is None else attrs.asdict(value))
             self._write_in(folder, data)
 
-    def _lock(self, folder: int) -> None:
-        """Hold the file's directory (``flock``) from a save's read to its
+    @property
+    def lock_path(self) -> Path:
+        """The file a save locks: ``.NAME.lock`` beside the token file."""
+        return self.path.with_name(f".{self.path.name}.lock")
+
+    @contextlib.contextmanager
+    def _locked(self, folder: int) -> Generator[None]:
+        """Hold :attr:`lock_path` (``flock``) from a save's read to its
         rename: two processes saving at once (two ``yieldmcp call``s) each
         wrote back what it had read, without the other's new entry. Reads
         need no lock: a save replaces the file whole.
 
+        The lock is on a file only this user can open (0600, theirs, in a
+        folder only they can write), not on the folder: anyone who could read
+        the folder (mode 755) could lock it, and make every save of this
+        user's fail after :data:`LOCK_WAIT`, the login just done thrown away.
+        It is kept: removing it would let a save lock a file another had
+        just replaced.
+
         Raises:
             AuthorizationError: another process held it for
-                :data:`LOCK_WAIT` seconds, or the lock failed (where the file
-                system has no locks, the save goes on without).
+                :data:`LOCK_WAIT` seconds, it is not a file only this user
+                can open, or the lock failed (where the file system has no
+                locks, the save goes on without).
         """
+        name = self.lock_path
         try:
-            locked = lock_within(folder, LOCK_WAIT)
+            fd = os.open(name.name, _LOCK_FILE, 0o600, dir_fd=folder)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise AuthorizationError(
+                    f"{name} is a symbolic link; refusing to use it for tokens"
+                ) from None
             raise AuthorizationError(
-                f"cannot lock {self.path.parent} for tokens: {exc.strerror or exc}"
+                f"cannot lock {name} for tokens: {exc.strerror or exc}"
             ) from None
-        if not locked:
-            raise AuthorizationError(
-                f"another process kept {self.path.parent} locked for "
-                f"{LOCK_WAIT:g} s; tokens not saved"
-            )
+        try:
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+                raise AuthorizationError(
+                    f"{name} is not a file of yours; refusing to use it for tokens"
+                )
+            if found.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+                mode = stat.S_IMODE(found.st_mode)
+                raise AuthorizationError(
+                    f"{name} may be opened by others (mode {mode:o}); refusing "
+                    f"to use it for tokens: chmod 600 {name}"
+                )
+            try:
+                locked = lock_within(fd, LOCK_WAIT)
+            except OSError as exc:
+                raise AuthorizationError(
+                    f"cannot lock {name} for tokens: {exc.strerror or exc}"
+                ) from None
+            if not locked:
+                raise AuthorizationError(
+                    f"another process kept {name} locked for "
+                    f"{LOCK_WAIT:g} s; tokens not saved"
+                )
+            yield
+        finally:
+            os.close(fd)  # the lock goes with it
 
     def _write_in(self, folder: int, data: Mapping[str, Any]) -> None:
         """A new file under a name no one could have guessed, then renamed over

@@ -287,7 +287,9 @@ async def test_a_wait_for_the_token_files_lock_is_not_the_servers(
     folder = tmp_path / "tokens"
     folder.mkdir(mode=0o700)
     oauth = OAuth(redirect=HeadlessRedirect(), store=FileTokenStore(folder / "t.json"))
-    held = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    lock = folder / ".t.json.lock"
+    lock.touch(mode=0o600)
+    held = os.open(lock, os.O_RDONLY)
     fcntl.flock(held, fcntl.LOCK_EX)  # as another process saving would
 
     async def let_go() -> None:

@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
+import signal
 import stat
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -56,7 +60,11 @@ async def test_tokens_and_clients_round_trip_in_a_private_file(tmp_path: Path) -
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     # every folder made for it, not only the last (whatever the umask)
     assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
-    assert sorted(p.name for p in path.parent.iterdir()) == ["tokens.json"]
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        ".tokens.json.lock",
+        "tokens.json",
+    ]
+    assert stat.S_IMODE((path.parent / ".tokens.json.lock").stat().st_mode) == 0o600
     await again.save_tokens("https://mcp/mcp", None)
     assert await FileTokenStore(path).load_tokens("https://mcp/mcp") is None
 
@@ -205,7 +213,10 @@ def test_saves_of_processes_at_once_each_keep_their_tokens(tmp_path: Path) -> No
     assert {kept[f"https://mcp/p1/{n}"]["access_token"] for n in range(rounds)} == {
         f"p1-{n}" for n in range(rounds)
     }
-    assert [p.name for p in tmp_path.iterdir()] == ["tokens.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".tokens.json.lock",
+        "tokens.json",
+    ]
 
 
 async def test_a_save_waits_for_a_lock_held_elsewhere_then_says_so(
@@ -219,16 +230,119 @@ async def test_a_save_waits_for_a_lock_held_elsewhere_then_says_so(
     path = tmp_path / "tokens.json"
     store = FileTokenStore(path)
     await store.save_tokens("https://mcp/a", TOKENS)
-    held = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    held = os.open(store.lock_path, os.O_RDONLY)
     try:
         fcntl.flock(held, fcntl.LOCK_EX)  # as another process saving would
         with pytest.raises(AuthorizationError) as refused:
             await store.save_tokens("https://mcp/b", TOKENS)
         assert str(refused.value) == (
-            f"another process kept {tmp_path} locked for 0.3 s; tokens not saved"
+            f"another process kept {tmp_path}/.tokens.json.lock locked for 0.3 s; "
+            "tokens not saved"
         )
         assert await store.load_tokens("https://mcp/a") == TOKENS  # reads go on
     finally:
         os.close(held)
     await store.save_tokens("https://mcp/b", TOKENS)
     assert await store.load_tokens("https://mcp/b") == TOKENS
+
+
+def _as_nobody_locking(path: Path) -> int:
+    """A child process, as ``nobody``, holding ``path`` locked (``flock``):
+    its pid, once it holds it; or, if it cannot open it, once it has exited
+    with status 13 (``EACCES``)."""
+    import fcntl
+
+    nobody = pwd.getpwnam("nobody")
+    ready, told = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: only system calls, then _exit
+        status = 1
+        try:
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except PermissionError:
+                status = 13
+            else:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                os.write(told, b"held")
+                time.sleep(60)
+        finally:
+            os._exit(status)
+    os.close(told)
+    os.read(ready, 4)  # "held", or nothing once the child is gone
+    os.close(ready)
+    return pid
+
+
+async def test_another_user_cannot_hold_up_saves_by_locking_the_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The save locked the token file's folder, which anyone who can read it
+    # (mode 755: accepted, since only a folder others may write is refused)
+    # can lock too: every login's save then failed ("another process kept
+    # DIR locked for 10 s; tokens not saved"), the login thrown away.
+    needs_root("another user, nobody, locking a folder of ours")
+    import fcntl
+
+    from bridge.client.oauth import store as token_store
+
+    monkeypatch.setattr(token_store, "LOCK_WAIT", 1.0)
+    # In /tmp: nobody can reach it (not under pytest-of-root, mode 700).
+    folder = Path(tempfile.mkdtemp(prefix="yieldmcp-tokens-"))
+    try:
+        folder.chmod(0o755)
+        store = FileTokenStore(folder / "tokens.json")
+        await store.save_tokens("https://mcp/a", TOKENS)
+        locker = _as_nobody_locking(folder)
+        try:
+            assert os.waitpid(locker, os.WNOHANG) == (0, 0)  # holding it
+            await store.save_tokens("https://mcp/b", TOKENS)
+        finally:
+            os.kill(locker, signal.SIGKILL)
+            os.waitpid(locker, 0)
+        assert await store.load_tokens("https://mcp/b") == TOKENS
+        # ... and the file it locks instead, nobody can open to lock.
+        refused = _as_nobody_locking(store.lock_path)
+        assert os.waitstatus_to_exitcode(os.waitpid(refused, 0)[1]) == 13
+        # Processes of ours still wait for each other there.
+        held = os.open(store.lock_path, os.O_RDONLY)
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            with pytest.raises(AuthorizationError, match="locked for 1 s"):
+                await store.save_tokens("https://mcp/c", TOKENS)
+        finally:
+            os.close(held)
+    finally:
+        shutil.rmtree(folder)
+
+
+async def test_a_lock_file_others_may_open_is_refused(tmp_path: Path) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    store.lock_path.touch(mode=0o600)
+    store.lock_path.chmod(0o644)
+    with pytest.raises(AuthorizationError) as refused:
+        await store.save_tokens("https://mcp/a", TOKENS)
+    assert str(refused.value) == (
+        f"{store.lock_path} may be opened by others (mode 644); refusing to use "
+        f"it for tokens: chmod 600 {store.lock_path}"
+    )
+    assert not store.path.exists()
+
+
+async def test_a_lock_file_that_is_a_link_is_refused(
+    tmp_path: Path, victim: Path
+) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir(mode=0o700)
+    store = FileTokenStore(folder / "tokens.json")
+    store.lock_path.symlink_to(victim)
+    with pytest.raises(AuthorizationError, match="is a symbolic link"):
+        await store.save_tokens("https://mcp/a", TOKENS)
+    (folder / ".tokens.json.lock").unlink()
+    store.lock_path.symlink_to(folder / "missing")  # not created through either
+    with pytest.raises(AuthorizationError, match="is a symbolic link"):
+        await store.save_tokens("https://mcp/a", TOKENS)
+    assert not (folder / "missing").exists()
+    assert victim.read_text() == "ssh-ed25519 AAAA precious\n"
