@@ -617,6 +617,10 @@ class _Kept:
 
 _KEPT: Final = ("meta", "kept-tasks")
 
+REINDEX_AT_ONCE: Final = 256
+"""The most finished tasks one recovery pass adds to the index
+(:meth:`KeptTasks.add_missing`): the rest at the next pass."""
+
 
 def _kept_of(index: Mapping[str, Any], ttl: float) -> list[_Kept]:
     """The entries of the index document ``index``. An entry no writer of
@@ -675,6 +679,9 @@ class KeptTasks:
     bounds hold: the caller's own first, then, past an overall bound, those
     of the caller who keeps the most, so that one caller's tasks never push
     out another's while it keeps less. A task let go reads as unknown.
+    A task whose end was written but whose entry was not (the store failed
+    between the two writes) is added by the next recovery pass
+    (:meth:`add_missing`).
     """
 
     __slots__ = ("bounds", "store")
@@ -686,6 +693,50 @@ class KeptTasks:
     async def add(self, task_id: str, doc: TaskDoc, now: float) -> list[str]:
         """Keep the finished task ``task_id``, letting the oldest go past the
         bounds; the tasks let go (deleted, with their journals)."""
+        entry = await self._entry(task_id, doc, now, now)
+        return await self._index([entry], doc.ttl_ms / 1000, now, newest=entry)
+
+    async def add_missing(
+        self, ended: Sequence[tuple[str, TaskDoc]], now: float
+    ) -> list[str]:
+        """Keep those of the finished tasks ``ended`` the index does not
+        list, letting the oldest go past the bounds; the tasks let go.
+
+        A task's end and its entry are two writes: when the second failed
+        (the store slow, or away), or the first landed after its deadline
+        (the retry found nothing to change), the task was kept, uncounted,
+        until its TTL, and the bounds held no more. The recovery pass
+        (:meth:`bridge.server.tasks.service.Tasks.recover`) hands every
+        finished task it scanned here: at most :data:`REINDEX_AT_ONCE` are
+        added a pass (each costs a read of its journal), the oldest first.
+        """
+        if not ended:
+            return []
+        found = await self.store.get(*_KEPT)
+        ttl = max(doc.ttl_ms for _, doc in ended) / 1000
+        listed: set[str] = set()
+        if found is not None:
+            listed = {kept.task_id for kept in _kept_of(found.value, ttl)}
+        missing = sorted(
+            ((t, d) for t, d in ended if t not in listed and d.expires_at > now),
+            key=lambda pair: pair[1].updated,
+        )[:REINDEX_AT_ONCE]
+        if not missing:
+            return []
+        entries: list[_Kept] = []
+        for task_id, doc in missing:
+            if await self.store.get(TASKS, task_id) is None:
+                continue  # let go (or swept) since the scan: not kept again
+            entries.append(await self._entry(task_id, doc, doc.updated, now))
+        if not entries:
+            return []
+        gone = await self._index(entries, ttl, now, newest=None)
+        log.info("indexed %d finished tasks their end left out", len(entries))
+        return gone
+
+    async def _entry(self, task_id: str, doc: TaskDoc, at: float, now: float) -> _Kept:
+        """The index entry of the finished task: its bytes (its document and
+        its journal), ended ``at``."""
         try:
             journal = await self.store.read(CALLS, task_id)
         except StoreUnreadable:  # the task ended failing on it: not counted
@@ -693,18 +744,24 @@ class KeptTasks:
         size = len(pydantic_core.to_json(doc.to_json())) + len(
             pydantic_core.to_json(journal)
         )
-        ttl = doc.ttl_ms / 1000
-        entry = _Kept(task_id, doc.principal, size, now, max(doc.expires_at, now))
+        return _Kept(task_id, doc.principal, size, at, max(doc.expires_at, now))
+
+    async def _index(
+        self, entries: list[_Kept], ttl: float, now: float, *, newest: _Kept | None
+    ) -> list[str]:
+        """List ``entries`` in the index, with compare-and-swap, letting the
+        oldest go past the bounds (never ``newest``); the tasks let go."""
+        adding = {k.task_id for k in entries}
         while True:
             found = await self.store.get(*_KEPT)
             listed = [
                 kept
                 for kept in ([] if found is None else _kept_of(found.value, ttl))
                 # expired ones are swept anyway
-                if kept.expires > now and kept.task_id != task_id
+                if kept.expires > now and kept.task_id not in adding
             ]
-            listed.append(entry)
-            gone = self._over(listed, entry)
+            listed.extend(entries)
+            gone = self._over(listed, newest)
             left = [k for k in listed if k.task_id not in gone]
             value = {
                 "tasks": [[k.task_id, k.caller, k.size, k.at, k.expires] for k in left]
@@ -724,7 +781,7 @@ class KeptTasks:
             await self.store.delete(CALLS, task_id_gone)
         return sorted(gone)
 
-    def _over(self, listed: list[_Kept], newest: _Kept) -> set[str]:
+    def _over(self, listed: list[_Kept], newest: _Kept | None) -> set[str]:
         """The oldest tasks to let go for ``listed`` to keep to the bounds
         (never ``newest``, the task that just ended: its client is about to
         read it)."""
@@ -738,7 +795,7 @@ class KeptTasks:
 
         for caller in {k.caller for k in left if k.caller is not None}:
             mine = [k for k in left if k.caller == caller and k is not newest]
-            extra = [newest] if newest.caller == caller else []
+            extra = [newest] if newest is not None and newest.caller == caller else []
             while mine and (
                 len(mine) + len(extra) > bounds.caller_count
                 or sum(k.size for k in [*mine, *extra]) > bounds.caller_size

@@ -6,7 +6,8 @@ own: the same code path), an owner id naming this process in leases, the
 tasks this process runs, and what resumes tasks whose lease ran out (their
 process died): the recovery service (:class:`bridge.durable.recovery.Recovery`)
 calls :meth:`Tasks.recover` after each sweep, on start and then every half
-lease.
+lease; the same pass indexes the finished tasks whose end left them out of
+the bounds on finished tasks (a failed write).
 
 Every runner and the recovery service live in the server's run scope
 (:meth:`bridge.server.offer.Offer.running`): they are cancelled when the
@@ -110,17 +111,21 @@ class Tasks:
             # its caller's again now, not at the next recovery pass.
             self.callers.pop(task_id, None)
         if new is not None and new.ended:
-            limits = self.server.limits
-            bounds = KeptBounds(
-                count=limits.max_kept_tasks,
-                size=limits.max_kept_task_bytes,
-                caller_count=limits.max_kept_tasks_per_caller,
-                caller_size=limits.max_kept_task_bytes_per_caller,
-            )
-            gone = await KeptTasks(self.store, bounds).add(task_id, new, time.time())
+            gone = await self._kept().add(task_id, new, time.time())
             if gone:
                 log.info("let %d finished tasks go (their bounds)", len(gone))
         return new
+
+    def _kept(self) -> KeptTasks:
+        """The bounds on finished tasks, as this server's limits set them."""
+        limits = self.server.limits
+        bounds = KeptBounds(
+            count=limits.max_kept_tasks,
+            size=limits.max_kept_task_bytes,
+            caller_count=limits.max_kept_tasks_per_caller,
+            caller_size=limits.max_kept_task_bytes_per_caller,
+        )
+        return KeptTasks(self.store, bounds)
 
     def changes(self, task_id: str) -> trio.Event:
         """Set at the next :meth:`wake` of the task in this process. Take it
@@ -256,10 +261,19 @@ class Tasks:
 
     async def recover(self, now: float | None = None) -> int:
         """Resume every unfinished task whose lease ran out (its process
-        died), here; how many were resumed."""
+        died), here; how many were resumed. Finished tasks whose end left
+        them out of the bounds' index (its write failed) are indexed, so
+        that the bounds hold (:meth:`KeptTasks.add_missing`)."""
         now = time.time() if now is None else now
         resumed = 0
         found = dict(await self.docs.scan())
+        # A task that ended within the last look is left to its runner,
+        # whose own write indexes it (and keeps it, the newest, readable).
+        settled = now - self.lease / 2
+        ended = [(t, d) for t, d in found.items() if d.ended and d.updated <= settled]
+        gone = await self._kept().add_missing(ended, now)
+        if gone:
+            log.info("let %d finished tasks go (their bounds)", len(gone))
         for task_id in [t for t in self.callers if t not in self.running]:
             doc = found.get(task_id)
             if doc is None or not doc.waits(now):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -24,7 +25,7 @@ import trio
 from bridge.durable.tasks import TASKS
 from bridge.server import Server
 from bridge.server.limits import ServerLimits
-from bridge.stores import MemoryStore, open_store
+from bridge.stores import JournalStore, MemoryStore, StoreUnavailable, open_store
 from tests.bridge.auth_issuer import issuing
 from tests.bridge.http_kit import served
 from tests.bridge.server.tasks.kit import RpcError, TaskWire, auth_flags, callers
@@ -212,3 +213,51 @@ async def test_an_index_of_no_writers_shape_keeps_the_bounds_in_one_line(
     assert kept == made[-2:]
     assert all(r.exc_info is None for r in caplog.records), caplog.text
     assert "no writer of ours made" in caplog.text
+
+
+class _IndexWritesFail:
+    """A real store whose writes to the index of finished tasks fail while
+    ``failing``: the store slow or away between a task's two writes (its
+    end, then its entry)."""
+
+    def __init__(self, inner: JournalStore) -> None:
+        self.inner = inner
+        self.blocking = inner.blocking
+        self.failing = True
+
+    def put(self, namespace: str, id: str, value: Any, **options: Any) -> int:
+        if self.failing and (namespace, id) == ("meta", "kept-tasks"):
+            raise StoreUnavailable("the store timed out (the test's)")
+        return self.inner.put(namespace, id, value, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+async def test_tasks_whose_entry_was_not_written_are_counted_at_the_next_look(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    # A task's end and its entry in the index are two writes: when the
+    # second failed, the task was never counted, and kept until its TTL
+    # (--max-kept-tasks 20 kept 70 tasks of 0.9 MB on a slow Redis).
+    real = open_store(request.getfixturevalue(f"{backend}_url"))
+    store = _IndexWritesFail(real)
+    limits = ServerLimits(max_kept_tasks=2, task_lease=60.0)  # one look, at start
+    server = Server([attack.padded], store=cast("JournalStore", store), limits=limits)
+    try:
+        async with served(server) as url, httpx.AsyncClient(timeout=30) as http:
+            wire = TaskWire(http, url)
+            with trio.fail_after(60):
+                unindexed = [await _finished(wire) for _ in range(4)]
+                store.failing = False
+                newest = await _finished(wire)
+                assert len(list(real.scan(TASKS))) == 5  # none was counted
+                # The next look, once the tasks' ends are half a lease old.
+                await server.tasks.recover(time.time() + limits.task_lease)
+                kept = await _readable(wire, [*unindexed, newest])
+        assert len(kept) == 2, f"{len(kept)} finished tasks kept, bound 2"
+        assert kept == [*unindexed, newest][-2:], "the oldest tasks must go first"
+        assert len(list(real.scan(TASKS))) == 2
+    finally:
+        real.close()
