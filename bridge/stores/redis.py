@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, final
 
@@ -74,6 +75,7 @@ class RedisStore:
         self._expiry = f"{prefix}expiry"
         self._closed = False
         self._closing = threading.Lock()
+        _check_database(url, self._shown)
         try:
             # Any: redis-py's return types are unions over its modes; this
             # store runs in one (decode_responses) and converts each result.
@@ -445,6 +447,28 @@ def _kind(kind: Any) -> str:
     name is the module's to choose)."""
     text = str(kind)
     return text if text.isalnum() and len(text) <= 20 else "key of another type"
+
+
+def _check_database(url: str, shown: str) -> None:
+    """Refuse a ``redis://`` URL whose path is not a database number.
+
+    redis-py reads ``/7x`` or ``/abc`` as no database at all and uses
+    database 0, which other data may share (``/99``, past the server's
+    databases, the server itself refuses).
+
+    Raises:
+        StoreUnavailable: the path is not empty, ``/``, nor ``/N``.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "unix" or "db" in urllib.parse.parse_qs(parts.query):
+        return  # unix: the path is the socket's; ?db= redis-py checks itself
+    path = urllib.parse.unquote(parts.path)
+    number = path.removeprefix("/")
+    if number and not (number.isascii() and number.isdigit()):
+        raise StoreUnavailable(
+            f"{shown}: the database {path[:40]!r} is not a number: write "
+            "redis://HOST:PORT/N, N a database number (0 when left out)"
+        )
 
 
 def _put_args(

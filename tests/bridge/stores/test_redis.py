@@ -1,6 +1,7 @@
 """What the Redis store adds to the contract (``test_contract.py``): waits
-longer than the client library's socket timeout, and keys of another type
-where a document or a stream belongs (a stranger's, or damaged)."""
+longer than the client library's socket timeout, keys of another type
+where a document or a stream belongs (a stranger's, or damaged), and a URL
+whose database is no number."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import time
 import pytest
 import redis
 
-from bridge.stores import StoreUnreadable, open_store
+from bridge.cli import main
+from bridge.stores import StoreUnavailable, StoreUnreadable, open_store
 from tests.bridge.stores.helpers import assert_stream_unreadable
 
 
@@ -27,6 +29,26 @@ def test_a_wait_longer_than_the_clients_socket_timeout_ends_empty(
         assert time.monotonic() - started >= 6
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("database", ["7x", "abc", "-1", "7/", "%37x"])
+def test_a_database_that_is_no_number_is_refused_not_database_0(
+    redis_url: str, database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # redis-py reads /7x as no database and uses 0 (another application's,
+    # maybe): `serve --store` wrote its keys there, and `journal` read it.
+    url = redis_url.rsplit("/", 1)[0] + f"/{database}"
+    with pytest.raises(StoreUnavailable, match="is not a number"):
+        open_store(url)
+    assert main(["journal", url]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1, err
+    assert "is not a number" in err
+    with redis.Redis.from_url(redis_url.rsplit("/", 1)[0] + "/0") as client:
+        assert client.keys("yieldmcp:*") == []  # nothing was written anywhere
+    for fine in ("/3", "/", ""):  # a number, or none (0)
+        open_store(redis_url.rsplit("/", 1)[0] + fine).close()
 
 
 def _doc_key(namespace: str, id: str) -> str:
