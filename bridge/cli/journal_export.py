@@ -80,15 +80,16 @@ def export(url: str, call_id: str | None, timeout: float) -> str:
 
 
 def _open(url: str, timeout: float) -> JournalStore:
-    """The store, opened within ``timeout`` (as ``serve`` opens one:
-    :func:`.store_options.open_within`).
+    """The store, opened to read within ``timeout`` (as ``serve`` opens one:
+    :func:`.store_options.open_within`): nothing in a SQLite store is
+    created or changed, so one on a read-only filesystem is read.
 
     Raises:
         JournalError: it does not open in time, or cannot be opened.
     """
     _check_exists(url)
     try:
-        return open_within(url, timeout)
+        return open_within(url, timeout, read_only=True)
     except OpenTimedOut:
         raise JournalError(f"the store did not open within {timeout} s") from None
     except StoreError as exc:

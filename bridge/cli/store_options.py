@@ -104,9 +104,11 @@ class OpenTimedOut(Exception):
         self.seconds = seconds
 
 
-def open_within(url: str, timeout: float, *, grace: float = 0.0) -> JournalStore:
-    """``open_store(url, timeout=timeout)``, as a whole within ``grace`` +
-    ``timeout`` seconds (no bound if that is infinite).
+def open_within(
+    url: str, timeout: float, *, grace: float = 0.0, read_only: bool = False
+) -> JournalStore:
+    """``open_store(url, timeout=timeout, read_only=read_only)``, as a whole
+    within ``grace`` + ``timeout`` seconds (no bound if that is infinite).
 
     Each of opening's steps has its own bound, but a store that answers a
     byte a second, or stalls after the connection, meets none of them: the
@@ -119,13 +121,13 @@ def open_within(url: str, timeout: float, *, grace: float = 0.0) -> JournalStore
     """
     limit = grace + timeout
     if not math.isfinite(limit):
-        return open_store(url, timeout=timeout)
+        return open_store(url, timeout=timeout, read_only=read_only)
     opened: list[JournalStore] = []
     failed: list[BaseException] = []
 
     def work() -> None:
         try:
-            opened.append(open_store(url, timeout=timeout))
+            opened.append(open_store(url, timeout=timeout, read_only=read_only))
         except BaseException as exc:  # handed to the waiting thread below
             failed.append(exc)
 

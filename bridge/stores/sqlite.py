@@ -17,6 +17,12 @@ through this store wakes its waiters at once (a condition variable); an
 append by another connection or process is seen by one watcher thread per
 store, which reads ``PRAGMA data_version`` every ``poll_interval`` (20 ms)
 while anyone waits: a cheap check, however many waiters.
+
+Reading only (``read_only=True``, what ``yieldmcp journal`` opens): every
+connection is opened ``mode=ro`` and ``query_only``, nothing is created,
+made WAL or migrated, and a file that is not a store already is refused; a
+store on a read-only filesystem (a mounted backup) is read too, as SQLite's
+``immutable`` file when it must be (:func:`_reader`).
 """
 
 from __future__ import annotations
@@ -78,6 +84,7 @@ class SQLiteStore:
         synchronous: str = "NORMAL",
         busy_timeout: float = 5.0,
         poll_interval: float = 0.02,
+        read_only: bool = False,
     ) -> None:
         if synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
@@ -85,6 +92,7 @@ class SQLiteStore:
         self.synchronous = synchronous.upper()
         self.busy_timeout = busy_timeout
         self.poll_interval = poll_interval
+        self.read_only = read_only
         self._busy_ms = int(busy_timeout * 1000)
         # A pool of connections, one per thread at a time: sqlite3 connections
         # must not be used by two threads at once, and a pool (unlike one per
@@ -101,8 +109,10 @@ class SQLiteStore:
         self._appends = 0  # appends heard (here, or by the watcher)
         self._waiters = 0
         self._watcher: threading.Thread | None = None
-        _private_file(self.path)
+        _private_file(self.path, create=not read_only)
         self._check_ours()  # before anything is written, or made WAL
+        if read_only:
+            return  # a store already (_check_ours): nothing to make
         with self._connection() as conn:
             create_schema(conn, self.path)
         _warn_if_shared(self.path)  # once it is known to be a store
@@ -388,26 +398,38 @@ class SQLiteStore:
         if str(self.path) in ("", ":memory:"):
             return
         try:
-            conn = sqlite3.connect(
-                _uri(self.path),
-                uri=True,
-                isolation_level=None,
-                timeout=self._busy_ms / 1000,
-            )
+            if self.read_only:
+                conn = _reader(self.path, self._busy_ms / 1000)
+            else:
+                conn = sqlite3.connect(
+                    _uri(self.path),
+                    uri=True,
+                    isolation_level=None,
+                    timeout=self._busy_ms / 1000,
+                )
         except sqlite3.Error as exc:
             raise StoreUnavailable(
-                f"cannot open sqlite:{self.path}: {_why(self.path, exc)}"
+                f"cannot open sqlite:{self.path}: {self._why(exc)}"
             ) from None
         try:
-            check_ours(conn, self.path)
+            check_ours(conn, self.path, new=not self.read_only)
         except sqlite3.Error as exc:  # not a database, locked: said in one line
             raise StoreUnavailable(
-                f"cannot open sqlite:{self.path}: {_why(self.path, exc)}"
+                f"cannot open sqlite:{self.path}: {self._why(exc)}"
             ) from None
         finally:
             conn.close()
 
     def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            try:
+                conn = _reader(self.path, self._busy_ms / 1000)
+                conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(
+                    f"cannot open sqlite:{self.path}: {self._why(exc)}"
+                ) from None
+            return conn
         try:
             conn = sqlite3.connect(
                 self.path,
@@ -420,12 +442,57 @@ class SQLiteStore:
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         except sqlite3.Error as exc:
             raise StoreUnavailable(
-                f"cannot open sqlite:{self.path}: {_why(self.path, exc)}"
+                f"cannot open sqlite:{self.path}: {self._why(exc)}"
             ) from None
         return conn
 
+    def _why(self, exc: sqlite3.Error) -> str:
+        # A reader needs no directory it can write.
+        return str(exc) if self.read_only else _why(self.path, exc)
 
-def _private_file(path: Path) -> None:
+
+def _reader(path: Path, timeout: float) -> sqlite3.Connection:
+    """A connection that reads ``path`` and cannot write it (``mode=ro``,
+    ``query_only``), from any thread (the pool hands it to one at a time).
+
+    A store in WAL mode is read with its ``-wal`` and ``-shm`` files, which
+    SQLite creates beside it when they are missing: on a read-only
+    filesystem it cannot, and ``mode=ro`` cannot open the file. Such a file
+    with no ``-wal`` beside it holds every committed write, and no one can
+    write it: it is opened ``immutable`` (no locks, no WAL). Only then: a
+    file others may write, read ``immutable``, could be read torn.
+    """
+    options: dict[str, Any] = {
+        "uri": True,
+        "isolation_level": None,
+        "check_same_thread": False,
+        "timeout": timeout,
+    }
+    conn = sqlite3.connect(_uri(path, "ro"), **options)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        conn.close()
+        if not _frozen(path):
+            raise
+        conn = sqlite3.connect(_uri(path, "ro") + "&immutable=1", **options)
+        conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+def _frozen(path: Path) -> bool:
+    """Whether ``path`` is on a read-only filesystem with no ``-wal`` beside
+    it: what it holds is all there is, and no one can change it."""
+    try:
+        read_only = os.statvfs(path).f_flag & os.ST_RDONLY
+        wal = os.path.lexists(f"{path}-wal")
+    except OSError:
+        return False
+    return bool(read_only) and not wal
+
+
+def _private_file(path: Path, *, create: bool = True) -> None:
     """Make a new database file readable by its owner only, whatever the
     umask (SQLite gives its ``-wal`` and ``-shm`` files the database's
     mode): it holds every journal, and the request-state key
@@ -437,6 +504,8 @@ def _private_file(path: Path) -> None:
     another user could plant either, and a link would have the store (and
     its key) made where they chose, readable by them.
 
+    Without ``create`` (a reader), nothing is made; the checks are the same.
+
     Raises:
         StoreUnavailable: the path is a symbolic link, or a file another
             user could have written.
@@ -445,11 +514,13 @@ def _private_file(path: Path) -> None:
         return
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        os.close(os.open(path, flags, 0o600))  # an empty file: an empty database
+        if create:
+            os.close(os.open(path, flags, 0o600))  # an empty file: an empty database
     except OSError:
         pass  # there already, no such folder, no permission: looked at below
     else:
-        return
+        if create:
+            return
     try:
         found = os.lstat(path)
     except OSError:
@@ -467,11 +538,12 @@ def _private_file(path: Path) -> None:
         )
 
 
-def _uri(path: Path) -> str:
-    """``path`` as a SQLite URI that opens it read-write without creating it
-    (any byte of the name escaped, ``?`` and ``#`` included)."""
+def _uri(path: Path, mode: str = "rw") -> str:
+    """``path`` as a SQLite URI that opens it read-write (``mode="ro"``:
+    read-only) without creating it (any byte of the name escaped, ``?`` and
+    ``#`` included)."""
     whole = urllib.parse.quote(os.fsencode(os.path.abspath(path)), safe="/")
-    return f"file://{whole}?mode=rw"
+    return f"file://{whole}?mode={mode}"
 
 
 def _warn_if_shared(path: Path) -> None:

@@ -51,8 +51,9 @@ _TABLES = frozenset({"meta", "docs", "streams", "records"})
 is a store."""
 
 
-def check_ours(conn: sqlite3.Connection, path: Path) -> None:
-    """Refuse a file that is neither new nor a store, reading only.
+def check_ours(conn: sqlite3.Connection, path: Path, *, new: bool = True) -> None:
+    """Refuse a file that is neither new nor a store, reading only (a new
+    file too, without ``new``: a reader makes no store).
 
     A new file (or a database with nothing in it) is ours to make a store
     of; one with a layout version in ``meta`` and the store's tables is a
@@ -72,7 +73,7 @@ def check_ours(conn: sqlite3.Connection, path: Path) -> None:
             "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite!_%' ESCAPE '!'"
         )
     )
-    if not names:
+    if not names and new:
         return  # a new file
     tables = {
         str(row[0])
@@ -83,6 +84,8 @@ def check_ours(conn: sqlite3.Connection, path: Path) -> None:
         _check_layout(path, found)
         if tables >= _TABLES:
             return
+    if not names:
+        raise StoreUnavailable(f"sqlite:{path} is not a yieldmcp store (it is empty)")
     # repr: a name in one line, its control characters escaped.
     shown = ", ".join(repr(name) for name in names[:3])
     more = f" and {len(names) - 3} more" if len(names) > 3 else ""

@@ -32,8 +32,14 @@ _MOST_NETWORK = 32767.0
 largest ``TCP_KEEPIDLE``; see :func:`open_store`)."""
 
 
-def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> JournalStore:
+def open_store(
+    url: str, *, timeout: float = DEFAULT_TIMEOUT, read_only: bool = False
+) -> JournalStore:
     """The store a URL names.
+
+    ``read_only`` opens it to read (``yieldmcp journal``): nothing is
+    created or changed in it, not even the store's tables, so it must be a
+    store already; a SQLite file on a read-only filesystem is read.
 
     ``timeout`` bounds what a network store lets one call hang on: Redis's
     socket timeout, PostgreSQL's statement and lock timeouts and TCP checks
@@ -56,7 +62,7 @@ def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT) -> JournalStore:
         from .sqlite import SQLiteStore
 
         path, options = sqlite_options(url)
-        return SQLiteStore(path, **options)
+        return SQLiteStore(path, read_only=read_only, **options)
     if url.startswith(("redis://", "rediss://", "unix://")):
         try:
             from .redis import RedisStore

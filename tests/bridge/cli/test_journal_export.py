@@ -10,8 +10,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
+import shutil
 import socket
 import sqlite3
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +25,7 @@ from hypothesis import strategies as st
 
 from bridge.cli import main
 from bridge.server.state_token import Sealer, decode_key, new_key
-from bridge.stores import open_store
+from bridge.stores import StoreError, open_store
 from bridge.stores.codec import dumps
 
 
@@ -398,3 +401,87 @@ def test_any_bytes_in_a_record_give_a_document_or_one_line(
     else:
         assert (code, out) == (1, "")
         assert "call 'c1'" in _one_line(err)
+
+
+# -- a reader writes nothing ---------------------------------------------------
+
+
+def _untouched(path: Path) -> tuple[bytes, int, list[str]]:
+    """What a reader must leave as it was: the file, its time, its folder."""
+    return path.read_bytes(), path.stat().st_mtime_ns, sorted(os.listdir(path.parent))
+
+
+def test_reading_a_sqlite_store_writes_nothing_to_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The reader opened the store as `serve` does: the store's tables made
+    # again, its layout version written, the file made WAL. On a read-only
+    # filesystem that was "directory ... is not writable".
+    url, path = _store(tmp_path)
+    before = _untouched(path)
+    code, out, _err = _run(capsys, url)
+    assert (code, len(out.splitlines())) == (0, 2)
+    code, out, _err = _run(capsys, url, "t1")
+    assert (code, json.loads(out)["id"]) == (0, "t1")
+    after = _untouched(path)
+    assert after[:2] == before[:2], "the reader changed the store's file"
+    # (SQLite makes a reader's -wal and -shm beside a WAL file, empty)
+    assert set(after[2]) - set(before[2]) <= {"store.db-wal", "store.db-shm"}
+    reader = open_store(url, read_only=True)
+    try:
+        with pytest.raises(StoreError, match="readonly"):
+            reader.put("task", "t2", {})
+    finally:
+        reader.close()
+
+
+@contextlib.contextmanager
+def _mounted(folder: Path) -> Iterator[Path]:
+    """A tmpfs at ``folder`` (root only), unmounted afterwards."""
+    if os.geteuid() != 0:
+        reason = "mounting a read-only filesystem needs root (CI runs as root)"
+        print(reason)
+        pytest.skip(reason)
+    folder.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        reason = f"cannot mount a tmpfs here: {made.stderr.strip()}"
+        print(reason)
+        pytest.skip(reason)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["closed", "wal-left"])
+def test_a_store_on_a_read_only_filesystem_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wal: bool
+) -> None:
+    # A mounted backup: `sqlite3 -readonly` read it, `journal` said the
+    # directory is not writable, or (its -wal and -shm there) "attempt to
+    # write a readonly database".
+    url, path = _store(tmp_path)
+    with _mounted(tmp_path / "ro") as ro:
+        if wal:  # a copy taken while a server had the store open
+            writer = open_store(url)
+            try:
+                writer.append("call", "t1", [_RECORD])  # only in the -wal
+                for suffix in ("", "-wal", "-shm"):
+                    shutil.copy(f"{path}{suffix}", ro / f"store.db{suffix}")
+            finally:
+                writer.close()
+        else:
+            shutil.copy(path, ro / "store.db")
+        subprocess.run(["mount", "-o", "remount,ro", str(ro)], check=True)
+        copy = f"sqlite:{ro / 'store.db'}"
+        code, out, err = _run(capsys, copy)
+        assert (code, err) == (0, "")
+        assert sorted(line.split("\t")[1] for line in out.splitlines()) == ["c1", "t1"]
+        code, out, err = _run(capsys, copy, "t1")
+        assert (code, err) == (0, "")
+        assert len(json.loads(out)["records"]) == (3 if wal else 2)

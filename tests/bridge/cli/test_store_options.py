@@ -179,7 +179,7 @@ def test_serve_and_journal_open_a_store_within_the_one_deadline(
     release = threading.Event()
     opened: list[str] = []
 
-    def hung(url: str, *, timeout: float) -> object:
+    def hung(url: str, *, timeout: float, read_only: bool = False) -> object:
         opened.append(url)
         release.wait(30)  # a store that never answers
         raise AssertionError("never opened")
