@@ -81,8 +81,10 @@ def export(url: str, call_id: str | None, timeout: float) -> str:
 
 def _open(url: str, timeout: float) -> JournalStore:
     """The store, opened to read within ``timeout`` (as ``serve`` opens one:
-    :func:`.store_options.open_within`): nothing in a SQLite store is
-    created or changed, so one on a read-only filesystem is read.
+    :func:`.store_options.open_within`): nothing in it is created or
+    changed, so a PostgreSQL role that may only ``SELECT``, and a SQLite
+    file on a read-only filesystem, read it, and a database that is no
+    store is refused, left as it was.
 
     Raises:
         JournalError: it does not open in time, or cannot be opened.

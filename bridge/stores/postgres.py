@@ -1,7 +1,9 @@
 """The PostgreSQL store: psycopg 3's blocking client, a small connection pool.
 
 Tables (created on open, under an advisory lock so processes starting
-together do not race; ``yieldmcp_meta`` versions the layout):
+together do not race; ``yieldmcp_meta`` versions the layout; a reader,
+``read_only=True``, creates nothing, checks they are there, and reads in
+read-only transactions):
 ``yieldmcp_docs``, ``yieldmcp_streams`` (length and expiry of each stream)
 and ``yieldmcp_records``. Values are stored as JSON *text*, not ``jsonb``:
 the store never queries inside them, and text gives back exactly what was
@@ -63,7 +65,7 @@ from .codec import (
     version_of,
 )
 from .postgres_connect import Connector, first_line
-from .postgres_schema import create_schema
+from .postgres_schema import check_schema, create_schema
 
 __all__ = ["PostgresStore"]
 
@@ -88,9 +90,15 @@ class PostgresStore:
     blocking = True
 
     def __init__(
-        self, url: str, *, connect_timeout: float = 10.0, timeout: float = 5.0
+        self,
+        url: str,
+        *,
+        connect_timeout: float = 10.0,
+        timeout: float = 5.0,
+        read_only: bool = False,
     ) -> None:
         self.url = url
+        self.read_only = read_only
         self._shown = redact(url)
         self._unreadable = Unreadable(self._shown)
         self._timeout = connect_timeout
@@ -109,7 +117,10 @@ class PostgresStore:
         self._listening = threading.Event()
         try:
             with self._connection() as conn:
-                create_schema(conn, self._shown)
+                if read_only:  # nothing created: a store already, or refused
+                    check_schema(conn, self._shown)
+                else:
+                    create_schema(conn, self._shown)
         except BaseException:
             self.close()  # a store refused leaves no connection open
             raise
@@ -326,7 +337,14 @@ class PostgresStore:
     # -- connections ---------------------------------------------------------
 
     def _connect(self) -> psycopg.Connection[Any]:
-        return self._connector.connect()
+        conn = self._connector.connect()
+        if self.read_only:  # a reader's every transaction: PostgreSQL refuses writes
+            try:
+                conn.execute("SET default_transaction_read_only = on")
+            except psycopg.Error as exc:
+                conn.close()
+                raise StoreUnavailable(f"{self._shown}: {first_line(exc)}") from None
+        return conn
 
     def _pooled(self) -> psycopg.Connection[Any] | None:
         """An idle connection from the pool that the server has not ended

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from .base import StoreUnavailable
 
-__all__ = ["SCHEMA_VERSION", "create_schema"]
+__all__ = ["SCHEMA_VERSION", "check_schema", "create_schema"]
 
 SCHEMA_VERSION: Final = 1
 
@@ -129,6 +129,37 @@ def create_schema(conn: Any, shown: str) -> None:
             "INSERT INTO yieldmcp_meta VALUES ('schema_version', %s)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (str(SCHEMA_VERSION),),
+        )
+
+
+def check_schema(conn: Any, shown: str) -> None:
+    """Check, reading only, that the database is a store this code reads:
+    what :func:`create_schema` checks, with nothing created or written (a
+    reader's open: a role that may only ``SELECT`` runs it, and a database
+    that is no store is left as it was).
+
+    Raises:
+        StoreUnavailable: no store's tables, or what :func:`create_schema`
+            refuses.
+    """
+    rows = conn.execute(
+        "SELECT name FROM unnest(%s::text[]) AS name WHERE to_regclass(name) IS NULL",
+        (list(_COLUMNS),),
+    ).fetchall()
+    if rows:
+        raise StoreUnavailable(
+            f"{shown} is not a yieldmcp store (it has no table {rows[0][0]}):"
+            " nothing was created in it; give the URL of a store"
+        )
+    _check_columns(conn, shown)
+    row = conn.execute(
+        "SELECT value FROM yieldmcp_meta WHERE key = 'schema_version'"
+    ).fetchone()
+    found = 0 if row is None else _layout(row[0], shown)
+    if found > SCHEMA_VERSION:
+        raise StoreUnavailable(
+            f"{shown}: the database has store layout {found}; this yieldmcp"
+            f" reads layout {SCHEMA_VERSION} (upgrade yieldmcp)"
         )
 
 

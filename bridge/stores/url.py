@@ -39,7 +39,9 @@ def open_store(
 
     ``read_only`` opens it to read (``yieldmcp journal``): nothing is
     created or changed in it, not even the store's tables, so it must be a
-    store already; a SQLite file on a read-only filesystem is read.
+    store already; a SQLite file on a read-only filesystem and a PostgreSQL
+    role that may only ``SELECT`` are read. (Redis is never written on
+    open.)
 
     ``timeout`` bounds what a network store lets one call hang on: Redis's
     socket timeout, PostgreSQL's statement and lock timeouts and TCP checks
@@ -74,7 +76,7 @@ def open_store(
             from .postgres import PostgresStore
         except ImportError:
             raise _missing("postgres", "psycopg") from None
-        return PostgresStore(url, timeout=timeout)
+        return PostgresStore(url, timeout=timeout, read_only=read_only)
     raise StoreUnavailable(
         f"unknown store {url!r}: expected memory:, sqlite:PATH, "
         "redis://HOST:PORT/DB or postgresql://..."

@@ -485,3 +485,55 @@ def test_a_store_on_a_read_only_filesystem_is_read(
         code, out, err = _run(capsys, copy, "t1")
         assert (code, err) == (0, "")
         assert len(json.loads(out)["records"]) == (3 if wal else 2)
+
+
+def test_a_postgresql_database_that_is_no_store_is_left_as_it_was(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The reader ran the store's setup there: four yieldmcp tables and a
+    # function made in another application's database, and exit 0.
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE users (name text)")
+    code, out, err = _run(capsys, postgres_url)
+    assert (code, out) == (1, "")
+    assert "is not a yieldmcp store" in _one_line(err)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        ).fetchall()
+        made = conn.execute(
+            "SELECT proname FROM pg_proc WHERE proname LIKE 'yieldmcp%'"
+        ).fetchall()
+    assert (tables, made) == ([("users",)], [])
+
+
+def test_a_postgresql_role_that_may_only_select_reads_the_journal(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A read-only role (SELECT on the store's tables) got "permission
+    # denied for schema public": the reader created tables first.
+    import psycopg
+
+    from bridge.durable.log import CALLS
+    from bridge.durable.tasks import TASKS
+
+    store = open_store(postgres_url)
+    try:
+        store.put(TASKS, "t1", _TASK)
+        store.append(CALLS, "t1", [_RECORD, _RECORD])
+    finally:
+        store.close()
+    database = postgres_url.rsplit("/", 1)[1]
+    role = f"reader_{database}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    reader = postgres_url.replace("://postgres@", f"://{role}@")
+    code, out, err = _run(capsys, reader)
+    assert (code, err) == (0, "")
+    assert out.split("\t")[:2] == ["task", "t1"]
+    code, out, err = _run(capsys, reader, "t1")
+    assert (code, err) == (0, "")
+    assert len(json.loads(out)["records"]) == 2
