@@ -45,7 +45,7 @@ from bridge.durable.keys import ID as KEY_ID
 from bridge.durable.keys import NAMESPACE as KEY_NAMESPACE
 from bridge.durable.log import CALLS
 from bridge.durable.tasks import TASKS, TaskDoc
-from bridge.elicit import printable_line
+from bridge.elicit import cut, printable_line
 from bridge.server.state_token import KEY_ENV, Sealer, decode_key
 from bridge.stores import AsyncStore, JournalStore, StoreError, StoreUnreadable
 from bridge.stores.url import sqlite_options
@@ -120,7 +120,7 @@ def _json_of(document: JournalDocument) -> str:
             keeps them, and gives them back), which JSON has not, or is
             nested too deep to write.
     """
-    named = f"{document.source} {document.id!r}"
+    named = f"{document.source} {_named(document.id)}"
     try:
         return json_text(document.to_json())
     except HostError:  # its words are about a server's answer: none here
@@ -137,9 +137,16 @@ def _json_of(document: JournalDocument) -> str:
 def _unreadable(kind: str, exc: StoreUnreadable) -> JournalError:
     """The line for a row of ``kind``'s (``call``, ``task``) the store
     cannot read: which row, and why in the store's few words."""
+    named = f"{kind} {_named(exc.id)}"
     return JournalError(
-        f"{kind} {exc.id!r}: its {exc.part} in the store cannot be read ({exc.why})"
+        f"{named}: its {exc.part} in the store cannot be read ({exc.why})"
     )
+
+
+def _named(id: str) -> str:
+    """An id the user gave, or a store holds, as an error line names it:
+    quoted, its controls escaped, and cut (a pasted 100 KB one)."""
+    return cut(repr(id), _MOST_QUOTED)
 
 
 def _quoted(exc: Exception) -> str:
@@ -188,6 +195,13 @@ async def _close(store: JournalStore) -> None:
 
 
 async def _document(store: AsyncStore, wanted: str) -> JournalDocument:
+    try:
+        wanted.encode()
+    except UnicodeEncodeError:  # bytes the shell passed as they were
+        raise JournalError(
+            f"no call or task {_named(wanted)} in the store (it is not UTF-8 "
+            "text, as every id is); `yieldmcp journal STORE_URL` lists them"
+        ) from None
     if wanted.startswith(_STATE_PREFIX):
         return await _from_state(store, wanted)
     task = await store.get(TASKS, wanted)
@@ -196,7 +210,7 @@ async def _document(store: AsyncStore, wanted: str) -> JournalDocument:
             doc = TaskDoc.from_json(task.value)
         except ValueError as exc:  # JSON, but of no task's shape
             raise JournalError(
-                f"task {wanted!r}: its document in the store cannot be read "
+                f"task {_named(wanted)}: its document in the store cannot be read "
                 f"({_quoted(exc)})"
             ) from None
         ended = _ended(doc.result, doc.error)
@@ -214,7 +228,7 @@ async def _from_call(
     doc, records = await store.get_and_read(CALLS, call_id)
     if doc is None:
         raise JournalError(
-            f"no call or task {call_id!r} in the store (expired, or another "
+            f"no call or task {_named(call_id)} in the store (expired, or another "
             f"store); `yieldmcp journal STORE_URL` lists them"
         )
     value = doc.value
@@ -297,7 +311,7 @@ def _made(
     try:
         document.journal()
     except ValueError as exc:  # a record of no journal's shape: it may be huge
-        raise JournalError(f"{source} {call_id!r}: {_quoted(exc)}") from None
+        raise JournalError(f"{source} {_named(call_id)}: {_quoted(exc)}") from None
     return document
 
 

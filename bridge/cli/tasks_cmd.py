@@ -109,6 +109,7 @@ async def run_tasks(options: CallOptions, action: str, task_id: str) -> int:
     from .console import HostError
     from .task_options import shown_task_id
 
+    _check_task_id(task_id)
     out = sys.stdout
     if action == "wait" and options.timeout is not None:
         with trio.move_on_after(options.timeout):
@@ -119,6 +120,38 @@ async def run_tasks(options: CallOptions, action: str, task_id: str) -> int:
             f"goes on: yieldmcp tasks wait SERVER {shown}"
         )
     return await _run(options, action, task_id, out)
+
+
+MAX_TASK_ID_BYTES = 4096
+"""The longest task id (UTF-8 bytes) the verbs send. It travels in a
+request header too (``Mcp-Name``), which a server bounds (ours: 16 KiB,
+``--max-header-bytes``): a longer one was refused with HTTP 431, which read
+as the server's failure; task ids are short (ours: 32 characters)."""
+
+
+def _check_task_id(task_id: str) -> None:
+    """Refuse, as the user's mistake, an id no server can have been asked
+    for: not UTF-8 (bytes the shell passed as they were), or too long.
+
+    Raises:
+        HostError: one line saying which.
+    """
+    from .console import HostError
+    from .task_options import shown_task_id
+
+    try:
+        size = len(task_id.encode())
+    except UnicodeEncodeError:
+        raise HostError(
+            f"the task id {shown_task_id(task_id)} is not UTF-8 text: no "
+            "server has such a task (check what was given)"
+        ) from None
+    if size > MAX_TASK_ID_BYTES:
+        raise HostError(
+            f"the task id given is {len(task_id):,} characters ({size:,} bytes): "
+            f"a task id is at most {MAX_TASK_ID_BYTES:,} bytes here (check what "
+            "was given)"
+        )
 
 
 async def _run(options: CallOptions, action: str, task_id: str, out: TextIO) -> int:

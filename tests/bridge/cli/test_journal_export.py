@@ -537,3 +537,20 @@ def test_a_postgresql_role_that_may_only_select_reads_the_journal(
     code, out, err = _run(capsys, reader, "t1")
     assert (code, err) == (0, "")
     assert len(json.loads(out)["records"]) == 2
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis", "postgres"])
+def test_an_id_not_utf8_or_huge_is_one_short_line(
+    backend: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Not UTF-8 (`$(printf 'ab\xff')`): a traceback from the SQLite and
+    # PostgreSQL drivers. A 100 KB id was echoed whole.
+    url = request.getfixturevalue(f"{backend}_url")
+    open_store(url).close()
+    for wanted in (b"ab\xff".decode("utf-8", "surrogateescape"), "x" * 100_000):
+        code, out, err = _run(capsys, url, wanted)
+        assert (code, out) == (1, "")
+        assert "no call or task 'ab\\udcff' in the store" in _one_line(err) or (
+            "no call or task 'xxx" in err and "more characters" in err
+        ), err
+        assert len(err) < 400
