@@ -56,6 +56,7 @@ __all__ = [
     "ReplayDivergence",
     "RequestTimeout",
     "ScriptExhausted",
+    "ScriptNotUsed",
     "SleepTooLong",
     "StepFailed",
     "StepNotRecordable",
@@ -365,6 +366,17 @@ class PeerUnreachable(BrokenSessionError):
 
 class ScriptExhausted(YieldMCPError, LookupError):
     """A scripted test peer was asked a question it has no answer for."""
+
+
+class ScriptNotUsed(UserWarning):
+    """A warning, not an error: a ``run_scripted`` call ran a step its
+    ``ScriptedPeer`` does not stub (or asked a form it has no answers for)
+    while the script names steps (forms) no call has asked for:
+    ``steps={"charge_crad": ...}`` for the step ``charge_card``, which then
+    ran its own function. Issued when the call ends, naming the unused names
+    and the close one the call asked for; under ``-W error`` (pytest's
+    ``filterwarnings = ["error"]``) it fails the call instead. A warning,
+    since one peer may script several calls."""
 
 
 class ProviderError(YieldMCPError):

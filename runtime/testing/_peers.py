@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import collections
+import difflib
 import functools
 import random
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias, TypeVar, cast, final
 
@@ -27,7 +29,7 @@ from ..call.journal import Journal
 from ..call.machine import CallMachine, open_call
 from ..effects.base import Notice, PeerQuestion
 from ..elicitation.effects import Elicit, ElicitUrl
-from ..errors import InternalError, ScriptExhausted
+from ..errors import InternalError, ScriptExhausted, ScriptNotUsed
 from ..sampling.effect import Sample
 from ..steps.effect import Step
 from ..steps.runner import perform_step_now
@@ -74,6 +76,11 @@ class ScriptedPeer:
 
     A scripted answer that is an exception instance is raised instead (to play a
     failing peer). Running out of answers raises ScriptExhausted into the tool.
+    When a :func:`run_scripted` call ran a step the script does not stub
+    (or asked an elicitation it has no answers for), the names in ``steps``
+    (``elicits``) that no call has asked for are a
+    :class:`~runtime.errors.ScriptNotUsed` warning as the call ends, with
+    the close name the call asked for: a typo there runs the real step.
     """
 
     def __init__(
@@ -92,6 +99,10 @@ class ScriptedPeer:
         self._urls = _queue(urls)
         self.asked: list[Asked] = []
         self.notices: list[tuple[str, Notice]] = []
+        # The step names and elicitation keys asked, in order (to report the
+        # script's names no call asked for), and the names reported already.
+        self._asked_names: list[tuple[str, str]] = []
+        self._reported: set[tuple[str, str]] = set()
 
     def reply_for(self, key: str, question: PeerQuestion[Any]) -> Any:
         """The scripted reply to ``question`` (synchronous; raises scripted errors)."""
@@ -116,9 +127,11 @@ class ScriptedPeer:
         if isinstance(question, Sample):
             return self._samples
         if isinstance(question, Elicit):
+            self._asked_names.append(("elicits", question.key))
             if question.key not in self._elicits:
                 raise ScriptExhausted(
                     f"the script has no answers for elicit {question.key!r}"
+                    + _close_to(question.key, self._unasked("elicits"))
                 )
             return self._elicits[question.key]
         if isinstance(question, ElicitUrl):
@@ -131,6 +144,7 @@ class ScriptedPeer:
 
     def step_stub(self, step: Step) -> Callable[..., Any] | None:
         """The fake function of ``step``, if the script names it (runners ask)."""
+        self._asked_names.append(("steps", step.name))
         source = self._steps.get(step.name)
         if source is None or not isinstance(source, collections.deque):
             return source
@@ -160,6 +174,49 @@ class ScriptedPeer:
             if isinstance(question, Sample):
                 found.append(cast(Sample[Any], question))
         return found
+
+    def _unasked(self, kind: str) -> list[str]:
+        """The names of ``kind`` (``"steps"``, ``"elicits"``) the script
+        has and no call asked for."""
+        scripted = self._steps if kind == "steps" else self._elicits
+        asked = {name for k, name in self._asked_names if k == kind}
+        return [name for name in scripted if name not in asked]
+
+    def _unused(self, since: int) -> str | None:
+        """One line naming the script's names that no call asked for, when
+        the call (its names asked since ``since``, an index) asked for a
+        name of the same kind that the script has not: a step that ran its
+        own function, an elicitation with no answers. Each name is reported
+        once in the peer's life, with the close name the call asked for;
+        None if there is nothing to report."""
+        called = self._asked_names[since:]
+        parts: list[str] = []
+        for kind in ("steps", "elicits"):
+            scripted = self._steps if kind == "steps" else self._elicits
+            missed = list(
+                dict.fromkeys(n for k, n in called if k == kind and n not in scripted)
+            )
+            if not missed:
+                continue  # every name asked was scripted: nothing was missed
+            unused = [n for n in self._unasked(kind) if (kind, n) not in self._reported]
+            self._reported.update((kind, n) for n in unused)
+            parts += [
+                f"ScriptedPeer({kind}=...) names {name!r}, which no call asked for"
+                + _close_to(name, missed, asked=True)
+                for name in unused
+            ]
+        return "; ".join(parts) or None
+
+
+def _close_to(name: str, names: list[str], *, asked: bool = False) -> str:
+    """`` (did you mean 'x'?)`` for the name in ``names`` closest to
+    ``name``; empty if none is close."""
+    close = difflib.get_close_matches(name, names, n=1)
+    if not close:
+        return ""
+    if asked:
+        return f" (did you mean {close[0]!r}, which the call asked for?)"
+    return f" (the script has answers for {close[0]!r}: a typo?)"
 
 
 def _describe(question: PeerQuestion[Any]) -> str:
@@ -191,6 +248,7 @@ def run_scripted(
     (``ScriptedPeer(steps=...)``).
     """
     params = tool.parse_arguments(arguments)
+    since = len(peer._asked_names)  # pyright: ignore[reportPrivateUsage]
     bits = (rng or random.Random(0)).getrandbits
     skipped = [0.0]  # seconds the clock jumped over, to the next timer
 
@@ -218,6 +276,14 @@ def run_scripted(
         outcome = machine.outcome
     else:
         outcome = opened
+    unused = peer._unused(since)  # pyright: ignore[reportPrivateUsage]
+    if unused is not None:
+        try:
+            warnings.warn(unused, ScriptNotUsed, stacklevel=2)
+        except ScriptNotUsed as warning:  # -W error: it fails the call
+            if not isinstance(outcome, Raised):
+                raise
+            outcome.error.add_note(str(warning))  # the call's own error first
     if isinstance(outcome, Returned):
         return outcome.value
     if isinstance(outcome, Raised):
