@@ -82,7 +82,8 @@ class InvalidTool(YieldMCPError, TypeError):
 
 
 class InvalidEffect(YieldMCPError, TypeError):
-    """A tool yielded something that is not an effect, or built one wrongly."""
+    """A tool yielded something that is not an effect, built one wrongly, or
+    returned an effect or a generator (``yield from`` forgotten)."""
 
 
 class EffectNeverYielded(RuntimeWarning):

@@ -39,7 +39,10 @@ from``) are reported as :class:`~runtime.errors.EffectNeverYielded` warnings
 at the line that made them, unless the call was cancelled.
 
 When a frame ends, its value or error goes to its branch; at the root it ends
-the call, where the program's ``finish`` checks the value.
+the call, where the program's ``finish`` checks the value. A program that
+returns an effect or a generator (``return ctx.sample(...)``, ``return
+helper(ctx)``: ``yield from`` forgotten) fails the call with
+``InvalidEffect``, whatever runs it.
 
 Rules (the single source of truth for both protocol eras):
 
@@ -80,9 +83,10 @@ from __future__ import annotations
 import heapq
 import uuid
 from collections.abc import Callable, Generator
+from types import GeneratorType
 from typing import Any, Final, cast, final
 
-from ..effects.base import AtOnce, Notice, Question
+from ..effects.base import AtOnce, Effect, Notice, Question, spelling
 from ..effects.branch import Branch
 from ..effects.made import MADE, Made, report, settle, strike
 from ..effects.notices import Progress
@@ -847,7 +851,20 @@ def _reported(notes: list[Made], outcome: Outcome) -> Outcome:
 
 def outcome_of(program: Callable[..., Any], value: Any) -> Returned | Raised:
     """The call's outcome for what the program returned, checked by the
-    program's ``finish`` when it has one (a tool's output type)."""
+    program's ``finish`` when it has one (a tool's output type). An effect
+    or a generator returned is refused: its ``yield from`` was forgotten, and
+    the caller would get the object (or, on the wire, a generator drained
+    into a list)."""
+    generator = type(value) is GeneratorType
+    if generator or isinstance(value, Effect):
+        made = spelling(cast(object, value))
+        kind = "a generator" if generator else "an effect"
+        return Raised(
+            InvalidEffect(
+                f"the tool returned {made}, {kind}, not its result: write "
+                f"`return (yield from {made})`"
+            )
+        )
     finish: Callable[[Any], Any] | None = getattr(program, "finish", None)
     if finish is None:
         return Returned(value)

@@ -470,3 +470,51 @@ def test_a_pending_question_has_the_digest_of_the_question(
 def test_a_malformed_journal_is_refused(data: dict[str, object]) -> None:
     with pytest.raises(ValueError, match="malformed journal"):
         Journal.from_json(data)
+
+
+def _tip(ctx: Context) -> Op[str]:
+    reply = yield from ctx.sample("a tip")
+    return reply.text
+
+
+@tool
+def returns_a_helper(ctx: Context) -> Op[object]:
+    yield ctx.log("info", "planning")
+    return _tip(ctx)  # `yield from` forgotten
+
+
+@tool
+def returns_an_effect(ctx: Context) -> str:
+    return ctx.sample("hi")  # type: ignore[return-value]
+
+
+@pytest.mark.filterwarnings("ignore::runtime.errors.EffectNeverYielded")
+@pytest.mark.parametrize(
+    ("returns", "said"),
+    [
+        (
+            returns_a_helper,
+            "the tool returned _tip(...), a generator, not its result: write "
+            "`return (yield from _tip(...))`",
+        ),
+        (
+            returns_an_effect,
+            "the tool returned ctx.sample(...), an effect, not its result: write "
+            "`return (yield from ctx.sample(...))`",
+        ),
+    ],
+)
+def test_a_returned_generator_or_effect_fails_the_call_naming_yield_from(
+    returns: object, said: str
+) -> None:
+    # Before, run_scripted returned the generator object, and a server
+    # drained it into a list for the wire.
+    import trio
+
+    from runtime.lowlevel import run
+
+    with pytest.raises(InvalidEffect) as raised:
+        run_scripted(returns, {}, ScriptedPeer(samples=[text("go early")]))  # type: ignore[arg-type]
+    assert str(raised.value) == said
+    with pytest.raises(InvalidEffect, match=r"return \(yield from "):
+        trio.run(run, returns, {}, ScriptedPeer(samples=[text("go early")]))
