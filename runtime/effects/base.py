@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeAlias, TypeVar, final
 
+from ..errors import InvalidEffect
 from .canonical import digest
 
 __all__ = [
@@ -100,7 +101,7 @@ class Effect(Generic[R]):
 
         def __await__(self) -> Any:
             made = spelling(self)
-            raise TypeError(
+            raise InvalidEffect(
                 f"{type(self).__name__} can't be used in 'await' expression: effects "
                 f"are yielded, not awaited: write the tool as a generator (`def`, "
                 f"`answer = yield from {made}`)"

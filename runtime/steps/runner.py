@@ -17,20 +17,32 @@ from __future__ import annotations
 
 import contextvars
 import functools
-from collections.abc import Callable
-from typing import Any
+import weakref
+from collections.abc import Callable, Coroutine
+from typing import Any, Final, cast
 
 import trio
 
 from ..errors import InvalidEffect, ScriptExhausted, exits_the_call_only
 from .effect import Step, StepReply, record_value
 
-__all__ = ["idempotency_key", "perform_step", "perform_step_now", "step_key"]
+__all__ = [
+    "ASYNC_TOOLS",
+    "idempotency_key",
+    "perform_step",
+    "perform_step_now",
+    "step_key",
+]
 
 _KEY: contextvars.ContextVar[str] = contextvars.ContextVar("yieldmcp_step_key")
 
 Stub = Callable[[Step], Callable[..., Any] | None]
 """Finds a replacement for a step's function (a test's stub), or None."""
+
+ASYNC_TOOLS: Final[weakref.WeakSet[Callable[..., Any]]] = weakref.WeakSet()
+"""The ``async def`` functions defined as tools, each run as one step
+(:func:`runtime.steps.as_program` adds them): a test cannot stub a tool's own
+body, so :func:`perform_step_now` runs it as far as it goes without trio."""
 
 
 def step_key(call_id: str, step: Step, key: str) -> str:
@@ -131,6 +143,8 @@ def perform_step_now(step: Step, key: str, stub: Stub | None = None) -> StepRepl
         StepNotRecordable: the value cannot be recorded.
     """
     fn = _function(step, stub)
+    if step.is_async and fn is step.fn and fn in ASYNC_TOOLS:
+        return _async_tool_now(step, key)
     if step.is_async and fn is step.fn:
         raise ScriptExhausted(
             f"run_scripted cannot run async step {step.name!r}: stub it "
@@ -153,6 +167,40 @@ def perform_step_now(step: Step, key: str, stub: Stub | None = None) -> StepRepl
             return record_value(step, value, tuple(attempts))
     finally:
         _KEY.reset(token)
+
+
+def _async_tool_now(step: Step, key: str) -> StepReply:
+    """The reply of an ``async def`` tool's body run with no event loop: its
+    value, if it returns before it awaits anything; its failure, if it fails
+    so (``await ctx.sample(...)``: effects are yielded, not awaited), as
+    under trio.
+
+    Raises:
+        ScriptExhausted: it awaits I/O, which needs an event loop.
+    """
+    made = cast("Coroutine[Any, Any, Any]", step.fn(*step.args, **step.kwargs))
+    token = _KEY.set(key)
+    try:
+        made.send(None)
+    except StopIteration as stop:
+        return record_value(step, stop.value, ())
+    except RuntimeError as exc:  # trio's, sniffio's: no event loop runs
+        needs: BaseException | None = exc
+    except BaseException as exc:
+        if not _fails_the_step(exc):
+            raise
+        return _failure(exc, [_failed(exc)])
+    else:
+        needs = None
+        made.close()
+    finally:
+        _KEY.reset(token)
+    raise ScriptExhausted(
+        f"run_scripted cannot run the async def tool {step.name!r}: it awaits "
+        "I/O, which needs trio: use runtime.lowlevel.run (or, to ask the "
+        "client, write it as a generator: `def`, `answer = yield from "
+        "ctx.sample(...)`)"
+    ) from needs
 
 
 def _function(step: Step, stub: Stub | None) -> Callable[..., Any]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..effects.base import Op
 from ..errors import InvalidTool
+from .runner import ASYNC_TOOLS
 from .spelling import step_op
 
 __all__ = ["as_program", "before_program", "code_version"]
@@ -36,6 +37,7 @@ def as_program(fn: Callable[..., Any]) -> Callable[..., Any]:
     signature that runs it as one step named after it."""
     if not inspect.iscoroutinefunction(fn):
         return fn
+    ASYNC_TOOLS.add(fn)  # run_scripted runs it, as it cannot be stubbed
 
     @functools.wraps(fn)
     def program(*args: Any, **kwargs: Any) -> Op[Any]:

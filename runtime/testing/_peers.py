@@ -245,7 +245,10 @@ def run_scripted(
     all sleep past it); use :func:`runtime.lowlevel.run` to test limits
     against work that takes time. A step runs its sync function here,
     retries without waiting, and an ``async def`` step must be stubbed
-    (``ScriptedPeer(steps=...)``).
+    (``ScriptedPeer(steps=...)``). An ``async def`` tool, which runs as one
+    step, runs here if it returns before awaiting I/O (which needs
+    :func:`runtime.lowlevel.run`); one awaiting an effect fails with the hint
+    that effects are yielded, as under trio.
     """
     params = tool.parse_arguments(arguments)
     since = len(peer._asked_names)  # pyright: ignore[reportPrivateUsage]

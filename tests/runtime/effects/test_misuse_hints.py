@@ -19,7 +19,7 @@ import trio
 from pydantic import BaseModel
 
 from runtime import Context, ElicitKey, Op, tool
-from runtime.errors import StepFailed, YieldMCPError
+from runtime.errors import ScriptExhausted, StepFailed, YieldMCPError
 from runtime.lowlevel import run
 from runtime.testing import ScriptedPeer, run_scripted
 
@@ -78,6 +78,37 @@ async def async_tool(ctx: Context) -> str:
 def test_an_async_tool_awaiting_an_effect_fails_with_the_hint() -> None:
     with pytest.raises(StepFailed, match="effects are yielded, not awaited"):
         trio.run(run, tool(async_tool), {}, ScriptedPeer())
+
+
+def test_run_scripted_gives_an_async_tool_the_same_hint_not_stub_it() -> None:
+    # Before, run_scripted told the author to stub their own tool:
+    # "cannot run async step 'async_tool': stub it (ScriptedPeer(steps=...))".
+    with pytest.raises(StepFailed) as raised:
+        run_scripted(tool(async_tool), {}, ScriptedPeer())
+    message = str(raised.value)
+    assert message.startswith("step 'async_tool' failed: InvalidEffect: ")
+    assert "effects are yielded, not awaited" in message
+    assert "stub" not in message
+
+
+async def adds(a: int, b: int) -> int:
+    return a + b
+
+
+async def sleeps(ctx: Context) -> str:
+    await trio.sleep(0)
+    return "slept"
+
+
+def test_run_scripted_runs_an_async_tool_that_awaits_nothing() -> None:
+    assert run_scripted(tool(adds), {"a": 2, "b": 3}, ScriptedPeer()) == 5
+    with pytest.raises(ScriptExhausted) as raised:
+        run_scripted(tool(sleeps), {}, ScriptedPeer())
+    assert str(raised.value).startswith(
+        "run_scripted cannot run the async def tool 'sleeps': it awaits I/O, "
+        "which needs trio: use runtime.lowlevel.run"
+    )
+    assert "\n" not in str(raised.value)
 
 
 def test_a_missing_yield_from_in_a_tool_names_the_fix() -> None:
