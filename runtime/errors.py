@@ -38,6 +38,7 @@ __all__ = [
     "InvalidArguments",
     "InvalidEffect",
     "InvalidMessages",
+    "InvalidScript",
     "InvalidTool",
     "InvalidToken",
     "JournalExhausted",
@@ -367,6 +368,11 @@ class PeerUnreachable(BrokenSessionError):
 
 class ScriptExhausted(YieldMCPError, LookupError):
     """A scripted test peer was asked a question it has no answer for."""
+
+
+class InvalidScript(YieldMCPError, TypeError):
+    """A ``ScriptedPeer`` was given a script it cannot read: ``elicits`` or
+    ``steps`` that is not a mapping by name."""
 
 
 class ScriptNotUsed(UserWarning):

@@ -29,7 +29,13 @@ from ..call.journal import Journal
 from ..call.machine import CallMachine, open_call
 from ..effects.base import Notice, PeerQuestion
 from ..elicitation.effects import Elicit, ElicitUrl
-from ..errors import InternalError, ScriptExhausted, ScriptNotUsed
+from ..errors import (
+    InternalError,
+    InvalidScript,
+    InvalidTool,
+    ScriptExhausted,
+    ScriptNotUsed,
+)
 from ..sampling.effect import Sample
 from ..steps.effect import Step
 from ..steps.runner import perform_step_now
@@ -91,6 +97,8 @@ class ScriptedPeer:
         urls: Iterable[Answer] | Answer = (),
         steps: Mapping[str, Iterable[Any] | Callable[..., Any]] | None = None,
     ) -> None:
+        _by_name("elicits", elicits, "each form's key to its answers", "confirm")
+        _by_name("steps", steps, "each step's name to its results", "charge_card")
         self._steps: dict[str, Any] = {
             name: v if callable(v) else _queue(v) for name, v in (steps or {}).items()
         }
@@ -208,6 +216,16 @@ class ScriptedPeer:
         return "; ".join(parts) or None
 
 
+def _by_name(argument: str, given: object, maps: str, example: str) -> None:
+    """Refuse ``given`` for ``argument`` unless it is None or a mapping."""
+    if given is None or isinstance(given, Mapping):
+        return
+    raise InvalidScript(
+        f"ScriptedPeer: {argument} maps {maps} ({argument}={{{example!r}: "
+        f"[...]}}), got a {type(given).__name__}"
+    )
+
+
 def _close_to(name: str, names: list[str], *, asked: bool = False) -> str:
     """`` (did you mean 'x'?)`` for the name in ``names`` closest to
     ``name``; empty if none is close."""
@@ -250,6 +268,8 @@ def run_scripted(
     :func:`runtime.lowlevel.run`); one awaiting an effect fails with the hint
     that effects are yielded, as under trio.
     """
+    if not isinstance(tool, Tool):
+        raise _not_a_tool("run_scripted", tool)
     params = tool.parse_arguments(arguments)
     since = len(peer._asked_names)  # pyright: ignore[reportPrivateUsage]
     bits = (rng or random.Random(0)).getrandbits
@@ -292,6 +312,19 @@ def run_scripted(
     if isinstance(outcome, Raised):
         raise outcome.error
     raise InternalError(f"run_scripted ended without a result: {outcome!r}")
+
+
+def _not_a_tool(runner: str, given: object) -> InvalidTool:
+    name = getattr(given, "__name__", None)
+    if callable(given) and isinstance(name, str):
+        return InvalidTool(
+            f"{runner} runs a tool, and {name!r} is a plain function: decorate "
+            f"it with @tool"
+        )
+    return InvalidTool(
+        f"{runner} runs a tool (a function decorated with @tool), got a "
+        f"{type(given).__name__}"
+    )
 
 
 @final

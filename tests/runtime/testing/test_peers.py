@@ -3,7 +3,9 @@
 A misspelt step name in ``ScriptedPeer(steps=...)`` used to run the real
 step, silently (in a test, perhaps a payment), and a misspelt form key
 failed with ``no answers for elicit 'confirm'``, not saying the script had
-answers for ``'confrim'``.
+answers for ``'confrim'``. A plain function given to ``run_scripted`` and a
+list given as ``elicits`` were ``AttributeError``s about ``parse_arguments``
+and ``items``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ import pytest
 from pydantic import BaseModel
 
 from runtime import Context, ElicitKey, Op, tool
-from runtime.errors import ScriptExhausted, ScriptNotUsed
+from runtime.errors import (
+    InvalidScript,
+    InvalidTool,
+    ScriptExhausted,
+    ScriptNotUsed,
+    YieldMCPError,
+)
 from runtime.testing import ScriptedPeer, accept, run_scripted
 
 charged: list[int] = []
@@ -98,3 +106,35 @@ def test_names_for_later_calls_or_paths_not_taken_are_not_reported() -> None:
     [warning] = caught
     assert warning.category is ScriptNotUsed
     assert "'charge', which no call asked for" in str(warning.message)
+
+
+def not_decorated(ctx: Context) -> Op[str]:
+    reply = yield from ctx.sample("hi")
+    return reply.text
+
+
+def test_a_plain_function_given_to_run_scripted_is_told_to_use_tool() -> None:
+    # Before: AttributeError: 'function' object has no attribute 'parse_arguments'.
+    with pytest.raises(InvalidTool) as raised:
+        run_scripted(not_decorated, {}, ScriptedPeer())  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "run_scripted runs a tool, and 'not_decorated' is a plain function: "
+        "decorate it with @tool"
+    )
+    with pytest.raises(
+        InvalidTool, match=r"\(a function decorated with @tool\), got a str"
+    ):
+        run_scripted("checkout", {}, ScriptedPeer())  # type: ignore[arg-type]
+
+
+def test_a_script_not_by_name_says_what_it_takes() -> None:
+    # Before: AttributeError: 'list' object has no attribute 'items'.
+    with pytest.raises(InvalidScript) as raised:
+        ScriptedPeer(elicits=[accept(ok=True)])  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "ScriptedPeer: elicits maps each form's key to its answers "
+        "(elicits={'confirm': [...]}), got a list"
+    )
+    assert isinstance(raised.value, YieldMCPError)
+    with pytest.raises(InvalidScript, match=r"steps maps each step's name"):
+        ScriptedPeer(steps=["stub receipt"])  # type: ignore[arg-type]
