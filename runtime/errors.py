@@ -83,8 +83,9 @@ class InvalidTool(YieldMCPError, TypeError):
 
 
 class InvalidEffect(YieldMCPError, TypeError):
-    """A tool yielded something that is not an effect, built one wrongly, or
-    returned an effect or a generator (``yield from`` forgotten)."""
+    """A tool yielded something that is not an effect, built one wrongly,
+    returned an effect or a generator (``yield from`` forgotten), or yielded
+    again as its branch closed it (caught ``GeneratorExit``)."""
 
 
 class EffectNeverYielded(RuntimeWarning):

@@ -799,8 +799,25 @@ class Stepper:
                     self.observer.withdrawn(waiting)
             frame.waiting = None
         frame.done = True
+        made = self._made
+        mark = len(made) if made is not None else 0
         try:
             frame.gen.close()
+        except RuntimeError as exc:
+            if str(exc) != "generator ignored GeneratorExit":
+                errors.append(exc)
+                return
+            errors.append(_ignored_exit(frame.gen, exc))
+            try:
+                frame.gen.close()  # once more, to end it
+            except RuntimeError:
+                pass  # it ignored GeneratorExit again: reported once is enough
+            except Exception as again:
+                errors.append(again)
+            # What it yielded is lost: not an effect never yielded (its note
+            # would say to write `yield from`), but one it may not ask.
+            if made is not None:
+                del made[mark:]
         except Exception as exc:
             errors.append(exc)
 
@@ -826,6 +843,30 @@ class Stepper:
                 branch_key=exceeded.key,
             )
             self._abort(exceeded, error, group=False)
+
+
+def _ignored_exit(gen: Generator[Any, Any, Any], raised: RuntimeError) -> InvalidEffect:
+    """The error for ``gen``, closed as its branch was cancelled, which caught
+    ``GeneratorExit`` and yielded again (``raised``: Python's ``generator
+    ignored GeneratorExit``)."""
+    inner: Any = gen
+    while type(getattr(inner, "gi_yieldfrom", None)) is GeneratorType:
+        inner = inner.gi_yieldfrom  # the generator that yielded, innermost
+    frame = getattr(inner, "gi_frame", None)
+    code = getattr(inner, "gi_code", None)
+    where = (
+        f"{code.co_name}() at {code.co_filename}:{frame.f_lineno}"
+        if frame is not None and code is not None
+        else repr(gen)
+    )
+    error = InvalidEffect(
+        f"{where} caught GeneratorExit and yielded again as its branch was "
+        f"cancelled: let GeneratorExit through (catch Exception, not "
+        f"BaseException or GeneratorExit, or re-raise it); a cancelled child "
+        f"cannot ask anything"
+    )
+    error.__cause__ = raised
+    return error
 
 
 def _tokens(question: Sample[Any], reply: SampleReply) -> int:

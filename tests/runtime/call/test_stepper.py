@@ -518,3 +518,42 @@ def test_a_returned_generator_or_effect_fails_the_call_naming_yield_from(
     assert str(raised.value) == said
     with pytest.raises(InvalidEffect, match=r"return \(yield from "):
         trio.run(run, returns, {}, ScriptedPeer(samples=[text("go early")]))
+
+
+def _fails(ctx: Context) -> Op[str]:
+    yield ctx.log("info", "a")
+    raise ValueError("a failed")
+
+
+def _ignores_close(ctx: Context) -> Op[str]:
+    try:
+        yield from ctx.sample("b")
+    except GeneratorExit:
+        yield ctx.log("info", "b ignores close")  # the line named
+    return "b"
+
+
+@tool
+def swallows_generator_exit(ctx: Context) -> Op[object]:
+    return (yield from ctx.branch(_fails, _ignores_close))
+
+
+def test_a_child_that_yields_on_close_is_told_to_let_generator_exit_through(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    # Before: RuntimeError('generator ignored GeneratorExit') in the group, and
+    # an EffectNeverYielded warning saying to write `yield from ctx.log(...)`
+    # of a line that has its yield.
+    with pytest.raises(ExceptionGroup) as raised:
+        run_scripted(swallows_generator_exit, {}, ScriptedPeer(samples=[text("x")]))
+    failed, ignored = raised.value.exceptions
+    assert isinstance(failed, ValueError)
+    assert isinstance(ignored, InvalidEffect)
+    assert str(ignored) == (
+        f"_ignores_close() at {__file__}:{_ignores_close.__code__.co_firstlineno + 4} "
+        "caught GeneratorExit and yielded again as its branch was cancelled: let "
+        "GeneratorExit through (catch Exception, not BaseException or "
+        "GeneratorExit, or re-raise it); a cancelled child cannot ask anything"
+    )
+    assert isinstance(ignored.__cause__, RuntimeError)
+    assert list(recwarn) == []
