@@ -114,16 +114,7 @@ def create_schema(conn: Any, shown: str) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
         for statement in _TABLES:
             conn.execute(statement)
-        _check_columns(conn, shown)
-        row = conn.execute(
-            "SELECT value FROM yieldmcp_meta WHERE key = 'schema_version'"
-        ).fetchone()
-        found = 0 if row is None else _layout(row[0], shown)
-        if found > SCHEMA_VERSION:
-            raise StoreUnavailable(
-                f"{shown}: the database has store layout {found}; this yieldmcp"
-                f" reads layout {SCHEMA_VERSION} (upgrade yieldmcp)"
-            )
+        _check_layout(conn, shown)
         conn.execute(_APPEND)
         conn.execute(
             "INSERT INTO yieldmcp_meta VALUES ('schema_version', %s)"
@@ -151,6 +142,12 @@ def check_schema(conn: Any, shown: str) -> None:
             f"{shown} is not a yieldmcp store (it has no table {rows[0][0]}):"
             " nothing was created in it; give the URL of a store"
         )
+    _check_layout(conn, shown)
+
+
+def _check_layout(conn: Any, shown: str) -> None:
+    """Refuse tables of ours whose columns are not the layout's, and a
+    layout newer than this code reads (:class:`StoreUnavailable`)."""
     _check_columns(conn, shown)
     row = conn.execute(
         "SELECT value FROM yieldmcp_meta WHERE key = 'schema_version'"

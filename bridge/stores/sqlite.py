@@ -421,16 +421,11 @@ class SQLiteStore:
             conn.close()
 
     def _connect(self) -> sqlite3.Connection:
-        if self.read_only:
-            try:
+        try:
+            if self.read_only:
                 conn = _reader(self.path, self._busy_ms / 1000)
                 conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
-            except sqlite3.Error as exc:
-                raise StoreUnavailable(
-                    f"cannot open sqlite:{self.path}: {self._why(exc)}"
-                ) from None
-            return conn
-        try:
+                return conn
             conn = sqlite3.connect(
                 self.path,
                 isolation_level=None,  # we issue BEGIN IMMEDIATE ourselves

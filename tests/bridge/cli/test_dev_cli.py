@@ -179,41 +179,46 @@ def test_thousands_of_logs_keep_the_page_answering_and_keep_the_last() -> None:
         assert "left out" in bars[-2]["label"] or "left out" in bars[-1]["label"]
 
 
+def _busy_run_watched(http: httpx.Client, pages: int) -> tuple[int, float, int, str]:
+    """Open ``pages`` event streams, start ``busy`` (15 s of 4 KB logs) and
+    watch it 6 s: the bytes the pages received, the seconds, the size of the
+    run as JSON, and its status. The streams stay open."""
+    received: list[int] = []
+    opened = threading.Semaphore(0)
+
+    def listen() -> None:
+        with (
+            contextlib.suppress(httpx.HTTPError),
+            http.stream("GET", "/api/events") as events,
+        ):
+            opened.release()
+            for chunk in events.iter_raw():
+                received.append(len(chunk))
+
+    for _ in range(pages):
+        threading.Thread(target=listen, daemon=True).start()
+    for _ in range(pages):
+        assert opened.acquire(timeout=30)
+    made = http.post(
+        "/api/run", json={"tool": "busy", "arguments": {"n": 1500, "size": 4000}}
+    )
+    assert made.status_code == 200
+    began = time.monotonic()
+    time.sleep(6)
+    seconds = time.monotonic() - began
+    runs = http.get("/api/state").json()["runs"]
+    run = next(r for r in runs if r["id"] == made.json()["id"])
+    return sum(received), seconds, len(json.dumps(run)), run["status"]
+
+
 def test_a_busy_large_run_is_sent_at_the_pace_not_every_refresh() -> None:
     # Its picture (200 logs of 4 KB, and the effects) was sent whole every
     # 0.1 s while it ran: 51 MB in 8 s to a page, for one run.
     from bridge.cli.dev import PACE
 
     with _running_dev(str(TOOLS)) as (http, _logged):
-        received: list[int] = []
-        listening = threading.Event()
-
-        def listen() -> None:
-            with (
-                contextlib.suppress(httpx.HTTPError),
-                http.stream("GET", "/api/events") as events,
-            ):
-                listening.set()
-                for chunk in events.iter_raw():
-                    received.append(len(chunk))
-
-        threading.Thread(target=listen, daemon=True).start()
-        assert listening.wait(30)
-        made = http.post(
-            "/api/run", json={"tool": "busy", "arguments": {"n": 1500, "size": 4000}}
-        )
-        assert made.status_code == 200
-        began = time.monotonic()
-        time.sleep(6)
-        seconds = time.monotonic() - began
-        run = next(
-            r
-            for r in http.get("/api/state").json()["runs"]
-            if r["id"] == made.json()["id"]
-        )
-        size = len(json.dumps(run))
-        sent = sum(received)
-    assert run["status"] == "running"  # busy all along (15 s of logs)
+        sent, seconds, size, status = _busy_run_watched(http, 1)
+    assert status == "running"  # busy all along (15 s of logs)
     assert size > 500_000  # each event of it is large
     # At most what the pace allows, and the one large event sent before the wait.
     assert sent <= PACE * seconds + 2 * size, (sent, seconds, size)
@@ -226,37 +231,8 @@ def test_pages_share_the_pace_and_their_number_is_bounded() -> None:
     from bridge.cli.dev import MAX_PAGES, PACE
 
     with _running_dev(str(TOOLS)) as (http, _logged):
-        received: list[int] = []
-        opened = threading.Semaphore(0)
-
-        def listen() -> None:
-            with (
-                contextlib.suppress(httpx.HTTPError),
-                http.stream("GET", "/api/events") as events,
-            ):
-                opened.release()
-                for chunk in events.iter_raw():
-                    received.append(len(chunk))
-
-        for _ in range(MAX_PAGES):
-            threading.Thread(target=listen, daemon=True).start()
-        for _ in range(MAX_PAGES):
-            assert opened.acquire(timeout=30)
+        sent, seconds, size, _ = _busy_run_watched(http, MAX_PAGES)
         one_more = http.get("/api/events", timeout=10)  # (was a stream: read timeout)
-        made = http.post(
-            "/api/run", json={"tool": "busy", "arguments": {"n": 1500, "size": 4000}}
-        )
-        assert made.status_code == 200
-        began = time.monotonic()
-        time.sleep(6)
-        seconds = time.monotonic() - began
-        run = next(
-            r
-            for r in http.get("/api/state").json()["runs"]
-            if r["id"] == made.json()["id"]
-        )
-        size = len(json.dumps(run))
-        sent = sum(received)
     assert one_more.status_code == 503
     assert one_more.text == f"{MAX_PAGES} pages are open already: close one"
     # At most what the pace allows all pages together, and each page's one

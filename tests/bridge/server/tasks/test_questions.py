@@ -17,33 +17,13 @@ from bridge.server.limits import ServerLimits
 from bridge.stores import open_store
 from bridge.transports.memory import memory_pair
 from runtime import Context, Op, tool
-from runtime.replies import SampleReply
-from runtime.requests import SamplingRequest
-from runtime.testing import text
-
-
-def _child(c: Context, i: int) -> Op[str]:
-    reply = yield from c.sample(f"q{i}")
-    return reply.text
+from tests.bridge.server.calls.test_rounds_questions import Echo, _child
 
 
 @tool(task="optional")
 def wide_task(n: int, ctx: Context) -> Op[list[str]]:
     """``n`` concurrent samples, in a task."""
     return (yield from ctx.branch(*[(lambda c, i=i: _child(c, i)) for i in range(n)]))
-
-
-class Echo:
-    """A model answering each sample with its prompt's echo."""
-
-    supports_tools = False
-
-    def __init__(self) -> None:
-        self.asked = 0
-
-    async def complete(self, request: SamplingRequest) -> SampleReply:
-        self.asked += 1
-        return text(f"echo {request.messages[0].text}")
 
 
 @contextlib.asynccontextmanager
