@@ -126,8 +126,10 @@ class Ignored:
     notification nested too deep to read).
 
     ``answers``: the id of the request it is the response to, when that could
-    be read though the rest could not (JSON nested too deep): that request
-    fails, saying ``reason``, rather than waits for a reply that has come.
+    be read though the rest could not be used (JSON nested too deep; both a
+    result and an error; a malformed error; another ``jsonrpc``): that
+    request fails, saying ``reason``, rather than waits for a reply that has
+    come.
     """
 
     reason: str
@@ -250,18 +252,20 @@ def _classify(value: dict[str, Any]) -> Message | Invalid | Ignored:
 
 
 def _response(value: dict[str, Any], raw_id: Any) -> Message | Ignored:
-    """A response is never answered, however malformed: that way lie loops."""
+    """A response is never answered, however malformed: that way lie loops.
+    One that names its request, and cannot be used, fails that request."""
+    answers = raw_id if _is_id(raw_id) else None
     if value.get("jsonrpc") != "2.0":
-        return Ignored('a response with jsonrpc other than "2.0"')
+        return Ignored('a response with jsonrpc other than "2.0"', answers=answers)
     if "result" in value and "error" in value:
-        return Ignored("a response with both result and error")
+        return Ignored("a response with both result and error", answers=answers)
     if "result" in value:
         if not _is_id(raw_id):
             return Ignored("a result without an int or string id")
         return Response(raw_id, value["result"])
     error = _error_data(value["error"])
     if error is None:
-        return Ignored("a response with a malformed error object")
+        return Ignored("a response with a malformed error object", answers=answers)
     if raw_id is None or _is_id(raw_id):
         return ErrorResponse(raw_id, error)
     return Ignored("an error response whose id is not an int, a string or null")

@@ -17,6 +17,9 @@ with ERA ``legacy`` (``initialize``) or ``modern`` (``server/discover``).
   JSON, past what the client's parser reads).
 * ``unnamed``: tool ``t`` is answered with ``-32700`` naming no id, as a
   server that could not read the request says.
+* ``malformed N``: tool ``t`` is answered, under its id, with a response
+  that cannot be used: ``N`` 0, both a result and an error; 1, an error
+  that is no error object; 2, ``jsonrpc`` "1.0".
 """
 
 from __future__ import annotations
@@ -90,6 +93,15 @@ def answer(request: dict[str, Any]) -> Any:
             head = f'{{"jsonrpc":"2.0","id":{json.dumps(request["id"])},"result":'
             sys.stdout.write(head + result + "}\n")
             sys.stdout.flush()
+            return NO_ANSWER
+        if SCENARIO == "malformed":
+            result = {"content": [{"type": "text", "text": "x"}]}
+            wrong: list[dict[str, Any]] = [
+                {"jsonrpc": "2.0", "result": result, "error": {"code": 1}},
+                {"jsonrpc": "2.0", "error": "no"},
+                {"jsonrpc": "1.0", "result": result},
+            ]
+            send({**wrong[N], "id": request["id"]})
             return NO_ANSWER
         if SCENARIO == "unnamed":
             error = {"code": -32700, "message": "Parse error"}

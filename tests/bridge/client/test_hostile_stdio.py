@@ -146,3 +146,24 @@ async def test_an_error_naming_no_request_fails_the_call_waiting(era: str) -> No
         "Parse error (an error naming no request: the peer could not read a "
         "message sent to it, perhaps this request)"
     )
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize(
+    ("how", "why"),
+    [
+        (0, "a response with both result and error"),
+        (1, "a response with a malformed error object"),
+        (2, 'a response with jsonrpc other than "2.0"'),
+    ],
+)
+async def test_a_reply_that_cannot_be_used_fails_its_call_at_once(
+    era: str, how: int, why: str
+) -> None:
+    # It named its request and was dropped: the call waited for ever.
+    wire = "modern" if era != "legacy" else "legacy"
+    with trio.fail_after(20):
+        async with connect([*HOSTILE, wire, "malformed", str(how)], era=era) as client:
+            with pytest.raises(RemoteProtocolError) as caught:
+                await client.call_tool("t")
+    assert str(caught.value) == f"the reply cannot be read: {why}"
