@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import difflib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import pydantic
@@ -19,7 +19,7 @@ import pydantic
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from encoders import mcp as mcp_encode
 from runtime import Message, Text, Tool
-from runtime.errors import RequestError
+from runtime.errors import RequestError, ToolExited, exits_the_call_only
 from runtime.messages import Audio, Image
 
 from .failures import describe_failure as describe_failure
@@ -157,15 +157,28 @@ def read_resource(server: Offer, params: Mapping[str, Any], era: str) -> dict[st
     uri = uri_param(params)
     item = server.resources.get(uri)
     if item is not None:
-        return {"contents": _contents(uri, item.mime_type, item.read())}
+        return {"contents": _contents(uri, item.mime_type, _read(item.read))}
     for template in server.templates:
         variables = template.match(uri)
         if variables is not None:
-            return {
-                "contents": _contents(uri, template.mime_type, template.read(variables))
-            }
+            value = _read(template.read, variables)
+            return {"contents": _contents(uri, template.mime_type, value)}
     code = INVALID_PARAMS if era == "2026-07-28" else RESOURCE_NOT_FOUND_LEGACY
     raise RequestError(code, f"Resource not found: {uri}", {"uri": uri})
+
+
+def _read(read: Callable[..., Any], *args: Any) -> Any:
+    """What a resource's own code gives; its ``SystemExit`` (a library's
+    ``sys.exit()``) fails this read, as a tool's fails its call
+    (:class:`~runtime.errors.ToolExited`), not the server."""
+    try:
+        return read(*args)
+    except Exception:
+        raise
+    except BaseException as exc:
+        if not exits_the_call_only(exc):
+            raise
+        raise ToolExited.of(exc) from None
 
 
 def _contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any]]:

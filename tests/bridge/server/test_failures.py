@@ -14,7 +14,7 @@ import contextlib
 import inspect
 import re
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pydantic
@@ -23,7 +23,7 @@ import trio
 
 import runtime.errors
 from bridge.client import Client
-from bridge.server import Server
+from bridge.server import Server, resource, resource_template
 from bridge.transports.memory import memory_pair
 from runtime import Context, Op, Text, ToolSpec, tool
 from runtime.errors import PeerError, exits_the_call_only
@@ -142,6 +142,18 @@ def exits_in_a_branch(ctx: Context) -> Op[list[str]]:
 EXITING = [exits, exits_at_once, exits_in_a_step, exits_async, exits_in_a_branch]
 
 
+@resource("test://exits", name="exits", mime_type="text/plain")
+def exiting_resource() -> str:
+    sys.exit(7)
+
+
+@resource_template("test://exits/{how}", name="exits-how", mime_type="text/plain")
+def exiting_template(variables: Mapping[str, str]) -> str:
+    if variables["how"] == "generator-exit":
+        raise GeneratorExit
+    raise OwnBase("own")
+
+
 def _exception_names() -> set[str]:
     found = {
         name
@@ -166,7 +178,8 @@ async def in_memory(
 ) -> AsyncIterator[Client]:
     server_end, client_end = memory_pair()
     tools = [asks, with_context, misuses, validates, crashes]
-    serving = Server([*tools, returns_a_thing, elicits_a_dict, *EXITING], **server)
+    items = [*tools, returns_a_thing, elicits_a_dict, *EXITING]
+    serving = Server([*items, exiting_resource, exiting_template], **server)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(serving.serve, server_end)
         async with Client.connect(client_end, era=era, sampler=sampler) as client:  # type: ignore[arg-type]
@@ -246,6 +259,10 @@ async def test_a_tool_raising_system_exit_fails_its_call_and_the_server_goes_on(
             result = await client.call_tool(name, arguments)
             assert result.is_error, (name, arguments)
             assert result.text.startswith("The tool failed with an internal error")
+        for uri in ("test://exits", "test://exits/generator-exit", "test://exits/own"):
+            with pytest.raises(PeerError) as failed:  # (the read fails, -32603)
+                await client.request("resources/read", {"uri": uri})
+            assert failed.value.code == -32603, uri
         assert (await client.call_tool("validates")).text == (
             "Validation failed for Tip: tip"
         )
