@@ -98,21 +98,35 @@ class BodiesBusy(Exception):
 
 
 def estimated_memory(data: bytes) -> int:
-    """About the bytes of memory ``data``'s JSON takes once read into Python
-    values, reckoned before reading it, from what each kind of value costs
-    (CPython 3.11, measured on pydantic-core's reader): an object or array
-    about 64 bytes, each item or member 32 more (a pointer and a number),
-    each string 24 (half per quote), each member's key slot 40. A JSON text
-    of text takes about its size; one of ``{},`` 24 times it, reckoned 33.
-    It errs high (braces and commas inside strings count too), never more
-    than a few times low; each ``count`` runs at memory speed."""
+    """About the bytes of memory a request takes while it is answered: its
+    body, kept beside what is read from it, and its JSON once read into
+    Python values, reckoned before reading it from what each kind of value
+    costs (CPython 3.11, measured on pydantic-core's reader): an object or
+    array about 64 bytes, each item or member 32 more (a pointer and a
+    number), each string 24 (half per quote), each member's key slot 40. A
+    string's characters take 1 byte each while all are ASCII, 2 when one is
+    not, 4 when one is past U+FFFF (PEP 393): a body holding an escape
+    (``\\u...``, which may make one) or a character past U+FFFF counts its text
+    at 4 bytes a byte, one with other non-ASCII at 2. A JSON text of text
+    takes about its size; one of ``{},`` 24 times it, reckoned 33; 4 MiB of
+    ASCII ending in one emoji, 16 MiB. It errs high (braces and commas
+    inside strings count too), never more than a few times low; each scan
+    runs at memory speed."""
+    if b"\\u" in data or any(lead in data for lead in _ASTRAL_LEADS):
+        width = 4
+    else:
+        width = 1 if data.isascii() else 2
     return (
-        len(data)
+        (1 + width) * len(data)
         + 64 * (data.count(b"{") + data.count(b"["))
         + 32 * data.count(b",")
         + 12 * data.count(b'"')
         + 40 * data.count(b":")
     )
+
+
+_ASTRAL_LEADS: Final = b"\xf0\xf1\xf2\xf3\xf4"
+"""The first bytes of UTF-8's four-byte sequences: characters past U+FFFF."""
 
 
 async def read_body(
