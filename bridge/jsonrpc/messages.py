@@ -134,6 +134,9 @@ class Ignored:
 
     reason: str
     answers: RequestId | None = None
+    unmatched: bool = False
+    """A response whose id is no request id (``true``, a list, ``null`` with a
+    result): it answers something, and what cannot be found."""
 
 
 Message: TypeAlias = Request | Notification | Response | ErrorResponse
@@ -253,7 +256,10 @@ def _classify(value: dict[str, Any]) -> Message | Invalid | Ignored:
 
 def _response(value: dict[str, Any], raw_id: Any) -> Message | Ignored:
     """A response is never answered, however malformed: that way lie loops.
-    One that names its request, and cannot be used, fails that request."""
+    One that names its request, and cannot be used, fails that request. An
+    integral number id (``7.0``: JSON has one kind of number) is ``7``."""
+    if isinstance(raw_id, float) and raw_id.is_integer():
+        raw_id = int(raw_id)
     answers = raw_id if _is_id(raw_id) else None
     if value.get("jsonrpc") != "2.0":
         return Ignored('a response with jsonrpc other than "2.0"', answers=answers)
@@ -261,14 +267,16 @@ def _response(value: dict[str, Any], raw_id: Any) -> Message | Ignored:
         return Ignored("a response with both result and error", answers=answers)
     if "result" in value:
         if not _is_id(raw_id):
-            return Ignored("a result without an int or string id")
+            return Ignored("a result without an int or string id", unmatched=True)
         return Response(raw_id, value["result"])
     error = _error_data(value["error"])
     if error is None:
         return Ignored("a response with a malformed error object", answers=answers)
     if raw_id is None or _is_id(raw_id):
         return ErrorResponse(raw_id, error)
-    return Ignored("an error response whose id is not an int, a string or null")
+    return Ignored(
+        "an error response whose id is not an int, a string or null", unmatched=True
+    )
 
 
 def _request_or_notification(

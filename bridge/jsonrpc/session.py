@@ -80,6 +80,7 @@ from .messages import (
     Request,
     RequestId,
     Response,
+    coerce_id,
     parse,
 )
 from .outbound import CANCELLED, CLOSED_ERRORS, Outbound
@@ -307,6 +308,21 @@ class Session:
                     self.tap.notified(message)
                 await self.handler.handle_notification(message, self)
             case Invalid(id=request_id, error=error, lost=lost):
+                if (
+                    request_id is not None
+                    and self.fail_unmatched
+                    and coerce_id(request_id) in self._out.pending
+                ):
+                    # No method, no result nor error, under the id of a
+                    # request we wait on: its reply, broken. A reply is
+                    # never answered (that way lie loops): it fails instead.
+                    self._out.settle(
+                        request_id,
+                        error=RemoteProtocolError(
+                            f"the reply cannot be read: {error.message}"
+                        ),
+                    )
+                    return
                 if lost and self.fail_unmatched and self._out.pending:
                     self._out.fail_all(
                         RemoteProtocolError(
@@ -367,8 +383,15 @@ class Session:
                     self._fail_unnamed(error)
                 else:
                     log.debug("an error naming no request: %s", error.message)
-            case Ignored(reason=reason, answers=request_id):
-                if request_id is None:
+            case Ignored(reason=reason, answers=request_id, unmatched=unmatched):
+                if unmatched and self.fail_unmatched and self._out.pending:
+                    self._out.fail_all(
+                        RemoteProtocolError(
+                            f"the peer sent a reply that cannot be matched to "
+                            f"a request, perhaps this one's: {reason}"
+                        )
+                    )
+                elif request_id is None:
                     log.debug("ignored a message from the peer: %s", reason)
                 else:  # a reply we cannot read: its request fails, not waits
                     why = f"the reply cannot be read: {reason}"

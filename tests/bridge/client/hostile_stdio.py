@@ -19,7 +19,9 @@ with ERA ``legacy`` (``initialize``) or ``modern`` (``server/discover``).
   server that could not read the request says.
 * ``malformed N``: tool ``t`` is answered, under its id, with a response
   that cannot be used: ``N`` 0, both a result and an error; 1, an error
-  that is no error object; 2, ``jsonrpc`` "1.0".
+  that is no error object; 2, ``jsonrpc`` "1.0"; 3, neither a result nor
+  an error; 4, its result under the id as a float (``7.0``, which is the
+  same number: that one is used); 5, its result under the id ``true``.
 """
 
 from __future__ import annotations
@@ -100,8 +102,11 @@ def answer(request: dict[str, Any]) -> Any:
                 {"jsonrpc": "2.0", "result": result, "error": {"code": 1}},
                 {"jsonrpc": "2.0", "error": "no"},
                 {"jsonrpc": "1.0", "result": result},
+                {"jsonrpc": "2.0"},
+                {"jsonrpc": "2.0", "result": result, "id": float(request["id"])},
+                {"jsonrpc": "2.0", "result": result, "id": True},
             ]
-            send({**wrong[N], "id": request["id"]})
+            send({"id": request["id"], **wrong[N]})
             return NO_ANSWER
         if SCENARIO == "unnamed":
             error = {"code": -32700, "message": "Parse error"}

@@ -155,15 +155,39 @@ async def test_an_error_naming_no_request_fails_the_call_waiting(era: str) -> No
         (0, "a response with both result and error"),
         (1, "a response with a malformed error object"),
         (2, 'a response with jsonrpc other than "2.0"'),
+        (
+            3,
+            "Invalid request: a message needs a method, or a result or an error",
+        ),
+        (5, "a result without an int or string id"),
     ],
 )
 async def test_a_reply_that_cannot_be_used_fails_its_call_at_once(
     era: str, how: int, why: str
 ) -> None:
-    # It named its request and was dropped: the call waited for ever.
+    # It named its request (or no request at all) and was dropped: the call
+    # waited for ever.
     wire = "modern" if era != "legacy" else "legacy"
     with trio.fail_after(20):
         async with connect([*HOSTILE, wire, "malformed", str(how)], era=era) as client:
             with pytest.raises(RemoteProtocolError) as caught:
                 await client.call_tool("t")
-    assert str(caught.value) == f"the reply cannot be read: {why}"
+    said = str(caught.value)
+    if how == 5:
+        assert said == (
+            "the peer sent a reply that cannot be matched to a request, perhaps "
+            f"this one's: {why}"
+        )
+    else:
+        assert said == f"the reply cannot be read: {why}"
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_a_reply_whose_id_is_a_float_of_the_same_number_is_used(
+    era: str,
+) -> None:
+    wire = "modern" if era != "legacy" else "legacy"
+    with trio.fail_after(20):
+        async with connect([*HOSTILE, wire, "malformed", "4"], era=era) as client:
+            result = await client.call_tool("t")
+    assert result.text == "x"
