@@ -395,6 +395,12 @@ async def test_random_kills_behind_a_balancer_lose_no_call(
     for call in outcomes.completed:
         assert {(call, 1), (call, 2)} <= ran, f"{call}'s steps left no line ({replay})"
     again = repeated_steps(runs, outcomes.kills)
+    if again:  # the story, as for a lost call: which process ran it, when
+        calls = [text.partition(" step ")[0] for text in again]
+        for run in sorted(runs, key=lambda run: run.start):
+            if run.call in calls:
+                print(f"ran {run}")
+        _print_story([f"{call}: ran a step twice" for call in calls], log, servers)
     assert not again, f"steps ran twice ({replay}): {again[:5]}"
 
 
