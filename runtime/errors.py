@@ -65,6 +65,7 @@ __all__ = [
     "TokenBudgetExceeded",
     "ToolError",
     "ToolExited",
+    "call_failure",
     "exits_the_call_only",
     "UrlElicitationRequired",
     "YieldMCPError",
@@ -133,6 +134,17 @@ def exits_the_call_only(raised: BaseException) -> bool:
     comes: it stops the process) and no exception group (whose members say
     what they are). Trio's ``Cancelled`` is left to whoever can see it."""
     return not isinstance(raised, Exception | KeyboardInterrupt | BaseExceptionGroup)
+
+
+def call_failure(raised: BaseException) -> Exception:
+    """What ``raised``, from a tool's code, fails its call with: itself, or
+    :class:`ToolExited` for a ``BaseException`` that fails only the call;
+    anything else (Ctrl-C, a group) is raised again."""
+    if isinstance(raised, Exception):
+        return raised
+    if exits_the_call_only(raised):
+        return ToolExited.of(raised)
+    raise raised
 
 
 # --- steps and replay ---------------------------------------------------------------

@@ -19,7 +19,7 @@ import pydantic
 from bridge.jsonrpc.messages import INVALID_PARAMS
 from encoders import mcp as mcp_encode
 from runtime import Message, Text, Tool
-from runtime.errors import RequestError, ToolExited, exits_the_call_only
+from runtime.errors import RequestError, call_failure
 from runtime.messages import Audio, Image
 
 from .failures import describe_failure as describe_failure
@@ -176,9 +176,7 @@ def _read(read: Callable[..., Any], *args: Any) -> Any:
     except Exception:
         raise
     except BaseException as exc:
-        if not exits_the_call_only(exc):
-            raise
-        raise ToolExited.of(exc) from None
+        raise call_failure(exc) from None
 
 
 def _contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any]]:

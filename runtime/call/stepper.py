@@ -100,8 +100,7 @@ from ..errors import (
     ProgressNotIncreasing,
     ReplayDivergence,
     TokenBudgetExceeded,
-    ToolExited,
-    exits_the_call_only,
+    call_failure,
 )
 from ..replies import SampleReply
 from ..sampling.effect import Sample
@@ -420,12 +419,8 @@ class Stepper:
                         effect = frame.gen.throw(value)
                 except StopIteration as stop:
                     self._returned(frame, stop.value)
-                except Exception as exc:
-                    self._raised(frame, exc)
                 except BaseException as exc:
-                    if not exits_the_call_only(exc):
-                        raise
-                    self._raised(frame, ToolExited.of(exc))
+                    self._raised(frame, call_failure(exc))
                 else:
                     self._dispatch(frame, effect)
 
@@ -577,13 +572,8 @@ class Stepper:
             except StopIteration as stop:
                 self._returned(frame, stop.value)
                 return
-            except Exception as exc:
-                self._raised(frame, exc)
-                return
             except BaseException as exc:
-                if not exits_the_call_only(exc):
-                    raise
-                self._raised(frame, ToolExited.of(exc))
+                self._raised(frame, call_failure(exc))
                 return
             if not isinstance(effect, Question):
                 self._dispatch(frame, effect)
@@ -675,12 +665,8 @@ class Stepper:
         try:
             gens = self._start_children(effect)
         except BaseException as exc:
-            if not isinstance(exc, Exception) and not exits_the_call_only(exc):
-                raise
-            failed = exc if isinstance(exc, Exception) else ToolExited.of(exc)
-            self._work.append(
-                (frame, THROW, ExceptionGroup(f"branch {key!r}", [failed]))
-            )
+            failed = ExceptionGroup(f"branch {key!r}", [call_failure(exc)])
+            self._work.append((frame, THROW, failed))
             return
         frame.waiting = key
         if self.observer is not None:
@@ -947,12 +933,8 @@ def _make(
     token = MADE.set(notes)
     try:
         gen = program(context)
-    except Exception as exc:
-        return _ended(Raised(exc), notes), []
     except BaseException as exc:
-        if not exits_the_call_only(exc):
-            raise
-        return _ended(Raised(ToolExited.of(exc)), notes), []
+        return _ended(Raised(call_failure(exc)), notes), []
     finally:
         MADE.reset(token)
     if type(gen) is AtOnce:  # a plain function's value: nothing to step
