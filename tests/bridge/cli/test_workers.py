@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -227,6 +228,30 @@ async def test_programs_the_served_code_runs_get_no_pipe_of_the_workers() -> Non
         with trio.fail_after(30):
             assert await running.finish() == 0
     assert fds == [0, 1, 2, 3]  # stdio, and the descriptor listdir read
+
+
+@pytest.mark.parametrize("flags", [(), ("--workers", "2")], ids=["one", "workers"])
+async def test_a_child_the_served_code_forks_does_not_keep_the_port(
+    flags: tuple[str, ...],
+) -> None:
+    # A forked child kept the listening socket: once the server stopped, the
+    # port stayed taken (and, with SO_REUSEPORT, got connections no one took).
+    async with logged_serve(SERVED, *flags, terminate=True) as running:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        params = {"name": "forked", "arguments": {"seconds": 60}, "_meta": META}
+        answer = await _post(running.url, {**body, "params": params}, "2026-07-28")
+        child = int(answer.json()["result"]["content"][0]["text"])
+        try:
+            running.process.send_signal(signal.SIGTERM)
+            with trio.fail_after(30):
+                assert await running.finish() == 0
+            assert _alive(child)
+            port = int(running.url.rsplit(":", 1)[1].split("/")[0])
+            with socket.socket() as again:  # no SO_REUSEPORT: a listener refuses
+                again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                again.bind(("127.0.0.1", port))
+        finally:
+            os.kill(child, signal.SIGKILL)
 
 
 async def test_a_workers_lines_are_heard_among_what_else_is_written() -> None:

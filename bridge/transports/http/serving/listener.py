@@ -15,15 +15,23 @@
 * :meth:`Listener.stop_accepting` (a drain) ends the accept loop and closes
   the socket, so the kernel refuses new connections (with ``SO_REUSEPORT``,
   gives them to the group's other sockets); the connections open go on.
+* A process the served code forks without exec (``multiprocessing``'s
+  ``fork`` start, ``os.fork``) does not keep the listening socket: it is closed
+  in the child. Otherwise a child that outlives the server keeps its port
+  taken, and with ``SO_REUSEPORT`` the kernel goes on giving that socket
+  connections nobody accepts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import math
+import os
 import resource
 import socket as stdlib_socket
+import weakref
 from typing import Any, Final, cast, final
 
 import trio
@@ -52,6 +60,21 @@ _BUSY: Final = refusal(
 )
 
 
+_LISTENING: Final[weakref.WeakSet[trio.socket.SocketType]] = weakref.WeakSet()
+
+
+def _close_listening_in_child() -> None:
+    # Runs in a forked child, before anything else there: the child owns a
+    # copy of each descriptor, which it must not keep serving or holding.
+    for sock in list(_LISTENING):
+        with contextlib.suppress(OSError):  # closed already: detach gives -1
+            os.close(sock.detach())
+    _LISTENING.clear()
+
+
+os.register_at_fork(after_in_child=_close_listening_in_child)
+
+
 def descriptor_cap(requested: int) -> int:
     """``requested``, lowered to fit under the descriptor limit."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -78,6 +101,7 @@ async def open_socket(
     except BaseException:
         sock.close()
         raise
+    _LISTENING.add(sock)
     return sock
 
 
