@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import Final, final
 
@@ -98,6 +99,9 @@ __all__ = ["HttpClientTransport", "http_transport"]
 
 log = logging.getLogger("yieldmcp.http_client")
 
+_SENDABLE_ID: Final = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
+"""An event id a ``Last-Event-ID`` header can carry back: visible ASCII, with
+inner spaces only (a header's value is trimmed)."""
 _LISTEN_WAIT: Final = 2.0  # seconds to wait for the standalone stream to open
 
 CLOSE_TIMEOUT: Final = 2.0
@@ -332,6 +336,16 @@ class HttpClientTransport:
                 raise BrokenSessionError(
                     f"the response stream of {request.method} from {self.url} "
                     f"ended before the response, and cannot be resumed"
+                )
+            if not _SENDABLE_ID.fullmatch(cursor.last_id):
+                # A header carries visible ASCII only: httpx would raise
+                # UnicodeEncodeError, and a control character is the server's
+                # to send, not ours to echo.
+                raise RemoteProtocolError(
+                    f"the response stream of {request.method} from {self.url} "
+                    f"ended before the response, and cannot be resumed: its "
+                    f"last event id is not visible ASCII, which Last-Event-ID "
+                    f"cannot carry"
                 )
             if attempts >= self._max_resumes:
                 raise BrokenSessionError(

@@ -153,6 +153,29 @@ async def test_a_stream_ended_early_is_resumed_after_the_servers_retry() -> None
     assert resume.at - ended[0] >= 0.3  # the server's retry: 300 ms
 
 
+@pytest.mark.parametrize("event_id", ["\u00e9", "a\x1b[31m\x07b", " e1"])
+async def test_a_stream_whose_event_id_cannot_be_sent_back_fails_in_one_line(
+    event_id: str,
+) -> None:
+    # httpx raised UnicodeEncodeError building Last-Event-ID (a traceback out
+    # of `yieldmcp call`), and a control character went back to the server.
+    async def route(hit: Hit, reply: Reply) -> None:
+        if await lifecycle(hit, reply):
+            return
+        if hit.method == "tools/list":
+            await reply.json(result(hit, {"tools": []}))
+        else:
+            await reply.open_sse(mcp_session_id=SESSION)
+            await reply.raw(f"id: {event_id}\nretry: 10\ndata: \n\n".encode())
+            await reply.end()
+
+    with trio.fail_after(10):
+        async with scripted(route) as (url, mock), connect(url, era="legacy") as client:
+            with pytest.raises(RemoteProtocolError, match="not visible ASCII"):
+                await client.call_tool("resumable")
+    assert not [h for h in mock.gets() if "last-event-id" in h.headers]
+
+
 @pytest.mark.parametrize("digits", [400, 5000], ids=["past-a-float", "past-int"])
 async def test_a_retry_of_any_length_is_read_and_capped(digits: int) -> None:
     # 400 digits made an OverflowError (ms to seconds), 5000 a ValueError in
