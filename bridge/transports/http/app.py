@@ -54,6 +54,7 @@ import trio
 
 from bridge.jsonrpc.messages import (
     ErrorResponse,
+    Ignored,
     Invalid,
     Message,
     Notification,
@@ -253,6 +254,11 @@ class McpHttpApp:
         if parsed is None:
             return
         message, data, held = parsed
+        if isinstance(message, Ignored):
+            if era != "modern" and self.sessions:
+                await self.legacy.unreadable_reply(headers, message, data, principal)
+            await _plain(send, 400, "Bad Request: unusable JSON-RPC response")
+            return
         try:
             await self._answer_post(
                 headers, era, principal, message, data, receive, send
@@ -315,10 +321,11 @@ class McpHttpApp:
 
     async def _read_message(
         self, scope: Scope, headers: Mapping[str, str], receive: Receive, send: Send
-    ) -> tuple[Message, bytes, int] | None:
+    ) -> tuple[Message | Ignored, bytes, int] | None:
         """The POSTed JSON-RPC message, and the memory it holds of
         ``requests_memory`` (given back by the caller once it is answered),
-        or None after answering an error."""
+        or None after answering an error. :class:`Ignored` only for a reply
+        that cannot be read but names the question it answers."""
         if not json_content_type(headers):
             await _plain(send, 415, "Unsupported Media Type: use application/json")
             return None
@@ -380,6 +387,8 @@ class McpHttpApp:
         if isinstance(message, Invalid):
             body = _asgi.error_body(message.id, message.error)
             await _asgi.respond(send, 400, body, content_type=_asgi.JSON)
+        elif message.answers is not None:  # a reply we cannot use, to a question
+            return message, data, 0
         else:  # a response we cannot use (parse says: do not answer it in JSON-RPC)
             await _plain(send, 400, "Bad Request: unusable JSON-RPC response")
         return None

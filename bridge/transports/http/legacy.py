@@ -65,6 +65,7 @@ from bridge.jsonrpc.messages import (
     INVALID_REQUEST,
     ErrorData,
     ErrorResponse,
+    Ignored,
     Message,
     Notification,
     Request,
@@ -309,6 +310,28 @@ class LegacyEndpoint:
             return None
         http.connection.principal = principal
         return http
+
+    async def unreadable_reply(
+        self,
+        headers: Mapping[str, str],
+        reply: Ignored,
+        data: bytes,
+        principal: Principal | None,
+    ) -> None:
+        """A client's reply to a question of the session ``headers`` name,
+        which cannot be read (JSON nested too deep, both a result and an
+        error, another ``jsonrpc``): that question fails at once, as over
+        stdio, rather than waits out its timeout for a reply that came. The
+        POST is still refused (400); a question another process asked (with
+        a store) waits as before."""
+        http = self._sessions.get(headers.get(SESSION_HEADER, ""))
+        who = None if principal is None else principal.identity
+        if http is None or http.closed or http.owner != who:
+            return
+        if reply.answers not in http.session.outstanding:
+            return
+        with contextlib.suppress(trio.ClosedResourceError):
+            await http.deliver(data)  # the session reads it as unreadable too
 
     def negotiated(self, headers: Mapping[str, str]) -> str | None:
         """The version the live session the request names negotiated, if any."""

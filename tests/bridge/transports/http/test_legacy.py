@@ -335,6 +335,40 @@ async def test_a_mid_call_request_travels_on_the_call_stream(raw: Raw) -> None:
     assert rest[-1]["result"]["content"][0]["text"] == "hi Ada"
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"jsonrpc":"2.0","id":ID,"result":{"action":"accept","j":'
+        + "[" * 250
+        + "]" * 250
+        + "}}",
+        '{"jsonrpc":"2.0","id":ID,"result":{"action":"decline"},'
+        '"error":{"code":1,"message":"e"}}',
+        '{"jsonrpc":"1.0","id":ID,"result":{"action":"decline"}}',
+    ],
+    ids=["too-deep", "result-and-error", "jsonrpc-1.0"],
+)
+async def test_an_unreadable_reply_fails_its_question_at_once(
+    raw: Raw, reply: str
+) -> None:
+    # The POST was refused (400) and the question went on waiting for its
+    # timeout (10 minutes), while over stdio the same reply fails it at once.
+    with trio.fail_after(10):
+        await raw.initialize()
+        async with raw.stream("POST", _call(raw, 5, "ask_name")) as (_, reader):
+            await _priming(reader)
+            event = await reader.next()
+            assert event is not None
+            ask = raw.check(message_of(event))
+            body = reply.replace("ID", str(ask["id"])).encode()
+            posted = await raw.http.post(raw.url, content=body, headers=raw.headers())
+            assert posted.status_code == 400
+            rest = [raw.check(message_of(e)) for e in await reader.rest()]
+    result = rest[-1]["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"].startswith("The reply cannot be read: ")
+
+
 # --- resumption -------------------------------------------------------------------
 
 
