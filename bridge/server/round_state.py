@@ -91,8 +91,16 @@ def open_state(
     return state
 
 
-def wire_key(effect_key: str, question: PeerQuestion[Any]) -> str:
-    """The ``inputRequests`` key for the question at ``effect_key``."""
+def wire_key(
+    effect_key: str, question: PeerQuestion[Any], *, placed: bool = False
+) -> str:
+    """The ``inputRequests`` key for the question at ``effect_key``; with
+    ``placed``, the effect key is in it even at the root.
+
+    A task's keys are placed: its ``tasks/update`` carries no state to say which
+    question an answer is for, so a key must name one question only. Otherwise
+    an update sent again (a lost reply) would answer the task's next question
+    of the same form with the answer to the one before."""
     if isinstance(question, Elicit):
         base = cast("Elicit[Any]", question).key
     elif isinstance(question, Sample):
@@ -101,7 +109,7 @@ def wire_key(effect_key: str, question: PeerQuestion[Any]) -> str:
         base = "url"
     else:
         base = "roots"
-    return base if "/" not in effect_key else f"{base}@{effect_key}"
+    return base if "/" not in effect_key and not placed else f"{base}@{effect_key}"
 
 
 @final

@@ -87,7 +87,7 @@ async def test_a_task_from_each_store_replays_and_a_changed_tool_diverges(
         with trio.fail_after(60):
             task_id = (await wire.call("trip", city="Rome"))["taskId"]
             await wire.until(task_id, "input_required")
-            await wire.update(task_id, {"confirm": YES})
+            await wire.answer(task_id, "confirm", YES)
             done = await wire.until(task_id)
     result = done["result"]["content"][0]["text"]
     assert result.startswith("Rome booked for 400 at ")

@@ -103,7 +103,7 @@ async def test_two_live_processes_share_a_task(sqlite_url: str, tmp_path: Path) 
         with trio.fail_after(60):
             task_id = (await on_one.call("ask_ok"))["taskId"]
             await on_two.until(task_id, "input_required")
-            await on_two.update(task_id, {"ok": {"action": "accept", "content": {}}})
+            await on_two.answer(task_id, "ok", {"action": "accept", "content": {}})
             done = await on_two.until(task_id)
             seen_by_one = await on_one.get(task_id)
     assert done["result"]["content"][0]["text"] == "answer: accept"

@@ -83,7 +83,7 @@ async def test_a_new_version_continues_or_refuses_what_the_old_one_parked(
                     TaskWire(http, new.url),
                 )
                 done = await _retry(plain, parked["requestState"])
-                await tasks.update(task_id, CONFIRM)
+                await tasks.answer(task_id, "confirm", CONFIRM["confirm"])
                 task = await tasks.until(task_id)
                 fresh = await plain.call("book")
                 fresh_done = await _retry(plain, fresh["requestState"])

@@ -18,7 +18,10 @@ Rules:
 * **Keys.** A question's ``inputRequests`` key is derived from the question, so
   every round names it the same: an elicitation's form key (``"user_name"``),
   or ``"sample"`` / ``"url"`` / ``"roots"``; inside a branch the effect key is
-  appended (``"user_name@3.1/0"``), which keeps concurrent questions apart.
+  appended (``"user_name@3.1/0"``), which keeps concurrent questions apart. A
+  task's keys carry the effect key at the root too (``"user_name@2"``): its
+  ``tasks/update`` has no state pinning what was asked, so a key must name one
+  question only, or an update sent twice would answer the next question.
 * **Pinning.** The state records, per key, the effect key and the digest of the
   question asked. A response is accepted only for the same question; a question
   that changed is asked again, never answered stale. The first round (no
@@ -633,7 +636,7 @@ class Round:
         except CapabilityError as exc:
             machine.fail(key, exc)
             return
-        wire = wire_key(key, question)
+        wire = wire_key(key, question, placed=not self.sealed)
         if wire in self.responses and self._accepts(wire, key):
             machine.answer(key, self._decode(wire, question))
         else:

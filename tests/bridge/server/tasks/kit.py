@@ -93,6 +93,14 @@ class TaskWire:
         params = {"taskId": task_id, "inputResponses": responses}
         return await self.request("tasks/update", params)
 
+    async def answer(self, task_id: str, form: str, response: Any) -> dict[str, Any]:
+        """``tasks/update`` with ``response`` to the question of the form key
+        ``form`` the task now asks (a task's keys carry the effect key too)."""
+        keys = list((await self.get(task_id)).get("inputRequests", {}))
+        asking = [k for k in keys if k.split("@", 1)[0] == form]
+        assert len(asking) == 1, (form, keys)
+        return await self.update(task_id, {asking[0]: response})
+
     async def cancel(self, task_id: str) -> dict[str, Any]:
         return await self.request("tasks/cancel", {"taskId": task_id})
 

@@ -98,9 +98,10 @@ async def test_input_required_is_answered_with_tasks_update(wire: TaskWire) -> N
         task_id = (await wire.call("ask_ok"))["taskId"]
         waiting = await wire.until(task_id, "input_required")
         assert waiting["status"] == "input_required"
-        assert list(waiting["inputRequests"]) == ["ok"]
-        assert waiting["inputRequests"]["ok"]["method"] == "elicitation/create"
-        answer = {"ok": {"action": "accept", "content": {"ok": True}}}
+        # A task's key names the question (its effect key), not just its form.
+        assert list(waiting["inputRequests"]) == ["ok@0"]
+        assert waiting["inputRequests"]["ok@0"]["method"] == "elicitation/create"
+        answer = {"ok@0": {"action": "accept", "content": {"ok": True}}}
         ack = await wire.update(task_id, answer)
         assert ack == {"resultType": "complete", "_meta": ack["_meta"]}
         done = await wire.until(task_id)
@@ -130,14 +131,39 @@ async def test_an_invalid_answer_is_refused_and_the_question_asked_again(
     with trio.fail_after(30):
         task_id = (await wire.call("ask_ok"))["taskId"]
         await wire.until(task_id, "input_required")
-        bad = {"ok": {"action": "accept", "content": {"ok": "not a boolean"}}}
+        bad = {"ok@0": {"action": "accept", "content": {"ok": "not a boolean"}}}
         await wire.update(task_id, bad)
         again = await wire.until(task_id, "input_required")
-        assert list(again["inputRequests"]) == ["ok"]
+        assert list(again["inputRequests"]) == ["ok@0"]
         assert again["statusMessage"].startswith("an answer was refused")
-        await wire.update(task_id, {"ok": {"action": "accept", "content": {}}})
+        await wire.update(task_id, {"ok@0": {"action": "accept", "content": {}}})
         done = await wire.until(task_id)
     assert done["result"]["content"][0]["text"] == "answer: accept"
+
+
+async def test_an_update_sent_again_does_not_answer_the_next_question(
+    wire: TaskWire,
+) -> None:
+    # A client resends tasks/update when its reply is lost. The same form asked
+    # twice had the same key, so the resent update answered the second question
+    # with the first answer ("one/one"), which no one gave.
+    with trio.fail_after(30):
+        task_id = (await wire.call("ask_name_twice"))["taskId"]
+        first = await wire.until(task_id, "input_required")
+        update = {key: {"action": "accept", "content": {"name": "one"}}
+                  for key in first["inputRequests"]}  # fmt: skip
+        await wire.update(task_id, update)
+        second = await wire.until(task_id, "input_required")
+        assert set(second["inputRequests"]).isdisjoint(first["inputRequests"])
+        await wire.update(task_id, update)  # sent again
+        await trio.sleep(0.3)
+        assert (await wire.get(task_id))["status"] == "input_required"
+        [key] = second["inputRequests"]
+        await wire.update(
+            task_id, {key: {"action": "accept", "content": {"name": "two"}}}
+        )
+        done = await wire.until(task_id)
+    assert done["result"]["content"][0]["text"] == "one/two"
 
 
 async def test_unknown_input_keys_are_acknowledged_and_ignored(wire: TaskWire) -> None:

@@ -69,8 +69,8 @@ async def test_another_callers_task_looks_like_an_unknown_one() -> None:
                 assert stolen == unknown, method
             # bob's attempts changed nothing: alice's task still waits on her
             assert (await alice.get(task_id))["status"] == "input_required"
-            await alice.update(
-                task_id, {"ok": {"action": "accept", "content": {"ok": True}}}
+            await alice.answer(
+                task_id, "ok", {"action": "accept", "content": {"ok": True}}
             )
             done = await alice.until(task_id)
             assert done["status"] == "completed"

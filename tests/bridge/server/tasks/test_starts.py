@@ -88,7 +88,7 @@ async def test_an_answer_to_a_full_process_runs_once_a_place_frees() -> None:
             asking = (await wire.call("ask_ok"))["taskId"]  # parks: no place
             await wire.until(asking, "input_required")
             running = (await wire.call("slow_step", seconds=1.0))["taskId"]
-            await wire.update(asking, {"ok": {"action": "accept", "content": {}}})
+            await wire.answer(asking, "ok", {"action": "accept", "content": {}})
             assert (await wire.until(running))["status"] == "completed"
         with trio.fail_after(5):  # not half a lease (15 s) later
             done = await wire.until(asking)

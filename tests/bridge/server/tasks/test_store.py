@@ -63,8 +63,8 @@ async def test_a_task_made_on_one_server_is_answered_and_polled_on_another() -> 
         with trio.fail_after(30):
             task_id = (await on_one.call("ask_ok"))["taskId"]
             waiting = await on_two.until(task_id, "input_required")
-            assert list(waiting["inputRequests"]) == ["ok"]
-            await on_two.update(task_id, {"ok": {"action": "decline"}})
+            assert list(waiting["inputRequests"]) == ["ok@0"]
+            await on_two.update(task_id, {"ok@0": {"action": "decline"}})
             done = await on_two.until(task_id)
     assert done["result"]["content"][0]["text"] == "answer: decline"
 
@@ -234,7 +234,7 @@ async def test_a_task_whose_journal_cannot_be_read_fails_once(
             await wire.until(task_id, "input_required")
             _damage_journal(damage, where, task_id)
             caplog.set_level(logging.WARNING)
-            await wire.update(task_id, {"ok": {"action": "accept"}})
+            await wire.answer(task_id, "ok", {"action": "accept"})
             done = await wire.until(task_id)
             await trio.sleep(2)  # past a retry, had there been one
             await wire.cancel(task_id)  # answered: the task can change

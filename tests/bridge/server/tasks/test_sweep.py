@@ -81,7 +81,7 @@ async def test_a_step_past_the_ttl_leaves_the_journal_and_runs_nothing_again(
             task_id = made["taskId"]
             asked = await wire.until(task_id, "input_required")
             assert asked["status"] == "input_required", asked
-            await wire.update(task_id, {"ok": {"action": "accept", "content": {}}})
+            await wire.answer(task_id, "ok", {"action": "accept", "content": {}})
             done = await wire.until(task_id)
     assert done["status"] == "completed", done
     assert done["result"]["content"][0]["text"] == f"first slept {STEP:g} accept"
@@ -108,7 +108,7 @@ async def test_a_task_answered_late_and_queued_still_has_its_journal(
             await trio.sleep_until(parked + 4.5)
             await wire.call("slow_step", seconds=4.0)  # takes the only place
             await trio.sleep_until(parked + 5.0)
-            await wire.update(task_id, {"ok": {"action": "accept", "content": {}}})
+            await wire.answer(task_id, "ok", {"action": "accept", "content": {}})
             done = await wire.until(task_id)  # once the place frees: parked + 8.5
     assert done["status"] == "completed", done
     assert ran.read_text().split() == ["first"]

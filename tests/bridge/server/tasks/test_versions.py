@@ -69,7 +69,7 @@ def v2(continues: tuple[str, ...]) -> Any:
     return book
 
 
-ANSWER = {"ok": {"action": "accept", "content": {"ok": True}}}
+ANSWER = {"action": "accept", "content": {"ok": True}}
 
 
 async def _parked_then_answered(store: MemoryStore, later: Any) -> dict[str, Any]:
@@ -82,7 +82,7 @@ async def _parked_then_answered(store: MemoryStore, later: Any) -> dict[str, Any
         with trio.fail_after(30):
             task_id = (await on_old.call("book"))["taskId"]
             await on_old.until(task_id, "input_required")
-            await on_new.update(task_id, ANSWER)
+            await on_new.answer(task_id, "ok", ANSWER)
             return {"id": task_id, **await on_new.until(task_id)}
 
 
