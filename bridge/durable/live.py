@@ -151,6 +151,7 @@ class Revived:
     tag: str
     asked: Mapping[str, int]  # key -> seq of the event that asked it
     seen: int | None  # the client's Last-Event-ID seq on the call's stream
+    asked_at: Mapping[str, float] = attrs.field(factory=dict[str, float])  # time.time()
 
 
 def call_id_of(session_id: str, request_id: int | str) -> str:
@@ -237,8 +238,10 @@ class LiveLog:
         """
         home = self.home
 
+        asked_at = time.time()  # its timeout counts from now, in any process
+
         def records() -> list[dict[str, Any]]:
-            return [{"k": key, "e": home.position()}]
+            return [{"k": key, "e": home.position(), "t": asked_at}]
 
         self._asked = True
         self._queue(self._appender(ASKED, records), then, arg)
@@ -250,6 +253,13 @@ class LiveLog:
         if revived is None or key not in revived.asked:
             return False
         return revived.seen is None or revived.seen > revived.asked[key]
+
+    def waited(self, key: str) -> float:
+        """Seconds since an earlier process sent the question at ``key`` (0
+        if unknown): its timeout ran on while no process held the call."""
+        revived = self.revived
+        at = None if revived is None else revived.asked_at.get(key)
+        return 0.0 if at is None else max(0.0, time.time() - at)
 
     def finishing(self, response: Mapping[str, Any], then: Then, arg: Any) -> None:
         """Keep the call's response a while (a client resuming after the end

@@ -20,6 +20,7 @@ or what a call does (:mod:`bridge.server.calls.live`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Final, final
 
@@ -135,11 +136,15 @@ class SessionRecords:
 
     async def take_call(
         self, call_id: str, doc: Document, worker: str
-    ) -> tuple[dict[str, Any], list[Mapping[str, Any]], dict[str, int]] | None:
+    ) -> (
+        tuple[dict[str, Any], list[Mapping[str, Any]], dict[str, int], dict[str, float]]
+        | None
+    ):
         """Name ``worker`` as the process running the call ``doc`` describes
         (compare-and-swap: None if another process took it first): the new
-        document, the call's journal records, and the questions it asked
-        (effect key -> position of the event that asked it)."""
+        document, the call's journal records, the questions it asked (effect
+        key -> position of the event that asked it) and when (``time.time()``;
+        records written before the time was kept have none)."""
         store = self.store
         mine = {**doc.value, "worker": worker}
         try:
@@ -149,8 +154,8 @@ class SessionRecords:
         except StoreConflict:
             return None
         records = await store.read(CALLS, call_id)
-        asked = _asked(call_id, await store.read(ASKED, call_id))
-        return mine, records, asked
+        questions = await store.read(ASKED, call_id)
+        return mine, records, _asked(call_id, questions), _asked_at(questions)
 
     async def forget_call(self, call_id: str) -> None:
         """Forget a call no process will take on (the client cancelled it)."""
@@ -177,3 +182,15 @@ def _asked(call_id: str, records: list[Mapping[str, Any]]) -> dict[str, int]:
             raise StoreUnreadable("the store", ASKED, call_id, f"record {number}", why)
         asked[key] = position
     return asked
+
+
+def _asked_at(records: list[Mapping[str, Any]]) -> dict[str, float]:
+    """Effect key -> when the question was sent (``"t"``), where a record has
+    a finite time (:func:`_asked` checked the rest)."""
+    return {
+        record["k"]: float(at)
+        for record in records
+        if isinstance(at := record.get("t"), int | float)
+        and not isinstance(at, bool)
+        and math.isfinite(at)
+    }

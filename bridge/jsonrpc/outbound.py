@@ -162,6 +162,11 @@ class Outbound:
         if entry is None:
             return  # a late reply to a cancelled request
         assert request_id is not None
+        if isinstance(entry, Callback):
+            timer = entry.timer
+            if timer is not None and timer.deadline <= trio.current_time():
+                self._time_out(timer.arg)  # too late, though its timer did not run
+                return
         if self.tap is not None:
             self.tap.settled(request_id, result, error)
         if isinstance(entry, Slot):
@@ -203,13 +208,17 @@ class Outbound:
         timeout: float | None = None,
         request_id: RequestId | None = None,
         send: bool = True,
+        waited: float = 0.0,
     ) -> RequestId:
         """Send a request now; its reply (or failure) goes to ``owner.replied``.
 
         ``request_id`` chooses the id (a durable call's ids outlive the
         process, so they are its own, not this session's counter's);
         ``send=False`` only waits for the reply to a request with that id sent
-        before (by an earlier process serving the same durable session).
+        before (by an earlier process serving the same durable session);
+        ``waited``: the seconds it has waited already, which count against
+        ``timeout``. A reply that comes once the timeout is up, before its
+        timer ran, is too late: the request times out all the same.
 
         ``owner.replied`` is called once: with the result, or with a
         :class:`~runtime.errors.PeerError`, a
@@ -250,7 +259,9 @@ class Outbound:
             ) from exc
         limit = timeout if timeout is not None else self.request_timeout
         if limit is not None:
-            entry.timer = self._call_later(limit, self._time_out, (request_id, limit))
+            entry.timer = self._call_later(
+                max(0.0, limit - waited), self._time_out, (request_id, limit)
+            )
         return request_id
 
     def _time_out(self, args: tuple[RequestId, float]) -> None:

@@ -387,7 +387,8 @@ class LiveCall:
             return
         rid = question_id(log.tag, key)  # the same in every process
         if log.seen(key):
-            self._send_question(key, question, rid, send=False)
+            waited = log.waited(key)  # its timeout ran on between processes
+            self._send_question(key, question, rid, send=False, waited=waited)
         else:
             log.asking(key, self._asked_now, (key, question, rid))
 
@@ -410,9 +411,10 @@ class LiveCall:
         question: PeerQuestion[Any],
         rid: RequestId | None = None,
         send: bool = True,
+        waited: float = 0.0,
     ) -> None:
         """AskPeer ``question`` (``rid``: with that request id; ``send=False``:
-        only wait for the answer to it, asked before)."""
+        only wait for the answer to it, asked ``waited`` seconds before)."""
         scope, session, server = self._scope, self._session, self._server
         machine = self._machine
         try:
@@ -428,6 +430,7 @@ class LiveCall:
                     else server.elicitation_timeout,
                     request_id=rid,
                     send=send,
+                    waited=waited,
                 )
         except (BrokenSessionError, ClosedSessionError) as exc:
             if session.peer_gone or session.closed:

@@ -320,10 +320,11 @@ async def _take_over(
     taken = await _records(http).take_call(call_id, doc, presence.id)
     if taken is None:
         return 0  # another process took it on first
-    mine, records, asked = taken
+    mine, records, asked, asked_at = taken
     seen_stream, seen = _position(last_event_id)
     tag = str(value.get("tag", call_id))
-    state = Revived(call_id, tag, asked, seen if number == seen_stream else None)
+    seen_here = seen if number == seen_stream else None
+    state = Revived(call_id, tag, asked, seen_here, asked_at)
     http.adopt_stream(number, request_id)
     try:
         http.connection.revive_call(http.session, mine, records, state)

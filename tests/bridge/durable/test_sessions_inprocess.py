@@ -106,6 +106,41 @@ async def test_a_parked_call_completes_on_another_server_sharing_the_store(
     )
 
 
+@pytest.mark.parametrize("late", [True, False], ids=["answered-late", "in-time"])
+async def test_a_question_times_out_across_processes_from_when_it_was_asked(
+    http: httpx.AsyncClient, counter: Path, late: bool
+) -> None:
+    # The timeout began again in the process that took the call on, so an
+    # answer posted long past it, while no process held the call, was taken.
+    store = MemoryStore()
+    with trio.fail_after(30):
+        async with served(Server(TOOLS, store=store, elicitation_timeout=1.5)) as url:
+            raw = Raw(http, url)
+            await raw.initialize()
+            async with raw.stream("POST", _call(raw, 7, "interview")) as (_, reader):
+                last_id, ask_name = await _next_message(reader)
+        await trio.sleep(2.0 if late else 0.0)
+        async with served(Server(TOOLS, store=store, elicitation_timeout=1.5)) as url:
+            raw.url = url
+            posted = await raw.post(_accept(ask_name, name="Ada"))
+            assert posted.status_code == 202
+            async with raw.stream("GET", last_event_id=last_id) as (response, reader):
+                assert response.status_code == 200
+                _, then = await _next_message(reader)
+                if late:
+                    rest = [then] + [message_of(e) for e in await reader.rest()]
+    if late:
+        assert then["method"] == "notifications/cancelled"
+        assert then["params"]["requestId"] == ask_name["id"]
+        result = rest[-1]["result"]
+        assert result["isError"] is True
+        assert "elicitation/create got no reply within 1.5 s" in str(result)
+        assert _ran(counter) == []
+    else:  # the answer was taken: the call went on to its next question
+        assert then["method"] == "notifications/message"
+        assert _ran(counter) == ["greet Ada"]
+
+
 async def test_a_resumed_stream_gets_a_question_it_never_saw(
     http: httpx.AsyncClient, counter: Path
 ) -> None:
