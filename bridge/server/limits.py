@@ -99,7 +99,9 @@ class ServerLimits:
             round asks, a call's or a task's; a call waiting on more (a
             branch of many samples) asks the rest in its next rounds, as the
             first are answered. Our client answers at most 64 a round
-            (``--max-questions``) and refuses a round asking more.
+            (``--max-questions``) and refuses a round asking more. In
+            2025-11-25, a call's live questions out at once: the others wait,
+            unsent, as our client refuses questions past 64 at once.
         round_claim_seconds: with a store, how long a 2026-07-28 round holds
             its requestState: another retry with the same state is refused as
             used meanwhile; after it (the process running the round died), a

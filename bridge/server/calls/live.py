@@ -14,7 +14,11 @@ What it does with each command:
   stream), under the server's sampling or elicitation timeout; or, for a
   sample the server's own model answers (:mod:`bridge.server.fallback`), that
   model, in a task. A missing capability, a malformed answer, an error reply
-  or a timeout is raised into the tool at its ``yield``;
+  or a timeout is raised into the tool at its ``yield``. At most
+  ``ServerLimits.max_questions_per_round`` (64, what our client answers at
+  once) of a call's questions are out at once: the others wait, unsent and
+  untimed, first come first sent, as a 2026-07-28 call's wait for its next
+  round (:class:`_Gate`);
 * **run a step**: in a task of the session's nursery, under the server's step
   threads (:mod:`.work`); its reply comes back like a timer's callback, one
   piece at a time;
@@ -50,6 +54,7 @@ answered with that check's error.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
@@ -265,6 +270,54 @@ def _start(
 
 
 @final
+class _Gate:
+    """A live call's questions out at once, and those held back until fewer
+    are: a client answers only so many at once (ours 64, refusing the rest
+    "Client busy"), so a wide branch would fail there."""
+
+    __slots__ = ("held", "out", "releasing")
+
+    def __init__(self) -> None:
+        self.out: list[tuple[LiveCall, str]] = []
+        self.held: collections.deque[tuple[LiveCall, str, PeerQuestion[Any]]] = (
+            collections.deque()
+        )
+        self.releasing = False
+
+    def admits(self, call: LiveCall, key: str, limit: int) -> bool:
+        """Whether ``call`` may send its question ``key`` now (it is then
+        counted out); never ahead of questions held back."""
+        if self.held or not self._room(limit):
+            return False
+        self.out.append((call, key))
+        return True
+
+    def _room(self, limit: int) -> bool:
+        if len(self.out) >= limit:  # answered or withdrawn ones leave
+            self.out = [(c, k) for c, k in self.out if c.waits_on(k)]
+        return len(self.out) < limit
+
+    def hold(self, call: LiveCall, key: str, question: PeerQuestion[Any]) -> None:
+        self.held.append((call, key, question))
+
+    def release(self, limit: int) -> None:
+        """Send the questions held back that fit, first come first sent (a
+        question withdrawn meanwhile is dropped)."""
+        if self.releasing or not self.held:
+            return  # a call released below advances, and comes back here
+        self.releasing = True
+        try:
+            while self.held and self._room(limit):
+                call, key, question = self.held.popleft()
+                if call.waits_on(key):
+                    self.out.append((call, key))
+                    call._put(key, question)  # pyright: ignore[reportPrivateUsage]
+                    call._advance()  # pyright: ignore[reportPrivateUsage]
+        finally:
+            self.releasing = False
+
+
+@final
 class LiveCall:
     """One live call, parked between the client's replies (see the module doc):
     the session's handle on it, and the carrier of its machine's commands."""
@@ -272,6 +325,7 @@ class LiveCall:
     __slots__ = (
         "_asked",
         "_context",
+        "_gate",
         "_key",
         "_log",
         "_machine",
@@ -311,6 +365,7 @@ class LiveCall:
         self._running: dict[str, trio.CancelScope] | None = None  # steps, samples
         self._models = models  # the server's own, that answered samples
         self._over = False
+        self._gate: _Gate | None = None  # made when it first asks
         # The call's context variables (its span...), for the work it starts
         # later from the session's receive path.
         self._context = contextvars.copy_context()
@@ -359,19 +414,26 @@ class LiveCall:
         for command in machine.commands():
             if type(command) is WithdrawQuestion or type(command) is Finish:
                 carry_out(command, self)
+        if self._gate is not None:
+            self._gate.release(self._server.limits.max_questions_per_round)
 
     # --- carrying the machine's commands out -----------------------------------------
 
     def _advance(self) -> None:
-        """Carry out commands until the call waits on the client, or is over."""
+        """Carry out commands until the call waits on the client, or is over;
+        then send its questions held back that now fit."""
         machine = self._machine
         commands = machine.commands()
         while commands and not self._over:
             for command in commands:
                 carry_out(command, self)
                 if self._over:
-                    return  # cancel() carried out what was left
+                    break  # cancel() carried out what was left
+            if self._over:
+                break
             commands = machine.commands()
+        if self._gate is not None:
+            self._gate.release(self._server.limits.max_questions_per_round)
 
     def ask(self, command: AskPeer) -> None:
         key, question = command.key, command.question
@@ -382,15 +444,32 @@ class LiveCall:
             self._run(key, command)  # the server's own model answers it
             return
         log = self._log
+        if log is not None and log.seen(key):
+            # Out already, from an earlier process: only its answer is awaited.
+            rid = question_id(log.tag, key)
+            waited = log.waited(key)  # its timeout ran on between processes
+            self._send_question(key, question, rid, send=False, waited=waited)
+            return
+        gate = self._gate
+        if gate is None:
+            gate = self._gate = _Gate()
+        if not gate.admits(self, key, self._server.limits.max_questions_per_round):
+            gate.hold(self, key, question)
+            return
+        self._put(key, question)
+
+    def _put(self, key: str, question: PeerQuestion[Any]) -> None:
+        """Send ``question``: at once, or once the call's log has it."""
+        log = self._log
         if log is None:
             self._send_question(key, question)
             return
         rid = question_id(log.tag, key)  # the same in every process
-        if log.seen(key):
-            waited = log.waited(key)  # its timeout ran on between processes
-            self._send_question(key, question, rid, send=False, waited=waited)
-        else:
-            log.asking(key, self._asked_now, (key, question, rid))
+        log.asking(key, self._asked_now, (key, question, rid))
+
+    def waits_on(self, key: str) -> bool:
+        """Whether the call is on and its question ``key`` still unanswered."""
+        return not self._over and self._machine.is_pending(key)
 
     def _asked_now(
         self, args: tuple[str, PeerQuestion[Any], str], error: BaseException | None

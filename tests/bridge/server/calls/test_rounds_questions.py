@@ -201,3 +201,41 @@ async def test_our_client_and_server_at_their_defaults_answer_every_child(
     assert not result.is_error, result.text
     assert result.structured_content == {"result": _expected(n)}
     assert model.asked == n
+
+
+class Slow(Echo):
+    """An echo that takes a while, so questions are out together."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.out = 0
+        self.most_out = 0
+
+    async def complete(self, request: SamplingRequest) -> SampleReply:
+        self.out += 1
+        self.most_out = max(self.most_out, self.out)
+        try:
+            await trio.sleep(0.2)
+            return await super().complete(request)
+        finally:
+            self.out -= 1
+
+
+@pytest.mark.parametrize(("n", "bound"), [(65, 64), (7, 3)])
+async def test_a_2025_session_has_at_most_the_bound_of_questions_out(
+    n: int, bound: int
+) -> None:
+    # Live questions went out all at once: past the 64 our client answers at
+    # once, it refused the rest ("Client busy"), and their children failed.
+    limits = ServerLimits(max_questions_per_round=bound)
+    server_end, client_end = memory_pair()
+    model = Slow()
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(Server([wide], limits=limits).serve, server_end)
+            async with Client.connect(client_end, era="legacy", sampler=model) as c:
+                result = await c.call_tool("wide", {"n": n})
+            nursery.cancel_scope.cancel()
+    assert not result.is_error, result.text
+    assert result.structured_content == {"result": _expected(n)}
+    assert model.most_out == bound
