@@ -16,9 +16,13 @@ import json
 import subprocess
 import sys
 
+import httpx
 import pytest
 
+from bridge.server import Server
 from tests.bridge.cli.inprocess import yieldmcp
+from tests.bridge.http_kit import Raw, served
+from tests.fixtures import deep_tools
 from tests.helpers import ROOT
 
 FIXTURE = "tests/fixtures/deep_tools.py"
@@ -95,6 +99,38 @@ def test_a_request_nested_too_deep_is_answered_with_its_id() -> None:
     )
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert replies[-1] == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {
+            "code": -32700,
+            "message": "Parse error: JSON nested deeper than 200 levels, the "
+            "most a message may",
+        },
+    }
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_a_request_nested_too_deep_over_http_is_answered_with_its_id(
+    era: str,
+) -> None:
+    # The same reader as stdio's, through the HTTP app's own path.
+    deep = "[" * 300 + "]" * 300
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": era,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = '{"name":"take","arguments":{"x":' + deep + "}"
+    if era != "2025-11-25":
+        params += ',"_meta":' + json.dumps(meta)
+    body = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":' + params + "}}"
+    async with served(Server([deep_tools.take])) as url, httpx.AsyncClient() as http:
+        raw = Raw(http, url, era=era)
+        if era == "2025-11-25":
+            await raw.initialize()
+        extra = {} if era == "2025-11-25" else {"mcp_method": "tools/call"}
+        answer = await http.post(url, content=body, headers=raw.headers(**extra))
+    assert answer.status_code == 400
+    assert answer.json() == {
         "jsonrpc": "2.0",
         "id": 7,
         "error": {
