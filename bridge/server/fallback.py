@@ -54,18 +54,16 @@ from .failures import describe_failure
 from .questions import CallScope, uses_tools
 
 __all__ = [
-    "MAX_FOLLOW_UPS",
     "Sampler",
     "answer_here",
     "answer_requests",
     "follow_up",
+    "needs_follow_up",
     "round_capabilities",
     "sample_here",
 ]
 
 _SAMPLING: Final = "sampling/createMessage"
-MAX_FOLLOW_UPS: Final = 64
-"""Rounds the server answers itself for one request, at most."""
 
 
 class Sampler(Protocol):
@@ -127,6 +125,27 @@ def round_capabilities(client: Mapping[str, Any]) -> dict[str, Any]:
     sampling.setdefault("tools", {})
     out["sampling"] = sampling
     return out
+
+
+def needs_follow_up(
+    result: Mapping[str, Any],
+    client: Mapping[str, Any],
+    *,
+    sampler: Sampler | None,
+    always: bool = False,
+) -> bool:
+    """Whether :func:`follow_up` would answer some of ``result``'s input
+    requests with ``sampler`` (before asking it anything)."""
+    entries: Any = result.get("inputRequests")
+    if sampler is None or result.get("resultType") != "input_required":
+        return False
+    scope = CallScope(era="2026-07-28", request_id=0, client_capabilities=client)
+    for entry in cast("Mapping[str, Any]", entries or {}).values():
+        if entry.get("method") == _SAMPLING:
+            wanted = mcp_decode.sampling_request(entry.get("params"))
+            if always or _client_cannot(wanted, scope):
+                return True
+    return False
 
 
 async def follow_up(

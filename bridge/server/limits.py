@@ -102,6 +102,13 @@ class ServerLimits:
             (``--max-questions``) and refuses a round asking more. In
             2025-11-25, a call's live questions out at once: the others wait,
             unsent, as our client refuses questions past 64 at once.
+        max_model_rounds: rounds of one 2026-07-28 request that the server's
+            own model (``--model``) answers itself, retrying the round, before
+            the client sees a result: each answers at most
+            ``max_questions_per_round`` samples, so a request's model samples
+            are bounded by their product (4096 by default). Past it the request
+            fails (-32603) saying so; a task has no such bound (its rounds are
+            its own, bounded by its TTL).
         round_claim_seconds: with a store, how long a 2026-07-28 round holds
             its requestState: another retry with the same state is refused as
             used meanwhile; after it (the process running the round died), a
@@ -165,6 +172,7 @@ class ServerLimits:
 
     max_journal_bytes: int = attrs.field(default=1024 * 1024, validator=positive)
     max_questions_per_round: int = attrs.field(default=64, validator=positive)
+    max_model_rounds: int = attrs.field(default=64, validator=positive)
     round_claim_seconds: float = attrs.field(default=60.0, validator=duration)
     max_request_sleep: float = attrs.field(default=30.0, validator=duration)
     task_ttl: float = attrs.field(default=3600.0, validator=duration)

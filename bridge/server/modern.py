@@ -52,7 +52,7 @@ from . import methods as _methods
 from .calls import rounds as _rounds
 from .calls.rounds import Complete, InputRequired, NotifyLater, NotifyNow
 from .failures import describe_failure, tool_failure
-from .fallback import MAX_FOLLOW_UPS, follow_up, round_capabilities
+from .fallback import follow_up, needs_follow_up, round_capabilities
 from .questions import CallScope, question_request, url_required
 
 if TYPE_CHECKING:
@@ -181,12 +181,22 @@ async def respond(
     retries the round itself (:mod:`bridge.server.fallback`)."""
     server_samples = server.sampler is not None
     models: tuple[str, ...] = ()  # the server's, that answered
-    for _ in range(MAX_FOLLOW_UPS):
+    most = server.limits.max_model_rounds
+    rounds = 0  # answered by the server's model
+    while True:
         got = answer(
             server, request, principal, server_samples=server_samples, notify=notify
         )
         result = got if isinstance(got, dict) else await got.rest()
         client = (request.params or {})["_meta"][CLIENT_CAPABILITIES]
+        if rounds == most and needs_follow_up(
+            result, client, sampler=server.sampler, always=server.sample_always
+        ):
+            raise RequestError(
+                INTERNAL_ERROR,
+                f"the server's model answered {most} rounds of this request, the "
+                f"most it may (max_model_rounds; yieldmcp serve --max-model-rounds)",
+            )
         retry, answered = await follow_up(
             request,
             result,
@@ -199,7 +209,7 @@ async def respond(
             return naming_server_models(result, models)
         models = with_model_names(models, answered)
         request = retry
-    raise RequestError(INTERNAL_ERROR, "the server's model answered too many rounds")
+        rounds += 1
 
 
 def respond_now(

@@ -22,6 +22,7 @@ import trio
 
 from bridge.client import Client
 from bridge.server import Server
+from bridge.server.limits import ServerLimits
 from bridge.stores import MemoryStore
 from bridge.transports.memory import memory_pair
 from runtime import Context, ElicitKey, Op, Text, tool
@@ -31,6 +32,7 @@ from runtime.codec import (
     SERVER_MODELS_META_KEY,
     server_models,
 )
+from runtime.errors import PeerError
 from runtime.lowlevel import SampleReply, SamplingRequest
 from runtime.replies import ElicitReply
 from runtime.requests import ElicitationRequest
@@ -249,3 +251,31 @@ async def test_a_call_taken_on_by_another_process_still_names_the_model() -> Non
     result = rest[-1]["result"]
     assert result["content"][0]["text"] == "from first:accept"
     assert result["_meta"][SERVER_MODELS_META_KEY] == ["first"]
+
+
+@pytest.mark.parametrize(("times", "fits"), [(2, True), (3, False)])
+async def test_the_rounds_the_servers_model_answers_are_bounded_by_a_limit(
+    times: int, fits: bool
+) -> None:
+    # Each sample in a row is a round the server retries itself: at most
+    # max_model_rounds (a bound that had no flag, and said only "too many").
+    server_end, client_end = memory_pair()
+    limits = ServerLimits(max_model_rounds=2)
+    serving = Server([asks], sampler=Named("own"), sample_always=True, limits=limits)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serving.serve, server_end)
+            async with Client.connect(client_end, era="2026-07-28") as client:
+                if fits:
+                    result = await client.call_tool("asks", {"times": times})
+                    assert result.text == "from own from own"
+                else:
+                    with pytest.raises(PeerError) as refused:
+                        await client.call_tool("asks", {"times": times})
+            nursery.cancel_scope.cancel()
+    if not fits:
+        assert refused.value.code == -32603
+        assert refused.value.message == (
+            "the server's model answered 2 rounds of this request, the most it "
+            "may (max_model_rounds; yieldmcp serve --max-model-rounds)"
+        )
