@@ -444,15 +444,17 @@ class LiveCall:
             self._run(key, command)  # the server's own model answers it
             return
         log = self._log
+        gate = self._gate
+        if gate is None:
+            gate = self._gate = _Gate()
         if log is not None and log.seen(key):
-            # Out already, from an earlier process: only its answer is awaited.
+            # Out already, from an earlier process: only its answer is awaited,
+            # and it counts among the questions out.
+            gate.out.append((self, key))
             rid = question_id(log.tag, key)
             waited = log.waited(key)  # its timeout ran on between processes
             self._send_question(key, question, rid, send=False, waited=waited)
             return
-        gate = self._gate
-        if gate is None:
-            gate = self._gate = _Gate()
         if not gate.admits(self, key, self._server.limits.max_questions_per_round):
             gate.hold(self, key, question)
             return

@@ -20,6 +20,7 @@ import trio
 from bridge.durable.live import ASKED, SESSIONS
 from bridge.durable.log import CALLS
 from bridge.server import Server
+from bridge.server.limits import ServerLimits
 from bridge.stores import MemoryStore
 from bridge.transports.http import HttpLimits
 from tests.bridge.http_kit import Raw, SseReader, message_of, served
@@ -139,6 +140,49 @@ async def test_a_question_times_out_across_processes_from_when_it_was_asked(
     else:  # the answer was taken: the call went on to its next question
         assert then["method"] == "notifications/message"
         assert _ran(counter) == ["greet Ada"]
+
+
+async def test_questions_out_before_a_take_over_count_against_the_bound(
+    http: httpx.AsyncClient,
+) -> None:
+    # The process taking the call on counted only the questions it sent
+    # itself: with 2 out already, it sent 2 more (4 out, over a bound of 2).
+    store = MemoryStore()
+    limits = ServerLimits(max_questions_per_round=2)
+    tools = [session_tools.sample_many]
+
+    def answered(ask: dict[str, Any]) -> dict[str, Any]:
+        reply = {"role": "assistant", "content": {"type": "text", "text": "a"}}
+        return {"jsonrpc": "2.0", "id": ask["id"], "result": {**reply, "model": "m"}}
+
+    with trio.fail_after(30):
+        async with served(Server(tools, store=store, limits=limits)) as url:
+            raw = Raw(http, url)
+            await raw.initialize()
+            params = {"name": "sample_many", "arguments": {"count": 4}}
+            call = raw.request(7, "tools/call", params)
+            async with raw.stream("POST", call) as (_, reader):
+                _, first = await _next_message(reader)
+                last_id, second = await _next_message(reader)
+        async with served(Server(tools, store=store, limits=limits)) as url:
+            raw.url = url
+            async with raw.stream("GET", last_event_id=last_id) as (response, reader):
+                assert response.status_code == 200
+                with trio.move_on_after(1.0):
+                    early = await reader.next()  # None: the stream ended
+                    assert early is None or not early.data, early.data
+            for ask in (first, second):
+                await raw.post(answered(ask))
+            # As a client does when a stream ends: resume from the last event.
+            async with raw.stream("GET", last_event_id=last_id) as (_, reader):
+                _, third = await _next_message(reader)
+                last_id, fourth = await _next_message(reader)
+            for ask in (third, fourth):
+                assert ask["method"] == "sampling/createMessage"
+                await raw.post(answered(ask))
+            async with raw.stream("GET", last_event_id=last_id) as (_, reader):
+                _, done = await _next_message(reader)
+    assert done["result"]["structuredContent"] == {"result": ["a"] * 4}
 
 
 async def test_a_resumed_stream_gets_a_question_it_never_saw(
