@@ -28,6 +28,8 @@ import trio
 
 from bridge.server.server import Server
 
+from .interrupt import receiving
+
 if TYPE_CHECKING:
     from bridge.transports.http.drain import Drain
 
@@ -52,7 +54,7 @@ async def serve_until_drained(
     from bridge.transports.http.serve import serve_http
 
     drain = Drain()
-    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+    with receiving(signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
 
             async def serve(*, task_status: trio.TaskStatus[str]) -> None:

@@ -86,6 +86,8 @@ import trio
 
 from bridge.server.state_token import KEY_ENV, new_key
 
+from .interrupt import receiving
+
 if TYPE_CHECKING:
     from bridge.server.server import Server
 
@@ -307,7 +309,7 @@ class _Supervisor:
         if self.share_key:
             env.setdefault(KEY_ENV, new_key())  # the workers' shared key, never logged
         try:
-            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            with receiving(signal.SIGINT, signal.SIGTERM) as signals:
                 async with trio.open_nursery() as nursery:
                     for index in range(self.count):
                         env[WORKER_ENV] = f"{index}:{port}:{ready_w}:{lifeline_r}"

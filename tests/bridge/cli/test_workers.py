@@ -254,6 +254,28 @@ async def test_a_child_the_served_code_forks_does_not_keep_the_port(
             os.kill(child, signal.SIGKILL)
 
 
+async def test_children_the_served_code_forks_stop_on_sigterm() -> None:
+    # A forked child kept the server's signal handlers, which only wake its
+    # (not running) event loop: SIGTERM did nothing to it, so the end of a
+    # `with Pool(...)` block (Pool.terminate) waited for ever and blocked the
+    # whole server.
+    async with logged_serve(SERVED, terminate=True) as running:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        params = {"name": "pooled", "arguments": {"count": 10}, "_meta": META}
+        with trio.fail_after(30):
+            answer = await _post(running.url, {**body, "params": params}, "2026-07-28")
+        assert answer.json()["result"]["content"][0]["text"] == "55"
+        params = {"name": "forked", "arguments": {"seconds": 60}, "_meta": META}
+        answer = await _post(running.url, {**body, "params": params}, "2026-07-28")
+        child = int(answer.json()["result"]["content"][0]["text"])
+        try:
+            os.kill(child, signal.SIGTERM)
+            await _gone([child])
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+
+
 async def test_a_workers_lines_are_heard_among_what_else_is_written() -> None:
     # What the served code writes to the ready pipe (by mistake) must neither
     # hide a worker's lines nor be kept without bound.
