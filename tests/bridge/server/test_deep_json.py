@@ -28,6 +28,11 @@ from tests.helpers import ROOT
 FIXTURE = "tests/fixtures/deep_tools.py"
 SERVED = f"yieldmcp serve {FIXTURE}"
 ERAS = ["legacy", "2026-07-28"]
+TOO_DEEP = {
+    "code": -32700,
+    "message": "Parse error: JSON nested deeper than 200 levels, the most a "
+    "message may",
+}
 
 
 def _call(*args: str, era: str) -> tuple[int, str, str]:
@@ -101,11 +106,7 @@ def test_a_request_nested_too_deep_is_answered_with_its_id() -> None:
     assert replies[-1] == {
         "jsonrpc": "2.0",
         "id": 7,
-        "error": {
-            "code": -32700,
-            "message": "Parse error: JSON nested deeper than 200 levels, the "
-            "most a message may",
-        },
+        "error": TOO_DEEP,
     }
 
 
@@ -133,9 +134,5 @@ async def test_a_request_nested_too_deep_over_http_is_answered_with_its_id(
     assert answer.json() == {
         "jsonrpc": "2.0",
         "id": 7,
-        "error": {
-            "code": -32700,
-            "message": "Parse error: JSON nested deeper than 200 levels, the "
-            "most a message may",
-        },
+        "error": TOO_DEEP,
     }
