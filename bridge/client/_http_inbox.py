@@ -128,8 +128,10 @@ class Inbox:
     async def _on_event(
         self, event: SseEvent, exchange: Exchange | None, cursor: Cursor
     ) -> bool:
-        if event.id:
-            cursor.last_id = event.id
+        if event.id is not None:
+            # An empty id resets it, as in a browser: the stream cannot be
+            # resumed from before this event.
+            cursor.last_id = event.id or None
         if event.retry is not None:
             cursor.retry = min(event.retry / 1000, MAX_RETRY)
         if event.event not in (None, "message") or not event.data:

@@ -8,6 +8,7 @@ closing the stream, and how HTTP failures surface.
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 from typing import Any
@@ -172,6 +173,27 @@ async def test_a_stream_whose_event_id_cannot_be_sent_back_fails_in_one_line(
     with trio.fail_after(10):
         async with scripted(route) as (url, mock), connect(url, era="legacy") as client:
             with pytest.raises(RemoteProtocolError, match="not visible ASCII"):
+                await client.call_tool("resumable")
+    assert not [h for h in mock.gets() if "last-event-id" in h.headers]
+
+
+async def test_an_empty_event_id_resets_where_a_stream_resumes() -> None:
+    # An empty id was ignored: the stream resumed from the id before it, and
+    # the events in between came twice.
+    async def route(hit: Hit, reply: Reply) -> None:
+        if await lifecycle(hit, reply):
+            return
+        if hit.method == "tools/list":
+            await reply.json(result(hit, {"tools": []}))
+        else:
+            await reply.open_sse(mcp_session_id=SESSION)
+            await reply.event(id="e1", retry=10)
+            await reply.raw(b"id:\ndata: " + json.dumps(log("once")).encode() + b"\n\n")
+            await reply.end()
+
+    with trio.fail_after(10):
+        async with scripted(route) as (url, mock), connect(url, era="legacy") as client:
+            with pytest.raises(BrokenSessionError, match="cannot be resumed"):
                 await client.call_tool("resumable")
     assert not [h for h in mock.gets() if "last-event-id" in h.headers]
 
