@@ -169,11 +169,11 @@ async def test_questions_out_before_a_take_over_count_against_the_bound(
             async with raw.stream("GET", last_event_id=last_id) as (response, reader):
                 assert response.status_code == 200
                 with trio.move_on_after(1.0):
-                    early = await reader.next()  # None: the stream ended
+                    early = await reader.next()
                     assert early is None or not early.data, early.data
             for ask in (first, second):
                 await raw.post(answered(ask))
-            # As a client does when a stream ends: resume from the last event.
+            # The wait above cut that reader short: resume from the last event.
             async with raw.stream("GET", last_event_id=last_id) as (_, reader):
                 _, third = await _next_message(reader)
                 last_id, fourth = await _next_message(reader)
