@@ -69,6 +69,29 @@ async def test_a_task_made_on_one_server_is_answered_and_polled_on_another() -> 
     assert done["result"]["content"][0]["text"] == "answer: decline"
 
 
+async def test_a_task_parked_by_a_version_before_placed_keys_takes_its_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A version before f73e0f9 keyed a task's question "ok", not "ok@0". Its
+    # client answers "ok"; the new version asked the question again instead.
+    from bridge.server.calls import rounds
+
+    placed = rounds.wire_key
+    monkeypatch.setattr(
+        rounds, "wire_key", lambda key, question, **_: placed(key, question)
+    )
+    async with _two_servers() as (on_old, on_new):
+        with trio.fail_after(30):
+            task_id = (await on_old.call("ask_ok"))["taskId"]
+            waiting = await on_old.until(task_id, "input_required")
+            assert list(waiting["inputRequests"]) == ["ok"]
+            monkeypatch.setattr(rounds, "wire_key", placed)  # the new version
+            await on_new.update(task_id, {"ok": {"action": "decline"}})
+            done = await on_new.until(task_id, "completed")
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "answer: decline"
+
+
 async def test_a_cancel_on_another_server_frees_the_place_at_once() -> None:
     # The process that parked the task learned of the cancel only at its
     # next recovery pass (half a lease: 15 s by default), and refused the
