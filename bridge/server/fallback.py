@@ -36,7 +36,7 @@ the call's rounds; a task keeps them in its document.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, Protocol, cast
 
 import trio
@@ -139,13 +139,8 @@ def needs_follow_up(
     entries: Any = result.get("inputRequests")
     if sampler is None or result.get("resultType") != "input_required":
         return False
-    scope = CallScope(era="2026-07-28", request_id=0, client_capabilities=client)
-    for entry in cast("Mapping[str, Any]", entries or {}).values():
-        if entry.get("method") == _SAMPLING:
-            wanted = mcp_decode.sampling_request(entry.get("params"))
-            if always or _client_cannot(wanted, scope):
-                return True
-    return False
+    ours = _answered_here(cast("Mapping[str, Any]", entries or {}), client, always)
+    return next(ours, None) is not None
 
 
 async def follow_up(
@@ -183,6 +178,22 @@ async def follow_up(
     return Request(request.id, request.method, params), models
 
 
+def _answered_here(
+    entries: Mapping[str, Any], client: Mapping[str, Any], always: bool
+) -> Iterator[tuple[str, SamplingRequest]]:
+    """The keys and requests of the samples among ``inputRequests`` entries
+    that the server's model answers: those client ``client`` (its
+    capabilities) cannot, or all of them (``always``)."""
+    # Only its capabilities are read: what the client can answer.
+    scope = CallScope(era="2026-07-28", request_id=0, client_capabilities=client)
+    for key, entry in entries.items():
+        if entry.get("method") != _SAMPLING:
+            continue
+        wanted = mcp_decode.sampling_request(entry.get("params"))
+        if always or _client_cannot(wanted, scope):
+            yield key, wanted
+
+
 async def answer_requests(
     entries: Mapping[str, Any],
     client: Mapping[str, Any],
@@ -199,16 +210,9 @@ async def answer_requests(
     Raises:
         RequestError: -32603 when the server's model fails.
     """
-    # Only its capabilities are read: what the client can answer.
-    scope = CallScope(era="2026-07-28", request_id=0, client_capabilities=client)
     answers: dict[str, Any] = {}
     models: tuple[str, ...] = ()
-    for key, entry in entries.items():
-        if entry.get("method") != _SAMPLING:
-            continue
-        wanted = mcp_decode.sampling_request(entry.get("params"))
-        if not (always or _client_cannot(wanted, scope)):
-            continue
+    for key, wanted in _answered_here(entries, client, always):
         try:
             reply = await _complete(sampler, wanted, timeout)
         except YieldMCPError as exc:
