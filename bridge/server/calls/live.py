@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import collections
 import contextvars
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast, final
 
 import trio
@@ -273,48 +273,40 @@ def _start(
 class _Gate:
     """A live call's questions out at once, and those held back until fewer
     are: a client answers only so many at once (ours 64, refusing the rest
-    "Client busy"), so a wide branch would fail there."""
+    "Client busy"), so a wide branch would fail there. ``waiting`` says
+    whether a question is still unanswered: answered or withdrawn ones leave."""
 
-    __slots__ = ("held", "out", "releasing")
+    __slots__ = ("held", "out", "waiting")
 
-    def __init__(self) -> None:
-        self.out: list[tuple[LiveCall, str]] = []
-        self.held: collections.deque[tuple[LiveCall, str, PeerQuestion[Any]]] = (
+    def __init__(self, waiting: Callable[[str], bool]) -> None:
+        self.waiting = waiting
+        self.out: list[str] = []
+        self.held: collections.deque[tuple[str, PeerQuestion[Any]]] = (
             collections.deque()
         )
-        self.releasing = False
 
-    def admits(self, call: LiveCall, key: str, limit: int) -> bool:
-        """Whether ``call`` may send its question ``key`` now (it is then
-        counted out); never ahead of questions held back."""
+    def admits(self, key: str, limit: int) -> bool:
+        """Whether question ``key`` may be sent now (it is then counted out);
+        never ahead of questions held back."""
         if self.held or not self._room(limit):
             return False
-        self.out.append((call, key))
+        self.out.append(key)
         return True
 
     def _room(self, limit: int) -> bool:
-        if len(self.out) >= limit:  # answered or withdrawn ones leave
-            self.out = [(c, k) for c, k in self.out if c.waits_on(k)]
+        if len(self.out) >= limit:
+            self.out = [key for key in self.out if self.waiting(key)]
         return len(self.out) < limit
 
-    def hold(self, call: LiveCall, key: str, question: PeerQuestion[Any]) -> None:
-        self.held.append((call, key, question))
-
-    def release(self, limit: int) -> None:
-        """Send the questions held back that fit, first come first sent (a
-        question withdrawn meanwhile is dropped)."""
-        if self.releasing or not self.held:
-            return  # a call released below advances, and comes back here
-        self.releasing = True
-        try:
-            while self.held and self._room(limit):
-                call, key, question = self.held.popleft()
-                if call.waits_on(key):
-                    self.out.append((call, key))
-                    call._put(key, question)  # pyright: ignore[reportPrivateUsage]
-                    call._advance()  # pyright: ignore[reportPrivateUsage]
-        finally:
-            self.releasing = False
+    def next_fitting(self, limit: int) -> tuple[str, PeerQuestion[Any]] | None:
+        """The first question held back, if one fits now (counted out); one
+        withdrawn meanwhile is dropped."""
+        while self.held and self._room(limit):
+            key, question = self.held.popleft()
+            if self.waiting(key):
+                self.out.append(key)
+                return key, question
+        return None
 
 
 @final
@@ -414,8 +406,6 @@ class LiveCall:
         for command in machine.commands():
             if type(command) is WithdrawQuestion or type(command) is Finish:
                 carry_out(command, self)
-        if self._gate is not None:
-            self._gate.release(self._server.limits.max_questions_per_round)
 
     # --- carrying the machine's commands out -----------------------------------------
 
@@ -423,17 +413,19 @@ class LiveCall:
         """Carry out commands until the call waits on the client, or is over;
         then send its questions held back that now fit."""
         machine = self._machine
-        commands = machine.commands()
-        while commands and not self._over:
+        while not self._over:
+            commands = machine.commands()
+            if not commands:
+                gate, limit = self._gate, self._server.limits.max_questions_per_round
+                fitting = None if gate is None else gate.next_fitting(limit)
+                if fitting is None:
+                    return
+                self._put(*fitting)
+                continue
             for command in commands:
                 carry_out(command, self)
                 if self._over:
-                    break  # cancel() carried out what was left
-            if self._over:
-                break
-            commands = machine.commands()
-        if self._gate is not None:
-            self._gate.release(self._server.limits.max_questions_per_round)
+                    return  # cancel() carried out what was left
 
     def ask(self, command: AskPeer) -> None:
         key, question = command.key, command.question
@@ -446,17 +438,17 @@ class LiveCall:
         log = self._log
         gate = self._gate
         if gate is None:
-            gate = self._gate = _Gate()
+            gate = self._gate = _Gate(self._machine.is_pending)
         if log is not None and log.seen(key):
             # Out already, from an earlier process: only its answer is awaited,
             # and it counts among the questions out.
-            gate.out.append((self, key))
+            gate.out.append(key)
             rid = question_id(log.tag, key)
             waited = log.waited(key)  # its timeout ran on between processes
             self._send_question(key, question, rid, send=False, waited=waited)
             return
-        if not gate.admits(self, key, self._server.limits.max_questions_per_round):
-            gate.hold(self, key, question)
+        if not gate.admits(key, self._server.limits.max_questions_per_round):
+            gate.held.append((key, question))
             return
         self._put(key, question)
 
@@ -468,10 +460,6 @@ class LiveCall:
             return
         rid = question_id(log.tag, key)  # the same in every process
         log.asking(key, self._asked_now, (key, question, rid))
-
-    def waits_on(self, key: str) -> bool:
-        """Whether the call is on and its question ``key`` still unanswered."""
-        return not self._over and self._machine.is_pending(key)
 
     def _asked_now(
         self, args: tuple[str, PeerQuestion[Any], str], error: BaseException | None
