@@ -311,19 +311,12 @@ class FileTokenStore:
             raise AuthorizationError(
                 f"cannot read tokens from {self.path}: {exc.strerror or exc}"
             ) from None
-        found = os.fstat(fd)  # before fdopen, which refuses a folder itself
-        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+        try:  # before fdopen, which refuses a folder itself
+            _refuse_unless_private(fd, self.path, "is readable by others")
+        except AuthorizationError:
             os.close(fd)
-            raise AuthorizationError(
-                f"{self.path} is not a file of yours; refusing to use it for tokens"
-            )
+            raise
         with os.fdopen(fd, "rb") as file:
-            if found.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-                mode = stat.S_IMODE(found.st_mode)
-                raise AuthorizationError(
-                    f"{self.path} is readable by others (mode {mode:o}); "
-                    f"refusing to use it for tokens: chmod 600 {self.path}"
-                )
             raw = file.read()
         try:
             data: Any = json.loads(raw)
@@ -386,17 +379,7 @@ class FileTokenStore:
                 f"cannot lock {name} for tokens: {exc.strerror or exc}"
             ) from None
         try:
-            found = os.fstat(fd)
-            if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
-                raise AuthorizationError(
-                    f"{name} is not a file of yours; refusing to use it for tokens"
-                )
-            if found.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-                mode = stat.S_IMODE(found.st_mode)
-                raise AuthorizationError(
-                    f"{name} may be opened by others (mode {mode:o}); refusing "
-                    f"to use it for tokens: chmod 600 {name}"
-                )
+            _refuse_unless_private(fd, name, "may be opened by others")
             try:
                 locked = lock_within(fd, LOCK_WAIT)
             except OSError as exc:
@@ -440,3 +423,24 @@ def _refused(why: str) -> AuthorizationError:
         f"{why}; refusing to keep tokens there: use a directory only you can "
         "write to (the default is in ~/.local/state)"
     )
+
+
+def _refuse_unless_private(fd: int, path: Path, others: str) -> None:
+    """Refuse the open file ``fd`` (at ``path``) unless it is a regular file
+    of this user's that no one else may open; ``others`` says what they
+    could do with it otherwise (``"is readable by others"``).
+
+    Raises:
+        AuthorizationError: one line saying which, and the fix.
+    """
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+        raise AuthorizationError(
+            f"{path} is not a file of yours; refusing to use it for tokens"
+        )
+    if found.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        mode = stat.S_IMODE(found.st_mode)
+        raise AuthorizationError(
+            f"{path} {others} (mode {mode:o}); refusing to use it for tokens: "
+            f"chmod 600 {path}"
+        )
